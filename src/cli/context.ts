@@ -1,0 +1,72 @@
+// What every CLI command shares: asset locations, the cache folder, opening a repository's knowledge base.
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadParsers, type Parsers } from '../engine/kb/parsers';
+import { KnowledgeBase, type IndexProgress } from '../engine/kb/KnowledgeBase';
+import { indexFolderFor } from '../engine/kb/store';
+import { UserError } from '../engine/util/errors';
+
+/** The bundled CLI lives in dist/, next to the copied grammars/ and models/. */
+export function assetsDir(): string {
+  return __dirname;
+}
+
+/** The user's cache folder for indexes: --index-dir, else CODERAG_CACHE_DIR, else the platform cache folder. */
+export function cacheRoot(indexDirOption?: string): string {
+  if (indexDirOption) return resolve(indexDirOption);
+  if (process.env.CODERAG_CACHE_DIR) return resolve(process.env.CODERAG_CACHE_DIR);
+  if (process.platform === 'win32') return join(process.env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'coderag', 'Cache');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'coderag');
+  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'coderag');
+}
+
+export function requireRepo(path: string | undefined): string {
+  if (!path) throw new UserError('a repository folder is required');
+  const abs = resolve(path);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new UserError(`repository folder not found: ${path}`);
+  return abs;
+}
+
+let parsersPromise: Promise<Parsers> | undefined;
+export function parsers(): Promise<Parsers> {
+  parsersPromise ??= loadParsers(join(assetsDir(), 'grammars'));
+  return parsersPromise;
+}
+
+export interface OpenOptions {
+  indexDir?: string;
+  exclude?: string[];
+  maxFileBytes?: number;
+}
+
+export async function openKnowledgeBase(repoRoot: string, options: OpenOptions): Promise<KnowledgeBase> {
+  return KnowledgeBase.open({
+    repoRoot,
+    indexFolder: indexFolderFor(cacheRoot(options.indexDir), repoRoot),
+    parsers: await parsers(),
+    exclude: options.exclude,
+    maxFileBytes: options.maxFileBytes,
+  });
+}
+
+/** Progress on stderr: a rewritten line on a terminal, a line every few seconds otherwise. */
+export function progressPrinter(label: string): { update(p: IndexProgress): void; done(): void } {
+  const tty = process.stderr.isTTY === true;
+  let last = 0;
+  let shown = false;
+  return {
+    update(p) {
+      const now = Date.now();
+      if (p.total < 50 || now - last < (tty ? 100 : 2000)) return;
+      last = now;
+      shown = true;
+      const line = `${label} ${p.done}/${p.total} ${p.path}`;
+      if (tty) process.stderr.write(`\r\x1b[K${line.slice(0, (process.stderr.columns ?? 100) - 1)}`);
+      else process.stderr.write(`${line}\n`);
+    },
+    done() {
+      if (tty && shown) process.stderr.write('\r\x1b[K');
+    },
+  };
+}

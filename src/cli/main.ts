@@ -1,0 +1,48 @@
+// The `coderag` command-line entry: one composition root that dispatches to src/cli/commands.
+import { setLogSink } from '../engine/util/logger';
+import { errorMessage, isUserError } from '../engine/util/errors';
+import type { CliCommand } from './command';
+import { UsageError } from './command';
+import { indexCommand } from './commands/index';
+import { kbCommand } from './commands/kb';
+
+const commands: CliCommand[] = [indexCommand, kbCommand];
+
+function usage(): string {
+  return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  setLogSink((level, tag, message) => process.stderr.write(`[${tag}] ${level}: ${message}\n`), process.env.CODERAG_LOG === 'debug' ? 'debug' : 'warn');
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage() + '\n');
+    return name ? 0 : 2;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`coderag: unknown command "${name}"\n${usage()}\n`);
+    return 2;
+  }
+  try {
+    return await command.run(rest);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`coderag ${name}: ${e.message}\nusage: ${command.usage}\n`);
+      return 2;
+    }
+    process.stderr.write(`coderag ${name}: ${isUserError(e) ? e.message : errorMessage(e)}\n`);
+    if (process.env.CODERAG_LOG === 'debug' && e instanceof Error) process.stderr.write(`${e.stack}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`coderag: ${errorMessage(e)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,206 @@
+// Postprocessing of a raw completion: cut to the scope at the cursor, balance brackets,
+// drop what repeats the suffix or the lines before. Pure; each step a small named function.
+import type { Lang } from '../../kb/types';
+
+export interface CompletionContext {
+  lang: Lang;
+  /** Text before the cursor. */
+  prefix: string;
+  /** Text after the cursor. */
+  suffix: string;
+}
+
+export interface PostprocessOptions {
+  /** Most lines a multi-line completion may have (default 12). */
+  maxLines?: number;
+}
+
+const OPEN = '([{';
+const CLOSE = ')]}';
+
+function lastLine(text: string): string {
+  return text.slice(text.lastIndexOf('\n') + 1);
+}
+
+function firstLine(text: string): string {
+  const i = text.indexOf('\n');
+  return i < 0 ? text : text.slice(0, i);
+}
+
+function indentOf(line: string): number {
+  return line.length - line.trimStart().length;
+}
+
+function previousNonEmptyLine(prefix: string): string | undefined {
+  const lines = prefix.split('\n');
+  lines.pop();
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i] ?? '';
+    if (l.trim() !== '') return l;
+  }
+  return undefined;
+}
+
+function opensBlock(lang: Lang, line: string): boolean {
+  const t = line.replace(/\s+$/, '');
+  return lang === 'python' ? t.endsWith(':') : t.endsWith('{');
+}
+
+/** Where the cursor is: mid-line (one line wanted) or at the start of a new block (several lines). */
+export function completionMode(ctx: CompletionContext): 'singleLine' | 'block' {
+  const before = lastLine(ctx.prefix);
+  if (before.trim() !== '') return 'singleLine';
+  const prev = previousNonEmptyLine(ctx.prefix);
+  return prev !== undefined && opensBlock(ctx.lang, prev) && indentOf(before) > indentOf(prev) ? 'block' : 'singleLine';
+}
+
+/** Single line: up to the first line break (skipping leading blank lines on an empty cursor line). */
+export function trimToLine(completion: string, ctx: CompletionContext): string {
+  const before = lastLine(ctx.prefix);
+  const text = before.trim() === '' ? completion.replace(/^(\s*\n)+/, '') : completion;
+  return firstLine(text);
+}
+
+/** Block: lines while they stay inside the block's indentation (and, in Java, its braces). */
+export function trimToBlock(completion: string, ctx: CompletionContext, maxLines: number): string {
+  const before = lastLine(ctx.prefix);
+  const base = indentOf(before);
+  const lines = completion.replace(/^(\s*\n)+/, '').split('\n');
+  const kept: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < lines.length && kept.length < maxLines; i++) {
+    const line = lines[i] ?? '';
+    // The first line continues the cursor line, so its own indentation adds to the cursor's.
+    const indent = i === 0 ? base + indentOf(line) : indentOf(line);
+    if (line.trim() !== '' && indent < base) break;
+    if (ctx.lang === 'java') {
+      let cut = -1;
+      for (let j = 0; j < line.length; j++) {
+        const ch = line[j] ?? '';
+        if (ch === '{') depth++;
+        else if (ch === '}') {
+          depth--;
+          if (depth < 0) {
+            cut = j;
+            break;
+          }
+        }
+      }
+      if (cut >= 0) {
+        if (line.slice(0, cut).trim() !== '') kept.push(line.slice(0, cut).replace(/\s+$/, ''));
+        break;
+      }
+    }
+    kept.push(line);
+  }
+  while (kept.length > 0 && (kept[kept.length - 1] ?? '').trim() === '') kept.pop();
+  return kept.join('\n');
+}
+
+/** Brackets still open on the cursor line before the cursor (outside strings, roughly). */
+function openOnLine(before: string): string[] {
+  const stack: string[] = [];
+  let quote = '';
+  for (const ch of before) {
+    if (quote) {
+      if (ch === quote) quote = '';
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (OPEN.includes(ch)) stack.push(ch);
+    else if (CLOSE.includes(ch)) stack.pop();
+  }
+  return stack;
+}
+
+/**
+ * A single-line completion may close only what the cursor line opened, and must not re-type
+ * closers the suffix already holds (an editor's auto-closed brackets).
+ */
+export function balanceBrackets(line: string, ctx: CompletionContext): string {
+  const stack = openOnLine(lastLine(ctx.prefix));
+  let quote = '';
+  let end = line.length;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i] ?? '';
+    if (quote) {
+      if (ch === quote) quote = '';
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (OPEN.includes(ch)) stack.push(ch);
+    else if (CLOSE.includes(ch)) {
+      const open = stack.pop();
+      if (open === undefined || OPEN.indexOf(open) !== CLOSE.indexOf(ch)) {
+        end = i;
+        break;
+      }
+    }
+  }
+  let out = line.slice(0, end);
+  // Closers the suffix already has on this line are not typed twice.
+  const suffixLine = firstLine(ctx.suffix).trim();
+  const lead = /^[)\]}]+/.exec(suffixLine)?.[0] ?? '';
+  if (lead && out.replace(/\s+$/, '').endsWith(lead)) out = out.replace(/\s+$/, '').slice(0, -lead.length);
+  return out;
+}
+
+/** Drop the tail of a completion that repeats what already follows the cursor. */
+export function dropSuffixRepeat(completion: string, ctx: CompletionContext): string {
+  const restOfLine = firstLine(ctx.suffix);
+  let out = completion;
+  if (restOfLine.trim() !== '' && !out.includes('\n')) {
+    // Longest overlap between the completion's end and the rest of the line.
+    for (let k = Math.min(restOfLine.length, out.length); k > 0; k--) {
+      if (out.endsWith(restOfLine.slice(0, k)) && restOfLine.slice(0, k).trim() !== '') {
+        out = out.slice(0, out.length - k);
+        break;
+      }
+    }
+  }
+  const nextLine = ctx.suffix
+    .split('\n')
+    .slice(restOfLine.trim() === '' ? 1 : 0)
+    .find((l) => l.trim() !== '')
+    ?.trim();
+  if (nextLine && nextLine.length > 2) {
+    const lines = out.split('\n');
+    const at = lines.findIndex((l, i) => i > 0 && l.trim() === nextLine);
+    if (at > 0) out = lines.slice(0, at).join('\n');
+  }
+  return out;
+}
+
+/** Stop where the model starts repeating the lines before the cursor or itself. */
+export function stopAtRepeatingLines(completion: string, ctx: CompletionContext): string {
+  const previous = previousNonEmptyLine(ctx.prefix + '\n')?.trim();
+  const lines = completion.split('\n');
+  const kept: string[] = [];
+  for (const line of lines) {
+    const t = line.trim();
+    if (t.length > 3 && t === previous && kept.length > 0) break;
+    if (t.length > 3 && kept.length >= 2 && kept[kept.length - 1]?.trim() === t && kept[kept.length - 2]?.trim() === t) {
+      kept.pop();
+      kept.pop();
+      break;
+    }
+    kept.push(line);
+  }
+  return kept.join('\n');
+}
+
+/** The whole chain; returns '' when nothing worth showing is left. */
+export function postprocessCompletion(raw: string, ctx: CompletionContext, options: PostprocessOptions = {}): string {
+  const mode = completionMode(ctx);
+  let out = raw.replace(/\r\n/g, '\n');
+  if (mode === 'singleLine') {
+    out = trimToLine(out, ctx);
+    out = balanceBrackets(out, ctx);
+  } else {
+    out = trimToBlock(out, ctx, options.maxLines ?? 12);
+  }
+  out = stopAtRepeatingLines(out, ctx);
+  out = dropSuffixRepeat(out, ctx);
+  out = out.replace(/\s+$/, '');
+  return out.trim() === '' ? '' : out;
+}

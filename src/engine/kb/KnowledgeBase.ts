@@ -1,0 +1,290 @@
+// The per-repository knowledge base (CodeRAG section 2.1): scan, extract, persist, update incrementally.
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { FileExtraction, ItemKind, KbClass, KbItem, Lang } from './types';
+import { ITEM_KINDS } from './types';
+import type { Parsers } from './parsers';
+import { extractFile } from './extract';
+import { checkPath, contentHash, DEFAULT_MAX_FILE_BYTES, readSource, scanRepository, type ScanOptions, type SkippedFile } from './scan';
+import { loadIndex, saveIndex, type StoredFile, type StoredIndex } from './store';
+import { Emitter, type Disposable } from '../util/disposable';
+import { getLogger } from '../util/logger';
+import { throwIfAborted } from '../util/errors';
+
+const log = getLogger('kb');
+
+export interface KnowledgeBaseOptions extends ScanOptions {
+  repoRoot: string;
+  /** Folder holding this repository's persisted index (see indexFolderFor); omit to keep it in memory only. */
+  indexFolder?: string;
+  parsers: Parsers;
+}
+
+export interface IndexProgress {
+  done: number;
+  total: number;
+  path: string;
+}
+
+export interface IndexReport {
+  files: number;
+  /** Files whose content changed (or were new) and were parsed in this run. */
+  parsed: number;
+  /** Files reused unchanged from the saved index. */
+  reused: number;
+  removed: number;
+  lines: number;
+  /** Lines of the files parsed in this run. */
+  parsedLines: number;
+  items: Record<ItemKind, number>;
+  classes: number;
+  byLang: Record<Lang, { files: number; items: number }>;
+  skipped: SkippedFile[];
+  syntaxErrorFiles: string[];
+  elapsedMs: number;
+  /** Where the time went: listing files, reading + hashing, parsing + extracting items, saving the index. */
+  timings: { scanMs: number; readMs: number; extractMs: number; saveMs: number; extractCpuMs: number };
+  /** Why a saved index was not used: missing, or the reason it was found invalid. */
+  savedIndex: 'loaded' | 'missing' | { invalid: string } | 'inMemory';
+}
+
+export interface KbChangeEvent {
+  changed: string[];
+  removed: string[];
+}
+
+export class KnowledgeBase implements Disposable {
+  private files = new Map<string, StoredFile>();
+  private skipped: SkippedFile[] = [];
+  private itemsCache: KbItem[] | undefined;
+  private byName: Map<string, KbItem[]> | undefined;
+  private dirty = false;
+  private loaded: IndexReport['savedIndex'] = 'inMemory';
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly changeEmitter = new Emitter<KbChangeEvent>();
+  /** Fires after files were added, changed or removed. */
+  readonly onDidChange = this.changeEmitter.event;
+
+  private constructor(private readonly options: KnowledgeBaseOptions) {}
+
+  /** Open a knowledge base, reading its saved index if one is there and valid. Call index() next. */
+  static async open(options: KnowledgeBaseOptions): Promise<KnowledgeBase> {
+    const kb = new KnowledgeBase(options);
+    if (options.indexFolder) {
+      const result = await loadIndex(options.indexFolder);
+      if (result.status === 'ok') {
+        kb.files = new Map(Object.entries(result.index.files));
+        kb.loaded = 'loaded';
+      } else if (result.status === 'missing') {
+        kb.loaded = 'missing';
+      } else {
+        kb.loaded = { invalid: result.reason };
+        log.warn(`saved index for ${options.repoRoot} is invalid (${result.reason}); rebuilding`);
+      }
+    }
+    return kb;
+  }
+
+  get repoRoot(): string {
+    return this.options.repoRoot;
+  }
+
+  /** Bring the index up to date with the files on disk; only changed files are parsed. */
+  index(onProgress?: (p: IndexProgress) => void, signal?: AbortSignal): Promise<IndexReport> {
+    return this.serialize(() => this.runIndex(onProgress, signal));
+  }
+
+  private async runIndex(onProgress: ((p: IndexProgress) => void) | undefined, signal: AbortSignal | undefined): Promise<IndexReport> {
+    const start = performance.now();
+    const scan = await scanRepository(this.options.repoRoot, this.options, signal);
+    const timings = { scanMs: performance.now() - start, readMs: 0, extractMs: 0, saveMs: 0, extractCpuMs: 0 };
+    const skipped = [...scan.skipped];
+    const next = new Map<string, StoredFile>();
+    const changed: string[] = [];
+    let parsed = 0;
+    let parsedLines = 0;
+    let done = 0;
+    let lastYield = performance.now();
+    for (const file of scan.files) {
+      // Parsing is synchronous: hand the event loop back every ~25 ms so requests and cancellation get through.
+      if (performance.now() - lastYield > 25) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
+      throwIfAborted(signal);
+      onProgress?.({ done, total: scan.files.length, path: file.path });
+      done++;
+      const readStart = performance.now();
+      const source = await readSource(file.absPath);
+      timings.readMs += performance.now() - readStart;
+      if (!source.ok) {
+        skipped.push({ path: file.path, reason: source.reason, detail: source.detail });
+        continue;
+      }
+      const previous = this.files.get(file.path);
+      if (previous && previous.hash === source.hash) {
+        next.set(file.path, previous);
+        continue;
+      }
+      const extractStart = performance.now();
+      const cpuStart = process.cpuUsage();
+      const stored = this.extract(file.lang, file.path, source.text, source.hash, file.size);
+      const cpu = process.cpuUsage(cpuStart);
+      timings.extractCpuMs += (cpu.user + cpu.system) / 1000;
+      timings.extractMs += performance.now() - extractStart;
+      parsed++;
+      parsedLines += stored.lines;
+      next.set(file.path, stored);
+      changed.push(file.path);
+    }
+    onProgress?.({ done, total: scan.files.length, path: '' });
+    const removed = [...this.files.keys()].filter((p) => !next.has(p));
+    const reused = next.size - parsed;
+    this.files = next;
+    this.skipped = skipped;
+    if (changed.length > 0 || removed.length > 0) this.markChanged(changed, removed);
+    const savedIndex = this.loaded;
+    const saveStart = performance.now();
+    await this.save();
+    timings.saveMs = performance.now() - saveStart;
+    this.loaded = this.options.indexFolder ? 'loaded' : 'inMemory';
+    return { ...this.summary(), parsed, reused, removed: removed.length, parsedLines, skipped, elapsedMs: performance.now() - start, timings, savedIndex };
+  }
+
+  /**
+   * Re-extract one file: from `text` when given (an unsaved document), else from disk.
+   * A file that is gone, ignored or unreadable leaves the knowledge base.
+   * Returns whether the knowledge base changed.
+   */
+  updateFile(relPath: string, text?: string): Promise<boolean> {
+    return this.serialize(async () => {
+      const verdict = await checkPath(this.options.repoRoot, relPath, this.options);
+      if (!verdict.index) return this.removeNow(relPath);
+      let source: { text: string; hash: string; size: number };
+      if (text !== undefined) {
+        const bytes = Buffer.from(text, 'utf8');
+        if (bytes.length > (this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES)) return this.removeNow(relPath);
+        source = { text, hash: contentHash(bytes), size: bytes.length };
+      } else {
+        const abs = join(this.options.repoRoot, relPath);
+        let size: number;
+        try {
+          size = (await fs.stat(abs)).size;
+        } catch {
+          return this.removeNow(relPath);
+        }
+        if (size > (this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES)) return this.removeNow(relPath);
+        const read = await readSource(abs);
+        if (!read.ok) return this.removeNow(relPath);
+        source = { text: read.text, hash: read.hash, size };
+      }
+      if (this.files.get(relPath)?.hash === source.hash) return false;
+      this.files.set(relPath, this.extract(verdict.lang, relPath, source.text, source.hash, source.size));
+      this.markChanged([relPath], []);
+      return true;
+    });
+  }
+
+  /** Drop one file's items. Returns whether it was indexed. */
+  removeFile(relPath: string): Promise<boolean> {
+    return this.serialize(async () => this.removeNow(relPath));
+  }
+
+  private removeNow(relPath: string): boolean {
+    if (!this.files.delete(relPath)) return false;
+    this.markChanged([], [relPath]);
+    return true;
+  }
+
+  private extract(lang: Lang, path: string, text: string, hash: string, size: number): StoredFile {
+    const extraction = extractFile(this.options.parsers, lang, path, text);
+    let lines = 1;
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
+    if (text.endsWith('\n')) lines--;
+    return { hash, size, lines, extraction };
+  }
+
+  private markChanged(changed: string[], removed: string[]): void {
+    this.itemsCache = undefined;
+    this.byName = undefined;
+    this.dirty = true;
+    this.changeEmitter.fire({ changed, removed });
+  }
+
+  /** Persist if anything changed since the last save (no-op without an index folder). */
+  async save(): Promise<void> {
+    if (!this.options.indexFolder || !this.dirty) return;
+    const index: StoredIndex = { repoRoot: this.options.repoRoot, savedAt: new Date().toISOString(), files: Object.fromEntries(this.files) };
+    await saveIndex(this.options.indexFolder, index);
+    this.dirty = false;
+  }
+
+  /** All items, in path order then file order. */
+  items(): readonly KbItem[] {
+    if (!this.itemsCache) {
+      const paths = [...this.files.keys()].sort();
+      this.itemsCache = paths.flatMap((p) => this.files.get(p)?.extraction.items ?? []);
+    }
+    return this.itemsCache;
+  }
+
+  itemsNamed(name: string): readonly KbItem[] {
+    if (!this.byName) {
+      const map = new Map<string, KbItem[]>();
+      for (const item of this.items()) {
+        for (const key of new Set([item.name, item.qualifiedName])) {
+          const list = map.get(key);
+          if (list) list.push(item);
+          else map.set(key, [item]);
+        }
+      }
+      this.byName = map;
+    }
+    return this.byName.get(name) ?? [];
+  }
+
+  file(relPath: string): FileExtraction | undefined {
+    return this.files.get(relPath)?.extraction;
+  }
+
+  paths(): string[] {
+    return [...this.files.keys()].sort();
+  }
+
+  classes(): KbClass[] {
+    return this.paths().flatMap((p) => this.files.get(p)?.extraction.classes ?? []);
+  }
+
+  skippedFiles(): readonly SkippedFile[] {
+    return this.skipped;
+  }
+
+  summary(): Pick<IndexReport, 'files' | 'lines' | 'items' | 'classes' | 'byLang' | 'syntaxErrorFiles'> {
+    const items = Object.fromEntries(ITEM_KINDS.map((k) => [k, 0])) as Record<ItemKind, number>;
+    const byLang: Record<Lang, { files: number; items: number }> = { python: { files: 0, items: 0 }, java: { files: 0, items: 0 } };
+    let lines = 0;
+    let classes = 0;
+    const syntaxErrorFiles: string[] = [];
+    for (const [path, stored] of this.files) {
+      const x = stored.extraction;
+      lines += stored.lines;
+      classes += x.classes.length;
+      byLang[x.lang].files++;
+      byLang[x.lang].items += x.items.length;
+      for (const item of x.items) items[item.kind]++;
+      if (x.hasSyntaxErrors) syntaxErrorFiles.push(path);
+    }
+    return { files: this.files.size, lines, items, classes, byLang, syntaxErrorFiles: syntaxErrorFiles.sort() };
+  }
+
+  private serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  dispose(): void {
+    this.changeEmitter.dispose();
+  }
+}

@@ -1,0 +1,65 @@
+// Knowledge-base extraction for one file (CodeRAG section 2.1): parse with tree-sitter, then
+// collect functions, class functions, class variables and global variables, plus classes and
+// imports as structure. Never throws: a broken file yields what still parses.
+import type { Parser } from 'web-tree-sitter';
+import type { Parsers } from './parsers';
+import type { FileExtraction, Lang } from './types';
+import { extractJava } from './extract/java';
+import { extractPython } from './extract/python';
+import { recoverTopLevel, type ParseFn } from './extract/recover';
+import { getLogger } from '../util/logger';
+import { errorMessage } from '../util/errors';
+
+const log = getLogger('kb');
+
+export interface ExtractOptions {
+  /**
+   * Parse time allowed for the file, in ms (default 1 s + 5 ms per KB). Tree-sitter's error
+   * recovery can turn quadratic on input that is far from the grammar (e.g. Python parsed as
+   * Java); past the budget the file yields no items instead of stalling the indexer.
+   */
+  parseBudgetMs?: number;
+}
+
+/**
+ * Extract the knowledge-base items, classes and imports of one source file.
+ * `path` is repo-relative with forward slashes; it heads every item's stub and id.
+ */
+export function extractFile(parsers: Parsers, lang: Lang, path: string, source: string, options: ExtractOptions = {}): FileExtraction {
+  const empty: FileExtraction = { path, lang, items: [], classes: [], imports: [], hasSyntaxErrors: true };
+  const parser = parsers.parser(lang);
+  const deadline = performance.now() + (options.parseBudgetMs ?? 1000 + source.length / 200);
+  const parse: ParseFn = (text) => parseWithin(parser, text, deadline);
+  const tree = parse(source);
+  if (!tree) {
+    log.warn(`${path}: parsing took too long or failed; no items extracted`);
+    return empty;
+  }
+  const trees = [tree];
+  try {
+    if (lang === 'java') return extractJava(tree, path, source);
+    const hasSyntaxErrors = tree.rootNode.hasError;
+    const recovered = hasSyntaxErrors ? recoverTopLevel(parse, tree, source) : { tree, source, extraTrees: [] };
+    trees.push(...recovered.extraTrees);
+    return { ...extractPython(recovered.tree, path, recovered.source), hasSyntaxErrors };
+  } catch (e) {
+    // A bug on an unusual tree must not stop indexing the rest of the repository.
+    log.warn(`${path}: could not extract items: ${errorMessage(e)}`);
+    return empty;
+  } finally {
+    for (const t of trees) t.delete();
+  }
+}
+
+function parseWithin(parser: Parser, text: string, deadline: number): ReturnType<Parser['parse']> {
+  try {
+    const tree = parser.parse(text, null, { progressCallback: () => performance.now() > deadline });
+    // A cancelled parse would otherwise be resumed by the next call.
+    if (!tree) parser.reset();
+    return tree;
+  } catch (e) {
+    parser.reset();
+    log.warn(`parser failed: ${errorMessage(e)}`);
+    return null;
+  }
+}

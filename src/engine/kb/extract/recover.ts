@@ -1,0 +1,57 @@
+// Error recovery for indentation languages: tree-sitter can swallow everything after a broken
+// definition into one ERROR node, losing the valid definitions that follow. Blank the broken
+// region (spaces keep every index and row) up to the next line that starts at column 0, re-parse,
+// and repeat a bounded number of times.
+import type { Node, Tree } from 'web-tree-sitter';
+
+/** Parses text with the caller's parser and time budget; null when cancelled. */
+export type ParseFn = (text: string) => Tree | null;
+
+const MAX_ROUNDS = 4;
+
+export interface Recovered {
+  tree: Tree;
+  /** The source with broken regions blanked; identical to the original everywhere else. */
+  source: string;
+  /** Trees made here (the caller deletes them). */
+  extraTrees: Tree[];
+}
+
+export function recoverTopLevel(parse: ParseFn, tree: Tree, source: string): Recovered {
+  let current = tree;
+  let text = source;
+  const extraTrees: Tree[] = [];
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const err = firstTopLevelError(current.rootNode);
+    if (!err) break;
+    const from = err.startIndex - err.startPosition.column;
+    const to = nextColumnZeroLine(text, err.startIndex);
+    if (to <= from) break;
+    text = text.slice(0, from) + text.slice(from, to).replace(/[^\r\n]/g, ' ') + text.slice(to);
+    const next = parse(text);
+    if (!next) break;
+    extraTrees.push(next);
+    current = next;
+  }
+  return { tree: current, source: text, extraTrees };
+}
+
+function firstTopLevelError(root: Node): Node | undefined {
+  if (!root.hasError) return undefined;
+  for (const c of root.children) {
+    if (c && (c.type === 'ERROR' || c.isMissing)) return c;
+  }
+  return undefined;
+}
+
+/** Start of the first line after `index`'s line that begins a statement at column 0 (else the end). */
+function nextColumnZeroLine(text: string, index: number): number {
+  let nl = text.indexOf('\n', index);
+  while (nl >= 0 && nl + 1 < text.length) {
+    const c = text.charCodeAt(nl + 1);
+    // Letters, '_', '@' and non-ASCII identifier starts; not blanks, comments, brackets or quotes.
+    if (c === 95 || c === 64 || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c >= 128) return nl + 1;
+    nl = text.indexOf('\n', nl + 1);
+  }
+  return text.length;
+}

@@ -1,0 +1,50 @@
+// Loads web-tree-sitter and the Python/Java grammars from a grammars folder given by the host.
+import { Language, Parser } from 'web-tree-sitter';
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import type { Lang } from './types';
+import { UserError } from '../util/errors';
+
+export interface Parsers {
+  /** A parser for the language; callers must not keep trees across calls to parse(). */
+  parser(lang: Lang): Parser;
+  language(lang: Lang): Language;
+}
+
+const grammarFiles: Record<Lang, string> = {
+  python: 'tree-sitter-python.wasm',
+  java: 'tree-sitter-java.wasm',
+};
+
+// web-tree-sitter's runtime is process-wide; initialise it once per grammars folder.
+let runtimeInit: Promise<void> | undefined;
+
+/** Load both grammars from `grammarsDir` (holding tree-sitter.wasm and the language .wasm files). */
+export async function loadParsers(grammarsDir: string): Promise<Parsers> {
+  for (const file of ['tree-sitter.wasm', ...Object.values(grammarFiles)]) {
+    if (!existsSync(join(grammarsDir, file))) {
+      throw new UserError(`Grammar file ${file} is missing from ${grammarsDir}; run "npm run build" to copy the grammars.`);
+    }
+  }
+  runtimeInit ??= Parser.init({ locateFile: (name: string) => join(grammarsDir, name) });
+  await runtimeInit;
+  const languages = {} as Record<Lang, Language>;
+  const parsers = {} as Record<Lang, Parser>;
+  for (const lang of Object.keys(grammarFiles) as Lang[]) {
+    const language = await Language.load(join(grammarsDir, grammarFiles[lang]));
+    const parser = new Parser();
+    parser.setLanguage(language);
+    languages[lang] = language;
+    parsers[lang] = parser;
+  }
+  return {
+    parser: (lang) => parsers[lang],
+    language: (lang) => languages[lang],
+  };
+}
+
+export function langOfPath(path: string): Lang | undefined {
+  if (path.endsWith('.py') || path.endsWith('.pyi')) return 'python';
+  if (path.endsWith('.java')) return 'java';
+  return undefined;
+}

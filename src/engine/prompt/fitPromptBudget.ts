@@ -1,0 +1,128 @@
+// Retrieval-augmented prompt under a token budget (CodeRAG section 2.4; PAPER-NOTES "Final prompt").
+// Snippets come first, each headed by its repo-relative path, in the order given (deterministic,
+// so a model server's prompt cache is reused between keystrokes); then the current file's path
+// and the code context. Snippets are trimmed before the code context is squeezed.
+import type { Lang } from '../kb/types';
+import { commentPrefix, fimTemplate, type ModelFamily } from './templates';
+
+export interface PromptSnippet {
+  path: string;
+  text: string;
+}
+
+export interface PromptInput {
+  lang: Lang;
+  /** Repo-relative path of the file being completed. */
+  filePath: string;
+  /** Text before the cursor. */
+  prefix: string;
+  /** Text after the cursor ('' when none). */
+  suffix: string;
+  snippets: readonly PromptSnippet[];
+  family: ModelFamily;
+  /** Total prompt budget in tokens (default 2,048). */
+  budgetTokens?: number;
+  /** Share of the budget the suffix may take at most (default 0.15). */
+  suffixShare?: number;
+  countTokens?: (text: string) => number;
+}
+
+export interface FittedPrompt {
+  /** The text sent to the model (FIM-rendered when the family supports it and a suffix exists). */
+  prompt: string;
+  /** Prompt-side text without the FIM wrapper: snippets + header + prefix. */
+  promptPrefix: string;
+  /** The suffix actually included (possibly cut). */
+  suffix: string;
+  fim: boolean;
+  /** Snippets that made it in (wholly or cut), in order. */
+  snippetsUsed: PromptSnippet[];
+  snippetsDropped: number;
+  prefixCut: boolean;
+  tokens: number;
+  stop: string[];
+}
+
+/** A calibrated estimate where no tokenizer of the family is at hand: code runs ~3 characters a token. */
+const MIN_CUT_SNIPPET_TOKENS = 32;
+
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 3);
+}
+
+function snippetBlock(lang: Lang, snippets: readonly PromptSnippet[]): string {
+  if (snippets.length === 0) return '';
+  const c = commentPrefix(lang);
+  const body = snippets.map((s) => `${c} ${s.path}\n${s.text.replace(/\s+$/, '')}\n`).join('\n');
+  // Python: inside a string block (as CodeRAG's prompt does) so the model reads it as context, not code to continue.
+  return lang === 'python' ? `'''\n${body}'''\n` : `/*\n${body}*/\n`;
+}
+
+/** Keep the last `maxTokens` worth of text, cut at a line boundary. */
+function keepTail(text: string, maxTokens: number, count: (t: string) => number): string {
+  if (count(text) <= maxTokens) return text;
+  const lines = text.split('\n');
+  let lo = 0;
+  while (lo < lines.length && count(lines.slice(lo).join('\n')) > maxTokens) lo += Math.max(1, Math.floor((lines.length - lo) / 8));
+  return lines.slice(Math.min(lo, lines.length - 1)).join('\n');
+}
+
+/** Keep the first `maxTokens` worth of text, cut at a line boundary. */
+function keepHead(text: string, maxTokens: number, count: (t: string) => number): string {
+  if (count(text) <= maxTokens) return text;
+  const lines = text.split('\n');
+  let hi = lines.length;
+  while (hi > 0 && count(lines.slice(0, hi).join('\n')) > maxTokens) hi -= Math.max(1, Math.floor(hi / 8));
+  return lines.slice(0, Math.max(0, hi)).join('\n');
+}
+
+export function fitPromptBudget(input: PromptInput): FittedPrompt {
+  const count = input.countTokens ?? estimateTokens;
+  const budget = input.budgetTokens ?? 2048;
+  const template = fimTemplate(input.family);
+  const fim = template !== undefined && input.suffix.trim().length > 0;
+  const header = `${commentPrefix(input.lang)} ${input.filePath}\n`;
+
+  const suffix = fim ? keepHead(input.suffix, Math.floor(budget * (input.suffixShare ?? 0.15)), count) : '';
+  const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
+  // The code context keeps at most the whole budget; if it alone overflows, it is cut from the left.
+  let prefix = input.prefix;
+  let prefixCut = false;
+  if (count(prefix) + reserved > budget) {
+    prefix = keepTail(prefix, Math.max(0, budget - reserved), count);
+    prefixCut = true;
+  }
+  let remaining = budget - reserved - count(prefix);
+
+  // Snippets fill what the context leaves, in order; the first one that does not fit is cut, the rest dropped.
+  const used: PromptSnippet[] = [];
+  const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
+  remaining -= overhead;
+  for (const snippet of input.snippets) {
+    if (remaining <= 0) break;
+    const cost = count(`${commentPrefix(input.lang)} ${snippet.path}\n${snippet.text}\n\n`);
+    if (cost <= remaining) {
+      used.push(snippet);
+      remaining -= cost;
+    } else {
+      // A sliver of a snippet is noise: cut one in only when a useful part of it fits.
+      const room = remaining - count(`${snippet.path}\n`) - 4;
+      const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(snippet.text, room, count) : '';
+      if (cut.trim().length > 0) used.push({ path: snippet.path, text: cut });
+      remaining = 0;
+    }
+  }
+  const promptPrefix = snippetBlock(input.lang, used) + header + prefix;
+  const prompt = fim && template ? template.render(promptPrefix, suffix) : promptPrefix;
+  return {
+    prompt,
+    promptPrefix,
+    suffix,
+    fim,
+    snippetsUsed: used,
+    snippetsDropped: input.snippets.length - used.length,
+    prefixCut,
+    tokens: count(prompt),
+    stop: template?.stop ?? [],
+  };
+}

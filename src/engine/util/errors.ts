@@ -1,0 +1,32 @@
+// Typed errors with guards (STYLE.md rule 9). Cancellation is not an error in logs.
+
+export class CancellationError extends Error {
+  constructor() {
+    super('Canceled');
+    this.name = 'CancellationError';
+  }
+}
+
+export function isCancellationError(e: unknown): e is CancellationError {
+  return e instanceof CancellationError || (e instanceof Error && e.name === 'AbortError');
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new CancellationError();
+}
+
+/** A user-facing failure: the message says what happened and what to do. */
+export class UserError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UserError';
+  }
+}
+
+export function isUserError(e: unknown): e is UserError {
+  return e instanceof UserError;
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,64 @@
+// Golden cases for postprocessing, with █ marking the cursor (postprocess.cases.txt).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { completionMode, postprocessCompletion } from '../../../src/engine/generate/postprocess/postprocess';
+import type { Lang } from '../../../src/engine/kb/types';
+
+interface GoldenCase {
+  name: string;
+  lang: Lang;
+  prefix: string;
+  suffix: string;
+  model: string;
+  expected: string;
+}
+
+function parseCases(text: string): GoldenCase[] {
+  return text
+    .split(/^=== /m)
+    .filter((s) => s.trim() !== '')
+    .map((block) => {
+      const [name = '', ...rest] = block.split('\n');
+      const sections: Record<string, string> = {};
+      let current = '';
+      for (const line of rest) {
+        const m = /^--- (\w+)/.exec(line);
+        if (m) {
+          current = m[1] ?? '';
+          sections[current] = '';
+        } else if (current) sections[current] += (sections[current] === '' ? '' : '\n') + line;
+      }
+      const code = sections.code ?? '';
+      const at = code.indexOf('█');
+      assert.ok(at >= 0, `case "${name}" has a cursor marker`);
+      return {
+        name,
+        lang: (sections.lang ?? 'python').trim() as Lang,
+        prefix: code.slice(0, at),
+        suffix: code.slice(at + 1),
+        model: sections.model ?? '',
+        expected: (sections.expected ?? '').replace(/\n+$/, ''),
+      };
+    });
+}
+
+const cases = parseCases(readFileSync(join(__dirname, 'postprocess.cases.txt'), 'utf8'));
+
+test('the golden file has cases', () => {
+  assert.ok(cases.length >= 10);
+});
+
+for (const c of cases) {
+  test(`postprocess: ${c.name}`, () => {
+    assert.equal(postprocessCompletion(c.model, { lang: c.lang, prefix: c.prefix, suffix: c.suffix }), c.expected);
+  });
+}
+
+test('completion mode: mid-line is single-line, the line after a block opener is a block', () => {
+  assert.equal(completionMode({ lang: 'python', prefix: 'x = f(', suffix: '' }), 'singleLine');
+  assert.equal(completionMode({ lang: 'python', prefix: 'def f():\n    ', suffix: '' }), 'block');
+  assert.equal(completionMode({ lang: 'java', prefix: 'void f() {\n  ', suffix: '\n}' }), 'block');
+  assert.equal(completionMode({ lang: 'java', prefix: 'void f() {\n', suffix: '' }), 'singleLine');
+});

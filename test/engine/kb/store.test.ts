@@ -1,0 +1,79 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { indexFilePath, indexFolderFor, INDEX_FORMAT_VERSION, loadIndex, saveIndex, type StoredIndex } from '../../../src/engine/kb/store';
+import { tempDir } from '../../helpers/paths';
+
+const sample: StoredIndex = {
+  repoRoot: '/repo',
+  savedAt: '2026-01-01T00:00:00.000Z',
+  files: {
+    'a.py': {
+      hash: 'abc',
+      size: 10,
+      lines: 2,
+      extraction: { path: 'a.py', lang: 'python', items: [], classes: [], imports: [], hasSyntaxErrors: false },
+    },
+  },
+};
+
+test('an index round-trips through disk and leaves no temp files', async () => {
+  const dir = tempDir();
+  try {
+    const folder = indexFolderFor(dir.path, '/some/repo');
+    await saveIndex(folder, sample);
+    const loaded = await loadIndex(folder);
+    assert.equal(loaded.status, 'ok');
+    assert.deepEqual(loaded.status === 'ok' && loaded.index, sample);
+    assert.deepEqual(readdirSync(folder), ['kb.index']);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('a missing index is reported as missing', async () => {
+  const dir = tempDir();
+  try {
+    assert.deepEqual(await loadIndex(indexFolderFor(dir.path, '/nowhere')), { status: 'missing' });
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('truncated, flipped, foreign-version and garbage indexes are detected', async () => {
+  const dir = tempDir();
+  try {
+    const folder = indexFolderFor(dir.path, '/some/repo');
+    const file = indexFilePath(folder);
+    await saveIndex(folder, sample);
+    const good = readFileSync(file);
+
+    writeFileSync(file, good.subarray(0, good.length - 7));
+    let r = await loadIndex(folder);
+    assert.equal(r.status, 'invalid');
+    assert.match(r.status === 'invalid' ? r.reason : '', /truncated/);
+
+    const flipped = Buffer.from(good);
+    const at = flipped.length - 20;
+    flipped[at] = (flipped[at] ?? 0) ^ 0x01;
+    writeFileSync(file, flipped);
+    r = await loadIndex(folder);
+    assert.match(r.status === 'invalid' ? r.reason : '', /checksum/);
+
+    const text = good.toString('utf8').replace(`"version":${INDEX_FORMAT_VERSION}`, `"version":${INDEX_FORMAT_VERSION + 1}`);
+    writeFileSync(file, text);
+    r = await loadIndex(folder);
+    assert.match(r.status === 'invalid' ? r.reason : '', /version/);
+
+    writeFileSync(file, Buffer.from([1, 2, 3]));
+    r = await loadIndex(folder);
+    assert.equal(r.status, 'invalid');
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('index folders are distinct per repository path', () => {
+  assert.notEqual(indexFolderFor('/c', '/a/repo'), indexFolderFor('/c', '/b/repo'));
+  assert.equal(indexFolderFor('/c', '/a/repo'), indexFolderFor('/c', '/a/repo/'));
+});

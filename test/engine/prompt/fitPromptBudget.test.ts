@@ -1,0 +1,66 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { fitPromptBudget, estimateTokens } from '../../../src/engine/prompt/fitPromptBudget';
+import { modelFamilyOf } from '../../../src/engine/prompt/templates';
+
+const snippets = [
+  { path: 'shop/models.py', text: 'class Cart:\n    def add_item(self, item, qty=1):\n        ...' },
+  { path: 'shop/util.py', text: 'def money(x):\n    return round(x, 2)' },
+];
+
+test('plain prompt: snippets in a string block headed by paths, then the file path and the code', () => {
+  const fitted = fitPromptBudget({ lang: 'python', filePath: 'app/main.py', prefix: 'cart = Cart()\ncart.', suffix: '', snippets, family: 'plain' });
+  assert.equal(
+    fitted.prompt,
+    "'''\n# shop/models.py\nclass Cart:\n    def add_item(self, item, qty=1):\n        ...\n\n# shop/util.py\ndef money(x):\n    return round(x, 2)\n'''\n# app/main.py\ncart = Cart()\ncart.",
+  );
+  assert.equal(fitted.fim, false);
+  assert.equal(fitted.snippetsDropped, 0);
+});
+
+test('Qwen2.5-Coder gets its FIM template when a suffix exists; Java snippets sit in a block comment', () => {
+  const fitted = fitPromptBudget({
+    lang: 'java',
+    filePath: 'src/App.java',
+    prefix: 'int n = cart.',
+    suffix: ';\n}',
+    snippets: [{ path: 'src/Cart.java', text: 'class Cart {\n    int size() { return n; }\n}' }],
+    family: modelFamilyOf('qwen2.5-coder:1.5b-base'),
+  });
+  assert.equal(fitted.prompt, '<|fim_prefix|>/*\n// src/Cart.java\nclass Cart {\n    int size() { return n; }\n}\n*/\n// src/App.java\nint n = cart.<|fim_suffix|>;\n}<|fim_middle|>');
+  assert.ok(fitted.stop.includes('<|endoftext|>'));
+});
+
+test('over budget: snippets are cut from the right before the code context is squeezed', () => {
+  const many = Array.from({ length: 20 }, (_, i) => ({ path: `m${i}.py`, text: `def f${i}():\n` + '    x = 1\n'.repeat(30) }));
+  const prefix = 'import os\n'.repeat(20) + 'value = ';
+  const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets: many, family: 'plain', budgetTokens: 600 });
+  assert.ok(fitted.tokens <= 600, `fits: ${fitted.tokens}`);
+  assert.equal(fitted.prefixCut, false);
+  assert.ok(fitted.promptPrefix.endsWith(prefix), 'the whole code context is kept');
+  assert.ok(fitted.snippetsDropped > 0);
+  assert.deepEqual(fitted.snippetsUsed.map((s) => s.path), many.slice(0, fitted.snippetsUsed.length).map((s) => s.path), 'order kept');
+});
+
+test('a code context larger than the budget keeps its end', () => {
+  const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
+  const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets, family: 'plain', budgetTokens: 512 });
+  assert.equal(fitted.prefixCut, true);
+  assert.ok(fitted.prompt.endsWith('\nlast = '));
+  assert.ok(estimateTokens(fitted.prompt) <= 512);
+  assert.ok(fitted.snippetsUsed.every((s) => s.text.length >= 32), 'no slivers of snippets');
+});
+
+test('the same input gives the same prompt (prompt cache stays warm)', () => {
+  const a = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix: 'x = ', suffix: '', snippets, family: 'plain' });
+  const b = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix: 'x = ', suffix: '', snippets: [...snippets], family: 'plain' });
+  assert.equal(a.prompt, b.prompt);
+});
+
+test('model families are recognised from model names', () => {
+  assert.equal(modelFamilyOf('qwen2.5-coder:7b-base'), 'qwen2.5-coder');
+  assert.equal(modelFamilyOf('bigcode/starcoder2-3b'), 'starcoder2');
+  assert.equal(modelFamilyOf('codellama:7b-code'), 'codellama');
+  assert.equal(modelFamilyOf('deepseek-coder:1.3b-base'), 'deepseek-coder');
+  assert.equal(modelFamilyOf('coderag-lm'), 'plain');
+});

@@ -1,0 +1,143 @@
+"""Train the causal code LM under a wall-clock budget, checkpointing as it goes.
+
+The learning rate follows warm-up + cosine decay over the *time* budget, so a run stopped by
+--minutes ends annealed. Checkpoints: WORK/lm/last.pt (every --ckpt-minutes) and best.pt (by
+validation loss on held-out files). Resume with --resume.
+"""
+import argparse, json, math, os, time
+import numpy as np
+import torch
+from gpt import GPT
+
+
+def evaluate(model, val, lang, T, max_tokens):
+    model.eval()
+    n = min(len(val) - 1, max_tokens) // T * T
+    tot = {0: [0.0, 0], 1: [0.0, 0]}
+    with torch.no_grad():
+        for s in range(0, n, T * 8):
+            e = min(s + T * 8, n)
+            x = torch.from_numpy(val[s:e].astype(np.int64)).view(-1, T)
+            y = torch.from_numpy(val[s + 1:e + 1].astype(np.int64)).view(-1, T)
+            logits = model(x)
+            loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction='none')
+            lg = torch.from_numpy(lang[s + 1:e + 1].astype(np.int64))
+            for l in (0, 1):
+                m = lg == l
+                tot[l][0] += float(loss[m].sum())
+                tot[l][1] += int(m.sum())
+    model.train()
+    allsum = tot[0][0] + tot[1][0]
+    alln = tot[0][1] + tot[1][1]
+    return {'loss': allsum / max(alln, 1), 'python': tot[0][0] / max(tot[0][1], 1),
+            'java': tot[1][0] / max(tot[1][1], 1), 'tokens': alln}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--work', required=True)
+    ap.add_argument('--out', default=None, help='default WORK/lm')
+    ap.add_argument('--minutes', type=float, default=60)
+    ap.add_argument('--max-steps', type=int, default=10 ** 9)
+    ap.add_argument('--layers', type=int, default=4)
+    ap.add_argument('--d', type=int, default=192)
+    ap.add_argument('--heads', type=int, default=4)
+    ap.add_argument('--ctx', type=int, default=512)
+    ap.add_argument('--batch', type=int, default=4)
+    ap.add_argument('--lr', type=float, default=2e-3)
+    ap.add_argument('--warmup', type=int, default=50)
+    ap.add_argument('--ckpt-minutes', type=float, default=5)
+    ap.add_argument('--eval-minutes', type=float, default=10)
+    ap.add_argument('--eval-tokens', type=int, default=65536)
+    ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--resume', action='store_true')
+    ap.add_argument('--bf16', type=int, default=1, help='bf16 autocast for matmuls (about 2x faster on AVX512-BF16 CPUs)')
+    ap.add_argument('--seed', type=int, default=0)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    out = args.out or os.path.join(args.work, 'lm')
+    os.makedirs(out, exist_ok=True)
+    train = np.load(os.path.join(args.work, 'tokens', 'train.npy'))
+    val = np.load(os.path.join(args.work, 'tokens', 'val.npy'))
+    val_lang = np.load(os.path.join(args.work, 'tokens', 'val_lang.npy'))
+    vocab = len(json.load(open(os.path.join(args.work, 'tokenizer', 'tokenizer.json')))['model']['vocab'])
+    model = GPT(vocab, args.ctx, args.d, args.layers, args.heads)
+    nparams = sum(p.numel() for p in model.parameters())
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{'params': decay, 'weight_decay': 0.1}, {'params': no_decay, 'weight_decay': 0.0}],
+                            lr=args.lr, betas=(0.9, 0.95))
+    state = {'step': 0, 'elapsed': 0.0, 'tokens': 0, 'best': float('inf'), 'history': []}
+    if args.resume and os.path.exists(os.path.join(out, 'last.pt')):
+        ck = torch.load(os.path.join(out, 'last.pt'))
+        model.load_state_dict(ck['model'])
+        opt.load_state_dict(ck['opt'])
+        state = ck['state']
+    budget = args.minutes * 60
+    rng = np.random.default_rng(args.seed + state['step'])
+    log = open(os.path.join(out, 'train.log'), 'a')
+
+    def say(msg):
+        print(msg, flush=True)
+        log.write(msg + '\n')
+        log.flush()
+
+    def save(name):
+        torch.save({'model': model.state_dict(), 'opt': opt.state_dict(), 'state': state, 'cfg': model.cfg,
+                    'args': vars(args)}, os.path.join(out, name + '.tmp'))
+        os.replace(os.path.join(out, name + '.tmp'), os.path.join(out, name))
+
+    say(f'lm: {nparams / 1e6:.2f}M params, {len(train) / 1e6:.1f}M train tokens, budget {args.minutes} min')
+    t_start = time.time() - state['elapsed']
+    last_ck = last_ev = time.time()
+    T, B = args.ctx, args.batch
+    loss_ema = None
+    model.train()
+    while True:
+        elapsed = time.time() - t_start
+        if elapsed >= budget or state['step'] >= args.max_steps:
+            break
+        frac = elapsed / budget
+        lr = args.lr * min(1.0, (state['step'] + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+        for g in opt.param_groups:
+            g['lr'] = lr
+        ix = rng.integers(0, len(train) - T - 1, B)
+        x = torch.from_numpy(np.stack([train[i:i + T] for i in ix]).astype(np.int64))
+        y = torch.from_numpy(np.stack([train[i + 1:i + T + 1] for i in ix]).astype(np.int64))
+        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=bool(args.bf16)):
+            loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        state['step'] += 1
+        state['tokens'] += B * T
+        state['elapsed'] = time.time() - t_start
+        loss_ema = float(loss) if loss_ema is None else 0.98 * loss_ema + 0.02 * float(loss)
+        if state['step'] % 50 == 0:
+            say(f"step {state['step']} train {loss_ema:.3f} lr {lr:.2e} tok {state['tokens'] / 1e6:.2f}M "
+                f"{state['tokens'] / max(state['elapsed'], 1):.0f} tok/s {state['elapsed'] / 60:.1f} min")
+        if time.time() - last_ev > args.eval_minutes * 60:
+            ev = evaluate(model, val, val_lang, T, args.eval_tokens)
+            state['history'].append({'step': state['step'], 'minutes': state['elapsed'] / 60, 'train': loss_ema, **ev})
+            say(f"eval step {state['step']}: val {ev['loss']:.3f} (py {ev['python']:.3f} java {ev['java']:.3f})")
+            if ev['loss'] < state['best']:
+                state['best'] = ev['loss']
+                save('best.pt')
+            last_ev = time.time()
+        if time.time() - last_ck > args.ckpt_minutes * 60:
+            save('last.pt')
+            last_ck = time.time()
+    ev = evaluate(model, val, val_lang, T, args.eval_tokens)
+    state['history'].append({'step': state['step'], 'minutes': state['elapsed'] / 60, 'train': loss_ema, **ev})
+    say(f"final step {state['step']}: val {ev['loss']:.3f} (py {ev['python']:.3f} java {ev['java']:.3f})")
+    if ev['loss'] <= state['best']:
+        state['best'] = ev['loss']
+        save('best.pt')
+    save('last.pt')
+    say('done')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,9 @@
+// Local models for the engine: the registry, the model roles and the typed errors.
+
+export { ModelRegistry, DEFAULT_CAUSAL_LM, DEFAULT_ENCODER } from './ModelRegistry';
+export type { ModelRegistryOptions, ModelKind, ResolvedModel } from './ModelRegistry';
+export type { CausalLM, Encoder, GenerateOptions, ModelTimings, ProbeResult } from './types';
+export type { DownloadProgress } from './download';
+export { ModelError, isModelError } from './errors';
+export type { ModelErrorCode } from './errors';
+export { maxLogProb } from './OnnxCausalLM';

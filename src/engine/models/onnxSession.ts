@@ -1,0 +1,107 @@
+// Opening ONNX sessions with onnxruntime-node: every failure becomes a typed ModelError, and
+// every run is timed. onnxruntime-node is imported lazily so a host without its native binary
+// still starts and gets a clear error when a model is first needed.
+
+import { stat } from 'node:fs/promises';
+import type * as Ort from 'onnxruntime-node';
+import { ModelError } from './errors';
+import type { ModelTimings } from './types';
+
+export type OrtModule = typeof Ort;
+export type OrtSession = Ort.InferenceSession;
+export type OrtTensor = Ort.Tensor;
+
+let ortModule: Promise<OrtModule> | undefined;
+
+export function loadOrt(): Promise<OrtModule> {
+  ortModule ??= import('onnxruntime-node').then((m) => ((m as { default?: OrtModule }).default ?? m) as OrtModule);
+  return ortModule.catch((e: unknown) => {
+    ortModule = undefined;
+    throw new ModelError('runtime', `onnxruntime-node could not be loaded: ${String(e)}`, undefined, { cause: e });
+  });
+}
+
+export interface SessionOptions {
+  /** Intra-op threads (default: onnxruntime's choice, all cores). */
+  threads?: number;
+}
+
+/** Opens `file` as an ONNX session; checks the graph has the inputs and outputs the caller needs. */
+export async function openSession(
+  file: string,
+  modelName: string,
+  need: { inputs: string[]; outputs: string[] },
+  opts: SessionOptions = {},
+): Promise<OrtSession> {
+  let size: number;
+  try {
+    size = (await stat(file)).size;
+  } catch (e) {
+    throw new ModelError('missing', `Model "${modelName}" is missing ${file}.`, modelName, { cause: e });
+  }
+  if (size === 0) throw new ModelError('corrupt', `Model "${modelName}": ${file} is empty.`, modelName);
+  const ort = await loadOrt();
+  let session: OrtSession;
+  try {
+    session = await ort.InferenceSession.create(file, {
+      graphOptimizationLevel: 'all',
+      ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
+    });
+  } catch (e) {
+    throw new ModelError(
+      'corrupt',
+      `Model "${modelName}": ${file} is not a loadable ONNX model (truncated or damaged? re-download or re-export it): ${String(e)}`,
+      modelName,
+      { cause: e },
+    );
+  }
+  const missingIn = need.inputs.filter((n) => !session.inputNames.includes(n));
+  const missingOut = need.outputs.filter((n) => !session.outputNames.includes(n));
+  if (missingIn.length || missingOut.length) {
+    await session.release().catch(() => undefined);
+    throw new ModelError(
+      'config',
+      `Model "${modelName}": ${file} does not match its config.json (graph lacks ${[...missingIn, ...missingOut].join(', ')}).`,
+      modelName,
+    );
+  }
+  return session;
+}
+
+export function newTimings(): ModelTimings {
+  return { loadMs: 0, warmupMs: 0, calls: 0, totalRunMs: 0 };
+}
+
+/** Runs the session, timing the call and turning runtime failures into ModelErrors. */
+export async function runSession(
+  session: OrtSession,
+  feeds: Record<string, OrtTensor>,
+  timings: ModelTimings,
+  modelName: string,
+): Promise<Record<string, OrtTensor>> {
+  const t0 = performance.now();
+  try {
+    return await session.run(feeds);
+  } catch (e) {
+    throw new ModelError('runtime', `Model "${modelName}" failed to run: ${String(e)}`, modelName, { cause: e });
+  } finally {
+    timings.calls += 1;
+    timings.totalRunMs += performance.now() - t0;
+  }
+}
+
+export function int64Tensor(ort: OrtModule, rows: number[][], width: number): OrtTensor {
+  const data = new BigInt64Array(rows.length * width);
+  rows.forEach((row, i) => row.forEach((v, j) => (data[i * width + j] = BigInt(v))));
+  return new ort.Tensor('int64', data, [rows.length, width]);
+}
+
+/** Reads a positive integer field from a config object (first of several alternative keys). */
+export function configInt(config: Record<string, unknown>, keys: string[], modelName: string, fallback?: number): number {
+  for (const k of keys) {
+    const v = config[k];
+    if (typeof v === 'number' && Number.isInteger(v) && v > 0) return v;
+  }
+  if (fallback !== undefined) return fallback;
+  throw new ModelError('config', `Model "${modelName}": config.json lacks a positive integer ${keys.join(' / ')}.`, modelName);
+}

@@ -5,8 +5,9 @@ import type { CliCommand } from './command';
 import { UsageError } from './command';
 import { indexCommand } from './commands/index';
 import { kbCommand } from './commands/kb';
+import { retrieveCommand } from './commands/retrieve';
 
-const commands: CliCommand[] = [indexCommand, kbCommand];
+const commands: CliCommand[] = [indexCommand, kbCommand, retrieveCommand];
 
 function usage(): string {
   return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');

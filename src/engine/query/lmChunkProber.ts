@@ -1,0 +1,61 @@
+// The causal LM as probeQuery's ChunkProber (CodeRAG Alg. 1): each probe is greedily continued
+// for m tokens and scored by the sum of the per-step maximum log-probabilities. Probes run in
+// batches (the model's KV cache serves the m steps of a batch), nearest the cursor first, under a
+// time budget: probes left when the budget is spent score -Infinity, so a long file costs at most
+// the budget and the chunks next to the cursor are always judged.
+import type { CausalLM } from '../models/types';
+import type { ChunkProber } from './probeQuery';
+import { throwIfAborted } from '../util/errors';
+
+export interface LmChunkProberOptions {
+  /** Probes per greedyProbe call (default 8). */
+  batchSize?: number;
+  /** Stop starting new batches after this many ms (default 250; the first batch always runs). */
+  budgetMs?: number;
+  /** For tests. */
+  now?: () => number;
+}
+
+/** What the last scoreProbes call did (for traces and measurements). */
+export interface ProbeRunStats {
+  probes: number;
+  scored: number;
+  batches: number;
+  elapsedMs: number;
+}
+
+export interface LmChunkProber extends ChunkProber {
+  readonly lastRun: ProbeRunStats | undefined;
+}
+
+export function lmChunkProber(lm: Pick<CausalLM, 'greedyProbe'>, options: LmChunkProberOptions = {}): LmChunkProber {
+  const batchSize = Math.max(1, options.batchSize ?? 8);
+  const budgetMs = options.budgetMs ?? 250;
+  const now = options.now ?? (() => performance.now());
+  let lastRun: ProbeRunStats | undefined;
+  return {
+    get lastRun() {
+      return lastRun;
+    },
+    async scoreProbes(probes, m, signal) {
+      const start = now();
+      const scores = new Array<number>(probes.length).fill(-Infinity);
+      let scored = 0;
+      let batches = 0;
+      // probeQuery lists probes in file order: the nearest chunks are last.
+      for (let end = probes.length; end > 0; end -= batchSize) {
+        if (batches > 0 && now() - start >= budgetMs) break;
+        throwIfAborted(signal);
+        const from = Math.max(0, end - batchSize);
+        const results = await lm.greedyProbe(probes.slice(from, end), m, signal);
+        results.forEach((r, i) => {
+          scores[from + i] = r.maxLogProbs.reduce((a, b) => a + b, 0);
+        });
+        scored += end - from;
+        batches++;
+      }
+      lastRun = { probes: probes.length, scored, batches, elapsedMs: now() - start };
+      return scores;
+    },
+  };
+}

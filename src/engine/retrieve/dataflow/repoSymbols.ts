@@ -1,0 +1,138 @@
+// Repository-wide symbol tables for dataflow resolution (DraCo's repository context graph, kept
+// to what the walk needs): Python module paths -> files (absolute, relative, src/ layouts and
+// package roots in subfolders), Java fully qualified class names -> classes, class members.
+import type { FileExtraction, KbClass, KbItem } from '../../kb/types';
+
+export interface SymbolSource {
+  paths(): string[];
+  file(path: string): FileExtraction | undefined;
+}
+
+function dir(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? '' : path.slice(0, i);
+}
+
+function commonPrefixLength(a: string, b: string): number {
+  const as = a.split('/');
+  const bs = b.split('/');
+  let n = 0;
+  while (n < as.length && n < bs.length && as[n] === bs[n]) n++;
+  return n;
+}
+
+export class RepoSymbols {
+  private readonly pyFiles = new Set<string>();
+  /** Every folder holding a Python file, directly or below. */
+  private readonly pyDirs = new Set<string>(['']);
+  /** Dotted module name (every suffix of a module's path) -> module keys (`a/b` for a/b.py or a/b/__init__.py). */
+  private readonly pyModules = new Map<string, string[]>();
+  private readonly javaClasses = new Map<string, KbClass>();
+  private readonly classesByName = new Map<string, KbClass[]>();
+  private readonly members = new Map<string, KbItem[]>();
+  private readonly topLevel = new Map<string, Map<string, KbItem | KbClass>>();
+
+  constructor(private readonly source: SymbolSource) {
+    for (const path of source.paths()) {
+      const x = source.file(path);
+      if (!x) continue;
+      if (x.lang === 'python') this.addPythonModule(path);
+      const top = new Map<string, KbItem | KbClass>();
+      for (const c of x.classes) {
+        if (!c.qualifiedName.includes('.')) top.set(c.name, c);
+        const list = this.classesByName.get(c.name);
+        if (list) list.push(c);
+        else this.classesByName.set(c.name, [c]);
+        if (x.lang === 'java') this.javaClasses.set(x.packageName ? `${x.packageName}.${c.qualifiedName}` : c.qualifiedName, c);
+      }
+      for (const item of x.items) {
+        if (item.className === undefined) {
+          if (!top.has(item.name)) top.set(item.name, item);
+        } else {
+          const key = `${path}#${item.className}`;
+          const list = this.members.get(key);
+          if (list) list.push(item);
+          else this.members.set(key, [item]);
+        }
+      }
+      this.topLevel.set(path, top);
+    }
+  }
+
+  private addPythonModule(path: string): void {
+    this.pyFiles.add(path);
+    for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) this.pyDirs.add(path.slice(0, i));
+    const noExt = path.replace(/\.pyi?$/, '');
+    const key = noExt.endsWith('/__init__') ? noExt.slice(0, -'/__init__'.length) : noExt;
+    const parts = key.split('/');
+    // Every suffix, and every package directory above it, so `import pkg` finds src/pkg too.
+    for (let end = parts.length; end >= 1; end--) {
+      const moduleKey = parts.slice(0, end).join('/');
+      for (let start = 0; start < end; start++) {
+        const dotted = parts.slice(start, end).join('.');
+        const list = this.pyModules.get(dotted);
+        if (!list) this.pyModules.set(dotted, [moduleKey]);
+        else if (!list.includes(moduleKey)) list.push(moduleKey);
+      }
+    }
+  }
+
+  /** The module key for an import as written in `fromPath` (relative imports resolved against its package). */
+  pythonModule(module: string, fromPath: string): string | undefined {
+    const dots = /^\.*/.exec(module)?.[0].length ?? 0;
+    if (dots > 0) {
+      let base = dir(fromPath);
+      for (let i = 1; i < dots; i++) base = dir(base);
+      const rest = module.slice(dots).replace(/\./g, '/');
+      const key = rest === '' ? base : base === '' ? rest : `${base}/${rest}`;
+      return this.moduleExists(key) ? key : undefined;
+    }
+    const keys = this.pyModules.get(module);
+    if (!keys || keys.length === 0) return undefined;
+    // Prefer the candidate nearest the importing file, then the shortest.
+    return [...keys].sort((a, b) => commonPrefixLength(b, fromPath) - commonPrefixLength(a, fromPath) || a.length - b.length || (a < b ? -1 : 1))[0];
+  }
+
+  moduleExists(key: string): boolean {
+    return this.pythonModuleFile(key) !== undefined || this.pyDirs.has(key);
+  }
+
+  /** The file of a module key: key.py, else key/__init__.py, else undefined (a namespace folder). */
+  pythonModuleFile(key: string): string | undefined {
+    for (const p of [`${key}.py`, `${key}.pyi`, `${key}/__init__.py`]) if (this.pyFiles.has(p)) return p;
+    return undefined;
+  }
+
+  javaClass(fqcn: string): KbClass | undefined {
+    return this.javaClasses.get(fqcn);
+  }
+
+  classesNamed(name: string): readonly KbClass[] {
+    return this.classesByName.get(name) ?? [];
+  }
+
+  /** Module-level definition (class, function or variable) of a file. */
+  topLevelDefinition(path: string, name: string): KbItem | KbClass | undefined {
+    return this.topLevel.get(path)?.get(name);
+  }
+
+  topLevelDefinitions(path: string): Array<KbItem | KbClass> {
+    return [...(this.topLevel.get(path)?.values() ?? [])];
+  }
+
+  classMembers(cls: KbClass): readonly KbItem[] {
+    return this.membersOf(cls.path, cls.qualifiedName);
+  }
+
+  membersOf(path: string, classQualifiedName: string): readonly KbItem[] {
+    return this.members.get(`${path}#${classQualifiedName}`) ?? [];
+  }
+
+  nestedClass(cls: KbClass, name: string): KbClass | undefined {
+    return this.source.file(cls.path)?.classes.find((c) => c.qualifiedName === `${cls.qualifiedName}.${name}`);
+  }
+
+  file(path: string): FileExtraction | undefined {
+    return this.source.file(path);
+  }
+}

@@ -1,0 +1,444 @@
+// Walks the unfinished file's dataflow graph back from the last line's variables (DraCo edges:
+// assign, as, comesfrom, type, successor) to imported entities, and resolves them to
+// knowledge-base classes and items in other files.
+import type { FileExtraction, KbClass, KbImport, KbItem, Lang } from '../../kb/types';
+import { snippetOfItem, type ScoredSnippet, type Snippet } from '../types';
+import { chainText, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, PYTHON_KEYWORDS, PYTHON_TYPE_IGNORE, chainsOfText, typeChains, type Binding, type Chain, type FileFlow, type LocalClass } from './flowGraph';
+import type { RepoSymbols } from './repoSymbols';
+
+type Entity =
+  | { kind: 'module'; key: string }
+  | { kind: 'class'; cls: KbClass; instance: boolean }
+  | { kind: 'item'; item: KbItem }
+  | { kind: 'local'; cls: LocalClass; instance: boolean };
+
+/** Where names are looked up: the unfinished file (with its flow) or a repository file. */
+interface Scope {
+  path: string;
+  lang: Lang;
+  extraction: FileExtraction;
+  flow?: FileFlow;
+}
+
+const MAX_DEPTH = 6;
+const LEAD_DEPTH = 2;
+const MAX_CLASS_MEMBERS = 40;
+
+export interface FlowResolution {
+  results: ScoredSnippet[];
+  /** Nodes and edges of the walk, for the trace. */
+  visited: number;
+}
+
+export class FlowResolver {
+  private readonly emitted = new Map<string, ScoredSnippet & { order: number }>();
+  private readonly busy = new Set<string>();
+  private steps = 0;
+  private unfinished: Scope | undefined;
+
+  constructor(
+    private readonly symbols: RepoSymbols,
+    private readonly maxSteps = 5000,
+  ) {}
+
+  /** Seeds first (score by walk distance), then the file's other repository imports (low scores). */
+  resolve(scope: Scope): FlowResolution {
+    const flow = scope.flow;
+    if (flow) {
+      // The chain nearest the cursor first: it is what the line is about to use.
+      for (const seed of [...flow.seeds].reverse()) this.resolveChain(seed, scope, 0, chainText(seed));
+    }
+    for (const imp of scope.extraction.imports) {
+      if (this.steps > this.maxSteps) break;
+      for (const e of this.importTarget(imp, scope, 0)) this.emit(e, 8, `import ${imp.name ?? imp.module}`);
+    }
+    // Reached from the last line within LEAD_DEPTH edges: a direct dependency (not an import fallback).
+    const results = [...this.emitted.values()]
+      .sort((a, b) => b.score - a.score || a.order - b.order)
+      .map(({ order: _order, ...r }) => (r.score >= 1 / (1 + LEAD_DEPTH) ? { ...r, lead: true } : r));
+    return { results, visited: this.steps };
+  }
+
+  private emit(e: Entity, depth: number, reason: string): void {
+    let snippet: Snippet | undefined;
+    if (e.kind === 'item') snippet = snippetOfItem(e.item);
+    else if (e.kind === 'class') snippet = this.classSummary(e.cls);
+    if (!snippet) return;
+    const score = 1 / (1 + depth);
+    const existing = this.emitted.get(snippet.id);
+    if (!existing) this.emitted.set(snippet.id, { snippet, score, reason, order: this.emitted.size });
+    else if (score > existing.score) Object.assign(existing, { score, reason });
+  }
+
+  private resolveChain(chain: Chain, scope: Scope, depth: number, reason: string): Entity[] {
+    const head = chain[0];
+    if (!head || depth > MAX_DEPTH || ++this.steps > this.maxSteps) return [];
+    let current = this.resolveHead(head.name, scope, depth, reason, head.partial === true && chain.length === 1);
+    for (const e of current) this.emit(e, depth, reason);
+    // A class of the unfinished file itself is excluded; its parent classes (successor) are not.
+    for (const e of current) {
+      if (e.kind === 'local' && this.unfinished) for (const base of e.cls.bases) this.resolveChain(base, this.unfinished, depth + 1, `${e.cls.name} (successor)`);
+    }
+    if (head.call) current = current.flatMap((e) => this.callResult(e, depth));
+    for (const e of current) this.emit(e, depth, reason);
+    if (chain.length === 1) this.emitModuleMembers(current, depth + 1, reason);
+    for (let i = 1; i < chain.length && current.length > 0; i++) {
+      const seg = chain[i]!;
+      if (seg.name === '[]') return [];
+      current = dedupe(current.flatMap((e) => this.member(e, seg.name, depth + i, seg.partial)));
+      // The member itself is what the completion needs; emit it before following its value.
+      for (const e of current) this.emit(e, depth + i - 1, `${reason} (comesfrom)`);
+      if (seg.call) current = current.flatMap((e) => this.callResult(e, depth + i));
+      for (const e of current) this.emit(e, depth + i, reason);
+      if (i === chain.length - 1) this.emitModuleMembers(current, depth + i + 1, reason);
+    }
+    return current;
+  }
+
+  /** A chain ending at a module (`u` for `import pkg.util as u`): its first definitions, at a lower score. */
+  private emitModuleMembers(entities: Entity[], depth: number, reason: string): void {
+    for (const e of entities) {
+      if (e.kind !== 'module') continue;
+      const path = this.symbols.pythonModuleFile(e.key);
+      if (!path) continue;
+      for (const def of this.symbols.topLevelDefinitions(path).slice(0, 8)) this.emit(entityOf(def), depth, `${reason} (module member)`);
+    }
+  }
+
+  private resolveHead(name: string, scope: Scope, depth: number, reason: string, partial = false): Entity[] {
+    const found = this.resolveName(name, scope, depth, reason);
+    if (found.length > 0 || !partial || !scope.flow) return found;
+    // The identifier is still being typed: the nearest variable or import it may become.
+    const flow = scope.flow;
+    const names = [...flow.bindings.keys(), ...scope.extraction.imports.map((i) => i.alias ?? i.name ?? '')].filter((n) => n.startsWith(name) && !n.includes('.'));
+    return dedupe(names.slice(0, 3).flatMap((n) => this.resolveName(n, scope, depth, reason)));
+  }
+
+  private resolveName(name: string, scope: Scope, depth: number, reason: string): Entity[] {
+    const flow = scope.flow;
+    if (flow) {
+      if ((name === 'self' || name === 'this' || name === 'cls') && flow.enclosingClass) return [{ kind: 'local', cls: flow.enclosingClass, instance: name !== 'cls' }];
+      const bindings = flow.bindings.get(name);
+      if (bindings && bindings.length > 0) return this.bindingValues(name, bindings.slice(-2), scope, depth, reason);
+      const fn = flow.functions.get(name);
+      if (fn) return fn.returns.flatMap((t) => instances(this.resolveChain(t, scope, depth + 1, `${reason} <- ${name} (type)`)));
+      const cls = flow.classes.get(name);
+      if (cls) return [{ kind: 'local', cls, instance: false }];
+    } else {
+      const top = this.symbols.topLevelDefinition(scope.path, name);
+      if (top) return [entityOf(top)];
+    }
+    const imported = scope.extraction.imports.filter((i) => !i.wildcard && (i.alias ?? i.name) === name);
+    if (imported.length > 0) return dedupe(imported.flatMap((i) => this.importTarget(i, scope, depth)));
+    if (scope.lang === 'java') return this.javaTypeByName(name, scope);
+    // Python wildcard imports (`from pkg.config import *`).
+    for (const i of scope.extraction.imports) {
+      if (!i.wildcard) continue;
+      const key = this.symbols.pythonModule(i.module, scope.path);
+      if (key === undefined) continue;
+      const found = this.member({ kind: 'module', key }, name, depth);
+      if (found.length > 0) return found;
+    }
+    return [];
+  }
+
+  private bindingValues(name: string, bindings: readonly Binding[], scope: Scope, depth: number, reason: string): Entity[] {
+    const key = `${scope.path}:${name}`;
+    if (this.busy.has(key)) return [];
+    this.busy.add(key);
+    try {
+      const out: Entity[] = [];
+      for (const b of bindings) {
+        for (const t of b.types) out.push(...instances(this.resolveChain(t, scope, depth + 1, `${reason} <- ${chainText(t)} (type)`)));
+        for (const v of b.values) out.push(...this.resolveChain(v, scope, depth + 1, `${reason} <- ${chainText(v)} (${b.edge})`));
+      }
+      return dedupe(out);
+    } finally {
+      this.busy.delete(key);
+    }
+  }
+
+  importTarget(imp: KbImport, scope: Scope, depth: number): Entity[] {
+    if (depth > MAX_DEPTH) return [];
+    if (scope.lang === 'java') {
+      if (imp.wildcard) return [];
+      if (imp.isStatic) {
+        const owner = this.symbols.javaClass(imp.module);
+        if (!owner || !imp.name) return [];
+        return this.member({ kind: 'class', cls: owner, instance: false }, imp.name, depth);
+      }
+      const cls = this.symbols.javaClass(imp.module === '' ? (imp.name ?? '') : `${imp.module}.${imp.name ?? ''}`);
+      return cls ? [{ kind: 'class', cls, instance: false }] : [];
+    }
+    if (imp.name === undefined) {
+      // `import a.b` binds `a`; `import a.b as c` binds the module a.b.
+      const dotted = imp.alias && imp.alias !== imp.module.split('.')[0] ? imp.module : (imp.module.split('.')[0] ?? imp.module);
+      const key = this.symbols.pythonModule(dotted, scope.path);
+      return key === undefined ? [] : [{ kind: 'module', key }];
+    }
+    const key = this.symbols.pythonModule(imp.module, scope.path);
+    if (key === undefined) return [];
+    return this.member({ kind: 'module', key }, imp.name, depth + 1);
+  }
+
+  private member(e: Entity, name: string, depth: number, partial = false): Entity[] {
+    if (depth > MAX_DEPTH || ++this.steps > this.maxSteps) return [];
+    switch (e.kind) {
+      case 'module': {
+        const path = this.symbols.pythonModuleFile(e.key);
+        if (path) {
+          const def = this.symbols.topLevelDefinition(path, name);
+          if (def) return [entityOf(def)];
+          if (partial) {
+            const started = this.symbols.topLevelDefinitions(path).filter((d) => d.name.startsWith(name));
+            if (started.length > 0) return started.slice(0, 5).map(entityOf);
+          }
+        }
+        const sub = e.key === '' ? name : `${e.key}/${name}`;
+        if (this.symbols.moduleExists(sub)) return [{ kind: 'module', key: sub }];
+        // Re-exports: `from .models import Cart` in a package's __init__.py.
+        const x = path ? this.symbols.file(path) : undefined;
+        if (!x || !path) return [];
+        const scope: Scope = { path, lang: x.lang, extraction: x };
+        const reexport = x.imports.filter((i) => !i.wildcard && (i.alias ?? i.name) === name);
+        const out = reexport.flatMap((i) => this.importTarget(i, scope, depth + 1));
+        if (out.length > 0) return dedupe(out);
+        for (const i of x.imports) {
+          if (!i.wildcard) continue;
+          const key = this.symbols.pythonModule(i.module, path);
+          if (key !== undefined && key !== e.key) out.push(...this.member({ kind: 'module', key }, name, depth + 1));
+        }
+        return dedupe(out);
+      }
+      case 'class':
+        return this.classMember(e.cls, name, depth, new Set(), partial);
+      case 'local': {
+        const out: Entity[] = [];
+        const flow = this.unfinished;
+        const field = flow?.flow?.bindings.get(`self.${name}`) ?? flow?.flow?.bindings.get(`this.${name}`);
+        if (flow && field) out.push(...this.bindingValues(`self.${name}`, field.slice(-2), flow, depth + 1, `self.${name}`));
+        if (out.length > 0 || !flow) return out;
+        for (const base of e.cls.bases) {
+          for (const b of this.resolveChain(base, flow, depth + 1, `${e.cls.name} (successor)`)) {
+            if (b.kind === 'class') out.push(...this.classMember(b.cls, name, depth + 1, new Set()));
+          }
+        }
+        return out;
+      }
+      case 'item':
+        return this.itemValue(e.item, depth).flatMap((v) => this.member(v, name, depth + 1));
+    }
+  }
+
+  /** Set the unfinished file's scope (for `self.x` lookups) before resolve(). */
+  withUnfinished(scope: Scope): this {
+    this.unfinished = scope;
+    return this;
+  }
+
+  private classMember(cls: KbClass, name: string, depth: number, seen: Set<string>, partial = false): Entity[] {
+    const key = `${cls.path}#${cls.qualifiedName}`;
+    if (seen.has(key) || depth > MAX_DEPTH) return [];
+    seen.add(key);
+    let members = this.symbols.classMembers(cls).filter((m) => m.name === name);
+    if (members.length === 0 && partial) members = this.symbols.classMembers(cls).filter((m) => m.name.startsWith(name));
+    if (members.length > 0) return members.slice(0, 3).map((item) => ({ kind: 'item', item }));
+    const nested = this.symbols.nestedClass(cls, name);
+    if (nested) return [{ kind: 'class', cls: nested, instance: false }];
+    // successor edges: look in the parent classes.
+    const x = this.symbols.file(cls.path);
+    if (!x) return [];
+    const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
+    const out: Entity[] = [];
+    for (const base of cls.bases) {
+      const chain = base.replace(/<.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
+      for (const b of this.resolveHeadChain(chain, scope, depth + 1)) {
+        if (b.kind === 'class') {
+          this.emit(b, depth + 1, `${cls.name} (successor)`);
+          out.push(...this.classMember(b.cls, name, depth + 1, seen, partial));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Resolve a dotted name in a repository file without emitting the steps. */
+  private resolveHeadChain(chain: Chain, scope: Scope, depth: number): Entity[] {
+    const head = chain[0];
+    if (!head) return [];
+    let current = this.resolveHead(head.name, scope, depth, '');
+    for (let i = 1; i < chain.length && current.length > 0; i++) current = current.flatMap((e) => this.member(e, chain[i]!.name, depth + i));
+    return current;
+  }
+
+  private callResult(e: Entity, depth: number): Entity[] {
+    if (e.kind === 'class' && !e.instance) return [{ ...e, instance: true }];
+    if (e.kind === 'local' && !e.instance) return [{ ...e, instance: true }];
+    if (e.kind === 'item' && (e.item.kind === 'function' || e.item.kind === 'classFunction')) {
+      // A Java constructor call `new Foo()` names the class, handled above; here: the return type.
+      return this.typesIn(returnTypeText(e.item), e.item.path, e.item.lang, depth + 1);
+    }
+    return [];
+  }
+
+  /** The value of a variable item (its declared type, else its initialiser), or a property's return type. */
+  private itemValue(item: KbItem, depth: number): Entity[] {
+    if (item.kind === 'classFunction' || item.kind === 'function') {
+      return item.lang === 'python' && /@(\w+\.)?(cached_)?property\b/.test(item.text) ? this.typesIn(returnTypeText(item), item.path, item.lang, depth + 1) : [];
+    }
+    const declared = variableTypeText(item);
+    if (declared) return this.typesIn(declared, item.path, item.lang, depth + 1);
+    const init = initialiserText(item);
+    if (!init) return [];
+    const x = this.symbols.file(item.path);
+    if (!x) return [];
+    const scope: Scope = { path: item.path, lang: item.lang, extraction: x };
+    const out: Entity[] = [];
+    for (const chain of chainsOfText(init, item.lang === 'java' ? JAVA_KEYWORDS : PYTHON_KEYWORDS)) {
+      if (chain.length === 1 && !chain[0]!.call && item.className) {
+        // `self.cart = cart`: the type hint of that parameter of the same class's __init__.
+        const ctor = this.symbols.membersOf(item.path, item.className).find((m) => m.name === '__init__');
+        const hint = ctor ? new RegExp(`\\b${escapeRe(chain[0]!.name)}\\s*:\\s*([^,=)]+)`).exec(ctor.signature)?.[1] : undefined;
+        if (hint) out.push(...this.typesIn(hint, item.path, item.lang, depth + 1));
+        continue;
+      }
+      out.push(...this.resolveHeadChainWithCalls(chain, scope, depth + 1));
+    }
+    return dedupe(out);
+  }
+
+  private resolveHeadChainWithCalls(chain: Chain, scope: Scope, depth: number): Entity[] {
+    const head = chain[0];
+    if (!head) return [];
+    let current = this.resolveHead(head.name, scope, depth, '');
+    if (head.call) current = current.flatMap((e) => this.callResult(e, depth));
+    for (let i = 1; i < chain.length && current.length > 0; i++) {
+      current = current.flatMap((e) => this.member(e, chain[i]!.name, depth + i));
+      if (chain[i]!.call) current = current.flatMap((e) => this.callResult(e, depth + i));
+    }
+    return current;
+  }
+
+  /** Instances of the repository classes named in a type text, resolved in a repository file. */
+  private typesIn(typeText: string | undefined, path: string, lang: Lang, depth: number): Entity[] {
+    if (!typeText || depth > MAX_DEPTH) return [];
+    const x = this.symbols.file(path);
+    const scope: Scope | undefined = path === this.unfinished?.path ? this.unfinished : x ? { path, lang, extraction: x } : undefined;
+    if (!scope) return [];
+    const chains = typeChains(typeText, lang === 'java' ? JAVA_TYPE_IGNORE : PYTHON_TYPE_IGNORE);
+    return dedupe(chains.flatMap((c) => instances(this.resolveHeadChain(c, scope, depth))));
+  }
+
+  private javaTypeByName(name: string, scope: Scope): Entity[] {
+    const pkg = scope.extraction.packageName;
+    const same = this.symbols.javaClass(pkg ? `${pkg}.${name}` : name);
+    if (same) return [{ kind: 'class', cls: same, instance: false }];
+    // Nested classes of the file's own classes.
+    const own = scope.extraction.classes.find((c) => c.name === name);
+    if (own && !scope.flow) return [{ kind: 'class', cls: own, instance: false }];
+    for (const i of scope.extraction.imports) {
+      if (!i.wildcard) continue;
+      if (i.isStatic) {
+        const owner = this.symbols.javaClass(i.module);
+        const found = owner ? this.classMember(owner, name, 1, new Set()) : [];
+        if (found.length > 0) return found;
+      } else {
+        const cls = this.symbols.javaClass(`${i.module}.${name}`);
+        if (cls) return [{ kind: 'class', cls, instance: false }];
+      }
+    }
+    // Same-package classes without an import are covered above; a unique class of that name elsewhere is a fair guess.
+    if (/^\p{Lu}/u.test(name)) {
+      const named = this.symbols.classesNamed(name).filter((c) => c.lang === 'java' && !c.qualifiedName.includes('.'));
+      if (named.length === 1) return [{ kind: 'class', cls: named[0]!, instance: false }];
+    }
+    return [];
+  }
+
+  private classSummary(cls: KbClass): Snippet {
+    const members = this.symbols.classMembers(cls).slice(0, MAX_CLASS_MEMBERS);
+    const lines: string[] = [];
+    if (cls.lang === 'python') {
+      lines.push(`# ${cls.path}`, cls.header.trim());
+      if (cls.docstring) lines.push(`    """${cls.docstring.split('\n', 1)[0]}"""`);
+      for (const m of members) {
+        const sig = m.signature.replace(/\s*\n\s*/g, ' ');
+        lines.push(`    ${m.kind === 'classFunction' ? `${sig} ...` : sig}`);
+      }
+      if (members.length === 0 && !cls.docstring) lines.push('    ...');
+    } else {
+      lines.push(`// ${cls.path}`, `${cls.header.trim()} {`);
+      for (const m of members) lines.push(`    ${m.signature.replace(/\s*\n\s*/g, ' ')};`);
+      lines.push('}');
+    }
+    return {
+      id: `${cls.path}#class:${cls.qualifiedName}`,
+      kind: 'class',
+      path: cls.path,
+      name: cls.name,
+      qualifiedName: cls.qualifiedName,
+      range: cls.range,
+      text: lines.join('\n'),
+    };
+  }
+}
+
+function entityOf(def: KbItem | KbClass): Entity {
+  return 'kind' in def && (def.kind === 'function' || def.kind === 'classFunction' || def.kind === 'classVariable' || def.kind === 'globalVariable')
+    ? { kind: 'item', item: def as KbItem }
+    : { kind: 'class', cls: def as KbClass, instance: false };
+}
+
+function instances(entities: Entity[]): Entity[] {
+  return entities.map((e) => (e.kind === 'class' || e.kind === 'local' ? { ...e, instance: true } : e));
+}
+
+function entityKey(e: Entity): string {
+  switch (e.kind) {
+    case 'module':
+      return `m:${e.key}`;
+    case 'class':
+      return `c:${e.cls.path}#${e.cls.qualifiedName}:${e.instance}`;
+    case 'item':
+      return `i:${e.item.id}`;
+    case 'local':
+      return `l:${e.cls.name}:${e.instance}`;
+  }
+}
+
+function dedupe(entities: Entity[]): Entity[] {
+  const seen = new Set<string>();
+  return entities.filter((e) => {
+    const k = entityKey(e);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** `def f(...) -> X:` -> X; Java `public static Foo<Bar> make(...)` -> Foo<Bar>. */
+export function returnTypeText(item: KbItem): string | undefined {
+  const sig = item.signature;
+  if (item.lang === 'python') return /->\s*([\s\S]+?)\s*:?\s*$/.exec(sig)?.[1];
+  const at = sig.indexOf(`${item.name}(`) >= 0 ? sig.indexOf(`${item.name}(`) : sig.indexOf(item.name);
+  if (at <= 0) return undefined;
+  return sig.slice(0, at).replace(/@\w+(\([^)]*\))?/g, ' ').replace(/^\s*<[^>]*>/, ' ');
+}
+
+/** A variable's declared type: `x: T = v` (Python) or `private final T x = v` (Java). */
+export function variableTypeText(item: KbItem): string | undefined {
+  const sig = item.signature;
+  if (item.lang === 'python') return /^[\p{L}\p{N}_.]+\s*:\s*([^=]+?)\s*(=|$)/u.exec(sig)?.[1];
+  const decl = sig.split('=', 1)[0] ?? '';
+  const at = decl.lastIndexOf(item.name);
+  return at > 0 ? decl.slice(0, at).replace(/@\w+(\([^)]*\))?/g, ' ') : undefined;
+}
+
+function initialiserText(item: KbItem): string | undefined {
+  const m = /^[^=]*?(?<![=!<>])=(?!=)([\s\S]*)$/.exec(item.signature);
+  return m?.[1]?.trim();
+}

@@ -1,0 +1,273 @@
+// Dense retrieval path (CodeRAG section 2.2.1): the code encoder embeds every knowledge-base item
+// at index time and the query at request time; cosine top-j over one contiguous Float32Array
+// matrix per item family (functions, variables), as the sparse path does. Vectors are persisted
+// next to the KB index and recomputed only for items whose text changed.
+import type { KbItem } from '../../kb/types';
+import type { KnowledgeBase } from '../../kb/KnowledgeBase';
+import type { Encoder } from '../../models/types';
+import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
+import { TopK } from '../topK';
+import { denseFilePath, loadVectors, saveVectors, textHash, type DenseRow } from './denseStore';
+import type { Disposable } from '../../util/disposable';
+import { errorMessage, throwIfAborted } from '../../util/errors';
+import { getLogger } from '../../util/logger';
+
+const log = getLogger('retrieve');
+
+/** The knowledge-base surface the dense path needs. */
+export type DenseSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
+
+/** The encoder surface the dense path needs (models/OnnxEncoder). */
+export type DenseEncoder = Pick<Encoder, 'name' | 'dim' | 'embed'>;
+
+export interface DenseProgress {
+  /** Items embedded so far in this run, of `total` that needed embedding. */
+  done: number;
+  total: number;
+}
+
+export interface DenseRetrieverOptions {
+  /** The KB's index folder; vectors go to dense-<encoder>.bin there. Omit to keep them in memory only. */
+  indexFolder?: string;
+  /** Texts per embed call: the unit of progress and cancellation (default 64). */
+  chunkSize?: number;
+  onProgress?: (p: DenseProgress) => void;
+}
+
+/** What the last prepare() did, for the trace and the tests. */
+export interface DensePrepareReport {
+  /** How the saved vectors were found: loaded, missing, invalid (why), or in memory only. */
+  store: 'loaded' | 'missing' | 'inMemory' | { invalid: string };
+  embedded: number;
+  reused: number;
+  items: number;
+  elapsedMs: number;
+}
+
+interface Family {
+  items: KbItem[];
+  /** items.length * dim, row-major, L2-normalised rows. */
+  matrix: Float32Array;
+}
+
+function isFunction(item: KbItem): boolean {
+  return item.kind === 'function' || item.kind === 'classFunction';
+}
+
+export class DenseRetriever implements Retriever, Disposable {
+  readonly name = 'dense' as const;
+  /** Vectors by text hash: identical text, identical vector (and a moved item keeps its vector). */
+  private readonly vectors = new Map<string, Float32Array>();
+  /** Items per file, as last embedded. */
+  private readonly files = new Map<string, KbItem[]>();
+  private readonly pending = new Set<string>();
+  private readonly subscription: Disposable;
+  private functions: Family = { items: [], matrix: new Float32Array(0) };
+  private variables: Family = { items: [], matrix: new Float32Array(0) };
+  private loaded = false;
+  private storeRead = false;
+  private storeStatus: DensePrepareReport['store'] = 'inMemory';
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private running: Promise<DensePrepareReport> | undefined;
+  lastReport: DensePrepareReport | undefined;
+
+  constructor(
+    private readonly kb: DenseSource,
+    private readonly encoder: DenseEncoder,
+    private readonly options: DenseRetrieverOptions = {},
+  ) {
+    this.subscription = kb.onDidChange((e) => {
+      for (const p of [...e.changed, ...e.removed]) this.pending.add(p);
+      this.scheduleRefresh();
+    });
+  }
+
+  /** The vector file this retriever reads and writes (undefined without an index folder). */
+  get storePath(): string | undefined {
+    return this.options.indexFolder ? denseFilePath(this.options.indexFolder, this.encoder.name) : undefined;
+  }
+
+  get size(): number {
+    return this.functions.items.length + this.variables.items.length;
+  }
+
+  /** Re-embed changed files soon after a change, so that the next query does not pay for it. */
+  private scheduleRefresh(): void {
+    if (!this.loaded || this.refreshTimer !== undefined) return;
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = undefined;
+      if (this.pending.size > 0) this.prepare().catch((e: unknown) => log.warn(`dense re-embedding failed: ${errorMessage(e)}`));
+    }, 50);
+    this.refreshTimer.unref?.();
+  }
+
+  /** Embed every item (first call) or the items of files changed since; one run at a time. */
+  async prepare(signal?: AbortSignal): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+    this.running = this.run(signal);
+    try {
+      this.lastReport = await this.running;
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private async readStore(): Promise<void> {
+    if (this.storeRead) return;
+    this.storeRead = true;
+    const path = this.storePath;
+    if (!path) return;
+    const result = await loadVectors(path, { encoder: this.encoder.name, dim: this.encoder.dim });
+    if (result.status === 'ok') {
+      const { rows, vectors, dim } = result.stored;
+      rows.forEach((r, i) => this.vectors.set(r.hash, vectors.subarray(i * dim, (i + 1) * dim)));
+      this.storeStatus = 'loaded';
+    } else if (result.status === 'missing') {
+      this.storeStatus = 'missing';
+    } else {
+      this.storeStatus = { invalid: result.reason };
+      log.warn(`dense vectors at ${path} are invalid (${result.reason}); re-embedding`);
+    }
+  }
+
+  private async run(signal: AbortSignal | undefined): Promise<DensePrepareReport> {
+    const start = performance.now();
+    await this.readStore();
+    const found = this.storeStatus;
+    const paths = this.loaded ? [...this.pending] : this.kb.paths();
+    this.pending.clear();
+    const first = !this.loaded;
+    this.loaded = true;
+    const touched = new Map<string, KbItem[]>();
+    for (const path of paths) touched.set(path, [...(this.kb.file(path)?.items ?? [])]);
+    // Texts without a vector, each once.
+    const need = new Map<string, string>();
+    let reused = 0;
+    for (const items of touched.values()) {
+      for (const item of items) {
+        const hash = textHash(item.text);
+        if (this.vectors.has(hash)) reused++;
+        else need.set(hash, item.text);
+      }
+    }
+    const todo = [...need.entries()];
+    const chunk = Math.max(1, this.options.chunkSize ?? 64);
+    let done = 0;
+    try {
+      for (let i = 0; i < todo.length; i += chunk) {
+        throwIfAborted(signal);
+        this.options.onProgress?.({ done, total: todo.length });
+        const part = todo.slice(i, i + chunk);
+        const vecs = await this.encoder.embed(
+          part.map(([, text]) => text),
+          signal,
+        );
+        part.forEach(([hash], j) => {
+          const v = vecs[j];
+          if (!v || v.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${this.encoder.dim}`);
+          this.vectors.set(hash, v);
+        });
+        done += part.length;
+      }
+      this.options.onProgress?.({ done, total: todo.length });
+    } catch (e) {
+      // What was embedded stays cached; the files wait for the next call.
+      for (const p of paths) this.pending.add(p);
+      if (first) this.loaded = false;
+      throw e;
+    }
+    for (const [path, items] of touched) {
+      if (items.length > 0) this.files.set(path, items);
+      else this.files.delete(path);
+    }
+    this.compile();
+    // Write when vectors or items changed, or the file on disk is missing or was invalid.
+    if (todo.length > 0 || !first || this.storeStatus !== 'loaded') await this.save();
+    return { store: found, embedded: todo.length, reused, items: this.size, elapsedMs: performance.now() - start };
+  }
+
+  /** Rebuild the two contiguous matrices and drop vectors no item uses any more. */
+  private compile(): void {
+    const dim = this.encoder.dim;
+    const fns: KbItem[] = [];
+    const vars: KbItem[] = [];
+    for (const path of [...this.files.keys()].sort()) for (const item of this.files.get(path)!) (isFunction(item) ? fns : vars).push(item);
+    const used = new Set<string>();
+    const build = (items: KbItem[]): Family => {
+      const matrix = new Float32Array(items.length * dim);
+      items.forEach((item, i) => {
+        const hash = textHash(item.text);
+        used.add(hash);
+        const v = this.vectors.get(hash);
+        if (v) matrix.set(v, i * dim);
+      });
+      return { items, matrix };
+    };
+    this.functions = build(fns);
+    this.variables = build(vars);
+    for (const hash of [...this.vectors.keys()]) if (!used.has(hash)) this.vectors.delete(hash);
+  }
+
+  private async save(): Promise<void> {
+    const path = this.storePath;
+    if (!path) return;
+    const dim = this.encoder.dim;
+    const rows: DenseRow[] = [];
+    const all = [...this.functions.items, ...this.variables.items];
+    const vectors = new Float32Array(all.length * dim);
+    all.forEach((item, i) => {
+      const hash = textHash(item.text);
+      rows.push({ id: item.id, hash });
+      const v = this.vectors.get(hash);
+      if (v) vectors.set(v, i * dim);
+    });
+    try {
+      await saveVectors(path, { encoder: this.encoder.name, dim, rows, vectors });
+      this.storeStatus = 'loaded';
+    } catch (e) {
+      // Persisting is an optimisation: the vectors in memory still serve.
+      log.warn(`could not save dense vectors to ${path}: ${errorMessage(e)}`);
+    }
+  }
+
+  async retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult> {
+    if (!this.loaded || this.pending.size > 0) await this.prepare(signal);
+    throwIfAborted(signal);
+    const text = request.query.text;
+    if (text.trim() === '' || this.size === 0) return { results: [], notes: [`${this.size} items embedded`] };
+    const [query] = await this.encoder.embed([text], signal);
+    throwIfAborted(signal);
+    if (!query || query.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned no query vector`);
+    const j = request.topJ;
+    const exclude = request.file.path;
+    const functions = this.top(this.functions, query, j, exclude);
+    const variables = this.top(this.variables, query, j, exclude);
+    // The families are ranked separately (CodeRAG: top functions + top variables): take turns.
+    const results: ScoredSnippet[] = [];
+    for (let i = 0; i < Math.max(functions.length, variables.length); i++) {
+      for (const hit of [functions[i], variables[i]]) if (hit) results.push({ snippet: snippetOfItem(hit.value), score: hit.score });
+    }
+    return { results, notes: [`${this.functions.items.length} functions, ${this.variables.items.length} variables embedded (dim ${this.encoder.dim})`] };
+  }
+
+  /** Cosine top-k (rows and query are unit vectors: a dot product), skipping the unfinished file. */
+  private top(family: Family, query: Float32Array, k: number, excludePath: string): Array<{ value: KbItem; score: number }> {
+    const dim = this.encoder.dim;
+    const { items, matrix } = family;
+    const top = new TopK<KbItem>(k);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
+      if (item.path === excludePath) continue;
+      let dot = 0;
+      const base = i * dim;
+      for (let d = 0; d < dim; d++) dot += matrix[base + d]! * query[d]!;
+      if (dot > top.threshold) top.offer(item, dot);
+    }
+    return top.sorted();
+  }
+
+  dispose(): void {
+    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
+    this.subscription.dispose();
+  }
+}

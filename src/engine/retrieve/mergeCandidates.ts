@@ -1,0 +1,63 @@
+// Multi-path merge (CodeRAG section 2.2.1): the paths' results become one deduplicated list of
+// at most n = 2j+1 candidates, each with the paths that found it and their scores.
+import type { Candidate, PathName, PathTrace } from './types';
+
+/** Taking turns: dataflow first (few, precise), then sparse, dense, RG-1. */
+const PATH_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense', 'rg1'];
+
+/**
+ * Results marked `lead` first, then round-robin over the paths' ranked lists so every path
+ * contributes near its top; a snippet
+ * found by several paths is one candidate carrying each path's score and rank. Snippets of the
+ * unfinished file are dropped (its text after the cursor must never reach the prompt).
+ */
+export function mergeCandidates(traces: readonly PathTrace[], maxCandidates: number, excludePath?: string): Candidate[] {
+  const lists = [...traces]
+    .filter((t) => t.status === 'ok')
+    .sort((a, b) => PATH_ORDER.indexOf(a.path) - PATH_ORDER.indexOf(b.path))
+    .map((t) => ({ path: t.path, results: t.results.filter((r) => r.snippet.path !== excludePath) }));
+  const byId = new Map<string, Candidate>();
+  // Every path's score and rank are recorded, even for results beyond the cut.
+  for (const { path, results } of lists) {
+    results.forEach((r, rank) => {
+      const existing = byId.get(r.snippet.id);
+      if (existing) {
+        if (existing.scores[path] === undefined) {
+          existing.scores[path] = r.score;
+          existing.ranks[path] = rank;
+          if (r.reason) (existing.reasons ??= []).push(r.reason);
+        }
+      } else {
+        byId.set(r.snippet.id, { snippet: r.snippet, paths: [], scores: { [path]: r.score }, ranks: { [path]: rank }, ...(r.reason ? { reasons: [r.reason] } : {}) });
+      }
+    });
+  }
+  const out: Candidate[] = [];
+  const taken = new Set<string>();
+  // The dataflow path's direct dependencies of the unfinished line are few and exact: they lead.
+  for (const { results } of lists) {
+    for (const r of results) {
+      if (!r.lead || taken.has(r.snippet.id) || out.length >= maxCandidates) continue;
+      taken.add(r.snippet.id);
+      out.push(byId.get(r.snippet.id)!);
+    }
+  }
+  const cursors = lists.map(() => 0);
+  let progressed = true;
+  while (out.length < maxCandidates && progressed) {
+    progressed = false;
+    for (let i = 0; i < lists.length && out.length < maxCandidates; i++) {
+      const list = lists[i]!;
+      while (cursors[i]! < list.results.length) {
+        const r = list.results[cursors[i]!++]!;
+        if (taken.has(r.snippet.id)) continue;
+        taken.add(r.snippet.id);
+        out.push(byId.get(r.snippet.id)!);
+        progressed = true;
+        break;
+      }
+    }
+  }
+  for (const c of out) c.paths = PATH_ORDER.filter((p) => c.scores[p] !== undefined);
+  return out;
+}

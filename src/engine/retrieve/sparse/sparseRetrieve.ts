@@ -1,0 +1,93 @@
+// Sparse retrieval path (CodeRAG section 2.2.1): TF-IDF cosine top-j over knowledge-base items,
+// functions (function, classFunction) and variables (classVariable, globalVariable) indexed
+// separately as in CodeRAG; kept current through the knowledge base's change events.
+import type { KbItem } from '../../kb/types';
+import type { KnowledgeBase } from '../../kb/KnowledgeBase';
+import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
+import { TfIdfIndex } from './TfIdfIndex';
+import type { TermOptions } from './codeTerms';
+import type { Disposable } from '../../util/disposable';
+import { errorMessage, throwIfAborted } from '../../util/errors';
+import { getLogger } from '../../util/logger';
+
+const log = getLogger('retrieve');
+
+/** The knowledge-base surface the sparse path needs. */
+export type SparseSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
+
+function isFunction(item: KbItem): boolean {
+  return item.kind === 'function' || item.kind === 'classFunction';
+}
+
+export class SparseRetriever implements Retriever, Disposable {
+  readonly name = 'sparse' as const;
+  private readonly functions: TfIdfIndex<KbItem>;
+  private readonly variables: TfIdfIndex<KbItem>;
+  private readonly subscription: Disposable;
+  private loaded = false;
+  private pending = new Set<string>();
+
+  constructor(
+    private readonly kb: SparseSource,
+    options: TermOptions = {},
+  ) {
+    this.functions = new TfIdfIndex<KbItem>((i) => i.text, options);
+    this.variables = new TfIdfIndex<KbItem>((i) => i.text, options);
+    this.subscription = kb.onDidChange((e) => {
+      for (const p of [...e.changed, ...e.removed]) this.pending.add(p);
+      this.scheduleRefresh();
+    });
+  }
+
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Re-index changed files soon after a change, so that the next query does not pay for it. */
+  private scheduleRefresh(): void {
+    if (!this.loaded || this.refreshTimer !== undefined) return;
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = undefined;
+      if (this.pending.size > 0) this.prepare().catch((e: unknown) => log.warn(`sparse re-index failed: ${errorMessage(e)}`));
+    }, 50);
+    this.refreshTimer.unref?.();
+  }
+
+  /** Tokenise every item (first call) or the files changed since; postings rebuild lazily. */
+  async prepare(signal?: AbortSignal): Promise<void> {
+    const paths = this.loaded ? [...this.pending] : this.kb.paths();
+    this.pending.clear();
+    this.loaded = true;
+    for (let i = 0; i < paths.length; i++) {
+      if (signal?.aborted) {
+        // Keep what is left for the next call.
+        for (const rest of paths.slice(i)) this.pending.add(rest);
+        throwIfAborted(signal);
+      }
+      const path = paths[i]!;
+      const items = this.kb.file(path)?.items ?? [];
+      this.functions.setGroup(path, items.filter(isFunction));
+      this.variables.setGroup(path, items.filter((i) => !isFunction(i)));
+    }
+    this.functions.refresh();
+    this.variables.refresh();
+  }
+
+  async retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult> {
+    if (!this.loaded || this.pending.size > 0) await this.prepare(signal);
+    throwIfAborted(signal);
+    const j = request.topJ;
+    const exclude = request.file.path;
+    const functions = this.functions.query(request.query.text, j, exclude);
+    const variables = this.variables.query(request.query.text, j, exclude);
+    // The families are separate vector spaces (short variable stubs score higher): take turns.
+    const results: ScoredSnippet[] = [];
+    for (let i = 0; i < Math.max(functions.length, variables.length); i++) {
+      for (const hit of [functions[i], variables[i]]) if (hit) results.push({ snippet: snippetOfItem(hit.doc), score: hit.score });
+    }
+    return { results, notes: [`${this.functions.size} functions, ${this.variables.size} variables indexed`] };
+  }
+
+  dispose(): void {
+    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
+    this.subscription.dispose();
+  }
+}

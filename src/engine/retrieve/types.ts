@@ -1,0 +1,89 @@
+// Multi-path code retrieval (CodeRAG section 2.2.1): what every retrieval path receives and returns.
+import type { ItemKind, KbItem, LineRange } from '../kb/types';
+import type { UnfinishedFile } from '../query/unfinishedFile';
+import type { RetrievalQuery } from '../query/types';
+
+/** CodeRAG's paths (sparse, dense, dataflow) plus the RG-1 baseline. */
+export type PathName = 'sparse' | 'dense' | 'dataflow' | 'rg1';
+
+/** One piece of repository code a path found: a knowledge-base item, a class summary, or a window. */
+export interface Snippet {
+  /** The KbItem id; `path#class:Qualified` for a class summary; `path#window:start-end` for an RG-1 window. */
+  id: string;
+  kind: ItemKind | 'class' | 'window';
+  path: string;
+  /** Simple name (the window's first line for a window). */
+  name: string;
+  qualifiedName: string;
+  range: LineRange;
+  /** Self-contained text, headed by its path comment. */
+  text: string;
+  item?: KbItem;
+}
+
+export interface ScoredSnippet {
+  snippet: Snippet;
+  score: number;
+  /** Why the path picked it (dataflow: the edge chain, e.g. `repo <- make_repo (import)`). */
+  reason?: string;
+  /** A direct dependency of the unfinished line (dataflow): placed ahead of the turn-taking merge. */
+  lead?: boolean;
+}
+
+export interface RetrievalRequest {
+  file: UnfinishedFile;
+  query: RetrievalQuery;
+  /** Results per item family (functions, variables); CodeRAG j=15. */
+  topJ: number;
+}
+
+export interface PathResult {
+  /** Best first. */
+  results: ScoredSnippet[];
+  /** Short path-specific notes for the trace (e.g. `graph: 42 nodes, 3 seeds`). */
+  notes?: string[];
+}
+
+/** A retrieval path. Dense and probing-based paths plug in here once their models load. */
+export interface Retriever {
+  readonly name: PathName;
+  /** Build or refresh the path's index (outside any request's time budget). */
+  prepare?(signal?: AbortSignal): Promise<void>;
+  retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult>;
+}
+
+export type PathStatus = 'ok' | 'timeout' | 'error' | 'skipped';
+
+export interface PathTrace {
+  path: PathName;
+  status: PathStatus;
+  elapsedMs: number;
+  budgetMs: number;
+  message?: string;
+  notes?: string[];
+  results: ScoredSnippet[];
+}
+
+export interface Candidate {
+  snippet: Snippet;
+  /** Paths that found it, in the order they rank it. */
+  paths: PathName[];
+  scores: Partial<Record<PathName, number>>;
+  ranks: Partial<Record<PathName, number>>;
+  reasons?: string[];
+}
+
+export interface RetrievalTrace {
+  query: RetrievalQuery;
+  paths: PathTrace[];
+  candidates: Candidate[];
+  elapsedMs: number;
+}
+
+export function snippetOfItem(item: KbItem): Snippet {
+  return { id: item.id, kind: item.kind, path: item.path, name: item.name, qualifiedName: item.qualifiedName, range: item.range, text: item.text, item };
+}
+
+export function isFunctionKind(kind: Snippet['kind']): boolean {
+  return kind === 'function' || kind === 'classFunction';
+}

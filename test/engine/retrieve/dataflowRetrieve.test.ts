@@ -1,0 +1,254 @@
+// Dataflow-guided retrieval (DraCo as CodeRAG section 2.2.1 uses it) on the fixture repositories,
+// on synthetic repositories for import resolution, and on bad input.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DataflowRetriever, analyseUnfinished, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
+import { RepoSymbols } from '../../../src/engine/retrieve/dataflow/repoSymbols';
+import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/retrieve/dataflow/foldPrefix';
+import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/retrieve/dataflow/flowGraph';
+import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
+import type { UnfinishedFile } from '../../../src/engine/query/unfinishedFile';
+import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
+import { fixtureKb, JAVA_ROOT, knowledgeBase, parsers, unfinishedAfter, unfinishedAt } from './retrieveFixtures';
+import { tempDir } from '../../helpers/paths';
+
+async function dataflowIds(kb: KnowledgeBase, file: UnfinishedFile): Promise<string[]> {
+  const df = new DataflowRetriever(kb, await parsers());
+  try {
+    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 });
+    return r.results.map((x) => x.snippet.id);
+  } finally {
+    df.dispose();
+  }
+}
+
+function assertTop(ids: string[], expected: string, n: number): void {
+  const at = ids.indexOf(expected);
+  assert.ok(at >= 0 && at < n, `expected ${expected} in the top ${n}, got:\n${ids.join('\n')}`);
+}
+
+void test('chainsOfText reads attribute chains and calls lexically, skipping strings and keywords; the typed identifier is partial', () => {
+  assert.deepEqual(chainsOfText('    x = self.gateway.charge(cart.total, "a.b") + len(y', PYTHON_KEYWORDS), [
+    [{ name: 'x' }],
+    [{ name: 'self' }, { name: 'gateway' }, { name: 'charge', call: true }],
+    [{ name: 'cart' }, { name: 'total' }],
+    [{ name: 'y', partial: true }],
+  ]);
+  assert.deepEqual(chainsOfText('cart.ad', PYTHON_KEYWORDS), [[{ name: 'cart' }, { name: 'ad', partial: true }]]);
+  assert.deepEqual(chainsOfText('x = make(a, f(b)).build().val', PYTHON_KEYWORDS), [
+    [{ name: 'x' }],
+    [{ name: 'make', call: true }, { name: 'build', call: true }, { name: 'val', partial: true }],
+    [{ name: 'a' }],
+    [{ name: 'f', call: true }],
+    [{ name: 'b' }],
+  ]);
+});
+
+void test('seedLineOf: the cursor line, or the last non-blank line when the cursor line names nothing', () => {
+  assert.deepEqual(seedLineOf('a = 1\nb = a\n', 'python'), { text: 'b = a', line: 1 });
+  assert.deepEqual(seedLineOf('a = 1\n    cart.', 'python'), { text: '    cart.', line: 1 });
+  assert.deepEqual(seedLineOf('', 'python'), { text: '', line: 0 });
+});
+
+void test('parseableText folds other bodies, closes open Java blocks and turns the unfinished Python line into pass', () => {
+  assert.deepEqual(parseableText('class A {\n  void f() {\n    String s = "{";\n    x.', 'java'), { text: 'class A {\n  void f() {\n    String s = "{";\n}\n}\n', cursor: 42 });
+  assert.deepEqual(parseableText('def f():\n    x = g(', 'python'), { text: 'def f():\n    pass\n', cursor: 8 });
+  // A blank cursor line stays in the block above it.
+  assert.equal(parseableText('def f():\n    x = 1\n', 'python').text, 'def f():\n    x = 1\n    pass\n');
+  // Bodies of other functions are folded; self fields and the enclosing blocks are kept.
+  const prefix = ['import os', 'class C(B):', '    def __init__(self, a):', '        if a:', '            self.a: A = a', '        other(a)', '    def g(self):', '        y = 1', '        y.'].join('\n');
+  assert.equal(
+    parseableText(prefix, 'python').text,
+    ['import os', 'class C(B):', '    def __init__(self, a):', '        self.a: A = a', '    def g(self):', '        y = 1', '        pass', ''].join('\n'),
+  );
+  // A huge module keeps its imports, the enclosing headers and the statements nearest the cursor.
+  const huge = ['import os', ...Array.from({ length: 5000 }, (_, i) => `v${i} = ${i}`), 'from late import thing', 'def f():', '    x = 1', '    x.'];
+  const folded = foldPrefix(huge.slice(0, -1), 'python').split('\n');
+  assert.equal(folded.length, MAX_KEPT_LINES);
+  assert.deepEqual(folded.slice(0, 2), ['import os', `v${5000 - (MAX_KEPT_LINES - 4)}`.replace(/^v(\d+)$/, 'v$1 = $1')]);
+  assert.deepEqual(folded.slice(-3), ['from late import thing', 'def f():', '    x = 1']);
+});
+
+void test('pyshop: a variable assigned from an imported factory resolves to the factory and its return class', async () => {
+  const kb = await fixtureKb('pyshop');
+  // main.py line 21 uses `gateway` (= make_gateway(...)): cursor on `len(gateway.`
+  const ids = await dataflowIds(kb, unfinishedAfter('pyshop', 'app/main.py', 21, 'len(gateway.'));
+  assertTop(ids, 'pyshop/payments.py#function:make_gateway', 5);
+  assertTop(ids, 'pyshop/payments.py#class:PaymentGateway', 5);
+});
+
+void test('pyshop: an attribute of an imported class instance resolves to the class and the member', async () => {
+  const kb = await fixtureKb('pyshop');
+  // main.py line 20: `receipt = service.checkout()` where service = CheckoutService(cart, gateway).
+  const ids = await dataflowIds(kb, unfinishedAfter('pyshop', 'app/main.py', 20, 'service.checkout('));
+  assertTop(ids, 'pyshop/services/checkout.py#classFunction:CheckoutService.checkout', 3);
+  assertTop(ids, 'pyshop/services/checkout.py#class:CheckoutService', 3);
+  // Through `self.gateway` (a field typed by the __init__ hint) to the gateway's method.
+  const inner = await dataflowIds(kb, unfinishedAfter('pyshop', 'pyshop/services/checkout.py', 31, 'self.gateway.charge('));
+  assertTop(inner, 'pyshop/payments.py#classFunction:PaymentGateway.charge', 3);
+});
+
+void test('pyshop: a cross-file call through a module alias and a re-exporting package', async () => {
+  const kb = await fixtureKb('pyshop');
+  // `u.format_price(` (import pyshop.util as u)
+  const ids = await dataflowIds(kb, unfinishedAfter('pyshop', 'app/main.py', 21, 'u.format_price('));
+  assertTop(ids, 'pyshop/util.py#function:format_price', 2);
+  // `CheckoutService(` comes from pyshop/services/__init__.py re-exporting .checkout.
+  const ctor = await dataflowIds(kb, unfinishedAfter('pyshop', 'app/main.py', 19, 'CheckoutService('));
+  assertTop(ctor, 'pyshop/services/checkout.py#class:CheckoutService', 3);
+  // Imported names are never resolved into the unfinished file itself.
+  assert.ok(ids.every((id) => !id.startsWith('app/main.py')));
+});
+
+void test('javashop: factory result, instance attribute, static import, same-package class', async () => {
+  const kb = await fixtureKb('javashop');
+  const app = `${JAVA_ROOT}/App.java`;
+  // line 19: `new CheckoutService(gateway)`; gateway = Gateways.create(...) declared PaymentGateway.
+  const factory = await dataflowIds(kb, unfinishedAfter('javashop', app, 19, 'new CheckoutService(gateway'));
+  assertTop(factory, `${JAVA_ROOT}/payment/PaymentGateway.java#class:PaymentGateway`, 4);
+  assertTop(factory, `${JAVA_ROOT}/service/CheckoutService.java#class:CheckoutService`, 4);
+  // The variable name still being typed (`gatew`) is matched by prefix.
+  const typing = await dataflowIds(kb, unfinishedAfter('javashop', app, 19, 'new CheckoutService(gatew'));
+  assertTop(typing, `${JAVA_ROOT}/payment/PaymentGateway.java#class:PaymentGateway`, 2);
+  // line 20: `service.checkout(` -> CheckoutService.checkout
+  const member = await dataflowIds(kb, unfinishedAfter('javashop', app, 20, 'service.checkout('));
+  assertTop(member, `${JAVA_ROOT}/service/CheckoutService.java#classFunction:CheckoutService.checkout`, 4);
+  // line 21: `format(` from `import static com.example.shop.util.Prices.format`
+  const statics = await dataflowIds(kb, unfinishedAfter('javashop', app, 21, 'println(format('));
+  assertTop(statics, `${JAVA_ROOT}/util/Prices.java#classFunction:Prices.format`, 2);
+  // CheckoutService.java line 31: `gateway.charge(` where gateway is a field of an imported interface type.
+  const field = await dataflowIds(kb, unfinishedAfter('javashop', `${JAVA_ROOT}/service/CheckoutService.java`, 31, 'gateway.charge('));
+  assertTop(field, `${JAVA_ROOT}/payment/PaymentGateway.java#classFunction:PaymentGateway.charge`, 2);
+});
+
+function writeRepo(root: string, files: Record<string, string>): void {
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+}
+
+void test('Python import resolution: src/ layout, package root in a subfolder, relative imports, __init__ packages', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, {
+      'src/acme/__init__.py': 'from .core import Engine\n',
+      'src/acme/core.py': 'class Engine:\n    def start(self) -> "Engine":\n        return self\n',
+      'src/acme/sub/helpers.py': 'def helper():\n    return 1\n',
+      'src/acme/sub/leaf.py': 'from ..core import Engine\nfrom . import helpers\n',
+      'tools/pkg/tool.py': 'def run_tool():\n    pass\n',
+    });
+    const kb = await knowledgeBase(dir.path);
+    const symbols = new RepoSymbols(kb);
+    assert.equal(symbols.pythonModule('acme.core', 'app.py'), 'src/acme/core');
+    assert.equal(symbols.pythonModuleFile('src/acme'), 'src/acme/__init__.py');
+    assert.equal(symbols.pythonModule('..core', 'src/acme/sub/leaf.py'), 'src/acme/core');
+    assert.equal(symbols.pythonModule('.', 'src/acme/sub/leaf.py'), 'src/acme/sub');
+    assert.equal(symbols.pythonModule('pkg.tool', 'tools/main.py'), 'tools/pkg/tool');
+    assert.equal(symbols.pythonModule('nothing.here', 'x.py'), undefined);
+    const prefix = 'from acme import Engine\nfrom acme.sub import helpers\nfrom pkg.tool import run_tool\n\ne = Engine()\ne.start().\n';
+    const ids = await dataflowIds(kb, { path: 'app.py', lang: 'python', prefix: prefix + 'x = helpers.helper() + run_tool(' });
+    assertTop(ids, 'src/acme/sub/helpers.py#function:helper', 3);
+    assertTop(ids, 'tools/pkg/tool.py#function:run_tool', 3);
+    const chained = await dataflowIds(kb, { path: 'app.py', lang: 'python', prefix: prefix.slice(0, -2) });
+    assertTop(chained, 'src/acme/core.py#classFunction:Engine.start', 3);
+    assertTop(chained, 'src/acme/core.py#class:Engine', 3);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('Python flow edges: for-in, with-as, parameters with hints, walrus, inheritance (successor)', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, {
+      'lib/store.py': 'class Base:\n    def close(self):\n        pass\n\nclass Store(Base):\n    def rows(self) -> "list[Row]":\n        return []\n\nclass Row:\n    def value(self):\n        return 1\n\ndef open_store(path) -> Store:\n    return Store()\n',
+    });
+    const kb = await knowledgeBase(dir.path);
+    const head = 'from lib.store import open_store, Store, Row\n\n';
+    const cases: Array<[string, string]> = [
+      ['with open_store("x") as s:\n    s.rows', 'lib/store.py#classFunction:Store.rows'],
+      ['def f(store: Store):\n    for row in store.rows():\n        row.value', 'lib/store.py#classFunction:Row.value'],
+      ['s = open_store("x")\ns.close', 'lib/store.py#classFunction:Base.close'],
+      ['if (t := open_store("y")):\n    t.rows', 'lib/store.py#classFunction:Store.rows'],
+      ['def g():\n    from lib.store import Row as R\n    R().value', 'lib/store.py#classFunction:Row.value'],
+    ];
+    for (const [body, expected] of cases) {
+      const ids = await dataflowIds(kb, { path: 'main.py', lang: 'python', prefix: head + body });
+      assertTop(ids, expected, 4);
+    }
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('bad input: empty file, cursor at line 1, syntax errors, non-ASCII identifiers, a repository with no items, a 20,000-line file', async () => {
+  const kb = await fixtureKb('pyshop');
+  assert.deepEqual(await dataflowIds(kb, { path: 'new.py', lang: 'python', prefix: '' }), []);
+  assert.deepEqual(await dataflowIds(kb, unfinishedAt('pyshop', 'app/main.py', 1)), []);
+  // Syntax errors before the cursor: what parsed is still used.
+  const broken = await dataflowIds(kb, { path: 'x.py', lang: 'python', prefix: 'from pyshop.payments import make_gateway\ndef broken(:\n    pass\ng = make_gateway("stripe")\ng.' });
+  assertTop(broken, 'pyshop/payments.py#function:make_gateway', 3);
+  // Non-ASCII identifiers resolve like any other.
+  const unicode = await dataflowIds(kb, { path: 'x.py', lang: 'python', prefix: 'from pyshop.i18n import Währung, übersetze\nw = Währung("EUR")\nw.größe + übersetze(' });
+  assertTop(unicode, 'pyshop/i18n.py#class:Währung', 3);
+  assertTop(unicode, 'pyshop/i18n.py#function:übersetze', 3);
+  const javaUnicode = await dataflowIds(await fixtureKb('javashop'), { path: `${JAVA_ROOT}/X.java`, lang: 'java', prefix: 'package com.example.shop;\nimport com.example.shop.util.Prices;\nclass X { double f() { return Prices.rabattAnwenden(' });
+  assertTop(javaUnicode, `${JAVA_ROOT}/util/Prices.java#classFunction:Prices.rabattAnwenden`, 2);
+
+  // Java: a method with a syntax error above the cursor, and a 20,000-line class.
+  const javaKb = await fixtureKb('javashop');
+  const brokenJava = ['package com.example.shop;', 'import com.example.shop.payment.Gateways;', 'import com.example.shop.payment.PaymentGateway;', 'class X {', '  void broken( {', '    x++', '  }', '  void f() {', '    PaymentGateway g = Gateways.create("stripe");', '    g.'].join('\n');
+  assertTop(await dataflowIds(javaKb, { path: `${JAVA_ROOT}/X.java`, lang: 'java', prefix: brokenJava }), `${JAVA_ROOT}/payment/PaymentGateway.java#class:PaymentGateway`, 2);
+  const bigJava = ['package com.example.shop;', 'import com.example.shop.model.Cart;', 'class Big {', ...Array.from({ length: 20000 }, (_, i) => `  int m${i}() { return ${i}; }`), '  void f(Cart cart) {', '    cart.'];
+  const t0 = performance.now();
+  assertTop(await dataflowIds(javaKb, { path: `${JAVA_ROOT}/Big.java`, lang: 'java', prefix: bigJava.join('\n') }), `${JAVA_ROOT}/model/Cart.java#class:Cart`, 2);
+  assert.ok(performance.now() - t0 < 5000);
+
+  const empty = tempDir();
+  try {
+    const none = await knowledgeBase(empty.path);
+    assert.deepEqual(await dataflowIds(none, { path: 'a.py', lang: 'python', prefix: 'import os\nx = os.path.join(' }), []);
+  } finally {
+    empty.cleanup();
+  }
+
+  const lines = ['from pyshop.payments import make_gateway', ...Array.from({ length: 20000 }, (_, i) => `value_${i} = value_${i - 1} + ${i}` )];
+  lines.push('gw = make_gateway("stripe")', 'gw.');
+  const start = performance.now();
+  const big = await dataflowIds(kb, { path: 'big.py', lang: 'python', prefix: lines.join('\n') });
+  const elapsed = performance.now() - start;
+  assertTop(big, 'pyshop/payments.py#function:make_gateway', 3);
+  assert.ok(elapsed < 5000, `20,000-line file took ${elapsed.toFixed(0)} ms`);
+});
+
+void test('DataflowRetriever follows knowledge-base changes', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, { 'a.py': 'x = 1\n' });
+    const kb = await KnowledgeBase.open({ repoRoot: dir.path, parsers: await parsers() });
+    await kb.index();
+    const file: UnfinishedFile = { path: 'main.py', lang: 'python', prefix: 'from tools.b import make_thing\nt = make_thing(' };
+    const df = new DataflowRetriever(kb, await parsers());
+    const ids = async (): Promise<string[]> => (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 })).results.map((r) => r.snippet.id);
+    assert.deepEqual(await ids(), []);
+    writeRepo(dir.path, { 'tools/b.py': 'def make_thing():\n    return 1\n' });
+    await kb.updateFile('tools/b.py');
+    assert.deepEqual(await ids(), ['tools/b.py#function:make_thing']);
+    await kb.removeFile('tools/b.py');
+    assert.deepEqual(await ids(), []);
+    df.dispose();
+    kb.dispose();
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('analyseUnfinished builds the graph from the prefix only (text after the cursor is never seen)', async () => {
+  const p = await parsers();
+  const { flow } = analyseUnfinished(p, 'm.py', 'python', 'a = make()\nb = a.x\n');
+  assert.deepEqual([...flow.bindings.keys()].sort(), ['a', 'b']);
+  assert.deepEqual(flow.bindings.get('b')?.[0]?.values, [[{ name: 'a' }, { name: 'x' }]]);
+});

@@ -1,0 +1,188 @@
+// Dense retrieval (CodeRAG section 2.2.1): the shipped encoder finds the right definition on the
+// fixture repositories; vectors persist next to the KB index, are reused, recomputed only for a
+// changed file, and a corrupt or foreign vector file is rebuilt.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
+import { ModelRegistry } from '../../../src/engine/models';
+import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
+import { DenseRetriever, type DenseEncoder } from '../../../src/engine/retrieve/dense/denseRetrieve';
+import { denseFilePath, loadVectors } from '../../../src/engine/retrieve/dense/denseStore';
+import { CancellationError } from '../../../src/engine/util/errors';
+import { copyFixture, repoRoot, tempDir } from '../../helpers/paths';
+import { fixtureKb, JAVA_ROOT, parsers, unfinishedAfter } from './retrieveFixtures';
+
+/** A deterministic stand-in encoder (hashed bag of words, normalised) that records what it embedded. */
+function countingEncoder(name = 'bow-test', dim = 64): DenseEncoder & { seen: string[] } {
+  const seen: string[] = [];
+  return {
+    name,
+    dim,
+    seen,
+    embed(texts) {
+      seen.push(...texts);
+      return Promise.resolve(
+        texts.map((t) => {
+          const v = new Float32Array(dim);
+          for (const w of t.toLowerCase().match(/[a-z_][a-z0-9_]+/g) ?? []) {
+            let h = 0;
+            for (let i = 0; i < w.length; i++) h = (h * 31 + w.charCodeAt(i)) >>> 0;
+            v[h % dim]! += 1;
+          }
+          const n = Math.hypot(...v) || 1;
+          return v.map((x) => x / n);
+        }),
+      );
+    },
+  };
+}
+
+const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
+test.after(() => registry.dispose());
+
+void test('the definition a usage query asks for is in the dense top results (pyshop, javashop), the unfinished file excluded', async () => {
+  // A bag-of-words stand-in encoder: this checks the path (embedding, per-family cosine top-j,
+  // exclusion), independent of how far the shipped encoder's training has got.
+  const encoder = countingEncoder('bow', 256);
+  const py = new DenseRetriever(await fixtureKb('pyshop'), encoder);
+  const usage = unfinishedAfter('pyshop', 'app/main.py', 17, 'make_gateway(');
+  const r1 = await py.retrieve({ file: usage, query: lastLinesQuery(usage.prefix, 3), topJ: 15 });
+  const ids1 = r1.results.map((x) => x.snippet.id);
+  assert.ok(ids1.includes('pyshop/payments.py#function:make_gateway'), ids1.join('\n'));
+  assert.ok(ids1.every((id) => !id.startsWith('app/main.py')));
+  py.dispose();
+
+  const java = new DenseRetriever(await fixtureKb('javashop'), encoder);
+  const file = unfinishedAfter('javashop', `${JAVA_ROOT}/App.java`, 15, 'Gateways.create(');
+  const r2 = await java.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 });
+  const ids2 = r2.results.map((x) => x.snippet.id);
+  assert.ok(ids2.some((id) => id.startsWith(`${JAVA_ROOT}/payment/Gateways.java#classFunction:Gateways.create`)), ids2.join('\n'));
+  java.dispose();
+});
+
+void test('shipped encoder: an item\'s own text ranks it first; a docstring-like query finds it in the top j', async () => {
+  const encoder = await registry.encoder();
+  const kb = await fixtureKb('pyshop');
+  const dense = new DenseRetriever(kb, encoder);
+  const item = kb.items().find((i) => i.name === 'make_gateway')!;
+  const file = { path: 'app/main.py', lang: 'python' as const, prefix: '' };
+  const self = await dense.retrieve({ file, query: { strategy: 'last3', text: item.text, spans: [] }, topJ: 15 });
+  assert.equal(self.results[0]?.snippet.id, item.id);
+  assert.ok(Math.abs(self.results[0]!.score - 1) < 1e-3);
+  const doc = await dense.retrieve({ file, query: { strategy: 'last3', text: `${item.signature}\n${item.docstring}`, spans: [] }, topJ: 15 });
+  assert.ok(doc.results.some((x) => x.snippet.id === item.id), doc.results.map((x) => x.snippet.id).join('\n'));
+  for (let i = 1; i < self.results.length; i++) assert.ok(self.results[i]!.score <= 1.0001);
+  dense.dispose();
+});
+
+void test('vectors persist in the index folder, are reused, and only a changed file is re-embedded', async () => {
+  const repo = copyFixture('pyshop');
+  const cache = tempDir();
+  try {
+    const p = await parsers();
+    const kb = await KnowledgeBase.open({ repoRoot: repo.path, parsers: p });
+    await kb.index();
+    const enc = countingEncoder();
+    const progress: number[] = [];
+    const dense = new DenseRetriever(kb, enc, { indexFolder: cache.path, chunkSize: 8, onProgress: (x) => progress.push(x.done) });
+    await dense.prepare();
+    const total = kb.items().length;
+    assert.ok(total > 10);
+    assert.equal(dense.lastReport?.store, 'missing');
+    assert.equal(dense.lastReport?.embedded, new Set(kb.items().map((i) => i.text)).size);
+    assert.equal(dense.size, total);
+    assert.ok(progress.length >= 3 && progress.at(-1) === dense.lastReport?.embedded);
+    const file = denseFilePath(cache.path, enc.name);
+    const stored = await loadVectors(file, { encoder: enc.name, dim: enc.dim });
+    assert.equal(stored.status, 'ok');
+    if (stored.status === 'ok') {
+      assert.equal(stored.stored.rows.length, total);
+      assert.deepEqual(new Set(stored.stored.rows.map((r) => r.id)), new Set(kb.items().map((i) => i.id)));
+    }
+    dense.dispose();
+
+    // A new retriever over the same folder embeds nothing.
+    const enc2 = countingEncoder();
+    const again = new DenseRetriever(kb, enc2, { indexFolder: cache.path });
+    await again.prepare();
+    assert.equal(again.lastReport?.store, 'loaded');
+    assert.equal(enc2.seen.length, 0);
+    const before = await again.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 });
+    assert.ok(before.results.some((r) => r.snippet.name === 'make_gateway'));
+    enc2.seen.length = 0; // the query's own embedding
+
+    // Edit one file: only its new or changed items are embedded, after the KB's change event.
+    appendFileSync(join(repo.path, 'pyshop/util.py'), '\n\ndef brand_new_helper(value):\n    return value * 2\n');
+    assert.equal(await kb.updateFile('pyshop/util.py'), true);
+    await again.prepare();
+    assert.equal(enc2.seen.length, 1, enc2.seen.join('\n---\n'));
+    assert.match(enc2.seen[0]!, /brand_new_helper/);
+    const after = await again.retrieve({ file: { path: 'x.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'brand_new_helper value', spans: [] }, topJ: 1 });
+    assert.equal(after.results[0]?.snippet.name, 'brand_new_helper');
+    // Saved: a third retriever reuses the new vector too.
+    const enc3 = countingEncoder();
+    const third = new DenseRetriever(kb, enc3, { indexFolder: cache.path });
+    await third.prepare();
+    assert.equal(enc3.seen.length, 0);
+    again.dispose();
+    third.dispose();
+    kb.dispose();
+  } finally {
+    repo.cleanup();
+    cache.cleanup();
+  }
+});
+
+void test('a corrupt, truncated or foreign vector file is detected and rebuilt; cancellation keeps the work for later', async () => {
+  const cache = tempDir();
+  try {
+    const kb = await fixtureKb('pyshop');
+    const enc = countingEncoder();
+    const first = new DenseRetriever(kb, enc, { indexFolder: cache.path });
+    await first.prepare();
+    first.dispose();
+    const file = denseFilePath(cache.path, enc.name);
+    const good = readFileSync(file);
+
+    // Flip bytes in the vectors: checksum mismatch.
+    const bad = Buffer.from(good);
+    bad[bad.length - 3] = bad[bad.length - 3]! ^ 0xff;
+    writeFileSync(file, bad);
+    const enc2 = countingEncoder();
+    const r2 = new DenseRetriever(kb, enc2, { indexFolder: cache.path });
+    await r2.prepare();
+    assert.deepEqual(r2.lastReport?.store, { invalid: 'checksum mismatch (corrupt contents)' });
+    assert.ok(enc2.seen.length > 0);
+    r2.dispose();
+    assert.equal((await loadVectors(file, { encoder: enc.name, dim: enc.dim })).status, 'ok');
+
+    // Truncated, garbage, and written for another dimension.
+    writeFileSync(file, good.subarray(0, good.length - 10));
+    assert.match(JSON.stringify((await loadVectors(file, { encoder: enc.name, dim: enc.dim }))), /truncated/);
+    writeFileSync(file, 'not a vector file at all');
+    assert.equal((await loadVectors(file, { encoder: enc.name, dim: enc.dim })).status, 'invalid');
+    writeFileSync(file, good);
+    assert.match(JSON.stringify(await loadVectors(file, { encoder: enc.name, dim: 32 })), /dimension 64, expected 32/);
+    const wrongDim = countingEncoder(enc.name, 32);
+    const r3 = new DenseRetriever(kb, wrongDim, { indexFolder: cache.path });
+    await r3.prepare();
+    assert.deepEqual(r3.lastReport?.store, { invalid: 'dimension 64, expected 32' });
+    assert.equal(r3.size, kb.items().length);
+    r3.dispose();
+
+    // Cancelled before it starts: rejects, and the next call does the whole job.
+    const controller = new AbortController();
+    controller.abort();
+    const r4 = new DenseRetriever(kb, countingEncoder('other'), {});
+    await assert.rejects(r4.prepare(controller.signal), CancellationError);
+    await r4.prepare();
+    assert.equal(r4.size, kb.items().length);
+    // An empty query finds nothing and does not fail.
+    assert.deepEqual((await r4.retrieve({ file: { path: 'a.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: '', spans: [] }, topJ: 5 })).results, []);
+    r4.dispose();
+  } finally {
+    cache.cleanup();
+  }
+});

@@ -6,8 +6,9 @@ import { UsageError } from './command';
 import { indexCommand } from './commands/index';
 import { kbCommand } from './commands/kb';
 import { retrieveCommand } from './commands/retrieve';
+import { rerankCommand } from './commands/rerank';
 
-const commands: CliCommand[] = [indexCommand, kbCommand, retrieveCommand];
+const commands: CliCommand[] = [indexCommand, kbCommand, retrieveCommand, rerankCommand];
 
 function usage(): string {
   return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');

@@ -1,0 +1,57 @@
+// The pipeline's rerank stage (CodeRAG section 2.3): merged retrieval candidates in, top-u out,
+// through BestFit heap sort with whichever reranker the switch selects for this request.
+import { bestFitRerank } from './bestFitRerank';
+import { buildRerankQuery } from './bestFitPrompt';
+import type { RerankerSwitch } from './RerankerSwitch';
+import type { Reranker, RerankDoc, RerankTrace } from './types';
+import type { RerankCall as PipelineRerankCall, RerankInput, RerankOutcome, RerankStage } from '../pipeline';
+import type { Candidate } from '../retrieve/types';
+
+type CandidateDoc = RerankDoc & { candidate: Candidate; score: number };
+
+/** Best retrieval score over the paths that found the candidate (the oracle's tie-break). */
+export function retrievalScore(c: Candidate): number {
+  const scores = Object.values(c.scores).filter((s): s is number => typeof s === 'number');
+  return scores.length > 0 ? Math.max(...scores) : 0;
+}
+
+export function candidateDocs(candidates: readonly Candidate[]): CandidateDoc[] {
+  return candidates.map((candidate) => ({ id: candidate.snippet.id, text: candidate.snippet.text, path: candidate.snippet.path, candidate, score: retrievalScore(candidate) }));
+}
+
+/** The rerank trace as the pipeline records it. */
+export function pipelineCalls(trace: RerankTrace): PipelineRerankCall[] {
+  return trace.calls.map((c) => ({
+    window: c.window,
+    ...(c.status === 'ok' ? { picked: c.window[c.picked] } : {}),
+    elapsedMs: c.elapsedMs,
+    ...(c.status !== 'ok' ? { failure: c.reason ?? c.status } : {}),
+  }));
+}
+
+export class BestFitRerankStage implements RerankStage {
+  constructor(
+    private readonly reranker: Reranker,
+    private readonly arity?: number,
+  ) {}
+
+  get name(): string {
+    return this.reranker.name;
+  }
+
+  async rerank(input: RerankInput, signal: AbortSignal): Promise<RerankOutcome> {
+    const query = buildRerankQuery(input.file.path, input.file.prefix);
+    const result = await bestFitRerank(query, candidateDocs(input.candidates), this.reranker, { topU: input.topU, ...(this.arity ? { arity: this.arity } : {}) }, signal);
+    const notes = [`${result.trace.rerankerCalls} reranker calls, ${result.trace.elapsedMs.toFixed(1)} ms`];
+    if (result.trace.degraded) notes.push(result.trace.degraded);
+    return { ranked: result.top.map((d) => d.candidate), calls: pipelineCalls(result.trace), notes };
+  }
+}
+
+/** For PipelineStages.reranker: read per request, so a switch applies to the next request. */
+export function rerankStageOf(sw: RerankerSwitch): () => RerankStage | undefined {
+  return () => {
+    const { reranker } = sw.resolve();
+    return reranker ? new BestFitRerankStage(reranker) : undefined;
+  };
+}

@@ -1,0 +1,101 @@
+// BestFit reranking (CodeRAG section 2.3): what a reranker receives, returns and records.
+
+/** The rerank query: the unfinished file's path and the last lines of its code context. */
+export interface RerankQuery {
+  /** Repo-relative path of the unfinished file. */
+  path: string;
+  /** The query block as the prompt shows it (path header + the last 30 lines). */
+  text: string;
+}
+
+/** One candidate as a reranker sees it. */
+export interface RerankDoc {
+  /** Stable id (the snippet id); never shown to the model. */
+  id: string;
+  /** The snippet text shown after its label. */
+  text: string;
+}
+
+/** A reranker's answer for one window. */
+export interface WindowPick {
+  /** Index into the window of the most helpful candidate. */
+  index: number;
+  /** Per-window-position scores (label probabilities for the LLM, model scores for the distilled reranker). */
+  scores?: number[];
+  /** The raw answer text, for the trace. */
+  answer?: string;
+}
+
+/** Picks the most helpful candidate of a small window (CodeRAG Fig. 4, one forward pass). */
+export interface Reranker {
+  /** `llm` or `distilled` (what the switch selects). */
+  readonly kind: RerankerKind;
+  /** Human-readable: the model name and where it runs. */
+  readonly name: string;
+  /**
+   * Throws RerankError when the answer cannot be used (unparsable, a label outside the window,
+   * a timeout, the server is down); throws CancellationError when `signal` aborts.
+   */
+  pick(query: RerankQuery, window: readonly RerankDoc[], signal?: AbortSignal): Promise<WindowPick>;
+  /**
+   * Optional: called once with every candidate before the heap sort, so a pointwise scorer can
+   * score them all in one batch (the windows then reuse those scores).
+   */
+  prepare?(query: RerankQuery, docs: readonly RerankDoc[], signal?: AbortSignal): Promise<void>;
+}
+
+export type RerankerKind = 'llm' | 'distilled';
+
+/** What a RerankerSwitch may select: a reranker, or none (keep the retrieval order). */
+export type RerankerChoice = RerankerKind | 'none';
+
+export type RerankFailure = 'unparsable' | 'outsideWindow' | 'timeout' | 'unavailable' | 'http' | 'model';
+
+/** Why a reranker call gave no usable pick. */
+export class RerankError extends Error {
+  constructor(
+    readonly reason: RerankFailure,
+    message: string,
+    readonly answer?: string,
+  ) {
+    super(message);
+    this.name = 'RerankError';
+  }
+}
+
+export function isRerankError(e: unknown): e is RerankError {
+  return e instanceof RerankError;
+}
+
+/** Failures that say the reranker itself is unusable for now (later windows skip it). */
+export function isTransportFailure(reason: RerankFailure): boolean {
+  return reason === 'timeout' || reason === 'unavailable' || reason === 'http' || reason === 'model';
+}
+
+/** One window comparison of the heap sort, as the trace keeps it. */
+export interface RerankCall {
+  /** Candidate ids in the order the window showed them ([A], [B], ...). */
+  window: string[];
+  /** Index into `window` that won. */
+  picked: number;
+  /** `ok`: the reranker picked; `fallback`: its call failed, the window kept retrieval order; `skipped`: not called (it failed before). */
+  status: 'ok' | 'fallback' | 'skipped';
+  reason?: string;
+  scores?: number[];
+  answer?: string;
+  elapsedMs: number;
+}
+
+export interface RerankTrace {
+  reranker: string;
+  /** Candidate ids in retrieval order. */
+  before: string[];
+  /** The top-u ids in reranked order. */
+  after: string[];
+  calls: RerankCall[];
+  /** Calls that reached the reranker (`calls` minus the skipped ones). */
+  rerankerCalls: number;
+  elapsedMs: number;
+  /** Set when the reranker failed at least once (the order then falls back to retrieval order where it failed). */
+  degraded?: string;
+}

@@ -5,10 +5,12 @@ import type { CliCommand } from './command';
 import { UsageError } from './command';
 import { indexCommand } from './commands/index';
 import { kbCommand } from './commands/kb';
+import { serveCommand } from './commands/serve';
+import { completeCommand } from './commands/complete';
 import { retrieveCommand } from './commands/retrieve';
 import { rerankCommand } from './commands/rerank';
 
-const commands: CliCommand[] = [indexCommand, kbCommand, retrieveCommand, rerankCommand];
+const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, rerankCommand];
 
 function usage(): string {
   return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');

@@ -1,7 +1,8 @@
 // Retrieval-augmented prompt under a token budget (CodeRAG section 2.4; PAPER-NOTES "Final prompt").
 // Snippets come first, each headed by its repo-relative path, in the order given (deterministic,
 // so a model server's prompt cache is reused between keystrokes); then the current file's path
-// and the code context. Snippets are trimmed before the code context is squeezed.
+// and the code context. Snippets are trimmed before the code context is squeezed, but a context
+// over half the budget is cut from the left so the snippets keep up to half of it.
 import type { Lang } from '../kb/types';
 import { commentPrefix, fimTemplate, type ModelFamily } from './templates';
 
@@ -58,22 +59,32 @@ function snippetBlock(lang: Lang, snippets: readonly PromptSnippet[]): string {
   return lang === 'python' ? `'''\n${body}'''\n` : `/*\n${body}*/\n`;
 }
 
-/** Keep the last `maxTokens` worth of text, cut at a line boundary. */
+/** Keep the last `maxTokens` worth of text, cut at a line boundary (binary search on the first kept line). */
 function keepTail(text: string, maxTokens: number, count: (t: string) => number): string {
   if (count(text) <= maxTokens) return text;
   const lines = text.split('\n');
-  let lo = 0;
-  while (lo < lines.length && count(lines.slice(lo).join('\n')) > maxTokens) lo += Math.max(1, Math.floor((lines.length - lo) / 8));
-  return lines.slice(Math.min(lo, lines.length - 1)).join('\n');
+  let lo = 1;
+  let hi = lines.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (count(lines.slice(mid).join('\n')) <= maxTokens) hi = mid;
+    else lo = mid + 1;
+  }
+  return lines.slice(lo).join('\n');
 }
 
-/** Keep the first `maxTokens` worth of text, cut at a line boundary. */
+/** Keep the first `maxTokens` worth of text, cut at a line boundary (binary search on the line count). */
 function keepHead(text: string, maxTokens: number, count: (t: string) => number): string {
   if (count(text) <= maxTokens) return text;
   const lines = text.split('\n');
-  let hi = lines.length;
-  while (hi > 0 && count(lines.slice(0, hi).join('\n')) > maxTokens) hi -= Math.max(1, Math.floor(hi / 8));
-  return lines.slice(0, Math.max(0, hi)).join('\n');
+  let lo = 0;
+  let hi = lines.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (count(lines.slice(0, mid).join('\n')) <= maxTokens) lo = mid;
+    else hi = mid - 1;
+  }
+  return lines.slice(0, lo).join('\n');
 }
 
 export function fitPromptBudget(input: PromptInput): FittedPrompt {
@@ -85,18 +96,22 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
 
   const suffix = fim ? keepHead(input.suffix, Math.floor(budget * (input.suffixShare ?? 0.15)), count) : '';
   const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
-  // The code context keeps at most the whole budget; if it alone overflows, it is cut from the left.
+  const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
+  const snippetsWanted =
+    input.snippets.length === 0 ? 0 : overhead + input.snippets.reduce((n, s) => n + count(`${commentPrefix(input.lang)} ${s.path}\n${s.text}\n\n`), 0);
+  // CodeRAG's rule: a context within half the budget stays whole and the snippets are cut; a larger
+  // context is cut from the left so that the snippets keep up to half the budget.
+  const contextCap = Math.max(0, budget - reserved - Math.min(snippetsWanted, Math.floor(budget * 0.5)));
   let prefix = input.prefix;
   let prefixCut = false;
-  if (count(prefix) + reserved > budget) {
-    prefix = keepTail(prefix, Math.max(0, budget - reserved), count);
+  if (count(prefix) > contextCap) {
+    prefix = keepTail(prefix, contextCap, count);
     prefixCut = true;
   }
   let remaining = budget - reserved - count(prefix);
 
   // Snippets fill what the context leaves, in order; the first one that does not fit is cut, the rest dropped.
   const used: PromptSnippet[] = [];
-  const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
   remaining -= overhead;
   for (const snippet of input.snippets) {
     if (remaining <= 0) break;

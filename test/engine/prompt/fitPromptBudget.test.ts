@@ -48,7 +48,14 @@ test('a code context larger than the budget keeps its end', () => {
   assert.equal(fitted.prefixCut, true);
   assert.ok(fitted.prompt.endsWith('\nlast = '));
   assert.ok(estimateTokens(fitted.prompt) <= 512);
-  assert.ok(fitted.snippetsUsed.every((s) => s.text.length >= 32), 'no slivers of snippets');
+  assert.ok(fitted.snippetsUsed.length > 0, 'snippets keep up to half the budget');
+  assert.ok(estimateTokens(fitted.promptPrefix.slice(0, fitted.promptPrefix.indexOf('# a.py\n'))) <= 256 + 8, 'and no more than half');
+});
+
+test('with no snippets the code context may use the whole budget', () => {
+  const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
+  const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets: [], family: 'plain', budgetTokens: 512 });
+  assert.ok(fitted.tokens > 480 && fitted.tokens <= 512, `${fitted.tokens}`);
 });
 
 test('the same input gives the same prompt (prompt cache stays warm)', () => {

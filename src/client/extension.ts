@@ -1,0 +1,301 @@
+// The VS Code extension: the client's one composition root. It starts the language server
+// (dist/server.js over IPC), forwards inline-completion requests to it with cancellation, and
+// owns the commands, the status bar item, the trace view and the output channel. Nothing heavy
+// runs in the extension host (ARCHITECTURE.md "One completion").
+import * as vscode from 'vscode';
+import { LanguageClient, TransportKind, WorkDoneProgress, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  ExplainRequest,
+  GetStatusRequest,
+  InlineCompletionRequest,
+  PullModelRequest,
+  RebuildIndexRequest,
+  SetRerankerRequest,
+  StatusNotification,
+  type InitializationOptions,
+  type InlineCompletionItem as LspInlineItem,
+  type RerankerChoice,
+  type StatusParams,
+} from '../protocol/protocol';
+
+const LANGUAGES = ['python', 'java'];
+const TRACE_SCHEME = 'coderag-trace';
+
+/** Everything the extension holds while active; disposed through context.subscriptions. */
+class CodeRagExtension implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly output = vscode.window.createOutputChannel('CodeRAG');
+  private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  private readonly traces = new Map<string, string>();
+  private readonly traceChanged = new vscode.EventEmitter<vscode.Uri>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private status: StatusParams | undefined;
+  private lastTraceId: string | undefined;
+  private offeredPull = new Set<string>();
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.disposables.push(this.output, this.statusItem, this.traceChanged);
+    this.statusItem.command = 'coderag.toggleReranker';
+    this.showStatus(undefined);
+    this.statusItem.show();
+  }
+
+  async start(): Promise<void> {
+    this.registerCommands();
+    this.registerProviders();
+    this.disposables.push(
+      vscode.workspace.onDidGrantWorkspaceTrust(() => void this.restart('the workspace is now trusted')),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.showStatus(this.status)),
+    );
+    await this.startClient();
+  }
+
+  private settings(): unknown {
+    // The configuration proxy carries methods; send plain data.
+    return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('coderag'))) as unknown;
+  }
+
+  private async startClient(): Promise<void> {
+    const module = this.context.asAbsolutePath('dist/server.js');
+    const serverOptions: ServerOptions = {
+      run: { module, transport: TransportKind.ipc },
+      debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6009'] } },
+    };
+    const initializationOptions: InitializationOptions = {
+      trusted: vscode.workspace.isTrusted,
+      cacheDir: vscode.Uri.joinPath(this.context.globalStorageUri, 'index').fsPath,
+      settings: this.settings(),
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: LANGUAGES.map((language) => ({ scheme: 'file', language })),
+      synchronize: { configurationSection: 'coderag' },
+      outputChannel: this.output,
+      initializationOptions,
+    };
+    const client = new LanguageClient('coderag', 'CodeRAG', serverOptions, clientOptions);
+    this.client = client;
+    await client.start();
+    this.disposables.push(client.onNotification(StatusNotification.type, (s) => this.onStatus(s)));
+    this.onStatus(await client.sendRequest(GetStatusRequest.type));
+  }
+
+  private async restart(why: string): Promise<void> {
+    this.output.appendLine(`Restarting the CodeRAG server: ${why}`);
+    const old = this.client;
+    this.client = undefined;
+    await old?.stop().catch(() => undefined);
+    await this.startClient();
+  }
+
+  private registerProviders(): void {
+    const provider: vscode.InlineCompletionItemProvider = {
+      provideInlineCompletionItems: async (document, position, context, token) => {
+        const client = this.client;
+        if (!client || !this.enabled() || !vscode.workspace.isTrusted) return undefined;
+        try {
+          // The client library sends $/cancelRequest when `token` fires; the server turns it into an AbortSignal.
+          const result = await client.sendRequest(
+            InlineCompletionRequest.type,
+            {
+              textDocument: { uri: document.uri.toString() },
+              position: { line: position.line, character: position.character },
+              context: { triggerKind: context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke ? 1 : 2 },
+            },
+            token,
+          );
+          if (!result || token.isCancellationRequested) return undefined;
+          const items: LspInlineItem[] = Array.isArray(result) ? result : result.items;
+          return items.map((item) => {
+            if (item.traceId) this.lastTraceId = item.traceId;
+            const text = typeof item.insertText === 'string' ? item.insertText : new vscode.SnippetString(item.insertText.value);
+            const range = item.range ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character) : new vscode.Range(position, position);
+            return new vscode.InlineCompletionItem(text, range);
+          });
+        } catch (e) {
+          if (!token.isCancellationRequested) this.output.appendLine(`inline completion failed: ${e instanceof Error ? e.message : String(e)}`);
+          return undefined;
+        }
+      },
+    };
+    this.disposables.push(
+      vscode.languages.registerInlineCompletionItemProvider(LANGUAGES.map((language) => ({ scheme: 'file', language })), provider),
+      vscode.workspace.registerTextDocumentContentProvider(TRACE_SCHEME, {
+        onDidChange: this.traceChanged.event,
+        provideTextDocumentContent: (uri) => this.traces.get(uri.path) ?? '# No trace\n',
+      }),
+    );
+  }
+
+  private enabled(): boolean {
+    return vscode.workspace.getConfiguration('coderag').get<boolean>('enable', true);
+  }
+
+  private registerCommands(): void {
+    const command = (id: string, run: () => Promise<unknown>): void => {
+      this.disposables.push(vscode.commands.registerCommand(id, () => run().catch((e: unknown) => void vscode.window.showErrorMessage(`CodeRAG: ${e instanceof Error ? e.message : String(e)}`))));
+    };
+    command('coderag.rebuildIndex', () => this.rebuildIndex());
+    command('coderag.toggleReranker', () => this.toggleReranker());
+    command('coderag.explainLastCompletion', () => this.explainLast());
+    command('coderag.toggleCompletions', () => this.toggleCompletions());
+    command('coderag.pullModel', () => this.pullModel());
+    command('coderag.showLog', () => Promise.resolve(this.output.show(true)));
+  }
+
+  private requireClient(): LanguageClient {
+    if (!this.client) throw new Error('the CodeRAG server is not running');
+    return this.client;
+  }
+
+  private async rebuildIndex(): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('CodeRAG does not index untrusted workspaces.');
+      return;
+    }
+    const client = this.requireClient();
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'CodeRAG: Rebuilding repository index', cancellable: true }, async (progress, token) => {
+      const workDoneToken = `coderag-rebuild-${Date.now()}`;
+      let last = 0;
+      const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+        if (value.kind === 'end') return;
+        const pct = value.percentage ?? last;
+        progress.report({ message: value.message, increment: Math.max(0, pct - last) });
+        last = pct;
+      });
+      try {
+        const result = await client.sendRequest(RebuildIndexRequest.type, { workDoneToken }, token);
+        const items = result.folders.reduce((n, f) => n + (f.items ?? 0), 0);
+        const failed = result.folders.filter((f) => f.state === 'failed');
+        if (failed.length > 0) void vscode.window.showErrorMessage(`CodeRAG: indexing failed for ${failed.map((f) => `${f.uri} (${f.message ?? ''})`).join(', ')}`);
+        else void vscode.window.showInformationMessage(`CodeRAG: index rebuilt, ${items} items in ${result.folders.length} folder(s).`);
+      } finally {
+        sub.dispose();
+      }
+    });
+  }
+
+  private async toggleReranker(): Promise<void> {
+    const client = this.requireClient();
+    const current = this.status?.reranker.current ?? 'none';
+    const next: RerankerChoice = current === 'llm' ? 'distilled' : 'llm';
+    const result = await client.sendRequest(SetRerankerRequest.type, { reranker: next });
+    const note = result.available.includes(next) ? '' : ' (not available: candidates stay in retrieval order)';
+    void vscode.window.showInformationMessage(`CodeRAG reranker: ${result.reranker}${note}`);
+  }
+
+  private async explainLast(): Promise<void> {
+    const client = this.requireClient();
+    const explained = await client.sendRequest(ExplainRequest.type, this.lastTraceId ? { traceId: this.lastTraceId } : {});
+    if (!explained) {
+      void vscode.window.showInformationMessage('CodeRAG: no completion to explain yet.');
+      return;
+    }
+    const path = `/trace-${explained.trace.id}.md`;
+    const server = explained.server ? `\n\n_Server: debounce ${explained.server.debounceMs.toFixed(0)} ms, handler ${explained.server.handlerMs.toFixed(0)} ms, overhead ${explained.server.overheadMs.toFixed(1)} ms, cache ${explained.server.cache}_\n` : '';
+    this.traces.set(path, explained.markdown + server);
+    const uri = vscode.Uri.from({ scheme: TRACE_SCHEME, path });
+    this.traceChanged.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  }
+
+  private async toggleCompletions(): Promise<void> {
+    const config = vscode.workspace.getConfiguration('coderag');
+    const next = !config.get<boolean>('enable', true);
+    await config.update('enable', next, vscode.ConfigurationTarget.Global);
+    void vscode.window.showInformationMessage(`CodeRAG completions ${next ? 'enabled' : 'disabled'}.`);
+  }
+
+  private async pullModel(model?: string): Promise<void> {
+    const client = this.requireClient();
+    const name = model ?? this.status?.model.model;
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `CodeRAG: pulling ${name ?? 'the completion model'}`, cancellable: true }, async (progress, token) => {
+      const workDoneToken = `coderag-pull-${Date.now()}`;
+      let last = 0;
+      const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+        if (value.kind === 'end') return;
+        const pct = value.percentage ?? last;
+        progress.report({ message: value.message, increment: Math.max(0, pct - last) });
+        last = pct;
+      });
+      try {
+        const result = await client.sendRequest(PullModelRequest.type, { workDoneToken, ...(name ? { model: name } : {}) }, token);
+        if (result.ok) void vscode.window.showInformationMessage(`CodeRAG: ${name ?? 'the model'} is ready.`);
+        else void vscode.window.showErrorMessage(`CodeRAG: pulling failed: ${result.message ?? 'unknown error'}`);
+      } finally {
+        sub.dispose();
+      }
+    });
+  }
+
+  private onStatus(status: StatusParams): void {
+    this.status = status;
+    this.showStatus(status);
+    if (status.model.state === 'modelMissing' && status.model.backend === 'ollama' && !this.offeredPull.has(status.model.model)) {
+      this.offeredPull.add(status.model.model);
+      void vscode.window.showWarningMessage(`CodeRAG: the model "${status.model.model}" is not pulled in Ollama (${status.model.endpoint}).`, 'Pull now', 'Open settings').then((choice) => {
+        if (choice === 'Pull now') void this.pullModel(status.model.model);
+        else if (choice === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'coderag');
+      });
+    }
+  }
+
+  private showStatus(status: StatusParams | undefined): void {
+    const item = this.statusItem;
+    item.backgroundColor = undefined;
+    if (!vscode.workspace.isTrusted) {
+      item.text = '$(shield) CodeRAG';
+      item.tooltip = 'CodeRAG is off in untrusted workspaces: no indexing, no completions. Trust the workspace to turn it on.';
+      return;
+    }
+    if (!status) {
+      item.text = '$(loading~spin) CodeRAG';
+      item.tooltip = 'CodeRAG is starting';
+      return;
+    }
+    const reranker = status.reranker.current === 'none' ? 'no reranker' : `${status.reranker.current} reranker`;
+    switch (status.state) {
+      case 'indexing':
+        item.text = status.indexing ? `$(sync~spin) CodeRAG ${status.indexing.done}/${status.indexing.total}` : '$(sync~spin) CodeRAG';
+        break;
+      case 'starting':
+        item.text = '$(loading~spin) CodeRAG';
+        break;
+      case 'ready':
+        item.text = `$(check) CodeRAG · ${status.reranker.current}`;
+        break;
+      case 'modelProblem':
+        item.text = '$(warning) CodeRAG: model';
+        item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        break;
+      case 'disabled':
+        item.text = '$(circle-slash) CodeRAG';
+        break;
+      case 'untrusted':
+        item.text = '$(shield) CodeRAG';
+        break;
+    }
+    const stats = status.stats.overheadMs ? `\n\nServer overhead per request: median ${status.stats.overheadMs.median.toFixed(1)} ms (p95 ${status.stats.overheadMs.p95.toFixed(1)} ms); ${status.stats.cacheHits}/${status.stats.requests} from the cache` : '';
+    item.tooltip = new vscode.MarkdownString(`**CodeRAG**: ${status.message}\n\nModel: ${status.model.backend} \`${status.model.model}\` (${status.model.state})\n\nReranker: ${reranker} — click to switch between LLM and distilled${stats}`);
+  }
+
+  async dispose(): Promise<void> {
+    await this.client?.stop().catch(() => undefined);
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+let extension: CodeRagExtension | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extension = new CodeRagExtension(context);
+  const ext = extension;
+  context.subscriptions.push({ dispose: () => void ext.dispose() });
+  await ext.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await extension?.dispose();
+  extension = undefined;
+}

@@ -1,0 +1,88 @@
+// The embedded ONNX causal LM as a completion model: the offline default when no model server
+// is configured, and what the tests and the demo run. Plain prefix prompts (no FIM training).
+import { throwIfAborted } from '../util/errors';
+import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from './types';
+
+/** The causal LM surface this client needs (implemented by src/engine/models' registry). */
+export interface EmbeddedLM {
+  /** Greedy generation; the text after the prompt. */
+  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[] }, signal?: AbortSignal): Promise<string | { text: string }>;
+  encode?(text: string): ArrayLike<number>;
+  /** Positions the model was trained with. */
+  readonly contextTokens?: number;
+}
+
+export interface EmbeddedClientOptions {
+  /** Loads the model on first use (the registry caches it). */
+  load: () => Promise<EmbeddedLM>;
+  /** Name shown in traces and status. */
+  model?: string;
+}
+
+export class EmbeddedClient implements ModelClient {
+  readonly backend = 'embedded' as const;
+  readonly family = 'plain' as const;
+  readonly endpoint = 'embedded';
+  private lm: EmbeddedLM | undefined;
+  private loading: Promise<EmbeddedLM> | undefined;
+
+  constructor(private readonly options: EmbeddedClientOptions) {}
+
+  get model(): string {
+    return this.options.model ?? 'embedded-code-lm';
+  }
+
+  get contextTokens(): number | undefined {
+    return this.lm?.contextTokens;
+  }
+
+  /** Loads the model (once); later calls share the load. */
+  async ready(): Promise<EmbeddedLM> {
+    if (this.lm) return this.lm;
+    this.loading ??= this.options.load().then(
+      (lm) => (this.lm = lm),
+      (e: unknown) => {
+        this.loading = undefined;
+        throw new ModelClientError('modelMissing', `the embedded model could not be loaded: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);
+      },
+    );
+    return this.loading;
+  }
+
+  async prepare(): Promise<void> {
+    await this.ready();
+  }
+
+  private readonly lineTokens = new Map<string, number>();
+
+  /**
+   * Tokens by the model's tokenizer, counted line by line with a memo: between keystrokes only
+   * the cursor line changes, so fitting the prompt re-encodes almost nothing. (Byte-level BPE
+   * merges rarely cross a newline, so the sum matches the whole-text count within a few tokens.)
+   */
+  countTokens = (text: string): number => {
+    const lm = this.lm;
+    if (!lm?.encode) return Math.ceil(text.length / 3);
+    if (this.lineTokens.size > 50_000) this.lineTokens.clear();
+    let total = 0;
+    for (const line of text.split('\n')) {
+      let n = this.lineTokens.get(line);
+      if (n === undefined) {
+        n = lm.encode(`${line}\n`).length;
+        this.lineTokens.set(line, n);
+      }
+      total += n;
+    }
+    return total;
+  };
+
+  async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
+    const start = performance.now();
+    const lm = await this.ready();
+    throwIfAborted(signal);
+    const out = await lm.generate(request.prompt, { maxNewTokens: request.maxNewTokens, stop: request.stop }, signal);
+    throwIfAborted(signal);
+    const cut = cutAtStop(typeof out === 'string' ? out : out.text, request.stop);
+    return { text: cut.text, model: this.model, elapsedMs: performance.now() - start, stoppedBy: cut.stopped ? 'stop' : 'unknown' };
+  }
+}

@@ -1,0 +1,166 @@
+// Completion through Ollama with the `ollama` package: raw FIM prompts, streaming, stop
+// sequences, keep_alive and num_predict; a start-up check that the model is pulled, and pull
+// with progress so the editor can offer it.
+import { Ollama } from 'ollama';
+import type { ModelFamily } from '../prompt/templates';
+import { modelFamilyOf } from '../prompt/templates';
+import { CancellationError } from '../util/errors';
+import { cutAtStop, deadlineSignal, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
+
+export interface OllamaClientOptions {
+  /** e.g. http://127.0.0.1:11434 */
+  host: string;
+  model: string;
+  /** Override the family guessed from the model name. */
+  family?: ModelFamily;
+  /** How long Ollama keeps the model loaded after a request (default '30m'; avoids reloads between keystrokes). */
+  keepAlive?: string | number;
+  /** Whole-request time limit in ms (default 7,000; ANCHORS: Cody uses 5 s for Ollama). */
+  timeoutMs?: number;
+}
+
+export interface PullProgress {
+  status: string;
+  completed?: number;
+  total?: number;
+}
+
+/** Ollama tags are `name:tag`; an untagged name means `:latest`. */
+export function sameOllamaModel(a: string, b: string): boolean {
+  const norm = (s: string): string => (s.includes(':') ? s : `${s}:latest`);
+  return norm(a) === norm(b);
+}
+
+export class OllamaClient implements ModelClient {
+  readonly backend = 'ollama' as const;
+  readonly family: ModelFamily;
+
+  constructor(private readonly options: OllamaClientOptions) {
+    this.family = options.family ?? modelFamilyOf(options.model);
+  }
+
+  get model(): string {
+    return this.options.model;
+  }
+
+  get endpoint(): string {
+    return this.options.host;
+  }
+
+  /** An Ollama instance whose every fetch also obeys `signal` (the package only aborts streams itself). */
+  private api(signal: AbortSignal): Ollama {
+    const withSignal: typeof fetch = (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
+    return new Ollama({ host: this.options.host, fetch: withSignal });
+  }
+
+  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string): Error {
+    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from Ollama at ${this.endpoint} within ${this.options.timeoutMs ?? 7000} ms`, this.endpoint, this.model);
+    if (signal.aborted) return new CancellationError();
+    if (isModelClientError(e)) return e;
+    const status = (e as { status_code?: unknown }).status_code;
+    const message = e instanceof Error ? e.message : String(e);
+    if (typeof status === 'number') {
+      if (status === 404 && /not found|pull/i.test(message)) return new ModelClientError('modelMissing', `model "${this.model}" is not pulled on ${this.endpoint} (run: ollama pull ${this.model})`, this.endpoint, this.model, status);
+      return new ModelClientError('httpStatus', `${what}: Ollama answered HTTP ${status}: ${message.slice(0, 200)}`, this.endpoint, this.model, status);
+    }
+    // The package reports a stream without its final part (it skips lines that are not JSON) this way.
+    if (e instanceof SyntaxError || /did not receive done|invalid json/i.test(message)) return new ModelClientError('malformed', `${what}: malformed response from Ollama: ${message.slice(0, 200)}`, this.endpoint, this.model);
+    const kind = networkErrorKind(e);
+    if (kind === 'unreachable') return new ModelClientError('unreachable', `Ollama is not reachable at ${this.endpoint}`, this.endpoint, this.model);
+    return new ModelClientError('failed', `${what}: ${message}`, this.endpoint, this.model);
+  }
+
+  async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
+    const start = performance.now();
+    const deadline = deadlineSignal(signal, this.options.timeoutMs ?? 7000);
+    let text = '';
+    let firstTokenMs: number | undefined;
+    let tokens: number | undefined;
+    let stoppedBy: GenerateResult['stoppedBy'] = 'unknown';
+    try {
+      const stream = await this.api(deadline.signal).generate({
+        model: this.model,
+        prompt: request.prompt,
+        raw: true,
+        stream: true,
+        keep_alive: this.options.keepAlive ?? '30m',
+        options: { num_predict: request.maxNewTokens, temperature: request.temperature ?? 0, stop: [...request.stop] },
+      });
+      const onAbort = (): void => stream.abort();
+      deadline.signal.addEventListener('abort', onAbort, { once: true });
+      let sawDone = false;
+      try {
+        for await (const part of stream) {
+          if (typeof part.response !== 'string') throw new ModelClientError('malformed', 'malformed response from Ollama: a streamed part has no "response" text', this.endpoint, this.model);
+          if (firstTokenMs === undefined && part.response) firstTokenMs = performance.now() - start;
+          text += part.response;
+          // Servers that ignore stop sequences are cut here, and the stream closed early.
+          const cut = cutAtStop(text, request.stop);
+          if (cut.stopped) {
+            text = cut.text;
+            stoppedBy = 'stop';
+            stream.abort();
+            break;
+          }
+          if (part.done) {
+            sawDone = true;
+            tokens = part.eval_count;
+            stoppedBy = part.done_reason === 'length' ? 'length' : 'stop';
+          }
+        }
+      } finally {
+        deadline.signal.removeEventListener('abort', onAbort);
+      }
+      if (deadline.signal.aborted) throw new Error('aborted');
+      // The package skips lines that are not JSON; a stream without its final part was malformed or cut.
+      if (!sawDone && stoppedBy !== 'stop') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
+    } catch (e) {
+      throw this.toError(e, deadline.timedOut(), signal, 'generate');
+    } finally {
+      deadline.dispose();
+    }
+    return { text, model: this.model, elapsedMs: performance.now() - start, ...(firstTokenMs !== undefined ? { firstTokenMs } : {}), ...(tokens !== undefined ? { tokens } : {}), stoppedBy };
+  }
+
+  /** The models this server has pulled (/api/tags). */
+  async listModels(signal: AbortSignal): Promise<string[]> {
+    const deadline = deadlineSignal(signal, Math.min(this.options.timeoutMs ?? 7000, 5000));
+    try {
+      const list = await this.api(deadline.signal).list();
+      if (!list || !Array.isArray(list.models)) throw new SyntaxError('/api/tags has no "models" list');
+      return list.models.map((m) => m.name ?? m.model).filter((n): n is string => typeof n === 'string');
+    } catch (e) {
+      throw this.toError(e, deadline.timedOut(), signal, 'list models');
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  async check(signal: AbortSignal): Promise<ModelProblem | undefined> {
+    try {
+      const names = await this.listModels(signal);
+      if (names.some((n) => sameOllamaModel(n, this.model))) return undefined;
+      return { kind: 'modelMissing', message: `model "${this.model}" is not pulled on ${this.endpoint}`, model: this.model, endpoint: this.endpoint };
+    } catch (e) {
+      if (isModelClientError(e)) return problemOf(e);
+      throw e;
+    }
+  }
+
+  /** `ollama pull` with progress; resolves when the server reports success. */
+  async pull(onProgress: (p: PullProgress) => void, signal: AbortSignal, model = this.model): Promise<void> {
+    try {
+      const stream = await this.api(signal).pull({ model, stream: true });
+      const onAbort = (): void => stream.abort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        for await (const p of stream) onProgress({ status: p.status, ...(p.total ? { total: p.total, completed: p.completed } : {}) });
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+      }
+      if (signal.aborted) throw new CancellationError();
+    } catch (e) {
+      throw this.toError(e, false, signal, `pull ${model}`);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// Completion through any OpenAI-compatible /v1/completions endpoint (vLLM, TGI, llama.cpp
+// server): the way a team shares one GPU server. Raw prompt in, text out; stop sequences honoured.
+import type { ModelFamily } from '../prompt/templates';
+import { modelFamilyOf } from '../prompt/templates';
+import { CancellationError } from '../util/errors';
+import { cutAtStop, deadlineSignal, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
+
+export interface OpenAICompatibleOptions {
+  /** Base URL, with or without `/v1` (e.g. http://gpu-box:8000). */
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  family?: ModelFamily;
+  timeoutMs?: number;
+}
+
+/** OpenAI's API accepts at most 4 stop sequences; the rest are applied client-side. */
+const MAX_SERVER_STOPS = 4;
+
+export class OpenAICompatibleClient implements ModelClient {
+  readonly backend = 'openai' as const;
+  readonly family: ModelFamily;
+
+  constructor(private readonly options: OpenAICompatibleOptions) {
+    this.family = options.family ?? modelFamilyOf(options.model);
+  }
+
+  get model(): string {
+    return this.options.model;
+  }
+
+  get endpoint(): string {
+    return this.options.baseUrl;
+  }
+
+  private url(path: string): string {
+    const base = this.options.baseUrl.replace(/\/+$/, '');
+    return `${base.endsWith('/v1') ? base : `${base}/v1`}${path}`;
+  }
+
+  private headers(): Record<string, string> {
+    return { 'Content-Type': 'application/json', ...(this.options.apiKey ? { Authorization: `Bearer ${this.options.apiKey}` } : {}) };
+  }
+
+  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string): Error {
+    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from ${this.endpoint} within ${this.options.timeoutMs ?? 7000} ms`, this.endpoint, this.model);
+    if (signal.aborted) return new CancellationError();
+    if (isModelClientError(e)) return e;
+    if (networkErrorKind(e) === 'unreachable') return new ModelClientError('unreachable', `the completion server is not reachable at ${this.endpoint}`, this.endpoint, this.model);
+    return new ModelClientError('failed', `${what}: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);
+  }
+
+  private async httpError(response: Response, what: string): Promise<ModelClientError> {
+    const body = (await response.text().catch(() => '')).slice(0, 300);
+    if (response.status === 404 && /model/i.test(body)) return new ModelClientError('modelMissing', `model "${this.model}" is not served by ${this.endpoint}: ${body}`, this.endpoint, this.model, 404);
+    return new ModelClientError('httpStatus', `${what}: ${this.endpoint} answered HTTP ${response.status}${body ? `: ${body}` : ''}`, this.endpoint, this.model, response.status);
+  }
+
+  async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
+    const start = performance.now();
+    const deadline = deadlineSignal(signal, this.options.timeoutMs ?? 7000);
+    try {
+      const response = await fetch(this.url('/completions'), {
+        method: 'POST',
+        headers: this.headers(),
+        signal: deadline.signal,
+        body: JSON.stringify({
+          model: this.model,
+          prompt: request.prompt,
+          max_tokens: request.maxNewTokens,
+          temperature: request.temperature ?? 0,
+          stop: request.stop.slice(0, MAX_SERVER_STOPS),
+          stream: false,
+        }),
+      });
+      if (!response.ok) throw await this.httpError(response, 'completions');
+      const raw = await response.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        throw new ModelClientError('malformed', `completions: malformed JSON from ${this.endpoint}: ${raw.slice(0, 120)}`, this.endpoint, this.model);
+      }
+      const choice = (body as { choices?: Array<{ text?: unknown; finish_reason?: unknown }> }).choices?.[0];
+      if (!choice || typeof choice.text !== 'string') throw new ModelClientError('malformed', `completions: the answer from ${this.endpoint} has no choices[0].text`, this.endpoint, this.model);
+      const cut = cutAtStop(choice.text, request.stop);
+      const usage = (body as { usage?: { completion_tokens?: unknown } }).usage;
+      return {
+        text: cut.text,
+        model: this.model,
+        elapsedMs: performance.now() - start,
+        ...(typeof usage?.completion_tokens === 'number' ? { tokens: usage.completion_tokens } : {}),
+        stoppedBy: cut.stopped || choice.finish_reason === 'stop' ? 'stop' : choice.finish_reason === 'length' ? 'length' : 'unknown',
+      };
+    } catch (e) {
+      throw this.toError(e, deadline.timedOut(), signal, 'completions');
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  async check(signal: AbortSignal): Promise<ModelProblem | undefined> {
+    const deadline = deadlineSignal(signal, 5000);
+    try {
+      const response = await fetch(this.url('/models'), { headers: this.headers(), signal: deadline.signal });
+      // Some servers (TGI) have no /v1/models; only an answer that lists models can prove one missing.
+      if (!response.ok) return undefined;
+      const body = (await response.json().catch(() => undefined)) as { data?: Array<{ id?: unknown }> } | undefined;
+      const ids = (body?.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+      if (ids.length > 0 && !ids.includes(this.model)) return { kind: 'modelMissing', message: `model "${this.model}" is not served by ${this.endpoint} (it serves: ${ids.slice(0, 5).join(', ')})`, model: this.model, endpoint: this.endpoint };
+      return undefined;
+    } catch (e) {
+      const err = this.toError(e, deadline.timedOut(), signal, 'list models');
+      if (isModelClientError(err)) return problemOf(err);
+      throw err;
+    } finally {
+      deadline.dispose();
+    }
+  }
+}

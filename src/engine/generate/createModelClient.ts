@@ -1,0 +1,55 @@
+// Choose the completion model from the settings slice: Ollama for users, an OpenAI-compatible
+// server for teams, the embedded ONNX model when nothing else is configured or answers.
+import type { ModelFamily } from '../prompt/templates';
+import { EmbeddedClient, type EmbeddedLM } from './EmbeddedClient';
+import { OllamaClient } from './OllamaClient';
+import { OpenAICompatibleClient } from './OpenAICompatibleClient';
+import type { ModelClient, ModelProblem } from './types';
+
+export interface ModelSettings {
+  provider: 'auto' | 'ollama' | 'openai' | 'embedded';
+  family: ModelFamily | 'auto';
+  timeoutMs: number;
+  ollama: { host: string; completionModel: string; keepAlive: string };
+  openai: { baseUrl: string; model: string; apiKey: string };
+}
+
+export interface ResolvedModel {
+  client: ModelClient;
+  /** Why `auto` chose what it chose, or what is wrong with the explicit choice. */
+  note?: string;
+  problem?: ModelProblem;
+}
+
+function family(settings: ModelSettings): { family?: ModelFamily } {
+  return settings.family === 'auto' ? {} : { family: settings.family };
+}
+
+export function ollamaClientOf(settings: ModelSettings): OllamaClient {
+  return new OllamaClient({ host: settings.ollama.host, model: settings.ollama.completionModel, keepAlive: settings.ollama.keepAlive, timeoutMs: settings.timeoutMs, ...family(settings) });
+}
+
+/** The configured client and its start-up check (the models exist, the server answers). */
+export async function resolveModelClient(settings: ModelSettings, loadEmbedded: () => Promise<EmbeddedLM>, signal: AbortSignal): Promise<ResolvedModel> {
+  const embedded = (): EmbeddedClient => new EmbeddedClient({ load: loadEmbedded });
+  const checked = async (client: ModelClient): Promise<ResolvedModel> => {
+    const problem = await client.check?.(signal);
+    return problem ? { client, problem } : { client };
+  };
+  switch (settings.provider) {
+    case 'embedded':
+      return { client: embedded() };
+    case 'ollama':
+      return checked(ollamaClientOf(settings));
+    case 'openai':
+      if (!settings.openai.baseUrl || !settings.openai.model) return { client: embedded(), note: 'coderag.openai.baseUrl and coderag.openai.model are not both set; using the embedded model' };
+      return checked(new OpenAICompatibleClient({ baseUrl: settings.openai.baseUrl, model: settings.openai.model, apiKey: settings.openai.apiKey || undefined, timeoutMs: settings.timeoutMs, ...family(settings) }));
+    case 'auto': {
+      if (settings.openai.baseUrl && settings.openai.model) return checked(new OpenAICompatibleClient({ baseUrl: settings.openai.baseUrl, model: settings.openai.model, apiKey: settings.openai.apiKey || undefined, timeoutMs: settings.timeoutMs, ...family(settings) }));
+      const ollama = ollamaClientOf(settings);
+      const problem = await ollama.check(signal);
+      if (!problem) return { client: ollama, note: `Ollama answers at ${ollama.endpoint} with ${ollama.model}` };
+      return { client: embedded(), note: `using the embedded model (${problem.message})` };
+    }
+  }
+}

@@ -1,0 +1,118 @@
+// Model clients (ARCHITECTURE.md "generate"): one interface for Ollama, OpenAI-compatible servers
+// and the embedded ONNX causal LM, with typed errors the server turns into a status.
+import type { ModelFamily } from '../prompt/templates';
+
+export interface GenerateRequest {
+  /** The full model input (already FIM-rendered when the family supports it). */
+  prompt: string;
+  maxNewTokens: number;
+  stop: readonly string[];
+  /** Default 0 (CodeRAG decodes greedily). */
+  temperature?: number;
+}
+
+export interface GenerateResult {
+  text: string;
+  model: string;
+  elapsedMs: number;
+  /** Time to the first streamed token, when the client streams. */
+  firstTokenMs?: number;
+  /** Tokens generated, when the backend reports them. */
+  tokens?: number;
+  /** Generation stopped at a stop sequence (as opposed to the token limit). */
+  stoppedBy?: 'stop' | 'length' | 'unknown';
+}
+
+export type ModelBackend = 'ollama' | 'openai' | 'embedded';
+
+/** A completion model. Streaming clients still resolve with the whole (stop-trimmed) text. */
+export interface ModelClient {
+  readonly backend: ModelBackend;
+  readonly model: string;
+  readonly family: ModelFamily;
+  /** Where it lives, for messages (`http://127.0.0.1:11434`, `embedded`). */
+  readonly endpoint: string;
+  generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult>;
+  /** Checks the server answers and the model exists; resolves with a problem or undefined. */
+  check?(signal: AbortSignal): Promise<ModelProblem | undefined>;
+  /** Tokenizer-exact counting where the client has the model's tokenizer. */
+  countTokens?(text: string): number;
+  /** The model's context window in tokens, where it is small enough to bound the prompt budget. */
+  readonly contextTokens?: number;
+  /** Load what the client needs before the prompt is built (the embedded model's tokenizer and context size). */
+  prepare?(signal: AbortSignal): Promise<void>;
+}
+
+export type ModelErrorKind = 'unreachable' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed';
+
+/** A failed model call; `kind` tells the user what is wrong, `status` carries the HTTP status. */
+export class ModelClientError extends Error {
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    readonly endpoint: string,
+    readonly model: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ModelClientError';
+  }
+}
+
+export function isModelClientError(e: unknown): e is ModelClientError {
+  return e instanceof ModelClientError;
+}
+
+export interface ModelProblem {
+  kind: ModelErrorKind;
+  message: string;
+  model: string;
+  endpoint: string;
+}
+
+export function problemOf(e: ModelClientError): ModelProblem {
+  return { kind: e.kind, message: e.message, model: e.model, endpoint: e.endpoint };
+}
+
+/** Cut `text` at the first stop sequence; says whether one was found. */
+export function cutAtStop(text: string, stop: readonly string[]): { text: string; stopped: boolean } {
+  let cut = -1;
+  for (const s of stop) {
+    if (!s) continue;
+    const i = text.indexOf(s);
+    if (i >= 0 && (cut < 0 || i < cut)) cut = i;
+  }
+  return cut < 0 ? { text, stopped: false } : { text: text.slice(0, cut), stopped: true };
+}
+
+/**
+ * The request's signal plus a time limit, as one signal. `timedOut()` tells a timeout from the
+ * caller's cancellation; dispose clears the timer and the listener.
+ */
+export function deadlineSignal(signal: AbortSignal, timeoutMs: number): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+  }, timeoutMs);
+  const onAbort = (): void => controller.abort(signal.reason);
+  if (signal.aborted) controller.abort(signal.reason);
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Classify a fetch failure (undici wraps the socket error in `cause`). */
+export function networkErrorKind(e: unknown): 'unreachable' | 'failed' {
+  const code = (e as { cause?: { code?: string } } | undefined)?.cause?.code ?? (e as { code?: string } | undefined)?.code;
+  if (code && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/.test(code)) return 'unreachable';
+  if (e instanceof TypeError && /fetch failed/.test(e.message)) return 'unreachable';
+  return 'failed';
+}

@@ -1,0 +1,214 @@
+// The client <-> server protocol: LSP 3.18 inline completion (declared here because
+// vscode-languageserver 9 only has it as a proposal) and CodeRAG's own requests and
+// notifications, each a documented namespace with `method` and `type` (STYLE.md rule 5).
+// Types only: shared by src/client and src/server; imports nothing of theirs.
+import { NotificationType, ProtocolRequestType, RequestType0, type TextDocumentPositionParams, type WorkDoneProgressParams, type Range } from 'vscode-languageserver-protocol';
+
+// ---------------------------------------------------------------------------------------------
+// LSP 3.18 textDocument/inlineCompletion
+
+export const InlineCompletionTriggerKind = { Invoked: 1, Automatic: 2 } as const;
+export type InlineCompletionTriggerKind = 1 | 2;
+
+export interface InlineCompletionContext {
+  triggerKind: InlineCompletionTriggerKind;
+  /** The completion item the suggest widget has selected, when it is open. */
+  selectedCompletionInfo?: { range: Range; text: string };
+}
+
+export interface InlineCompletionParams extends TextDocumentPositionParams, WorkDoneProgressParams {
+  context: InlineCompletionContext;
+}
+
+export interface InlineCompletionItem {
+  insertText: string | { kind: 'snippet'; value: string };
+  filterText?: string;
+  /** Replaced by insertText; we always return an empty range at the cursor (deterministic ghost text). */
+  range?: Range;
+  command?: { title: string; command: string; arguments?: unknown[] };
+  /** CodeRAG extension: the trace of the completion this item came from (for `coderag/explain`). */
+  traceId?: string;
+  /** CodeRAG extension: served from the typing-through cache without a model call. */
+  fromCache?: boolean;
+}
+
+export interface InlineCompletionList {
+  items: InlineCompletionItem[];
+}
+
+export interface InlineCompletionOptions {
+  workDoneProgress?: boolean;
+}
+
+/** `textDocument/inlineCompletion` (LSP 3.18): ghost-text completions at a position. */
+export namespace InlineCompletionRequest {
+  export const method = 'textDocument/inlineCompletion' as const;
+  export const type = new ProtocolRequestType<InlineCompletionParams, InlineCompletionList | InlineCompletionItem[] | null, void, void, InlineCompletionOptions>(method);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings the client passes at start (initializationOptions)
+
+export interface InitializationOptions {
+  /** The workspace is trusted; when false the server indexes nothing and completes nothing. */
+  trusted?: boolean;
+  /** Folder for persisted indexes (the extension's global storage); default: the platform cache folder. */
+  cacheDir?: string;
+  /** The `coderag.*` settings (nested as `workspace.getConfiguration('coderag')` returns them). */
+  settings?: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Custom requests
+
+export interface FolderIndexSummary {
+  uri: string;
+  state: 'pending' | 'indexing' | 'ready' | 'failed' | 'disabled';
+  files?: number;
+  items?: number;
+  elapsedMs?: number;
+  message?: string;
+}
+
+export interface RebuildIndexParams extends WorkDoneProgressParams {
+  /** One workspace folder; omit for all. */
+  folderUri?: string;
+  /** Drop the saved index and parse every file again (default false: re-scan, re-parse changed files). */
+  full?: boolean;
+}
+
+export interface RebuildIndexResult {
+  folders: FolderIndexSummary[];
+}
+
+/** `coderag/rebuildIndex`: re-scan the workspace folders; reports work-done progress; resolves when done. */
+export namespace RebuildIndexRequest {
+  export const method = 'coderag/rebuildIndex' as const;
+  export const type = new ProtocolRequestType<RebuildIndexParams, RebuildIndexResult, void, void, void>(method);
+}
+
+export type RerankerChoice = 'llm' | 'distilled' | 'none';
+
+export interface SetRerankerParams {
+  reranker: RerankerChoice;
+}
+
+export interface SetRerankerResult {
+  reranker: RerankerChoice;
+  /** Kinds with a reranker ready to use. */
+  available: RerankerChoice[];
+}
+
+/** `coderag/setReranker`: choose the reranker for the next request (no restart). */
+export namespace SetRerankerRequest {
+  export const method = 'coderag/setReranker' as const;
+  export const type = new ProtocolRequestType<SetRerankerParams, SetRerankerResult, void, void, void>(method);
+}
+
+export interface ExplainParams {
+  /** A trace id from an item's `traceId`; omit for the last request that ran the pipeline. */
+  traceId?: string;
+}
+
+export interface StageTimingView {
+  stage: string;
+  status: 'ok' | 'degraded' | 'failed' | 'skipped';
+  elapsedMs: number;
+  message?: string;
+}
+
+/** The engine's completion trace as it travels (see src/engine/pipeline.ts CompletionTrace). */
+export interface CompletionTraceView {
+  id: string;
+  startedAt: string;
+  filePath: string;
+  lang: string;
+  query?: { strategy: string; text: string; spans: Array<{ startLine: number; endLine: number }>; chunkScores?: Array<{ startLine: number; endLine: number; score: number }>; fallbackReason?: string };
+  retrieval?: {
+    paths: Array<{ path: string; status: string; elapsedMs: number; budgetMs: number; message?: string; notes?: string[]; results: Array<{ id: string; score: number; reason?: string }> }>;
+    candidates: Array<{ id: string; path: string; name: string; kind: string; paths: string[]; scores: Record<string, number | undefined> }>;
+  };
+  rerank?: { reranker: string; calls: Array<{ window: string[]; picked?: string; elapsedMs: number; failure?: string }>; picked: string[]; notes?: string[] };
+  prompt?: { text: string; tokens: number; budgetTokens: number; family: string; fim: boolean; snippets: string[]; snippetsDropped: number; prefixCut: boolean };
+  model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string };
+  completion?: string;
+  stages: StageTimingView[];
+  error?: { stage: string; kind: string; message: string };
+  totalMs: number;
+  modelPrepareMs?: number;
+  nonModelMs: number;
+}
+
+export interface ExplainResult {
+  trace: CompletionTraceView;
+  /** A readable view of the trace. */
+  markdown: string;
+  /** Time the server spent on the request: debounce wait, cache, pipeline. */
+  server?: { debounceMs: number; handlerMs: number; overheadMs: number; cache: 'hit' | 'miss'; checkpointMs?: number; promptMs?: number };
+}
+
+/** `coderag/explain`: the trace of a completion (chunks, candidates per path, rerank picks, prompt, timings). */
+export namespace ExplainRequest {
+  export const method = 'coderag/explain' as const;
+  export const type = new ProtocolRequestType<ExplainParams, ExplainResult | null, void, void, void>(method);
+}
+
+export interface PullModelParams extends WorkDoneProgressParams {
+  /** Default: the configured Ollama completion model. */
+  model?: string;
+}
+
+export interface PullModelResult {
+  ok: boolean;
+  message?: string;
+}
+
+/** `coderag/pullModel`: `ollama pull` the completion model, with work-done progress. */
+export namespace PullModelRequest {
+  export const method = 'coderag/pullModel' as const;
+  export const type = new ProtocolRequestType<PullModelParams, PullModelResult, void, void, void>(method);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status
+
+export type ModelState = 'unknown' | 'ok' | 'unreachable' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed' | 'error';
+
+export interface ServerStats {
+  requests: number;
+  cacheHits: number;
+  modelCalls: number;
+  /** Most model calls seen in flight at once (the server allows one). */
+  maxModelInFlight: number;
+  /** Server time per request outside the model and the retrieval stages, over the last requests. */
+  overheadMs?: { median: number; p95: number; samples: number };
+  /** The server process's memory (on `coderag/getStatus`). */
+  memory?: { rssMB: number; heapUsedMB: number };
+  /** Handler time of requests the typing-through cache answered. */
+  cacheHitMs?: { median: number; p95: number; samples: number };
+}
+
+export interface StatusParams {
+  /** The headline: what the status bar shows. */
+  state: 'starting' | 'indexing' | 'ready' | 'modelProblem' | 'disabled' | 'untrusted';
+  /** One line for people ("Indexing pyshop 120/300", "Ollama is not reachable at ..."). */
+  message: string;
+  indexing?: { folder: string; done: number; total: number };
+  folders: FolderIndexSummary[];
+  model: { backend: string; model: string; endpoint: string; state: ModelState; message?: string };
+  reranker: { current: RerankerChoice; available: RerankerChoice[] };
+  completionsEnabled: boolean;
+  stats: ServerStats;
+}
+
+/** `coderag/status` (server -> client): sent whenever the status changes (indexing progress, ready, model problems, reranker). */
+export namespace StatusNotification {
+  export const method = 'coderag/status' as const;
+  export const type = new NotificationType<StatusParams>(method);
+}
+
+/** `coderag/getStatus`: the current status, on demand. */
+export namespace GetStatusRequest {
+  export const method = 'coderag/getStatus' as const;
+  export const type = new RequestType0<StatusParams, void>(method);
+}

@@ -1,0 +1,253 @@
+// textDocument/inlineCompletion: per document debounce, abort of the superseded request, the
+// typing-through cache, the pipeline behind one model gate, traces for `coderag/explain`.
+import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilities, TextDocuments } from 'vscode-languageserver/node';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Lang } from '../engine/kb/types';
+import { langOfPath } from '../engine/kb/parsers';
+import { complete, formatTraceMarkdown, multiPathStage, type CompletionTrace, type PipelineOptions, type QueryBuilder } from '../engine/pipeline';
+import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
+import { getLogger } from '../engine/util/logger';
+import { ExplainRequest, InlineCompletionRequest, type ExplainResult, type InlineCompletionList, type InlineCompletionParams } from '../protocol/protocol';
+import { CompletionCache } from './completionCache';
+import { pipelineOptions, type ServerConfig } from './config';
+import type { Feature } from './feature';
+import type { ModelFeature } from './ModelFeature';
+import type { RerankFeature } from './RerankFeature';
+import type { StatusReporter } from './StatusReporter';
+import type { WorkspaceIndexer } from './WorkspaceIndexer';
+
+const log = getLogger('completion');
+
+interface ServerTiming {
+  debounceMs: number;
+  handlerMs: number;
+  overheadMs: number;
+  cache: 'hit' | 'miss';
+  /** Of the overhead: yielding to pending messages between stages, and prompt assembly + postprocessing. */
+  checkpointMs?: number;
+  promptMs?: number;
+}
+
+const TRACES_KEPT = 100;
+const OVERHEAD_SAMPLES = 500;
+
+function langOf(doc: TextDocument): Lang | undefined {
+  if (doc.languageId === 'python' || doc.languageId === 'java') return doc.languageId;
+  return langOfPath(doc.uri);
+}
+
+/** Sleep that ends early (rejecting) when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new CancellationError());
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new CancellationError());
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+
+export class CompletionFeature implements Feature {
+  private config: ServerConfig | undefined;
+  private options: PipelineOptions | undefined;
+  private cache = new CompletionCache(1000);
+  private readonly pending = new Map<string, AbortController>();
+  private readonly traces = new Map<string, { trace: CompletionTrace; server: ServerTiming }>();
+  private lastAny: string | undefined;
+  private requests = 0;
+  private cacheHits = 0;
+  private readonly overheads: number[] = [];
+  private readonly cacheHitTimes: number[] = [];
+  trusted = true;
+
+  constructor(
+    private readonly documents: TextDocuments<TextDocument>,
+    private readonly indexer: WorkspaceIndexer,
+    private readonly models: ModelFeature,
+    private readonly rerank: RerankFeature,
+    private readonly queryBuilder: QueryBuilder,
+    private readonly status: StatusReporter,
+  ) {}
+
+  initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
+    this.updateConfig(config);
+    connection.onRequest(InlineCompletionRequest.type, (params, token) => this.provide(params, token));
+    connection.onRequest(ExplainRequest.type, (params): ExplainResult | null => {
+      const id = params.traceId ?? this.lastAny;
+      const entry = id !== undefined ? this.traces.get(id) : undefined;
+      if (!entry) return null;
+      return { trace: entry.trace, markdown: formatTraceMarkdown(entry.trace), server: entry.server };
+    });
+    // LSP 3.18 capability; vscode-languageserver 9 does not type it yet.
+    return { inlineCompletionProvider: {} } as Partial<ServerCapabilities>;
+  }
+
+  updateConfig(config: ServerConfig): void {
+    const changedModel = this.config !== undefined && JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt]) !== JSON.stringify([config.model, config.ollama, config.openai, config.prompt]);
+    this.config = config;
+    this.options = pipelineOptions(config);
+    this.cache.resize(config.cache.size);
+    // Completions of another model are not what typing through should show.
+    if (changedModel) this.cache.clear();
+    this.status.update({ completionsEnabled: config.enable });
+  }
+
+  private publishStats(): void {
+    const summary = (samples: readonly number[]): { median: number; p95: number; samples: number } | undefined => {
+      if (samples.length === 0) return undefined;
+      const sorted = [...samples].sort((a, b) => a - b);
+      return { median: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), samples: sorted.length };
+    };
+    const overheadMs = summary(this.overheads);
+    const cacheHitMs = summary(this.cacheHitTimes);
+    this.status.update({
+      stats: {
+        requests: this.requests,
+        cacheHits: this.cacheHits,
+        modelCalls: this.models.gate.calls,
+        maxModelInFlight: this.models.gate.maxInFlight,
+        ...(overheadMs ? { overheadMs } : {}),
+        ...(cacheHitMs ? { cacheHitMs } : {}),
+      },
+    });
+  }
+
+  private keepTrace(trace: CompletionTrace, server: ServerTiming): void {
+    this.traces.set(trace.id, { trace, server });
+    while (this.traces.size > TRACES_KEPT) {
+      const oldest = this.traces.keys().next();
+      if (oldest.done) break;
+      this.traces.delete(oldest.value);
+    }
+    this.lastAny = trace.id;
+  }
+
+  /** One inline-completion request; null when there is nothing to show or it was superseded. */
+  async provide(params: InlineCompletionParams, token: CancellationToken): Promise<InlineCompletionList | null> {
+    const t0 = performance.now();
+    this.requests++;
+    const config = this.config;
+    const options = this.options;
+    if (!config || !options || !config.enable || !this.trusted) return null;
+    const doc = this.documents.get(params.textDocument.uri);
+    if (!doc) return null;
+    const lang = langOf(doc);
+    if (!lang) return null;
+    const text = doc.getText();
+    const offset = doc.offsetAt(params.position);
+    const prefix = text.slice(0, offset);
+    const suffix = text.slice(offset);
+    const hit = this.indexer.folderFor(doc.uri);
+    const filePath = hit?.relPath ?? doc.uri;
+    const range = { start: params.position, end: params.position };
+
+    // Typing through a shown suggestion: no debounce, no model.
+    const cached = this.cache.get(filePath, prefix, suffix);
+    if (cached) {
+      this.cacheHits++;
+      this.record(this.cacheHitTimes, performance.now() - t0);
+      this.publishStats();
+      return { items: [{ insertText: cached.text, range, traceId: cached.traceId, fromCache: true }] };
+    }
+
+    // The newest request of a document supersedes the one before it (debouncing or in flight).
+    const key = doc.uri;
+    this.pending.get(key)?.abort();
+    const controller = new AbortController();
+    this.pending.set(key, controller);
+    const sub = token.onCancellationRequested(() => controller.abort());
+    const signal = controller.signal;
+    let debounceMs = 0;
+    let checkpointMs = 0;
+    try {
+      const d0 = performance.now();
+      if (config.debounceMs > 0) await sleep(config.debounceMs, signal);
+      await this.settle(signal);
+      debounceMs = performance.now() - d0;
+      const model = await this.models.client();
+      const folder = hit?.folder;
+      const result = await complete(
+        { filePath, lang, prefix, suffix },
+        {
+          query: this.queryBuilder,
+          retrieval: multiPathStage(() => (folder && folder.state === 'ready' ? folder.retrievers : [])),
+          reranker: this.rerank.stage,
+          model: () => model,
+          gate: this.models.gate,
+          probeGate: this.models.probeGate,
+          checkpoint: async (s) => {
+            const c0 = performance.now();
+            try {
+              // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
+              await this.settle(s, 1);
+            } finally {
+              checkpointMs += performance.now() - c0;
+            }
+          },
+        },
+        options,
+        signal,
+      );
+      this.models.recordOutcome(result.trace);
+      const handlerMs = performance.now() - t0;
+      const modelSide = result.trace.stages.filter((s) => s.stage !== 'prompt' && s.stage !== 'postprocess').reduce((n, s) => n + s.elapsedMs, 0) + (result.trace.modelPrepareMs ?? 0);
+      const overheadMs = Math.max(0, handlerMs - debounceMs - modelSide);
+      this.record(this.overheads, overheadMs);
+      const item = result.items[0];
+      const promptMs = result.trace.stages.filter((st) => st.stage === 'prompt' || st.stage === 'postprocess').reduce((n, st) => n + st.elapsedMs, 0);
+      this.keepTrace(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs });
+      this.publishStats();
+      if (!item) return null;
+      this.cache.put(filePath, prefix, suffix, { text: item.text, traceId: result.trace.id });
+      return { items: [{ insertText: item.text, range, traceId: result.trace.id }] };
+    } catch (e) {
+      if (isCancellationError(e) || signal.aborted) {
+        log.debug(`request superseded after ${(performance.now() - t0).toFixed(1)} ms (debounce ${debounceMs.toFixed(1)} ms)`);
+        return null;
+      }
+      log.error(`completion failed: ${errorMessage(e)}`);
+      return null;
+    } finally {
+      sub.dispose();
+      if (this.pending.get(key) === controller) this.pending.delete(key);
+    }
+  }
+
+  /**
+   * After a busy stretch (a model forward pass on a loaded machine) the timer can fire before the
+   * messages that arrived meanwhile are read; let the queued messages through first, so a request
+   * that is already superseded starts no work. Ends when no request arrived for three turns.
+   */
+  private async settle(signal: AbortSignal, quietTurns = 3): Promise<void> {
+    let seen = this.requests;
+    for (let quiet = 0, turns = 0; quiet < quietTurns && turns < 1000; turns++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (signal.aborted) throw new CancellationError();
+      if (this.requests === seen) quiet++;
+      else {
+        seen = this.requests;
+        quiet = 0;
+      }
+    }
+  }
+
+  private record(samples: number[], ms: number): void {
+    samples.push(ms);
+    if (samples.length > OVERHEAD_SAMPLES) samples.shift();
+  }
+
+  shutdown(): void {
+    for (const c of this.pending.values()) c.abort();
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,129 @@
+// The completion model: chosen from the settings at start and on change, checked (the server
+// answers, the model is pulled), offered for pulling with progress, and its health kept in the
+// status from every request's outcome. One model request in flight per server (the gate).
+import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
+import type { EmbeddedLM } from '../engine/generate/EmbeddedClient';
+import { EmbeddedClient } from '../engine/generate/EmbeddedClient';
+import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engine/generate/createModelClient';
+import { LatestWinsGate } from '../engine/generate/modelGate';
+import type { ModelClient } from '../engine/generate/types';
+import type { CompletionTrace } from '../engine/pipeline';
+import { errorMessage, isCancellationError } from '../engine/util/errors';
+import { getLogger } from '../engine/util/logger';
+import { PullModelRequest, type ModelState, type PullModelResult } from '../protocol/protocol';
+import type { ServerConfig } from './config';
+import type { Feature } from './feature';
+import type { StatusReporter } from './StatusReporter';
+
+const log = getLogger('model');
+
+function settingsOf(config: ServerConfig): ModelSettings {
+  return { provider: config.model.provider, family: config.model.family, timeoutMs: config.model.timeoutMs, ollama: config.ollama, openai: config.openai };
+}
+
+export class ModelFeature implements Feature {
+  readonly gate = new LatestWinsGate();
+  /** In-process probing with the embedded LM: one run at a time, the newest request first. */
+  readonly probeGate = new LatestWinsGate();
+  private current: ModelClient;
+  private resolving: Promise<void> = Promise.resolve();
+  private settingsKey = '';
+  private config: ServerConfig | undefined;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly loadEmbedded: () => Promise<EmbeddedLM>,
+    private readonly status: StatusReporter,
+  ) {
+    this.current = new EmbeddedClient({ load: loadEmbedded });
+  }
+
+  initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
+    this.config = config;
+    connection.onRequest(PullModelRequest.type, async (params, token): Promise<PullModelResult> => {
+      const cfg = this.config;
+      if (!cfg) return { ok: false, message: 'not initialised' };
+      const ollama = ollamaClientOf(settingsOf(cfg));
+      const model = params.model ?? ollama.model;
+      const progress = params.workDoneToken !== undefined ? connection.window.attachWorkDoneProgress(params.workDoneToken) : undefined;
+      const controller = new AbortController();
+      const sub = token.onCancellationRequested(() => controller.abort());
+      progress?.begin(`Pulling ${model}`, 0, undefined, true);
+      try {
+        await ollama.pull((p) => progress?.report(p.total ? Math.floor((100 * (p.completed ?? 0)) / p.total) : 0, p.status), controller.signal, model);
+        this.settingsKey = '';
+        this.refresh(cfg);
+        await this.resolving;
+        return { ok: true };
+      } catch (e) {
+        return { ok: false, message: isCancellationError(e) ? 'cancelled' : errorMessage(e) };
+      } finally {
+        progress?.done();
+        sub.dispose();
+      }
+    });
+    return {};
+  }
+
+  initialized(): Promise<void> {
+    if (this.config) this.refresh(this.config);
+    return Promise.resolve();
+  }
+
+  updateConfig(config: ServerConfig): void {
+    this.config = config;
+    this.refresh(config);
+  }
+
+  /** Resolve the client again when the model settings changed. */
+  private refresh(config: ServerConfig): void {
+    const settings = settingsOf(config);
+    const key = JSON.stringify(settings);
+    if (key === this.settingsKey) return;
+    this.settingsKey = key;
+    this.resolving = this.resolving.then(async () => {
+      try {
+        const resolved = await resolveModelClient(settings, this.loadEmbedded, this.abort.signal);
+        this.current = resolved.client;
+        if (resolved.note) log.info(resolved.note);
+        const c = resolved.client;
+        const base = { backend: c.backend, model: c.model, endpoint: c.endpoint };
+        if (resolved.problem) {
+          log.warn(resolved.problem.message);
+          this.status.update({ model: { ...base, state: resolved.problem.kind, message: resolved.problem.message } }, true);
+        } else this.status.update({ model: { ...base, state: c.backend === 'embedded' ? 'ok' : 'ok', ...(resolved.note ? { message: resolved.note } : {}) } }, true);
+      } catch (e) {
+        if (!isCancellationError(e)) log.error(`choosing the model failed: ${errorMessage(e)}`);
+      }
+    });
+  }
+
+  /** The client for the request starting now (waits for a settings change being applied). */
+  async client(): Promise<ModelClient> {
+    await this.resolving;
+    return this.current;
+  }
+
+  get clientNow(): ModelClient {
+    return this.current;
+  }
+
+  /** Keep the status in step with what the last request found. */
+  recordOutcome(trace: CompletionTrace): void {
+    const c = this.current;
+    const base = { backend: c.backend, model: c.model, endpoint: c.endpoint };
+    const prev = this.status.current.model;
+    if (trace.error?.stage === 'generate') {
+      const state: ModelState = trace.error.kind === 'error' ? 'error' : trace.error.kind;
+      if (prev.state !== state || prev.message !== trace.error.message) log.warn(`model ${c.model}: ${trace.error.message}`);
+      this.status.update({ model: { ...base, state, message: trace.error.message } }, true);
+    } else if (trace.model && prev.state !== 'ok') {
+      if (prev.state !== 'unknown') log.info(`model ${c.model} answers again`);
+      this.status.update({ model: { ...base, state: 'ok' } }, true);
+    }
+  }
+
+  shutdown(): void {
+    this.abort.abort();
+  }
+}

@@ -1,0 +1,223 @@
+// The language server's one composition root (STYLE.md rule 4): builds the features, wires their
+// collaborators by constructor, merges the configuration layers, owns the documents and models.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  TextDocuments,
+  TextDocumentSyncKind,
+  type ClientCapabilities,
+  type Connection,
+  type InitializeParams,
+  type InitializeResult,
+  type ServerCapabilities,
+  type WorkspaceFolder,
+} from 'vscode-languageserver/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { loadParsers, type Parsers } from '../engine/kb/parsers';
+import { ModelRegistry } from '../engine/models';
+import type { CausalLM, Encoder } from '../engine/models';
+import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
+import type { Reranker } from '../engine/rerank/types';
+import { causalLMProber, codeRagRetrievers, embeddedLMOf, probingQueryBuilder } from '../engine/pipeline';
+import type { ChunkProber } from '../engine/query/probeQuery';
+import { errorMessage } from '../engine/util/errors';
+import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
+import { GetStatusRequest, type InitializationOptions } from '../protocol/protocol';
+import { CompletionFeature } from './CompletionFeature';
+import { mergeConfig, type ServerConfig } from './config';
+import type { Feature } from './feature';
+import { ModelFeature } from './ModelFeature';
+import { RerankFeature } from './RerankFeature';
+import { StatusReporter } from './StatusReporter';
+import { WorkspaceIndexer } from './WorkspaceIndexer';
+
+const log = getLogger('server');
+
+export interface ServerHost {
+  /** Folder holding grammars/ and models/ (dist/ for the bundles). */
+  assetsDir: string;
+  /** Default folder for persisted indexes when the client names none. */
+  cacheRoot?: string;
+  logLevel?: LogLevel;
+}
+
+/** The platform cache folder (CODERAG_CACHE_DIR overrides). */
+export function defaultCacheRoot(): string {
+  if (process.env.CODERAG_CACHE_DIR) return resolve(process.env.CODERAG_CACHE_DIR);
+  if (process.platform === 'win32') return join(process.env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'coderag', 'Cache');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'coderag');
+  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'coderag');
+}
+
+export class Server {
+  private readonly documents = new TextDocuments(TextDocument);
+  private readonly status = new StatusReporter();
+  private readonly registry: ModelRegistry;
+  private readonly indexer: WorkspaceIndexer;
+  private readonly models: ModelFeature;
+  private readonly rerank: RerankFeature;
+  private readonly completion: CompletionFeature;
+  private readonly features: Feature[];
+  private parsersPromise: Promise<Parsers> | undefined;
+  private lmPromise: Promise<CausalLM> | undefined;
+  private encoderPromise: Promise<Encoder | undefined> | undefined;
+  private prober: ChunkProber | undefined;
+  private distilled: Reranker | undefined;
+  private cacheRoot: string;
+  private initOptions: InitializationOptions = {};
+  private config: ServerConfig;
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly host: ServerHost,
+  ) {
+    this.cacheRoot = host.cacheRoot ?? defaultCacheRoot();
+    this.config = mergeConfig().config;
+    this.registry = new ModelRegistry({ modelsDir: join(host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2 });
+    const parsers = (): Promise<Parsers> => (this.parsersPromise ??= loadParsers(join(host.assetsDir, 'grammars')));
+    this.indexer = new WorkspaceIndexer(
+      {
+        parsers,
+        cacheRoot: () => this.cacheRoot,
+        retrievers: async (kb, parsers, context) => {
+          const encoder = await this.encoder();
+          return codeRagRetrievers(kb, parsers, encoder ? { encoder, indexFolder: context.indexFolder, onProgress: context.onDenseProgress } : undefined);
+        },
+      },
+      this.status,
+    );
+    this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
+    this.rerank = new RerankFeature(() => this.distilled, this.status);
+    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, probingQueryBuilder(() => this.prober), this.status);
+    this.features = [this.indexer, this.models, this.rerank, this.completion];
+  }
+
+  /** The shipped code encoder for dense retrieval; undefined (dense off, logged once) when it does not load. */
+  private encoder(): Promise<Encoder | undefined> {
+    this.encoderPromise ??= this.registry.encoder().then(
+      (encoder) => {
+        log.info(`code encoder ${encoder.name} loaded (dim ${encoder.dim})`);
+        return encoder;
+      },
+      (e: unknown) => {
+        log.warn(`the code encoder did not load (dense retrieval is off): ${errorMessage(e)}`);
+        return undefined;
+      },
+    );
+    return this.encoderPromise;
+  }
+
+  private causalLM(): Promise<CausalLM> {
+    this.lmPromise ??= this.registry.causalLM().catch((e: unknown) => {
+      this.lmPromise = undefined;
+      throw e;
+    });
+    return this.lmPromise;
+  }
+
+  /** Register the handlers and start listening. */
+  start(): void {
+    const connection = this.connection;
+    const minLevel = this.host.logLevel ?? 'info';
+    setLogSink((level, tag, message) => {
+      const line = `[${tag}] ${message}`;
+      if (level === 'error') connection.console.error(line);
+      else if (level === 'warn') connection.console.warn(line);
+      else if (level === 'info') connection.console.info(line);
+      else connection.console.log(line);
+    }, minLevel);
+    this.status.attach(connection);
+    connection.onInitialize((params) => this.initialize(params));
+    connection.onInitialized(() => void this.initialized());
+    connection.onDidChangeConfiguration((params) => {
+      const settings = (params.settings as { coderag?: unknown } | undefined)?.coderag ?? params.settings;
+      this.applyConfig(settings);
+    });
+    connection.onRequest(GetStatusRequest.type, () => {
+      const status = this.status.snapshot();
+      const m = process.memoryUsage();
+      return { ...status, stats: { ...status.stats, memory: { rssMB: Math.round(m.rss / 2 ** 20), heapUsedMB: Math.round(m.heapUsed / 2 ** 20) } } };
+    });
+    this.documents.onDidSave((e) => void this.indexer.onSaved(e.document.uri, e.document.getText()));
+    connection.onShutdown(async () => {
+      for (const f of [...this.features].reverse()) await f.shutdown?.();
+      this.status.dispose();
+      await this.registry.dispose().catch(() => undefined);
+    });
+    this.documents.listen(connection);
+    connection.listen();
+  }
+
+  private initialize(params: InitializeParams): InitializeResult {
+    this.initOptions = (params.initializationOptions ?? {}) as InitializationOptions;
+    if (this.initOptions.cacheDir) this.cacheRoot = this.initOptions.cacheDir;
+    const trusted = this.initOptions.trusted !== false;
+    const { config, problems } = mergeConfig(this.initOptions.settings);
+    this.config = config;
+    for (const p of problems) log.warn(`setting ignored: ${p}`);
+    const folders: WorkspaceFolder[] = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: params.rootUri.split('/').pop() ?? 'root' }] : params.rootPath ? [{ uri: `file://${params.rootPath}`, name: params.rootPath }] : []);
+    this.indexer.setWorkspaceFolders(folders);
+    this.indexer.trusted = trusted;
+    this.completion.trusted = trusted;
+    this.status.update({ trusted, completionsEnabled: config.enable, folders: folders.map((f) => ({ uri: f.uri, state: trusted ? 'pending' : 'disabled' })) });
+    const caps: ClientCapabilities = params.capabilities;
+    let capabilities: ServerCapabilities = {
+      textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: true } },
+    };
+    for (const feature of this.features) capabilities = { ...capabilities, ...feature.initialize(this.connection, caps, config) };
+    log.info(`CodeRAG server starting: ${folders.map((f) => safePath(f.uri)).join(', ') || 'no folder'}; trusted ${trusted}; index cache ${this.cacheRoot}`);
+    return { capabilities, serverInfo: { name: 'coderag', version: '0.1.0' } };
+  }
+
+  private async initialized(): Promise<void> {
+    try {
+      await (this.parsersPromise ??= loadParsers(join(this.host.assetsDir, 'grammars')));
+    } catch (e) {
+      log.error(`loading the tree-sitter grammars failed: ${errorMessage(e)}`);
+    }
+    // The probing model loads in the background; until then queries use the fallback strategy.
+    this.causalLM().then(
+      (lm) => {
+        this.prober = causalLMProber(lm);
+        log.info(`probing model ${lm.name} loaded in ${lm.timings.loadMs.toFixed(0)} ms`);
+      },
+      (e: unknown) => log.warn(`the embedded model did not load (probing falls back to a model-free query): ${errorMessage(e)}`),
+    );
+    // The distilled reranker (CPU, ONNX) loads in the background; until then its choice keeps retrieval order.
+    loadDistilledReranker(join(this.host.assetsDir, 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1 }).then(
+      ({ reranker }) => {
+        this.distilled = reranker;
+        this.rerank.refresh();
+        log.info(`distilled reranker ${reranker.name} loaded`);
+      },
+      (e: unknown) => log.warn(`the distilled reranker did not load (its choice keeps the retrieval order): ${errorMessage(e)}`),
+    );
+    for (const feature of this.features) {
+      try {
+        await feature.initialized?.();
+      } catch (e) {
+        log.error(`starting ${feature.constructor.name} failed: ${errorMessage(e)}`);
+      }
+    }
+  }
+
+  private applyConfig(settings: unknown): void {
+    const { config, problems } = mergeConfig(this.initOptions.settings, settings);
+    for (const p of problems) log.warn(`setting ignored: ${p}`);
+    this.config = config;
+    for (const feature of this.features) feature.updateConfig?.(config);
+  }
+
+  get currentConfig(): ServerConfig {
+    return this.config;
+  }
+}
+
+function safePath(uri: string): string {
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return uri;
+  }
+}

@@ -1,0 +1,76 @@
+// The server's status in one snapshot (indexing progress, ready, model problems, reranker in
+// use), sent as `coderag/status` whenever a part changes (coalesced so progress cannot flood).
+import type { Connection } from 'vscode-languageserver/node';
+import { StatusNotification, type FolderIndexSummary, type ModelState, type RerankerChoice, type ServerStats, type StatusParams } from '../protocol/protocol';
+import type { Disposable } from '../engine/util/disposable';
+
+export interface StatusParts {
+  trusted: boolean;
+  completionsEnabled: boolean;
+  folders: FolderIndexSummary[];
+  indexing?: { folder: string; done: number; total: number };
+  model: StatusParams['model'];
+  reranker: { current: RerankerChoice; available: RerankerChoice[] };
+  stats: ServerStats;
+}
+
+const MODEL_PROBLEMS: readonly ModelState[] = ['unreachable', 'timeout', 'httpStatus', 'malformed', 'modelMissing', 'failed', 'error'];
+
+export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'> {
+  if (!p.trusted) return { state: 'untrusted', message: 'Workspace not trusted: CodeRAG does not index or complete here' };
+  if (!p.completionsEnabled) return { state: 'disabled', message: 'CodeRAG completions are disabled' };
+  if (MODEL_PROBLEMS.includes(p.model.state)) return { state: 'modelProblem', message: p.model.message ?? `model ${p.model.model}: ${p.model.state}` };
+  if (p.indexing) return { state: 'indexing', message: `Indexing ${p.indexing.folder} ${p.indexing.done}/${p.indexing.total}` };
+  if (p.folders.some((f) => f.state === 'pending' || f.state === 'indexing')) return { state: 'starting', message: 'Opening the repository index' };
+  const items = p.folders.reduce((n, f) => n + (f.items ?? 0), 0);
+  return { state: 'ready', message: `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ${p.reranker.current}` };
+}
+
+export class StatusReporter implements Disposable {
+  private parts: StatusParts = {
+    trusted: true,
+    completionsEnabled: true,
+    folders: [],
+    model: { backend: 'embedded', model: '', endpoint: '', state: 'unknown' },
+    reranker: { current: 'none', available: ['none'] },
+    stats: { requests: 0, cacheHits: 0, modelCalls: 0, maxModelInFlight: 0 },
+  };
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private lastSent = '';
+  private connection: Connection | undefined;
+
+  attach(connection: Connection): void {
+    this.connection = connection;
+  }
+
+  snapshot(): StatusParams {
+    const { indexing, ...rest } = this.parts;
+    return { ...headline(this.parts), ...(indexing ? { indexing } : {}), folders: rest.folders, model: rest.model, reranker: rest.reranker, completionsEnabled: rest.trusted && rest.completionsEnabled, stats: rest.stats };
+  }
+
+  update(change: Partial<StatusParts>, urgent = false): void {
+    this.parts = { ...this.parts, ...change };
+    if ('indexing' in change && change.indexing === undefined) delete this.parts.indexing;
+    if (urgent) return this.flush();
+    this.timer ??= setTimeout(() => this.flush(), 100);
+  }
+
+  get current(): Readonly<StatusParts> {
+    return this.parts;
+  }
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const status = this.snapshot();
+    // Stats alone change on every request; they ride along with the next real change.
+    const key = JSON.stringify({ ...status, stats: undefined });
+    if (key === this.lastSent || !this.connection) return;
+    this.lastSent = key;
+    void this.connection.sendNotification(StatusNotification.type, status).catch(() => undefined);
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

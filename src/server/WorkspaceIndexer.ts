@@ -1,0 +1,356 @@
+// One knowledge base per workspace folder (multi-root: one index each), built in the background
+// with work-done progress, kept current by didSave and watched-file events, rebuilt on request.
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { relative, sep } from 'node:path';
+import {
+  DidChangeWatchedFilesNotification,
+  FileChangeType,
+  type ClientCapabilities,
+  type Connection,
+  type ServerCapabilities,
+  type WorkDoneProgressReporter,
+  type WorkspaceFolder,
+} from 'vscode-languageserver/node';
+import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
+import { indexFolderFor } from '../engine/kb/store';
+import type { Parsers } from '../engine/kb/parsers';
+import type { Retriever } from '../engine/retrieve/types';
+import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
+import type { RetrievalPaths } from '../engine/pipeline';
+import { DisposableStore, type Disposable } from '../engine/util/disposable';
+import { errorMessage, isCancellationError } from '../engine/util/errors';
+import { getLogger } from '../engine/util/logger';
+import { RebuildIndexRequest, type FolderIndexSummary, type RebuildIndexResult } from '../protocol/protocol';
+import type { ServerConfig } from './config';
+import type { Feature } from './feature';
+import type { StatusReporter } from './StatusReporter';
+
+const log = getLogger('indexer');
+
+/** Background indexing ends in cancellation at shutdown; anything else was logged where it happened. */
+function quietly(e: unknown): undefined {
+  if (!isCancellationError(e)) log.error(`indexing stopped: ${errorMessage(e)}`);
+  return undefined;
+}
+
+export interface RetrieversContext {
+  indexFolder: string;
+  /** Progress of the dense path's embedding run. */
+  onDenseProgress: (p: DenseProgress) => void;
+}
+
+/** The retrieval paths over one knowledge base (the Server decides which exist). */
+export type RetrieversFactory = (kb: KnowledgeBase, parsers: Parsers, context: RetrieversContext) => Promise<RetrievalPaths>;
+
+export class FolderIndex implements Disposable {
+  state: FolderIndexSummary['state'] = 'pending';
+  report: IndexReport | undefined;
+  message: string | undefined;
+  /** The dense path joins once its embeddings are ready (it would embed inside a request otherwise). */
+  denseReady = false;
+  private densePreparing: Promise<void> | undefined;
+  private readonly store = new DisposableStore();
+  private saveTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    readonly uri: string,
+    readonly root: string,
+    readonly name: string,
+    readonly kb: KnowledgeBase,
+    readonly paths: RetrievalPaths,
+  ) {
+    this.store.add({ dispose: () => paths.dispose() });
+    this.store.add(kb);
+  }
+
+  get retrievers(): Retriever[] {
+    return this.denseReady && this.paths.dense ? [...this.paths.retrievers, this.paths.dense] : this.paths.retrievers;
+  }
+
+  /** Embed in the background (once at a time); the dense path joins the folder's paths when done. */
+  prepareDense(signal: AbortSignal, done: (error?: unknown) => void): void {
+    const dense = this.paths.dense;
+    if (!dense || this.densePreparing) return;
+    this.densePreparing = dense.prepare(signal).then(
+      () => {
+        this.denseReady = true;
+        this.densePreparing = undefined;
+        done();
+      },
+      (e: unknown) => {
+        this.densePreparing = undefined;
+        done(e);
+      },
+    );
+  }
+
+  /** Repo-relative path (forward slashes) of a file URI inside this folder, else undefined. */
+  relPath(uri: string): string | undefined {
+    let abs: string;
+    try {
+      abs = fileURLToPath(uri);
+    } catch {
+      return undefined;
+    }
+    const rel = relative(this.root, abs);
+    if (!rel || rel.startsWith('..') || rel.startsWith(sep) || /^[a-zA-Z]:/.test(rel)) return undefined;
+    return rel.split(sep).join('/');
+  }
+
+  summary(): FolderIndexSummary {
+    const s = this.kb.summary();
+    const items = Object.values(s.items).reduce((a, b) => a + b, 0);
+    return { uri: this.uri, state: this.state, files: s.files, items, ...(this.report ? { elapsedMs: Math.round(this.report.elapsedMs) } : {}), ...(this.message ? { message: this.message } : {}) };
+  }
+
+  /** Saves are batched: many saves in a burst write the index once. */
+  scheduleSave(): void {
+    if (this.saveTimer) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.kb.save().catch((e: unknown) => log.warn(`saving the index of ${this.name} failed: ${errorMessage(e)}`));
+    }, 2000);
+  }
+
+  dispose(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.store.dispose();
+  }
+}
+
+export interface IndexerHost {
+  parsers: () => Promise<Parsers>;
+  cacheRoot: () => string;
+  retrievers: RetrieversFactory;
+}
+
+export class WorkspaceIndexer implements Feature {
+  private connection: Connection | undefined;
+  private config: ServerConfig | undefined;
+  private folders = new Map<string, FolderIndex>();
+  private workspaceFolders: WorkspaceFolder[] = [];
+  private canCreateProgress = false;
+  private canWatch = false;
+  private canFolderEvents = false;
+  private readonly abort = new AbortController();
+  private indexing: Promise<unknown> = Promise.resolve();
+  trusted = true;
+
+  constructor(
+    private readonly host: IndexerHost,
+    private readonly status: StatusReporter,
+  ) {}
+
+  initialize(connection: Connection, caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
+    this.connection = connection;
+    this.config = config;
+    this.canCreateProgress = caps.window?.workDoneProgress === true;
+    this.canWatch = caps.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    connection.onRequest(RebuildIndexRequest.type, (params, token) => {
+      const progress = params.workDoneToken !== undefined ? connection.window.attachWorkDoneProgress(params.workDoneToken) : undefined;
+      const controller = new AbortController();
+      const sub = token.onCancellationRequested(() => controller.abort());
+      return this.rebuild(params.folderUri, params.full === true, progress, controller.signal).finally(() => sub.dispose());
+    });
+    connection.onDidChangeWatchedFiles((params) => {
+      for (const change of params.changes) void this.onFileEvent(change.uri, change.type === FileChangeType.Deleted);
+    });
+    this.canFolderEvents = caps.workspace?.workspaceFolders === true;
+    return { workspace: { workspaceFolders: { supported: true, changeNotifications: true } } };
+  }
+
+  setWorkspaceFolders(folders: WorkspaceFolder[]): void {
+    this.workspaceFolders = folders;
+  }
+
+  async initialized(): Promise<void> {
+    // Subscribed only now: before the initialize response the server may not send requests.
+    if (this.canFolderEvents && this.connection) {
+      this.connection.workspace.onDidChangeWorkspaceFolders((e) => {
+        for (const removed of e.removed) {
+          this.folders.get(removed.uri)?.dispose();
+          this.folders.delete(removed.uri);
+        }
+        this.workspaceFolders = [...this.workspaceFolders.filter((f) => !e.removed.some((r) => r.uri === f.uri)), ...e.added];
+        this.publish();
+        if (this.trusted) this.indexing = this.indexing.then(() => this.indexAll(e.added, undefined, this.abort.signal)).catch(quietly);
+      });
+    }
+    if (this.canWatch && this.connection) {
+      await this.connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{py,java}' }] }).catch((e: unknown) => log.warn(`file watching unavailable: ${errorMessage(e)}`));
+    }
+    if (!this.trusted) {
+      this.publish();
+      return;
+    }
+    // Background: the request handlers answer while this runs.
+    this.indexing = this.indexAll(this.workspaceFolders, undefined, this.abort.signal).catch(quietly);
+  }
+
+  updateConfig(config: ServerConfig): void {
+    this.config = config;
+  }
+
+  /** The folder index holding a document, the innermost when folders nest. */
+  folderFor(uri: string): { folder: FolderIndex; relPath: string } | undefined {
+    let best: { folder: FolderIndex; relPath: string } | undefined;
+    for (const folder of this.folders.values()) {
+      const rel = folder.relPath(uri);
+      if (rel !== undefined && (!best || folder.root.length > best.folder.root.length)) best = { folder, relPath: rel };
+    }
+    return best;
+  }
+
+  /** Wait for the indexing in progress (tests, the CLI). */
+  whenIdle(): Promise<unknown> {
+    return this.indexing;
+  }
+
+  summaries(): FolderIndexSummary[] {
+    return [...this.folders.values()].map((f) => f.summary());
+  }
+
+  private publish(): void {
+    this.status.update({ folders: this.summaries() });
+  }
+
+  private async openFolder(folder: WorkspaceFolder): Promise<FolderIndex> {
+    const existing = this.folders.get(folder.uri);
+    if (existing) return existing;
+    const root = fileURLToPath(folder.uri);
+    const parsers = await this.host.parsers();
+    const indexFolder = indexFolderFor(this.host.cacheRoot(), root);
+    const kb = await KnowledgeBase.open({
+      repoRoot: root,
+      indexFolder,
+      parsers,
+      exclude: this.config?.exclude ?? [],
+      maxFileBytes: this.config?.maxFileBytes,
+    });
+    let last = 0;
+    const paths = await this.host.retrievers(kb, parsers, {
+      indexFolder,
+      onDenseProgress: (p) => {
+        const now = performance.now();
+        if (now - last < 200 && p.done < p.total) return;
+        last = now;
+        this.status.update({ indexing: p.done < p.total ? { folder: `${folder.name} (embeddings)`, done: p.done, total: p.total } : undefined });
+      },
+    });
+    const index = new FolderIndex(folder.uri, root, folder.name, kb, paths);
+    this.folders.set(folder.uri, index);
+    return index;
+  }
+
+  private async progressReporter(attached: WorkDoneProgressReporter | undefined, title: string): Promise<WorkDoneProgressReporter | undefined> {
+    if (attached) {
+      attached.begin(title, 0, undefined, false);
+      return attached;
+    }
+    if (!this.canCreateProgress || !this.connection) return undefined;
+    try {
+      const reporter = await this.connection.window.createWorkDoneProgress();
+      reporter.begin(title, 0, undefined, false);
+      return reporter;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async indexAll(folders: readonly WorkspaceFolder[], attached: WorkDoneProgressReporter | undefined, signal: AbortSignal, full = false): Promise<FolderIndexSummary[]> {
+    const progress = await this.progressReporter(attached, 'CodeRAG: indexing');
+    const summaries: FolderIndexSummary[] = [];
+    try {
+      for (const wf of folders) {
+        let index: FolderIndex | undefined;
+        try {
+          if (full) {
+            this.folders.get(wf.uri)?.dispose();
+            this.folders.delete(wf.uri);
+          }
+          index = await this.openFolder(wf);
+          index.state = 'indexing';
+          this.publish();
+          const name = wf.name;
+          let lastReport = 0;
+          index.report = await index.kb.index((p) => {
+            const now = performance.now();
+            if (now - lastReport < 100 && p.done < p.total) return;
+            lastReport = now;
+            this.status.update({ indexing: { folder: name, done: p.done, total: p.total } });
+            progress?.report(p.total > 0 ? Math.floor((100 * p.done) / p.total) : 0, `${name} ${p.done}/${p.total}`);
+          }, signal);
+          for (const r of index.paths.retrievers) await r.prepare?.(signal);
+          index.state = 'ready';
+          index.message = undefined;
+          const folderIndex = index;
+          folderIndex.prepareDense(this.abort.signal, (e) => {
+            if (e !== undefined && !isCancellationError(e)) log.warn(`dense retrieval for ${folderIndex.name} is off: ${errorMessage(e)}`);
+            else if (e === undefined) log.info(`dense retrieval ready for ${folderIndex.name}: ${folderIndex.paths.dense?.size ?? 0} items embedded`);
+            this.status.update({ indexing: undefined, folders: this.summaries() });
+          });
+          log.info(`indexed ${name}: ${index.report.files} files, ${index.report.parsed} parsed, in ${index.report.elapsedMs.toFixed(0)} ms`);
+        } catch (e) {
+          if (isCancellationError(e) || signal.aborted) throw e;
+          log.error(`indexing ${wf.name} failed: ${errorMessage(e)}`);
+          if (index) {
+            index.state = 'failed';
+            index.message = errorMessage(e);
+          }
+        } finally {
+          this.status.update({ indexing: undefined, folders: this.summaries() });
+        }
+        if (index) summaries.push(index.summary());
+      }
+    } finally {
+      progress?.done();
+      this.status.update({ indexing: undefined, folders: this.summaries() }, true);
+    }
+    return summaries;
+  }
+
+  async rebuild(folderUri: string | undefined, full: boolean, progress: WorkDoneProgressReporter | undefined, signal: AbortSignal): Promise<RebuildIndexResult> {
+    if (!this.trusted) return { folders: [] };
+    const targets = this.workspaceFolders.filter((f) => folderUri === undefined || f.uri === folderUri);
+    const run = this.indexing.catch(() => undefined).then(() => this.indexAll(targets, progress, signal, full));
+    this.indexing = run.catch(() => undefined);
+    return { folders: await run };
+  }
+
+  /** didSave: re-extract from the saved text. */
+  async onSaved(uri: string, text: string): Promise<void> {
+    const hit = this.folderFor(uri);
+    if (!hit || !this.trusted) return;
+    try {
+      if (await hit.folder.kb.updateFile(hit.relPath, text)) hit.folder.scheduleSave();
+    } catch (e) {
+      log.warn(`updating ${hit.relPath} failed: ${errorMessage(e)}`);
+    }
+  }
+
+  private async onFileEvent(uri: string, deleted: boolean): Promise<void> {
+    const hit = this.folderFor(uri);
+    if (!hit || !this.trusted) return;
+    try {
+      const changed = deleted ? await hit.folder.kb.removeFile(hit.relPath) : await hit.folder.kb.updateFile(hit.relPath);
+      if (changed) {
+        hit.folder.scheduleSave();
+        this.publish();
+      }
+    } catch (e) {
+      log.warn(`updating ${hit.relPath} failed: ${errorMessage(e)}`);
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    this.abort.abort();
+    await this.indexing.catch(() => undefined);
+    await Promise.all([...this.folders.values()].map((f) => f.kb.save().catch(() => undefined)));
+    for (const f of this.folders.values()) f.dispose();
+    this.folders.clear();
+  }
+}
+
+export function folderFromPath(path: string): WorkspaceFolder {
+  return { uri: pathToFileURL(path).toString(), name: path.split(sep).filter(Boolean).pop() ?? path };
+}

@@ -1,0 +1,65 @@
+// LRU cache of completions keyed by what the model saw, pre-filled for typing through: after a
+// completion T at prefix P, the keys P + T[0..k] (k <= 50) map to the rest of T, so typing the
+// first characters of the shown suggestion is served without a model call (ANCHORS: Tabby).
+
+export interface CachedCompletion {
+  text: string;
+  traceId: string;
+}
+
+const PREFIX_KEY_CHARS = 2000;
+const SUFFIX_KEY_CHARS = 200;
+const TYPE_THROUGH_CHARS = 50;
+
+export function cacheKey(filePath: string, prefix: string, suffix: string): string {
+  return `${filePath}\u0000${prefix.slice(-PREFIX_KEY_CHARS)}\u0000${suffix.slice(0, SUFFIX_KEY_CHARS)}`;
+}
+
+export class CompletionCache {
+  private readonly map = new Map<string, CachedCompletion>();
+
+  constructor(private capacity: number) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  resize(capacity: number): void {
+    this.capacity = capacity;
+    this.evict();
+  }
+
+  get(filePath: string, prefix: string, suffix: string): CachedCompletion | undefined {
+    const key = cacheKey(filePath, prefix, suffix);
+    const hit = this.map.get(key);
+    if (hit) {
+      this.map.delete(key);
+      this.map.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** Store a completion and its typing-through continuations. */
+  put(filePath: string, prefix: string, suffix: string, completion: CachedCompletion): void {
+    if (this.capacity <= 0) return;
+    const limit = Math.min(completion.text.length - 1, TYPE_THROUGH_CHARS);
+    for (let k = 0; k <= limit; k++) {
+      const key = cacheKey(filePath, prefix + completion.text.slice(0, k), suffix);
+      this.map.delete(key);
+      this.map.set(key, { text: completion.text.slice(k), traceId: completion.traceId });
+    }
+    this.evict();
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+
+  private evict(): void {
+    while (this.map.size > this.capacity) {
+      const oldest = this.map.keys().next();
+      if (oldest.done) break;
+      this.map.delete(oldest.value);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+// The server's configuration: one typed object with defaults, merged in layers (defaults <
+// initializationOptions < workspace settings) and handed down as plain slices (STYLE.md rule 6).
+// The keys mirror the `coderag.*` settings of package.json.
+import { DEFAULT_PIPELINE_OPTIONS, type PipelineOptions } from '../engine/pipeline';
+import type { QueryStrategy } from '../engine/query/types';
+
+export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
+
+export interface ServerConfig {
+  /** Completions on or off (the client's Enable/Disable command flips it). */
+  enable: boolean;
+  /** Wait after the last keystroke before running the pipeline (ms). */
+  debounceMs: number;
+  /** Globs excluded from indexing, on top of .gitignore. */
+  exclude: string[];
+  maxFileBytes: number;
+  model: {
+    /** `auto`: Ollama when it answers with the model pulled, else the embedded model. */
+    provider: ModelProvider;
+    /** Prompt template family: `auto` guesses from the model name. */
+    family: 'auto' | 'qwen2.5-coder' | 'starcoder2' | 'codellama' | 'deepseek-coder' | 'plain';
+    timeoutMs: number;
+    maxNewTokens: number;
+    temperature: number;
+  };
+  ollama: { host: string; completionModel: string; keepAlive: string };
+  openai: { baseUrl: string; model: string; apiKey: string };
+  rerank: { kind: 'llm' | 'distilled' | 'none'; llmModel: string; timeoutMs: number; topU: number };
+  query: { strategy: QueryStrategy };
+  retrieval: { topJ: number };
+  prompt: { budgetTokens: number };
+  cache: { size: number };
+}
+
+export const DEFAULT_CONFIG: ServerConfig = {
+  enable: true,
+  debounceMs: 100,
+  exclude: [],
+  maxFileBytes: 1_000_000,
+  model: { provider: 'auto', family: 'auto', timeoutMs: 7000, maxNewTokens: 48, temperature: 0 },
+  ollama: { host: 'http://127.0.0.1:11434', completionModel: 'qwen2.5-coder:1.5b-base', keepAlive: '30m' },
+  openai: { baseUrl: '', model: '', apiKey: '' },
+  rerank: { kind: 'distilled', llmModel: 'qwen3:8b', timeoutMs: 1500, topU: 10 },
+  query: { strategy: 'probe' },
+  retrieval: { topJ: 15 },
+  prompt: { budgetTokens: 2048 },
+  cache: { size: 1000 },
+};
+
+type Json = unknown;
+
+function isRecord(x: Json): x is Record<string, Json> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/**
+ * Merge `layer` over `base`, guided by the shape of `base`: unknown keys and values of the wrong
+ * type are ignored (and reported), so a bad setting never breaks the server.
+ */
+function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T {
+  if (!isRecord(layer) || !isRecord(base)) return base;
+  const out: Record<string, Json> = { ...base };
+  for (const [key, value] of Object.entries(layer)) {
+    if (!(key in base) || value === undefined || value === null) continue;
+    const current = (base as Record<string, Json>)[key];
+    const where = path ? `${path}.${key}` : key;
+    if (isRecord(current)) out[key] = mergeInto(current, value, where, problems);
+    else if (Array.isArray(current)) {
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value;
+      else problems.push(`${where} must be a list of strings`);
+    } else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
+    else problems.push(`${where} must be a ${typeof current}`);
+  }
+  return out as T;
+}
+
+/** defaults < each layer in order; returns the problems found (unknown types) for the log. */
+export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems: string[] } {
+  const problems: string[] = [];
+  let config = DEFAULT_CONFIG;
+  for (const layer of layers) config = mergeInto(config, layer, 'coderag', problems);
+  config = { ...config, debounceMs: clamp(config.debounceMs, 0, 2000), cache: { size: clamp(config.cache.size, 0, 100_000) } };
+  return { config, problems };
+}
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, n));
+}
+
+/** The pipeline's slice of the configuration. */
+export function pipelineOptions(config: ServerConfig): PipelineOptions {
+  const d = DEFAULT_PIPELINE_OPTIONS;
+  return {
+    ...d,
+    query: { ...d.query, strategy: config.query.strategy },
+    retrieval: { ...d.retrieval, topJ: config.retrieval.topJ },
+    rerank: { topU: config.rerank.topU, timeoutMs: config.rerank.timeoutMs },
+    prompt: { ...d.prompt, budgetTokens: config.prompt.budgetTokens },
+    generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
+  };
+}

@@ -1,0 +1,9 @@
+// The language server process (dist/server.js), started by the VS Code client over IPC. The
+// bundle sits next to the copied grammars/ and models/. (`coderag serve --stdio` builds the same
+// Server in the CLI process.)
+import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
+import { Server } from './Server';
+
+// The connection kind comes from the process arguments (--node-ipc, --stdio, --socket=N).
+const connection = createConnection(ProposedFeatures.all);
+new Server(connection, { assetsDir: __dirname, logLevel: process.env.CODERAG_LOG === 'debug' ? 'debug' : 'info' }).start();

@@ -1,0 +1,58 @@
+// The extension manifest against the code: every command the client registers is contributed
+// (and the reverse), every `coderag.*` setting is a key of the server's typed configuration with
+// the same default, and activation/trust fields are what the client expects.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../helpers/paths';
+import { DEFAULT_CONFIG, mergeConfig } from '../../src/server/config';
+
+interface Manifest {
+  main: string;
+  activationEvents: string[];
+  capabilities: { untrustedWorkspaces: { supported: string | boolean } };
+  contributes: { commands: Array<{ command: string; title: string; category?: string }>; configuration: { properties: Record<string, { default: unknown; type: string }> } };
+}
+
+const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as Manifest;
+const clientSource = readFileSync(join(repoRoot, 'src', 'client', 'extension.ts'), 'utf8');
+
+function flatten(obj: Record<string, unknown>, prefix = 'coderag'): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) Object.assign(out, flatten(v as Record<string, unknown>, `${prefix}.${k}`));
+    else out[`${prefix}.${k}`] = v;
+  }
+  return out;
+}
+
+void test('the commands the client registers are the ones package.json contributes', () => {
+  const registered = [...clientSource.matchAll(/command\('(coderag\.[A-Za-z]+)'/g)].map((m) => m[1]).sort();
+  const contributed = manifest.contributes.commands.map((c) => c.command).sort();
+  assert.deepEqual(registered, contributed);
+  const titles = manifest.contributes.commands.map((c) => `${c.category}: ${c.title}`);
+  for (const t of ['CodeRAG: Rebuild Repository Index', 'CodeRAG: Toggle Reranker (LLM / Distilled)', 'CodeRAG: Explain Last Completion', 'CodeRAG: Enable/Disable Completions']) assert.ok(titles.includes(t), t);
+});
+
+void test('every coderag.* setting is a server configuration key with the same default, and every key has a setting', () => {
+  const server = flatten(DEFAULT_CONFIG as unknown as Record<string, unknown>);
+  const settings = manifest.contributes.configuration.properties;
+  assert.deepEqual(Object.keys(settings).sort(), Object.keys(server).sort());
+  for (const [key, spec] of Object.entries(settings)) assert.deepEqual(spec.default, server[key], key);
+});
+
+void test('settings merge in layers over the defaults; wrong types are reported and ignored', () => {
+  const { config, problems } = mergeConfig({ debounceMs: 120, model: { provider: 'ollama' } }, { model: { timeoutMs: 'fast' }, unknown: 1, rerank: { kind: 'llm' } });
+  assert.equal(config.debounceMs, 120);
+  assert.equal(config.model.provider, 'ollama');
+  assert.equal(config.model.timeoutMs, DEFAULT_CONFIG.model.timeoutMs);
+  assert.equal(config.rerank.kind, 'llm');
+  assert.deepEqual(problems, ['coderag.model.timeoutMs must be a number']);
+});
+
+void test('activation on Python and Java, the bundled client as main, limited support in untrusted workspaces', () => {
+  assert.deepEqual(manifest.activationEvents.sort(), ['onLanguage:java', 'onLanguage:python']);
+  assert.equal(manifest.main, './dist/client.js');
+  assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
+});

@@ -1,0 +1,178 @@
+// Model clients against an Ollama-compatible server on 127.0.0.1 answered by the embedded model:
+// the answers, the request parameters, the start-up check, pull, and every typed failure.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { startOllamaTestServer, type OllamaTestServer } from '../../helpers/ollamaServer';
+import { repoRoot } from '../../helpers/paths';
+import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
+import { OllamaClient } from '../../../src/engine/generate/OllamaClient';
+import { OpenAICompatibleClient } from '../../../src/engine/generate/OpenAICompatibleClient';
+import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
+import { isModelClientError, type ModelClient, type ModelErrorKind } from '../../../src/engine/generate/types';
+import { LatestWinsGate } from '../../../src/engine/generate/modelGate';
+import { embeddedLMOf } from '../../../src/engine/pipeline';
+import { isCancellationError } from '../../../src/engine/util/errors';
+
+const MODEL = 'coderag-lm:test';
+const PROMPT = 'import os\n\n\ndef read_config(path):\n    with open(path) as f:\n        return ';
+
+function rawPrompt(prompt: string): string {
+  return /^<\|im_start\|>user\n([\s\S]*)<\|im_end\|>\n<\|im_start\|>assistant\n$/.exec(prompt)?.[1] ?? prompt;
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+async function expectKind(p: Promise<unknown>, kind: ModelErrorKind): Promise<void> {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(isModelClientError(e), `a ModelClientError, got ${String(e)}`);
+    assert.equal(e.kind, kind, e.message);
+    return true;
+  });
+}
+
+void describe('model clients', () => {
+  let lm: CausalLM;
+  let server: OllamaTestServer;
+  const signal = new AbortController().signal;
+
+  before(async () => {
+    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+    server = await startOllamaTestServer(async (prompt, opts, s) => ({ text: await lm.generate(rawPrompt(prompt), { maxNewTokens: opts.maxNewTokens, stop: opts.stop }, s) }), { models: [MODEL] });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  const clients = (timeoutMs = 5000): Array<[string, ModelClient]> => [
+    ['ollama', new OllamaClient({ host: server.url, model: MODEL, timeoutMs, keepAlive: '12m' })],
+    ['openai', new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL, timeoutMs })],
+  ];
+
+  void test('each client returns the embedded model\'s own greedy continuation, cut at a stop sequence', async () => {
+    const expected = await lm.generate(PROMPT, { maxNewTokens: 16 });
+    for (const [name, client] of clients()) {
+      server.setFault(undefined);
+      const result = await client.generate({ prompt: PROMPT, maxNewTokens: 16, stop: [] }, signal);
+      assert.equal(result.text, expected, name);
+      assert.equal(result.model, MODEL);
+      const firstChar = expected.trim()[0];
+      if (firstChar) {
+        const cut = await client.generate({ prompt: PROMPT, maxNewTokens: 16, stop: [firstChar] }, signal);
+        assert.equal(cut.text, expected.slice(0, expected.indexOf(firstChar)), `${name} with a stop sequence`);
+      }
+    }
+  });
+
+  void test('the Ollama client sends a raw streaming request with num_predict, stop, temperature 0 and keep_alive', async () => {
+    const client = new OllamaClient({ host: server.url, model: MODEL, keepAlive: '12m' });
+    const before = server.requests.length;
+    await client.generate({ prompt: PROMPT, maxNewTokens: 7, stop: ['\n\n'] }, signal);
+    const req = server.requests.slice(before).find((r) => r.path === '/api/generate');
+    assert.ok(req);
+    const body = req.body as { raw?: boolean; stream?: boolean; keep_alive?: string; prompt?: string; options?: { num_predict?: number; stop?: string[]; temperature?: number } };
+    assert.equal(body.raw, true);
+    assert.equal(body.stream, true);
+    assert.equal(body.keep_alive, '12m');
+    assert.equal(body.prompt, PROMPT);
+    assert.deepEqual(body.options, { num_predict: 7, temperature: 0, stop: ['\n\n'] });
+  });
+
+  void test('start-up check: a pulled model passes, a missing one is reported, pull reports progress and fixes it', async () => {
+    assert.equal(await new OllamaClient({ host: server.url, model: MODEL }).check(signal), undefined);
+    const missing = new OllamaClient({ host: server.url, model: 'qwen2.5-coder:1.5b-base' });
+    const problem = await missing.check(signal);
+    assert.equal(problem?.kind, 'modelMissing');
+    assert.match(problem?.message ?? '', /not pulled/);
+    const progress: string[] = [];
+    await missing.pull((p) => progress.push(p.status), signal);
+    assert.ok(progress.includes('success'), progress.join(','));
+    assert.equal(await missing.check(signal), undefined);
+    server.models.delete('qwen2.5-coder:1.5b-base');
+    assert.equal(await new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL }).check(signal), undefined);
+  });
+
+  for (const [fault, kind] of [
+    [{ kind: 'http500' }, 'httpStatus'],
+    [{ kind: 'malformedJson' }, 'malformed'],
+    [{ kind: 'notPulled' }, 'modelMissing'],
+  ] as const) {
+    void test(`a server fault ${fault.kind} becomes a ${kind} error`, async () => {
+      server.setFault(fault);
+      try {
+        for (const [name, client] of clients()) {
+          await expectKind(client.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), kind).catch((e: unknown) => assert.fail(`${name}: ${String(e)}`));
+        }
+      } finally {
+        server.setFault(undefined);
+      }
+    });
+  }
+
+  void test('a 30 s stall ends at the client\'s time limit as a timeout; cancellation is not an error', async () => {
+    server.setFault({ kind: 'stall', seconds: 30 });
+    try {
+      for (const [, client] of clients(400)) {
+        const t0 = performance.now();
+        await expectKind(client.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), 'timeout');
+        assert.ok(performance.now() - t0 < 2000);
+      }
+      for (const [, client] of clients(10_000)) {
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 100);
+        const t0 = performance.now();
+        await assert.rejects(client.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, controller.signal), (e: unknown) => isCancellationError(e));
+        assert.ok(performance.now() - t0 < 2000);
+      }
+    } finally {
+      server.setFault(undefined);
+    }
+  });
+
+  void test('connection refused is `unreachable`, for the check too', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    await expectKind(new OllamaClient({ host: url, model: MODEL }).generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), 'unreachable');
+    await expectKind(new OpenAICompatibleClient({ baseUrl: url, model: MODEL }).generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), 'unreachable');
+    assert.equal((await new OllamaClient({ host: url, model: MODEL }).check(signal))?.kind, 'unreachable');
+  });
+
+  void test('the embedded client generates in process and counts tokens with the model\'s tokenizer', async () => {
+    const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    await client.prepare();
+    assert.equal(client.contextTokens, lm.maxPositions);
+    const result = await client.generate({ prompt: PROMPT, maxNewTokens: 12, stop: [] }, signal);
+    assert.equal(result.text, await lm.generate(PROMPT, { maxNewTokens: 12 }));
+    // Counted line by line (memoised): never under the exact count, so a prompt never overflows the context.
+    const text = `${PROMPT}x = 1\n    y = read_config("a.toml")\n`.repeat(8);
+    const exact = lm.encode(text).length;
+    const counted = client.countTokens(text);
+    assert.ok(counted >= exact && counted <= exact * 1.2 + 2, `${counted} vs ${exact}`);
+    const broken = new EmbeddedClient({ load: () => Promise.reject(new Error('no model')) });
+    await expectKind(broken.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), 'modelMissing');
+  });
+
+  void test('the gate keeps one model call in flight: the newest request aborts the running one, overtaken waiters never run', async () => {
+    const gate = new LatestWinsGate();
+    const client = new OllamaClient({ host: server.url, model: MODEL, timeoutMs: 10_000 });
+    const started: number[] = [];
+    const runs = Array.from({ length: 6 }, (_, i) =>
+      gate.run((s) => {
+        started.push(i);
+        return client.generate({ prompt: PROMPT + ' '.repeat(i), maxNewTokens: 24, stop: [] }, s);
+      }, signal),
+    );
+    const settled = await Promise.allSettled(runs);
+    assert.equal(gate.maxInFlight, 1);
+    assert.equal(settled.at(-1)?.status, 'fulfilled');
+    for (const s of settled.slice(0, -1)) if (s.status === 'rejected') assert.ok(isCancellationError(s.reason));
+    assert.ok(started.length < 6, `calls started: ${started.join(',')}`);
+  });
+});

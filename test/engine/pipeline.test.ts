@@ -1,0 +1,131 @@
+// The orchestration point: every stage timed and traced, failures degrade, cancellation ends.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fixturesDir, grammarsDir, repoRoot } from '../helpers/paths';
+import { KnowledgeBase } from '../../src/engine/kb/KnowledgeBase';
+import { loadParsers } from '../../src/engine/kb/parsers';
+import { ModelRegistry, type CausalLM } from '../../src/engine/models';
+import { EmbeddedClient } from '../../src/engine/generate/EmbeddedClient';
+import { ModelClientError, type ModelClient } from '../../src/engine/generate/types';
+import {
+  causalLMProber,
+  codeRagRetrievers,
+  complete,
+  DEFAULT_PIPELINE_OPTIONS,
+  embeddedLMOf,
+  formatTraceMarkdown,
+  multiPathStage,
+  probingQueryBuilder,
+  snippetForPrompt,
+  type CompletionRequest,
+  type PipelineStages,
+} from '../../src/engine/pipeline';
+import { isCancellationError } from '../../src/engine/util/errors';
+import type { Retriever } from '../../src/engine/retrieve/types';
+
+const mainPy = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8');
+const cursor = mainPy.indexOf('CheckoutService(cart') + 'CheckoutService('.length;
+const request: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, cursor), suffix: mainPy.slice(cursor) };
+// Generous path budgets: the assertions are about the pipeline, not about a loaded test machine's speed.
+const options = { ...DEFAULT_PIPELINE_OPTIONS, retrieval: { ...DEFAULT_PIPELINE_OPTIONS.retrieval, budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } };
+
+void describe('pipeline.complete', () => {
+  let kb: KnowledgeBase;
+  let lm: CausalLM;
+  let retrievers: Retriever[];
+  let dispose: () => void;
+  let stages: PipelineStages;
+  const signal = new AbortController().signal;
+
+  before(async () => {
+    const parsers = await loadParsers(grammarsDir);
+    kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
+    await kb.index();
+    ({ retrievers, dispose } = codeRagRetrievers(kb, parsers));
+    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+    const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    const prober = causalLMProber(lm);
+    stages = { query: probingQueryBuilder(() => prober), retrieval: multiPathStage(() => retrievers), reranker: () => undefined, model: () => model };
+  });
+  after(() => {
+    dispose?.();
+    kb?.dispose();
+  });
+
+  void test('runs query -> retrieve -> rerank -> prompt -> generate -> postprocess and traces each stage', async () => {
+    const { items, trace } = await complete(request, stages, options, signal);
+    assert.deepEqual(trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
+    assert.equal(trace.query?.strategy, 'probe');
+    assert.ok((trace.query?.chunkScores?.length ?? 0) > 1, 'chunks probed with scores');
+    assert.ok(trace.retrieval?.paths.some((p) => p.path === 'sparse' && p.status === 'ok'), JSON.stringify(trace.retrieval?.paths.map((p) => [p.path, p.status, p.message])));
+    assert.ok(trace.retrieval?.paths.some((p) => p.path === 'dataflow'));
+    assert.ok(trace.retrieval?.candidates.some((c) => c.id === 'pyshop/services/checkout.py#classFunction:CheckoutService.__init__'));
+    assert.match(trace.prompt?.text ?? '', /def __init__\(self, cart: Cart, gateway: PaymentGateway \| None = None\)/);
+    assert.ok((trace.prompt?.tokens ?? Infinity) <= lm.maxPositions, 'the prompt fits the embedded model');
+    assert.equal(trace.model?.backend, 'embedded');
+    assert.equal(trace.completion, items[0]?.text ?? '');
+    assert.equal(trace.model?.raw, await lm.generate(trace.prompt?.text ?? '', { maxNewTokens: 12, stop: [] }));
+    // Deterministic snippet order: the same request gives the same prompt (a server's prompt cache is reused).
+    const again = await complete(request, stages, options, signal);
+    assert.equal(again.trace.prompt?.text, trace.prompt?.text);
+    const md = formatTraceMarkdown(trace);
+    for (const heading of ['## Stages', '## Query', '## Retrieval', '## Rerank', '## Model', '## Prompt']) assert.ok(md.includes(heading), heading);
+  });
+
+  void test('a failing query, retrieval or rerank stage degrades the answer and the trace says why', async () => {
+    const failing: PipelineStages = {
+      ...stages,
+      query: { build: () => Promise.reject(new Error('prober crashed')) },
+      retrieval: { retrieve: () => Promise.reject(new Error('index unavailable')) },
+      reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }),
+    };
+    const { trace } = await complete(request, failing, options, signal);
+    const byStage = Object.fromEntries(trace.stages.map((s) => [s.stage, s]));
+    assert.equal(byStage.query?.status, 'degraded');
+    assert.match(trace.query?.fallbackReason ?? '', /prober crashed/);
+    assert.equal(byStage.retrieve?.status, 'degraded');
+    assert.match(byStage.retrieve?.message ?? '', /index unavailable/);
+    assert.equal(byStage.rerank?.status, 'skipped', 'nothing to rerank without candidates');
+    assert.equal(byStage.generate?.status, 'ok');
+    assert.ok(trace.model);
+
+    const rerankFails: PipelineStages = { ...stages, reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }) };
+    const r = await complete(request, rerankFails, options, signal);
+    const rerank = r.trace.stages.find((s) => s.stage === 'rerank');
+    assert.equal(rerank?.status, 'degraded');
+    assert.deepEqual(r.trace.rerank?.picked, r.trace.retrieval?.candidates.slice(0, options.rerank.topU).map((c) => c.id), 'retrieval order kept');
+  });
+
+  void test('a model error leaves no item and a typed error in the trace', async () => {
+    const down: ModelClient = {
+      backend: 'ollama',
+      model: 'm',
+      family: 'plain',
+      endpoint: 'http://127.0.0.1:9',
+      generate: () => Promise.reject(new ModelClientError('unreachable', 'Ollama is not reachable at http://127.0.0.1:9', 'http://127.0.0.1:9', 'm')),
+    };
+    const { items, trace } = await complete(request, { ...stages, model: () => down }, options, signal);
+    assert.deepEqual(items, []);
+    assert.equal(trace.error?.stage, 'generate');
+    assert.equal(trace.error?.kind, 'unreachable');
+    assert.equal(trace.stages.find((s) => s.stage === 'generate')?.status, 'failed');
+  });
+
+  void test('cancellation ends the request, whichever stage is running', async () => {
+    for (const delayMs of [0, 5, 60]) {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), delayMs);
+      await assert.rejects(complete(request, stages, options, controller.signal), (e: unknown) => isCancellationError(e), `abort after ${delayMs} ms`);
+    }
+  });
+
+  void test('knowledge-base stubs lose their own path line in the prompt (the prompt heads each snippet)', () => {
+    const item = kb.items().find((i) => i.qualifiedName === 'CheckoutService.__init__');
+    assert.ok(item);
+    const s = snippetForPrompt({ snippet: { id: item.id, kind: item.kind, path: item.path, name: item.name, qualifiedName: item.qualifiedName, range: item.range, text: item.text }, paths: ['sparse'], scores: {}, ranks: {} });
+    assert.ok(!s.text.startsWith('#'), s.text);
+    assert.match(s.text, /class CheckoutService/);
+  });
+});

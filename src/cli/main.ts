@@ -8,9 +8,11 @@ import { kbCommand } from './commands/kb';
 import { serveCommand } from './commands/serve';
 import { completeCommand } from './commands/complete';
 import { retrieveCommand } from './commands/retrieve';
+import { benchCommand } from './commands/bench';
+import { evalCommand } from './commands/eval';
 import { rerankCommand } from './commands/rerank';
 
-const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, rerankCommand];
+const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, benchCommand, evalCommand, rerankCommand];
 
 function usage(): string {
   return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');

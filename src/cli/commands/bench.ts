@@ -1,0 +1,122 @@
+// `coderag bench fetch|build`: get benchmark repositories (Debian sources) and mine cross-file
+// completion cases from them in CCEval's line format (docs/BENCHMARK.md).
+import { existsSync, promises as fs, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { CliCommand } from '../command';
+import { parseCommandArgs, UsageError } from '../command';
+import { openKnowledgeBase, parsers, progressPrinter } from '../context';
+import { fetchPackages, parsePackageList, type FetchResult } from '../../engine/eval/fetch';
+import { listRepositories, mineRepository, type MineTask } from '../../engine/eval/mine';
+import { writeCases, type BenchCase } from '../../engine/eval/cases';
+import type { Lang } from '../../engine/kb/types';
+import { errorMessage, UserError } from '../../engine/util/errors';
+
+const FETCH_USAGE = 'bench fetch <list-file> <dest-dir> [--json]';
+const BUILD_USAGE = 'bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out cases.jsonl [--index-dir DIR] [--json]';
+
+async function fetchCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } });
+  if (positionals.length !== 2) throw new UsageError(`expected a list file and a destination folder\nusage: coderag ${FETCH_USAGE}`);
+  const [listFile, dest] = positionals as [string, string];
+  let text: string;
+  try {
+    text = await fs.readFile(listFile, 'utf8');
+  } catch {
+    throw new UserError(`package list not found: ${listFile}`);
+  }
+  let packages: string[];
+  try {
+    packages = parsePackageList(text);
+  } catch (e) {
+    throw new UserError(`${listFile}: ${errorMessage(e)}`);
+  }
+  if (packages.length === 0) throw new UserError(`${listFile} names no packages`);
+  if (existsSync(dest) && !statSync(dest).isDirectory()) throw new UserError(`destination is not a folder: ${dest}`);
+  const json = values.json === true;
+  const line = (r: FetchResult): string => {
+    if (r.status === 'failed') return `  failed  ${r.package}: ${r.reason ?? 'unknown reason'}`;
+    if (r.status === 'cached') return `  cached  ${r.package} (already unpacked in ${r.folder})`;
+    return `  ok      ${r.package} <- ${r.tarball}${r.note ? ` (note: ${r.note})` : ''}`;
+  };
+  const results = await fetchPackages({
+    packages,
+    dest,
+    onResult: (r) => {
+      if (!json) process.stdout.write(line(r) + '\n');
+    },
+    onStep: (m) => process.stderr.write(`${m}\n`),
+  });
+  const failed = results.filter((r) => r.status === 'failed').length;
+  if (json) process.stdout.write(JSON.stringify({ dest: resolve(dest), results }, null, 2) + '\n');
+  else process.stdout.write(`${results.length - failed}/${results.length} packages ready in ${resolve(dest)}${failed > 0 ? `, ${failed} failed` : ''}\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+function positiveInt(name: string, value: unknown): number {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got "${String(value)}"`);
+  return n;
+}
+
+async function buildCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    repos: { type: 'string' },
+    lang: { type: 'string' },
+    task: { type: 'string' },
+    'per-repo': { type: 'string' },
+    seed: { type: 'string' },
+    out: { type: 'string' },
+    'index-dir': { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const reposDir = values.repos as string | undefined;
+  const out = values.out as string | undefined;
+  if (!reposDir) throw new UsageError('--repos is required');
+  if (!out) throw new UsageError('--out is required');
+  const lang = values.lang as string | undefined;
+  if (lang !== 'python' && lang !== 'java') throw new UsageError('--lang must be python or java');
+  const task = (values.task as string | undefined) ?? 'line';
+  if (task !== 'line' && task !== 'body') throw new UsageError('--task must be line or body');
+  const perRepo = positiveInt('per-repo', values['per-repo']);
+  const seed = (values.seed as string | undefined) ?? '0';
+  if (!existsSync(reposDir) || !statSync(reposDir).isDirectory()) throw new UserError(`repositories folder not found: ${reposDir}`);
+  const outDir = dirname(resolve(out));
+  if (!existsSync(outDir)) throw new UserError(`output folder does not exist: ${outDir}`);
+
+  const repos = await listRepositories(reposDir);
+  if (repos.length === 0) throw new UserError(`no repository folders under ${reposDir}`);
+  const p = await parsers();
+  const all: BenchCase[] = [];
+  const report: { repository: string; files: number; candidates: number; cases: number; indexMs: number; mineMs: number }[] = [];
+  for (const name of repos) {
+    const start = performance.now();
+    const kb = await openKnowledgeBase(resolve(reposDir, name), { indexDir: values['index-dir'] as string | undefined });
+    const progress = progressPrinter(`indexing ${name}`);
+    await kb.index((x) => progress.update(x));
+    progress.done();
+    const indexMs = performance.now() - start;
+    const mined = await mineRepository(kb, p, name, { lang: lang as Lang, task: task as MineTask, perRepo, seed });
+    kb.dispose();
+    all.push(...mined.cases);
+    report.push({ repository: name, files: mined.files, candidates: mined.candidates, cases: mined.cases.length, indexMs, mineMs: mined.elapsedMs });
+    if (!values.json) {
+      process.stderr.write(`${name}: ${mined.files} ${lang} files, ${mined.candidates} ${task} candidates, ${mined.cases.length} cases (index ${(indexMs / 1000).toFixed(1)} s, mine ${(mined.elapsedMs / 1000).toFixed(1)} s)\n`);
+    }
+  }
+  await writeCases(out, all);
+  if (values.json) process.stdout.write(JSON.stringify({ out: resolve(out), lang, task, perRepo, seed, repositories: report, cases: all.length }, null, 2) + '\n');
+  else process.stdout.write(`wrote ${all.length} ${task} cases from ${repos.length} repositories to ${out}\n`);
+  return 0;
+}
+
+export const benchCommand: CliCommand = {
+  name: 'bench',
+  usage: `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out FILE`,
+  async run(argv) {
+    const [sub, ...rest] = argv;
+    if (sub === 'fetch') return fetchCommand(rest);
+    if (sub === 'build') return buildCommand(rest);
+    throw new UsageError(sub ? `unknown subcommand "${sub}" (expected fetch or build)\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}` : `expected a subcommand\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}`);
+  },
+};

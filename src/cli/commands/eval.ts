@@ -1,0 +1,272 @@
+// `coderag eval`: run a method over CCEval-format cases and write predictions with contexts and
+// per-stage timings; `eval compare` runs several methods into one table and chart; `eval score`
+// scores predictions (docs/BENCHMARK.md metrics).
+import { existsSync, promises as fs, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { CliCommand } from '../command';
+import { parseCommandArgs, UsageError } from '../command';
+import { assetsDir, cacheRoot, parsers } from '../context';
+import { openModels } from './retrieve';
+import { readCases, readPredictions, PredictionWriter, type BenchCase, type Prediction } from '../../engine/eval/cases';
+import { formatScoreReport, scorePredictions } from '../../engine/eval/score';
+import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, type MethodSpec, type RunOptions } from '../../engine/eval/runMethod';
+import { runEval, type EvalProgress, type EvalRunReport } from '../../engine/eval/runEval';
+import { describeGenerator, openDistilledReranker, openGenerator, openLlmReranker, parseGenerator, parseLlmReranker } from '../../engine/eval/evalModels';
+import { compareMethods, formatComparisonMarkdown } from '../../engine/eval/compare';
+import { comparisonChartSvg } from '../../engine/eval/chart';
+import { indexFolderFor } from '../../engine/kb/store';
+import { lmChunkProber } from '../../engine/query/lmChunkProber';
+import type { QueryStrategy } from '../../engine/query/types';
+import { embeddedLMOf } from '../../engine/pipeline';
+import type { Reranker } from '../../engine/rerank/types';
+import { UserError } from '../../engine/util/errors';
+
+const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR]';
+const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
+const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
+
+const RUN_OPTIONS = {
+  cases: { type: 'string' },
+  repos: { type: 'string' },
+  generator: { type: 'string' },
+  'no-generate': { type: 'boolean' },
+  query: { type: 'string' },
+  k: { type: 'string' },
+  'top-j': { type: 'string' },
+  limit: { type: 'string' },
+  'reranker-llm': { type: 'string' },
+  'ollama-host': { type: 'string' },
+  'index-dir': { type: 'string' },
+  'budget-ms': { type: 'string' },
+  'probe-budget-ms': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  out: { type: 'string' },
+  quiet: { type: 'boolean' },
+} as const;
+
+const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
+
+function positiveInt(values: Record<string, unknown>, name: string, fallback: number): number {
+  const v = values[name];
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got "${String(v)}"`);
+  return n;
+}
+
+/** Progress on stderr: a line every few seconds (every case on a terminal). */
+function progressLine(quiet: boolean): (p: EvalProgress) => void {
+  let last = 0;
+  const tty = process.stderr.isTTY === true;
+  return (p) => {
+    if (quiet) return;
+    const now = Date.now();
+    if (p.phase !== 'index' && now - last < (tty ? 150 : 3000) && p.done !== p.total) return;
+    last = now;
+    const what = p.phase === 'case' ? `${p.method ?? ''} ${p.done}/${p.total}` : p.phase === 'index' ? `indexing (${p.done}/${p.total} done)` : `preparing ${p.detail ?? ''}`;
+    const line = `eval ${p.repo}: ${what}`;
+    if (tty) process.stderr.write(`\r\x1b[K${line.slice(0, (process.stderr.columns ?? 100) - 1)}`);
+    else process.stderr.write(`${line}\n`);
+  };
+}
+
+interface Prepared {
+  cases: BenchCase[];
+  reposDir: string;
+  options: RunOptions;
+  run(specs: MethodSpec[], write: (method: string, p: Prediction) => Promise<void>): Promise<EvalRunReport>;
+  describe: string;
+}
+
+/** Parse the shared options, load what the methods need (failing fast when something is absent). */
+async function prepare(values: Record<string, unknown>, specs: MethodSpec[]): Promise<Prepared & { dispose(): Promise<void> }> {
+  const casesFile = values.cases as string | undefined;
+  const reposDir = values.repos as string | undefined;
+  if (!casesFile) throw new UsageError('--cases is required');
+  if (!reposDir) throw new UsageError('--repos is required');
+  if (!existsSync(reposDir) || !statSync(reposDir).isDirectory()) throw new UserError(`repositories folder not found: ${reposDir}`);
+  const query = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
+  if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
+  const generate = values['no-generate'] !== true;
+  const options: RunOptions = {
+    ...DEFAULT_RUN_OPTIONS,
+    query,
+    generate,
+    topU: positiveInt(values, 'k', DEFAULT_RUN_OPTIONS.topU),
+    topJ: positiveInt(values, 'top-j', DEFAULT_RUN_OPTIONS.topJ),
+    pathBudgetMs: positiveInt(values, 'budget-ms', DEFAULT_RUN_OPTIONS.pathBudgetMs),
+  };
+  const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
+  let cases = await readCases(casesFile);
+  if (cases.length === 0) throw new UserError(`${casesFile} holds no cases`);
+  if (values.limit !== undefined) cases = cases.slice(0, positiveInt(values, 'limit', cases.length));
+
+  const needs = methodNeeds(specs, query);
+  const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
+  // Rerankers first: they fail fast without loading anything.
+  const rerankers: { llm?: Reranker; distilled?: Reranker } = {};
+  if (needs.llmReranker) {
+    const spec = values['reranker-llm'] === undefined ? undefined : parseLlmReranker(values['reranker-llm'] as string, host);
+    rerankers.llm = await openLlmReranker(spec, timeoutMs);
+  }
+  if (needs.distilledReranker) rerankers.distilled = await openDistilledReranker(join(assetsDir(), 'models'));
+  const generator = generate ? parseGenerator((values.generator as string | undefined) ?? 'embedded', host) : undefined;
+  const models = await openModels({ lm: needs.prober || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`));
+  try {
+    if (needs.encoder && !models.encoder) throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
+    const model = generator
+      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM().then(embeddedLMOf)), timeoutMs)
+      : undefined;
+    const prober = needs.prober && models.lm ? lmChunkProber(models.lm, { budgetMs: positiveInt(values, 'probe-budget-ms', 250) }) : undefined;
+    const p = await parsers();
+    const cache = cacheRoot(values['index-dir'] as string | undefined);
+    const describe = `${cases.length} cases, query ${query}${needs.prober && !prober ? ' (model missing: Jaccard fallback)' : ''}, ${generator ? `generator ${describeGenerator(generator)}` : 'retrieval only'}`;
+    return {
+      cases,
+      reposDir: resolve(reposDir),
+      options,
+      describe,
+      run: (methodSpecs, write) =>
+        runEval(
+          {
+            cases,
+            reposDir: resolve(reposDir),
+            methods: methodSpecs,
+            options,
+            parsers: p,
+            indexFolderFor: (root) => indexFolderFor(cache, root),
+            ...(models.encoder ? { encoder: models.encoder } : {}),
+            ...(prober ? { prober } : {}),
+            ...(model ? { model } : {}),
+            rerankers,
+            write,
+            onProgress: progressLine(values.quiet === true),
+          },
+          new AbortController().signal,
+        ),
+      dispose: () => models.registry.dispose().catch(() => undefined),
+    };
+  } catch (e) {
+    await models.registry.dispose().catch(() => undefined);
+    throw e;
+  }
+}
+
+function problemsText(report: EvalRunReport): string {
+  const out: string[] = [];
+  for (const [method, m] of Object.entries(report.methods)) {
+    const entries = Object.entries(m.problems).sort((a, b) => b[1] - a[1]);
+    if (entries.length === 0) continue;
+    out.push(`${method}: degraded in some cases:`);
+    for (const [what, n] of entries.slice(0, 8)) out.push(`  ${n} x ${what}`);
+  }
+  return out.join('\n');
+}
+
+async function runCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { ...RUN_OPTIONS, method: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const method = values.method as string | undefined;
+  if (!method) throw new UsageError('--method is required');
+  const out = values.out as string | undefined;
+  if (!out) throw new UsageError('--out is required');
+  const spec = parseMethod(method);
+  const prepared = await prepare(values, [spec]);
+  const writer = await PredictionWriter.open(out);
+  try {
+    process.stderr.write(`eval ${spec.name}: ${prepared.describe}\n`);
+    const report = await prepared.run([spec], (_, p) => writer.write(p));
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+    const problems = problemsText(report);
+    if (problems) process.stderr.write(problems + '\n');
+  } finally {
+    await writer.close();
+    await prepared.dispose();
+  }
+  const score = scorePredictions(prepared.cases, await readPredictions(out), prepared.options.topU);
+  process.stdout.write(formatScoreReport(score) + '\n');
+  process.stdout.write(`wrote ${prepared.cases.length} predictions to ${out}\n`);
+  return 0;
+}
+
+function fileNameOf(method: string): string {
+  return method.replace(/[^A-Za-z0-9._+-]/g, '_');
+}
+
+async function compareCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { ...RUN_OPTIONS, methods: { type: 'string' }, title: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const names = ((values.methods as string | undefined) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) throw new UsageError('--methods is required (e.g. rg1,df+s+d)');
+  const outDir = values.out as string | undefined;
+  if (!outDir) throw new UsageError('--out is required (a folder)');
+  const specs = names.map(parseMethod);
+  const prepared = await prepare(values, specs);
+  await fs.mkdir(outDir, { recursive: true });
+  const writers = new Map<string, PredictionWriter>();
+  let report: EvalRunReport;
+  try {
+    for (const s of specs) writers.set(s.name, await PredictionWriter.open(join(outDir, `${fileNameOf(s.name)}.jsonl`)));
+    process.stderr.write(`eval compare ${names.join(', ')}: ${prepared.describe}\n`);
+    report = await prepared.run(specs, (m, p) => writers.get(m)!.write(p));
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  } finally {
+    for (const w of writers.values()) await w.close();
+    await prepared.dispose();
+  }
+  const predictions = new Map<string, Prediction[]>();
+  for (const s of specs) predictions.set(s.name, await readPredictions(join(outDir, `${fileNameOf(s.name)}.jsonl`)));
+  const rows = compareMethods(prepared.cases, predictions, prepared.options.topU);
+  const title = (values.title as string | undefined) ?? `CodeRAG method comparison (${prepared.describe})`;
+  const command = `coderag eval compare ${argv.join(' ')}`;
+  const notes = [
+    `Index-time work per repository (ms): ${report.repos.map((r) => `${r.repository} ${r.files} files/${r.items} items: index ${r.indexMs.toFixed(0)}${Object.entries(r.prepareMs).map(([p, t]) => `, ${p} ${t.toFixed(0)}`).join('')}`).join('; ')}`,
+    ...Object.entries(report.methods)
+      .filter(([, m]) => Object.keys(m.problems).length > 0)
+      .map(([name, m]) => `${name} degraded: ${Object.entries(m.problems).map(([w, n]) => `${n} x ${w}`).slice(0, 4).join('; ')}`),
+  ];
+  const markdown = formatComparisonMarkdown(rows, { title, command, generated: prepared.options.generate, notes });
+  await fs.writeFile(join(outDir, 'report.md'), markdown, 'utf8');
+  await fs.writeFile(join(outDir, 'chart.svg'), comparisonChartSvg(rows, title.length > 90 ? `${title.slice(0, 87)}...` : title), 'utf8');
+  await fs.writeFile(join(outDir, 'scores.json'), JSON.stringify({ rows: rows.map((r) => ({ method: r.method, group: r.group, ...r.report })), run: report }, null, 2) + '\n', 'utf8');
+  process.stdout.write(markdown + '\n');
+  process.stdout.write(`wrote ${join(outDir, 'report.md')}, chart.svg, scores.json and one predictions file per method\n`);
+  return 0;
+}
+
+async function scoreCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    cases: { type: 'string' },
+    preds: { type: 'string' },
+    json: { type: 'string' },
+    k: { type: 'string' },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const casesFile = values.cases as string | undefined;
+  const predsFile = values.preds as string | undefined;
+  if (!casesFile) throw new UsageError('--cases is required');
+  if (!predsFile) throw new UsageError('--preds is required');
+  const k = values.k === undefined ? 10 : Number(values.k);
+  if (!Number.isInteger(k) || k <= 0) throw new UsageError(`--k must be a positive integer, got "${String(values.k)}"`);
+  const cases = await readCases(casesFile);
+  if (cases.length === 0) throw new UserError(`${casesFile} holds no cases`);
+  const preds = await readPredictions(predsFile);
+  const report = scorePredictions(cases, preds, k);
+  process.stdout.write(formatScoreReport(report) + '\n');
+  const jsonOut = values.json as string | undefined;
+  if (jsonOut) await fs.writeFile(jsonOut, JSON.stringify(report, null, 2) + '\n', 'utf8');
+  return 0;
+}
+
+export const evalCommand: CliCommand = {
+  name: 'eval',
+  usage: `${RUN_USAGE} | ${COMPARE_USAGE} | ${SCORE_USAGE}`,
+  async run(argv) {
+    const [sub, ...rest] = argv;
+    if (sub === 'score') return scoreCommand(rest);
+    if (sub === 'compare') return compareCommand(rest);
+    if (sub === undefined || sub.startsWith('-')) return runCommand(argv);
+    throw new UsageError(`unknown subcommand "${sub}" (expected score or compare, or options of a run)\n  ${RUN_USAGE}\n  ${COMPARE_USAGE}\n  ${SCORE_USAGE}`);
+  },
+};

@@ -1,0 +1,221 @@
+// Benchmark files (docs/BENCHMARK.md): CCEval line-format cases in, predictions out, one JSON
+// object per line. The reader accepts files written by other tools, where only prompt,
+// groundtruth, metadata.task_id, metadata.repository and metadata.file are required.
+import { createReadStream, promises as fs } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Lang } from '../kb/types';
+import { langOfPath } from '../kb/parsers';
+import type { CrossfileDef, RetrievedContext } from './metrics';
+import { UserError } from '../util/errors';
+import { throwIfAborted } from '../util/errors';
+
+export interface CaseMetadata {
+  task_id: string;
+  repository: string;
+  file: string;
+  groundtruth_start_lineno?: number;
+  lang?: Lang;
+  crossfile_defs?: CrossfileDef[];
+  /** Method-body cases (Rambo style). */
+  function_name?: string;
+  class_name?: string;
+  /** Fields written by other tools are kept as they are. */
+  [key: string]: unknown;
+}
+
+export interface BenchCase {
+  prompt: string;
+  groundtruth: string;
+  /** Absent in some other tools' files; treated as ''. */
+  right_context?: string;
+  metadata: CaseMetadata;
+}
+
+export type ContextSource = 'sparse' | 'dense' | 'dataflow' | (string & {});
+
+export interface PredictionContext extends RetrievedContext {
+  source: ContextSource;
+}
+
+/** Per-stage wall times in milliseconds (query, sparse, dense, dataflow, rerank, prompt, generate, total, ...). */
+export type StageTimings = Record<string, number>;
+
+export interface Prediction {
+  task_id: string;
+  prediction: string;
+  /** The top-u pieces of knowledge in the order they entered the prompt. */
+  contexts: PredictionContext[];
+  timings_ms: StageTimings;
+}
+
+/** A malformed line of a benchmark file; the message names the file and the 1-based line. */
+export class BenchFileError extends UserError {
+  constructor(
+    readonly file: string,
+    readonly lineNumber: number,
+    detail: string,
+  ) {
+    super(`${file}:${lineNumber}: ${detail}`);
+    this.name = 'BenchFileError';
+  }
+}
+
+export function isBenchFileError(e: unknown): e is BenchFileError {
+  return e instanceof BenchFileError;
+}
+
+/** The language of a case: metadata.lang, else the file's extension. */
+export function caseLang(c: BenchCase): Lang | undefined {
+  const lang = c.metadata.lang;
+  if (lang === 'python' || lang === 'java') return lang;
+  return langOfPath(c.metadata.file);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Validate one parsed case; returns the reason it is malformed, or the case. */
+export function validateCase(value: unknown): BenchCase | string {
+  if (!isObject(value)) return 'expected a JSON object';
+  if (typeof value.prompt !== 'string') return '"prompt" must be a string';
+  if (typeof value.groundtruth !== 'string') return '"groundtruth" must be a string';
+  if (value.right_context !== undefined && typeof value.right_context !== 'string') return '"right_context" must be a string when present';
+  const m = value.metadata;
+  if (!isObject(m)) return '"metadata" must be an object';
+  for (const key of ['task_id', 'repository', 'file'] as const) {
+    if (typeof m[key] !== 'string' || m[key] === '') return `"metadata.${key}" must be a non-empty string`;
+  }
+  if (m.lang !== undefined && m.lang !== 'python' && m.lang !== 'java') return '"metadata.lang" must be "python" or "java" when present';
+  if (m.groundtruth_start_lineno !== undefined && (!Number.isInteger(m.groundtruth_start_lineno) || (m.groundtruth_start_lineno as number) < 0)) {
+    return '"metadata.groundtruth_start_lineno" must be a non-negative integer when present';
+  }
+  if (m.crossfile_defs !== undefined) {
+    if (!Array.isArray(m.crossfile_defs)) return '"metadata.crossfile_defs" must be an array when present';
+    for (const [i, d] of m.crossfile_defs.entries()) {
+      if (!isObject(d) || typeof d.name !== 'string' || typeof d.file !== 'string') return `"metadata.crossfile_defs[${i}]" needs string "name" and "file"`;
+    }
+  }
+  return value as unknown as BenchCase;
+}
+
+export function validatePrediction(value: unknown): Prediction | string {
+  if (!isObject(value)) return 'expected a JSON object';
+  if (typeof value.task_id !== 'string' || value.task_id === '') return '"task_id" must be a non-empty string';
+  if (typeof value.prediction !== 'string') return '"prediction" must be a string';
+  const contexts = value.contexts ?? [];
+  if (!Array.isArray(contexts)) return '"contexts" must be an array when present';
+  for (const [i, c] of contexts.entries()) {
+    if (!isObject(c) || typeof c.path !== 'string' || typeof c.text !== 'string') return `"contexts[${i}]" needs string "path" and "text"`;
+  }
+  const timings = value.timings_ms ?? {};
+  if (!isObject(timings)) return '"timings_ms" must be an object when present';
+  for (const [stage, ms] of Object.entries(timings)) {
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) return `"timings_ms.${stage}" must be a number`;
+  }
+  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings };
+}
+
+/** Parse JSONL text; blank lines are skipped, every other line must validate. */
+export function parseJsonl<T>(text: string, file: string, validate: (v: unknown) => T | string): T[] {
+  const out: T[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] ?? '').trim();
+    if (line === '') continue;
+    out.push(parseLine(line, file, i + 1, validate));
+  }
+  return out;
+}
+
+function parseLine<T>(line: string, file: string, lineNumber: number, validate: (v: unknown) => T | string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    throw new BenchFileError(file, lineNumber, `malformed JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const result = validate(value);
+  if (typeof result === 'string') throw new BenchFileError(file, lineNumber, result);
+  return result;
+}
+
+/** Stream a JSONL file line by line (benchmark files can be large). */
+export async function readJsonl<T>(path: string, validate: (v: unknown) => T | string, signal?: AbortSignal): Promise<T[]> {
+  try {
+    await fs.access(path);
+  } catch {
+    throw new UserError(`file not found: ${path}`);
+  }
+  const out: T[] = [];
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let n = 0;
+  for await (const raw of lines) {
+    n++;
+    throwIfAborted(signal);
+    const line = raw.trim();
+    if (line === '') continue;
+    out.push(parseLine(line, path, n, validate));
+  }
+  return out;
+}
+
+export function readCases(path: string, signal?: AbortSignal): Promise<BenchCase[]> {
+  return readJsonl(path, validateCase, signal);
+}
+
+export function readPredictions(path: string, signal?: AbortSignal): Promise<Prediction[]> {
+  return readJsonl(path, validatePrediction, signal);
+}
+
+/** Cases as JSONL text; the key order follows BENCHMARK.md. */
+export function formatCases(cases: readonly BenchCase[]): string {
+  return cases.map((c) => JSON.stringify({ prompt: c.prompt, groundtruth: c.groundtruth, right_context: c.right_context ?? '', metadata: c.metadata }) + '\n').join('');
+}
+
+export async function writeCases(path: string, cases: readonly BenchCase[]): Promise<void> {
+  await fs.writeFile(path, formatCases(cases), 'utf8');
+}
+
+export function formatPrediction(p: Prediction): string {
+  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms }) + '\n';
+}
+
+/**
+ * Appends predictions to a JSONL file as they are produced, so a long `coderag eval` run keeps
+ * what it finished if it stops. `open` truncates the file; `taskIds` lists what it already holds
+ * when opened with `resume`.
+ */
+export class PredictionWriter {
+  private constructor(
+    private readonly handle: fs.FileHandle,
+    readonly taskIds: Set<string>,
+  ) {}
+
+  static async open(path: string, options: { resume?: boolean } = {}): Promise<PredictionWriter> {
+    const done = new Set<string>();
+    if (options.resume) {
+      let text = '';
+      try {
+        text = await fs.readFile(path, 'utf8');
+      } catch {
+        // Nothing to resume.
+      }
+      // A run killed mid-write leaves a partial last line: keep only whole, valid lines.
+      const whole = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
+      for (const p of parseJsonl(whole, path, validatePrediction)) done.add(p.task_id);
+      await fs.writeFile(path, whole, 'utf8');
+      return new PredictionWriter(await fs.open(path, 'a'), done);
+    }
+    return new PredictionWriter(await fs.open(path, 'w'), done);
+  }
+
+  async write(p: Prediction): Promise<void> {
+    await this.handle.appendFile(formatPrediction(p), 'utf8');
+    this.taskIds.add(p.task_id);
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}

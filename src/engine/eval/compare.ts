@@ -1,0 +1,79 @@
+// `coderag eval compare`: several methods' predictions on the same cases as one table (CodeRAG
+// Tables 1, 3, 5 and 7: code match, identifier match, context recall, per-stage cost), per
+// language and overall.
+import type { BenchCase, Prediction } from './cases';
+import { caseLang } from './cases';
+import { scorePredictions, type ScoreReport } from './score';
+import type { Lang } from '../kb/types';
+
+export type LangGroup = Lang | 'all';
+
+export interface ComparisonRow {
+  method: string;
+  group: LangGroup;
+  report: ScoreReport;
+}
+
+/** One score report per method and language group (groups without cases are left out). */
+export function compareMethods(cases: readonly BenchCase[], predictions: ReadonlyMap<string, readonly Prediction[]>, k = 10): ComparisonRow[] {
+  const groups: Array<[LangGroup, BenchCase[]]> = [
+    ['python', cases.filter((c) => caseLang(c) === 'python')],
+    ['java', cases.filter((c) => caseLang(c) === 'java')],
+  ];
+  const present = groups.filter(([, cs]) => cs.length > 0);
+  if (present.length > 1) present.push(['all', [...cases]]);
+  const rows: ComparisonRow[] = [];
+  for (const [group, cs] of present) {
+    for (const [method, preds] of predictions) rows.push({ method, group, report: scorePredictions(cs, preds, k) });
+  }
+  return rows;
+}
+
+/** Stages in pipeline order (BENCHMARK.md), then any others a method recorded. */
+const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'generate', 'total'];
+
+function stagesOf(rows: readonly ComparisonRow[]): string[] {
+  const seen = new Set<string>();
+  for (const r of rows) for (const s of Object.keys(r.report.timings_ms)) seen.add(s);
+  return STAGES.filter((s) => seen.has(s));
+}
+
+const frac = (x: number | null): string => (x === null ? '-' : x.toFixed(3));
+const pct = (x: number): string => x.toFixed(2);
+const ms = (x: { median: number; p95: number } | undefined): string => (x ? `${x.median.toFixed(1)} / ${x.p95.toFixed(1)}` : '-');
+
+export interface ComparisonMeta {
+  title: string;
+  /** The command that produced the predictions, shown verbatim. */
+  command?: string;
+  generated: boolean;
+  notes?: string[];
+}
+
+/** The markdown report: one quality table and one timing table per language group. */
+export function formatComparisonMarkdown(rows: readonly ComparisonRow[], meta: ComparisonMeta): string {
+  const out: string[] = [`# ${meta.title}`, ''];
+  if (meta.command) out.push('Produced by:', '', '```', meta.command, '```', '');
+  if (!meta.generated) out.push('_Retrieval only (`--no-generate`): EM/ES/identifier scores are not meaningful; read recall and coverage._', '');
+  for (const n of meta.notes ?? []) out.push(`- ${n}`);
+  if (meta.notes?.length) out.push('');
+  const k = rows[0]?.report.k ?? 10;
+  for (const group of ['python', 'java', 'all'] as const) {
+    const rs = rows.filter((r) => r.group === group);
+    if (rs.length === 0) continue;
+    out.push(`## ${group === 'all' ? 'All cases' : group === 'python' ? 'Python' : 'Java'} (${rs[0]!.report.overall.n} cases)`, '');
+    out.push(`| method | recall@${k} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 |`, '|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rs) {
+      const s = r.report.overall;
+      out.push(`| ${r.method} | ${frac(s.recall)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} |`);
+    }
+    out.push('');
+    const stages = stagesOf(rs);
+    if (stages.length > 0) {
+      out.push('Per-stage time, median / p95 ms:', '', `| method | ${stages.join(' | ')} |`, `|---|${stages.map(() => '---:').join('|')}|`);
+      for (const r of rs) out.push(`| ${r.method} | ${stages.map((s) => ms(r.report.timings_ms[s])).join(' | ')} |`);
+      out.push('');
+    }
+  }
+  return out.join('\n');
+}

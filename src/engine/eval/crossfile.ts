@@ -1,0 +1,748 @@
+// Cross-file usage analysis for mining benchmark cases (CCEval's construction: a target uses a
+// name defined in another file of the same repository). One tree-sitter pass per file finds the
+// names a line uses; the knowledge base (items, classes, imports, packages) resolves them.
+//
+// Python: names bound by imports (`from pkg.mod import Name [as A]`, `import pkg.mod [as m]`,
+// relative imports, `from m import *`), followed through re-exports (an `__init__.py` importing
+// the name) and attribute chains (`m.func`, `pkg.mod.Class.method`, `Class.member`).
+// Java: types that are repository classes (imported, same package, or a wildcard import), static
+// imports (single and wildcard), static members `Type.member`, and member calls `x.method(...)`:
+// when `x` (or `this.x`) has a declared type in the file, the method of that class if it is a
+// repository class (nothing otherwise); when the type is unknown (`a.b().m()`), every
+// classFunction `m` of a non-test repository class in another file, provided `m` names methods
+// of at most MAX_MEMBER_CANDIDATE_CLASSES classes, is not a common JDK method (OBJECT_METHODS),
+// and is not declared in the file itself.
+// Known misses: inherited members and nested types reached through a superclass, Python names
+// bound by assignment (`x = mod.f` then `x()`), Java overloads are all listed (no arity check).
+import type { Node } from 'web-tree-sitter';
+import type { KnowledgeBase } from '../kb/KnowledgeBase';
+import type { Parsers } from '../kb/parsers';
+import type { KbClass, KbImport, KbItem, Lang } from '../kb/types';
+import type { CrossfileDef } from './metrics';
+
+/** Test code: a tests folder anywhere in the path, or a test file name. Never a target, nor a guessed member. */
+export function isTestPath(path: string): boolean {
+  const parts = path.split('/');
+  const file = parts[parts.length - 1] ?? '';
+  if (parts.slice(0, -1).some((p) => /^(test|tests|testing|unittests?|test[ _-]cases)$/i.test(p))) return true;
+  return /^test_.*\.py$/.test(file) || /_(unit)?tests?\.py$/.test(file) || file === 'conftest.py' || /Tests?\.java$/.test(file);
+}
+
+/** A function or method whose body may become a method-body case. */
+export interface FunctionSpan {
+  name: string;
+  /** Qualified name of the enclosing class, if any. */
+  className?: string;
+  /** 0-based row of the last signature line (ends with `:` in Python, `{` in Java). */
+  headerEndRow: number;
+  /** First and last 0-based rows of the body (Java: the rows strictly between the braces). */
+  bodyFirstRow: number;
+  bodyLastRow: number;
+  /** Why it cannot be a body case (constructor, getter, one-line body ...), if it cannot. */
+  excluded?: string;
+}
+
+export interface FileAnalysis {
+  path: string;
+  lang: Lang;
+  /** Cross-file definitions used on each row (deduplicated, in order of use). */
+  defsByRow: Map<number, CrossfileDef[]>;
+  /** Rows that are never line targets: imports, package declarations, def/class headers. */
+  excludedRows: Set<number>;
+  functions: FunctionSpan[];
+}
+
+/**
+ * Methods of Object and of the JDK interfaces repository classes commonly implement (Iterator,
+ * Collection, Map, Appendable, streams, functional interfaces): a call to one on a receiver of
+ * unknown type says nothing about the repository.
+ */
+const OBJECT_METHODS = new Set(
+  (
+    'toString equals hashCode getClass clone finalize notify notifyAll wait compareTo close run call get apply accept test ' +
+    'hasNext next remove iterator size isEmpty contains add addAll clear put putAll containsKey containsValue keySet values entrySet getKey getValue ' +
+    'append length charAt subSequence read write flush stream forEach map filter of valueOf name ordinal'
+  ).split(' '),
+);
+/** A member call `x.m(...)` counts only when `m` names methods of at most this many repository classes. */
+export const MAX_MEMBER_CANDIDATE_CLASSES = 3;
+
+const JAVA_TYPES = new Set(['class_declaration', 'interface_declaration', 'enum_declaration', 'record_declaration', 'annotation_type_declaration']);
+const JAVA_METHODS = new Set(['method_declaration', 'constructor_declaration', 'compact_constructor_declaration']);
+const PY_PROPERTY_DECORATOR = /^@(?:[\w.]*\.)?(?:property|cached_property|setter|getter|deleter)\b/;
+const JAVA_ACCESSOR = /^(?:get|set|is)[A-Z0-9_]/;
+
+function defKey(d: CrossfileDef): string {
+  return `${d.file}\0${d.name}\0${d.line}\0${d.kind}`;
+}
+
+function itemDef(item: KbItem): CrossfileDef {
+  return { name: item.name, kind: item.kind, file: item.path, line: item.range.startLine };
+}
+
+function classDef(cls: KbClass): CrossfileDef {
+  return { name: cls.name, kind: cls.kind, file: cls.path, line: cls.range.startLine };
+}
+
+type PyResolved = { kind: 'module'; key: string } | { kind: 'item'; item: KbItem } | { kind: 'class'; cls: KbClass };
+
+/**
+ * The repository's definitions, indexed for resolving the names one file uses.
+ * Built once per repository from an indexed KnowledgeBase.
+ */
+export class RepoSymbols {
+  // Python: module keys are repo paths without `.py` / `/__init__.py` (folders included).
+  private readonly pyModuleFiles = new Map<string, string>();
+  private readonly pyKeys = new Set<string>();
+  private readonly pySuffixes = new Map<string, string[]>();
+  private readonly pyResolveCache = new Map<string, PyResolved | undefined>();
+  // Java
+  private readonly javaClassByFq = new Map<string, KbClass>();
+  private readonly javaTopLevelByPackage = new Map<string, Map<string, KbClass>>();
+  private readonly javaMethodsByName = new Map<string, KbItem[]>();
+  private readonly membersByClass = new Map<string, KbItem[]>();
+
+  constructor(private readonly kb: KnowledgeBase) {
+    for (const path of kb.paths()) {
+      const x = kb.file(path);
+      if (!x) continue;
+      for (const item of x.items) {
+        if (item.className !== undefined) {
+          const key = `${path}\0${item.className}`;
+          const list = this.membersByClass.get(key);
+          if (list) list.push(item);
+          else this.membersByClass.set(key, [item]);
+        }
+      }
+      if (x.lang === 'python') this.addPythonModule(path);
+      else this.addJavaFile(path, x.packageName ?? '', x.classes, x.items);
+    }
+    for (const key of this.pyKeys) {
+      const segments = key.split('/');
+      for (let i = 0; i < segments.length; i++) {
+        // Only a folder that is not itself a package can be an import root (`src/`, the repo root).
+        const root = segments.slice(0, i).join('/');
+        if (i > 0 && this.pyModuleFiles.has(root)) continue;
+        const dotted = segments.slice(i).join('.');
+        const list = this.pySuffixes.get(dotted);
+        if (list) list.push(key);
+        else this.pySuffixes.set(dotted, [key]);
+      }
+    }
+    for (const list of this.pySuffixes.values()) list.sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  private addPythonModule(path: string): void {
+    const stem = path.replace(/\.pyi?$/, '');
+    const key = stem.endsWith('/__init__') ? stem.slice(0, -'/__init__'.length) : stem === '__init__' ? '' : stem;
+    const existing = this.pyModuleFiles.get(key);
+    // A .py file wins over its .pyi stub.
+    if (!existing || (existing.endsWith('.pyi') && path.endsWith('.py'))) this.pyModuleFiles.set(key, path);
+    const segments = key.split('/');
+    for (let i = 1; i <= segments.length; i++) this.pyKeys.add(segments.slice(0, i).join('/'));
+  }
+
+  private addJavaFile(path: string, pkg: string, classes: readonly KbClass[], items: readonly KbItem[]): void {
+    // A class declared twice (main and test sources share packages) resolves to the non-test one.
+    const wins = (existing: KbClass | undefined): boolean => !existing || (isTestPath(existing.path) && !isTestPath(path));
+    for (const cls of classes) {
+      const fq = pkg ? `${pkg}.${cls.qualifiedName}` : cls.qualifiedName;
+      if (wins(this.javaClassByFq.get(fq))) this.javaClassByFq.set(fq, cls);
+      if (!cls.qualifiedName.includes('.')) {
+        let byName = this.javaTopLevelByPackage.get(pkg);
+        if (!byName) this.javaTopLevelByPackage.set(pkg, (byName = new Map()));
+        if (wins(byName.get(cls.qualifiedName))) byName.set(cls.qualifiedName, cls);
+      }
+    }
+    for (const item of items) {
+      if (item.kind !== 'classFunction') continue;
+      const list = this.javaMethodsByName.get(item.name);
+      if (list) list.push(item);
+      else this.javaMethodsByName.set(item.name, [item]);
+    }
+  }
+
+  /** Members of a class with that name; `prefer` keeps only that kind when some member has it (a field and a method may share a name). */
+  members(cls: KbClass, name: string, prefer?: KbItem['kind']): KbItem[] {
+    const found = (this.membersByClass.get(`${cls.path}\0${cls.qualifiedName}`) ?? []).filter((m) => m.name === name);
+    if (prefer === undefined) return found;
+    const preferred = found.filter((m) => m.kind === prefer);
+    return preferred.length > 0 ? preferred : found;
+  }
+
+  // ---- Python -------------------------------------------------------------------------------
+
+  /** The module key an import's module text names, seen from `fromPath`; undefined outside the repository. */
+  pyModuleKey(module: string, fromPath: string): string | undefined {
+    if (module.startsWith('.')) {
+      const dots = module.length - module.replace(/^\.+/, '').length;
+      const parts = fromPath.split('/');
+      parts.pop();
+      for (let i = 1; i < dots; i++) {
+        if (parts.length === 0) return undefined;
+        parts.pop();
+      }
+      const rest = module.slice(dots);
+      if (rest !== '') parts.push(...rest.split('.'));
+      const key = parts.join('/');
+      return this.pyKeys.has(key) || this.pyModuleFiles.has(key) ? key : undefined;
+    }
+    // Test code (fixture projects, test helpers) never satisfies an import of non-test code.
+    const candidates = this.pySuffixes.get(module) ?? [];
+    if (isTestPath(fromPath)) return candidates[0];
+    return candidates.find((key) => !isTestPath(`${key}.py`) && !isTestPath(`${key}/__init__.py`));
+  }
+
+  /** What `name` is inside the module `key`: a definition, a submodule, or a re-exported binding. */
+  pyResolveIn(key: string, name: string, depth = 0): PyResolved | undefined {
+    const cacheKey = `${key}\0${name}`;
+    if (this.pyResolveCache.has(cacheKey)) return this.pyResolveCache.get(cacheKey);
+    this.pyResolveCache.set(cacheKey, undefined); // cycles resolve to nothing
+    const result = this.pyResolveInUncached(key, name, depth);
+    this.pyResolveCache.set(cacheKey, result);
+    return result;
+  }
+
+  private pyResolveInUncached(key: string, name: string, depth: number): PyResolved | undefined {
+    const file = this.pyModuleFiles.get(key);
+    const x = file !== undefined ? this.kb.file(file) : undefined;
+    if (file !== undefined && x) {
+      const item = x.items.find((i) => i.className === undefined && i.name === name);
+      if (item) return { kind: 'item', item };
+      const cls = x.classes.find((c) => c.qualifiedName === name);
+      if (cls) return { kind: 'class', cls };
+      if (depth < 6) {
+        const imp = x.imports.find((i) => i.alias === name && !i.wildcard);
+        if (imp) {
+          const bound = this.pyBinding(imp, file, depth + 1);
+          if (bound) return bound;
+        }
+      }
+    }
+    const sub = key === '' ? name : `${key}/${name}`;
+    if (this.pyKeys.has(sub)) return { kind: 'module', key: sub };
+    if (file !== undefined && x && depth < 6) {
+      for (const imp of x.imports) {
+        if (!imp.wildcard) continue;
+        const from = this.pyModuleKey(imp.module, file);
+        const r = from !== undefined ? this.pyResolveIn(from, name, depth + 1) : undefined;
+        if (r && r.kind !== 'module') return r;
+      }
+    }
+    return undefined;
+  }
+
+  /** What an import statement binds its alias to in `fromPath`. */
+  pyBinding(imp: KbImport, fromPath: string, depth = 0): PyResolved | undefined {
+    if (imp.wildcard) return undefined;
+    if (imp.name !== undefined) {
+      const key = this.pyModuleKey(imp.module, fromPath);
+      return key !== undefined ? this.pyResolveIn(key, imp.name, depth) : undefined;
+    }
+    // `import a.b.c` binds `a`; `import a.b as m` binds the module a.b.
+    const first = imp.module.split('.', 1)[0] ?? imp.module;
+    const key = this.pyModuleKey(imp.alias === first ? first : imp.module, fromPath);
+    return key !== undefined ? { kind: 'module', key } : undefined;
+  }
+
+  // ---- Java ---------------------------------------------------------------------------------
+
+  javaClass(fq: string): KbClass | undefined {
+    return this.javaClassByFq.get(fq);
+  }
+
+  javaTopLevel(pkg: string, name: string): KbClass | undefined {
+    return this.javaTopLevelByPackage.get(pkg)?.get(name);
+  }
+
+  javaMethodsNamed(name: string): readonly KbItem[] {
+    return this.javaMethodsByName.get(name) ?? [];
+  }
+}
+
+/** Per-file resolution state: the file's own bindings, cached. */
+class Uses {
+  readonly defsByRow = new Map<number, CrossfileDef[]>();
+  private readonly seen = new Map<number, Set<string>>();
+
+  constructor(readonly path: string) {}
+
+  add(row: number, def: CrossfileDef): void {
+    if (def.file === this.path) return;
+    let keys = this.seen.get(row);
+    if (!keys) this.seen.set(row, (keys = new Set()));
+    const key = defKey(def);
+    if (keys.has(key)) return;
+    keys.add(key);
+    const list = this.defsByRow.get(row);
+    if (list) list.push(def);
+    else this.defsByRow.set(row, [def]);
+  }
+}
+
+function rowsOf(node: Node, set: Set<number>, last = node.endPosition.row): void {
+  for (let r = node.startPosition.row; r <= last; r++) set.add(r);
+}
+
+function sameNode(a: Node | null | undefined, b: Node): boolean {
+  return !!a && a.startIndex === b.startIndex && a.endIndex === b.endIndex && a.type === b.type;
+}
+
+/** Analyse one file: which rows use which cross-file definitions, and its candidate function bodies. */
+export function analyzeFile(symbols: RepoSymbols, kb: KnowledgeBase, parsers: Parsers, path: string, lang: Lang, text: string): FileAnalysis {
+  const tree = parsers.parser(lang).parse(text);
+  if (!tree) return { path, lang, defsByRow: new Map(), excludedRows: new Set(), functions: [] };
+  try {
+    return lang === 'python' ? analyzePython(symbols, kb, path, tree.rootNode) : analyzeJava(symbols, kb, path, tree.rootNode, text);
+  } finally {
+    tree.delete();
+  }
+}
+
+// ---- Python ------------------------------------------------------------------------------------
+
+const PY_PARAMETER_PARENTS = new Set(['parameters', 'lambda_parameters', 'list_splat_pattern', 'dictionary_splat_pattern', 'typed_parameter']);
+
+function analyzePython(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root: Node): FileAnalysis {
+  const uses = new Uses(path);
+  const excludedRows = new Set<number>();
+  const functions: FunctionSpan[] = [];
+  const imports = kb.file(path)?.imports ?? [];
+  const bindings = new Map<string, PyResolved | undefined>();
+  const binding = (name: string): PyResolved | undefined => {
+    if (bindings.has(name)) return bindings.get(name);
+    let result: PyResolved | undefined;
+    const imp = imports.find((i) => i.alias === name && !i.wildcard);
+    if (imp) result = symbols.pyBinding(imp, path);
+    else {
+      for (const w of imports) {
+        if (!w.wildcard) continue;
+        const key = symbols.pyModuleKey(w.module, path);
+        const r = key !== undefined ? symbols.pyResolveIn(key, name) : undefined;
+        if (r && r.kind !== 'module') {
+          result = r;
+          break;
+        }
+      }
+    }
+    bindings.set(name, result);
+    return result;
+  };
+
+  // Imports inside a function bind their names in that function only (the KB keeps module-level ones).
+  const scopes: Map<string, KbImport>[] = [];
+  const scopedBinding = (name: string): PyResolved | undefined => {
+    for (let i = scopes.length - 1; i >= 0; i--) {
+      const imp = scopes[i]!.get(name);
+      if (imp) return symbols.pyBinding(imp, path);
+    }
+    return binding(name);
+  };
+
+  const useChain = (names: string[], rows: number[]): void => {
+    let r = scopedBinding(names[0]!);
+    let i = 1;
+    while (r?.kind === 'module' && i < names.length) {
+      r = symbols.pyResolveIn(r.key, names[i]!);
+      i++;
+    }
+    if (!r || r.kind === 'module') return;
+    const row = rows[i - 1]!;
+    if (r.kind === 'item') {
+      uses.add(row, itemDef(r.item));
+      return;
+    }
+    uses.add(row, classDef(r.cls));
+    if (i < names.length) for (const m of symbols.members(r.cls, names[i]!)) uses.add(rows[i]!, itemDef(m));
+  };
+
+  const visit = (node: Node, classes: string[], inFunction: boolean): void => {
+    switch (node.type) {
+      case 'import_statement':
+      case 'import_from_statement':
+      case 'future_import_statement':
+        rowsOf(node, excludedRows);
+        return;
+      case 'comment':
+        return;
+      case 'string':
+        // Only an f-string's interpolations hold code.
+        for (const c of node.namedChildren) if (c?.type === 'interpolation') visit(c, classes, inFunction);
+        return;
+      case 'class_definition': {
+        const body = node.childForFieldName('body');
+        const name = node.childForFieldName('name')?.text ?? '';
+        markHeader(node, body, excludedRows);
+        for (const c of node.namedChildren) if (c && !sameNode(node.childForFieldName('name'), c)) visit(c, inFunction ? classes : [...classes, name], inFunction);
+        return;
+      }
+      case 'function_definition': {
+        const body = node.childForFieldName('body');
+        const nameNode = node.childForFieldName('name');
+        const headerEnd = markHeader(node, body, excludedRows);
+        if (!inFunction && nameNode && body) functions.push(pythonSpan(node, nameNode.text, classes, headerEnd, body));
+        const local = new Map<string, KbImport>();
+        if (body) for (const imp of pythonLocalImports(body)) if (imp.alias !== undefined) local.set(imp.alias, imp);
+        scopes.push(local);
+        for (const c of node.namedChildren) if (c && !sameNode(nameNode, c)) visit(c, classes, true);
+        scopes.pop();
+        return;
+      }
+      case 'identifier': {
+        const parent = node.parent;
+        if (!parent) return;
+        if (PY_PARAMETER_PARENTS.has(parent.type)) return;
+        if ((parent.type === 'keyword_argument' || parent.type === 'default_parameter' || parent.type === 'typed_default_parameter') && sameNode(parent.childForFieldName('name'), node)) return;
+        if (parent.type === 'attribute' && sameNode(parent.childForFieldName('attribute'), node)) return;
+        const names = [node.text];
+        const rows = [node.startPosition.row];
+        let cur = node;
+        for (;;) {
+          const p = cur.parent;
+          if (p?.type !== 'attribute' || !sameNode(p.childForFieldName('object'), cur)) break;
+          const attr = p.childForFieldName('attribute');
+          if (!attr) break;
+          names.push(attr.text);
+          rows.push(attr.startPosition.row);
+          cur = p;
+        }
+        useChain(names, rows);
+        return;
+      }
+      default:
+        for (const c of node.namedChildren) if (c) visit(c, classes, inFunction);
+    }
+  };
+  visit(root, [], false);
+  return { path, lang: 'python', defsByRow: uses.defsByRow, excludedRows, functions };
+}
+
+/** Import bindings anywhere in a function body, nested functions and classes excluded (they have their own scope). */
+function pythonLocalImports(body: Node): KbImport[] {
+  const out: KbImport[] = [];
+  const walk = (node: Node): void => {
+    for (const c of node.namedChildren) {
+      if (!c || c.type === 'function_definition' || c.type === 'class_definition') continue;
+      if (c.type === 'import_statement' || c.type === 'import_from_statement') out.push(...pythonImportBindings(c));
+      else walk(c);
+    }
+  };
+  walk(body);
+  return out;
+}
+
+/** The bindings of one import statement, as the knowledge base's Python extractor records them. */
+function pythonImportBindings(stmt: Node): KbImport[] {
+  const line = stmt.startPosition.row;
+  const out: KbImport[] = [];
+  if (stmt.type === 'import_statement') {
+    for (const n of stmt.childrenForFieldName('name')) {
+      if (n?.type === 'aliased_import') {
+        const module = n.childForFieldName('name');
+        const alias = n.childForFieldName('alias');
+        if (module && alias) out.push({ module: module.text, alias: alias.text, line });
+      } else if (n) {
+        out.push({ module: n.text, alias: n.text.split('.', 1)[0] ?? n.text, line });
+      }
+    }
+    return out;
+  }
+  const module = stmt.childForFieldName('module_name')?.text ?? '';
+  for (const c of stmt.childrenForFieldName('name')) {
+    if (c?.type === 'aliased_import') {
+      const name = c.childForFieldName('name');
+      const alias = c.childForFieldName('alias');
+      if (name) out.push({ module, name: name.text, alias: alias ? alias.text : name.text, line });
+    } else if (c?.type === 'dotted_name') {
+      out.push({ module, name: c.text, alias: c.text, line });
+    }
+  }
+  return out;
+}
+
+/** Exclude a definition's header rows; returns the row the header ends on. */
+function markHeader(node: Node, body: Node | null, excludedRows: Set<number>): number {
+  const start = node.startPosition.row;
+  let end = body ? Math.max(start, body.startPosition.row - 1) : start;
+  // Python: the header ends at the `:`; a body on the same line makes a one-line definition.
+  for (const c of node.children) {
+    if (c?.type === ':') end = c.endPosition.row;
+  }
+  for (let r = start; r <= end; r++) excludedRows.add(r);
+  return end;
+}
+
+function pythonSpan(def: Node, name: string, classes: string[], headerEndRow: number, body: Node): FunctionSpan {
+  const span: FunctionSpan = { name, headerEndRow, bodyFirstRow: headerEndRow + 1, bodyLastRow: def.endPosition.row };
+  if (classes.length > 0) span.className = classes.join('.');
+  if (body.startPosition.row <= headerEndRow) span.excluded = 'one-line body';
+  else if (name === '__init__' || name === '__new__') span.excluded = 'constructor';
+  else {
+    const decorated = def.parent?.type === 'decorated_definition' ? def.parent : undefined;
+    for (const d of decorated?.namedChildren ?? []) {
+      if (d?.type === 'decorator' && PY_PROPERTY_DECORATOR.test(d.text)) span.excluded = 'property accessor';
+    }
+  }
+  return span;
+}
+
+// ---- Java --------------------------------------------------------------------------------------
+
+const JAVA_DECLARATION_NAME_PARENTS = new Set([
+  'variable_declarator',
+  'formal_parameter',
+  'spread_parameter',
+  'catch_formal_parameter',
+  'enum_constant',
+  'labeled_statement',
+  'inferred_parameters',
+  'resource',
+]);
+
+function analyzeJava(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root: Node, text: string): FileAnalysis {
+  const uses = new Uses(path);
+  const excludedRows = new Set<number>();
+  const functions: FunctionSpan[] = [];
+  const x = kb.file(path);
+  const pkg = x?.packageName ?? '';
+  const imports = x?.imports ?? [];
+  const ownClassNames = new Set((x?.classes ?? []).map((c) => c.name));
+  const ownMemberNames = new Set((x?.items ?? []).map((i) => i.name));
+  const typeCache = new Map<string, KbClass | undefined>();
+
+  const resolveType = (name: string): KbClass | undefined => {
+    if (typeCache.has(name)) return typeCache.get(name);
+    let cls: KbClass | undefined;
+    if (!ownClassNames.has(name)) {
+      const explicit = imports.find((i) => !i.isStatic && !i.wildcard && i.name === name);
+      if (explicit) cls = symbols.javaClass(explicit.module ? `${explicit.module}.${name}` : name);
+      else {
+        cls = symbols.javaTopLevel(pkg, name);
+        for (const w of imports) {
+          if (cls) break;
+          if (w.wildcard && !w.isStatic) cls = symbols.javaTopLevel(w.module, name);
+        }
+      }
+    }
+    const result = cls && cls.path !== path ? cls : undefined;
+    typeCache.set(name, result);
+    return result;
+  };
+
+  /** `Outer.Inner` resolves `Outer` in this file, then its nested class. */
+  const resolveTypePath = (dotted: string): KbClass | undefined => {
+    const [first, ...rest] = dotted.split('.');
+    const outer = first !== undefined ? resolveType(first) : undefined;
+    if (!outer || rest.length === 0) return outer;
+    const outerPkg = kb.file(outer.path)?.packageName;
+    return symbols.javaClass(`${outerPkg ? `${outerPkg}.` : ''}${outer.qualifiedName}.${rest.join('.')}`);
+  };
+
+  const staticMember = (name: string): KbItem[] => {
+    for (const i of imports) {
+      if (i.isStatic && !i.wildcard && i.name === name) {
+        const cls = symbols.javaClass(i.module);
+        return cls ? symbols.members(cls, name) : [];
+      }
+    }
+    for (const i of imports) {
+      if (!i.isStatic || !i.wildcard) continue;
+      const cls = symbols.javaClass(i.module);
+      const found = cls ? symbols.members(cls, name) : [];
+      if (found.length > 0) return found;
+    }
+    return [];
+  };
+
+  const declared = javaDeclaredTypes(root);
+  const memberCall = (row: number, name: string, receiver: Node | null): void => {
+    // A receiver whose declared type is known decides: its class's members, or nothing for a non-repository type.
+    const type = receiverName(receiver) !== undefined ? declared.get(receiverName(receiver)!) : undefined;
+    if (type) {
+      // A repository class without that member inherits it or it is a record accessor: no guess either way.
+      const cls = resolveTypePath(type);
+      if (cls) for (const m of symbols.members(cls, name, 'classFunction')) uses.add(row, itemDef(m));
+      return;
+    }
+    // `Type.method(...)` on a type outside the repository (`Objects.requireNonNull`).
+    if (receiver?.type === 'identifier' && /^[A-Z]/.test(receiver.text)) return;
+    if (OBJECT_METHODS.has(name) || ownMemberNames.has(name)) return;
+    const candidates = symbols.javaMethodsNamed(name).filter((m) => m.path !== path && !isTestPath(m.path));
+    const classes = new Set(candidates.map((m) => `${m.path}\0${m.className ?? ''}`));
+    if (classes.size === 0 || classes.size > MAX_MEMBER_CANDIDATE_CLASSES) return;
+    for (const m of candidates) uses.add(row, itemDef(m));
+  };
+
+  const visit = (node: Node, classes: string[], inMethod: boolean): void => {
+    const t = node.type;
+    if (t === 'import_declaration' || t === 'package_declaration') {
+      rowsOf(node, excludedRows);
+      return;
+    }
+    if (t === 'line_comment' || t === 'block_comment' || t === 'string_literal' || t === 'character_literal') return;
+    if (JAVA_TYPES.has(t)) {
+      const body = node.childForFieldName('body');
+      const nameNode = node.childForFieldName('name');
+      markJavaHeader(node, body, excludedRows);
+      const inner = inMethod ? classes : [...classes, nameNode?.text ?? ''];
+      for (const c of node.namedChildren) if (c && !sameNode(nameNode, c)) visit(c, inner, inMethod);
+      return;
+    }
+    if (JAVA_METHODS.has(t)) {
+      const body = node.childForFieldName('body');
+      const nameNode = node.childForFieldName('name');
+      markJavaHeader(node, body, excludedRows);
+      if (!inMethod && body && nameNode) {
+        const span = javaSpan(t, nameNode.text, classes, body, text);
+        if (span) functions.push(span);
+      }
+      for (const c of node.namedChildren) if (c && !sameNode(nameNode, c)) visit(c, classes, true);
+      return;
+    }
+    switch (t) {
+      case 'type_identifier': {
+        // In `Outer.Inner` only the outer name is looked up.
+        const parent = node.parent;
+        if (parent?.type === 'scoped_type_identifier' && !sameNode(parent.namedChildren[0], node)) return;
+        const cls = resolveType(node.text);
+        if (cls) uses.add(node.startPosition.row, classDef(cls));
+        return;
+      }
+      case 'method_invocation': {
+        const object = node.childForFieldName('object');
+        const nameNode = node.childForFieldName('name');
+        if (nameNode) {
+          const name = nameNode.text;
+          const row = nameNode.startPosition.row;
+          if (!object) {
+            for (const m of staticMember(name)) uses.add(row, itemDef(m));
+          } else {
+            const cls = object.type === 'identifier' ? resolveType(object.text) : undefined;
+            if (cls) for (const m of symbols.members(cls, name, 'classFunction')) uses.add(row, itemDef(m));
+            else memberCall(row, name, object);
+          }
+        }
+        for (const c of node.namedChildren) if (c && !sameNode(nameNode, c)) visit(c, classes, inMethod);
+        return;
+      }
+      case 'field_access': {
+        const object = node.childForFieldName('object');
+        const field = node.childForFieldName('field');
+        if (object && field && object.type === 'identifier') {
+          const cls = resolveType(object.text);
+          if (cls) for (const m of symbols.members(cls, field.text, 'classVariable')) uses.add(field.startPosition.row, itemDef(m));
+        }
+        if (object) visit(object, classes, inMethod);
+        return;
+      }
+      case 'identifier': {
+        const parent = node.parent;
+        if (parent && JAVA_DECLARATION_NAME_PARENTS.has(parent.type) && sameNode(parent.childForFieldName('name'), node)) return;
+        if (parent?.type === 'inferred_parameters' || parent?.type === 'lambda_expression') return;
+        const row = node.startPosition.row;
+        const statics = staticMember(node.text);
+        if (statics.length > 0) {
+          for (const m of statics) uses.add(row, itemDef(m));
+          return;
+        }
+        if (/^[A-Z]/.test(node.text)) {
+          const cls = resolveType(node.text);
+          if (cls) uses.add(row, classDef(cls));
+        }
+        return;
+      }
+      default:
+        for (const c of node.namedChildren) if (c) visit(c, classes, inMethod);
+    }
+  };
+  visit(root, [], false);
+  return { path, lang: 'java', defsByRow: uses.defsByRow, excludedRows, functions };
+}
+
+const JAVA_TYPED_DECLARATIONS = new Set(['formal_parameter', 'spread_parameter', 'catch_formal_parameter', 'resource']);
+
+/**
+ * The declared type of each variable name in a file (fields, parameters, locals), as the simple
+ * name of its outermost type (`List<Foo>` -> `List`, `Outer.Inner` kept dotted). A name declared with
+ * two different types, or with `var`, has no entry. Scopes are ignored: a file-wide approximation.
+ */
+function javaDeclaredTypes(root: Node): Map<string, string> {
+  const types = new Map<string, string | null>();
+  const record = (name: string, typeNode: Node | null): void => {
+    const simple = typeNode ? simpleTypeName(typeNode) : undefined;
+    if (!simple || simple === 'var') {
+      types.set(name, null);
+      return;
+    }
+    const prev = types.get(name);
+    types.set(name, prev === undefined || prev === simple ? simple : null);
+  };
+  const visit = (node: Node): void => {
+    if (node.type === 'variable_declarator') {
+      const parent = node.parent;
+      const name = node.childForFieldName('name');
+      if (name && parent && (parent.type === 'local_variable_declaration' || parent.type === 'field_declaration' || parent.type === 'constant_declaration')) {
+        record(name.text, parent.childForFieldName('type'));
+      }
+    } else if (JAVA_TYPED_DECLARATIONS.has(node.type)) {
+      const name = node.childForFieldName('name') ?? node.namedChildren.find((c) => c?.type === 'identifier') ?? null;
+      const type = node.childForFieldName('type') ?? node.namedChildren.find((c) => c && /type/.test(c.type)) ?? null;
+      if (name) record(name.text, type);
+    }
+    for (const c of node.namedChildren) if (c) visit(c);
+  };
+  visit(root);
+  const out = new Map<string, string>();
+  for (const [name, type] of types) if (type) out.set(name, type);
+  return out;
+}
+
+function simpleTypeName(type: Node): string | undefined {
+  switch (type.type) {
+    case 'type_identifier':
+      return type.text;
+    case 'generic_type':
+    case 'array_type':
+    case 'annotated_type': {
+      const inner = type.namedChildren.find((c) => c && c.type !== 'type_arguments' && c.type !== 'dimensions' && !c.type.endsWith('annotation'));
+      return inner ? simpleTypeName(inner) : undefined;
+    }
+    case 'scoped_type_identifier':
+      return type.text.replace(/\s+/g, '');
+    default:
+      // Primitive types, `var` and anything unusual: a name that is never a repository class.
+      return type.text;
+  }
+}
+
+/** The variable a call's receiver names: `x` or `this.x`. */
+function receiverName(receiver: Node | null): string | undefined {
+  if (receiver?.type === 'identifier') return receiver.text;
+  if (receiver?.type === 'field_access' && receiver.childForFieldName('object')?.type === 'this') return receiver.childForFieldName('field')?.text;
+  return undefined;
+}
+
+/** Java headers run from the declaration (annotations included) to the row of the body's `{`. */
+function markJavaHeader(node: Node, body: Node | null, excludedRows: Set<number>): void {
+  const end = body ? body.startPosition.row : node.endPosition.row;
+  for (let r = node.startPosition.row; r <= end; r++) excludedRows.add(r);
+}
+
+function javaSpan(type: string, name: string, classes: string[], body: Node, text: string): FunctionSpan | undefined {
+  const openRow = body.startPosition.row;
+  const closeRow = body.endPosition.row;
+  const span: FunctionSpan = { name, headerEndRow: openRow, bodyFirstRow: openRow + 1, bodyLastRow: closeRow - 1 };
+  if (classes.length > 0) span.className = classes.join('.');
+  if (type !== 'method_declaration') span.excluded = 'constructor';
+  else if (JAVA_ACCESSOR.test(name)) span.excluded = 'getter or setter';
+  else if (closeRow <= openRow + 1) span.excluded = 'one-line body';
+  else {
+    // The `{` must end its line and the `}` must stand alone, so the body is whole lines.
+    const afterOpen = text.slice(body.startIndex + 1, text.indexOf('\n', body.startIndex) < 0 ? text.length : text.indexOf('\n', body.startIndex));
+    const lineStart = text.lastIndexOf('\n', body.endIndex - 1) + 1;
+    const beforeClose = text.slice(lineStart, body.endIndex - 1);
+    if (afterOpen.trim() !== '' && !afterOpen.trim().startsWith('//')) span.excluded = 'code after the opening brace';
+    else if (beforeClose.trim() !== '') span.excluded = 'code before the closing brace';
+  }
+  return span;
+}

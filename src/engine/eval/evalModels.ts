@@ -1,0 +1,95 @@
+// The models an evaluation run needs, chosen by the command line and checked before the first
+// case (docs/BENCHMARK.md: a method that needs something absent fails fast with a clear message):
+// the completion model (`embedded`, `ollama:<model>`, `openai:<url>#<model>`) and the BestFit
+// reranker of the `+lr` / `+dr` variants (CodeRAG section 2.3).
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { EmbeddedClient, type EmbeddedLM } from '../generate/EmbeddedClient';
+import { OllamaClient } from '../generate/OllamaClient';
+import { OpenAICompatibleClient } from '../generate/OpenAICompatibleClient';
+import type { ModelClient } from '../generate/types';
+import { DEFAULT_RERANKER, loadDistilledReranker } from '../rerank/DistilledReranker';
+import { ollamaReranker, openAiReranker } from '../rerank/LlmReranker';
+import type { Reranker } from '../rerank/types';
+import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../util/errors';
+
+export type GeneratorSpec = { kind: 'embedded' } | { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
+
+/** `embedded`, `ollama:<model>` (host from `ollamaHost`), `openai:<url>#<model>`. */
+export function parseGenerator(value: string, ollamaHost = 'http://127.0.0.1:11434'): GeneratorSpec {
+  if (value === 'embedded') return { kind: 'embedded' };
+  if (value.startsWith('ollama:') && value.length > 'ollama:'.length) return { kind: 'ollama', model: value.slice('ollama:'.length), host: ollamaHost };
+  const m = /^openai:(.+)#(.+)$/.exec(value);
+  if (m) return { kind: 'openai', baseUrl: m[1]!, model: m[2]! };
+  throw new UserError(`unknown generator "${value}": use embedded, ollama:<model> or openai:<url>#<model>`);
+}
+
+export function describeGenerator(g: GeneratorSpec): string {
+  return g.kind === 'embedded' ? 'embedded' : g.kind === 'ollama' ? `ollama ${g.model} @ ${g.host}` : `openai ${g.model} @ ${g.baseUrl}`;
+}
+
+/** The completion client, checked: the embedded model loads, the server answers with the model. */
+export async function openGenerator(g: GeneratorSpec, loadEmbedded: () => Promise<EmbeddedLM>, timeoutMs: number, signal?: AbortSignal): Promise<ModelClient> {
+  const check = signal ?? new AbortController().signal;
+  if (g.kind === 'embedded') {
+    const client = new EmbeddedClient({ load: loadEmbedded });
+    try {
+      await client.prepare();
+    } catch (e) {
+      throw new UserError(`generator embedded: ${errorMessage(e)}`);
+    }
+    return client;
+  }
+  const client: ModelClient =
+    g.kind === 'ollama' ? new OllamaClient({ host: g.host, model: g.model, keepAlive: '30m', timeoutMs }) : new OpenAICompatibleClient({ baseUrl: g.baseUrl, model: g.model, timeoutMs });
+  const problem = await client.check?.(check);
+  if (problem) throw new UserError(`generator ${describeGenerator(g)}: ${problem.message}`);
+  return client;
+}
+
+export type RerankerSpec = { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
+
+/** `--reranker-llm ollama:<model>` or `openai:<url>#<model>`. */
+export function parseLlmReranker(value: string, ollamaHost = 'http://127.0.0.1:11434'): RerankerSpec {
+  if (value.startsWith('ollama:') && value.length > 'ollama:'.length) return { kind: 'ollama', model: value.slice('ollama:'.length), host: ollamaHost };
+  const m = /^openai:(.+)#(.+)$/.exec(value);
+  if (m) return { kind: 'openai', baseUrl: m[1]!, model: m[2]! };
+  throw new UserError(`unknown LLM reranker "${value}": use ollama:<model> or openai:<url>#<model>`);
+}
+
+async function reachable(url: string, timeoutMs: number, signal?: AbortSignal): Promise<string | undefined> {
+  try {
+    const res = await fetch(url, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
+    return res.ok ? undefined : `HTTP ${res.status} from ${url}`;
+  } catch (e) {
+    throwIfAborted(signal);
+    return `${url} did not answer (${errorMessage((e as { cause?: unknown }).cause ?? e)})`;
+  }
+}
+
+/** The LLM reranker of `+lr`, after checking its server answers; fails fast otherwise. */
+export async function openLlmReranker(spec: RerankerSpec | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Reranker> {
+  if (!spec) throw new UserError('the +lr methods need an LLM reranker server: pass --reranker-llm ollama:<model> (e.g. ollama:qwen3:8b, with --ollama-host) or openai:<url>#<model>');
+  const probeUrl = spec.kind === 'ollama' ? `${spec.host.replace(/\/+$/, '')}/api/tags` : `${spec.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/models`;
+  const problem = await reachable(probeUrl, 3000, signal);
+  if (problem) throw new UserError(`LLM reranker not reachable: ${problem}`);
+  return spec.kind === 'ollama' ? ollamaReranker({ host: spec.host, model: spec.model, timeoutMs }) : openAiReranker({ baseUrl: spec.baseUrl, model: spec.model, timeoutMs });
+}
+
+/** The distilled reranker of `+dr` from `<modelsDir>/coderag-reranker`; fails fast when it is absent. */
+export async function openDistilledReranker(modelsDir: string, signal?: AbortSignal): Promise<Reranker> {
+  const dir = join(modelsDir, DEFAULT_RERANKER);
+  const exists = await fs.stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!exists) throw new UserError(`the +dr methods need the distilled reranker, but ${dir} is absent (train it with npm run models:train, or use +lr)`);
+  try {
+    const loaded = (await loadDistilledReranker(dir, DEFAULT_RERANKER, { threads: 2 })).reranker;
+    throwIfAborted(signal);
+    return loaded;
+  } catch (e) {
+    if (isCancellationError(e)) throw e;
+    throw new UserError(`the distilled reranker in ${dir} did not load: ${errorMessage(e)}`);
+  }
+}

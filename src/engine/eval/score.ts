@@ -1,0 +1,174 @@
+// `coderag eval score`: join cases and predictions by task id and aggregate the BENCHMARK.md
+// metrics overall and per repository, plus per-stage timing medians and p95 (CodeRAG Table 7).
+import type { BenchCase, Prediction } from './cases';
+import { caseLang } from './cases';
+import { medianP95, scoreCompletion, scoreContexts } from './metrics';
+
+export interface ScoreSummary {
+  /** Cases scored (a case without a prediction counts, with an empty prediction). */
+  n: number;
+  /** Exact match, percent. */
+  em: number;
+  /** Edit similarity, percent. */
+  es: number;
+  /** Identifier exact match, percent. */
+  id_em: number;
+  /** Identifier F1, percent. */
+  id_f1: number;
+  /** Context recall@k, a fraction, over the cases that have crossfile_defs (null when none has). */
+  recall: number | null;
+  /** Name coverage@k, a fraction, over the same cases. */
+  coverage: number | null;
+  /** Share of those cases whose every crossfile def was recalled (fraction). */
+  full_recall: number | null;
+  /** How many cases entered recall / coverage. */
+  n_recall: number;
+  /** Cases that had no prediction. */
+  missing: number;
+}
+
+export interface ScoreReport {
+  k: number;
+  overall: ScoreSummary;
+  by_repo: Record<string, ScoreSummary>;
+  timings_ms: Record<string, { median: number; p95: number }>;
+  /** Predictions whose task_id matches no case (ignored). */
+  unmatched_predictions: number;
+  /** Cases skipped because their language is unknown (no metadata.lang, extension not .py/.java). */
+  unknown_lang: number;
+}
+
+interface Accumulator {
+  n: number;
+  em: number;
+  es: number;
+  idEm: number;
+  idF1: number;
+  nRecall: number;
+  recall: number;
+  coverage: number;
+  full: number;
+  missing: number;
+}
+
+const empty = (): Accumulator => ({ n: 0, em: 0, es: 0, idEm: 0, idF1: 0, nRecall: 0, recall: 0, coverage: 0, full: 0, missing: 0 });
+
+function summarize(a: Accumulator): ScoreSummary {
+  const mean = (x: number): number => (a.n === 0 ? 0 : x / a.n);
+  const frac = (x: number): number | null => (a.nRecall === 0 ? null : x / a.nRecall);
+  return {
+    n: a.n,
+    em: mean(a.em),
+    es: mean(a.es),
+    id_em: mean(a.idEm),
+    id_f1: mean(a.idF1),
+    recall: frac(a.recall),
+    coverage: frac(a.coverage),
+    full_recall: frac(a.full),
+    n_recall: a.nRecall,
+    missing: a.missing,
+  };
+}
+
+/** Score predictions against cases; `k` is the number of contexts recall and coverage look at. */
+export function scorePredictions(cases: readonly BenchCase[], predictions: readonly Prediction[], k = 10): ScoreReport {
+  const byTask = new Map<string, Prediction>();
+  for (const p of predictions) byTask.set(p.task_id, p);
+  const overall = empty();
+  const repos = new Map<string, Accumulator>();
+  const timings = new Map<string, number[]>();
+  const caseIds = new Set<string>();
+  let unknownLang = 0;
+  for (const c of cases) {
+    caseIds.add(c.metadata.task_id);
+    const lang = caseLang(c);
+    if (!lang) {
+      unknownLang++;
+      continue;
+    }
+    const pred = byTask.get(c.metadata.task_id);
+    const code = scoreCompletion(pred?.prediction, c.groundtruth, lang);
+    const ctx = scoreContexts(c.metadata.crossfile_defs, pred?.contexts, k);
+    let repo = repos.get(c.metadata.repository);
+    if (!repo) repos.set(c.metadata.repository, (repo = empty()));
+    for (const acc of [overall, repo]) {
+      acc.n++;
+      acc.em += code.em;
+      acc.es += code.es;
+      acc.idEm += code.idEm;
+      acc.idF1 += code.idF1;
+      if (!pred) acc.missing++;
+      if (ctx) {
+        acc.nRecall++;
+        acc.recall += ctx.recall;
+        acc.coverage += ctx.coverage;
+        acc.full += ctx.full;
+      }
+    }
+    for (const [stage, ms] of Object.entries(pred?.timings_ms ?? {})) {
+      const list = timings.get(stage);
+      if (list) list.push(ms);
+      else timings.set(stage, [ms]);
+    }
+  }
+  const timingSummary: ScoreReport['timings_ms'] = {};
+  for (const [stage, list] of timings) {
+    const s = medianP95(list);
+    if (s) timingSummary[stage] = s;
+  }
+  const byRepo: Record<string, ScoreSummary> = {};
+  for (const name of [...repos.keys()].sort()) byRepo[name] = summarize(repos.get(name)!);
+  return {
+    k,
+    overall: summarize(overall),
+    by_repo: byRepo,
+    timings_ms: timingSummary,
+    unmatched_predictions: predictions.filter((p) => !caseIds.has(p.task_id)).length,
+    unknown_lang: unknownLang,
+  };
+}
+
+// The stages of BENCHMARK.md in pipeline order; others follow alphabetically.
+const STAGE_ORDER = ['query', 'sparse', 'dense', 'dataflow', 'rerank', 'prompt', 'generate', 'total'];
+
+/** The printed tables: metrics per repository and overall, then timings per stage. */
+export function formatScoreReport(report: ScoreReport): string {
+  const pct = (x: number): string => x.toFixed(2);
+  const frac = (x: number | null): string => (x === null ? '-' : x.toFixed(3));
+  const rows: string[][] = [['repository', 'n', 'EM', 'ES', 'ID-EM', 'ID-F1', `recall@${report.k}`, `full@${report.k}`, `cover@${report.k}`, 'missing']];
+  const row = (name: string, s: ScoreSummary): string[] => [name, String(s.n), pct(s.em), pct(s.es), pct(s.id_em), pct(s.id_f1), frac(s.recall), frac(s.full_recall), frac(s.coverage), String(s.missing)];
+  for (const [name, s] of Object.entries(report.by_repo)) rows.push(row(name, s));
+  rows.push(row('overall', report.overall));
+  const out = [table(rows, rows.length - 1)];
+  const stages = Object.keys(report.timings_ms).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  if (stages.length > 0) {
+    const t: string[][] = [['stage', 'median ms', 'p95 ms']];
+    for (const s of stages) {
+      const v = report.timings_ms[s]!;
+      t.push([s, v.median.toFixed(1), v.p95.toFixed(1)]);
+    }
+    out.push('', table(t));
+  } else {
+    out.push('', 'timings: none in the predictions');
+  }
+  if (report.unmatched_predictions > 0) out.push('', `${report.unmatched_predictions} predictions match no case (ignored)`);
+  if (report.unknown_lang > 0) out.push('', `${report.unknown_lang} cases skipped: language unknown (set metadata.lang)`);
+  return out.join('\n');
+}
+
+function rank(stage: string): number {
+  const i = STAGE_ORDER.indexOf(stage);
+  return i < 0 ? STAGE_ORDER.length : i;
+}
+
+/** Left-aligned first column, right-aligned numbers; a rule before row `ruleBefore` when given. */
+function table(rows: string[][], ruleBefore?: number): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  const fmt = (r: string[]): string => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  const lines = rows.map(fmt);
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  lines.splice(1, 0, rule);
+  if (ruleBefore !== undefined && ruleBefore > 1) lines.splice(ruleBefore + 1, 0, rule);
+  return lines.join('\n');
+}

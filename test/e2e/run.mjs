@@ -530,13 +530,24 @@ async function uiChecks(wb, env) {
 
   await check('status bar shows indexing progress, then ready', async () => {
     const ready = await wb.waitForStatus((s) => /codicon-check/.test(s.icon) || /CodeRAG ·/.test(s.text), 90_000, 'ready');
+    // Folders index one after another: a first "ready" may come before the larger folder starts,
+    // so wait (bounded) until the log holds an indexing state followed by a ready one.
+    const isIndexing = (s) => /codicon-sync/.test(s.icon) || /\d+\/\d+/.test(s.text);
+    const deadline = Date.now() + 60_000;
+    let seen = await wb.statusLog();
+    let readyAt = -1;
+    let indexing = [];
+    for (;;) {
+      indexing = seen.filter(isIndexing);
+      const firstIndexing = indexing.length > 0 ? seen.indexOf(indexing[0]) : -1;
+      readyAt = firstIndexing < 0 ? -1 : seen.findIndex((s, i) => i > firstIndexing && /codicon-check/.test(s.icon));
+      if (readyAt >= 0 || Date.now() > deadline) break;
+      await sleep(250);
+      seen = await wb.statusLog();
+    }
     await wb.shot('status-ready');
-    const seen = await wb.statusLog();
-    const indexing = seen.filter((s) => /codicon-sync/.test(s.icon) || /\d+\/\d+/.test(s.text));
     const texts = [...new Set(seen.map((s) => `${s.text} [${s.icon}]`))];
     if (indexing.length === 0) throw new Error(`ready (${ready.text}) but no indexing state was ever shown; status texts seen: ${texts.join(' -> ')}; window progress: ${[...new Set((await wb.progressLog()).map((s) => s.text))].join(' -> ') || 'none'}`);
-    const firstIndexing = seen.indexOf(indexing[0]);
-    const readyAt = seen.findIndex((s, i) => i > firstIndexing && /codicon-check/.test(s.icon));
     if (readyAt < 0) throw new Error(`ready was not shown after indexing: ${texts.join(' -> ')}`);
     const progress = [...new Set((await wb.progressLog()).map((s) => s.text))];
     return `status item: ${texts.join(' -> ')}; window progress: ${progress.join(' -> ') || 'none'}`;

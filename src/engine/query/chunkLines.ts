@@ -40,3 +40,26 @@ export function chunkLines(prefix: string, f = 3): ChunkedPrefix {
   chunks.reverse();
   return { chunks, target: chunks[chunks.length - 1] };
 }
+
+/**
+ * CodeRAG Alg. 1's last step, shared by every chunk scorer: the g best-scoring chunks (ties to the
+ * chunk nearest the cursor), in file order, then the target chunk.
+ */
+export function queryFromScoredChunks<S extends string>(
+  strategy: S,
+  scored: readonly { chunk: LineChunk; index: number; score: number }[],
+  target: LineChunk,
+  g: number,
+): { strategy: S; text: string; spans: { startLine: number; endLine: number }[]; chunkScores: { startLine: number; endLine: number; score: number }[] } {
+  const chosen = [...scored]
+    .sort((a, b) => b.score - a.score || b.index - a.index)
+    .slice(0, g)
+    .sort((a, b) => a.index - b.index);
+  const parts = [...chosen.map((s) => s.chunk), target];
+  return {
+    strategy,
+    text: parts.map((c) => c.text).join('\n'),
+    spans: parts.map((c) => ({ startLine: c.startLine, endLine: c.endLine })),
+    chunkScores: scored.map((s) => ({ startLine: s.chunk.startLine, endLine: s.chunk.endLine, score: s.score })),
+  };
+}

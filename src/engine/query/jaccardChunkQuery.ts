@@ -1,7 +1,7 @@
 // Jaccard-closest chunk query: CodeRAG Alg. 1 with the LM's confidence replaced by the
 // bag-of-words Jaccard similarity of each chunk to the target chunk (the model-free fallback).
 import { wordSet, jaccard } from './bagOfWords';
-import { chunkLines } from './chunkLines';
+import { chunkLines, queryFromScoredChunks } from './chunkLines';
 import type { RetrievalQuery } from './types';
 
 export interface ChunkQueryOptions {
@@ -22,15 +22,5 @@ export function jaccardChunkQuery(prefix: string, options: ChunkQueryOptions = {
   }
   const targetWords = wordSet(target.text);
   const scored = chunks.slice(0, -1).map((c, index) => ({ chunk: c, index, score: jaccard(wordSet(c.text), targetWords) }));
-  const chosen = [...scored]
-    .sort((a, b) => b.score - a.score || b.index - a.index)
-    .slice(0, g)
-    .sort((a, b) => a.index - b.index);
-  const parts = [...chosen.map((s) => s.chunk), target];
-  return {
-    strategy: 'jaccard',
-    text: parts.map((c) => c.text).join('\n'),
-    spans: parts.map((c) => ({ startLine: c.startLine, endLine: c.endLine })),
-    chunkScores: scored.map((s) => ({ startLine: s.chunk.startLine, endLine: s.chunk.endLine, score: s.score })),
-  };
+  return queryFromScoredChunks('jaccard', scored, target, g);
 }

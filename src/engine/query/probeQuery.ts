@@ -1,7 +1,7 @@
 // Log-probability guided probing (CodeRAG Alg. 1): each non-target chunk + the target chunk is
 // fed to a causal code LM; score = sum over m greedy steps of the highest log-probability; the
 // query is the top-g chunks (file order) + the target chunk. The LM sits behind ChunkProber.
-import { chunkLines } from './chunkLines';
+import { chunkLines, queryFromScoredChunks } from './chunkLines';
 import type { RetrievalQuery } from './types';
 import { throwIfAborted } from '../util/errors';
 
@@ -38,15 +38,5 @@ export async function probeQuery(prefix: string, prober: ChunkProber, options: P
   const scores = await prober.scoreProbes(probed.map((c) => `${c.text}\n${target.text}`), m, signal);
   throwIfAborted(signal);
   const scored = probed.map((chunk, index) => ({ chunk, index, score: scores[index] ?? -Infinity }));
-  const chosen = [...scored]
-    .sort((a, b) => b.score - a.score || b.index - a.index)
-    .slice(0, g)
-    .sort((a, b) => a.index - b.index);
-  const parts = [...chosen.map((s) => s.chunk), target];
-  return {
-    strategy: 'probe',
-    text: parts.map((c) => c.text).join('\n'),
-    spans: parts.map((c) => ({ startLine: c.startLine, endLine: c.endLine })),
-    chunkScores: scored.map((s) => ({ startLine: s.chunk.startLine, endLine: s.chunk.endLine, score: s.score })),
-  };
+  return queryFromScoredChunks('probe', scored, target, g);
 }

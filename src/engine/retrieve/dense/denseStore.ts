@@ -2,10 +2,9 @@
 // KB's index folder, `dense-<encoder>.bin`, holding a JSON header line (format version, encoder
 // name, dim, the row ids with their text hashes, a checksum) and then the rows as little-endian
 // float32. Written atomically; a corrupt, truncated or foreign file is reported and never trusted.
-import { promises as fs } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../kb/store';
+import { payloadProblem, readFramedFile, writeFramedFile } from '../../util/framedFile';
 
 /** Bump whenever the layout or the text the vectors are computed from changes. */
 export const DENSE_FORMAT_VERSION = 1;
@@ -31,8 +30,6 @@ interface Header {
   encoder: string;
   dim: number;
   rows: Array<[string, string]>;
-  bytes: number;
-  sha256: string;
 }
 
 export type VectorLoadResult = { status: 'ok'; stored: StoredVectors } | { status: 'missing' } | { status: 'invalid'; reason: string };
@@ -54,37 +51,23 @@ export async function saveVectors(path: string, stored: StoredVectors): Promise<
     encoder: stored.encoder,
     dim: stored.dim,
     rows: stored.rows.map((r) => [r.id, r.hash]),
-    bytes: payload.length,
-    sha256: createHash('sha256').update(payload).digest('hex'),
   };
-  await writeFileAtomic(path, Buffer.concat([Buffer.from(JSON.stringify(header) + '\n', 'utf8'), payload]));
+  await writeFramedFile(path, header, payload);
 }
 
 /** Read a vector file; `expect` names the encoder and dim it must have been written for. */
 export async function loadVectors(path: string, expect: { encoder: string; dim: number }): Promise<VectorLoadResult> {
-  let raw: Buffer;
-  try {
-    raw = await fs.readFile(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { status: 'missing' };
-    return { status: 'invalid', reason: `unreadable: ${(e as Error).message}` };
-  }
-  const newline = raw.indexOf(0x0a);
-  if (newline < 0) return { status: 'invalid', reason: 'truncated (no header)' };
-  let header: Header;
-  try {
-    header = JSON.parse(raw.subarray(0, newline).toString('utf8')) as Header;
-  } catch {
-    return { status: 'invalid', reason: 'corrupt header' };
-  }
-  if (typeof header !== 'object' || header === null || header.magic !== MAGIC) return { status: 'invalid', reason: 'not a CodeRAG vector file' };
+  const read = await readFramedFile<Header>(path);
+  if (read.status !== 'ok') return read;
+  const { header, payload } = read;
+  if (header.magic !== MAGIC) return { status: 'invalid', reason: 'not a CodeRAG vector file' };
   if (header.version !== DENSE_FORMAT_VERSION) return { status: 'invalid', reason: `format version ${header.version}, expected ${DENSE_FORMAT_VERSION}` };
   if (header.encoder !== expect.encoder) return { status: 'invalid', reason: `written by encoder "${header.encoder}", expected "${expect.encoder}"` };
   if (header.dim !== expect.dim) return { status: 'invalid', reason: `dimension ${header.dim}, expected ${expect.dim}` };
   if (!Array.isArray(header.rows)) return { status: 'invalid', reason: 'malformed header' };
-  const payload = raw.subarray(newline + 1);
-  if (payload.length !== header.bytes || payload.length !== header.rows.length * header.dim * 4) return { status: 'invalid', reason: `truncated (${payload.length} of ${header.bytes} bytes)` };
-  if (createHash('sha256').update(payload).digest('hex') !== header.sha256) return { status: 'invalid', reason: 'checksum mismatch (corrupt contents)' };
+  if (payload.length !== header.rows.length * header.dim * 4) return { status: 'invalid', reason: `truncated (${payload.length} of ${header.rows.length * header.dim * 4} bytes)` };
+  const problem = payloadProblem(header, payload);
+  if (problem) return { status: 'invalid', reason: problem };
   // Copy: the payload's offset in the file buffer need not be 4-byte aligned.
   const vectors = new Float32Array(payload.length / 4);
   Buffer.from(vectors.buffer).set(payload);

@@ -32,5 +32,7 @@ nice -n 10 "$PY" report.py --work "$here/.work" --models "$root/models"
 cd "$root"
 npx tsx models/training/bench_latency.ts 2 | tee "$here/.work/latency.txt"
 "$PY" "$here/cards.py" --models "$root/models" --latency "$here/.work/latency.txt"
-node scripts/runTests.mjs test/engine/models
+# The distilled reranker needs the LM and encoder above (its data runs the real retrieval).
+[ -n "${SKIP_RERANKER:-}" ] || bash "$here/train_reranker.sh"
+node scripts/runTests.mjs test/engine/models test/engine/rerank
 du -sh --exclude=training models

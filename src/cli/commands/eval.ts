@@ -2,7 +2,7 @@
 // per-stage timings; `eval compare` runs several methods into one table and chart; `eval score`
 // scores predictions (docs/BENCHMARK.md metrics).
 import { existsSync, promises as fs, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, UsageError } from '../command';
 import { assetsDir, cacheRoot, parsers } from '../context';
@@ -19,12 +19,14 @@ import { lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
 import { embeddedLMOf } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
+import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../engine/rerank/distillCases';
 import { UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
 const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
+const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
 
 const RUN_OPTIONS = {
   cases: { type: 'string' },
@@ -75,7 +77,7 @@ interface Prepared {
   cases: BenchCase[];
   reposDir: string;
   options: RunOptions;
-  run(specs: MethodSpec[], write: (method: string, p: Prediction) => Promise<void>): Promise<EvalRunReport>;
+  run(specs: MethodSpec[], write: (method: string, p: Prediction) => Promise<void>, rerankers?: { distilled?: Reranker }): Promise<EvalRunReport>;
   describe: string;
 }
 
@@ -127,7 +129,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[]): Pr
       reposDir: resolve(reposDir),
       options,
       describe,
-      run: (methodSpecs, write) =>
+      run: (methodSpecs, write, override) =>
         runEval(
           {
             cases,
@@ -139,7 +141,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[]): Pr
             ...(models.encoder ? { encoder: models.encoder } : {}),
             ...(prober ? { prober } : {}),
             ...(model ? { model } : {}),
-            rerankers,
+            rerankers: { ...rerankers, ...override },
             write,
             onProgress: progressLine(values.quiet === true),
           },
@@ -259,14 +261,66 @@ async function scoreCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * `eval distill`: the distillation data of CodeRAG Alg. 2 for the distilled reranker, with the
+ * ground-truth oracle as teacher. Runs the method's query and retrieval on every case exactly as
+ * a completion would, records the merged candidates and writes one JSONL line per case (features,
+ * the oracle's hits, kept windows). Only use cases of repositories a model may train on.
+ */
+async function distillCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { ...RUN_OPTIONS, method: { type: 'string' }, 'per-size': { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const out = values.out as string | undefined;
+  if (!out) throw new UsageError('--out is required (a .jsonl file)');
+  const base = parseMethod((values.method as string | undefined) ?? 'df+s+d');
+  if (base.rerank !== 'none' || base.iterative) throw new UsageError('--method must be a union of retrieval paths (s, d, df) without a reranker');
+  const spec: MethodSpec = { ...base, name: `${base.name} (distill)`, rerank: 'distilled' };
+  const perSize = positiveInt(values, 'per-size', 3);
+  const prepared = await prepare({ ...values, 'no-generate': true }, [base]);
+  const byId = new Map(prepared.cases.map((c) => [c.metadata.task_id, c]));
+  const recorder = new RecordingReranker();
+  const stats: DistillCaseStats = { cases: 0, withCandidates: 0, teachable: 0, windows: 0, subsets: 0 };
+  const lines: string[] = [];
+  try {
+    process.stderr.write(`eval distill ${base.name}: ${prepared.describe}\n`);
+    await prepared.run(
+      [spec],
+      async (_, p) => {
+        stats.cases++;
+        const recorded = recorder.take();
+        const c = byId.get(p.task_id);
+        if (!c || !recorded || recorded.docs.length < 2) return;
+        stats.withCandidates++;
+        const { record, subsets } = await distillCase(c, recorded, { perSize, seed: seedOf(p.task_id) });
+        stats.subsets += subsets;
+        if (record.hits.some((h) => h > 0)) stats.teachable++;
+        stats.windows += record.windows.length;
+        lines.push(JSON.stringify(record));
+      },
+      { distilled: recorder },
+    );
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  } finally {
+    await prepared.dispose();
+  }
+  await fs.mkdir(dirname(resolve(out)), { recursive: true });
+  await fs.writeFile(out, lines.map((l) => l + '\n').join(''), 'utf8');
+  process.stdout.write(
+    `distillation data: ${stats.cases} cases, ${stats.withCandidates} with 2+ candidates, ${stats.teachable} where a candidate holds a cross-file definition; ` +
+      `${stats.windows} of ${stats.subsets} windows kept (oracle teacher); wrote ${out}\n`,
+  );
+  return 0;
+}
+
 export const evalCommand: CliCommand = {
   name: 'eval',
-  usage: `${RUN_USAGE} | ${COMPARE_USAGE} | ${SCORE_USAGE}`,
+  usage: `${RUN_USAGE} | ${COMPARE_USAGE} | ${SCORE_USAGE} | ${DISTILL_USAGE}`,
   async run(argv) {
     const [sub, ...rest] = argv;
     if (sub === 'score') return scoreCommand(rest);
     if (sub === 'compare') return compareCommand(rest);
+    if (sub === 'distill') return distillCommand(rest);
     if (sub === undefined || sub.startsWith('-')) return runCommand(argv);
-    throw new UsageError(`unknown subcommand "${sub}" (expected score or compare, or options of a run)\n  ${RUN_USAGE}\n  ${COMPARE_USAGE}\n  ${SCORE_USAGE}`);
+    throw new UsageError(`unknown subcommand "${sub}" (expected score, compare or distill, or options of a run)\n  ${RUN_USAGE}\n  ${COMPARE_USAGE}\n  ${SCORE_USAGE}\n  ${DISTILL_USAGE}`);
   },
 };

@@ -143,6 +143,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         ...(input.prober ? { prober: input.prober } : {}),
         ...(input.model ? { model: input.model } : {}),
         rerankers: input.rerankers ?? {},
+        queryMemo: new Map(),
       };
       for (const method of input.methods) {
         const m0 = performance.now();

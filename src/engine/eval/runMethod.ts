@@ -9,7 +9,7 @@ import { caseLang } from './cases';
 import type { Lang } from '../kb/types';
 import { lastLinesQuery } from '../query/lastLinesQuery';
 import type { ChunkProber } from '../query/probeQuery';
-import type { QueryStrategy } from '../query/types';
+import type { QueryStrategy, RetrievalQuery } from '../query/types';
 import type { Candidate, PathName, RetrievalTrace, Retriever } from '../retrieve/types';
 import type { Reranker } from '../rerank/types';
 import { BestFitRerankStage } from '../rerank/rerankStage';
@@ -107,6 +107,25 @@ export interface CaseEnvironment {
   prober?: ChunkProber;
   model?: ModelClient;
   rerankers: Partial<Record<Exclude<RerankMode, 'none'>, Reranker>>;
+  /**
+   * Queries by case, shared by the methods of one run: the probing query depends on a time budget,
+   * so on a busy machine two runs of the same case can probe different chunks. Every method still
+   * builds (and times) its query, but retrieves with the first method's, so methods differ only
+   * in what they do with it.
+   */
+  queryMemo?: Map<string, RetrievalQuery>;
+}
+
+function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key: string): QueryBuilder {
+  return {
+    async build(file, options, signal) {
+      const built = await inner.build(file, options, signal);
+      const first = memo.get(key);
+      if (first) return first;
+      memo.set(key, built);
+      return built;
+    },
+  };
 }
 
 /** A model client that generates nothing: the retrieval-only runs (`--no-generate`). */
@@ -148,12 +167,16 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions): PipelineOptions
   };
 }
 
-function stages(spec: MethodSpec, env: CaseEnvironment, options: RunOptions, seen: Map<string, Candidate>, prefixExtra = ''): PipelineStages {
+function stages(spec: MethodSpec, env: CaseEnvironment, options: RunOptions, seen: Map<string, Candidate>, prefixExtra = '', caseKey?: string): PipelineStages {
   const reranker = spec.rerank === 'none' ? undefined : env.rerankers[spec.rerank];
   if (spec.rerank !== 'none' && !reranker) throw new UserError(`method ${spec.name}: the ${spec.rerank} reranker is not loaded`);
   const retrievers = spec.paths.map((p) => env.retriever(p));
   return {
-    query: spec.usesQuery ? probingQueryBuilder(() => env.prober) : lastTen,
+    query: spec.usesQuery
+      ? env.queryMemo && caseKey !== undefined
+        ? sharedQuery(probingQueryBuilder(() => env.prober), env.queryMemo, `${options.query}\u0000${caseKey}\u0000${prefixExtra}`)
+        : probingQueryBuilder(() => env.prober)
+      : lastTen,
     retrieval: spec.paths.length === 0 ? noRetrieval : capturing(multiPathStage(() => retrievers), seen, prefixExtra),
     reranker: () => (reranker ? new BestFitRerankStage(reranker) : undefined),
     model: () => (options.generate ? (env.model ?? NO_MODEL) : NO_MODEL),
@@ -213,14 +236,14 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: '' };
   const opts = pipelineOptions(spec, options);
   const seen = new Map<string, Candidate>();
-  const first = await complete(request, stages(spec, env, options, seen), opts, signal);
+  const first = await complete(request, stages(spec, env, options, seen, '', c.metadata.task_id), opts, signal);
   if (!spec.iterative || !options.generate) {
     return { prediction: { task_id: c.metadata.task_id, prediction: first.items[0]?.text ?? '', contexts: contextsOf(first, seen), timings_ms: timingsOf(first, options.generate) }, problems: problemsOf(first) };
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';
   const secondSeen = new Map<string, Candidate>();
-  const second = await complete(request, stages(spec, env, options, secondSeen, generated), opts, signal);
+  const second = await complete(request, stages(spec, env, options, secondSeen, generated, c.metadata.task_id), opts, signal);
   const t1 = timingsOf(first, true);
   const t2 = timingsOf(second, true);
   const timings: StageTimings = {};

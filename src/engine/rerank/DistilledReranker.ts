@@ -1,7 +1,9 @@
 // The distilled reranker (CodeRAG section 2.3.2): a small model trained on the teacher's BestFit
 // choices scores each (query, candidate) pair on the CPU; a window's pick is its best score. The
 // same heap sort drives it; since its scores do not depend on the window, all candidates are
-// scored in one batch up front and the windows reuse them.
+// scored in one batch up front and the windows reuse them. Two model layouts load: the shipped
+// feature scorer (a small network over features.ts's vectors, fast enough for 31 candidates per
+// keystroke) and a token cross-encoder (for a user's larger model).
 import { join } from 'node:path';
 import { argmax } from './bestFitAnswer';
 import type { Reranker, RerankDoc, RerankQuery, WindowPick } from './types';
@@ -11,9 +13,18 @@ import { configInt, int64Tensor, loadOrt, newTimings, openSession, runSession, t
 import { loadTokenizer, readJsonFile, type Tokenizer } from '../models/tokenizer';
 import { ModelError } from '../models/errors';
 import type { ModelTimings } from '../models/types';
+import { FEATURE_COUNT, FEATURE_NAMES, featureMatrix } from './features';
 
 /** Scores candidates for a query in one batch; higher is more helpful. */
 export type PairScorer = (query: string, candidates: readonly string[], signal?: AbortSignal) => Promise<ArrayLike<number>>;
+
+/** Scores candidate documents (with whatever retrieval metadata they carry) for a query in one batch. */
+export type DocScorer = (query: RerankQuery, docs: readonly RerankDoc[], signal?: AbortSignal) => Promise<ArrayLike<number>>;
+
+/** A text-only pair scorer as a document scorer. */
+export function docScorerOf(pair: PairScorer): DocScorer {
+  return (query, docs, signal) => pair(query.text, docs.map((d) => d.text), signal);
+}
 
 export class DistilledReranker implements Reranker {
   readonly kind = 'distilled' as const;
@@ -21,10 +32,15 @@ export class DistilledReranker implements Reranker {
   private cacheQuery: string | undefined;
   private readonly cache = new Map<string, { text: string; score: number }>();
 
+  private readonly scorer: DocScorer;
+
+  /** `scorer`: a document scorer, or a text pair scorer (`{ pair }`). */
   constructor(
     readonly name: string,
-    private readonly scorer: PairScorer,
-  ) {}
+    scorer: DocScorer | { pair: PairScorer },
+  ) {
+    this.scorer = typeof scorer === 'function' ? scorer : docScorerOf(scorer.pair);
+  }
 
   async prepare(query: RerankQuery, docs: readonly RerankDoc[], signal?: AbortSignal): Promise<void> {
     await this.scores(query, docs, signal);
@@ -46,7 +62,7 @@ export class DistilledReranker implements Reranker {
     if (missing.length > 0) {
       let scores: ArrayLike<number>;
       try {
-        scores = await this.scorer(query.text, missing.map((d) => d.text), signal);
+        scores = await this.scorer(query, missing, signal);
       } catch (e) {
         if (isCancellationError(e) || signal?.aborted) throw new CancellationError();
         throw new RerankError('model', `distilled reranker failed: ${errorMessage(e)}`);
@@ -91,8 +107,8 @@ export class OnnxPairScorer {
   static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<OnnxPairScorer> {
     const t0 = performance.now();
     const config = await readJsonFile(join(dir, 'config.json'), name);
-    if (config.model_type !== 'coderag-pair-reranker') {
-      throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs "coderag-pair-reranker".`, name);
+    if (config.model_type !== PAIR_MODEL_TYPE) {
+      throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs "${PAIR_MODEL_TYPE}".`, name);
     }
     const tokenizer = await loadTokenizer(dir, name);
     const sepToken = typeof config.sep_token === 'string' ? config.sep_token : '<|endoftext|>';
@@ -144,8 +160,75 @@ export class OnnxPairScorer {
   }
 }
 
-/** The distilled reranker of a model folder (e.g. models/coderag-reranker). */
-export async function loadDistilledReranker(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<{ reranker: DistilledReranker; scorer: OnnxPairScorer }> {
+// ---- The ONNX feature scorer (the shipped model) ---------------------------------------------
+
+/**
+ * A small network over the candidate features of features.ts. Folder layout: `config.json`
+ * (`model_type` "coderag-feature-reranker", `feature_names`: exactly FEATURE_NAMES, in order)
+ * and `onnx/model.onnx` with a float input `features` [B, F] and a float output `scores` [B].
+ */
+export class OnnxFeatureScorer {
+  readonly timings: ModelTimings = newTimings();
+
+  private constructor(
+    readonly name: string,
+    private readonly ort: OrtModule,
+    private readonly session: OrtSession,
+  ) {}
+
+  static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<OnnxFeatureScorer> {
+    const t0 = performance.now();
+    const config = await readJsonFile(join(dir, 'config.json'), name);
+    if (config.model_type !== FEATURE_MODEL_TYPE) {
+      throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; expected "${FEATURE_MODEL_TYPE}".`, name);
+    }
+    const names = config.feature_names;
+    if (!Array.isArray(names) || names.length !== FEATURE_COUNT || names.some((n, i) => n !== FEATURE_NAMES[i])) {
+      throw new ModelError(
+        'config',
+        `Model "${name}": its feature_names do not match this version's ${FEATURE_COUNT} reranker features (the model was trained for another version; retrain it with models/training/train_reranker.py).`,
+        name,
+      );
+    }
+    const session = await openSession(join(dir, RERANKER_FILE), name, { inputs: ['features'], outputs: ['scores'] }, opts);
+    const scorer = new OnnxFeatureScorer(name, await loadOrt(), session);
+    scorer.timings.loadMs = performance.now() - t0;
+    return scorer;
+  }
+
+  readonly score: DocScorer = async (query, docs, signal) => {
+    throwIfAborted(signal);
+    if (docs.length === 0) return [];
+    const matrix = featureMatrix(query, docs);
+    const input = new this.ort.Tensor('float32', matrix, [docs.length, FEATURE_COUNT]);
+    const out = await runSession(this.session, { features: input }, this.timings, this.name);
+    throwIfAborted(signal);
+    const data = out.scores?.data as Float32Array | undefined;
+    if (!data || data.length !== docs.length) throw new ModelError('runtime', `Model "${this.name}" returned ${data?.length ?? 0} scores for ${docs.length} candidates.`, this.name);
+    return data;
+  };
+
+  dispose(): Promise<void> {
+    return this.session.release();
+  }
+}
+
+export const FEATURE_MODEL_TYPE = 'coderag-feature-reranker';
+export const PAIR_MODEL_TYPE = 'coderag-pair-reranker';
+
+/**
+ * The distilled reranker of a model folder (e.g. models/coderag-reranker): a feature scorer or a
+ * token cross-encoder, by config.json's model_type.
+ */
+export async function loadDistilledReranker(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<{ reranker: DistilledReranker; scorer: OnnxPairScorer | OnnxFeatureScorer }> {
+  const config = await readJsonFile(join(dir, 'config.json'), name);
+  if (config.model_type === FEATURE_MODEL_TYPE) {
+    const scorer = await OnnxFeatureScorer.load(dir, name, opts);
+    return { reranker: new DistilledReranker(`distilled ${name}`, scorer.score), scorer };
+  }
+  if (config.model_type !== PAIR_MODEL_TYPE) {
+    throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs "${FEATURE_MODEL_TYPE}" or "${PAIR_MODEL_TYPE}".`, name);
+  }
   const scorer = await OnnxPairScorer.load(dir, name, opts);
-  return { reranker: new DistilledReranker(`distilled ${name}`, scorer.score), scorer };
+  return { reranker: new DistilledReranker(`distilled ${name}`, { pair: scorer.score }), scorer };
 }

@@ -11,7 +11,7 @@ export { bestFitRerank } from './bestFitRerank';
 export type { RerankOptions, RerankResult } from './bestFitRerank';
 export { DEFAULT_RERANK_MODEL, DEFAULT_RERANK_TIMEOUT_MS, LlmReranker, ollamaReranker, ollamaTransport, openAiReranker, openAiTransport } from './LlmReranker';
 export type { LlmAnswer, LlmRerankerOptions, LlmTransport, OllamaRerankerOptions, OpenAiRerankerOptions, SamplingOptions } from './LlmReranker';
-export { DEFAULT_RERANKER, DistilledReranker, OnnxPairScorer, RERANKER_FILE, loadDistilledReranker } from './DistilledReranker';
+export { DEFAULT_RERANKER, DistilledReranker, OnnxFeatureScorer, OnnxPairScorer, RERANKER_FILE, loadDistilledReranker } from './DistilledReranker';
 export type { PairScorer } from './DistilledReranker';
 export { RerankerSwitch } from './RerankerSwitch';
 export type { RerankerChange } from './RerankerSwitch';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { DistilledReranker, loadDistilledReranker } from '../../../src/engine/rerank/DistilledReranker';
+import { DistilledReranker, loadDistilledReranker, OnnxPairScorer } from '../../../src/engine/rerank/DistilledReranker';
 import { bestFitRerank } from '../../../src/engine/rerank/bestFitRerank';
 import { buildRerankQuery } from '../../../src/engine/rerank/bestFitPrompt';
 import { RerankerSwitch } from '../../../src/engine/rerank/RerankerSwitch';
@@ -14,9 +14,11 @@ const query = buildRerankQuery('app/main.py', 'value = compute(');
 void test('the distilled reranker scores all candidates once, then every window reuses the scores', async () => {
   const batches: string[][] = [];
   // A deterministic pair scorer: the candidate's length (what it scores is not the point here).
-  const reranker = new DistilledReranker('fake distilled', (_q, candidates) => {
-    batches.push([...candidates]);
-    return Promise.resolve(candidates.map((c) => c.length));
+  const reranker = new DistilledReranker('fake distilled', {
+    pair: (_q, candidates) => {
+      batches.push([...candidates]);
+      return Promise.resolve(candidates.map((c) => c.length));
+    },
   });
   const docs = Array.from({ length: 31 }, (_, i) => ({ id: `d${i}`, text: 'x'.repeat((i * 7) % 31) }));
   const result = await bestFitRerank(query, docs, reranker, { topU: 10 });
@@ -46,6 +48,7 @@ void test('an ONNX pair model loads from a model folder and ranks a fixture wind
     const { reranker, scorer } = await loadDistilledReranker(folder);
     try {
       // Rows: the query's last 16 byte tokens, the separator (256), the candidate's first 8.
+      assert.ok(scorer instanceof OnnxPairScorer);
       const rows = scorer.rows('0123456789abcdefXYZ', ['ab', 'abcdefghijkl']);
       assert.deepEqual(rows[0], [...Buffer.from('3456789abcdefXYZ')].concat([256], [...Buffer.from('ab')]));
       assert.equal(rows[1]!.length, 16 + 1 + 8);
@@ -55,7 +58,8 @@ void test('an ONNX pair model loads from a model folder and ranks a fixture wind
         { id: 'short', text: 'z' },
       ];
       const first = await reranker.pick(query, window);
-      const again = await new DistilledReranker('again', scorer.score).pick(query, window);
+      assert.ok(scorer instanceof OnnxPairScorer);
+      const again = await new DistilledReranker('again', { pair: scorer.score }).pick(query, window);
       assert.equal(first.index, 1);
       assert.deepEqual(first.scores, again.scores);
       const q = [...Buffer.from(query.text.slice(-16))].reduce((s, b) => s + b, 0) + 256;
@@ -75,7 +79,7 @@ void test('a folder that is not a distilled reranker is refused with a model err
   const dir = tempDir('coderag-reranker-');
   try {
     writeTinyPairModel(dir.path, { model_type: 'gpt2' });
-    await assert.rejects(loadDistilledReranker(dir.path), (e) => isModelError(e) && /coderag-pair-reranker/.test(e.message));
+    await assert.rejects(loadDistilledReranker(dir.path), (e) => isModelError(e) && /coderag-feature-reranker/.test(e.message));
     await assert.rejects(loadDistilledReranker(join(dir.path, 'nope')), (e) => isModelError(e) && e.code === 'missing');
   } finally {
     dir.cleanup();

@@ -21,9 +21,11 @@ const candidates = Array.from({ length: 31 }, (_, i) => candidate(i));
 
 void test('the pipeline stage reranks candidates with the switch chosen per request', async () => {
   const scored: string[] = [];
-  const distilled = new DistilledReranker('fake distilled', (query, texts) => {
-    scored.push(query);
-    return Promise.resolve(texts.map((t) => t.length));
+  const distilled = new DistilledReranker('fake distilled', {
+    pair: (query, texts) => {
+      scored.push(query);
+      return Promise.resolve(texts.map((t) => t.length));
+    },
   });
   const sw = new RerankerSwitch('none', { distilled });
   const stageFor = rerankStageOf(sw);

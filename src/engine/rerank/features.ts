@@ -1,0 +1,178 @@
+// Features of one (query, candidate) pair for the distilled reranker. The shipped distilled model
+// is a small network over these features rather than a cross-encoder over tokens: it has to score
+// 31 candidates in a few milliseconds on two shared cores. The features say what a reader of the
+// BestFit prompt looks at — does the candidate define a name the unfinished line uses or is
+// typing, does its class or module appear in the code, how much vocabulary they share — plus
+// what retrieval knows (which paths found it, at what rank and score, what kind of item it is).
+// The training script reads the same vectors from the distillation data, so the list below is
+// the model's input contract: config.json names it and a model trained on another list is refused.
+import type { RerankDoc, RerankQuery } from './types';
+import type { Candidate, PathName } from '../retrieve/types';
+
+export const FEATURE_NAMES = [
+  'name_in_last_line',
+  'name_in_last3',
+  'name_in_query',
+  'name_count_log',
+  'typed_prefix_of_name',
+  'owner_in_last_line',
+  'owner_in_query',
+  'module_in_query',
+  'last_line_idents_covered',
+  'last3_idents_covered',
+  'query_jaccard',
+  'length_log',
+  'same_directory',
+  'short_name',
+  'path_sparse',
+  'path_dense',
+  'path_dataflow',
+  'rank_sparse',
+  'rank_dense',
+  'rank_dataflow',
+  'score_sparse',
+  'score_dense',
+  'score_dataflow',
+  'kind_function',
+  'kind_class_function',
+  'kind_class_variable',
+  'kind_global_variable',
+  'kind_class',
+  'kind_other',
+  'lang_python',
+] as const;
+
+export const FEATURE_COUNT = FEATURE_NAMES.length;
+
+/** A rerank document; the rerank stage attaches the retrieval candidate it came from. */
+export type FeatureDoc = RerankDoc & { candidate?: Candidate; path?: string };
+
+const IDENT = /[A-Za-z_$][A-Za-z0-9_$]*/g;
+const KEYWORDS = new Set(
+  (
+    'and as assert async await break class continue def del elif else except False finally for from global if import in is lambda None nonlocal not or pass raise return True try while with yield self cls ' +
+    'abstract boolean byte case catch char const default do double enum extends final float goto implements instanceof int interface long native new null package private protected public short static super switch synchronized this throw throws transient true false void volatile var'
+  ).split(' '),
+);
+
+function identifiers(text: string): string[] {
+  return text.match(IDENT) ?? [];
+}
+
+function meaningful(idents: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const id of idents) if (id.length >= 2 && !KEYWORDS.has(id)) out.add(id);
+  return out;
+}
+
+/** What a query contributes to every candidate's features, computed once per query. */
+export interface QueryFeatures {
+  path: string;
+  dir: string;
+  python: boolean;
+  lastLine: Set<string>;
+  last3: Set<string>;
+  all: Set<string>;
+  counts: Map<string, number>;
+  /** The identifier being typed at the cursor ('' after a space, a dot or a bracket). */
+  typed: string;
+}
+
+export function queryFeatures(query: RerankQuery): QueryFeatures {
+  // The rerank query's first line is its `# path` header.
+  const lines = query.text.split('\n').slice(1);
+  const lastLine = lines[lines.length - 1] ?? '';
+  const last3 = lines.slice(-3).join('\n');
+  const body = lines.join('\n');
+  const idents = identifiers(body);
+  const counts = new Map<string, number>();
+  for (const id of idents) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const typedMatch = /[A-Za-z_$][A-Za-z0-9_$]*$/.exec(lastLine);
+  const slash = query.path.lastIndexOf('/');
+  return {
+    path: query.path,
+    dir: slash < 0 ? '' : query.path.slice(0, slash),
+    python: !query.path.endsWith('.java'),
+    lastLine: meaningful(identifiers(lastLine)),
+    last3: meaningful(identifiers(last3)),
+    all: meaningful(idents),
+    counts,
+    typed: typedMatch ? typedMatch[0] : '',
+  };
+}
+
+/** The defined name of a snippet without retrieval metadata: the first `def`/`class`/declaration name. */
+function nameFromText(text: string): string {
+  const m = /\b(?:def|class|interface|enum)\s+([A-Za-z_$][\w$]*)/.exec(text) ?? /([A-Za-z_$][\w$]*)\s*[(=]/.exec(text);
+  return m ? m[1]! : '';
+}
+
+function fraction(needles: ReadonlySet<string>, hay: ReadonlySet<string>): number {
+  if (needles.size === 0) return 0;
+  let hit = 0;
+  for (const n of needles) if (hay.has(n)) hit++;
+  return hit / needles.size;
+}
+
+function rankFeature(c: Candidate | undefined, path: PathName): number {
+  const r = c?.ranks[path];
+  return r === undefined ? 0 : 1 / (1 + r);
+}
+
+function scoreFeature(c: Candidate | undefined, path: PathName): number {
+  const s = c?.scores[path];
+  return typeof s === 'number' && Number.isFinite(s) ? Math.max(-1, Math.min(1, s)) : 0;
+}
+
+/** The feature vector of one candidate (FEATURE_NAMES order). */
+export function candidateFeatures(q: QueryFeatures, doc: FeatureDoc): Float32Array {
+  const c = doc.candidate;
+  const name = c?.snippet.name ?? nameFromText(doc.text);
+  const qualified = c?.snippet.qualifiedName ?? name;
+  const dot = qualified.lastIndexOf('.');
+  const owner = dot > 0 ? qualified.slice(qualified.lastIndexOf('.', dot - 1) + 1, dot) : '';
+  const path = c?.snippet.path ?? doc.path ?? '';
+  const file = path.slice(path.lastIndexOf('/') + 1);
+  const module = file.replace(/\.[^.]*$/, '');
+  const dir = path.lastIndexOf('/') < 0 ? '' : path.slice(0, path.lastIndexOf('/'));
+  const candIdents = meaningful(identifiers(doc.text));
+  let inter = 0;
+  for (const id of q.all) if (candIdents.has(id)) inter++;
+  const union = q.all.size + candIdents.size - inter;
+  const kind = c?.snippet.kind;
+  const f = new Float32Array(FEATURE_COUNT);
+  let i = 0;
+  f[i++] = name !== '' && q.lastLine.has(name) ? 1 : 0;
+  f[i++] = name !== '' && q.last3.has(name) ? 1 : 0;
+  f[i++] = name !== '' && q.all.has(name) ? 1 : 0;
+  f[i++] = Math.log1p(q.counts.get(name) ?? 0) / 3;
+  f[i++] = q.typed.length >= 1 && name.length > q.typed.length && name.startsWith(q.typed) ? 1 : 0;
+  f[i++] = owner !== '' && q.lastLine.has(owner) ? 1 : 0;
+  f[i++] = owner !== '' && q.all.has(owner) ? 1 : 0;
+  f[i++] = module !== '' && q.all.has(module) ? 1 : 0;
+  f[i++] = fraction(q.lastLine, candIdents);
+  f[i++] = fraction(q.last3, candIdents);
+  f[i++] = union === 0 ? 0 : inter / union;
+  f[i++] = Math.log1p(doc.text.length) / 10;
+  f[i++] = dir === q.dir ? 1 : 0;
+  f[i++] = name.length <= 3 ? 1 : 0;
+  for (const p of ['sparse', 'dense', 'dataflow'] as const) f[i++] = c?.paths.includes(p) ? 1 : 0;
+  for (const p of ['sparse', 'dense', 'dataflow'] as const) f[i++] = rankFeature(c, p);
+  for (const p of ['sparse', 'dense', 'dataflow'] as const) f[i++] = scoreFeature(c, p);
+  f[i++] = kind === 'function' ? 1 : 0;
+  f[i++] = kind === 'classFunction' ? 1 : 0;
+  f[i++] = kind === 'classVariable' ? 1 : 0;
+  f[i++] = kind === 'globalVariable' ? 1 : 0;
+  f[i++] = kind === 'class' ? 1 : 0;
+  f[i++] = kind === undefined || kind === 'window' ? 1 : 0;
+  f[i++] = q.python ? 1 : 0;
+  return f;
+}
+
+/** Features of every candidate, as one row-major [docs.length, FEATURE_COUNT] matrix. */
+export function featureMatrix(query: RerankQuery, docs: readonly FeatureDoc[]): Float32Array {
+  const q = queryFeatures(query);
+  const out = new Float32Array(docs.length * FEATURE_COUNT);
+  docs.forEach((d, r) => out.set(candidateFeatures(q, d), r * FEATURE_COUNT));
+  return out;
+}

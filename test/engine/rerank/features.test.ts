@@ -1,0 +1,95 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildRerankQuery } from '../../../src/engine/rerank/bestFitPrompt';
+import { candidateFeatures, FEATURE_COUNT, FEATURE_NAMES, featureMatrix, queryFeatures, type FeatureDoc } from '../../../src/engine/rerank/features';
+import { distillCase, RecordingReranker, seedOf } from '../../../src/engine/rerank/distillCases';
+import { bestFitRerank } from '../../../src/engine/rerank/bestFitRerank';
+import type { Candidate } from '../../../src/engine/retrieve/types';
+import type { BenchCase } from '../../../src/engine/eval/cases';
+
+function candidate(path: string, name: string, qualifiedName: string, kind: Candidate['snippet']['kind'], text: string, extra: Partial<Candidate> = {}): Candidate {
+  return {
+    snippet: { id: `${path}#${qualifiedName}`, kind, path, name, qualifiedName, range: { startLine: 1, endLine: 3 }, text },
+    paths: ['sparse'],
+    scores: { sparse: 0.4 },
+    ranks: { sparse: 2 },
+    ...extra,
+  };
+}
+
+const doc = (c: Candidate): FeatureDoc => ({ id: c.snippet.id, text: c.snippet.text, candidate: c });
+const value = (f: Float32Array, name: (typeof FEATURE_NAMES)[number]): number => f[FEATURE_NAMES.indexOf(name)]!;
+
+const prefix = ['from shop.repo import Repository', 'from shop import util', '', 'def main():', '    repo = Repository.open(path)', '    items = util.load_items(repo)', '    total = repo.get_to'].join('\n');
+const query = buildRerankQuery('app/main.py', prefix);
+
+void test('features say which candidate defines what the unfinished line uses or is typing', () => {
+  const q = queryFeatures(query);
+  assert.equal(q.typed, 'get_to');
+  const getTotal = candidateFeatures(q, doc(candidate('shop/repo.py', 'get_total', 'Repository.get_total', 'classFunction', '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...')));
+  const loadItems = candidateFeatures(q, doc(candidate('shop/util.py', 'load_items', 'load_items', 'function', '# shop/util.py\ndef load_items(repo): ...')));
+  const unrelated = candidateFeatures(q, doc(candidate('shop/mail.py', 'send', 'Mailer.send', 'classFunction', '# shop/mail.py\nclass Mailer:\n    def send(self, to): ...')));
+  assert.equal(getTotal.length, FEATURE_COUNT);
+  assert.equal(value(getTotal, 'typed_prefix_of_name'), 1);
+  assert.equal(value(getTotal, 'owner_in_query'), 1, 'its class Repository appears in the code');
+  assert.equal(value(getTotal, 'module_in_query'), 1, 'its module repo appears in the code');
+  assert.equal(value(getTotal, 'kind_class_function'), 1);
+  assert.equal(value(loadItems, 'name_in_last3'), 1);
+  assert.equal(value(loadItems, 'name_in_last_line'), 0);
+  assert.equal(value(loadItems, 'typed_prefix_of_name'), 0);
+  assert.equal(value(unrelated, 'name_in_query'), 0);
+  assert.equal(value(unrelated, 'owner_in_query'), 0);
+  assert.equal(value(unrelated, 'rank_sparse'), Math.fround(1 / 3));
+  assert.equal(value(unrelated, 'path_dense'), 0);
+  assert.equal(value(unrelated, 'lang_python'), 1);
+  assert.ok(value(getTotal, 'query_jaccard') > value(unrelated, 'query_jaccard'));
+  for (const f of [getTotal, loadItems, unrelated]) assert.ok(f.every((v) => Number.isFinite(v)));
+});
+
+void test('features work without retrieval metadata (a plain snippet) and on empty input', () => {
+  const m = featureMatrix(query, [{ id: 'a', text: 'def get_total(self):\n    return 1' }, { id: 'b', text: '' }]);
+  assert.equal(m.length, 2 * FEATURE_COUNT);
+  assert.equal(m[FEATURE_NAMES.indexOf('typed_prefix_of_name')], 1, 'the name is read from the def line');
+  assert.ok(m.every((v) => Number.isFinite(v)));
+  const empty = featureMatrix(buildRerankQuery('A.java', ''), [{ id: 'x', text: 'class A {}' }]);
+  assert.equal(empty[FEATURE_NAMES.indexOf('lang_python')], 0);
+  assert.ok(empty.every((v) => Number.isFinite(v)));
+});
+
+void test('distillation data from a case: the recorder keeps retrieval order; kept windows pick the candidate holding the definitions', async () => {
+  const cands = [
+    candidate('shop/mail.py', 'send', 'Mailer.send', 'classFunction', '# shop/mail.py\nclass Mailer:\n    def send(self, to): ...'),
+    candidate('shop/repo.py', 'get_total', 'Repository.get_total', 'classFunction', '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...', { scores: { dense: 0.2 }, ranks: { dense: 9 }, paths: ['dense'] }),
+    candidate('shop/util.py', 'load_items', 'load_items', 'function', '# shop/util.py\ndef load_items(repo): ...'),
+    ...Array.from({ length: 8 }, (_, i) => candidate('shop/other.py', `noise${i}`, `noise${i}`, 'function', `# shop/other.py\ndef noise${i}(): ...`)),
+  ];
+  const docs = cands.map((c) => ({ ...doc(c), path: c.snippet.path }));
+  const recorder = new RecordingReranker();
+  const result = await bestFitRerank(query, docs, recorder, { topU: 3 });
+  assert.deepEqual(result.trace.after, docs.slice(0, 3).map((d) => d.id), 'recording does not reorder');
+  const recorded = recorder.take();
+  assert.ok(recorded);
+  assert.equal(recorded.docs.length, 11);
+  assert.equal(recorder.take(), undefined);
+
+  const c: BenchCase = {
+    prompt: prefix,
+    groundtruth: 'tal()',
+    right_context: '',
+    metadata: { task_id: 'shop/1', repository: 'shop', file: 'app/main.py', lang: 'python', crossfile_defs: [{ name: 'get_total', kind: 'classFunction', file: 'shop/repo.py', line: 3 }] },
+  } as BenchCase;
+  const { record, subsets } = await distillCase(c, recorded, { seed: seedOf('shop/1') });
+  assert.deepEqual(record.hits, [0, 1, ...new Array<number>(9).fill(0)]);
+  assert.equal(record.features.length, 11);
+  assert.equal(record.features[0]!.length, FEATURE_COUNT);
+  assert.deepEqual(record.feature_names, FEATURE_NAMES);
+  assert.ok(subsets > 0);
+  assert.ok(record.windows.length > 0 && record.windows.length < subsets, 'windows without the definition are not kept');
+  for (const w of record.windows) {
+    assert.ok(w.members.includes(1));
+    assert.equal(w.members[w.choice], 1);
+    assert.equal(w.votes, 5);
+  }
+  const again = await distillCase(c, recorded, { seed: seedOf('shop/1') });
+  assert.deepEqual(again.record.windows, record.windows, 'the subsets are reproducible per case');
+});

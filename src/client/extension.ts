@@ -12,11 +12,16 @@ import {
   RebuildIndexRequest,
   SetRerankerRequest,
   StatusNotification,
+  type ExplainResult,
   type InitializationOptions,
   type InlineCompletionItem as LspInlineItem,
   type RerankerChoice,
   type StatusParams,
 } from '../protocol/protocol';
+import type { CodeRagApi, CodeRagStatusSnapshot } from './api';
+import { statusBarView } from './statusBar';
+
+export type { CodeRagApi, CodeRagStatusSnapshot } from './api';
 
 const LANGUAGES = ['python', 'java'];
 const TRACE_SCHEME = 'coderag-trace';
@@ -28,13 +33,16 @@ class CodeRagExtension implements vscode.Disposable {
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   private readonly traces = new Map<string, string>();
   private readonly traceChanged = new vscode.EventEmitter<vscode.Uri>();
+  private readonly statusChanged = new vscode.EventEmitter<CodeRagStatusSnapshot>();
   private readonly disposables: vscode.Disposable[] = [];
+  /** What belongs to the running client (handlers registered on it); disposed on restart. */
+  private clientDisposables: vscode.Disposable[] = [];
   private status: StatusParams | undefined;
   private lastTraceId: string | undefined;
   private offeredPull = new Set<string>();
 
   constructor(private readonly context: vscode.ExtensionContext) {
-    this.disposables.push(this.output, this.statusItem, this.traceChanged);
+    this.disposables.push(this.output, this.statusItem, this.traceChanged, this.statusChanged);
     this.statusItem.command = 'coderag.toggleReranker';
     this.showStatus(undefined);
     this.statusItem.show();
@@ -74,8 +82,11 @@ class CodeRagExtension implements vscode.Disposable {
     };
     const client = new LanguageClient('coderag', 'CodeRAG', serverOptions, clientOptions);
     this.client = client;
+    // Before start: the client installs it with the connection, so the first statuses (indexing
+    // progress right after initialize) are not lost.
+    this.clientDisposables.push(client.onNotification(StatusNotification.type, (s) => this.onStatus(s)));
     await client.start();
-    this.disposables.push(client.onNotification(StatusNotification.type, (s) => this.onStatus(s)));
+    // Messages arrive in order: the answer is at least as new as any status received before it.
     this.onStatus(await client.sendRequest(GetStatusRequest.type));
   }
 
@@ -83,6 +94,9 @@ class CodeRagExtension implements vscode.Disposable {
     this.output.appendLine(`Restarting the CodeRAG server: ${why}`);
     const old = this.client;
     this.client = undefined;
+    for (const d of this.clientDisposables.splice(0)) d.dispose();
+    this.status = undefined;
+    this.showStatus(undefined);
     await old?.stop().catch(() => undefined);
     await this.startClient();
   }
@@ -184,8 +198,8 @@ class CodeRagExtension implements vscode.Disposable {
   }
 
   private async explainLast(): Promise<void> {
-    const client = this.requireClient();
-    const explained = await client.sendRequest(ExplainRequest.type, this.lastTraceId ? { traceId: this.lastTraceId } : {});
+    this.requireClient();
+    const explained = await this.lastTrace();
     if (!explained) {
       void vscode.window.showInformationMessage('CodeRAG: no completion to explain yet.');
       return;
@@ -229,9 +243,25 @@ class CodeRagExtension implements vscode.Disposable {
     });
   }
 
+  /** The trace of the last completion shown (else the server's last one). */
+  async lastTrace(): Promise<ExplainResult | undefined> {
+    const client = this.client;
+    if (!client) return undefined;
+    return (await client.sendRequest(ExplainRequest.type, this.lastTraceId ? { traceId: this.lastTraceId } : {})) ?? undefined;
+  }
+
+  snapshot(): CodeRagStatusSnapshot {
+    return { server: this.status, statusBar: statusBarView(this.status, vscode.workspace.isTrusted) };
+  }
+
+  get onDidChangeStatus(): vscode.Event<CodeRagStatusSnapshot> {
+    return this.statusChanged.event;
+  }
+
   private onStatus(status: StatusParams): void {
     this.status = status;
     this.showStatus(status);
+    this.statusChanged.fire(this.snapshot());
     if (status.model.state === 'modelMissing' && status.model.backend === 'ollama' && !this.offeredPull.has(status.model.model)) {
       this.offeredPull.add(status.model.model);
       void vscode.window.showWarningMessage(`CodeRAG: the model "${status.model.model}" is not pulled in Ollama (${status.model.endpoint}).`, 'Pull now', 'Open settings').then((choice) => {
@@ -242,57 +272,31 @@ class CodeRagExtension implements vscode.Disposable {
   }
 
   private showStatus(status: StatusParams | undefined): void {
-    const item = this.statusItem;
-    item.backgroundColor = undefined;
-    if (!vscode.workspace.isTrusted) {
-      item.text = '$(shield) CodeRAG';
-      item.tooltip = 'CodeRAG is off in untrusted workspaces: no indexing, no completions. Trust the workspace to turn it on.';
-      return;
-    }
-    if (!status) {
-      item.text = '$(loading~spin) CodeRAG';
-      item.tooltip = 'CodeRAG is starting';
-      return;
-    }
-    const reranker = status.reranker.current === 'none' ? 'no reranker' : `${status.reranker.current} reranker`;
-    switch (status.state) {
-      case 'indexing':
-        item.text = status.indexing ? `$(sync~spin) CodeRAG ${status.indexing.done}/${status.indexing.total}` : '$(sync~spin) CodeRAG';
-        break;
-      case 'starting':
-        item.text = '$(loading~spin) CodeRAG';
-        break;
-      case 'ready':
-        item.text = `$(check) CodeRAG · ${status.reranker.current}`;
-        break;
-      case 'modelProblem':
-        item.text = '$(warning) CodeRAG: model';
-        item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
-        break;
-      case 'disabled':
-        item.text = '$(circle-slash) CodeRAG';
-        break;
-      case 'untrusted':
-        item.text = '$(shield) CodeRAG';
-        break;
-    }
-    const stats = status.stats.overheadMs ? `\n\nServer overhead per request: median ${status.stats.overheadMs.median.toFixed(1)} ms (p95 ${status.stats.overheadMs.p95.toFixed(1)} ms); ${status.stats.cacheHits}/${status.stats.requests} from the cache` : '';
-    item.tooltip = new vscode.MarkdownString(`**CodeRAG**: ${status.message}\n\nModel: ${status.model.backend} \`${status.model.model}\` (${status.model.state})\n\nReranker: ${reranker} — click to switch between LLM and distilled${stats}`);
+    const view = statusBarView(status, vscode.workspace.isTrusted);
+    this.statusItem.text = view.text;
+    this.statusItem.tooltip = new vscode.MarkdownString(view.tooltip);
+    this.statusItem.backgroundColor = view.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 
   async dispose(): Promise<void> {
     await this.client?.stop().catch(() => undefined);
+    for (const d of this.clientDisposables.splice(0)) d.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }
 
 let extension: CodeRagExtension | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export async function activate(context: vscode.ExtensionContext): Promise<CodeRagApi> {
   extension = new CodeRagExtension(context);
   const ext = extension;
   context.subscriptions.push({ dispose: () => void ext.dispose() });
   await ext.start();
+  return {
+    status: () => ext.snapshot(),
+    onDidChangeStatus: (listener) => ext.onDidChangeStatus(listener),
+    lastTrace: () => ext.lastTrace(),
+  };
 }
 
 export async function deactivate(): Promise<void> {

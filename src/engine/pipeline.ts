@@ -17,7 +17,7 @@ import type { KnowledgeBase } from './kb/KnowledgeBase';
 import type { Parsers } from './kb/parsers';
 import { SparseRetriever } from './retrieve/sparse/sparseRetrieve';
 import { DataflowRetriever } from './retrieve/dataflow/dataflowRetrieve';
-import { DenseRetriever, type DenseEncoder, type DenseProgress } from './retrieve/dense/denseRetrieve';
+import { DenseRetriever, type DenseEncoder, type DenseRetrieverOptions } from './retrieve/dense/denseRetrieve';
 import { lmChunkProber } from './query/lmChunkProber';
 import type { UnfinishedFile } from './query/unfinishedFile';
 import type { Candidate, PathName, RetrievalRequest, RetrievalTrace } from './retrieve/types';
@@ -174,10 +174,11 @@ export interface RetrievalPaths {
 }
 
 /** CodeRAG's retrieval paths over one knowledge base (2.2.1): sparse, dataflow and, with an encoder, dense. */
-export function codeRagRetrievers(kb: KnowledgeBase, parsers: Parsers, dense?: { encoder: DenseEncoder; indexFolder?: string; onProgress?: (p: DenseProgress) => void }): RetrievalPaths {
+export function codeRagRetrievers(kb: KnowledgeBase, parsers: Parsers, dense?: { encoder: DenseEncoder } & DenseRetrieverOptions): RetrievalPaths {
   const sparse = new SparseRetriever(kb);
   const dataflow = new DataflowRetriever(kb, parsers);
-  const denseRetriever = dense ? new DenseRetriever(kb, dense.encoder, { ...(dense.indexFolder ? { indexFolder: dense.indexFolder } : {}), ...(dense.onProgress ? { onProgress: dense.onProgress } : {}) }) : undefined;
+  const { encoder, ...denseOptions } = dense ?? {};
+  const denseRetriever = encoder ? new DenseRetriever(kb, encoder, denseOptions) : undefined;
   return {
     retrievers: [sparse, dataflow],
     ...(denseRetriever ? { dense: denseRetriever } : {}),

@@ -186,6 +186,22 @@ export interface ServerStats {
   memory?: { rssMB: number; heapUsedMB: number };
   /** Handler time of requests the typing-through cache answered. */
   cacheHitMs?: { median: number; p95: number; samples: number };
+  /**
+   * How late the server's event loop ran (a blocked loop delays every message) since the previous
+   * `coderag/getStatus` (on `coderag/getStatus`; each one starts a new window).
+   */
+  eventLoopDelayMs?: { max: number; p99: number; mean: number; windowMs: number };
+}
+
+export interface ModelStatus {
+  backend: string;
+  model: string;
+  endpoint: string;
+  state: ModelState;
+  /** What was found (the reason of a problem state, or a note such as the fallback in use). */
+  message?: string;
+  /** With a problem state: what the user can do about it (which server to start, which setting to change). */
+  action?: string;
 }
 
 export interface StatusParams {
@@ -195,7 +211,7 @@ export interface StatusParams {
   message: string;
   indexing?: { folder: string; done: number; total: number };
   folders: FolderIndexSummary[];
-  model: { backend: string; model: string; endpoint: string; state: ModelState; message?: string };
+  model: ModelStatus;
   reranker: { current: RerankerChoice; available: RerankerChoice[] };
   completionsEnabled: boolean;
   stats: ServerStats;

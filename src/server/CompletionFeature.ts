@@ -11,6 +11,7 @@ import { ExplainRequest, InlineCompletionRequest, type ExplainResult, type Inlin
 import { CompletionCache } from './completionCache';
 import { pipelineOptions, type ServerConfig } from './config';
 import type { Feature } from './feature';
+import type { ForegroundActivity } from './ForegroundActivity';
 import type { ModelFeature } from './ModelFeature';
 import type { RerankFeature } from './RerankFeature';
 import type { StatusReporter } from './StatusReporter';
@@ -77,6 +78,7 @@ export class CompletionFeature implements Feature {
     private readonly rerank: RerankFeature,
     private readonly queryBuilder: QueryBuilder,
     private readonly status: StatusReporter,
+    private readonly foreground: ForegroundActivity,
   ) {}
 
   initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
@@ -166,6 +168,8 @@ export class CompletionFeature implements Feature {
     const controller = new AbortController();
     this.pending.set(key, controller);
     const sub = token.onCancellationRequested(() => controller.abort());
+    // Background embedding pauses until this request ends.
+    const activity = this.foreground.begin();
     const signal = controller.signal;
     let debounceMs = 0;
     let checkpointMs = 0;
@@ -218,6 +222,7 @@ export class CompletionFeature implements Feature {
       log.error(`completion failed: ${errorMessage(e)}`);
       return null;
     } finally {
+      activity.dispose();
       sub.dispose();
       if (this.pending.get(key) === controller) this.pending.delete(key);
     }

@@ -1,7 +1,7 @@
 // The server's status in one snapshot (indexing progress, ready, model problems, reranker in
 // use), sent as `coderag/status` whenever a part changes (coalesced so progress cannot flood).
 import type { Connection } from 'vscode-languageserver/node';
-import { StatusNotification, type FolderIndexSummary, type ModelState, type RerankerChoice, type ServerStats, type StatusParams } from '../protocol/protocol';
+import { StatusNotification, type FolderIndexSummary, type ModelState, type ModelStatus, type RerankerChoice, type ServerStats, type StatusParams } from '../protocol/protocol';
 import type { Disposable } from '../engine/util/disposable';
 
 export interface StatusParts {
@@ -9,17 +9,50 @@ export interface StatusParts {
   completionsEnabled: boolean;
   folders: FolderIndexSummary[];
   indexing?: { folder: string; done: number; total: number };
-  model: StatusParams['model'];
+  model: ModelStatus;
   reranker: { current: RerankerChoice; available: RerankerChoice[] };
   stats: ServerStats;
 }
 
 const MODEL_PROBLEMS: readonly ModelState[] = ['unreachable', 'timeout', 'httpStatus', 'malformed', 'modelMissing', 'failed', 'error'];
 
+export function isModelProblem(state: ModelState): boolean {
+  return MODEL_PROBLEMS.includes(state);
+}
+
+/** What the user can do about a model problem (undefined when the model is fine). */
+export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endpoint' | 'state'>): string | undefined {
+  const at = model.endpoint ? ` at ${model.endpoint}` : '';
+  const ollama = model.backend === 'ollama';
+  const openai = model.backend === 'openai';
+  const urlSetting = ollama ? '`coderag.ollama.host`' : openai ? '`coderag.openai.baseUrl`' : '`coderag.model.provider`';
+  const retry = 'Completions resume by themselves once a request gets an answer.';
+  switch (model.state) {
+    case 'unreachable':
+      if (ollama) return `Start Ollama (\`ollama serve\`) or point ${urlSetting} at where it runs. ${retry}`;
+      return `Start the model server${at} or correct ${urlSetting}. ${retry}`;
+    case 'timeout':
+      return `The model server${at} did not answer in time (it may be loading the model or busy): wait, raise \`coderag.model.timeoutMs\`, or choose a smaller model. ${retry}`;
+    case 'httpStatus':
+      return `The model server${at} answered with an error: see its log, and check the model name${openai ? ' and `coderag.openai.apiKey`' : ''}. ${retry}`;
+    case 'malformed':
+      return `The server${at} does not answer like ${ollama ? 'Ollama' : openai ? 'an OpenAI-compatible completions server' : 'a model server'}: check ${urlSetting} and \`coderag.model.provider\`.`;
+    case 'modelMissing':
+      if (ollama) return `Run "CodeRAG: Pull the Completion Model" (or \`ollama pull ${model.model}\`), or set \`coderag.ollama.completionModel\` to a model you have.`;
+      if (openai) return `Set \`coderag.openai.model\` to a model the server${at} serves.`;
+      return 'The shipped model files are missing or damaged: reinstall the extension, or set `coderag.model.provider` to `ollama` or `openai`.';
+    case 'failed':
+    case 'error':
+      return `See "CodeRAG: Show Server Log" for what went wrong. ${retry}`;
+    default:
+      return undefined;
+  }
+}
+
 export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'> {
   if (!p.trusted) return { state: 'untrusted', message: 'Workspace not trusted: CodeRAG does not index or complete here' };
   if (!p.completionsEnabled) return { state: 'disabled', message: 'CodeRAG completions are disabled' };
-  if (MODEL_PROBLEMS.includes(p.model.state)) return { state: 'modelProblem', message: p.model.message ?? `model ${p.model.model}: ${p.model.state}` };
+  if (isModelProblem(p.model.state)) return { state: 'modelProblem', message: p.model.message ?? `model ${p.model.model}: ${p.model.state}` };
   if (p.indexing) return { state: 'indexing', message: `Indexing ${p.indexing.folder} ${p.indexing.done}/${p.indexing.total}` };
   if (p.folders.some((f) => f.state === 'pending' || f.state === 'indexing')) return { state: 'starting', message: 'Opening the repository index' };
   const items = p.folders.reduce((n, f) => n + (f.items ?? 0), 0);
@@ -45,7 +78,8 @@ export class StatusReporter implements Disposable {
 
   snapshot(): StatusParams {
     const { indexing, ...rest } = this.parts;
-    return { ...headline(this.parts), ...(indexing ? { indexing } : {}), folders: rest.folders, model: rest.model, reranker: rest.reranker, completionsEnabled: rest.trusted && rest.completionsEnabled, stats: rest.stats };
+    const action = modelAction(rest.model);
+    return { ...headline(this.parts), ...(indexing ? { indexing } : {}), folders: rest.folders, model: { ...rest.model, ...(action ? { action } : {}) }, reranker: rest.reranker, completionsEnabled: rest.trusted && rest.completionsEnabled, stats: rest.stats };
   }
 
   update(change: Partial<StatusParts>, urgent = false): void {

@@ -48,6 +48,8 @@ export interface LspSession {
   logs: string[];
   /** Resolves with the first status (already received or future) that matches. */
   waitForStatus(match: (s: StatusParams) => boolean, timeoutMs?: number): Promise<StatusParams>;
+  /** Resolves once the dense path's background embedding has ended (ready, or off with its reason). */
+  waitForDense(timeoutMs?: number): Promise<void>;
   open(absPath: string, languageId: string, text?: string): string;
   change(uri: string, text: string, version: number): void;
   complete(uri: string, line: number, character: number): Promise<InlineCompletionItem[]>;
@@ -107,6 +109,13 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
         const timer = setTimeout(() => reject(new Error(`no matching status in ${timeoutMs} ms; last: ${JSON.stringify(statuses.at(-1))}\nlogs:\n${logs.join('\n')}`)), timeoutMs);
         waiters.push({ match, resolve: (s) => (clearTimeout(timer), resolve(s)) });
       });
+    },
+    async waitForDense(timeoutMs = 120_000) {
+      const start = performance.now();
+      while (!logs.some((l) => /dense retrieval (ready|for .* is off)|code encoder did not load/.test(l))) {
+        if (performance.now() - start > timeoutMs) throw new Error(`the dense embedding did not end in ${timeoutMs} ms\nlogs:\n${logs.join('\n')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
     },
     open(absPath, languageId, text) {
       const uri = pathToFileURL(absPath).toString();

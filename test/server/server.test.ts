@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { copyFixture, fixturesDir } from '../helpers/paths';
 import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
 import { SetRerankerRequest, type InlineCompletionItem, type SetRerankerResult } from '../../src/protocol/protocol';
+import { modelProblemLabel, statusBarView } from '../../src/client/statusBar';
 
 const MODEL = 'coderag-lm:test';
 
@@ -36,6 +37,8 @@ void describe('language server over stdio', () => {
     model = await startModelServerThread([MODEL]);
     lsp = await startLsp(repo.path, settings(model.url));
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
+    // The dense path embeds in the background, pausing while requests run: start from the steady state.
+    await lsp.waitForDense();
     mainUri = lsp.open(join(repo.path, 'app', 'main.py'), 'python');
   });
 
@@ -153,6 +156,11 @@ void describe('language server over stdio', () => {
         const status = await lsp.waitForStatus((s) => s.model.state === fault.state, 5000);
         assert.equal(status.state, 'modelProblem');
         assert.ok(status.message.length > 0);
+        // What the user sees: the problem in the status-bar text, reason and remedy in the tooltip.
+        const view = statusBarView(status, true);
+        assert.equal(view.text, `$(warning) CodeRAG: ${modelProblemLabel(fault.state as typeof status.model.state, 'ollama')}`);
+        assert.ok(status.model.action, 'the status says what to do');
+        assert.ok(view.tooltip.includes(status.message) && view.tooltip.includes(status.model.action), view.tooltip);
       } finally {
         await fault.clear();
       }
@@ -165,6 +173,7 @@ void describe('language server over stdio', () => {
       assert.ok(items.length <= 1);
       const status = await lsp.waitForStatus((s) => s.model.state === 'ok', 5000);
       assert.notEqual(status.state, 'modelProblem');
+      assert.doesNotMatch(statusBarView(status, true).text, /warning|model/);
     });
   }
 

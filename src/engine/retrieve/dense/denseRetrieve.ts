@@ -31,8 +31,22 @@ export interface DenseRetrieverOptions {
   indexFolder?: string;
   /** Texts per embed call: the unit of progress and cancellation (default 64). */
   chunkSize?: number;
+  /**
+   * A chunk also ends once its texts reach this many characters (each counted up to
+   * TEXT_CHARS_COUNTED; the encoder truncates longer ones). Bounds how long one embed call holds
+   * the thread (an ONNX run is synchronous). Default: no bound.
+   */
+  chunkChars?: number;
+  /**
+   * Awaited before each chunk of a background run (prepare): the host lets its foreground work go
+   * first (a server pauses while a completion request runs). Not awaited when a request embeds.
+   */
+  pace?: (signal?: AbortSignal) => Promise<void>;
   onProgress?: (p: DenseProgress) => void;
 }
+
+/** Characters of one text counted against chunkChars: about the encoder's 256-token window of code. */
+const TEXT_CHARS_COUNTED = 1024;
 
 /** What the last prepare() did, for the trace and the tests. */
 export interface DensePrepareReport {
@@ -101,10 +115,14 @@ export class DenseRetriever implements Retriever, Disposable {
     this.refreshTimer.unref?.();
   }
 
-  /** Embed every item (first call) or the items of files changed since; one run at a time. */
-  async prepare(signal?: AbortSignal): Promise<void> {
+  /** Embed every item (first call) or the items of files changed since; one run at a time, paced by options.pace. */
+  prepare(signal?: AbortSignal): Promise<void> {
+    return this.prepareWith(signal, true);
+  }
+
+  private async prepareWith(signal: AbortSignal | undefined, paced: boolean): Promise<void> {
     while (this.running) await this.running.catch(() => undefined);
-    this.running = this.run(signal);
+    this.running = this.run(signal, paced);
     try {
       this.lastReport = await this.running;
     } finally {
@@ -130,7 +148,29 @@ export class DenseRetriever implements Retriever, Disposable {
     }
   }
 
-  private async run(signal: AbortSignal | undefined): Promise<DensePrepareReport> {
+  /** Chunks of at most chunkSize texts and chunkChars characters, shortest texts first (little padding). */
+  private chunks(todo: Array<[string, string]>): Array<Array<[string, string]>> {
+    const size = Math.max(1, this.options.chunkSize ?? 64);
+    const budget = this.options.chunkChars ?? Infinity;
+    const sorted = [...todo].sort((a, b) => a[1].length - b[1].length);
+    const out: Array<Array<[string, string]>> = [];
+    let part: Array<[string, string]> = [];
+    let chars = 0;
+    for (const entry of sorted) {
+      const cost = Math.min(entry[1].length, TEXT_CHARS_COUNTED);
+      if (part.length > 0 && (part.length >= size || chars + cost > budget)) {
+        out.push(part);
+        part = [];
+        chars = 0;
+      }
+      part.push(entry);
+      chars += cost;
+    }
+    if (part.length > 0) out.push(part);
+    return out;
+  }
+
+  private async run(signal: AbortSignal | undefined, paced: boolean): Promise<DensePrepareReport> {
     const start = performance.now();
     await this.readStore();
     const found = this.storeStatus;
@@ -151,13 +191,14 @@ export class DenseRetriever implements Retriever, Disposable {
       }
     }
     const todo = [...need.entries()];
-    const chunk = Math.max(1, this.options.chunkSize ?? 64);
+    const pace = paced ? this.options.pace : undefined;
     let done = 0;
     try {
-      for (let i = 0; i < todo.length; i += chunk) {
+      for (const part of this.chunks(todo)) {
         throwIfAborted(signal);
         this.options.onProgress?.({ done, total: todo.length });
-        const part = todo.slice(i, i + chunk);
+        if (pace) await pace(signal);
+        throwIfAborted(signal);
         const vecs = await this.encoder.embed(
           part.map(([, text]) => text),
           signal,
@@ -231,10 +272,13 @@ export class DenseRetriever implements Retriever, Disposable {
   }
 
   async retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult> {
-    if (!this.loaded || this.pending.size > 0) await this.prepare(signal);
+    const notes: string[] = [];
+    // A paced background run waits for the very request calling this: search what is embedded now.
+    if (this.running && this.options.pace) notes.push('embedding in the background: searching the vectors embedded so far');
+    else if (!this.loaded || this.pending.size > 0) await this.prepareWith(signal, false);
     throwIfAborted(signal);
     const text = request.query.text;
-    if (text.trim() === '' || this.size === 0) return { results: [], notes: [`${this.size} items embedded`] };
+    if (text.trim() === '' || this.size === 0) return { results: [], notes: [...notes, `${this.size} items embedded`] };
     const [query] = await this.encoder.embed([text], signal);
     throwIfAborted(signal);
     if (!query || query.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned no query vector`);
@@ -247,7 +291,7 @@ export class DenseRetriever implements Retriever, Disposable {
     for (let i = 0; i < Math.max(functions.length, variables.length); i++) {
       for (const hit of [functions[i], variables[i]]) if (hit) results.push({ snippet: snippetOfItem(hit.value), score: hit.score });
     }
-    return { results, notes: [`${this.functions.items.length} functions, ${this.variables.items.length} variables embedded (dim ${this.encoder.dim})`] };
+    return { results, notes: [...notes, `${this.functions.items.length} functions, ${this.variables.items.length} variables embedded (dim ${this.encoder.dim})`] };
   }
 
   /** Cosine top-k (rows and query are unit vectors: a dot product), skipping the unfinished file. */

@@ -1,0 +1,68 @@
+// What the status-bar item shows for each server status: the text names a model problem (not
+// only the tooltip), the tooltip gives the reason and what to do, and the text returns to normal
+// once the model answers again.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { modelProblemLabel, statusBarView } from '../../src/client/statusBar';
+import type { ModelState, StatusParams } from '../../src/protocol/protocol';
+
+function status(over: Partial<StatusParams> = {}): StatusParams {
+  return {
+    state: 'ready',
+    message: 'Ready: 120 items indexed; ollama qwen2.5-coder:1.5b-base; reranker distilled',
+    folders: [{ uri: 'file:///ws', state: 'ready', items: 120 }],
+    model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'ok' },
+    reranker: { current: 'distilled', available: ['distilled', 'none'] },
+    completionsEnabled: true,
+    stats: { requests: 0, cacheHits: 0, modelCalls: 0, maxModelInFlight: 0 },
+    ...over,
+  };
+}
+
+void test('ready: a check mark and the reranker in use, no warning colour', () => {
+  const view = statusBarView(status(), true);
+  assert.equal(view.text, '$(check) CodeRAG · distilled');
+  assert.equal(view.warning, false);
+  assert.match(view.tooltip, /Ready: 120 items indexed/);
+  assert.match(view.tooltip, /click to switch/);
+});
+
+void test('model unreachable: the text says so; the tooltip gives the reason and what to do', () => {
+  const view = statusBarView(
+    status({
+      state: 'modelProblem',
+      message: 'generate: Ollama is not reachable at http://127.0.0.1:11434 (connection refused)',
+      model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'unreachable', message: 'generate: Ollama is not reachable at http://127.0.0.1:11434 (connection refused)', action: 'Start Ollama (`ollama serve`) or point `coderag.ollama.host` at where it runs.' },
+    }),
+    true,
+  );
+  assert.equal(view.text, '$(warning) CodeRAG: model unreachable');
+  assert.equal(view.warning, true);
+  assert.match(view.tooltip, /connection refused/);
+  assert.match(view.tooltip, /What to do:\*\* Start Ollama/);
+});
+
+void test('every model problem has its own words in the text', () => {
+  const expected: Array<[ModelState, string, string]> = [
+    ['unreachable', 'ollama', 'model unreachable'],
+    ['timeout', 'ollama', 'model timed out'],
+    ['httpStatus', 'openai', 'model server error'],
+    ['malformed', 'openai', 'bad model answer'],
+    ['modelMissing', 'ollama', 'model not pulled'],
+    ['modelMissing', 'openai', 'model missing'],
+    ['failed', 'embedded', 'model error'],
+  ];
+  for (const [state, backend, label] of expected) {
+    assert.equal(modelProblemLabel(state, backend), label);
+    const view = statusBarView(status({ state: 'modelProblem', message: 'x', model: { backend, model: 'm', endpoint: '', state } }), true);
+    assert.equal(view.text, `$(warning) CodeRAG: ${label}`);
+  }
+});
+
+void test('indexing shows progress; untrusted and disabled say so; before any status the item spins', () => {
+  assert.equal(statusBarView(status({ state: 'indexing', indexing: { folder: 'ws', done: 3, total: 40 } }), true).text, '$(sync~spin) CodeRAG 3/40');
+  assert.equal(statusBarView(status({ state: 'disabled' }), true).text, '$(circle-slash) CodeRAG');
+  assert.equal(statusBarView(status(), false).text, '$(shield) CodeRAG');
+  assert.match(statusBarView(undefined, false).tooltip, /untrusted/);
+  assert.equal(statusBarView(undefined, true).text, '$(loading~spin) CodeRAG');
+});

@@ -2,7 +2,7 @@
 
 The exported graph follows transformers.js' decoder_model_merged layout: inputs input_ids,
 attention_mask [B, P+S] (int64) and past_key_values.{i}.key|value [B, H, P, Dh]; outputs logits
-and present.{i}.key|value. Positions come from cumsum(attention_mask) - 1, so left-padded
+and present.{i}.key|value; logits hold the last position only ([B, 1, V]). Positions come from cumsum(attention_mask) - 1, so left-padded
 batches score exactly like unpadded prompts.
 """
 import math
@@ -100,7 +100,9 @@ class OnnxDecoder(nn.Module):
 
     def forward(self, input_ids, attention_mask, *past):
         h, presents = self.gpt.hidden(input_ids, attention_mask, list(past))
-        return (h @ self.gpt.wte.weight.t(), *presents)
+        # Only the last position's logits: probing and generation read no other row, and the
+        # vocabulary projection of every position was half the compute of a prefill.
+        return (h[:, -1:, :] @ self.gpt.wte.weight.t(), *presents)
 
 
 def export_decoder(gpt, path, opset=14):
@@ -114,7 +116,7 @@ def export_decoder(gpt, path, opset=14):
     out_names = ['logits']
     dyn = {'input_ids': {0: 'batch_size', 1: 'sequence_length'},
            'attention_mask': {0: 'batch_size', 1: 'total_sequence_length'},
-           'logits': {0: 'batch_size', 1: 'sequence_length'}}
+           'logits': {0: 'batch_size'}}
     for i in range(L):
         for kv in ('key', 'value'):
             n = f'past_key_values.{i}.{kv}'

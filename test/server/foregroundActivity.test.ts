@@ -65,7 +65,9 @@ void test('background embedding: small chunks, paused while a request runs, resu
     // A request is being served when the background run starts: nothing is embedded until it ends.
     const request = fg.begin();
     const run = dense.prepare();
-    await new Promise((r) => setTimeout(r, 30));
+    // Wait until the run reaches its first chunk and pauses there (however loaded the machine is).
+    for (let waited = 0; fg.pauses === 0 && waited < 10_000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(fg.pauses, 1, 'the background run paused for the request');
     assert.equal(encoder.calls.length, 0, 'no chunk embedded while the request runs');
     // The request retrieves meanwhile (the paced run waits for it): answered, not deadlocked.
     const answer = await dense.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'make_gateway', spans: [] }, topJ: 5 });

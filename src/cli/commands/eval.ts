@@ -15,7 +15,7 @@ import { describeGenerator, openDistilledReranker, openGenerator, openLlmReranke
 import { compareMethods, formatComparisonMarkdown } from '../../engine/eval/compare';
 import { comparisonChartSvg } from '../../engine/eval/chart';
 import { indexFolderFor } from '../../engine/kb/store';
-import { lmChunkProber } from '../../engine/query/lmChunkProber';
+import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
 import { embeddedLMOf } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
@@ -23,7 +23,7 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -42,6 +42,7 @@ const RUN_OPTIONS = {
   'index-dir': { type: 'string' },
   'budget-ms': { type: 'string' },
   'probe-budget-ms': { type: 'string' },
+  'probe-batch': { type: 'string' },
   'timeout-ms': { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
@@ -120,7 +121,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[]): Pr
     const model = generator
       ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM().then(embeddedLMOf)), timeoutMs)
       : undefined;
-    const prober = needs.prober && models.lm ? lmChunkProber(models.lm, { budgetMs: positiveInt(values, 'probe-budget-ms', 250) }) : undefined;
+    const prober = needs.prober && models.lm ? lmChunkProber(models.lm, { budgetMs: positiveInt(values, 'probe-budget-ms', DEFAULT_PROBE_BUDGET_MS), batchSize: positiveInt(values, 'probe-batch', DEFAULT_PROBE_BATCH) }) : undefined;
     const p = await parsers();
     const cache = cacheRoot(values['index-dir'] as string | undefined);
     const describe = `${cases.length} cases, query ${query}${needs.prober && !prober ? ' (model missing: Jaccard fallback)' : ''}, ${generator ? `generator ${describeGenerator(generator)}` : 'retrieval only'}`;

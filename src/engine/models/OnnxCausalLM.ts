@@ -154,9 +154,11 @@ export class OnnxCausalLM implements CausalLM {
     const out = await runSession(this.session, feeds, this.timings, this.name);
     const logits = out.logits;
     if (!logits) throw new ModelError('runtime', `Model "${this.name}" returned no logits.`, this.name);
+    // [B, S, V], or [B, 1, V] for graphs exported with the last position's logits only.
+    const T = logits.dims[1] ?? S;
     const V = logits.dims[2] ?? 0;
     const data = logits.data as Float32Array;
-    const lastLogits = Array.from({ length: B }, (_, b) => data.slice((b * S + S - 1) * V, (b * S + S) * V));
+    const lastLogits = Array.from({ length: B }, (_, b) => data.slice((b * T + T - 1) * V, (b * T + T) * V));
     const present = Array.from({ length: shape.layers }, (_, i) => [out[`present.${i}.key`], out[`present.${i}.value`]])
       .flat()
       .map((t, k) => {

@@ -6,32 +6,9 @@ import assert from 'node:assert/strict';
 import { DenseRetriever, type DenseEncoder } from '../../src/engine/retrieve/dense/denseRetrieve';
 import { CancellationError } from '../../src/engine/util/errors';
 import { ForegroundActivity } from '../../src/server/ForegroundActivity';
-import { fixtureKb } from '../engine/retrieve/retrieveFixtures';
+import { bagOfWordsEncoder, fixtureKb } from '../engine/retrieve/retrieveFixtures';
 
-/** A bag-of-words stand-in encoder that records the size of every embed call. */
-function recordingEncoder(dim = 64): DenseEncoder & { calls: string[][] } {
-  const calls: string[][] = [];
-  return {
-    name: 'bow-pace',
-    dim,
-    calls,
-    embed(texts) {
-      calls.push(texts);
-      return Promise.resolve(
-        texts.map((t) => {
-          const v = new Float32Array(dim);
-          for (const w of t.toLowerCase().match(/[a-z_][a-z0-9_]+/g) ?? []) {
-            let h = 0;
-            for (let i = 0; i < w.length; i++) h = (h * 31 + w.charCodeAt(i)) >>> 0;
-            v[h % dim]! += 1;
-          }
-          const n = Math.hypot(...v) || 1;
-          return v.map((x) => x / n);
-        }),
-      );
-    },
-  };
-}
+const recordingEncoder = (): ReturnType<typeof bagOfWordsEncoder> => bagOfWordsEncoder('bow-pace');
 
 void test('yield() returns at once when idle, waits while a request runs, and ends on abort', async () => {
   const fg = new ForegroundActivity();

@@ -12,32 +12,9 @@ import { DenseRetriever, type DenseEncoder } from '../../../src/engine/retrieve/
 import { denseFilePath, loadVectors } from '../../../src/engine/retrieve/dense/denseStore';
 import { CancellationError } from '../../../src/engine/util/errors';
 import { copyFixture, repoRoot, tempDir } from '../../helpers/paths';
-import { fixtureKb, JAVA_ROOT, parsers, unfinishedAfter } from './retrieveFixtures';
+import { bagOfWordsEncoder, fixtureKb, JAVA_ROOT, parsers, unfinishedAfter } from './retrieveFixtures';
 
-/** A deterministic stand-in encoder (hashed bag of words, normalised) that records what it embedded. */
-function countingEncoder(name = 'bow-test', dim = 64): DenseEncoder & { seen: string[] } {
-  const seen: string[] = [];
-  return {
-    name,
-    dim,
-    seen,
-    embed(texts) {
-      seen.push(...texts);
-      return Promise.resolve(
-        texts.map((t) => {
-          const v = new Float32Array(dim);
-          for (const w of t.toLowerCase().match(/[a-z_][a-z0-9_]+/g) ?? []) {
-            let h = 0;
-            for (let i = 0; i < w.length; i++) h = (h * 31 + w.charCodeAt(i)) >>> 0;
-            v[h % dim]! += 1;
-          }
-          const n = Math.hypot(...v) || 1;
-          return v.map((x) => x / n);
-        }),
-      );
-    },
-  };
-}
+const countingEncoder = bagOfWordsEncoder;
 
 const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
 test.after(() => registry.dispose());

@@ -5,6 +5,7 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import type { KbItem } from '../../../src/engine/kb/types';
 import { prefixAt, type UnfinishedFile } from '../../../src/engine/query/unfinishedFile';
+import type { DenseEncoder } from '../../../src/engine/retrieve/dense/denseRetrieve';
 import { fixturesDir, grammarsDir } from '../../helpers/paths';
 
 let parsersPromise: Promise<Parsers> | undefined;
@@ -51,3 +52,34 @@ export function fakeItem(path: string, name: string, text: string, kind: KbItem[
 }
 
 export const JAVA_ROOT = 'src/main/java/com/example/shop';
+
+/**
+ * A deterministic stand-in encoder (hashed bag of words, normalised) that records every embed
+ * call: `seen` holds the texts, `calls` the batches.
+ */
+export function bagOfWordsEncoder(name = 'bow-test', dim = 64): DenseEncoder & { seen: string[]; calls: string[][] } {
+  const seen: string[] = [];
+  const calls: string[][] = [];
+  return {
+    name,
+    dim,
+    seen,
+    calls,
+    embed(texts) {
+      seen.push(...texts);
+      calls.push([...texts]);
+      return Promise.resolve(
+        texts.map((t) => {
+          const v = new Float32Array(dim);
+          for (const w of t.toLowerCase().match(/[a-z_][a-z0-9_]+/g) ?? []) {
+            let h = 0;
+            for (let i = 0; i < w.length; i++) h = (h * 31 + w.charCodeAt(i)) >>> 0;
+            v[h % dim]! += 1;
+          }
+          const n = Math.hypot(...v) || 1;
+          return v.map((x) => x / n);
+        }),
+      );
+    },
+  };
+}

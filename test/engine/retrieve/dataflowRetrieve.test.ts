@@ -2,7 +2,7 @@
 // on synthetic repositories for import resolution, and on bad input.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataflowRetriever, analyseUnfinished, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { RepoSymbols } from '../../../src/engine/retrieve/dataflow/repoSymbols';
@@ -12,7 +12,7 @@ import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
 import type { UnfinishedFile } from '../../../src/engine/query/unfinishedFile';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { fixtureKb, JAVA_ROOT, knowledgeBase, parsers, unfinishedAfter, unfinishedAt } from './retrieveFixtures';
-import { tempDir } from '../../helpers/paths';
+import { fixturesDir, tempDir } from '../../helpers/paths';
 
 async function dataflowIds(kb: KnowledgeBase, file: UnfinishedFile): Promise<string[]> {
   const df = new DataflowRetriever(kb, await parsers());
@@ -100,6 +100,27 @@ void test('pyshop: a cross-file call through a module alias and a re-exporting p
   assertTop(ctor, 'pyshop/services/checkout.py#class:CheckoutService', 3);
   // Imported names are never resolved into the unfinished file itself.
   assert.ok(ids.every((id) => !id.startsWith('app/main.py')));
+});
+
+void test('pyshop: on a fresh line, the definitions the lines above used are found (after the direct dependencies)', async () => {
+  const kb = await fixtureKb('pyshop');
+  // The cursor starts a new line in main() after `print(...)`: nothing is typed yet, so the next
+  // line's names are guessed from what main() used just above it.
+  const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
+  const file: UnfinishedFile = { path: 'app/main.py', lang: 'python', prefix: lines.slice(0, 21).join('\n') + '\n    ' };
+  const df = new DataflowRetriever(kb, await parsers());
+  try {
+    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 });
+    const ids = r.results.map((x) => x.snippet.id);
+    // Used only on earlier lines of main(): the gateway setting and the checkout call.
+    assertTop(ids, 'pyshop/config.py#globalVariable:DEFAULT_GATEWAY', 15);
+    assertTop(ids, 'pyshop/services/checkout.py#classFunction:CheckoutService.checkout', 15);
+    const above = r.results.filter((x) => /used above/.test(x.reason ?? ''));
+    assert.ok(above.length > 0 && above.every((x) => x.lead !== true), 'names used above are not direct dependencies of the line');
+    assert.match(r.notes?.join(' ') ?? '', /\d+ chain\(s\) used above/);
+  } finally {
+    df.dispose();
+  }
 });
 
 void test('javashop: factory result, instance attribute, static import, same-package class', async () => {

@@ -10,7 +10,7 @@ import { prefixLines } from '../../query/unfinishedFile';
 import type { Disposable } from '../../util/disposable';
 import { throwIfAborted } from '../../util/errors';
 import type { PathResult, RetrievalRequest, Retriever } from '../types';
-import { chainsOfText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type FileFlow } from './flowGraph';
+import { chainsOfText, chainText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain, type FileFlow } from './flowGraph';
 import { foldPrefix } from './foldPrefix';
 import { buildJavaFlow } from './javaFlow';
 import { buildPythonFlow } from './pythonFlow';
@@ -33,6 +33,35 @@ export function seedLineOf(prefix: string, lang: 'python' | 'java'): { text: str
     if (text.trim() !== '') return { text, line: i };
   }
   return { text: lines[last] ?? '', line: Math.max(0, last) };
+}
+
+const HEADER_START: Record<'python' | 'java', RegExp> = { python: /^(import|from)\s/, java: /^(import|package)\s/ };
+
+/** Lines above the seed line whose chains the dataflow path also resolves, and how many chains at most. */
+export const RECENT_LINES = 40;
+export const MAX_RECENT_CHAINS = 40;
+
+/**
+ * The chains of the lines above the seed line, nearest first, each once (import lines left to the
+ * import fallback); none is marked as still being typed.
+ */
+export function recentChains(prefix: string, lang: 'python' | 'java', seedLine: number): Chain[] {
+  const lines = prefixLines(prefix);
+  const keywords = lang === 'python' ? PYTHON_KEYWORDS : JAVA_KEYWORDS;
+  const out: Chain[] = [];
+  const seen = new Set<string>();
+  for (let i = seedLine - 1; i >= Math.max(0, seedLine - RECENT_LINES) && out.length < MAX_RECENT_CHAINS; i--) {
+    const line = lines[i] ?? '';
+    if (HEADER_START[lang].test(line.trimStart())) continue;
+    for (const chain of chainsOfText(line, keywords)) {
+      const key = chainText(chain);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(chain.map(({ partial: _partial, ...seg }) => seg));
+      if (out.length >= MAX_RECENT_CHAINS) break;
+    }
+  }
+  return out;
 }
 
 /**
@@ -95,7 +124,6 @@ export function analyseUnfinished(parsers: Parsers, path: string, lang: 'python'
   }
 }
 
-const HEADER_START: Record<'python' | 'java', RegExp> = { python: /^(import|from)\s/, java: /^(import|package)\s/ };
 
 /** The module-level import statements (with their continuation lines) of a folded text. */
 export function moduleHeader(text: string, lang: 'python' | 'java'): string {
@@ -151,13 +179,14 @@ export class DataflowRetriever implements Retriever, Disposable {
     const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix);
     throwIfAborted(signal);
     const scope = { path: file.path, lang: file.lang, extraction, flow };
-    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope);
+    const recent = recentChains(file.prefix, file.lang, flow.seedLine);
+    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent);
     const results = resolution.results.filter((r) => r.snippet.path !== file.path);
     let bindings = 0;
     for (const list of flow.bindings.values()) bindings += list.length;
     return {
       results,
-      notes: [`line ${flow.seedLine + 1}: ${flow.seeds.length} seed variable(s); graph: ${bindings} bindings, ${extraction.imports.length} imports, ${resolution.visited} steps${extraction.hasSyntaxErrors ? '; prefix has syntax errors' : ''}`],
+      notes: [`line ${flow.seedLine + 1}: ${flow.seeds.length} seed variable(s), ${recent.length} chain(s) used above; graph: ${bindings} bindings, ${extraction.imports.length} imports, ${resolution.visited} steps${extraction.hasSyntaxErrors ? '; prefix has syntax errors' : ''}`],
     };
   }
 

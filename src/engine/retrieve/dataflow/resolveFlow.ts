@@ -22,6 +22,8 @@ interface Scope {
 
 const MAX_DEPTH = 6;
 const LEAD_DEPTH = 2;
+/** Where chains used above the seed line start their walk: below the leads, above the import fallback. */
+const RECENT_DEPTH = 3;
 const MAX_CLASS_MEMBERS = 40;
 
 export interface FlowResolution {
@@ -41,12 +43,22 @@ export class FlowResolver {
     private readonly maxSteps = 5000,
   ) {}
 
-  /** Seeds first (score by walk distance), then the file's other repository imports (low scores). */
-  resolve(scope: Scope): FlowResolution {
+  /**
+   * Seeds first (score by walk distance), then the chains used in the lines above the seed line
+   * (`recent`, nearest first, scored below any direct dependency), then the file's other
+   * repository imports (low scores).
+   */
+  resolve(scope: Scope, recent: readonly Chain[] = []): FlowResolution {
     const flow = scope.flow;
     if (flow) {
       // The chain nearest the cursor first: it is what the line is about to use.
       for (const seed of [...flow.seeds].reverse()) this.resolveChain(seed, scope, 0, chainText(seed));
+      // What the code just above used is what the next line most often uses again (a class, a
+      // module's member, a method of a typed variable): resolved through the same graph.
+      for (const chain of recent) {
+        if (this.steps > this.maxSteps) break;
+        this.resolveChain(chain, scope, RECENT_DEPTH, `${chainText(chain)} (used above)`);
+      }
     }
     for (const imp of scope.extraction.imports) {
       if (this.steps > this.maxSteps) break;

@@ -23,17 +23,17 @@ function fake(name: PathName, run: (signal?: AbortSignal) => Promise<PathResult>
   return { name, retrieve: (_r, signal) => run(signal) };
 }
 
-void test('mergeCandidates: round-robin from dataflow first, deduplicated with every path\'s score, capped, target file dropped', () => {
+void test('mergeCandidates: round-robin from dataflow first (two per round), deduplicated with every path\'s score, capped, target file dropped', () => {
   const merged = mergeCandidates(
     [
       trace('sparse', [['a.py', 'f', 0.9], ['b.py', 'g', 0.8], ['target.py', 'own', 0.7], ['c.py', 'h', 0.6]]),
-      trace('dataflow', [['b.py', 'g', 1], ['d.py', 'k', 0.5]]),
+      trace('dataflow', [['b.py', 'g', 1], ['d.py', 'k', 0.5], ['d.py', 'l', 0.4]]),
       trace('dense', [['e.py', 'z', 0.99]], 'error'),
     ],
-    4,
+    5,
     'target.py',
   );
-  assert.deepEqual(merged.map((c) => c.snippet.name), ['g', 'f', 'k', 'h']);
+  assert.deepEqual(merged.map((c) => c.snippet.name), ['g', 'k', 'f', 'l', 'h']);
   const g = merged[0]!;
   assert.deepEqual(g.paths, ['dataflow', 'sparse']);
   assert.deepEqual(g.scores, { dataflow: 1, sparse: 0.8 });

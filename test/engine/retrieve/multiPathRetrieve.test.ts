@@ -23,17 +23,18 @@ function fake(name: PathName, run: (signal?: AbortSignal) => Promise<PathResult>
   return { name, retrieve: (_r, signal) => run(signal) };
 }
 
-void test('mergeCandidates: round-robin from dataflow first (two per round), deduplicated with every path\'s score, capped, target file dropped', () => {
+void test('mergeCandidates: round-robin from dataflow first (five per round), deduplicated with every path\'s score, capped, target file dropped', () => {
   const merged = mergeCandidates(
     [
       trace('sparse', [['a.py', 'f', 0.9], ['b.py', 'g', 0.8], ['target.py', 'own', 0.7], ['c.py', 'h', 0.6]]),
-      trace('dataflow', [['b.py', 'g', 1], ['d.py', 'k', 0.5], ['d.py', 'l', 0.4]]),
+      trace('dataflow', [['b.py', 'g', 1], ['d.py', 'k', 0.5], ['d.py', 'l', 0.49], ['d.py', 'm', 0.48], ['d.py', 'n', 0.47], ['d.py', 'o', 0.46], ['d.py', 'p', 0.45]]),
       trace('dense', [['e.py', 'z', 0.99]], 'error'),
     ],
-    5,
+    9,
     'target.py',
   );
-  assert.deepEqual(merged.map((c) => c.snippet.name), ['g', 'k', 'f', 'l', 'h']);
+  // Five from dataflow, one from sparse, the rest of dataflow, then sparse again.
+  assert.deepEqual(merged.map((c) => c.snippet.name), ['g', 'k', 'l', 'm', 'n', 'f', 'o', 'p', 'h']);
   const g = merged[0]!;
   assert.deepEqual(g.paths, ['dataflow', 'sparse']);
   assert.deepEqual(g.scores, { dataflow: 1, sparse: 0.8 });

@@ -37,9 +37,14 @@ export function seedLineOf(prefix: string, lang: 'python' | 'java'): { text: str
 
 const HEADER_START: Record<'python' | 'java', RegExp> = { python: /^(import|from)\s/, java: /^(import|package)\s/ };
 
-/** Lines above the seed line whose chains the dataflow path also resolves, and how many chains at most. */
-export const RECENT_LINES = 40;
-export const MAX_RECENT_CHAINS = 40;
+/**
+ * Lines above the seed line whose chains the dataflow path also resolves, and how many chains at
+ * most. Dev repositories, dataflow alone, recall@10 Python / Java: 20 lines 0.624 / 0.661, 40
+ * lines 0.650 / 0.692, 80 lines 0.673 / 0.735, 160 lines 0.685 / 0.768 (400 lines: 0.685 / 0.788,
+ * but no better merged); the path stays at 2-3 ms median.
+ */
+export const RECENT_LINES = 160;
+export const MAX_RECENT_CHAINS = 100;
 
 /**
  * The chains of the lines above the seed line, nearest first, each once (import lines left to the

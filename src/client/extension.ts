@@ -27,6 +27,17 @@ const LANGUAGES = ['python', 'java'];
 const TRACE_SCHEME = 'coderag-trace';
 
 /** Everything the extension holds while active; disposed through context.subscriptions. */
+/** Shows the server's work-done progress for `token` in a VS Code progress notification. */
+function forwardProgress(client: LanguageClient, token: string, progress: vscode.Progress<{ message?: string; increment?: number }>): vscode.Disposable {
+  let last = 0;
+  return client.onProgress(WorkDoneProgress.type, token, (value) => {
+    if (value.kind === 'end') return;
+    const pct = value.percentage ?? last;
+    progress.report({ message: value.message, increment: Math.max(0, pct - last) });
+    last = pct;
+  });
+}
+
 class CodeRagExtension implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly output = vscode.window.createOutputChannel('CodeRAG');
@@ -169,13 +180,7 @@ class CodeRagExtension implements vscode.Disposable {
     const client = this.requireClient();
     await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'CodeRAG: Rebuilding repository index', cancellable: true }, async (progress, token) => {
       const workDoneToken = `coderag-rebuild-${Date.now()}`;
-      let last = 0;
-      const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
-        if (value.kind === 'end') return;
-        const pct = value.percentage ?? last;
-        progress.report({ message: value.message, increment: Math.max(0, pct - last) });
-        last = pct;
-      });
+      const sub = forwardProgress(client, workDoneToken, progress);
       try {
         const result = await client.sendRequest(RebuildIndexRequest.type, { workDoneToken }, token);
         const items = result.folders.reduce((n, f) => n + (f.items ?? 0), 0);
@@ -226,13 +231,7 @@ class CodeRagExtension implements vscode.Disposable {
     const name = model ?? this.status?.model.model;
     await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `CodeRAG: pulling ${name ?? 'the completion model'}`, cancellable: true }, async (progress, token) => {
       const workDoneToken = `coderag-pull-${Date.now()}`;
-      let last = 0;
-      const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
-        if (value.kind === 'end') return;
-        const pct = value.percentage ?? last;
-        progress.report({ message: value.message, increment: Math.max(0, pct - last) });
-        last = pct;
-      });
+      const sub = forwardProgress(client, workDoneToken, progress);
       try {
         const result = await client.sendRequest(PullModelRequest.type, { workDoneToken, ...(name ? { model: name } : {}) }, token);
         if (result.ok) void vscode.window.showInformationMessage(`CodeRAG: ${name ?? 'the model'} is ready.`);

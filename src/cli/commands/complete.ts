@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, cacheRoot, openKnowledgeBase, parsers, progressPrinter, requireRepo } from '../context';
-import { indexOptions, parseMaxBytes } from './index';
+import { assetsDir, cacheRoot, parsers, requireRepo } from '../context';
+import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
 import { ModelRegistry } from '../../engine/models';
 import type { CausalLM, Encoder } from '../../engine/models';
@@ -94,10 +94,7 @@ export const completeCommand: CliCommand = {
     const strategy = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
     const timeoutMs = positiveInt(values['timeout-ms'], 'timeout-ms') ?? 30_000;
 
-    const kb = await openKnowledgeBase(repo, { indexDir: values['index-dir'] as string | undefined, exclude: values.exclude as string[] | undefined, maxFileBytes: parseMaxBytes(values['max-file-bytes']) });
-    const progress = progressPrinter('indexing');
-    await kb.index((p) => progress.update(p));
-    progress.done();
+    const { kb } = await indexedKnowledgeBase(repo, values);
     const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2 });
     let encoder: Encoder | undefined;
     if (values['no-dense'] !== true) {

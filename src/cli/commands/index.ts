@@ -4,7 +4,7 @@ import { parseCommandArgs, UsageError } from '../command';
 import { cacheRoot, openKnowledgeBase, progressPrinter, requireRepo } from '../context';
 import { indexFilePath, indexFolderFor } from '../../engine/kb/store';
 import { ITEM_KINDS } from '../../engine/kb/types';
-import type { IndexReport } from '../../engine/kb/KnowledgeBase';
+import type { IndexReport, KnowledgeBase } from '../../engine/kb/KnowledgeBase';
 
 export const indexOptions = {
   'index-dir': { type: 'string' },
@@ -18,6 +18,22 @@ export function parseMaxBytes(value: unknown): number | undefined {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--max-file-bytes must be a positive integer, got "${String(value)}"`);
   return n;
+}
+
+/**
+ * The repository's knowledge base opened with the index options of `values` (`--index-dir`,
+ * `--exclude`, `--max-file-bytes`) and brought up to date, with progress on stderr.
+ */
+export async function indexedKnowledgeBase(repo: string, values: Record<string, unknown>): Promise<{ kb: KnowledgeBase; report: IndexReport }> {
+  const kb = await openKnowledgeBase(repo, {
+    indexDir: values['index-dir'] as string | undefined,
+    exclude: values.exclude as string[] | undefined,
+    maxFileBytes: parseMaxBytes(values['max-file-bytes']),
+  });
+  const progress = progressPrinter('indexing');
+  const report = await kb.index((p) => progress.update(p));
+  progress.done();
+  return { kb, report };
 }
 
 function formatReport(repo: string, report: IndexReport, indexPath: string): string {
@@ -54,14 +70,7 @@ export const indexCommand: CliCommand = {
     const { values, positionals } = parseCommandArgs(argv, indexOptions);
     if (positionals.length !== 1) throw new UsageError('expected exactly one repository folder');
     const repo = requireRepo(positionals[0]);
-    const kb = await openKnowledgeBase(repo, {
-      indexDir: values['index-dir'] as string | undefined,
-      exclude: values.exclude as string[] | undefined,
-      maxFileBytes: parseMaxBytes(values['max-file-bytes']),
-    });
-    const progress = progressPrinter('indexing');
-    const report = await kb.index((p) => progress.update(p));
-    progress.done();
+    const { kb, report } = await indexedKnowledgeBase(repo, values);
     const indexPath = indexFilePath(indexFolderFor(cacheRoot(values['index-dir'] as string | undefined), repo));
     if (values.json) process.stdout.write(JSON.stringify({ repo, indexPath, ...report }, null, 2) + '\n');
     else process.stdout.write(formatReport(repo, report, indexPath) + '\n');

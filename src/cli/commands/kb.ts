@@ -1,8 +1,8 @@
 // `coderag kb <repo> --name NAME`: print the stubs of the knowledge-base items with that name.
 import type { CliCommand } from '../command';
 import { parseCommandArgs, UsageError } from '../command';
-import { openKnowledgeBase, progressPrinter, requireRepo } from '../context';
-import { indexOptions, parseMaxBytes } from './index';
+import { requireRepo } from '../context';
+import { indexedKnowledgeBase, indexOptions } from './index';
 import { UserError } from '../../engine/util/errors';
 
 export const kbCommand: CliCommand = {
@@ -14,14 +14,7 @@ export const kbCommand: CliCommand = {
     const name = values.name as string | undefined;
     if (!name) throw new UsageError('--name is required');
     const repo = requireRepo(positionals[0]);
-    const kb = await openKnowledgeBase(repo, {
-      indexDir: values['index-dir'] as string | undefined,
-      exclude: values.exclude as string[] | undefined,
-      maxFileBytes: parseMaxBytes(values['max-file-bytes']),
-    });
-    const progress = progressPrinter('indexing');
-    await kb.index((p) => progress.update(p));
-    progress.done();
+    const { kb } = await indexedKnowledgeBase(repo, values);
     const items = kb.itemsNamed(name);
     const classes = kb.classes().filter((c) => c.name === name || c.qualifiedName === name);
     if (items.length === 0 && classes.length === 0) {

@@ -5,8 +5,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, openKnowledgeBase, parsers, progressPrinter, requireRepo } from '../context';
-import { indexOptions, parseMaxBytes } from './index';
+import { assetsDir, parsers, requireRepo } from '../context';
+import { indexedKnowledgeBase, indexOptions } from './index';
 import { parseCursor, parsePaths } from './retrieve';
 import { langOfPath } from '../../engine/kb/parsers';
 import { buildQuery } from '../../engine/query/buildQuery';
@@ -112,10 +112,7 @@ export const rerankCommand: CliCommand = {
 
     const timings: Record<string, number> = {};
     let t = performance.now();
-    const kb = await openKnowledgeBase(repo, { indexDir: values['index-dir'] as string | undefined, exclude: values.exclude as string[] | undefined, maxFileBytes: parseMaxBytes(values['max-file-bytes']) });
-    const progress = progressPrinter('indexing');
-    await kb.index((p) => progress.update(p));
-    progress.done();
+    const { kb } = await indexedKnowledgeBase(repo, values);
     timings.index = performance.now() - t;
     const retrievers: Array<Retriever & { dispose(): void }> = [];
     for (const p of paths) {

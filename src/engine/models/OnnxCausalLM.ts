@@ -5,7 +5,7 @@
 import { throwIfAborted } from '../util/errors';
 import { ModelError } from './errors';
 import { configInt, int64Tensor, loadOrt, newTimings, openSession, runSession } from './onnxSession';
-import type { OrtModule, OrtSession, OrtTensor, SessionOptions } from './onnxSession';
+import type { ModelLoadOptions, OrtModule, OrtSession, OrtTensor } from './onnxSession';
 import type { Tokenizer } from './tokenizer';
 import type { CausalLM, GenerateOptions, ModelTimings, ProbeResult } from './types';
 
@@ -85,16 +85,7 @@ export class OnnxCausalLM implements CausalLM {
     this.usesCacheBranch = session.inputNames.includes('use_cache_branch');
   }
 
-  static async load(opts: {
-    name: string;
-    dir: string;
-    file: string;
-    config: Record<string, unknown>;
-    tokenizer: Tokenizer;
-    session?: SessionOptions;
-    batchSize?: number;
-    warmup?: boolean;
-  }): Promise<OnnxCausalLM> {
+  static async load(opts: ModelLoadOptions): Promise<OnnxCausalLM> {
     const t0 = performance.now();
     const shape = causalLMShape(opts.config, opts.name);
     const pastNames = Array.from({ length: shape.layers }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();

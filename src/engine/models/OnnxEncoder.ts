@@ -4,7 +4,7 @@
 import { throwIfAborted } from '../util/errors';
 import { ModelError } from './errors';
 import { configInt, int64Tensor, loadOrt, newTimings, openSession, runSession } from './onnxSession';
-import type { OrtModule, OrtSession, OrtTensor, SessionOptions } from './onnxSession';
+import type { ModelLoadOptions, OrtModule, OrtSession, OrtTensor } from './onnxSession';
 import type { Tokenizer } from './tokenizer';
 import type { Encoder, ModelTimings } from './types';
 
@@ -30,16 +30,7 @@ export class OnnxEncoder implements Encoder {
     this.output = session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0]!;
   }
 
-  static async load(opts: {
-    name: string;
-    dir: string;
-    file: string;
-    config: Record<string, unknown>;
-    tokenizer: Tokenizer;
-    session?: SessionOptions;
-    batchSize?: number;
-    warmup?: boolean;
-  }): Promise<OnnxEncoder> {
+  static async load(opts: ModelLoadOptions): Promise<OnnxEncoder> {
     const t0 = performance.now();
     const { config, name } = opts;
     if (typeof config.model_type !== 'string' || !['bert', 'roberta', 'xlm-roberta'].includes(config.model_type)) {

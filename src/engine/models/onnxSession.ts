@@ -5,6 +5,7 @@
 import { stat } from 'node:fs/promises';
 import type * as Ort from 'onnxruntime-node';
 import { ModelError } from './errors';
+import type { Tokenizer } from './tokenizer';
 import type { ModelTimings } from './types';
 
 export type OrtModule = typeof Ort;
@@ -27,6 +28,18 @@ export interface SessionOptions {
 }
 
 /** Opens `file` as an ONNX session; checks the graph has the inputs and outputs the caller needs. */
+/** What the registry hands a model class's load(): the folder, its files, config and tokenizer. */
+export interface ModelLoadOptions {
+  name: string;
+  dir: string;
+  file: string;
+  config: Record<string, unknown>;
+  tokenizer: Tokenizer;
+  session?: SessionOptions;
+  batchSize?: number;
+  warmup?: boolean;
+}
+
 export async function openSession(
   file: string,
   modelName: string,

@@ -104,9 +104,10 @@ export class OnnxPairScorer {
     private readonly output: string,
   ) {}
 
-  static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<OnnxPairScorer> {
+  /** `config`: the folder's config.json when the caller has read it already. */
+  static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}, config?: Record<string, unknown>): Promise<OnnxPairScorer> {
     const t0 = performance.now();
-    const config = await readJsonFile(join(dir, 'config.json'), name);
+    config ??= await readJsonFile(join(dir, 'config.json'), name);
     if (config.model_type !== PAIR_MODEL_TYPE) {
       throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs "${PAIR_MODEL_TYPE}".`, name);
     }
@@ -176,9 +177,10 @@ export class OnnxFeatureScorer {
     private readonly session: OrtSession,
   ) {}
 
-  static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<OnnxFeatureScorer> {
+  /** `config`: the folder's config.json when the caller has read it already. */
+  static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}, config?: Record<string, unknown>): Promise<OnnxFeatureScorer> {
     const t0 = performance.now();
-    const config = await readJsonFile(join(dir, 'config.json'), name);
+    config ??= await readJsonFile(join(dir, 'config.json'), name);
     if (config.model_type !== FEATURE_MODEL_TYPE) {
       throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; expected "${FEATURE_MODEL_TYPE}".`, name);
     }
@@ -223,12 +225,12 @@ export const PAIR_MODEL_TYPE = 'coderag-pair-reranker';
 export async function loadDistilledReranker(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<{ reranker: DistilledReranker; scorer: OnnxPairScorer | OnnxFeatureScorer }> {
   const config = await readJsonFile(join(dir, 'config.json'), name);
   if (config.model_type === FEATURE_MODEL_TYPE) {
-    const scorer = await OnnxFeatureScorer.load(dir, name, opts);
+    const scorer = await OnnxFeatureScorer.load(dir, name, opts, config);
     return { reranker: new DistilledReranker(`distilled ${name}`, scorer.score), scorer };
   }
   if (config.model_type !== PAIR_MODEL_TYPE) {
     throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs "${FEATURE_MODEL_TYPE}" or "${PAIR_MODEL_TYPE}".`, name);
   }
-  const scorer = await OnnxPairScorer.load(dir, name, opts);
+  const scorer = await OnnxPairScorer.load(dir, name, opts, config);
   return { reranker: new DistilledReranker(`distilled ${name}`, { pair: scorer.score }), scorer };
 }

@@ -3,9 +3,16 @@
 
 Input: JSONL written by `coderag eval distill` (one line per benchmark case of the training
 repositories: every merged candidate's feature vector, and the BestFit windows kept by the
-teacher with its consensus pick). The model scores one candidate from its feature vector; a
-window's pick is its highest score. Training minimises the cross-entropy of the softmax over each
-window against the teacher's pick (the listwise form of "which label would the teacher answer").
+teacher with its consensus pick, and which candidates hold a definition the teacher looks for).
+The model scores one candidate from its feature vector; a window's pick is its highest score.
+
+Two losses, weighted by --window-weight and --list-weight:
+- windows: the cross-entropy of the softmax over each kept window against the teacher's pick;
+- lists: over a case's whole candidate list, -log of the softmax mass on the candidates the oracle
+  teacher would pick (those holding a definition) — what Alg. 2's windows converge to when every
+  subset is asked.
+The shipped model (defaults: linear, lists only) measured held-out recall@10 0.868 against 0.810
+for the window loss on the same data; the windows still give the teacher-agreement figure.
 
 Held-out windows come from whole repositories never seen in training (chosen by a hash of the
 repository name), so the agreement figure measures transfer to unseen code.
@@ -108,18 +115,21 @@ def recall_at(model, lists, k=10):
 
 
 class Scorer(nn.Module):
-    def __init__(self, n_features, hidden, mean, std, dropout):
+    def __init__(self, n_features, hidden, mean, std, dropout, arch="mlp"):
         super().__init__()
         self.register_buffer("mean", mean)
         self.register_buffer("inv_std", 1.0 / std)
-        self.net = nn.Sequential(
-            nn.Linear(n_features, hidden),
-            nn.ReLU(),
-            nn.Dropout(dropout),
-            nn.Linear(hidden, hidden // 2),
-            nn.ReLU(),
-            nn.Linear(hidden // 2, 1),
-        )
+        if arch == "linear":
+            self.net = nn.Linear(n_features, 1)
+        else:
+            self.net = nn.Sequential(
+                nn.Linear(n_features, hidden),
+                nn.ReLU(),
+                nn.Dropout(dropout),
+                nn.Linear(hidden, hidden // 2),
+                nn.ReLU(),
+                nn.Linear(hidden // 2, 1),
+            )
 
     def forward(self, features):
         x = (features - self.mean) * self.inv_std
@@ -150,7 +160,9 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.1)
     ap.add_argument("--weight-decay", type=float, default=1e-3)
     ap.add_argument("--epochs", type=int, default=60)
-    ap.add_argument("--list-weight", type=float, default=0.0, help="weight of an extra whole-list loss on the oracle hits (0: the windows of Alg. 2 only; 1.0 measured no better)")
+    ap.add_argument("--arch", choices=["mlp", "linear"], default="linear", help="mlp: 2 hidden layers; linear: one weight per feature")
+    ap.add_argument("--window-weight", type=float, default=0.0, help="weight of the softmax cross-entropy over the kept windows of Alg. 2 (1 with --list-weight 0: held-out recall@10 0.810 vs 0.868 for the list loss)")
+    ap.add_argument("--list-weight", type=float, default=1.0, help="weight of the whole-list loss on the oracle's hits (the teacher's label for every candidate of a case)")
     ap.add_argument("--val", type=float, default=0.15, help="fraction of training cases used to pick the epoch (early stopping)")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--held-out", type=float, default=0.2, help="fraction of repositories held out")
@@ -181,7 +193,9 @@ def main():
     all_rows = torch.tensor([row for r in fit_recs for row in r["features"]], dtype=torch.float32)
     mean = all_rows.mean(dim=0)
     std = all_rows.std(dim=0).clamp_min(1e-3)
-    model = Scorer(f_count, args.hidden, mean, std, args.dropout)
+    if args.window_weight <= 0 and args.list_weight <= 0:
+        raise SystemExit("--window-weight and --list-weight are both 0: nothing to train on")
+    model = Scorer(f_count, args.hidden, mean, std, args.dropout, args.arch)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     best = (float("inf"), 0, None)
     feats, masks, choices = tr
@@ -193,30 +207,38 @@ def main():
     batch = 256
     started = time.time()
     history = []
+    def objective(w, lists):
+        loss = torch.zeros(())
+        if args.window_weight > 0:
+            loss = loss + args.window_weight * window_loss(model, *w)[0]
+        if args.list_weight > 0:
+            loss = loss + args.list_weight * list_loss(model, *lists)
+        return loss
+
+    # An epoch is one pass over the kept windows (or, with windows weighted 0, over the case lists);
+    # each batch of 256 windows comes with a batch of 64 whole lists.
+    steps = (n + batch - 1) // batch if args.window_weight > 0 else (n_lists + 63) // 64
     for epoch in range(args.epochs):
         model.train()
         perm = torch.randperm(n)
+        lperm = torch.randperm(n_lists)
         total = 0.0
-        for i in range(0, n, batch):
-            idx = perm[i : i + batch]
-            loss, _ = window_loss(model, feats[idx], masks[idx], choices[idx])
-            if args.list_weight > 0:
-                lidx = torch.randint(0, n_lists, (max(1, len(idx) // 4),))
-                loss = loss + args.list_weight * list_loss(model, fit_lists[0][lidx], fit_lists[1][lidx], fit_lists[2][lidx])
+        for step in range(steps):
+            idx = perm[(step * batch) % n :][:batch]
+            lidx = lperm[(step * 64) % n_lists :][:64]
+            loss = objective((feats[idx], masks[idx], choices[idx]), (fit_lists[0][lidx], fit_lists[1][lidx], fit_lists[2][lidx]))
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += loss.item() * len(idx)
+            total += loss.item()
         model.eval()
         with torch.no_grad():
-            va_loss, _ = window_loss(model, *va)
-            if args.list_weight > 0:
-                va_loss = va_loss + args.list_weight * list_loss(model, *val_lists)
-        history.append({"epoch": epoch + 1, "train_loss": total / n, "val_loss": va_loss.item()})
+            va_loss = objective(va, val_lists)
+        history.append({"epoch": epoch + 1, "train_loss": total / steps, "val_loss": va_loss.item()})
         if va_loss.item() < best[0]:
             best = (va_loss.item(), epoch + 1, copy.deepcopy(model.state_dict()))
         if (epoch + 1) % 10 == 0 or epoch == 0:
-            print(f"epoch {epoch + 1}: train loss {total / n:.4f}  val loss {va_loss.item():.4f}", flush=True)
+            print(f"epoch {epoch + 1}: train loss {total / steps:.4f}  val loss {va_loss.item():.4f}", flush=True)
     model.load_state_dict(best[2])
     print(f"kept epoch {best[1]} (val loss {best[0]:.4f})", flush=True)
 
@@ -241,6 +263,8 @@ def main():
         "held_out_retrieval_order_agreement": first_agreement(te[2]),
         "held_out_recall_at_10": recall_at(model, test_lists),
         "val_recall_at_10": recall_at(model, val_lists),
+        "arch": args.arch,
+        "window_weight": args.window_weight,
         "list_weight": args.list_weight,
         "epochs": args.epochs,
         "hidden": args.hidden,
@@ -262,6 +286,7 @@ def main():
     config = {
         "model_type": "coderag-feature-reranker",
         "feature_names": names,
+        "arch": args.arch,
         "hidden": args.hidden,
         "teacher": "oracle (benchmark ground truth: the candidate holding the most cross-file definitions)",
     }

@@ -25,7 +25,7 @@ function pathHeader(path: string): string {
 export function buildRerankQuery(path: string, codeContext: string, lines = RERANK_QUERY_LINES): RerankQuery {
   const all = codeContext.replace(/\r\n?/g, '\n').split('\n');
   const tail = all.slice(Math.max(0, all.length - lines)).join('\n');
-  return { path, text: `${pathHeader(path)}\n${tail}` };
+  return { path, text: `${pathHeader(path)}\n${tail}`, context: codeContext };
 }
 
 export function labelOf(index: number): string {

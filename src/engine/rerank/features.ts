@@ -40,12 +40,29 @@ export const FEATURE_NAMES = [
   'kind_class',
   'kind_other',
   'lang_python',
+  'name_recency',
+  'name_count_context_log',
+  'name_imported',
+  'owner_recency',
+  'owner_imported',
+  'module_recency',
+  'name_in_scope',
+  'owner_in_scope',
+  'test_candidate',
+  'test_query',
+  'merged_position_inv',
+  'merged_position',
 ] as const;
 
 export const FEATURE_COUNT = FEATURE_NAMES.length;
 
 /** A rerank document; the rerank stage attaches the retrieval candidate it came from. */
-export type FeatureDoc = RerankDoc & { candidate?: Candidate; path?: string };
+export type FeatureDoc = RerankDoc & {
+  candidate?: Candidate;
+  path?: string;
+  /** 0-based place in the merged retrieval order (the rerank stage sets it; else the row of the batch). */
+  position?: number;
+};
 
 const IDENT = /[A-Za-z_$][A-Za-z0-9_$]*/g;
 const KEYWORDS = new Set(
@@ -76,6 +93,84 @@ export interface QueryFeatures {
   counts: Map<string, number>;
   /** The identifier being typed at the cursor ('' after a space, a dot or a bracket). */
   typed: string;
+  /** Over the whole code context (its last CONTEXT_LINES lines): lines between the cursor line and an identifier's last use. */
+  lastUse: Map<string, number>;
+  /** Over the whole code context: how often each identifier is used. */
+  contextCounts: Map<string, number>;
+  /** Identifiers on import lines of the code context. */
+  imported: Set<string>;
+  /** Identifiers used in the function or method the cursor is in. */
+  inScope: Set<string>;
+}
+
+/** How far back the context features look (a 20,000-line file costs no more than this). */
+export const CONTEXT_LINES = 3000;
+const IMPORT_LINE = /^\s*(?:from\s+\S+\s+import\b|import\b)/;
+const PY_DEF = /^(\s*)(?:async\s+)?def\s/;
+const JAVA_CONTROL = /^\s*(?:if|for|while|switch|catch|try|else|do|synchronized|return|new)\b/;
+
+function indentOf(line: string): number {
+  return /^\s*/.exec(line)![0].length;
+}
+
+/**
+ * The first line of the function or method the cursor is in: the nearest `def` (Python) or
+ * method header (Java: a line ending in `{` with a parameter list that is not a control statement)
+ * indented no deeper than the last non-blank line; 0 when there is none.
+ */
+function scopeStart(lines: readonly string[], start: number, python: boolean): number {
+  let last = lines.length - 1;
+  while (last >= start && lines[last]!.trim() === '') last--;
+  if (last < start) return start;
+  const indent = indentOf(lines[last]!);
+  for (let i = last; i >= start; i--) {
+    const line = lines[i]!;
+    if (line.trim() === '' || indentOf(line) > indent) continue;
+    if (python ? PY_DEF.test(line) : /\)[^;(){}]*\{\s*$/.test(line) && line.includes('(') && !JAVA_CONTROL.test(line)) return i;
+  }
+  return start;
+}
+
+/**
+ * Over the code context before the cursor (its last CONTEXT_LINES lines): how far back and how
+ * often each identifier is used outside import statements, which identifiers are imported
+ * (parenthesised and continued Python imports included) and which are used in the enclosing
+ * function.
+ */
+function contextUse(context: string, python: boolean): Pick<QueryFeatures, 'lastUse' | 'contextCounts' | 'imported' | 'inScope'> {
+  const lines = context.split('\n');
+  const start = Math.max(0, lines.length - CONTEXT_LINES);
+  const scope = scopeStart(lines, start, python);
+  const lastUse = new Map<string, number>();
+  const contextCounts = new Map<string, number>();
+  const imported = new Set<string>();
+  const inScope = new Set<string>();
+  let continuing = false;
+  for (let i = start; i < lines.length; i++) {
+    const line = lines[i]!;
+    const ids = identifiers(line);
+    if (continuing || IMPORT_LINE.test(line)) {
+      for (const id of ids) imported.add(id);
+      const open = (line.match(/\(/g) ?? []).length - (line.match(/\)/g) ?? []).length;
+      continuing = (continuing && !line.includes(')')) || open > 0 || /\\\s*$/.test(line);
+      continue;
+    }
+    for (const id of ids) {
+      lastUse.set(id, lines.length - 1 - i);
+      contextCounts.set(id, (contextCounts.get(id) ?? 0) + 1);
+      if (i >= scope) inScope.add(id);
+    }
+  }
+  return { lastUse, contextCounts, imported, inScope };
+}
+
+const TEST_PATH = /(?:^|\/)(?:tests?|testing)\/|(?:^|\/)test_[^/]*$|_test\.py$|Tests?\.java$/;
+
+/** 1 on the cursor line, 1/2 five lines up, 0 when never used. */
+function recency(q: QueryFeatures, name: string): number {
+  if (name === '') return 0;
+  const d = q.lastUse.get(name);
+  return d === undefined ? 0 : 1 / (1 + d / 5);
 }
 
 export function queryFeatures(query: RerankQuery): QueryFeatures {
@@ -98,6 +193,7 @@ export function queryFeatures(query: RerankQuery): QueryFeatures {
     all: meaningful(idents),
     counts,
     typed: typedMatch ? typedMatch[0] : '',
+    ...contextUse((query.context ?? body).replace(/\r\n?/g, '\n'), !query.path.endsWith('.java')),
   };
 }
 
@@ -125,7 +221,7 @@ function scoreFeature(c: Candidate | undefined, path: PathName): number {
 }
 
 /** The feature vector of one candidate (FEATURE_NAMES order). */
-export function candidateFeatures(q: QueryFeatures, doc: FeatureDoc): Float32Array {
+export function candidateFeatures(q: QueryFeatures, doc: FeatureDoc, row = 0): Float32Array {
   const c = doc.candidate;
   const name = c?.snippet.name ?? nameFromText(doc.text);
   const qualified = c?.snippet.qualifiedName ?? name;
@@ -166,6 +262,19 @@ export function candidateFeatures(q: QueryFeatures, doc: FeatureDoc): Float32Arr
   f[i++] = kind === 'class' ? 1 : 0;
   f[i++] = kind === undefined || kind === 'window' ? 1 : 0;
   f[i++] = q.python ? 1 : 0;
+  f[i++] = recency(q, name);
+  f[i++] = name === '' ? 0 : Math.log1p(q.contextCounts.get(name) ?? 0) / 4;
+  f[i++] = name !== '' && q.imported.has(name) ? 1 : 0;
+  f[i++] = recency(q, owner);
+  f[i++] = owner !== '' && q.imported.has(owner) ? 1 : 0;
+  f[i++] = recency(q, module);
+  f[i++] = name !== '' && q.inScope.has(name) ? 1 : 0;
+  f[i++] = owner !== '' && q.inScope.has(owner) ? 1 : 0;
+  f[i++] = TEST_PATH.test(path) ? 1 : 0;
+  f[i++] = TEST_PATH.test(q.path) ? 1 : 0;
+  const position = doc.position ?? row;
+  f[i++] = 1 / (1 + position);
+  f[i++] = Math.min(position, 30) / 30;
   return f;
 }
 
@@ -173,6 +282,6 @@ export function candidateFeatures(q: QueryFeatures, doc: FeatureDoc): Float32Arr
 export function featureMatrix(query: RerankQuery, docs: readonly FeatureDoc[]): Float32Array {
   const q = queryFeatures(query);
   const out = new Float32Array(docs.length * FEATURE_COUNT);
-  docs.forEach((d, r) => out.set(candidateFeatures(q, d), r * FEATURE_COUNT));
+  docs.forEach((d, r) => out.set(candidateFeatures(q, d, r), r * FEATURE_COUNT));
   return out;
 }

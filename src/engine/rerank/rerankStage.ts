@@ -7,7 +7,7 @@ import type { Reranker, RerankDoc, RerankTrace } from './types';
 import type { RerankCall as PipelineRerankCall, RerankInput, RerankOutcome, RerankStage } from '../pipeline';
 import type { Candidate } from '../retrieve/types';
 
-type CandidateDoc = RerankDoc & { candidate: Candidate; score: number };
+type CandidateDoc = RerankDoc & { candidate: Candidate; score: number; position: number };
 
 /** Best retrieval score over the paths that found the candidate (the oracle's tie-break). */
 export function retrievalScore(c: Candidate): number {
@@ -16,7 +16,7 @@ export function retrievalScore(c: Candidate): number {
 }
 
 export function candidateDocs(candidates: readonly Candidate[]): CandidateDoc[] {
-  return candidates.map((candidate) => ({ id: candidate.snippet.id, text: candidate.snippet.text, path: candidate.snippet.path, candidate, score: retrievalScore(candidate) }));
+  return candidates.map((candidate, position) => ({ id: candidate.snippet.id, text: candidate.snippet.text, path: candidate.snippet.path, candidate, score: retrievalScore(candidate), position }));
 }
 
 /** The rerank trace as the pipeline records it. */

@@ -6,6 +6,11 @@ export interface RerankQuery {
   path: string;
   /** The query block as the prompt shows it (path header + the last 30 lines). */
   text: string;
+  /**
+   * The whole code context before the cursor. Never shown to an LLM (its prompt is `text`); a
+   * pointwise scorer reads it for where and how often each name was used above.
+   */
+  context?: string;
 }
 
 /** One candidate as a reranker sees it. */

@@ -46,6 +46,83 @@ void test('features say which candidate defines what the unfinished line uses or
   for (const f of [getTotal, loadItems, unrelated]) assert.ok(f.every((v) => Number.isFinite(v)));
 });
 
+void test('context features see the whole code before the cursor: how recently and how often a name was used, what was imported, what the enclosing function uses', () => {
+  const filler = Array.from({ length: 40 }, (_, i) => `    step_${i}()`);
+  const context = [
+    'from shop.repo import (',
+    '    Repository,',
+    '    Archive,',
+    ')',
+    'import shop.mail',
+    '',
+    'def setup():',
+    '    shop.mail.configure()',
+    '    log_event("start")',
+    ...filler,
+    '',
+    'def main(path):',
+    '    repo = Repository.open(path)',
+    '    log_event("opened")',
+    '    ',
+  ].join('\n');
+  const q = queryFeatures(buildRerankQuery('app/main.py', context));
+  const logEvent = candidateFeatures(q, doc(candidate('shop/log.py', 'log_event', 'log_event', 'function', 'def log_event(msg): ...')));
+  const open = candidateFeatures(q, doc(candidate('shop/repo.py', 'open', 'Repository.open', 'classFunction', 'class Repository:\n    def open(cls, path): ...')));
+  const archive = candidateFeatures(q, doc(candidate('shop/repo.py', 'Archive', 'Archive', 'class', 'class Archive: ...')));
+  const send = candidateFeatures(q, doc(candidate('shop/mail.py', 'send', 'send', 'function', 'def send(to): ...')));
+  const testHelper = candidateFeatures(q, doc(candidate('tests/test_repo.py', 'make_repo', 'make_repo', 'function', 'def make_repo(): ...')));
+  assert.equal(value(logEvent, 'name_recency'), Math.fround(1 / (1 + 1 / 5)), 'used one line above the cursor line');
+  assert.equal(value(logEvent, 'name_count_context_log'), Math.fround(Math.log1p(2) / 4), 'used twice, once beyond the 30-line query');
+  assert.equal(value(logEvent, 'name_in_query'), 1);
+  assert.equal(value(logEvent, 'name_in_scope'), 1, 'main() calls it');
+  assert.equal(value(open, 'owner_recency'), Math.fround(1 / (1 + 2 / 5)));
+  assert.equal(value(open, 'owner_imported'), 1, 'Repository is imported by name, inside parentheses');
+  assert.equal(value(open, 'owner_in_scope'), 1);
+  assert.equal(value(open, 'name_imported'), 0);
+  assert.equal(value(archive, 'name_imported'), 1);
+  assert.equal(value(archive, 'name_count_context_log'), 0, 'an import is not a use');
+  assert.equal(value(archive, 'name_recency'), 0);
+  assert.equal(value(send, 'name_recency'), 0, 'never used');
+  assert.ok(value(send, 'module_recency') > 0, 'its module mail is used in setup()');
+  assert.ok(value(send, 'module_recency') < value(open, 'owner_recency'));
+  assert.equal(value(send, 'test_candidate'), 0);
+  assert.equal(value(testHelper, 'test_candidate'), 1);
+  assert.equal(value(testHelper, 'test_query'), 0);
+});
+
+void test('the enclosing Java method: names used in it are in scope, names used in an earlier method are not', () => {
+  const context = [
+    'import org.shop.Repository;',
+    'public class Main {',
+    '    void setup() {',
+    '        Mailer.configure();',
+    '    }',
+    '    public static void main(final String[] args) throws IOException {',
+    '        if (args.length > 0) {',
+    '            Repository repo = Repository.open(args[0]);',
+    '            ',
+  ].join('\n');
+  const q = queryFeatures(buildRerankQuery('src/org/shop/MainTest.java', context));
+  const open = candidateFeatures(q, doc(candidate('src/org/shop/Repository.java', 'open', 'Repository.open', 'classFunction', 'public static Repository open(String p);')));
+  const configure = candidateFeatures(q, doc(candidate('src/org/shop/Mailer.java', 'configure', 'Mailer.configure', 'classFunction', 'public static void configure();')));
+  assert.equal(value(open, 'owner_in_scope'), 1);
+  assert.equal(value(configure, 'owner_in_scope'), 0);
+  assert.ok(value(configure, 'owner_recency') > 0);
+  assert.equal(value(open, 'test_query'), 1);
+  assert.equal(value(open, 'lang_python'), 0);
+});
+
+void test('the merged retrieval position is a feature: from the rerank stage, else the row of the batch', () => {
+  const a = doc(candidate('shop/a.py', 'alpha', 'alpha', 'function', 'def alpha(): ...'));
+  const b = doc(candidate('shop/b.py', 'beta', 'beta', 'function', 'def beta(): ...'));
+  const byRow = featureMatrix(query, [a, b]);
+  assert.equal(byRow[FEATURE_NAMES.indexOf('merged_position_inv')], 1);
+  assert.equal(byRow[FEATURE_COUNT + FEATURE_NAMES.indexOf('merged_position_inv')], 0.5);
+  const placed = featureMatrix(query, [{ ...b, position: 7 }]);
+  assert.equal(placed[FEATURE_NAMES.indexOf('merged_position_inv')], 1 / 8);
+  assert.equal(placed[FEATURE_NAMES.indexOf('merged_position')], Math.fround(7 / 30));
+});
+
 void test('features work without retrieval metadata (a plain snippet) and on empty input', () => {
   const m = featureMatrix(query, [{ id: 'a', text: 'def get_total(self):\n    return 1' }, { id: 'b', text: '' }]);
   assert.equal(m.length, 2 * FEATURE_COUNT);

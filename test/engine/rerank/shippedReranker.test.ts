@@ -52,6 +52,35 @@ void test('the shipped distilled reranker promotes the definition being typed in
   }
 });
 
+// At the start of a new line nothing is typed yet: what the function above keeps using should come
+// first. The helper used two lines up was found by the dataflow path at rank 4 and sits 10th in
+// the merged list, behind snippets that only share words with the code.
+void test('at the start of a line, the shipped reranker promotes what the enclosing function keeps using', async () => {
+  const { reranker, scorer } = await loadDistilledReranker(modelDir);
+  try {
+    const context = [
+      'from shop.audit import record_change',
+      'from shop.repo import Repository',
+      '',
+      'def rename(repo: Repository, old, new):',
+      '    record_change(repo, "rename", old)',
+      '    repo.move(old, new)',
+      '    record_change(repo, "renamed", new)',
+      '    ',
+    ].join('\n');
+    const wordy = Array.from({ length: 12 }, (_, i) =>
+      candidate(i, `shop/names${i}.py`, `rename_file${i}`, `# shop/names${i}.py\ndef rename_file${i}(old, new, repo): ...`, { sparse: i }),
+    );
+    const helper = candidate(50, 'shop/audit.py', 'record_change', '# shop/audit.py\ndef record_change(repo, what, detail): ...', { dataflow: 4 });
+    const merged = [...wordy.slice(0, 9), helper, ...wordy.slice(9)];
+    const result = await bestFitRerank(buildRerankQuery('shop/ops.py', context), candidateDocs(merged), reranker, { topU: 10 });
+    const after = result.trace.after.indexOf(helper.snippet.id);
+    assert.ok(after >= 0 && after < 3, `record_change moved from 9 to ${after} (${result.trace.after.join(', ')})`);
+  } finally {
+    await scorer.dispose();
+  }
+});
+
 void test('a reranker trained for another feature list, or a truncated graph, is refused with a model error', async () => {
   const dir = tempDir('coderag-reranker-');
   try {

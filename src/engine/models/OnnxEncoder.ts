@@ -1,6 +1,8 @@
 // A BERT-layout code encoder over onnxruntime-node: last_hidden_state, mean pooling over the
 // attention mask, L2 normalisation (the dense path of CodeRAG's retrieval).
 
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import { throwIfAborted } from '../util/errors';
 import { ModelError } from './errors';
 import { configInt, int64Tensor, loadOrt, newTimings, openSession, runSession } from './onnxSession';
@@ -25,6 +27,7 @@ export class OnnxEncoder implements Encoder {
     private readonly tokenizer: Tokenizer,
     private readonly padId: number,
     private readonly batchSize: number,
+    readonly fingerprint: string,
   ) {
     this.usesTokenTypes = session.inputNames.includes('token_type_ids');
     this.output = session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0]!;
@@ -42,7 +45,13 @@ export class OnnxEncoder implements Encoder {
     const maxLength = Math.min(positions, typeof extra.max_length === 'number' ? extra.max_length : positions);
     const session = await openSession(opts.file, name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts.session);
     const padId = opts.tokenizer.tokenId('<|endoftext|>') ?? opts.tokenizer.tokenId('[PAD]') ?? 0;
-    const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16);
+    // What the vectors depend on besides the text: the weights, the config and the truncation.
+    const fingerprint = createHash('sha1')
+      .update(await fs.readFile(opts.file))
+      .update(JSON.stringify({ config, maxLength }))
+      .digest('hex')
+      .slice(0, 16);
+    const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16, fingerprint);
     enc.timings.loadMs = performance.now() - t0;
     if (opts.warmup !== false) {
       const t1 = performance.now();

@@ -50,6 +50,11 @@ export interface Encoder {
   readonly dim: number;
   /** Inputs longer than this many tokens are truncated (head kept). */
   readonly maxLength: number;
+  /**
+   * Identifies the build of the model (its weights and settings): vectors stored under another
+   * fingerprint are recomputed. Absent for encoders that have no build to tell apart.
+   */
+  readonly fingerprint?: string;
   readonly timings: ModelTimings;
   /** Mean-pooled, L2-normalised embeddings, computed in batches. */
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;

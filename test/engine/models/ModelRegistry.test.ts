@@ -145,3 +145,20 @@ void test('a stalled download times out with a "download" error', async () => {
     server.close();
   }
 });
+
+void test('an encoder build has a fingerprint: a byte-identical copy shares it, changed settings do not', async () => {
+  const same = copyModel('coderag-encoder', 'enc-same');
+  const changed = copyModel('coderag-encoder', 'enc-changed');
+  const configPath = join(changed, 'config.json');
+  const config = JSON.parse(readFileSync(configPath, 'utf8')) as { coderag?: Record<string, unknown> };
+  writeFileSync(configPath, JSON.stringify({ ...config, coderag: { ...config.coderag, max_length: 64 } }));
+  const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user'), warmup: false });
+  try {
+    const [shipped, copy, other] = await Promise.all([reg.encoder(), reg.encoder(same), reg.encoder(changed)]);
+    assert.match(shipped.fingerprint ?? '', /^[0-9a-f]{16}$/);
+    assert.equal(copy.fingerprint, shipped.fingerprint, 'where the folder lives does not matter');
+    assert.notEqual(other.fingerprint, shipped.fingerprint, 'vectors truncated at 64 tokens are different vectors');
+  } finally {
+    await reg.dispose();
+  }
+});

@@ -149,6 +149,21 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     assert.equal(r3.size, kb.items().length);
     r3.dispose();
 
+    // The same encoder name, another build (new weights after an update): everything is re-embedded.
+    writeFileSync(file, good);
+    const rebuilt = { ...countingEncoder(enc.name), fingerprint: 'build-2' };
+    const r5 = new DenseRetriever(kb, rebuilt, { indexFolder: cache.path });
+    await r5.prepare();
+    assert.deepEqual(r5.lastReport?.store, { invalid: `written by another build of encoder "${enc.name}" (fingerprint none, expected build-2)` });
+    assert.equal(r5.lastReport?.embedded, new Set(kb.items().map((i) => i.text)).size);
+    r5.dispose();
+    const sameBuild = { ...countingEncoder(enc.name), fingerprint: 'build-2' };
+    const r6 = new DenseRetriever(kb, sameBuild, { indexFolder: cache.path });
+    await r6.prepare();
+    assert.equal(r6.lastReport?.store, 'loaded');
+    assert.equal(sameBuild.seen.length, 0, 'vectors of the same build are reused');
+    r6.dispose();
+
     // Cancelled before it starts: rejects, and the next call does the whole job.
     const controller = new AbortController();
     controller.abort();

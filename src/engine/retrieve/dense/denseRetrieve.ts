@@ -18,7 +18,7 @@ const log = getLogger('retrieve');
 export type DenseSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
 
 /** The encoder surface the dense path needs (models/OnnxEncoder). */
-export type DenseEncoder = Pick<Encoder, 'name' | 'dim' | 'embed'>;
+export type DenseEncoder = Pick<Encoder, 'name' | 'dim' | 'embed' | 'fingerprint'>;
 
 export interface DenseProgress {
   /** Items embedded so far in this run, of `total` that needed embedding. */
@@ -135,7 +135,7 @@ export class DenseRetriever implements Retriever, Disposable {
     this.storeRead = true;
     const path = this.storePath;
     if (!path) return;
-    const result = await loadVectors(path, { encoder: this.encoder.name, dim: this.encoder.dim });
+    const result = await loadVectors(path, { encoder: this.encoder.name, dim: this.encoder.dim, fingerprint: this.encoder.fingerprint ?? '' });
     if (result.status === 'ok') {
       const { rows, vectors, dim } = result.stored;
       rows.forEach((r, i) => this.vectors.set(r.hash, vectors.subarray(i * dim, (i + 1) * dim)));
@@ -263,7 +263,7 @@ export class DenseRetriever implements Retriever, Disposable {
       if (v) vectors.set(v, i * dim);
     });
     try {
-      await saveVectors(path, { encoder: this.encoder.name, dim, rows, vectors });
+      await saveVectors(path, { encoder: this.encoder.name, fingerprint: this.encoder.fingerprint ?? '', dim, rows, vectors });
       this.storeStatus = 'loaded';
     } catch (e) {
       // Persisting is an optimisation: the vectors in memory still serve.

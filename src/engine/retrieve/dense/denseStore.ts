@@ -1,6 +1,6 @@
 // On-disk dense vectors of one knowledge base (CodeRAG section 2.2.1, dense path): a file in the
 // KB's index folder, `dense-<encoder>.bin`, holding a JSON header line (format version, encoder
-// name, dim, the row ids with their text hashes, a checksum) and then the rows as little-endian
+// name and build fingerprint, dim, the row ids with their text hashes, a checksum) and then the rows as little-endian
 // float32. Written atomically; a corrupt, truncated or foreign file is reported and never trusted.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ export interface DenseRow {
 
 export interface StoredVectors {
   encoder: string;
+  /** The encoder build the vectors came from (Encoder.fingerprint; '' when it has none). */
+  fingerprint: string;
   dim: number;
   rows: DenseRow[];
   /** rows.length * dim values, row-major. */
@@ -28,6 +30,7 @@ interface Header {
   magic: string;
   version: number;
   encoder: string;
+  fingerprint?: string;
   dim: number;
   rows: Array<[string, string]>;
 }
@@ -49,20 +52,22 @@ export async function saveVectors(path: string, stored: StoredVectors): Promise<
     magic: MAGIC,
     version: DENSE_FORMAT_VERSION,
     encoder: stored.encoder,
+    fingerprint: stored.fingerprint,
     dim: stored.dim,
     rows: stored.rows.map((r) => [r.id, r.hash]),
   };
   await writeFramedFile(path, header, payload);
 }
 
-/** Read a vector file; `expect` names the encoder and dim it must have been written for. */
-export async function loadVectors(path: string, expect: { encoder: string; dim: number }): Promise<VectorLoadResult> {
+/** Read a vector file; `expect` names the encoder, its build (fingerprint, default '') and the dim it must have been written for. */
+export async function loadVectors(path: string, expect: { encoder: string; dim: number; fingerprint?: string }): Promise<VectorLoadResult> {
   const read = await readFramedFile<Header>(path);
   if (read.status !== 'ok') return read;
   const { header, payload } = read;
   if (header.magic !== MAGIC) return { status: 'invalid', reason: 'not a CodeRAG vector file' };
   if (header.version !== DENSE_FORMAT_VERSION) return { status: 'invalid', reason: `format version ${header.version}, expected ${DENSE_FORMAT_VERSION}` };
   if (header.encoder !== expect.encoder) return { status: 'invalid', reason: `written by encoder "${header.encoder}", expected "${expect.encoder}"` };
+  if ((header.fingerprint ?? '') !== (expect.fingerprint ?? '')) return { status: 'invalid', reason: `written by another build of encoder "${header.encoder}" (fingerprint ${header.fingerprint || 'none'}, expected ${expect.fingerprint || 'none'})` };
   if (header.dim !== expect.dim) return { status: 'invalid', reason: `dimension ${header.dim}, expected ${expect.dim}` };
   if (!Array.isArray(header.rows)) return { status: 'invalid', reason: 'malformed header' };
   if (payload.length !== header.rows.length * header.dim * 4) return { status: 'invalid', reason: `truncated (${payload.length} of ${header.rows.length * header.dim * 4} bytes)` };
@@ -76,5 +81,5 @@ export async function loadVectors(path: string, expect: { encoder: string; dim: 
     if (!Array.isArray(r) || typeof r[0] !== 'string' || typeof r[1] !== 'string') return { status: 'invalid', reason: 'malformed header' };
     rows.push({ id: r[0], hash: r[1] });
   }
-  return { status: 'ok', stored: { encoder: header.encoder, dim: header.dim, rows, vectors } };
+  return { status: 'ok', stored: { encoder: header.encoder, fingerprint: header.fingerprint ?? '', dim: header.dim, rows, vectors } };
 }

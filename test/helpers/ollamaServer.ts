@@ -6,6 +6,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** Index i drawn with probability weights[i] / sum(weights) (the last one if rounding leaves r >= 0). */
+export function sampleIndex(weights: readonly number[], random: () => number): number {
+  let r = random() * weights.reduce((s, w) => s + w, 0);
+  for (let i = 0; i < weights.length; i++) {
+    r -= weights[i]!;
+    if (r < 0) return i;
+  }
+  return weights.length - 1;
+}
+
 export interface TopLogprob {
   token: string;
   logprob: number;
@@ -325,21 +335,10 @@ export function embeddedModelGenerate(lm: EmbeddedLM, defaultSeed = 0): Generate
       const logZ = max + Math.log(z);
       let id = 0;
       if (opts.temperature > 0) {
-        let total = 0;
-        const weights = Array.from(logits, (l) => {
-          const w = Math.exp((l - max) / opts.temperature);
-          total += w;
-          return w;
-        });
-        let r = random() * total;
-        id = weights.length - 1;
-        for (let i = 0; i < weights.length; i++) {
-          r -= weights[i]!;
-          if (r < 0) {
-            id = i;
-            break;
-          }
-        }
+        id = sampleIndex(
+          Array.from(logits, (l) => Math.exp((l - max) / opts.temperature)),
+          random,
+        );
       } else {
         for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[id]!) id = i;
       }

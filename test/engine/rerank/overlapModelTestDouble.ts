@@ -2,7 +2,7 @@
 // that reads a BestFit prompt, scores each labelled snippet by identifier overlap with the query,
 // and answers `<answer>[X]</answer>` with per-token top logprobs (a softmax over the scores). It
 // stands in until the project's embedded causal LM can back the server.
-import type { GenerateFn, GenerateResult, GeneratedToken } from '../../helpers/ollamaServer';
+import { sampleIndex, type GenerateFn, type GenerateResult, type GeneratedToken } from '../../helpers/ollamaServer';
 
 const identifiers = (text: string): Set<string> => new Set(text.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
 
@@ -58,16 +58,10 @@ export function overlapModelTestDouble(options: { sharpness?: number; seed?: num
     let chosen = 0;
     if (opts.temperature > 0) {
       const random = opts.seed !== undefined ? seeded(opts.seed) : fallbackRandom;
-      const weights = logprobs.map((lp) => Math.exp(lp / opts.temperature));
-      let r = random() * weights.reduce((s, w) => s + w, 0);
-      chosen = weights.length - 1;
-      for (let i = 0; i < weights.length; i++) {
-        r -= weights[i]!;
-        if (r < 0) {
-          chosen = i;
-          break;
-        }
-      }
+      chosen = sampleIndex(
+        logprobs.map((lp) => Math.exp(lp / opts.temperature)),
+        random,
+      );
     } else {
       for (let i = 1; i < logprobs.length; i++) if (logprobs[i]! > logprobs[chosen]!) chosen = i;
     }

@@ -62,7 +62,7 @@ function formatCalls(trace: RerankTrace, label: (id: string) => string): string[
 export const rerankCommand: CliCommand = {
   name: 'rerank',
   usage:
-    'rerank <repo> <file>:<line>[:<col>] [--reranker llm|distilled|none] [--ollama URL | --openai URL] [--model NAME] [--reranker-model DIR] [--top-u N] [--timeout-ms N] [--paths s,df,rg1] [--query last3|last10|jaccard] [--top-j N] [--json] [--index-dir DIR]',
+    'rerank <repo> <file>:<line>[:<col>] [--reranker llm|distilled|none (default: llm with --ollama/--openai, else distilled)] [--ollama URL | --openai URL] [--model NAME] [--reranker-model DIR] [--top-u N] [--timeout-ms N] [--paths s,df,rg1] [--query last3|last10|jaccard] [--top-j N] [--json] [--index-dir DIR]',
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       ...indexOptions,
@@ -78,7 +78,8 @@ export const rerankCommand: CliCommand = {
       'top-j': { type: 'string' },
     });
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
-    const choice = ((values.reranker as string | undefined) ?? 'llm') as RerankerChoice;
+    // Without --reranker: the LLM when a server is named, else the distilled model (the extension's default).
+    const choice = ((values.reranker as string | undefined) ?? (values.ollama !== undefined || values.openai !== undefined ? 'llm' : 'distilled')) as RerankerChoice;
     if (!CHOICES.includes(choice)) throw new UsageError(`--reranker must be one of ${CHOICES.join(', ')}`);
     if (values.ollama && values.openai) throw new UsageError('give either --ollama or --openai, not both');
     const strategy = ((values.query as string | undefined) ?? 'jaccard') as QueryStrategy;

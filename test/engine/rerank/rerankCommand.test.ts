@@ -47,6 +47,12 @@ void test('coderag rerank prints candidates before and after, the calls and the 
   assert.equal(parsed.after.length, Math.min(10, parsed.before.length));
   assert.ok(parsed.rerankerCalls > 0);
   assert.equal(parsed.degraded, undefined);
+  // No reranker and no server named: the shipped distilled model, as in the editor.
+  const local = await coderag(['rerank', join(fixturesDir, 'pyshop'), 'app/main.py:20', '--json', '--index-dir', cache.path]);
+  assert.equal(local.code, 0, local.stderr);
+  const byDefault = JSON.parse(local.stdout) as { reranker: string; degraded?: string };
+  assert.match(byDefault.reranker, /^distilled /);
+  assert.equal(byDefault.degraded, undefined);
 });
 
 void test('coderag rerank with a server that is down keeps retrieval order and says so', async () => {

@@ -106,7 +106,7 @@ export interface QueryFeatures {
 /** How far back the context features look (a 20,000-line file costs no more than this). */
 export const CONTEXT_LINES = 3000;
 const IMPORT_LINE = /^\s*(?:from\s+\S+\s+import\b|import\b)/;
-const PY_DEF = /^(\s*)(?:async\s+)?def\s/;
+const PY_DEF = /^\s*(?:async\s+)?def\s/;
 const JAVA_CONTROL = /^\s*(?:if|for|while|switch|catch|try|else|do|synchronized|return|new)\b/;
 
 function indentOf(line: string): number {
@@ -116,7 +116,7 @@ function indentOf(line: string): number {
 /**
  * The first line of the function or method the cursor is in: the nearest `def` (Python) or
  * method header (Java: a line ending in `{` with a parameter list that is not a control statement)
- * indented no deeper than the last non-blank line; 0 when there is none.
+ * indented no deeper than the last non-blank line; `start` (the first line looked at) when there is none.
  */
 function scopeStart(lines: readonly string[], start: number, python: boolean): number {
   let last = lines.length - 1;

@@ -259,7 +259,7 @@ export function candidateFeatures(q: QueryFeatures, doc: FeatureDoc, row = 0): F
   f[i++] = kind === 'classFunction' ? 1 : 0;
   f[i++] = kind === 'classVariable' ? 1 : 0;
   f[i++] = kind === 'globalVariable' ? 1 : 0;
-  f[i++] = kind === 'class' ? 1 : 0;
+  f[i++] = kind === 'class' || kind === 'module' ? 1 : 0; // a summary: of a class or of a module
   f[i++] = kind === undefined || kind === 'window' ? 1 : 0;
   f[i++] = q.python ? 1 : 0;
   f[i++] = recency(q, name);

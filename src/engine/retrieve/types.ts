@@ -6,11 +6,14 @@ import type { RetrievalQuery } from '../query/types';
 /** CodeRAG's paths (sparse, dense, dataflow) plus the RG-1 baseline. */
 export type PathName = 'sparse' | 'dense' | 'dataflow' | 'rg1';
 
-/** One piece of repository code a path found: a knowledge-base item, a class summary, or a window. */
+/** One piece of repository code a path found: a knowledge-base item, a class or module summary, or a window. */
 export interface Snippet {
-  /** The KbItem id; `path#class:Qualified` for a class summary; `path#window:start-end` for an RG-1 window. */
+  /**
+   * The KbItem id; `path#class:Qualified` for a class summary; `path#module` for a module summary;
+   * `path#window:start-end` for an RG-1 window.
+   */
   id: string;
-  kind: ItemKind | 'class' | 'window';
+  kind: ItemKind | 'class' | 'module' | 'window';
   path: string;
   /** Simple name (the window's first line for a window). */
   name: string;

@@ -4,7 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DataflowRetriever, analyseUnfinished, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
+import { DataflowRetriever, analyseUnfinished, namesUsed, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { RepoSymbols } from '../../../src/engine/retrieve/dataflow/repoSymbols';
 import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/retrieve/dataflow/foldPrefix';
 import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/retrieve/dataflow/flowGraph';
@@ -272,4 +272,102 @@ void test('analyseUnfinished builds the graph from the prefix only (text after t
   const { flow } = analyseUnfinished(p, 'm.py', 'python', 'a = make()\nb = a.x\n');
   assert.deepEqual([...flow.bindings.keys()].sort(), ['a', 'b']);
   assert.deepEqual(flow.bindings.get('b')?.[0]?.values, [[{ name: 'a' }, { name: 'x' }]]);
+});
+
+async function dataflowResults(kb: KnowledgeBase, file: UnfinishedFile): Promise<Array<{ id: string; text: string }>> {
+  const df = new DataflowRetriever(kb, await parsers());
+  try {
+    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 });
+    return r.results.map((x) => ({ id: x.snippet.id, text: x.snippet.text }));
+  } finally {
+    df.dispose();
+  }
+}
+
+void test('Python: a module used as `mod.member` above yields summaries of the module and of what it star-imports, naming members never used', async () => {
+  const dir = tempDir();
+  try {
+    const shapes = Array.from({ length: 130 }, (_, i) => `class Shape${i}:\n    pass\n`).join('\n');
+    writeRepo(dir.path, {
+      'geo/__init__.py': 'from .shapes import *\n\nVERSION = "1.0"\n\ndef area(shape) -> float:\n    return 0.0\n',
+      'geo/shapes.py': `${shapes}\ndef make_shape(kind: str, size: float = 1.0) -> "Shape0":\n    return Shape0()\n`,
+    });
+    const kb = await knowledgeBase(dir.path);
+    // A fresh line after `geo.Shape3()` was used: the next line may use any member of geo.
+    const results = await dataflowResults(kb, { path: 'app.py', lang: 'python', prefix: 'import geo\n\ndef main():\n    s = geo.Shape3()\n    ' });
+    const ids = results.map((r) => r.id);
+    assertTop(ids, 'geo/shapes.py#class:Shape3', 3);
+    const pkg = results.find((r) => r.id === 'geo/__init__.py#module');
+    const mod = results.find((r) => r.id === 'geo/shapes.py#module');
+    assert.ok(pkg && mod, `expected both module summaries, got:\n${ids.join('\n')}`);
+    assert.match(pkg.text, /^def area\(shape\) -> float: \.\.\.$/m);
+    assert.match(pkg.text, /^VERSION = "1\.0"$/m);
+    // One line per definition; past the cap, the remaining names on one line.
+    assert.match(mod.text, /^class Shape7: \.\.\.$/m);
+    assert.match(mod.text, /^# also: .*\bShape125\b.*\bmake_shape\b/m);
+    assert.ok(mod.text.split('\n').length < 130, 'a module summary stays one line per definition, capped');
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('Java: a variable of a subclass yields the summary of its repository superclass (inherited members)', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, {
+      'src/p/TreeBuilder.java': 'package p;\npublic abstract class TreeBuilder {\n    protected void error(String msg) {}\n    boolean processEndTag(String name) { return true; }\n}\n',
+      'src/p/HtmlTreeBuilder.java': 'package p;\npublic class HtmlTreeBuilder extends TreeBuilder {\n    void insert(String t) {}\n}\n',
+    });
+    const kb = await knowledgeBase(dir.path);
+    const prefix = 'package p;\nclass State {\n    boolean process(String t, HtmlTreeBuilder tb) {\n        tb.insert(t);\n        ';
+    const results = await dataflowResults(kb, { path: 'src/p/State.java', lang: 'java', prefix });
+    const ids = results.map((r) => r.id);
+    assertTop(ids, 'src/p/HtmlTreeBuilder.java#class:HtmlTreeBuilder', 3);
+    const base = results.find((r) => r.id === 'src/p/TreeBuilder.java#class:TreeBuilder');
+    assert.ok(base, `expected the superclass summary, got:\n${ids.join('\n')}`);
+    assert.match(base.text, /processEndTag/);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('a class summary names every member: two overloads per name in full, the rest by name', async () => {
+  const dir = tempDir();
+  try {
+    const methods = Array.from({ length: 60 }, (_, i) => `    public static String m${i}(int a) { return ""; }\n    public static String m${i}(long a) { return ""; }\n    public static String m${i}(char a) { return ""; }`).join('\n');
+    writeRepo(dir.path, { 'src/p/Utils.java': `package p;\npublic class Utils {\n${methods}\n}\n` });
+    const kb = await knowledgeBase(dir.path);
+    const results = await dataflowResults(kb, { path: 'src/p/Main.java', lang: 'java', prefix: 'package p;\nclass Main {\n    void f() {\n        Utils.m0(1);\n        ' });
+    const summary = results.find((r) => r.id === 'src/p/Utils.java#class:Utils');
+    assert.ok(summary, `expected the Utils summary, got:\n${results.map((r) => r.id).join('\n')}`);
+    assert.match(summary.text, /static String m0\(int a\);/);
+    assert.match(summary.text, /static String m0\(long a\);/);
+    assert.doesNotMatch(summary.text, /m0\(char a\)/);
+    assert.match(summary.text, /\/\/ also: m20, m21, .*\bm59\b/);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('namesUsed: identifiers outside import statements (parenthesised and continued Python imports, Java imports)', () => {
+  const py = namesUsed('from a import (x,\n    y)\nfrom b import z, \\\n    w\nimport c\nv = x(1)  # z here is a comment\n', 'python');
+  assert.deepEqual([...py].sort(), ['v', 'x']);
+  const java = namesUsed('package p;\nimport q.Foo;\nimport q.Bar;\nclass A { Foo f; } // Bar\n', 'java');
+  assert.deepEqual([...java].sort(), ['A', 'Foo', 'class', 'f']);
+});
+
+void test('Python: a name imported but not used yet ranks above imports used long ago', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, { 'lib/a.py': 'def used_fn():\n    return 1\n\ndef fresh_fn():\n    return 2\n' });
+    const kb = await knowledgeBase(dir.path);
+    const filler = Array.from({ length: 200 }, (_, i) => `v${i} = ${i}`).join('\n');
+    const results = await dataflowResults(kb, { path: 'main.py', lang: 'python', prefix: `from lib.a import used_fn, fresh_fn\nfirst = used_fn()\n${filler}\n` });
+    const ids = results.map((r) => r.id);
+    const fresh = ids.indexOf('lib/a.py#function:fresh_fn');
+    const used = ids.indexOf('lib/a.py#function:used_fn');
+    assert.ok(fresh >= 0 && used >= 0 && fresh < used, `expected fresh_fn before used_fn, got:\n${ids.join('\n')}`);
+  } finally {
+    dir.cleanup();
+  }
 });

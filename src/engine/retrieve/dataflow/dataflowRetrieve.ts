@@ -69,6 +69,26 @@ export function recentChains(prefix: string, lang: 'python' | 'java', seedLine: 
   return out;
 }
 
+/** The identifiers the prefix uses outside its import (and Java package) statements. */
+export function namesUsed(prefix: string, lang: 'python' | 'java'): Set<string> {
+  const used = new Set<string>();
+  // A Python import continues while its parentheses are open or its line ends with a backslash.
+  let open = 0;
+  let continued = false;
+  for (const line of prefixLines(prefix)) {
+    const code = line.replace(lang === 'python' ? /#.*$/ : /\/\/.*$/, '');
+    if (open > 0 || continued || HEADER_START[lang].test(line.trimStart())) {
+      if (lang === 'python') {
+        for (const c of code) open += c === '(' ? 1 : c === ')' && open > 0 ? -1 : 0;
+        continued = code.trimEnd().endsWith('\\');
+      }
+      continue;
+    }
+    for (const m of code.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) used.add(m[0]);
+  }
+  return used;
+}
+
 /**
  * The prefix made parseable: folded (foldPrefix), then the unfinished line (read lexically for
  * the seeds) becomes `pass` in Python, and Java gets the closing braces of its open blocks.
@@ -185,7 +205,7 @@ export class DataflowRetriever implements Retriever, Disposable {
     throwIfAborted(signal);
     const scope = { path: file.path, lang: file.lang, extraction, flow };
     const recent = recentChains(file.prefix, file.lang, flow.seedLine);
-    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent);
+    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent, namesUsed(file.prefix, file.lang));
     const results = resolution.results.filter((r) => r.snippet.path !== file.path);
     let bindings = 0;
     for (const list of flow.bindings.values()) bindings += list.length;

@@ -31,6 +31,7 @@ export class RepoSymbols {
   private readonly classesByName = new Map<string, KbClass[]>();
   private readonly members = new Map<string, KbItem[]>();
   private readonly topLevel = new Map<string, Map<string, KbItem | KbClass>>();
+  private readonly memo = new Map<string, unknown>();
 
   constructor(private readonly source: SymbolSource) {
     for (const path of source.paths()) {
@@ -134,5 +135,13 @@ export class RepoSymbols {
 
   file(path: string): FileExtraction | undefined {
     return this.source.file(path);
+  }
+
+  /** A value derived from these tables (a class or module summary), built once per key. */
+  cached<T>(key: string, build: () => T): T {
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const value = build();
+    this.memo.set(key, value);
+    return value;
   }
 }

@@ -10,7 +10,8 @@ type Entity =
   | { kind: 'module'; key: string }
   | { kind: 'class'; cls: KbClass; instance: boolean }
   | { kind: 'item'; item: KbItem }
-  | { kind: 'local'; cls: LocalClass; instance: boolean };
+  | { kind: 'local'; cls: LocalClass; instance: boolean }
+  | { kind: 'moduleSummary'; path: string };
 
 /** Where names are looked up: the unfinished file (with its flow) or a repository file. */
 interface Scope {
@@ -24,7 +25,20 @@ const MAX_DEPTH = 6;
 const LEAD_DEPTH = 2;
 /** Where chains used above the seed line start their walk: below the leads, above the import fallback. */
 const RECENT_DEPTH = 3;
+/** Signatures a class summary shows; the other members are listed by name. */
 const MAX_CLASS_MEMBERS = 40;
+/**
+ * Where imports the prefix has not used yet are emitted: after the chains used above, before the
+ * other imports. Dev repositories, merged recall@10 Python / Java: depth 3 ahead of the chains used
+ * above 0.688 / 0.820; depth 5 after them 0.718 / 0.842; not emitted 0.703 / 0.842.
+ */
+const UNUSED_IMPORT_DEPTH = 5;
+/** Overloads of one name a class summary shows in full. */
+const MAX_OVERLOADS = 2;
+/** Definitions a module summary shows as signatures; the rest are listed by name. */
+const MAX_MODULE_LINES = 120;
+/** A summary line longer than this is cut (a long default value, a many-parameter signature). */
+const MAX_SUMMARY_LINE = 120;
 
 export interface FlowResolution {
   results: ScoredSnippet[];
@@ -46,9 +60,10 @@ export class FlowResolver {
   /**
    * Seeds first (score by walk distance), then the chains used in the lines above the seed line
    * (`recent`, nearest first, scored below any direct dependency), then the file's other
-   * repository imports (low scores).
+   * repository imports (low scores). With `usedNames` (the identifiers of the prefix outside its
+   * import statements), imports not used yet are resolved after the chains used above.
    */
-  resolve(scope: Scope, recent: readonly Chain[] = []): FlowResolution {
+  resolve(scope: Scope, recent: readonly Chain[] = [], usedNames?: ReadonlySet<string>): FlowResolution {
     const flow = scope.flow;
     if (flow) {
       // The chain nearest the cursor first: it is what the line is about to use.
@@ -58,6 +73,16 @@ export class FlowResolver {
       for (const chain of recent) {
         if (this.steps > this.maxSteps) break;
         this.resolveChain(chain, scope, RECENT_DEPTH, `${chainText(chain)} (used above)`);
+      }
+      // A name imported but not used yet is imported for the code still to be written.
+      if (usedNames) {
+        for (const imp of scope.extraction.imports) {
+          const bound = imp.alias ?? imp.name;
+          if (imp.wildcard || bound === undefined || usedNames.has(bound) || this.steps > this.maxSteps) continue;
+          const targets = this.importTarget(imp, scope, 0);
+          for (const e of targets) this.emit(e, UNUSED_IMPORT_DEPTH, `import ${bound} (not used yet)`);
+          this.emitModuleMembers(targets, UNUSED_IMPORT_DEPTH + 1, `import ${bound} (not used yet)`);
+        }
       }
     }
     for (const imp of scope.extraction.imports) {
@@ -74,7 +99,9 @@ export class FlowResolver {
   private emit(e: Entity, depth: number, reason: string): void {
     let snippet: Snippet | undefined;
     if (e.kind === 'item') snippet = snippetOfItem(e.item);
-    else if (e.kind === 'class') snippet = this.classSummary(e.cls);
+    // Summaries depend on the repository tables only: built once until the knowledge base changes.
+    else if (e.kind === 'class') snippet = this.symbols.cached(`class:${e.cls.path}#${e.cls.qualifiedName}`, () => this.classSummary(e.cls));
+    else if (e.kind === 'moduleSummary') snippet = this.symbols.cached(`module:${e.path}`, () => this.moduleSummary(e.path));
     if (!snippet) return;
     const score = 1 / (1 + depth);
     const existing = this.emitted.get(snippet.id);
@@ -87,13 +114,15 @@ export class FlowResolver {
     if (!head || depth > MAX_DEPTH || ++this.steps > this.maxSteps) return [];
     let current = this.resolveHead(head.name, scope, depth, reason, head.partial === true && chain.length === 1);
     for (const e of current) this.emit(e, depth, reason);
+    for (const e of current) if (e.kind === 'class') this.emitBases(e.cls, depth + 1, reason);
     // A class of the unfinished file itself is excluded; its parent classes (successor) are not.
     for (const e of current) {
       if (e.kind === 'local' && this.unfinished) for (const base of e.cls.bases) this.resolveChain(base, this.unfinished, depth + 1, `${e.cls.name} (successor)`);
     }
     if (head.call) current = current.flatMap((e) => this.callResult(e, depth));
     for (const e of current) this.emit(e, depth, reason);
-    if (chain.length === 1) this.emitModuleMembers(current, depth + 1, reason);
+    // `nodes.Const(...)` used above: the next line may use another member of `nodes`.
+    this.emitModuleMembers(current, depth + 1, reason);
     for (let i = 1; i < chain.length && current.length > 0; i++) {
       const seg = chain[i]!;
       if (seg.name === '[]') return [];
@@ -102,18 +131,56 @@ export class FlowResolver {
       for (const e of current) this.emit(e, depth + i - 1, `${reason} (comesfrom)`);
       if (seg.call) current = current.flatMap((e) => this.callResult(e, depth + i));
       for (const e of current) this.emit(e, depth + i, reason);
+      for (const e of current) if (e.kind === 'class' && e.instance) this.emitBases(e.cls, depth + i + 1, reason);
       if (i === chain.length - 1) this.emitModuleMembers(current, depth + i + 1, reason);
     }
     return current;
   }
 
-  /** A chain ending at a module (`u` for `import pkg.util as u`): its first definitions, at a lower score. */
+  /**
+   * A chain ending at a module (`u` for `import pkg.util as u`): the next line most likely uses one
+   * of its members, so the summaries of the module and of the modules it re-exports with `*`.
+   */
   private emitModuleMembers(entities: Entity[], depth: number, reason: string): void {
     for (const e of entities) {
       if (e.kind !== 'module') continue;
-      const path = this.symbols.pythonModuleFile(e.key);
-      if (!path) continue;
-      for (const def of this.symbols.topLevelDefinitions(path).slice(0, 8)) this.emit(entityOf(def), depth, `${reason} (module member)`);
+      for (const path of this.moduleFiles(e.key)) this.emit({ kind: 'moduleSummary', path }, depth, `${reason} (module summary)`);
+    }
+  }
+
+  /** A module's file and the repository files it star-imports (a package's `from .core import *`). */
+  private moduleFiles(key: string): string[] {
+    const path = this.symbols.pythonModuleFile(key);
+    if (!path) return [];
+    const out = [path];
+    for (const i of this.symbols.file(path)?.imports ?? []) {
+      if (!i.wildcard) continue;
+      const sub = this.symbols.pythonModule(i.module, path);
+      const file = sub === undefined ? undefined : this.symbols.pythonModuleFile(sub);
+      if (file && !out.includes(file)) out.push(file);
+    }
+    return out;
+  }
+
+  /**
+   * The repository classes a class extends or implements, as summaries one step further away:
+   * members are often inherited (`tb.error()` on a subclass of the class that defines error).
+   */
+  private emitBases(cls: KbClass, depth: number, reason: string, seen = new Set<string>()): void {
+    if (depth > MAX_DEPTH || cls.bases.length === 0) return;
+    const key = `${cls.path}#${cls.qualifiedName}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const x = this.symbols.file(cls.path);
+    if (!x) return;
+    const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
+    for (const base of cls.bases) {
+      const chain = base.replace(/<.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
+      for (const b of this.resolveHeadChain(chain, scope, depth)) {
+        if (b.kind !== 'class') continue;
+        this.emit(b, depth, `${reason} <- ${cls.name} (successor)`);
+        this.emitBases(b.cls, depth + 1, reason, seen);
+      }
     }
   }
 
@@ -239,6 +306,8 @@ export class FlowResolver {
       }
       case 'item':
         return this.itemValue(e.item, depth).flatMap((v) => this.member(v, name, depth + 1));
+      case 'moduleSummary':
+        return [];
     }
   }
 
@@ -368,19 +437,21 @@ export class FlowResolver {
   }
 
   private classSummary(cls: KbClass): Snippet {
-    const members = this.symbols.classMembers(cls).slice(0, MAX_CLASS_MEMBERS);
+    const { shown, others } = summaryMembers(this.symbols.classMembers(cls));
     const lines: string[] = [];
     if (cls.lang === 'python') {
       lines.push(`# ${cls.path}`, cls.header.trim());
       if (cls.docstring) lines.push(`    """${cls.docstring.split('\n', 1)[0]}"""`);
-      for (const m of members) {
-        const sig = m.signature.replace(/\s*\n\s*/g, ' ');
+      for (const m of shown) {
+        const sig = summaryLine(m.signature);
         lines.push(`    ${m.kind === 'classFunction' ? `${sig} ...` : sig}`);
       }
-      if (members.length === 0 && !cls.docstring) lines.push('    ...');
+      if (others.length > 0) lines.push(`    # also: ${others.join(', ')}`);
+      if (shown.length === 0 && !cls.docstring) lines.push('    ...');
     } else {
       lines.push(`// ${cls.path}`, `${cls.header.trim()} {`);
-      for (const m of members) lines.push(`    ${m.signature.replace(/\s*\n\s*/g, ' ')};`);
+      for (const m of shown) lines.push(`    ${summaryLine(m.signature)};`);
+      if (others.length > 0) lines.push(`    // also: ${others.join(', ')}`);
       lines.push('}');
     }
     return {
@@ -393,6 +464,54 @@ export class FlowResolver {
       text: lines.join('\n'),
     };
   }
+
+  /** A Python module's top-level definitions, one line each (class headers, signatures, variables). */
+  private moduleSummary(path: string): Snippet | undefined {
+    const x = this.symbols.file(path);
+    if (!x) return undefined;
+    const defs = this.symbols.topLevelDefinitions(path).sort((a, b) => a.range.startLine - b.range.startLine);
+    if (defs.length === 0) return undefined;
+    const lines = [`# ${path}`];
+    for (const d of defs.slice(0, MAX_MODULE_LINES)) {
+      if ('header' in d) lines.push(`${summaryLine(d.header)} ...`);
+      else lines.push(d.kind === 'function' ? `${summaryLine(d.signature)} ...` : summaryLine(d.signature));
+    }
+    if (defs.length > MAX_MODULE_LINES) lines.push(`# also: ${defs.slice(MAX_MODULE_LINES).map((d) => d.name).join(', ')}`);
+    const module = path.replace(/(\/__init__)?\.pyi?$/, '').replace(/\//g, '.');
+    return {
+      id: `${path}#module`,
+      kind: 'module',
+      path,
+      name: module.slice(module.lastIndexOf('.') + 1),
+      qualifiedName: module,
+      range: { startLine: 0, endLine: Math.max(...defs.map((d) => d.range.endLine)) },
+      text: lines.join('\n'),
+    };
+  }
+}
+
+/**
+ * The members a class summary shows as signatures (at most MAX_CLASS_MEMBERS, at most
+ * MAX_OVERLOADS per name, in source order) and the names of the others, each once.
+ */
+function summaryMembers(members: readonly KbItem[]): { shown: KbItem[]; others: string[] } {
+  const shown: KbItem[] = [];
+  const perName = new Map<string, number>();
+  const others = new Set<string>();
+  for (const m of members) {
+    const n = perName.get(m.name) ?? 0;
+    if (shown.length < MAX_CLASS_MEMBERS && n < MAX_OVERLOADS) {
+      shown.push(m);
+      perName.set(m.name, n + 1);
+    } else if (n === 0) others.add(m.name);
+  }
+  return { shown, others: [...others] };
+}
+
+/** A declaration on one line, cut at MAX_SUMMARY_LINE characters. */
+function summaryLine(text: string): string {
+  const line = text.replace(/\s*\n\s*/g, ' ').trim();
+  return line.length <= MAX_SUMMARY_LINE ? line : `${line.slice(0, MAX_SUMMARY_LINE - 3).trimEnd()}...`;
 }
 
 function entityOf(def: KbItem | KbClass): Entity {
@@ -415,6 +534,8 @@ function entityKey(e: Entity): string {
       return `i:${e.item.id}`;
     case 'local':
       return `l:${e.cls.name}:${e.instance}`;
+    case 'moduleSummary':
+      return `s:${e.path}`;
   }
 }
 

@@ -59,6 +59,11 @@ export async function openSession(
     session = await ort.InferenceSession.create(file, {
       graphOptimizationLevel: 'all',
       ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
+      // No busy-waiting threads after a run: the engine runs several sessions (probing LM, encoder,
+      // reranker) one after another, and a session's spinning pool took the cores from the next.
+      // Dev Python cases, probing then embedding the query on 2 cores: probing median 28-33 ms
+      // with spinning, 20-21 ms without; one session alone is no slower (models/training/bench_latency.ts).
+      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     });
   } catch (e) {
     throw new ModelError(

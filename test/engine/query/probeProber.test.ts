@@ -64,12 +64,19 @@ void test('lmChunkProber probes nearest chunks first in batches and stops at its
       return Promise.resolve(prompts.map((p) => ({ tokens: new Array<number>(steps).fill(0), maxLogProbs: new Array<number>(steps).fill(-Number(p.slice(1))) })));
     },
   };
-  const prober = lmChunkProber(fake, { batchSize: 2, budgetMs: 150, now: () => clock });
+  const prober = lmChunkProber(fake, { batchSize: 2, budgetMs: 250, now: () => clock });
   const scores = await prober.scoreProbes(['p1', 'p2', 'p3', 'p4', 'p5'], 3);
-  // Batches from the end: [p4, p5], then [p2, p3]; the budget is then spent, p1 is never probed.
+  // Batches from the end: [p4, p5], then [p2, p3] (expected to end at 200 ms); a third would end
+  // at 300 ms, past the budget, so p1 is never probed.
   assert.deepEqual(calls, [['p4', 'p5'], ['p2', 'p3']]);
   assert.deepEqual(scores, [-Infinity, -6, -9, -12, -15]);
   assert.deepEqual(prober.lastRun, { probes: 5, scored: 4, batches: 2, elapsedMs: 200 });
+  // With 150 ms, the second batch would end at 200 ms: only the first runs.
+  calls.length = 0;
+  clock = 0;
+  const tight = lmChunkProber(fake, { batchSize: 2, budgetMs: 150, now: () => clock });
+  await tight.scoreProbes(['p1', 'p2', 'p3', 'p4', 'p5'], 3);
+  assert.deepEqual(calls, [['p4', 'p5']]);
 });
 
 void test('buildQuery with probing falls back to a model-free query when the model is missing', async () => {

@@ -7,6 +7,8 @@ import { readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { ModelRegistry } from '../../../src/engine/models';
+import { onnxRowScorer, type RowScorer } from '../../../src/engine/models/OnnxRowScorer';
+import type { FileExtraction, KbItem } from '../../../src/engine/kb/types';
 import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
 import { DenseRetriever, type DenseEncoder } from '../../../src/engine/retrieve/dense/denseRetrieve';
 import { denseFilePath, loadVectors } from '../../../src/engine/retrieve/dense/denseStore';
@@ -176,5 +178,89 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     r4.dispose();
   } finally {
     cache.cleanup();
+  }
+});
+
+/** A repository of `files` x `perFile` synthetic items, served as a knowledge base. */
+function syntheticKb(files: number, perFile: number): { paths(): string[]; file(p: string): FileExtraction | undefined; onDidChange(): { dispose(): void } } {
+  const extractions = new Map<string, FileExtraction>();
+  for (let f = 0; f < files; f++) {
+    const path = `src/m${f}.py`;
+    const items: KbItem[] = Array.from({ length: perFile }, (_, i) => {
+      const kind = i % 4 === 0 ? 'globalVariable' : 'function';
+      const name = `${kind === 'function' ? 'fn' : 'VAR'}_${f}_${i}`;
+      return { id: `${path}#${kind}:${name}`, kind, lang: 'python', path, name, qualifiedName: name, signature: name, docstring: '', range: { startLine: i, endLine: i }, text: `# ${path}\n${kind === 'function' ? `def ${name}(x):\n    return x * ${i}` : `${name} = ${f}`}` };
+    });
+    extractions.set(path, { path, lang: 'python', items, classes: [], imports: [], hasSyntaxErrors: false });
+  }
+  return { paths: () => [...extractions.keys()], file: (p) => extractions.get(p), onDidChange: () => ({ dispose: () => undefined }) };
+}
+
+void test('the ONNX row scorer: its graph loads in onnxruntime and its scores are the dot products', async () => {
+  const scorer = await onnxRowScorer();
+  const rows = 700;
+  const dim = 36;
+  const matrix = Float32Array.from({ length: rows * dim }, (_, i) => Math.sin(i * 12.9898) * 0.5);
+  const query = Float32Array.from({ length: dim }, (_, i) => Math.cos(i * 78.233));
+  const scores = await scorer.scores(matrix, rows, query);
+  assert.equal(scores.length, rows);
+  for (let r = 0; r < rows; r++) {
+    let dot = 0;
+    for (let d = 0; d < dim; d++) dot += matrix[r * dim + d]! * query[d]!;
+    assert.ok(Math.abs(scores[r]! - dot) < 1e-4, `row ${r}: ${scores[r]} vs ${dot}`);
+  }
+  assert.deepEqual(await scorer.scores(matrix, 0, query), new Float32Array(0));
+  await assert.rejects(scorer.scores(matrix.subarray(0, 10), 2, query), /fewer than 2 x 36/);
+});
+
+void test('a large repository is searched by the ONNX row scorer with the same results as the JavaScript loop, the unfinished file skipped', async () => {
+  // 9,000 items: 6,750 functions (past ONNX_MIN_ROWS: the ONNX scorer) and 2,250 variables (the
+  // JavaScript loop), so both ways run in one search.
+  const kb = syntheticKb(300, 30);
+  // Pseudo-random unit vectors per text (no run of tied scores at the cut).
+  const encoder: DenseEncoder = {
+    name: 'hash',
+    dim: 64,
+    embed: (texts) =>
+      Promise.resolve(
+        texts.map((t) => {
+          let h = 2166136261;
+          for (let i = 0; i < t.length; i++) h = Math.imul(h ^ t.charCodeAt(i), 16777619) >>> 0;
+          const v = Float32Array.from({ length: 64 }, (_, d) => Math.sin(h * 0.0001 + d * 1.7));
+          const norm = Math.hypot(...v);
+          return v.map((x) => x / norm);
+        }),
+      ),
+  };
+  const real = await onnxRowScorer();
+  let onnxCalls = 0;
+  const counted: RowScorer = {
+    scores: (m, rows, q) => {
+      onnxCalls++;
+      return real.scores(m, rows, q);
+    },
+  };
+  const onnx = new DenseRetriever(kb, encoder, { rowScorer: counted });
+  const js = new DenseRetriever(kb, encoder, { rowScorer: null });
+  try {
+    for (const [path, text] of [
+      ['src/m7.py', 'def fn_7_5(x):\n    return x * 5'],
+      ['src/m100.py', 'VAR_120_4 = 120\nfn_120_9(2)'],
+    ] as const) {
+      const request = { file: { path, lang: 'python' as const, prefix: text }, query: { strategy: 'last3' as const, text, spans: [] }, topJ: 15 };
+      const a = (await onnx.retrieve(request)).results;
+      const b = (await js.retrieve(request)).results;
+      assert.equal(a.length, 30);
+      // The same results with the same scores (float32 sums in ONNX, float64 in JavaScript: two
+      // nearly equal scores may swap places).
+      const jsScores = new Map(b.map((r) => [r.snippet.id, r.score]));
+      assert.deepEqual(new Set(jsScores.keys()), new Set(a.map((r) => r.snippet.id)));
+      for (const r of a) assert.ok(Math.abs(r.score - jsScores.get(r.snippet.id)!) < 1e-4);
+      assert.ok(a.every((r) => r.snippet.path !== path), 'the unfinished file is never a result');
+    }
+    assert.equal(onnxCalls, 2, 'the functions family (6,750 rows) goes to the ONNX scorer once per search');
+  } finally {
+    onnx.dispose();
+    js.dispose();
   }
 });

@@ -35,8 +35,12 @@ const MAX_CLASS_MEMBERS = 40;
 const UNUSED_IMPORT_DEPTH = 5;
 /** Overloads of one name a class summary shows in full. */
 const MAX_OVERLOADS = 2;
-/** Definitions a module summary shows as signatures; the rest are listed by name. */
-const MAX_MODULE_LINES = 120;
+/**
+ * Definitions a module summary shows as signatures; the rest are listed by name. Dev Python
+ * cases: 40 and 120 give the same merged recall@10 (0.718), with median context text in the
+ * first 10 of 4,658 and 4,969 characters.
+ */
+const MAX_MODULE_LINES = 40;
 /** A summary line longer than this is cut (a long default value, a many-parameter signature). */
 const MAX_SUMMARY_LINE = 120;
 

@@ -23,18 +23,19 @@ function fake(name: PathName, run: (signal?: AbortSignal) => Promise<PathResult>
   return { name, retrieve: (_r, signal) => run(signal) };
 }
 
-void test('mergeCandidates: round-robin from dataflow first (five per round), deduplicated with every path\'s score, capped, target file dropped', () => {
+void test('mergeCandidates: round-robin from dataflow first (ten per round), deduplicated with every path\'s score, capped, target file dropped', () => {
+  const ks = Array.from({ length: 11 }, (_, i): [string, string, number] => ['d.py', `k${i + 1}`, 0.5 - i / 100]);
   const merged = mergeCandidates(
     [
       trace('sparse', [['a.py', 'f', 0.9], ['b.py', 'g', 0.8], ['target.py', 'own', 0.7], ['c.py', 'h', 0.6]]),
-      trace('dataflow', [['b.py', 'g', 1], ['d.py', 'k', 0.5], ['d.py', 'l', 0.49], ['d.py', 'm', 0.48], ['d.py', 'n', 0.47], ['d.py', 'o', 0.46], ['d.py', 'p', 0.45]]),
+      trace('dataflow', [['b.py', 'g', 1], ...ks]),
       trace('dense', [['e.py', 'z', 0.99]], 'error'),
     ],
-    9,
+    14,
     'target.py',
   );
-  // Five from dataflow, one from sparse, the rest of dataflow, then sparse again.
-  assert.deepEqual(merged.map((c) => c.snippet.name), ['g', 'k', 'l', 'm', 'n', 'f', 'o', 'p', 'h']);
+  // Ten from dataflow, one from sparse, the rest of dataflow, then sparse again.
+  assert.deepEqual(merged.map((c) => c.snippet.name), ['g', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8', 'k9', 'f', 'k10', 'k11', 'h']);
   const g = merged[0]!;
   assert.deepEqual(g.paths, ['dataflow', 'sparse']);
   assert.deepEqual(g.scores, { dataflow: 1, sparse: 0.8 });

@@ -371,3 +371,18 @@ void test('Python: a name imported but not used yet ranks above imports used lon
     dir.cleanup();
   }
 });
+
+void test('Python: of the imports not used yet, those sharing words with the lines just above come first', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, { 'ops/__init__.py': '', 'ops/add.py': 'def add_operation(dn):\n    return 1\n', 'ops/delete.py': 'def delete_operation(dn):\n    return 2\n' });
+    const kb = await knowledgeBase(dir.path);
+    const prefix = 'from ops.add import add_operation\nfrom ops.delete import delete_operation\n\nclass Connection:\n    def delete(self, dn):\n        """Delete the entry at dn."""\n        ';
+    const ids = (await dataflowResults(kb, { path: 'conn.py', lang: 'python', prefix })).map((r) => r.id);
+    const del = ids.indexOf('ops/delete.py#function:delete_operation');
+    const add = ids.indexOf('ops/add.py#function:add_operation');
+    assert.ok(del >= 0 && add >= 0 && del < add, `expected delete_operation before add_operation, got:\n${ids.join('\n')}`);
+  } finally {
+    dir.cleanup();
+  }
+});

@@ -15,6 +15,7 @@ import { foldPrefix } from './foldPrefix';
 import { buildJavaFlow } from './javaFlow';
 import { buildPythonFlow } from './pythonFlow';
 import { RepoSymbols } from './repoSymbols';
+import { identifierParts } from '../sparse/codeTerms';
 import { FlowResolver } from './resolveFlow';
 
 export type DataflowSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
@@ -69,9 +70,32 @@ export function recentChains(prefix: string, lang: 'python' | 'java', seedLine: 
   return out;
 }
 
+/**
+ * Lines whose identifier parts order the imports not used yet. Dev repositories, merged
+ * recall@10 Python / Java: import order 0.755 / 0.870; by shared words with the last 10 code lines
+ * 0.765 / 0.870 (30 lines, or those imports ranked with the chains used above: within 0.005).
+ */
+export const NEAR_WORD_LINES = 10;
+
+/** Lower-cased parts (snake_case / camelCase pieces) of the identifiers of the last `lines` code lines of the prefix (import statements skipped). */
+export function nearWords(prefix: string, lang: 'python' | 'java', lines: number): Set<string> {
+  const out = new Set<string>();
+  for (const code of codeLines(prefix, lang).slice(-lines)) {
+    for (const m of code.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) for (const p of identifierParts(m[0])) out.add(p.toLowerCase());
+  }
+  return out;
+}
+
 /** The identifiers the prefix uses outside its import (and Java package) statements. */
 export function namesUsed(prefix: string, lang: 'python' | 'java'): Set<string> {
   const used = new Set<string>();
+  for (const code of codeLines(prefix, lang)) for (const m of code.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) used.add(m[0]);
+  return used;
+}
+
+/** The prefix's lines outside import (and Java package) statements, comments cut. */
+function codeLines(prefix: string, lang: 'python' | 'java'): string[] {
+  const out: string[] = [];
   // A Python import continues while its parentheses are open or its line ends with a backslash.
   let open = 0;
   let continued = false;
@@ -84,9 +108,9 @@ export function namesUsed(prefix: string, lang: 'python' | 'java'): Set<string> 
       }
       continue;
     }
-    for (const m of code.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) used.add(m[0]);
+    out.push(code);
   }
-  return used;
+  return out;
 }
 
 /**
@@ -205,7 +229,7 @@ export class DataflowRetriever implements Retriever, Disposable {
     throwIfAborted(signal);
     const scope = { path: file.path, lang: file.lang, extraction, flow };
     const recent = recentChains(file.prefix, file.lang, flow.seedLine);
-    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent, namesUsed(file.prefix, file.lang));
+    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent, namesUsed(file.prefix, file.lang), nearWords(file.prefix, file.lang, NEAR_WORD_LINES));
     const results = resolution.results.filter((r) => r.snippet.path !== file.path);
     let bindings = 0;
     for (const list of flow.bindings.values()) bindings += list.length;

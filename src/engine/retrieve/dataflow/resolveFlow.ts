@@ -5,6 +5,7 @@ import type { FileExtraction, KbClass, KbImport, KbItem, Lang } from '../../kb/t
 import { snippetOfItem, type ScoredSnippet, type Snippet } from '../types';
 import { chainText, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, PYTHON_KEYWORDS, PYTHON_TYPE_IGNORE, chainsOfText, typeChains, type Binding, type Chain, type FileFlow, type LocalClass } from './flowGraph';
 import type { RepoSymbols } from './repoSymbols';
+import { identifierParts } from '../sparse/codeTerms';
 
 type Entity =
   | { kind: 'module'; key: string }
@@ -65,9 +66,10 @@ export class FlowResolver {
    * Seeds first (score by walk distance), then the chains used in the lines above the seed line
    * (`recent`, nearest first, scored below any direct dependency), then the file's other
    * repository imports (low scores). With `usedNames` (the identifiers of the prefix outside its
-   * import statements), imports not used yet are resolved after the chains used above.
+   * import statements), imports not used yet are resolved after the chains used above, those
+   * sharing more of `nearWords` (lower-cased identifier parts of the lines just above) first.
    */
-  resolve(scope: Scope, recent: readonly Chain[] = [], usedNames?: ReadonlySet<string>): FlowResolution {
+  resolve(scope: Scope, recent: readonly Chain[] = [], usedNames?: ReadonlySet<string>, nearWords?: ReadonlySet<string>): FlowResolution {
     const flow = scope.flow;
     if (flow) {
       // The chain nearest the cursor first: it is what the line is about to use.
@@ -80,12 +82,18 @@ export class FlowResolver {
       }
       // A name imported but not used yet is imported for the code still to be written.
       if (usedNames) {
-        for (const imp of scope.extraction.imports) {
-          const bound = imp.alias ?? imp.name;
-          if (imp.wildcard || bound === undefined || usedNames.has(bound) || this.steps > this.maxSteps) continue;
+        const unused = scope.extraction.imports
+          .map((imp, order) => ({ imp, order, bound: imp.alias ?? imp.name }))
+          .filter((u): u is { imp: KbImport; order: number; bound: string } => !u.imp.wildcard && u.bound !== undefined && !usedNames.has(u.bound))
+          .map((u) => ({ ...u, overlap: nearWords ? identifierParts(u.bound).filter((p) => p.length >= 3 && nearWords.has(p.toLowerCase())).length : 0 }))
+          .sort((a, b) => b.overlap - a.overlap || a.order - b.order);
+        // The ones sharing words with the lines just above first (`def delete(...)` -> delete_operation).
+        for (const { imp, bound, overlap } of unused) {
+          if (this.steps > this.maxSteps) break;
           const targets = this.importTarget(imp, scope, 0);
-          for (const e of targets) this.emit(e, UNUSED_IMPORT_DEPTH, `import ${bound} (not used yet)`);
-          this.emitModuleMembers(targets, UNUSED_IMPORT_DEPTH + 1, `import ${bound} (not used yet)`);
+          const reason = `import ${bound} (not used yet${overlap > 0 ? `; ${overlap} word(s) of it nearby` : ''})`;
+          for (const e of targets) this.emit(e, UNUSED_IMPORT_DEPTH, reason);
+          this.emitModuleMembers(targets, UNUSED_IMPORT_DEPTH + 1, reason);
         }
       }
     }

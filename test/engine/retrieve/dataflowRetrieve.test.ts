@@ -309,6 +309,18 @@ void test('Python: a module used as `mod.member` above yields summaries of the m
   } finally {
     dir.cleanup();
   }
+  // A generated module with thousands of definitions: the name list is capped too.
+  const gen = tempDir();
+  try {
+    writeRepo(gen.path, { 'geo/__init__.py': '', 'geo/consts.py': Array.from({ length: 3000 }, (_, i) => `C${i} = ${i}`).join('\n') + '\n' });
+    const big = await knowledgeBase(gen.path);
+    const huge = (await dataflowResults(big, { path: 'app.py', lang: 'python', prefix: 'from geo import consts\n\nx = consts.C1\n' })).find((r) => r.id === 'geo/consts.py#module');
+    assert.ok(huge, 'the generated module has a summary');
+    assert.match(huge.text, /\bC338, C339 and 2660 more$/);
+    assert.ok(huge.text.length < 8000, `summary of ${huge.text.length} characters`);
+  } finally {
+    gen.cleanup();
+  }
 });
 
 void test('Java: a variable of a subclass yields the summary of its repository superclass (inherited members)', async () => {

@@ -42,6 +42,8 @@ const MAX_OVERLOADS = 2;
  * first 10 of 4,658 and 4,969 characters.
  */
 const MAX_MODULE_LINES = 40;
+/** Names a summary lists after its signatures. */
+const MAX_ALSO_NAMES = 300;
 /** A summary line longer than this is cut (a long default value, a many-parameter signature). */
 const MAX_SUMMARY_LINE = 120;
 
@@ -458,12 +460,12 @@ export class FlowResolver {
         const sig = summaryLine(m.signature);
         lines.push(`    ${m.kind === 'classFunction' ? `${sig} ...` : sig}`);
       }
-      if (others.length > 0) lines.push(`    # also: ${others.join(', ')}`);
+      if (others.length > 0) lines.push(`    # also: ${alsoList(others)}`);
       if (shown.length === 0 && !cls.docstring) lines.push('    ...');
     } else {
       lines.push(`// ${cls.path}`, `${cls.header.trim()} {`);
       for (const m of shown) lines.push(`    ${summaryLine(m.signature)};`);
-      if (others.length > 0) lines.push(`    // also: ${others.join(', ')}`);
+      if (others.length > 0) lines.push(`    // also: ${alsoList(others)}`);
       lines.push('}');
     }
     return {
@@ -488,7 +490,7 @@ export class FlowResolver {
       if ('header' in d) lines.push(`${summaryLine(d.header)} ...`);
       else lines.push(d.kind === 'function' ? `${summaryLine(d.signature)} ...` : summaryLine(d.signature));
     }
-    if (defs.length > MAX_MODULE_LINES) lines.push(`# also: ${defs.slice(MAX_MODULE_LINES).map((d) => d.name).join(', ')}`);
+    if (defs.length > MAX_MODULE_LINES) lines.push(`# also: ${alsoList(defs.slice(MAX_MODULE_LINES).map((d) => d.name))}`);
     const module = path.replace(/(\/__init__)?\.pyi?$/, '').replace(/\//g, '.');
     return {
       id: `${path}#module`,
@@ -518,6 +520,12 @@ function summaryMembers(members: readonly KbItem[]): { shown: KbItem[]; others: 
     } else if (n === 0) others.add(m.name);
   }
   return { shown, others: [...others] };
+}
+
+/** The names a summary lists after its signatures, at most MAX_ALSO_NAMES (a generated module can define thousands). */
+function alsoList(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_ALSO_NAMES).join(', ');
+  return names.length > MAX_ALSO_NAMES ? `${shown} and ${names.length - MAX_ALSO_NAMES} more` : shown;
 }
 
 /** A declaration on one line, cut at MAX_SUMMARY_LINE characters. */

@@ -4,7 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DataflowRetriever, analyseUnfinished, namesUsed, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
+import { DataflowRetriever, analyseUnfinished, codeLines, namesUsed, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { RepoSymbols } from '../../../src/engine/retrieve/dataflow/repoSymbols';
 import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/retrieve/dataflow/foldPrefix';
 import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/retrieve/dataflow/flowGraph';
@@ -361,10 +361,10 @@ void test('a class summary names every member: two overloads per name in full, t
   }
 });
 
-void test('namesUsed: identifiers outside import statements (parenthesised and continued Python imports, Java imports)', () => {
-  const py = namesUsed('from a import (x,\n    y)\nfrom b import z, \\\n    w\nimport c\nv = x(1)  # z here is a comment\n', 'python');
+void test('codeLines / namesUsed: identifiers outside import statements (parenthesised and continued Python imports, Java imports)', () => {
+  const py = namesUsed(codeLines('from a import (x,\n    y)\nfrom b import z, \\\n    w\nimport c\nv = x(1)  # z here is a comment\n', 'python'));
   assert.deepEqual([...py].sort(), ['v', 'x']);
-  const java = namesUsed('package p;\nimport q.Foo;\nimport q.Bar;\nclass A { Foo f; } // Bar\n', 'java');
+  const java = namesUsed(codeLines('package p;\nimport q.Foo;\nimport q.Bar;\nclass A { Foo f; } // Bar\n', 'java'));
   assert.deepEqual([...java].sort(), ['A', 'Foo', 'class', 'f']);
 });
 

@@ -77,24 +77,24 @@ export function recentChains(prefix: string, lang: 'python' | 'java', seedLine: 
  */
 export const NEAR_WORD_LINES = 10;
 
-/** Lower-cased parts (snake_case / camelCase pieces) of the identifiers of the last `lines` code lines of the prefix (import statements skipped). */
-export function nearWords(prefix: string, lang: 'python' | 'java', lines: number): Set<string> {
+/** Lower-cased parts (snake_case / camelCase pieces) of the identifiers of the last `count` code lines (codeLines). */
+export function nearWords(code: readonly string[], count: number): Set<string> {
   const out = new Set<string>();
-  for (const code of codeLines(prefix, lang).slice(-lines)) {
-    for (const m of code.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) for (const p of identifierParts(m[0])) out.add(p.toLowerCase());
+  for (const line of code.slice(-count)) {
+    for (const m of line.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) for (const p of identifierParts(m[0])) out.add(p.toLowerCase());
   }
   return out;
 }
 
-/** The identifiers the prefix uses outside its import (and Java package) statements. */
-export function namesUsed(prefix: string, lang: 'python' | 'java'): Set<string> {
+/** The identifiers of the code lines (codeLines): what the prefix uses outside its import statements. */
+export function namesUsed(code: readonly string[]): Set<string> {
   const used = new Set<string>();
-  for (const code of codeLines(prefix, lang)) for (const m of code.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) used.add(m[0]);
+  for (const line of code) for (const m of line.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)) used.add(m[0]);
   return used;
 }
 
 /** The prefix's lines outside import (and Java package) statements, comments cut. */
-function codeLines(prefix: string, lang: 'python' | 'java'): string[] {
+export function codeLines(prefix: string, lang: 'python' | 'java'): string[] {
   const out: string[] = [];
   // A Python import continues while its parentheses are open or its line ends with a backslash.
   let open = 0;
@@ -229,7 +229,8 @@ export class DataflowRetriever implements Retriever, Disposable {
     throwIfAborted(signal);
     const scope = { path: file.path, lang: file.lang, extraction, flow };
     const recent = recentChains(file.prefix, file.lang, flow.seedLine);
-    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent, namesUsed(file.prefix, file.lang), nearWords(file.prefix, file.lang, NEAR_WORD_LINES));
+    const code = codeLines(file.prefix, file.lang);
+    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent, namesUsed(code), nearWords(code, NEAR_WORD_LINES));
     const results = resolution.results.filter((r) => r.snippet.path !== file.path);
     let bindings = 0;
     for (const list of flow.bindings.values()) bindings += list.length;

@@ -498,7 +498,7 @@ export class FlowResolver {
       path,
       name: module.slice(module.lastIndexOf('.') + 1),
       qualifiedName: module,
-      range: { startLine: 0, endLine: Math.max(...defs.map((d) => d.range.endLine)) },
+      range: { startLine: 0, endLine: defs.reduce((end, d) => Math.max(end, d.range.endLine), 0) },
       text: lines.join('\n'),
     };
   }

@@ -2,7 +2,7 @@
 // dense path's search over a whole repository (tens of thousands of item vectors) in a few
 // milliseconds, where a JavaScript loop takes 10-15 ms on 2 cores (scripts/benchDense.ts).
 // The graph is tiny and written here as ONNX protobuf bytes, so nothing ships in models/.
-import { loadOrt, type OrtModule, type OrtSession } from './onnxSession';
+import { loadOrt, NO_SPINNING, type OrtModule, type OrtSession } from './onnxSession';
 
 /** Scores rows of a row-major [rows, dim] matrix against a query of length dim. */
 export interface RowScorer {
@@ -68,7 +68,7 @@ export async function onnxRowScorer(): Promise<RowScorer> {
   const ort = await loadOrt();
   const session = await ort.InferenceSession.create(matVecModel(), {
     graphOptimizationLevel: 'all',
-    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+    extra: NO_SPINNING,
   });
   return new OnnxRowScorer(ort, session);
 }

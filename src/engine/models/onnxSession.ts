@@ -22,6 +22,15 @@ export function loadOrt(): Promise<OrtModule> {
   });
 }
 
+/**
+ * Session config for every ONNX session the engine opens: no busy-waiting threads after a run. The
+ * engine runs several sessions (probing LM, encoder, reranker, dense search) one after another, and
+ * a session's spinning pool took the cores from the next. Dev Python cases, probing then embedding
+ * the query on 2 cores: probing median 28-33 ms with spinning, 20-21 ms without; one session alone
+ * is no slower (models/training/bench_latency.ts).
+ */
+export const NO_SPINNING = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
+
 export interface SessionOptions {
   /** Intra-op threads (default: onnxruntime's choice, all cores). */
   threads?: number;
@@ -59,11 +68,7 @@ export async function openSession(
     session = await ort.InferenceSession.create(file, {
       graphOptimizationLevel: 'all',
       ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
-      // No busy-waiting threads after a run: the engine runs several sessions (probing LM, encoder,
-      // reranker) one after another, and a session's spinning pool took the cores from the next.
-      // Dev Python cases, probing then embedding the query on 2 cores: probing median 28-33 ms
-      // with spinning, 20-21 ms without; one session alone is no slower (models/training/bench_latency.ts).
-      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+      extra: NO_SPINNING,
     });
   } catch (e) {
     throw new ModelError(

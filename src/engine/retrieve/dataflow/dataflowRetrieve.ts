@@ -95,20 +95,29 @@ export function namesUsed(code: readonly string[]): Set<string> {
 
 /** The prefix's lines outside import (and Java package) statements, comments cut. */
 export function codeLines(prefix: string, lang: 'python' | 'java'): string[] {
-  const out: string[] = [];
-  // A Python import continues while its parentheses are open or its line ends with a backslash.
-  let open = 0;
+  const lines = prefixLines(prefix);
+  const inImport = importLines(lines, lang, true);
+  return lines.filter((_, i) => !inImport[i]).map((line) => line.replace(COMMENT[lang], ''));
+}
+
+const COMMENT: Record<'python' | 'java', RegExp> = { python: /#.*$/, java: /\/\/.*$/ };
+
+/**
+ * Whether each line belongs to an import (or Java package) statement, the continuation lines of a
+ * parenthesised or backslash-continued import included. `indented`: also statements inside a
+ * block (a function's local import); else module-level statements only.
+ */
+function importLines(lines: readonly string[], lang: 'python' | 'java', indented: boolean): boolean[] {
+  const out: boolean[] = [];
+  let depth = 0;
   let continued = false;
-  for (const line of prefixLines(prefix)) {
-    const code = line.replace(lang === 'python' ? /#.*$/ : /\/\/.*$/, '');
-    if (open > 0 || continued || HEADER_START[lang].test(line.trimStart())) {
-      if (lang === 'python') {
-        for (const c of code) open += c === '(' ? 1 : c === ')' && open > 0 ? -1 : 0;
-        continued = code.trimEnd().endsWith('\\');
-      }
-      continue;
-    }
-    out.push(code);
+  for (const line of lines) {
+    const inside = depth > 0 || continued || HEADER_START[lang].test(indented ? line.trimStart() : line);
+    out.push(inside);
+    if (!inside) continue;
+    const code = line.replace(COMMENT[lang], '');
+    for (const c of code) depth += c === '(' ? 1 : c === ')' && depth > 0 ? -1 : 0;
+    continued = code.trimEnd().endsWith('\\');
   }
   return out;
 }
@@ -176,19 +185,9 @@ export function analyseUnfinished(parsers: Parsers, path: string, lang: 'python'
 
 /** The module-level import statements (with their continuation lines) of a folded text. */
 export function moduleHeader(text: string, lang: 'python' | 'java'): string {
-  const out: string[] = [];
-  let open = false;
-  let depth = 0;
-  for (const line of text.split('\n')) {
-    if (!open && !HEADER_START[lang].test(line)) continue;
-    out.push(line);
-    for (const c of line.replace(/#.*$/, '')) {
-      if (c === '(') depth++;
-      else if (c === ')' && depth > 0) depth--;
-    }
-    open = depth > 0 || line.endsWith('\\');
-  }
-  return out.join('\n') + '\n';
+  const lines = text.split('\n');
+  const inImport = importLines(lines, lang, false);
+  return lines.filter((_, i) => inImport[i]).join('\n') + '\n';
 }
 
 export class DataflowRetriever implements Retriever, Disposable {

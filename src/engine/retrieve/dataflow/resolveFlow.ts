@@ -185,17 +185,23 @@ export class FlowResolver {
     const key = `${cls.path}#${cls.qualifiedName}`;
     if (seen.has(key)) return;
     seen.add(key);
+    for (const base of this.baseClasses(cls, depth)) {
+      this.emit({ kind: 'class', cls: base, instance: false }, depth, `${reason} <- ${cls.name} (successor)`);
+      this.emitBases(base, depth + 1, reason, seen);
+    }
+  }
+
+  /** The repository classes a class's bases (`extends` / `implements` / Python bases) resolve to, in its own file's scope. */
+  private baseClasses(cls: KbClass, depth: number): KbClass[] {
     const x = this.symbols.file(cls.path);
-    if (!x) return;
+    if (!x) return [];
     const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
+    const out: KbClass[] = [];
     for (const base of cls.bases) {
       const chain = base.replace(/<.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
-      for (const b of this.resolveHeadChain(chain, scope, depth)) {
-        if (b.kind !== 'class') continue;
-        this.emit(b, depth, `${reason} <- ${cls.name} (successor)`);
-        this.emitBases(b.cls, depth + 1, reason, seen);
-      }
+      for (const b of this.resolveHeadChain(chain, scope, depth)) if (b.kind === 'class') out.push(b.cls);
     }
+    return out;
   }
 
   private resolveHead(name: string, scope: Scope, depth: number, reason: string, partial = false): Entity[] {
@@ -341,18 +347,10 @@ export class FlowResolver {
     const nested = this.symbols.nestedClass(cls, name);
     if (nested) return [{ kind: 'class', cls: nested, instance: false }];
     // successor edges: look in the parent classes.
-    const x = this.symbols.file(cls.path);
-    if (!x) return [];
-    const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
     const out: Entity[] = [];
-    for (const base of cls.bases) {
-      const chain = base.replace(/<.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
-      for (const b of this.resolveHeadChain(chain, scope, depth + 1)) {
-        if (b.kind === 'class') {
-          this.emit(b, depth + 1, `${cls.name} (successor)`);
-          out.push(...this.classMember(b.cls, name, depth + 1, seen, partial));
-        }
-      }
+    for (const base of this.baseClasses(cls, depth + 1)) {
+      this.emit({ kind: 'class', cls: base, instance: false }, depth + 1, `${cls.name} (successor)`);
+      out.push(...this.classMember(base, name, depth + 1, seen, partial));
     }
     return out;
   }

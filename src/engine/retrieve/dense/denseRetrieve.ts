@@ -329,10 +329,11 @@ export class DenseRetriever implements Retriever, Disposable {
       }
     }
     if (scores) {
-      for (let i = 0; i < rows; i++) {
-        if (i === skipFrom && skipTo > skipFrom) i = skipTo;
-        if (i < rows && scores[i]! > top.threshold) top.offer(family.items[i]!, scores[i]!);
-      }
+      const offer = (from: number, to: number, s: Float32Array): void => {
+        for (let i = from; i < to; i++) if (s[i]! > top.threshold) top.offer(family.items[i]!, s[i]!);
+      };
+      offer(0, skipFrom, scores);
+      offer(skipTo, rows, scores);
     } else {
       scanRows(family, query, 0, skipFrom, top);
       scanRows(family, query, skipTo, rows, top);

@@ -398,3 +398,48 @@ void test('Python: of the imports not used yet, those sharing words with the lin
     dir.cleanup();
   }
 });
+
+void test('Python: the names a file imports from one module come as one summary of their declarations, the module used nearest first', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, {
+      'lib/__init__.py': '',
+      'lib/log.py': 'ERROR = 10\nBASIC = 20\n\ndef log_enabled(level: int) -> bool:\n    return True\n\ndef log(level: int, message: str, *args) -> None:\n    pass\n',
+      'lib/results.py': 'RESULT_SUCCESS = 0\nRESULT_BUSY = 51\n',
+      'lib/errors.py': 'class CursorError(Exception):\n    pass\n',
+    });
+    const kb = await knowledgeBase(dir.path);
+    const filler = Array.from({ length: 150 }, (_, i) => `        v${i} = self.step(${i})`).join('\n');
+    const prefix = [
+      'from lib.log import log, log_enabled, ERROR, BASIC',
+      'from lib.results import RESULT_SUCCESS, RESULT_BUSY',
+      'from lib.errors import CursorError',
+      '',
+      'class Cursor:',
+      '    def open(self):',
+      '        if log_enabled(BASIC):',
+      "            log(BASIC, 'open')",
+      filler,
+      '        if self.result == RESULT_SUCCESS:',
+      '            return',
+      '        ',
+    ].join('\n');
+    const results = await dataflowResults(kb, { path: 'cursor.py', lang: 'python', prefix });
+    const ids = results.map((r) => r.id);
+    const results_ = ids.findIndex((id) => id.startsWith('lib/results.py#imported:'));
+    const log = ids.findIndex((id) => id.startsWith('lib/log.py#imported:'));
+    // log_enabled / ERROR were used 150 lines up (or never): still among the first places, in one snippet.
+    assert.ok(log >= 0 && log < 5, `expected the lib/log.py summary in the first 5, got:\n${ids.join('\n')}`);
+    assert.ok(results_ >= 0 && results_ < log, `expected lib/results.py (used 2 lines up) before lib/log.py, got:\n${ids.join('\n')}`);
+    const text = results[log]!.text;
+    assert.match(text, /^# lib\/log\.py/);
+    assert.match(text, /^def log_enabled\(level: int\) -> bool: \.\.\.$/m);
+    assert.match(text, /^ERROR = 10$/m);
+    assert.doesNotMatch(text, /return True/, 'declarations only, not bodies');
+    // A single name from a module is its own definition, not a one-line group.
+    assert.ok(ids.includes('lib/errors.py#class:CursorError'), `expected CursorError's summary, got:\n${ids.join('\n')}`);
+    assert.ok(!ids.some((id) => id.startsWith('lib/errors.py#imported:')));
+  } finally {
+    dir.cleanup();
+  }
+});

@@ -100,6 +100,22 @@ void test('bench build: mines every repository folder into CCEval lines, determi
       const text = readFileSync(join(repos, c.metadata.repository, c.metadata.file), 'utf8').replace(/\r\n/g, '\n');
       assert.equal(c.prompt + c.groundtruth + '\n' + c.right_context, text);
     }
+    // bench midline: the same cases with the cursor inside the first cross-file name of the line.
+    const mid = cli(['bench', 'midline', '--cases', join(dir.path, 'a.jsonl'), '--out', join(dir.path, 'mid.jsonl')]);
+    assert.equal(mid.code, 0, mid.stderr);
+    const midCases = readFileSync(join(dir.path, 'mid.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { prompt: string; groundtruth: string; metadata: { task_id: string } });
+    assert.match(mid.stdout, new RegExp(`wrote ${midCases.length} mid-line cases \\(of 6;`));
+    assert.ok(midCases.length > 0);
+    for (const m of midCases) {
+      const original = cases.find((c) => `${c.metadata.task_id}/mid` === m.metadata.task_id);
+      assert.ok(original, m.metadata.task_id);
+      assert.equal(m.prompt + m.groundtruth, original.prompt + original.groundtruth);
+      assert.ok(m.prompt.length > original.prompt.length && !m.prompt.endsWith('\n'), 'the cursor is inside the line');
+    }
+    assert.equal(cli(['bench', 'midline', '--cases', join(dir.path, 'a.jsonl')]).code, 2);
   } finally {
     dir.cleanup();
   }

@@ -7,12 +7,14 @@ import { parseCommandArgs, UsageError } from '../command';
 import { openKnowledgeBase, parsers, progressPrinter } from '../context';
 import { fetchPackages, parsePackageList, type FetchResult } from '../../engine/eval/fetch';
 import { listRepositories, mineRepository, type MineTask } from '../../engine/eval/mine';
-import { writeCases, type BenchCase } from '../../engine/eval/cases';
+import { readCases, writeCases, type BenchCase } from '../../engine/eval/cases';
+import { midLineCases } from '../../engine/eval/midLine';
 import type { Lang } from '../../engine/kb/types';
 import { errorMessage, UserError } from '../../engine/util/errors';
 
 const FETCH_USAGE = 'bench fetch <list-file> <dest-dir> [--json]';
 const BUILD_USAGE = 'bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out cases.jsonl [--index-dir DIR] [--json]';
+const MIDLINE_USAGE = 'bench midline --cases cases.jsonl --out mid.jsonl';
 
 async function fetchCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } });
@@ -110,13 +112,30 @@ async function buildCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** `bench midline`: the mid-line variants of line cases (cursor inside the first repository name the line uses). */
+async function midLineCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { cases: { type: 'string' }, out: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const casesFile = values.cases as string | undefined;
+  const out = values.out as string | undefined;
+  if (!casesFile || !out) throw new UsageError(`--cases and --out are required\nusage: coderag ${MIDLINE_USAGE}`);
+  const cases = await readCases(casesFile);
+  const mid = midLineCases(cases);
+  await writeCases(out, mid);
+  process.stdout.write(`wrote ${mid.length} mid-line cases (of ${cases.length}; the others use no cross-file name on their line) to ${out}\n`);
+  return 0;
+}
+
 export const benchCommand: CliCommand = {
   name: 'bench',
-  usage: `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out FILE`,
+  usage: `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out FILE | ${MIDLINE_USAGE}`,
   async run(argv) {
     const [sub, ...rest] = argv;
     if (sub === 'fetch') return fetchCommand(rest);
     if (sub === 'build') return buildCommand(rest);
-    throw new UsageError(sub ? `unknown subcommand "${sub}" (expected fetch or build)\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}` : `expected a subcommand\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}`);
+    if (sub === 'midline') return midLineCommand(rest);
+    throw new UsageError(
+      sub ? `unknown subcommand "${sub}" (expected fetch, build or midline)\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}` : `expected a subcommand\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}`,
+    );
   },
 };

@@ -20,14 +20,18 @@ cd "$root"
 npm run build --silent
 cli() { node "$root/bin/coderag.js" "$@"; }
 
-# 1. Repositories. sympy is allowed but left out: embedding its ~30k items would take most of an hour on 2 cores.
+# 1. Repositories. sympy (its own folder: 300 cases, not 200) brings Python code that imports
+# many names from its own modules, which the standard library packages rarely do.
 printf 'markupsafe\npython-toml\npython-msgpack\n' > "$WORK/python.txt"
+printf 'sympy\n' > "$WORK/sympy.txt"
+mkdir -p "$WORK/repos/sympy"
 printf 'commons-pool2\njcommander\ncommons-exec\nlibcommons-net-java\npicocli\njline3\nlibcommons-logging-java\njunit4\nlibhamcrest-java\n' > "$WORK/java.txt"
-for pkg in $(cat "$WORK/python.txt" "$WORK/java.txt"); do
+for pkg in $(cat "$WORK/python.txt" "$WORK/sympy.txt" "$WORK/java.txt"); do
   grep -qx "$pkg" "$root/../shared/bench/train.txt" || { echo "$pkg is not in ../shared/bench/train.txt" >&2; exit 1; }
 done
 cli bench fetch "$WORK/python.txt" "$WORK/repos/python"
 cli bench fetch "$WORK/java.txt" "$WORK/repos/java"
+cli bench fetch "$WORK/sympy.txt" "$WORK/repos/sympy"
 stdlib="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
 for m in asyncio concurrent email http importlib json logging multiprocessing tomllib urllib wsgiref xml; do
   [ -d "$stdlib/$m" ] && [ ! -d "$WORK/repos/python/stdlib-$m" ] && mkdir -p "$WORK/repos/python/stdlib-$m" && cp -r "$stdlib/$m" "$WORK/repos/python/stdlib-$m/"
@@ -36,11 +40,18 @@ done
 # 2. Cases.
 cli bench build --repos "$WORK/repos/python" --lang python --task line --per-repo "$PER_REPO_PY" --seed 7 --out "$WORK/cases-python.jsonl"
 cli bench build --repos "$WORK/repos/java" --lang java --task line --per-repo "$PER_REPO_JAVA" --seed 7 --out "$WORK/cases-java.jsonl"
+cli bench build --repos "$WORK/repos/sympy" --lang python --task line --per-repo 300 --seed 7 --out "$WORK/cases-sympy.jsonl"
+# Each case again with the cursor half-way into the first repository name its line uses: the
+# half-typed-line features are learned from these (mined cursors sit at the start of a line).
+for set in java python sympy; do cli bench midline --cases "$WORK/cases-$set.jsonl" --out "$WORK/cases-$set-mid.jsonl"; done
 
 # 3. Distillation data (the production query: log-probability probing; paths df+s+d).
-cli eval distill --cases "$WORK/cases-java.jsonl" --repos "$WORK/repos/java" --index-dir "$WORK/index" --out "$WORK/data-java.jsonl"
-cli eval distill --cases "$WORK/cases-python.jsonl" --repos "$WORK/repos/python" --index-dir "$WORK/index" --out "$WORK/data-python.jsonl"
+for mid in '' -mid; do
+  cli eval distill --cases "$WORK/cases-java$mid.jsonl" --repos "$WORK/repos/java" --index-dir "$WORK/index" --out "$WORK/data-java$mid.jsonl"
+  cli eval distill --cases "$WORK/cases-python$mid.jsonl" --repos "$WORK/repos/python" --index-dir "$WORK/index" --out "$WORK/data-python$mid.jsonl"
+  cli eval distill --cases "$WORK/cases-sympy$mid.jsonl" --repos "$WORK/repos/sympy" --index-dir "$WORK/index" --out "$WORK/data-sympy$mid.jsonl"
+done
 
 # 4. Train and export.
-OMP_WAIT_POLICY=PASSIVE nice -n 10 "$PY" "$here/train_reranker.py" --data "$WORK/data-java.jsonl,$WORK/data-python.jsonl" --out "$root/models/coderag-reranker"
+OMP_WAIT_POLICY=PASSIVE nice -n 10 "$PY" "$here/train_reranker.py" --data "$(for s in java python sympy java-mid python-mid sympy-mid; do printf '%s,' "$WORK/data-$s.jsonl"; done | sed 's/,$//')" --out "$root/models/coderag-reranker"
 echo "now measure it on the dev repositories: see models/coderag-reranker/README.md (Evaluation)"

@@ -19,7 +19,9 @@ def main(argv=None):
     w = args.work
     res = {'corpus': json.load(open(os.path.join(w, 'corpus', 'stats.json'))),
            'tokens': json.load(open(os.path.join(w, 'tokens', 'stats.json')))}
-    ck = torch.load(os.path.join(w, 'lm', 'best.pt'))
+    # The shipped LM: the warm restart's best checkpoint when there is one.
+    lm2 = os.path.join(w, 'lm2', 'best.pt')
+    ck = torch.load(lm2 if os.path.exists(lm2) else os.path.join(w, 'lm', 'best.pt'))
     c = ck['cfg']
     lm = {'config': c, 'params': None, 'state': {k: v for k, v in ck['state'].items() if k != 'history'},
           'history': ck['state']['history'], 'args': ck['args']}

@@ -3,12 +3,13 @@
 # needs, builds the corpus allowed by ../shared/bench/train.txt, trains the BPE tokenizer, the
 # causal LM and the code encoder under wall-clock budgets, exports ONNX into models/, writes the
 # Node test fixtures, then validates with the Node tests and prints latency.
-#   LM_MINUTES=90 ENC_MINUTES=25 bash models/training/train.sh
+#   LM_MINUTES=90 LM2_MINUTES=85 ENC_MINUTES=25 bash models/training/train.sh
 #   FROM=encoder bash models/training/train.sh      # resume at a stage (see pipeline.py)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 LM_MINUTES="${LM_MINUTES:-90}"
+LM2_MINUTES="${LM2_MINUTES:-85}"
 ENC_MINUTES="${ENC_MINUTES:-25}"
 FROM="${FROM:-corpus}"
 PY=/usr/bin/python3   # Debian's python3 (torch comes from apt); another python3 may shadow it on PATH
@@ -25,7 +26,7 @@ export OMP_WAIT_POLICY=PASSIVE
 cd "$here"
 nice -n 10 "$PY" pipeline.py --work "$here/.work" --models "$root/models" \
   --fixtures "$root/test/engine/models/fixtures/tokenizer_parity.json" \
-  --lm-minutes "$LM_MINUTES" --enc-minutes "$ENC_MINUTES" --from "$FROM"
+  --lm-minutes "$LM_MINUTES" --lm2-minutes "$LM2_MINUTES" --enc-minutes "$ENC_MINUTES" --from "$FROM"
 cp "$here/.work/lm_reference.json" "$root/test/engine/models/fixtures/lm_reference.json"
 nice -n 10 "$PY" report.py --work "$here/.work" --models "$root/models"
 

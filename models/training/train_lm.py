@@ -51,6 +51,7 @@ def main(argv=None):
     ap.add_argument('--eval-tokens', type=int, default=65536)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--resume', action='store_true')
+    ap.add_argument('--init', default=None, help='start from this checkpoint\'s weights (a warm restart: new optimiser, new schedule)')
     ap.add_argument('--bf16', type=int, default=1, help='bf16 autocast for matmuls (about 2x faster on AVX512-BF16 CPUs)')
     ap.add_argument('--seed', type=int, default=0)
     args = ap.parse_args(argv)
@@ -69,6 +70,10 @@ def main(argv=None):
     opt = torch.optim.AdamW([{'params': decay, 'weight_decay': 0.1}, {'params': no_decay, 'weight_decay': 0.0}],
                             lr=args.lr, betas=(0.9, 0.95))
     state = {'step': 0, 'elapsed': 0.0, 'tokens': 0, 'best': float('inf'), 'history': []}
+    if args.init:
+        ck = torch.load(args.init)
+        model.load_state_dict(ck['model'])
+        state['init'] = {'path': args.init, 'step': ck['state']['step'], 'tokens': ck['state']['tokens'], 'minutes': ck['state']['elapsed'] / 60}
     if args.resume and os.path.exists(os.path.join(out, 'last.pt')):
         ck = torch.load(os.path.join(out, 'last.pt'))
         model.load_state_dict(ck['model'])

@@ -99,7 +99,7 @@ export class FlowResolver {
         const unused = scope.extraction.imports
           .map((imp, order) => ({ imp, order, bound: imp.alias ?? imp.name }))
           .filter((u): u is { imp: KbImport; order: number; bound: string } => !u.imp.wildcard && u.bound !== undefined && !usedNames.has(u.bound))
-          .map((u) => ({ ...u, overlap: nearWords ? identifierParts(u.bound).filter((p) => p.length >= 3 && nearWords.has(p.toLowerCase())).length : 0 }))
+          .map((u) => ({ ...u, overlap: nearOverlap(u.bound, nearWords) }))
           .sort((a, b) => b.overlap - a.overlap || a.order - b.order);
         // The ones sharing words with the lines just above first (`def delete(...)` -> delete_operation).
         for (const { imp, bound, overlap } of unused) {
@@ -139,7 +139,7 @@ export class FlowResolver {
       const r = recentRank.get(bound);
       if (r !== undefined) return r;
       if (usedNames?.has(bound) !== false) return 2 * MAX_RANK;
-      return MAX_RANK - (nearWords ? identifierParts(bound).filter((p) => p.length >= 3 && nearWords.has(p.toLowerCase())).length : 0);
+      return MAX_RANK - nearOverlap(bound, nearWords);
     };
     const groups = new Map<string, { defs: (KbItem | KbClass)[]; entities: Entity[]; rank: number }>();
     for (const imp of scope.extraction.imports) {
@@ -197,11 +197,7 @@ export class FlowResolver {
     // Summaries depend on the repository tables only: built once until the knowledge base changes.
     else if (e.kind === 'class') snippet = this.symbols.cached(`class:${e.cls.path}#${e.cls.qualifiedName}`, () => this.classSummary(e.cls));
     else if (e.kind === 'moduleSummary') snippet = this.symbols.cached(`module:${e.path}`, () => this.moduleSummary(e.path));
-    if (!snippet) return;
-    const score = 1 / (1 + depth);
-    const existing = this.emitted.get(snippet.id);
-    if (!existing) this.emitted.set(snippet.id, { snippet, score, reason, order: this.emitted.size });
-    else if (score > existing.score) Object.assign(existing, { score, reason });
+    if (snippet) this.emitSnippet(snippet, depth, reason);
   }
 
   private resolveChain(chain: Chain, scope: Scope, depth: number, reason: string): Entity[] {
@@ -602,6 +598,11 @@ function summaryMembers(members: readonly KbItem[]): { shown: KbItem[]; others: 
 function alsoList(names: readonly string[]): string {
   const shown = names.slice(0, MAX_ALSO_NAMES).join(', ');
   return names.length > MAX_ALSO_NAMES ? `${shown} and ${names.length - MAX_ALSO_NAMES} more` : shown;
+}
+
+/** How many identifier parts (3+ characters) of a name are among the words of the lines just above. */
+function nearOverlap(name: string, nearWords: ReadonlySet<string> | undefined): number {
+  return nearWords ? identifierParts(name).filter((p) => p.length >= 3 && nearWords.has(p.toLowerCase())).length : 0;
 }
 
 /** A Python definition in a summary: a class header or a function signature with ` ...`, a variable as declared. */

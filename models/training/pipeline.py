@@ -40,7 +40,8 @@ def main():
                                                                          '--minutes', str(args.lm2_minutes), '--lr', '1e-3', '--batch', '8', '--warmup', '100']),
         'export-lm': lambda: export_lm.main(w + ['--out', os.path.join(args.models, 'coderag-lm')] + (['--ckpt', lm2] if os.path.exists(lm2) else [])),
         'encoder': lambda: train_encoder.main(w + (['--max-steps', '2', '--batch', '4', '--layers', '1', '--max-files', '10',
-                                                    '--skip-baseline', '--max-len', '64', '--eval-max-files', '3'] if s else ['--minutes', str(args.enc_minutes)])),
+                                                    '--skip-baseline', '--max-len', '64', '--eval-max-files', '3'] if s else
+                                                   ['--minutes', str(args.enc_minutes)] + (['--init', lm2] if os.path.exists(lm2) else []))),
         'export-encoder': lambda: export_encoder.main(w + ['--out', os.path.join(args.models, 'coderag-encoder')] + (['--max-length', '64'] if s else [])),
         'fixtures': lambda: args.fixtures and make_fixtures.main(['--tokenizer', os.path.join(args.models, 'coderag-lm', 'tokenizer.json'), '--out', args.fixtures]),
     }

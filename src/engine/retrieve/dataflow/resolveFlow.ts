@@ -67,6 +67,7 @@ export interface FlowResolution {
 export class FlowResolver {
   private readonly emitted = new Map<string, ScoredSnippet & { order: number }>();
   private readonly busy = new Set<string>();
+  private readonly scopeImports = new Map<KbImport, Entity[]>();
   private steps = 0;
   private unfinished: Scope | undefined;
 
@@ -104,7 +105,7 @@ export class FlowResolver {
         // The ones sharing words with the lines just above first (`def delete(...)` -> delete_operation).
         for (const { imp, bound, overlap } of unused) {
           if (this.steps > this.maxSteps) break;
-          const targets = this.importTarget(imp, scope, 0);
+          const targets = this.importTargetOfUnfinished(imp, scope);
           const reason = `import ${bound} (not used yet${overlap > 0 ? `; ${overlap} word(s) of it nearby` : ''})`;
           for (const e of targets) this.emit(e, UNUSED_IMPORT_DEPTH, reason);
           this.emitModuleMembers(targets, UNUSED_IMPORT_DEPTH + 1, reason);
@@ -113,7 +114,7 @@ export class FlowResolver {
     }
     for (const imp of scope.extraction.imports) {
       if (this.steps > this.maxSteps) break;
-      for (const e of this.importTarget(imp, scope, 0)) this.emit(e, 8, `import ${imp.name ?? imp.module}`);
+      for (const e of this.importTargetOfUnfinished(imp, scope)) this.emit(e, 8, `import ${imp.name ?? imp.module}`);
     }
     // Reached from the last line within LEAD_DEPTH edges: a direct dependency (not an import fallback).
     const results = [...this.emitted.values()]
@@ -141,26 +142,24 @@ export class FlowResolver {
       if (usedNames?.has(bound) !== false) return 2 * MAX_RANK;
       return MAX_RANK - nearOverlap(bound, nearWords);
     };
-    const groups = new Map<string, { defs: (KbItem | KbClass)[]; entities: Entity[]; rank: number }>();
+    const groups = new Map<string, { defs: (KbItem | KbClass)[]; rank: number }>();
     for (const imp of scope.extraction.imports) {
       const bound = imp.alias ?? imp.name;
       if (imp.wildcard || bound === undefined || this.steps > this.maxSteps) continue;
       const rank = rankOf(bound);
-      for (const e of this.importTarget(imp, scope, 0)) {
+      for (const e of this.importTargetOfUnfinished(imp, scope)) {
         const def = e.kind === 'item' ? e.item : e.kind === 'class' ? e.cls : undefined;
         if (!def) continue;
-        const group = groups.get(def.path) ?? { defs: [], entities: [], rank };
+        const group = groups.get(def.path) ?? { defs: [], rank };
         groups.set(def.path, group);
         group.rank = Math.min(group.rank, rank);
-        if (group.defs.includes(def)) continue;
-        group.defs.push(def);
-        group.entities.push(e);
+        if (!group.defs.includes(def)) group.defs.push(def);
       }
     }
     for (const [path, group] of [...groups].sort((a, b) => a[1].rank - b[1].rank)) {
       // One name from a file: the definition itself (its snippet or class summary), not a one-line group.
-      if (group.entities.length === 1) {
-        this.emit(group.entities[0]!, IMPORT_GROUP_DEPTH, `import ${group.defs[0]!.name}`);
+      if (group.defs.length === 1) {
+        this.emit(entityOf(group.defs[0]!), IMPORT_GROUP_DEPTH, `import ${group.defs[0]!.name}`);
         continue;
       }
       const lines = [`# ${path} (imported here)`];
@@ -182,6 +181,13 @@ export class FlowResolver {
         `imports ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}`,
       );
     }
+  }
+
+  /** What an import of the resolved scope names, resolved once per request (the groups, the imports not used yet and the fallback all ask). */
+  private importTargetOfUnfinished(imp: KbImport, scope: Scope): Entity[] {
+    let targets = this.scopeImports.get(imp);
+    if (!targets) this.scopeImports.set(imp, (targets = this.importTarget(imp, scope, 0)));
+    return targets;
   }
 
   private emitSnippet(snippet: Snippet, depth: number, reason: string): void {

@@ -13,7 +13,7 @@ import { DEFAULT_RERANKER, loadDistilledReranker, OnnxFeatureScorer } from '../s
 import { featureMatrix } from '../src/engine/rerank/features';
 import { candidateDocs } from '../src/engine/rerank/rerankStage';
 import type { Candidate } from '../src/engine/retrieve/types';
-import { seededRandom } from '../src/engine/rerank/distillData';
+import { seededRandom } from '../src/bench/random';
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: number): number => {

@@ -1,6 +1,6 @@
 // The `coderag` command-line entry: one composition root that dispatches to src/cli/commands.
 import { setLogSink } from '../engine/util/logger';
-import { errorMessage, isUserError } from '../engine/util/errors';
+import { errorMessage, isCancellationError, isUserError } from '../engine/util/errors';
 import type { CliCommand } from './command';
 import { UsageError } from './command';
 import { indexCommand } from './commands/index';
@@ -18,7 +18,10 @@ function usage(): string {
   return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it. */
+const INTERRUPTED = 130;
+
+async function main(argv: string[], signal: AbortSignal): Promise<number> {
   setLogSink((level, tag, message) => process.stderr.write(`[${tag}] ${level}: ${message}\n`), process.env.CODERAG_LOG === 'debug' ? 'debug' : 'warn');
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -31,8 +34,13 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await command.run(rest);
+    const code = await command.run(rest, signal);
+    return signal.aborted ? INTERRUPTED : code;
   } catch (e) {
+    if (signal.aborted || isCancellationError(e)) {
+      process.stderr.write(`coderag ${name}: interrupted\n`);
+      return INTERRUPTED;
+    }
     if (e instanceof UsageError) {
       process.stderr.write(`coderag ${name}: ${e.message}\nusage: ${command.usage}\n`);
       return 2;
@@ -43,9 +51,19 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+// Ctrl-C aborts the command's signal: it stops at its next check (index writes are atomic, output
+// files are written whole or not at all). A second Ctrl-C exits at once.
+const interrupt = new AbortController();
+process.on('SIGINT', () => {
+  if (interrupt.signal.aborted) process.exit(INTERRUPTED);
+  interrupt.abort();
+});
+
+main(process.argv.slice(2), interrupt.signal).then(
   (code) => {
     process.exitCode = code;
+    // Model sessions and timers of a stopped command must not hold the process open.
+    if (code === INTERRUPTED) process.exit(INTERRUPTED);
   },
   (e: unknown) => {
     process.stderr.write(`coderag: ${errorMessage(e)}\n`);

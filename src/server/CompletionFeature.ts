@@ -4,7 +4,9 @@ import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilit
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
-import { complete, formatTraceMarkdown, multiPathStage, type CompletionTrace, type PipelineOptions, type QueryBuilder } from '../engine/pipeline';
+import { createPipeline, formatTraceMarkdown, type CompletionTrace, type PipelineOptions } from '../engine/pipeline';
+import type { ChunkProber } from '../engine/query/probeQuery';
+import { sleep } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
 import { ExplainRequest, InlineCompletionRequest, type ExplainResult, type InlineCompletionList, type InlineCompletionParams } from '../protocol/protocol';
@@ -37,22 +39,6 @@ function langOf(doc: TextDocument): Lang | undefined {
   return langOfPath(doc.uri);
 }
 
-/** Sleep that ends early (rejecting) when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new CancellationError());
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new CancellationError());
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
@@ -76,7 +62,7 @@ export class CompletionFeature implements Feature {
     private readonly indexer: WorkspaceIndexer,
     private readonly models: ModelFeature,
     private readonly rerank: RerankFeature,
-    private readonly queryBuilder: QueryBuilder,
+    private readonly prober: () => ChunkProber | undefined,
     private readonly status: StatusReporter,
     private readonly foreground: ForegroundActivity,
   ) {}
@@ -180,28 +166,18 @@ export class CompletionFeature implements Feature {
       debounceMs = performance.now() - d0;
       const model = await this.models.client();
       const folder = hit?.folder;
-      const result = await complete(
-        { filePath, lang, prefix, suffix },
-        {
-          query: this.queryBuilder,
-          retrieval: multiPathStage(() => (folder && folder.state === 'ready' ? folder.retrievers : [])),
-          reranker: this.rerank.stage,
-          model: () => model,
-          gate: this.models.gate,
-          probeGate: this.models.probeGate,
-          checkpoint: async (s) => {
-            const c0 = performance.now();
-            try {
-              // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
-              await this.settle(s, 1);
-            } finally {
-              checkpointMs += performance.now() - c0;
-            }
-          },
-        },
-        options,
-        signal,
-      );
+      const pipeline = createPipeline(options, {
+        retrievers: () => (folder && folder.state === 'ready' ? folder.retrievers : []),
+        prober: this.prober,
+        model: () => model,
+        rerankers: this.rerank.switcher,
+        gate: this.models.gate,
+        probeGate: this.models.probeGate,
+        // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
+        checkpoint: (s) => this.settle(s, 1),
+      });
+      const result = await pipeline.complete({ filePath, lang, prefix, suffix }, signal);
+      checkpointMs = result.trace.checkpointMs ?? 0;
       this.models.recordOutcome(result.trace);
       const handlerMs = performance.now() - t0;
       const modelSide = result.trace.stages.filter((s) => s.stage !== 'prompt' && s.stage !== 'postprocess').reduce((n, s) => n + s.elapsedMs, 0) + (result.trace.modelPrepareMs ?? 0);

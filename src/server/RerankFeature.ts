@@ -4,7 +4,6 @@ import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-
 import { ollamaReranker } from '../engine/rerank/LlmReranker';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { Reranker } from '../engine/rerank/types';
-import { bestFitStage, type RerankStage } from '../engine/pipeline';
 import { SetRerankerRequest, type RerankerChoice } from '../protocol/protocol';
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
@@ -12,7 +11,6 @@ import type { StatusReporter } from './StatusReporter';
 
 export class RerankFeature implements Feature {
   readonly switcher = new RerankerSwitch('none');
-  readonly stage: () => RerankStage | undefined = bestFitStage(this.switcher);
   private llmKey = '';
 
   constructor(

@@ -20,7 +20,7 @@ import { ModelRegistry } from '../engine/models';
 import type { CausalLM, Encoder } from '../engine/models';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import type { Reranker } from '../engine/rerank/types';
-import { causalLMProber, codeRagRetrievers, embeddedLMOf, probingQueryBuilder } from '../engine/pipeline';
+import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
@@ -98,20 +98,16 @@ export class Server {
         cacheRoot: () => this.cacheRoot,
         retrievers: async (kb, parsers, context) => {
           const encoder = await this.encoder();
-          return codeRagRetrievers(
-            kb,
-            parsers,
-            encoder
-              ? { encoder, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, chunkSize: DENSE_CHUNK_ITEMS, chunkChars: DENSE_CHUNK_CHARS, pace: (signal) => this.foreground.yield(signal) }
-              : undefined,
-          );
+          return createRetrievalPaths(kb, parsers, {
+            ...(encoder ? { dense: { encoder, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, chunkSize: DENSE_CHUNK_ITEMS, chunkChars: DENSE_CHUNK_CHARS, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
+          });
         },
       },
       this.status,
     );
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
     this.rerank = new RerankFeature(() => this.distilled, this.status);
-    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, probingQueryBuilder(() => this.prober), this.status, this.foreground);
+    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground);
     this.features = [this.indexer, this.models, this.rerank, this.completion];
   }
 

@@ -1,7 +1,7 @@
 // The server's configuration: one typed object with defaults, merged in layers (defaults <
 // initializationOptions < workspace settings) and handed down as plain slices (STYLE.md rule 6).
 // The keys mirror the `coderag.*` settings of package.json.
-import { DEFAULT_PIPELINE_OPTIONS, type PipelineOptions } from '../engine/pipeline';
+import { MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type PipelineOptions } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
 
 export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
@@ -37,13 +37,13 @@ export const DEFAULT_CONFIG: ServerConfig = {
   debounceMs: 100,
   exclude: [],
   maxFileBytes: 1_000_000,
-  model: { provider: 'auto', family: 'auto', timeoutMs: 7000, maxNewTokens: 48, temperature: 0 },
-  ollama: { host: 'http://127.0.0.1:11434', completionModel: 'qwen2.5-coder:1.5b-base', keepAlive: '30m' },
+  model: { provider: 'auto', family: 'auto', timeoutMs: MODEL_DEFAULTS.timeoutMs, maxNewTokens: PIPELINE_DEFAULTS.generate.maxNewTokens, temperature: PIPELINE_DEFAULTS.generate.temperature },
+  ollama: { host: MODEL_DEFAULTS.ollamaHost, completionModel: MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
   openai: { baseUrl: '', model: '', apiKey: '' },
-  rerank: { kind: 'distilled', llmModel: 'qwen3:8b', timeoutMs: 1500, topU: 10 },
-  query: { strategy: 'probe' },
-  retrieval: { topJ: 15 },
-  prompt: { budgetTokens: 2048 },
+  rerank: { kind: 'distilled', llmModel: MODEL_DEFAULTS.rerankModel, timeoutMs: PIPELINE_DEFAULTS.rerank.timeoutMs, topU: PIPELINE_DEFAULTS.rerank.topU },
+  query: { strategy: PIPELINE_DEFAULTS.query.strategy },
+  retrieval: { topJ: PIPELINE_DEFAULTS.retrieval.topJ },
+  prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens },
   cache: { size: 1000 },
 };
 
@@ -87,15 +87,13 @@ function clamp(n: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, n));
 }
 
-/** The pipeline's slice of the configuration. */
+/** The pipeline's slice of the configuration: the defaults table with the user's settings over it. */
 export function pipelineOptions(config: ServerConfig): PipelineOptions {
-  const d = DEFAULT_PIPELINE_OPTIONS;
-  return {
-    ...d,
-    query: { ...d.query, strategy: config.query.strategy },
-    retrieval: { ...d.retrieval, topJ: config.retrieval.topJ },
+  return withDefaults({
+    query: { strategy: config.query.strategy },
+    retrieval: { topJ: config.retrieval.topJ },
     rerank: { topU: config.rerank.topU, timeoutMs: config.rerank.timeoutMs },
-    prompt: { ...d.prompt, budgetTokens: config.prompt.budgetTokens },
+    prompt: { budgetTokens: config.prompt.budgetTokens },
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
-  };
+  });
 }

@@ -1,6 +1,5 @@
-// The language server process (dist/server.js), started by the VS Code client over IPC. The
-// bundle sits next to the copied grammars/ and models/. (`coderag serve --stdio` builds the same
-// Server in the CLI process.)
+// The language server process (dist/server.js), started by the VS Code client over IPC and by
+// `coderag serve --stdio` over stdio. The bundle sits next to the copied grammars/ and models/.
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { Server } from './Server';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FETCH_MARKER } from '../../src/engine/eval/fetch';
+import { FETCH_MARKER } from '../../src/bench/fetch';
 import { cliPath, fixturesDir, tempDir } from '../helpers/paths';
 
 function cli(args: string[], env: Record<string, string> = {}): { code: number; stdout: string; stderr: string } {

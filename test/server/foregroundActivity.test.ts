@@ -17,6 +17,8 @@ void test('yield() returns at once when idle, waits while a request runs, and en
   const request = fg.begin();
   let resumed = false;
   const waiting = fg.yield().then(() => (resumed = true));
+  // Wait until the yield has seen the request (however loaded the machine is), then a little more.
+  for (let waited = 0; fg.pauses === 0 && waited < 10_000; waited += 5) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(resumed, false);
   request.dispose();
@@ -41,13 +43,13 @@ void test('background embedding: small chunks, paused while a request runs, resu
   try {
     // A request is being served when the background run starts: nothing is embedded until it ends.
     const request = fg.begin();
-    const run = dense.prepare();
+    const run = dense.prepare(new AbortController().signal);
     // Wait until the run reaches its first chunk and pauses there (however loaded the machine is).
     for (let waited = 0; fg.pauses === 0 && waited < 10_000; waited += 5) await new Promise((r) => setTimeout(r, 5));
     assert.equal(fg.pauses, 1, 'the background run paused for the request');
     assert.equal(encoder.calls.length, 0, 'no chunk embedded while the request runs');
     // The request retrieves meanwhile (the paced run waits for it): answered, not deadlocked.
-    const answer = await dense.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'make_gateway', spans: [] }, topJ: 5 });
+    const answer = await dense.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'make_gateway', spans: [] }, topJ: 5 }, new AbortController().signal);
     assert.ok(answer.notes?.some((n) => /background/.test(n)), JSON.stringify(answer.notes));
     request.dispose();
     await run;
@@ -59,7 +61,7 @@ void test('background embedding: small chunks, paused while a request runs, resu
       assert.ok(call.length <= 16);
     }
     assert.ok(encoder.calls.length > 2);
-    const after = await dense.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 });
+    const after = await dense.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 }, new AbortController().signal);
     assert.ok(after.results.some((r) => r.snippet.name === 'make_gateway'));
   } finally {
     dense.dispose();

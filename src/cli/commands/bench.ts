@@ -3,12 +3,12 @@
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { CliCommand } from '../command';
-import { parseCommandArgs, UsageError } from '../command';
+import { parseCommandArgs, positiveInt, UsageError } from '../command';
 import { openKnowledgeBase, parsers, progressPrinter } from '../context';
-import { fetchPackages, parsePackageList, type FetchResult } from '../../engine/eval/fetch';
-import { listRepositories, mineRepository, type MineTask } from '../../engine/eval/mine';
-import { readCases, writeCases, type BenchCase } from '../../engine/eval/cases';
-import { midLineCases } from '../../engine/eval/midLine';
+import { fetchPackages, parsePackageList, type FetchResult } from '../../bench/fetch';
+import { listRepositories, mineRepository, type MineTask } from '../../bench/mine';
+import { readCases, writeCases, type BenchCase } from '../../bench/cases';
+import { midLineCases } from '../../bench/midLine';
 import type { Lang } from '../../engine/kb/types';
 import { errorMessage, UserError } from '../../engine/util/errors';
 
@@ -54,11 +54,6 @@ async function fetchCommand(argv: string[]): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-function positiveInt(name: string, value: unknown): number {
-  const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got "${String(value)}"`);
-  return n;
-}
 
 async function buildCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -80,7 +75,8 @@ async function buildCommand(argv: string[]): Promise<number> {
   if (lang !== 'python' && lang !== 'java') throw new UsageError('--lang must be python or java');
   const task = (values.task as string | undefined) ?? 'line';
   if (task !== 'line' && task !== 'body') throw new UsageError('--task must be line or body');
-  const perRepo = positiveInt('per-repo', values['per-repo']);
+  const perRepo = positiveInt(values, 'per-repo');
+  if (perRepo === undefined) throw new UsageError('--per-repo is required');
   const seed = (values.seed as string | undefined) ?? '0';
   if (!existsSync(reposDir) || !statSync(reposDir).isDirectory()) throw new UserError(`repositories folder not found: ${reposDir}`);
   const outDir = dirname(resolve(out));
@@ -129,7 +125,7 @@ async function midLineCommand(argv: string[]): Promise<number> {
 export const benchCommand: CliCommand = {
   name: 'bench',
   usage: `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out FILE | ${MIDLINE_USAGE}`,
-  async run(argv) {
+  async run(argv, signal) {
     const [sub, ...rest] = argv;
     if (sub === 'fetch') return fetchCommand(rest);
     if (sub === 'build') return buildCommand(rest);

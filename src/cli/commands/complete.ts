@@ -4,18 +4,13 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CliCommand } from '../command';
-import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, cacheRoot, parsers, requireRepo } from '../context';
+import { parseCommandArgs, positiveInt, UsageError } from '../command';
+import { requireRepo } from '../context';
+import { openModels, openRerankers, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
-import { ModelRegistry } from '../../engine/models';
-import type { CausalLM, Encoder } from '../../engine/models';
-import { indexFolderFor } from '../../engine/kb/store';
-import { bestFitStage, causalLMProber, codeRagRetrievers, complete, DEFAULT_PIPELINE_OPTIONS, embeddedLMOf, formatTraceMarkdown, multiPathStage, probingQueryBuilder, type PipelineOptions } from '../../engine/pipeline';
+import { causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, MODEL_DEFAULTS, pipelineOptions } from '../../engine/pipeline';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
-import { ollamaReranker } from '../../engine/rerank/LlmReranker';
-import { RerankerSwitch } from '../../engine/rerank/RerankerSwitch';
-import { DEFAULT_RERANKER, loadDistilledReranker } from '../../engine/rerank/DistilledReranker';
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
 import { UserError } from '../../engine/util/errors';
@@ -59,17 +54,11 @@ export function offsetAt(text: string, line: number, column?: number): number {
   return column === undefined ? lineEnd : Math.min(offset + column - 1, lineEnd);
 }
 
-function positiveInt(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer`);
-  return n;
-}
 
 export const completeCommand: CliCommand = {
   name: 'complete',
   usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--no-dense] [--json] [--no-prompt]',
-  async run(argv) {
+  async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
     const repo = requireRepo(positionals[0]);
@@ -92,77 +81,58 @@ export const completeCommand: CliCommand = {
     const reranker = ((values.reranker as string | undefined) ?? 'none') as RerankerChoice;
     if (!['none', 'llm', 'distilled'].includes(reranker)) throw new UsageError('--reranker must be none, llm or distilled');
     const strategy = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
-    const timeoutMs = positiveInt(values['timeout-ms'], 'timeout-ms') ?? 30_000;
+    if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy)) throw new UsageError('--query must be probe, last3, last10 or jaccard');
+    const timeoutMs = positiveInt(values, 'timeout-ms', 30_000);
+    const settings = pipelineOptions({
+      query: { strategy },
+      prompt: { budgetTokens: positiveInt(values, 'budget-tokens') },
+      generate: { maxNewTokens: positiveInt(values, 'max-new-tokens') },
+    });
 
-    const { kb } = await indexedKnowledgeBase(repo, values);
-    const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2 });
-    let encoder: Encoder | undefined;
-    if (values['no-dense'] !== true) {
-      try {
-        encoder = await registry.encoder();
-      } catch (e) {
-        process.stderr.write(`warning: the code encoder did not load (${e instanceof Error ? e.message : String(e)}); dense retrieval is off\n`);
-      }
-    }
-    const paths = codeRagRetrievers(kb, await parsers(), encoder ? { encoder, indexFolder: indexFolderFor(cacheRoot(values['index-dir'] as string | undefined), repo) } : undefined);
-    const retrievers = paths.dense ? [...paths.retrievers, paths.dense] : paths.retrievers;
-    for (const r of retrievers) await r.prepare?.();
-
-    let lm: CausalLM | undefined;
+    const { kb } = await indexedKnowledgeBase(repo, values, signal);
+    const warn = (m: string): boolean => process.stderr.write(`warning: ${m}\n`);
+    const models = await openModels({ lm: true, encoder: values['no-dense'] !== true }, warn);
+    const host = (values['ollama-host'] as string | undefined) ?? MODEL_DEFAULTS.ollamaHost;
+    const rerankers = await openRerankers({ choice: reranker, ollamaHost: host, ...(values['rerank-model'] ? { model: values['rerank-model'] as string } : {}) }).catch((e: unknown) => {
+      if (e instanceof UserError) warn(`${e.message}; candidates stay in retrieval order`);
+      else throw e;
+      return undefined;
+    });
+    const { paths } = await preparedPaths(kb, repo, ['sparse', 'dataflow', 'dense'], models.encoder, values['index-dir'] as string | undefined, signal);
     try {
-      lm = await registry.causalLM();
-    } catch (e) {
-      process.stderr.write(`warning: the embedded model did not load (${e instanceof Error ? e.message : String(e)}); probing falls back to a model-free query\n`);
-    }
-    const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
-    const settings: ModelSettings = {
-      provider: provider as ModelSettings['provider'],
-      family: 'auto',
-      timeoutMs,
-      ollama: { host, completionModel: (values.model as string | undefined) ?? 'qwen2.5-coder:1.5b-base', keepAlive: '30m' },
-      openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey: process.env.OPENAI_API_KEY ?? '' },
-    };
-    const signal = new AbortController().signal;
-    const resolved = await resolveModelClient(
-      settings,
-      () => (lm ? Promise.resolve(embeddedLMOf(lm)) : registry.causalLM().then(embeddedLMOf)),
-      signal,
-    );
-    if (resolved.note) process.stderr.write(`${resolved.note}\n`);
-    if (resolved.problem) process.stderr.write(`warning: ${resolved.problem.message}\n`);
-    const switcher = new RerankerSwitch(reranker, reranker === 'llm' ? { llm: ollamaReranker({ host, model: (values['rerank-model'] as string | undefined) ?? 'qwen3:8b' }) } : {});
-    if (reranker === 'distilled') {
-      try {
-        switcher.register('distilled', (await loadDistilledReranker(join(assetsDir(), 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 2 })).reranker);
-      } catch (e) {
-        process.stderr.write(`warning: the distilled reranker did not load (${e instanceof Error ? e.message : String(e)}); candidates stay in retrieval order\n`);
+      const modelSettings: ModelSettings = {
+        provider: provider as ModelSettings['provider'],
+        family: 'auto',
+        timeoutMs,
+        ollama: { host, completionModel: (values.model as string | undefined) ?? MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
+        openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey: process.env.OPENAI_API_KEY ?? '' },
+      };
+      const lm = models.lm;
+      const resolved = await resolveModelClient(modelSettings, () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM().then(embeddedLMOf)), signal);
+      if (resolved.note) process.stderr.write(`${resolved.note}\n`);
+      if (resolved.problem) warn(resolved.problem.message);
+      const prober = lm ? causalLMProber(lm) : undefined;
+      const retrievers = [...paths.byName.values()];
+      const pipeline = createPipeline(settings, {
+        retrievers: () => retrievers,
+        prober: () => prober,
+        model: () => resolved.client,
+        ...(rerankers ? { rerankers: rerankers.switcher } : {}),
+      });
+      const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) }, signal);
+      if (values.json) {
+        process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+      } else {
+        const item = result.items[0];
+        process.stdout.write(item ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n` : `No completion at ${rel}:${loc.line} (${result.trace.error ? `${result.trace.error.stage}: ${result.trace.error.message}` : 'empty after postprocessing'})\n\n`);
+        process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');
       }
+      return result.items.length > 0 ? 0 : 1;
+    } finally {
+      paths.dispose();
+      kb.dispose();
+      await rerankers?.dispose();
+      await models.registry.dispose().catch(() => undefined);
     }
-
-    const pipelineOptions: PipelineOptions = {
-      ...DEFAULT_PIPELINE_OPTIONS,
-      query: { ...DEFAULT_PIPELINE_OPTIONS.query, strategy },
-      prompt: { ...DEFAULT_PIPELINE_OPTIONS.prompt, budgetTokens: positiveInt(values['budget-tokens'], 'budget-tokens') ?? DEFAULT_PIPELINE_OPTIONS.prompt.budgetTokens },
-      generate: { ...DEFAULT_PIPELINE_OPTIONS.generate, maxNewTokens: positiveInt(values['max-new-tokens'], 'max-new-tokens') ?? DEFAULT_PIPELINE_OPTIONS.generate.maxNewTokens },
-    };
-    const prober = lm ? causalLMProber(lm) : undefined;
-    const result = await complete(
-      { filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) },
-      { query: probingQueryBuilder(() => prober), retrieval: multiPathStage(() => retrievers), reranker: bestFitStage(switcher), model: () => resolved.client },
-      pipelineOptions,
-      signal,
-    );
-    paths.dispose();
-    kb.dispose();
-    await registry.dispose().catch(() => undefined);
-
-    if (values.json) {
-      process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    } else {
-      const item = result.items[0];
-      process.stdout.write(item ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n` : `No completion at ${rel}:${loc.line} (${result.trace.error ? `${result.trace.error.stage}: ${result.trace.error.message}` : 'empty after postprocessing'})\n\n`);
-      process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');
-    }
-    return result.items.length > 0 ? 0 : 1;
   },
 };

@@ -4,22 +4,22 @@
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CliCommand } from '../command';
-import { parseCommandArgs, UsageError } from '../command';
+import { parseCommandArgs, positiveInt, UsageError } from '../command';
 import { assetsDir, cacheRoot, parsers } from '../context';
-import { openModels } from './retrieve';
-import { readCases, readPredictions, PredictionWriter, type BenchCase, type Prediction } from '../../engine/eval/cases';
-import { formatScoreReport, scorePredictions } from '../../engine/eval/score';
-import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, type MethodSpec, type RunOptions } from '../../engine/eval/runMethod';
-import { runEval, type EvalProgress, type EvalRunReport } from '../../engine/eval/runEval';
-import { describeGenerator, openDistilledReranker, openGenerator, openLlmReranker, parseGenerator, parseLlmReranker } from '../../engine/eval/evalModels';
-import { compareMethods, formatComparisonMarkdown } from '../../engine/eval/compare';
-import { comparisonChartSvg } from '../../engine/eval/chart';
-import { indexFolderFor } from '../../engine/kb/store';
+import { openModels } from '../pipelineHost';
+import { readCases, readPredictions, PredictionWriter, type BenchCase, type Prediction } from '../../bench/cases';
+import { formatScoreReport, scorePredictions } from '../../bench/score';
+import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, type MethodSpec, type RunOptions } from '../../bench/runMethod';
+import { runEval, type EvalProgress, type EvalRunReport } from '../../bench/runEval';
+import { describeGenerator, openDistilledReranker, openGenerator, openLlmReranker, parseGenerator, parseLlmReranker } from '../../bench/evalModels';
+import { compareMethods, formatComparisonMarkdown } from '../../bench/compare';
+import { comparisonChartSvg } from '../../bench/chart';
+import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
 import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
 import { embeddedLMOf } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
-import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../engine/rerank/distillCases';
+import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
@@ -50,13 +50,6 @@ const RUN_OPTIONS = {
 
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
 
-function positiveInt(values: Record<string, unknown>, name: string, fallback: number): number {
-  const v = values[name];
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got "${String(v)}"`);
-  return n;
-}
 
 /** Progress on stderr: a line every few seconds (every case on a terminal). */
 function progressLine(quiet: boolean): (p: EvalProgress) => void {
@@ -83,7 +76,7 @@ interface Prepared {
 }
 
 /** Parse the shared options, load what the methods need (failing fast when something is absent). */
-async function prepare(values: Record<string, unknown>, specs: MethodSpec[]): Promise<Prepared & { dispose(): Promise<void> }> {
+async function prepare(values: Record<string, unknown>, specs: MethodSpec[], signal: AbortSignal): Promise<Prepared & { dispose(): Promise<void> }> {
   const casesFile = values.cases as string | undefined;
   const reposDir = values.repos as string | undefined;
   if (!casesFile) throw new UsageError('--cases is required');
@@ -119,7 +112,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[]): Pr
   try {
     if (needs.encoder && !models.encoder) throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
     const model = generator
-      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM().then(embeddedLMOf)), timeoutMs)
+      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM().then(embeddedLMOf)), timeoutMs, signal)
       : undefined;
     const prober = needs.prober && models.lm ? lmChunkProber(models.lm, { budgetMs: positiveInt(values, 'probe-budget-ms', DEFAULT_PROBE_BUDGET_MS), batchSize: positiveInt(values, 'probe-batch', DEFAULT_PROBE_BATCH) }) : undefined;
     const p = await parsers();
@@ -146,7 +139,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[]): Pr
             write,
             onProgress: progressLine(values.quiet === true),
           },
-          new AbortController().signal,
+          signal,
         ),
       dispose: () => models.registry.dispose().catch(() => undefined),
     };
@@ -167,7 +160,7 @@ function problemsText(report: EvalRunReport): string {
   return out.join('\n');
 }
 
-async function runCommand(argv: string[]): Promise<number> {
+async function runCommand(argv: string[], signal: AbortSignal): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...RUN_OPTIONS, method: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const method = values.method as string | undefined;
@@ -175,7 +168,7 @@ async function runCommand(argv: string[]): Promise<number> {
   const out = values.out as string | undefined;
   if (!out) throw new UsageError('--out is required');
   const spec = parseMethod(method);
-  const prepared = await prepare(values, [spec]);
+  const prepared = await prepare(values, [spec], signal);
   const writer = await PredictionWriter.open(out);
   try {
     process.stderr.write(`eval ${spec.name}: ${prepared.describe}\n`);
@@ -197,7 +190,7 @@ function fileNameOf(method: string): string {
   return method.replace(/[^A-Za-z0-9._+-]/g, '_');
 }
 
-async function compareCommand(argv: string[]): Promise<number> {
+async function compareCommand(argv: string[], signal: AbortSignal): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...RUN_OPTIONS, methods: { type: 'string' }, title: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const names = ((values.methods as string | undefined) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -205,7 +198,7 @@ async function compareCommand(argv: string[]): Promise<number> {
   const outDir = values.out as string | undefined;
   if (!outDir) throw new UsageError('--out is required (a folder)');
   const specs = names.map(parseMethod);
-  const prepared = await prepare(values, specs);
+  const prepared = await prepare(values, specs, signal);
   await fs.mkdir(outDir, { recursive: true });
   const writers = new Map<string, PredictionWriter>();
   let report: EvalRunReport;
@@ -230,15 +223,15 @@ async function compareCommand(argv: string[]): Promise<number> {
       .map(([name, m]) => `${name} degraded: ${Object.entries(m.problems).map(([w, n]) => `${n} x ${w}`).slice(0, 4).join('; ')}`),
   ];
   const markdown = formatComparisonMarkdown(rows, { title, command, generated: prepared.options.generate, notes });
-  await fs.writeFile(join(outDir, 'report.md'), markdown, 'utf8');
-  await fs.writeFile(join(outDir, 'chart.svg'), comparisonChartSvg(rows, title.length > 90 ? `${title.slice(0, 87)}...` : title), 'utf8');
-  await fs.writeFile(join(outDir, 'scores.json'), JSON.stringify({ rows: rows.map((r) => ({ method: r.method, group: r.group, ...r.report })), run: report }, null, 2) + '\n', 'utf8');
+  await writeFileAtomic(join(outDir, 'report.md'), markdown);
+  await writeFileAtomic(join(outDir, 'chart.svg'), comparisonChartSvg(rows, title.length > 90 ? `${title.slice(0, 87)}...` : title));
+  await writeFileAtomic(join(outDir, 'scores.json'), JSON.stringify({ rows: rows.map((r) => ({ method: r.method, group: r.group, ...r.report })), run: report }, null, 2) + '\n');
   process.stdout.write(markdown + '\n');
   process.stdout.write(`wrote ${join(outDir, 'report.md')}, chart.svg, scores.json and one predictions file per method\n`);
   return 0;
 }
 
-async function scoreCommand(argv: string[]): Promise<number> {
+async function scoreCommand(argv: string[], signal: AbortSignal): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     cases: { type: 'string' },
     preds: { type: 'string' },
@@ -258,7 +251,7 @@ async function scoreCommand(argv: string[]): Promise<number> {
   const report = scorePredictions(cases, preds, k);
   process.stdout.write(formatScoreReport(report) + '\n');
   const jsonOut = values.json as string | undefined;
-  if (jsonOut) await fs.writeFile(jsonOut, JSON.stringify(report, null, 2) + '\n', 'utf8');
+  if (jsonOut) await writeFileAtomic(jsonOut, JSON.stringify(report, null, 2) + '\n');
   return 0;
 }
 
@@ -268,7 +261,7 @@ async function scoreCommand(argv: string[]): Promise<number> {
  * a completion would, records the merged candidates and writes one JSONL line per case (features,
  * the oracle's hits, kept windows). Only use cases of repositories a model may train on.
  */
-async function distillCommand(argv: string[]): Promise<number> {
+async function distillCommand(argv: string[], signal: AbortSignal): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...RUN_OPTIONS, method: { type: 'string' }, 'per-size': { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const out = values.out as string | undefined;
@@ -277,7 +270,7 @@ async function distillCommand(argv: string[]): Promise<number> {
   if (base.rerank !== 'none' || base.iterative) throw new UsageError('--method must be a union of retrieval paths (s, d, df) without a reranker');
   const spec: MethodSpec = { ...base, name: `${base.name} (distill)`, rerank: 'distilled' };
   const perSize = positiveInt(values, 'per-size', 3);
-  const prepared = await prepare({ ...values, 'no-generate': true }, [base]);
+  const prepared = await prepare({ ...values, 'no-generate': true }, [base], signal);
   const byId = new Map(prepared.cases.map((c) => [c.metadata.task_id, c]));
   const recorder = new RecordingReranker();
   const stats: DistillCaseStats = { cases: 0, withCandidates: 0, teachable: 0, windows: 0, subsets: 0 };
@@ -292,7 +285,7 @@ async function distillCommand(argv: string[]): Promise<number> {
         const c = byId.get(p.task_id);
         if (!c || !recorded || recorded.docs.length < 2) return;
         stats.withCandidates++;
-        const { record, subsets } = await distillCase(c, recorded, { perSize, seed: seedOf(p.task_id) });
+        const { record, subsets } = await distillCase(c, recorded, { perSize, seed: seedOf(p.task_id) }, signal);
         stats.subsets += subsets;
         if (record.hits.some((h) => h > 0)) stats.teachable++;
         stats.windows += record.windows.length;
@@ -305,7 +298,7 @@ async function distillCommand(argv: string[]): Promise<number> {
     await prepared.dispose();
   }
   await fs.mkdir(dirname(resolve(out)), { recursive: true });
-  await fs.writeFile(out, lines.map((l) => l + '\n').join(''), 'utf8');
+  await writeFileAtomic(out, lines.map((l) => l + '\n').join(''));
   process.stdout.write(
     `distillation data: ${stats.cases} cases, ${stats.withCandidates} with 2+ candidates, ${stats.teachable} where a candidate holds a cross-file definition; ` +
       `${stats.windows} of ${stats.subsets} windows kept (oracle teacher); wrote ${out}\n`,
@@ -316,12 +309,12 @@ async function distillCommand(argv: string[]): Promise<number> {
 export const evalCommand: CliCommand = {
   name: 'eval',
   usage: `${RUN_USAGE} | ${COMPARE_USAGE} | ${SCORE_USAGE} | ${DISTILL_USAGE}`,
-  async run(argv) {
+  async run(argv, signal) {
     const [sub, ...rest] = argv;
-    if (sub === 'score') return scoreCommand(rest);
-    if (sub === 'compare') return compareCommand(rest);
-    if (sub === 'distill') return distillCommand(rest);
-    if (sub === undefined || sub.startsWith('-')) return runCommand(argv);
+    if (sub === 'score') return scoreCommand(rest, signal);
+    if (sub === 'compare') return compareCommand(rest, signal);
+    if (sub === 'distill') return distillCommand(rest, signal);
+    if (sub === undefined || sub.startsWith('-')) return runCommand(argv, signal);
     throw new UsageError(`unknown subcommand "${sub}" (expected score, compare or distill, or options of a run)\n  ${RUN_USAGE}\n  ${COMPARE_USAGE}\n  ${SCORE_USAGE}\n  ${DISTILL_USAGE}`);
   },
 };

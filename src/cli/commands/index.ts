@@ -24,16 +24,22 @@ export function parseMaxBytes(value: unknown): number | undefined {
  * The repository's knowledge base opened with the index options of `values` (`--index-dir`,
  * `--exclude`, `--max-file-bytes`) and brought up to date, with progress on stderr.
  */
-export async function indexedKnowledgeBase(repo: string, values: Record<string, unknown>): Promise<{ kb: KnowledgeBase; report: IndexReport }> {
+export async function indexedKnowledgeBase(repo: string, values: Record<string, unknown>, signal: AbortSignal): Promise<{ kb: KnowledgeBase; report: IndexReport }> {
   const kb = await openKnowledgeBase(repo, {
     indexDir: values['index-dir'] as string | undefined,
     exclude: values.exclude as string[] | undefined,
     maxFileBytes: parseMaxBytes(values['max-file-bytes']),
   });
   const progress = progressPrinter('indexing');
-  const report = await kb.index((p) => progress.update(p));
-  progress.done();
-  return { kb, report };
+  try {
+    const report = await kb.index((p) => progress.update(p), signal);
+    return { kb, report };
+  } catch (e) {
+    kb.dispose();
+    throw e;
+  } finally {
+    progress.done();
+  }
 }
 
 function formatReport(repo: string, report: IndexReport, indexPath: string): string {
@@ -66,11 +72,11 @@ function formatReport(repo: string, report: IndexReport, indexPath: string): str
 export const indexCommand: CliCommand = {
   name: 'index',
   usage: 'index <repo> [--json] [--index-dir DIR] [--exclude GLOB]... [--max-file-bytes N]',
-  async run(argv) {
+  async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, indexOptions);
     if (positionals.length !== 1) throw new UsageError('expected exactly one repository folder');
     const repo = requireRepo(positionals[0]);
-    const { kb, report } = await indexedKnowledgeBase(repo, values);
+    const { kb, report } = await indexedKnowledgeBase(repo, values, signal);
     const indexPath = indexFilePath(indexFolderFor(cacheRoot(values['index-dir'] as string | undefined), repo));
     if (values.json) process.stdout.write(JSON.stringify({ repo, indexPath, ...report }, null, 2) + '\n');
     else process.stdout.write(formatReport(repo, report, indexPath) + '\n');

@@ -8,13 +8,13 @@ import { UserError } from '../../engine/util/errors';
 export const kbCommand: CliCommand = {
   name: 'kb',
   usage: 'kb <repo> --name NAME [--json] [--index-dir DIR]   (NAME or Class.member)',
-  async run(argv) {
+  async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, { ...indexOptions, name: { type: 'string' } });
     if (positionals.length !== 1) throw new UsageError('expected exactly one repository folder');
     const name = values.name as string | undefined;
     if (!name) throw new UsageError('--name is required');
     const repo = requireRepo(positionals[0]);
-    const { kb } = await indexedKnowledgeBase(repo, values);
+    const { kb } = await indexedKnowledgeBase(repo, values, signal);
     const items = kb.itemsNamed(name);
     const classes = kb.classes().filter((c) => c.name === name || c.qualifiedName === name);
     if (items.length === 0 && classes.length === 0) {

@@ -1,50 +1,27 @@
 // `coderag rerank <repo> <file>:<line>[:<col>]`: multi-path retrieval for one cursor, then BestFit
 // reranking (CodeRAG section 2.3) with the LLM reranker (Ollama or an OpenAI-compatible server)
 // or the distilled reranker; prints the candidates before and after, every reranker call, the time.
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CliCommand } from '../command';
-import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, parsers, requireRepo } from '../context';
+import { parseCommandArgs, positiveInt, UsageError } from '../command';
+import { requireRepo } from '../context';
+import { openRerankers, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
-import { parseCursor, parsePaths } from './retrieve';
+import { parseCursor, parsePaths, repoRelative } from './retrieve';
 import { langOfPath } from '../../engine/kb/parsers';
-import { buildQuery } from '../../engine/query/buildQuery';
 import type { QueryStrategy } from '../../engine/query/types';
 import { prefixAt, type UnfinishedFile } from '../../engine/query/unfinishedFile';
-import { DataflowRetriever } from '../../engine/retrieve/dataflow/dataflowRetrieve';
-import { multiPathRetrieve } from '../../engine/retrieve/multiPathRetrieve';
-import { Rg1Retriever } from '../../engine/retrieve/rg1/rg1Retrieve';
-import { SparseRetriever } from '../../engine/retrieve/sparse/sparseRetrieve';
-import type { Retriever } from '../../engine/retrieve/types';
-import { bestFitRerank } from '../../engine/rerank/bestFitRerank';
 import { buildRerankQuery, labelOf } from '../../engine/rerank/bestFitPrompt';
 import { candidateDocs } from '../../engine/rerank/rerankStage';
-import { DEFAULT_RERANK_MODEL, ollamaReranker, openAiReranker } from '../../engine/rerank/LlmReranker';
-import { DEFAULT_RERANKER, loadDistilledReranker } from '../../engine/rerank/DistilledReranker';
-import type { Reranker, RerankerChoice, RerankTrace } from '../../engine/rerank/types';
+import type { RerankerChoice, RerankTrace } from '../../engine/rerank/types';
+import { createPipeline, pipelineOptions } from '../../engine/pipeline';
 import { UserError } from '../../engine/util/errors';
 
 const CHOICES: readonly RerankerChoice[] = ['llm', 'distilled', 'none'];
 const QUERIES: readonly QueryStrategy[] = ['last3', 'last10', 'jaccard'];
 
-function repoRelative(repo: string, file: string): string {
-  for (const abs of isAbsolute(file) ? [file] : [join(repo, file), resolve(file)]) {
-    if (existsSync(abs) && statSync(abs).isFile()) {
-      const rel = relative(repo, abs).split('\\').join('/');
-      if (rel.startsWith('..')) throw new UserError(`${file} is not inside the repository ${repo}`);
-      return rel;
-    }
-  }
-  throw new UserError(`file not found: ${file}`);
-}
 
-function positiveInt(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer`);
-  return n;
-}
 
 function fmtMs(ms: number): string {
   return `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
@@ -63,7 +40,7 @@ export const rerankCommand: CliCommand = {
   name: 'rerank',
   usage:
     'rerank <repo> <file>:<line>[:<col>] [--reranker llm|distilled|none (default: llm with --ollama/--openai, else distilled)] [--ollama URL | --openai URL] [--model NAME] [--reranker-model DIR] [--top-u N] [--timeout-ms N] [--paths s,df,rg1] [--query last3|last10|jaccard] [--top-j N] [--json] [--index-dir DIR]',
-  async run(argv) {
+  async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, {
       ...indexOptions,
       reranker: { type: 'string' },
@@ -84,9 +61,9 @@ export const rerankCommand: CliCommand = {
     if (values.ollama && values.openai) throw new UsageError('give either --ollama or --openai, not both');
     const strategy = ((values.query as string | undefined) ?? 'jaccard') as QueryStrategy;
     if (!QUERIES.includes(strategy)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
-    const topU = positiveInt(values['top-u'], '--top-u', 10);
-    const topJ = positiveInt(values['top-j'], '--top-j', 15);
-    const timeoutMs = positiveInt(values['timeout-ms'], '--timeout-ms', 10_000);
+    const topU = positiveInt(values, 'top-u', 10);
+    const topJ = positiveInt(values, 'top-j', 15);
+    const timeoutMs = positiveInt(values, 'timeout-ms', 10_000);
     const paths = parsePaths((values.paths as string | undefined) ?? 's,df');
     if (paths.includes('dense')) throw new UserError('dense retrieval: use --paths s,df,rg1 until the code encoder is wired into the CLI');
     const repo = requireRepo(positionals[0]);
@@ -96,42 +73,37 @@ export const rerankCommand: CliCommand = {
     if (!lang) throw new UserError(`${path} is not a Python or Java file`);
     const file: UnfinishedFile = { path, lang, prefix: prefixAt(readFileSync(join(repo, path), 'utf8'), cursor.line, cursor.column) };
 
-    let reranker: Reranker | undefined;
-    let dispose: (() => Promise<void>) | undefined;
-    const model = (values.model as string | undefined) ?? DEFAULT_RERANK_MODEL;
-    if (choice === 'llm') {
-      reranker = values.openai
-        ? openAiReranker({ baseUrl: values.openai as string, model, timeoutMs })
-        : ollamaReranker({ host: (values.ollama as string | undefined) ?? process.env.OLLAMA_HOST ?? 'http://127.0.0.1:11434', model, timeoutMs });
-    } else if (choice === 'distilled') {
-      const dir = resolve((values['reranker-model'] as string | undefined) ?? join(assetsDir(), 'models', DEFAULT_RERANKER));
-      if (!existsSync(dir)) throw new UserError(`distilled reranker model not found at ${dir} (give --reranker-model DIR, or use --reranker llm)`);
-      const loaded = await loadDistilledReranker(dir);
-      reranker = loaded.reranker;
-      dispose = () => loaded.scorer.dispose();
-    }
+    const rerankers = await openRerankers({
+      choice,
+      timeoutMs,
+      ...(values.model ? { model: values.model as string } : {}),
+      ...(values.openai ? { openaiUrl: values.openai as string } : { ollamaHost: (values.ollama as string | undefined) ?? process.env.OLLAMA_HOST }),
+      ...(values['reranker-model'] ? { distilledDir: values['reranker-model'] as string } : {}),
+    });
 
     const timings: Record<string, number> = {};
     let t = performance.now();
-    const { kb } = await indexedKnowledgeBase(repo, values);
+    const { kb } = await indexedKnowledgeBase(repo, values, signal);
     timings.index = performance.now() - t;
-    const retrievers: Array<Retriever & { dispose(): void }> = [];
-    for (const p of paths) {
-      if (p === 'sparse') retrievers.push(new SparseRetriever(kb));
-      else if (p === 'dataflow') retrievers.push(new DataflowRetriever(kb, await parsers()));
-      else if (p === 'rg1') retrievers.push(new Rg1Retriever(kb));
-    }
+    const prepared = await preparedPaths(kb, repo, paths, undefined, undefined, signal).catch(async (e: unknown) => {
+      kb.dispose();
+      await rerankers.dispose();
+      throw e;
+    });
     try {
-      t = performance.now();
-      for (const r of retrievers) await r.prepare?.();
-      timings.prepare = performance.now() - t;
-      const query = await buildQuery(file.prefix, { strategy });
-      const retrieval = await multiPathRetrieve(retrievers, { file, query, topJ });
-      timings.retrieve = retrieval.elapsedMs;
-      const docs = candidateDocs(retrieval.candidates);
+      timings.prepare = Object.values(prepared.prepareMs).reduce((a, b) => a + b, 0);
+      const retrievers = [...prepared.paths.byName.values()];
+      // Retrieval then BestFit reranking, no model; each reranker call has its own time limit, the stage none.
+      const pipeline = createPipeline(pipelineOptions({ query: { strategy }, retrieval: { topJ }, rerank: { topU, timeoutMs: 3_600_000 } }), { retrievers: () => retrievers, rerankers: rerankers.switcher });
+      const completed = await pipeline.complete({ filePath: file.path, lang: file.lang, prefix: file.prefix, suffix: '' }, signal);
+      const candidates = completed.retrieval?.candidates ?? [];
+      timings.retrieve = completed.retrieval?.elapsedMs ?? 0;
+      const docs = candidateDocs(candidates);
       const rerankQuery = buildRerankQuery(file.path, file.prefix);
-      const result = await bestFitRerank(rerankQuery, docs, reranker, { topU });
-      timings.rerank = result.trace.elapsedMs;
+      const top = completed.contexts;
+      const trace: RerankTrace = completed.rerank?.detail ?? { reranker: 'none', before: docs.map((d) => d.id), after: top.map((c) => c.snippet.id), calls: [], rerankerCalls: 0, elapsedMs: 0 };
+      const result = { trace, top: top.map((c) => ({ id: c.snippet.id })) };
+      timings.rerank = trace.elapsedMs;
       const byId = new Map(docs.map((d, i) => [d.id, { doc: d, rank: i + 1 }]));
       const describe = (id: string): string => {
         const entry = byId.get(id);
@@ -155,9 +127,9 @@ export const rerankCommand: CliCommand = {
         process.stdout.write(out.join('\n') + '\n');
       }
     } finally {
-      for (const r of retrievers) r.dispose();
+      prepared.paths.dispose();
       kb.dispose();
-      await dispose?.();
+      await rerankers.dispose();
     }
     return 0;
   },

@@ -4,23 +4,16 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { CliCommand } from '../command';
-import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, cacheRoot, parsers, progressPrinter, requireRepo } from '../context';
+import { parseCommandArgs, positiveInt, UsageError } from '../command';
+import { requireRepo } from '../context';
+import { openModels, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
-import { buildQuery } from '../../engine/query/buildQuery';
 import type { QueryStrategy } from '../../engine/query/types';
 import { prefixAt, type UnfinishedFile } from '../../engine/query/unfinishedFile';
-import { DataflowRetriever } from '../../engine/retrieve/dataflow/dataflowRetrieve';
-import { multiPathRetrieve } from '../../engine/retrieve/multiPathRetrieve';
-import { Rg1Retriever } from '../../engine/retrieve/rg1/rg1Retrieve';
-import { SparseRetriever } from '../../engine/retrieve/sparse/sparseRetrieve';
-import type { Candidate, PathName, RetrievalTrace, Retriever, ScoredSnippet } from '../../engine/retrieve/types';
-import { errorMessage, UserError } from '../../engine/util/errors';
-import { indexFolderFor } from '../../engine/kb/store';
-import { ModelRegistry, type CausalLM, type Encoder } from '../../engine/models';
-import { lmChunkProber } from '../../engine/query/lmChunkProber';
-import { DenseRetriever } from '../../engine/retrieve/dense/denseRetrieve';
+import type { Candidate, PathName, RetrievalTrace, ScoredSnippet } from '../../engine/retrieve/types';
+import { causalLMProber, createPipeline, pipelineOptions } from '../../engine/pipeline';
+import { UserError } from '../../engine/util/errors';
 
 const PATH_ALIASES: Record<string, PathName> = { s: 'sparse', sparse: 'sparse', d: 'dense', dense: 'dense', df: 'dataflow', dataflow: 'dataflow', rg1: 'rg1' };
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
@@ -53,7 +46,7 @@ export function parsePaths(value: string | undefined): PathName[] {
   return out;
 }
 
-function repoRelative(repo: string, file: string): string {
+export function repoRelative(repo: string, file: string): string {
   const candidates = isAbsolute(file) ? [file] : [join(repo, file), resolve(file)];
   for (const abs of candidates) {
     if (existsSync(abs) && statSync(abs).isFile()) {
@@ -96,34 +89,10 @@ function formatTrace(trace: RetrievalTrace, file: UnfinishedFile, timings: Recor
   return out.join('\n');
 }
 
-/** The shipped models the CLI's probing and dense path use; a model that does not load is a warning, and its stage falls back. */
-export async function openModels(
-  need: { lm: boolean; encoder: boolean },
-  warn: (message: string) => void,
-): Promise<{ registry: ModelRegistry; lm?: CausalLM; encoder?: Encoder }> {
-  const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2 });
-  const out: { registry: ModelRegistry; lm?: CausalLM; encoder?: Encoder } = { registry };
-  if (need.lm) {
-    try {
-      out.lm = await registry.causalLM();
-    } catch (e) {
-      warn(`probing model not available (${errorMessage(e)}); the query falls back to the Jaccard-closest chunk`);
-    }
-  }
-  if (need.encoder) {
-    try {
-      out.encoder = await registry.encoder();
-    } catch (e) {
-      warn(`dense retrieval skipped: code encoder not available (${errorMessage(e)})`);
-    }
-  }
-  return out;
-}
-
 export const retrieveCommand: CliCommand = {
   name: 'retrieve',
   usage: 'retrieve <repo> <file>:<line>[:<col>] [--paths s,d,df,rg1 (default s,d,df)] [--query probe|last3|last10|jaccard (default probe)] [--top-j N] [--json] [--index-dir DIR]',
-  async run(argv) {
+  async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, { ...indexOptions, paths: { type: 'string' }, query: { type: 'string' }, 'top-j': { type: 'string' } });
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
     const repo = requireRepo(positionals[0]);
@@ -131,8 +100,7 @@ export const retrieveCommand: CliCommand = {
     const paths = parsePaths(values.paths as string | undefined);
     const strategy = (values.query as string | undefined) ?? 'probe';
     if (!QUERIES.includes(strategy as QueryStrategy)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
-    const topJ = values['top-j'] === undefined ? 15 : Number(values['top-j']);
-    if (!Number.isInteger(topJ) || topJ < 1) throw new UsageError('--top-j must be a positive integer');
+    const topJ = positiveInt(values, 'top-j');
 
     const path = repoRelative(repo, cursor.file);
     const lang = langOfPath(path);
@@ -142,43 +110,37 @@ export const retrieveCommand: CliCommand = {
 
     const timings: Record<string, number> = {};
     let t = performance.now();
-    const { kb } = await indexedKnowledgeBase(repo, values);
+    const { kb } = await indexedKnowledgeBase(repo, values, signal);
     timings.index = performance.now() - t;
 
     t = performance.now();
     const models = await openModels({ lm: strategy === 'probe', encoder: paths.includes('dense') }, (m) => process.stderr.write(`warning: ${m}\n`));
     if (models.lm || models.encoder) timings['load models'] = performance.now() - t;
-    const retrievers: Array<Retriever & { dispose(): void }> = [];
-    const embedding = progressPrinter('embedding');
-    for (const p of paths) {
-      if (p === 'sparse') retrievers.push(new SparseRetriever(kb));
-      else if (p === 'dataflow') retrievers.push(new DataflowRetriever(kb, await parsers()));
-      else if (p === 'rg1') retrievers.push(new Rg1Retriever(kb));
-      else if (p === 'dense' && models.encoder) {
-        retrievers.push(new DenseRetriever(kb, models.encoder, { indexFolder: indexFolderFor(cacheRoot(values['index-dir'] as string | undefined), repo), onProgress: (x) => embedding.update({ done: x.done, total: x.total, path: '' }) }));
-      }
-    }
     try {
-      if (retrievers.length === 0) throw new UserError('no retrieval path is available');
-      for (const r of retrievers) {
-        t = performance.now();
-        await r.prepare?.();
-        timings[`prepare ${r.name}`] = performance.now() - t;
-      }
-      embedding.done();
-      const query = await buildQuery(file.prefix, { strategy: strategy as QueryStrategy }, models.lm ? lmChunkProber(models.lm) : undefined);
-      timings.query = query.elapsedMs ?? 0;
-      const trace = await multiPathRetrieve(retrievers, { file, query, topJ });
-      timings.retrieve = trace.elapsedMs;
-      if (values.json) {
-        const strip = <T extends { snippet: { item?: unknown } }>(r: T): T => ({ ...r, snippet: { ...r.snippet, item: undefined } });
-        const json = { repo, file: path, cursor, query, paths: trace.paths.map((p) => ({ ...p, results: p.results.map(strip) })), candidates: trace.candidates.map(strip), timings };
-        process.stdout.write(JSON.stringify(json, null, 2) + '\n');
-      } else {
-        process.stdout.write(formatTrace(trace, file, timings) + '\n');
+      const prepared = await preparedPaths(kb, repo, paths, models.encoder, values['index-dir'] as string | undefined, signal);
+      const retrievers = [...prepared.paths.byName.values()];
+      try {
+        if (retrievers.length === 0) throw new UserError('no retrieval path is available');
+        for (const [name, ms] of Object.entries(prepared.prepareMs)) timings[`prepare ${name}`] = ms;
+        const prober = models.lm ? causalLMProber(models.lm) : undefined;
+        // Retrieval only: no reranker, no model.
+        const pipeline = createPipeline(pipelineOptions({ query: { strategy: strategy as QueryStrategy }, retrieval: { topJ } }), { retrievers: () => retrievers, prober: () => prober });
+        const result = await pipeline.complete({ filePath: file.path, lang: file.lang, prefix: file.prefix, suffix: '' }, signal);
+        const trace = result.retrieval;
+        if (!trace) throw new UserError(`retrieval failed: ${result.trace.stages.find((st) => st.stage === 'retrieve')?.message ?? 'unknown reason'}`);
+        timings.query = result.trace.stages.find((st) => st.stage === 'query')?.elapsedMs ?? 0;
+        timings.retrieve = trace.elapsedMs;
+        if (values.json) {
+          const strip = <T extends { snippet: { item?: unknown } }>(r: T): T => ({ ...r, snippet: { ...r.snippet, item: undefined } });
+          const json = { repo, file: path, cursor, query: trace.query, paths: trace.paths.map((p) => ({ ...p, results: p.results.map(strip) })), candidates: trace.candidates.map(strip), timings };
+          process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+        } else {
+          process.stdout.write(formatTrace(trace, file, timings) + '\n');
+        }
+      } finally {
+        prepared.paths.dispose();
       }
     } finally {
-      for (const r of retrievers) r.dispose();
       kb.dispose();
       await models.registry.dispose().catch(() => undefined);
     }

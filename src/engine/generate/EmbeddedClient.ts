@@ -1,12 +1,13 @@
 // The embedded ONNX causal LM as a completion model: the offline default when no model server
 // is configured, and what the tests and the demo run. Plain prefix prompts (no FIM training).
 import { throwIfAborted } from '../util/errors';
+import { raceCancellation } from '../util/abort';
 import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from './types';
 
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
 export interface EmbeddedLM {
   /** Greedy generation; the text after the prompt. */
-  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[] }, signal?: AbortSignal): Promise<string | { text: string }>;
+  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[] }, signal: AbortSignal): Promise<string | { text: string }>;
   encode?(text: string): ArrayLike<number>;
   /** Positions the model was trained with. */
   readonly contextTokens?: number;
@@ -49,8 +50,10 @@ export class EmbeddedClient implements ModelClient {
     return this.loading;
   }
 
-  async prepare(): Promise<void> {
-    await this.ready();
+  /** Loads the model; the load is shared, so a cancelled request stops waiting for it without ending it. */
+  async prepare(signal: AbortSignal): Promise<void> {
+    throwIfAborted(signal);
+    await raceCancellation(this.ready(), signal);
   }
 
   private readonly lineTokens = new Map<string, number>();

@@ -1,11 +1,13 @@
 // Completion through Ollama with the `ollama` package: raw FIM prompts, streaming, stop
 // sequences, keep_alive and num_predict; a start-up check that the model is pulled, and pull
 // with progress so the editor can offer it.
-import { Ollama } from 'ollama';
+import type { Ollama } from 'ollama';
 import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
-import { cutAtStop, deadlineSignal, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
+import { deadline } from '../util/abort';
+import { ollamaApi } from './httpApi';
+import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
 
 export interface OllamaClientOptions {
   /** e.g. http://127.0.0.1:11434 */
@@ -49,8 +51,7 @@ export class OllamaClient implements ModelClient {
 
   /** An Ollama instance whose every fetch also obeys `signal` (the package only aborts streams itself). */
   private api(signal: AbortSignal): Ollama {
-    const withSignal: typeof fetch = (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
-    return new Ollama({ host: this.options.host, fetch: withSignal });
+    return ollamaApi(this.options.host, signal);
   }
 
   private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string): Error {
@@ -72,13 +73,13 @@ export class OllamaClient implements ModelClient {
 
   async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
     const start = performance.now();
-    const deadline = deadlineSignal(signal, this.options.timeoutMs ?? 7000);
+    const limit = deadline(signal, this.options.timeoutMs ?? 7000);
     let text = '';
     let firstTokenMs: number | undefined;
     let tokens: number | undefined;
     let stoppedBy: GenerateResult['stoppedBy'] = 'unknown';
     try {
-      const stream = await this.api(deadline.signal).generate({
+      const stream = await this.api(limit.signal).generate({
         model: this.model,
         prompt: request.prompt,
         raw: true,
@@ -87,7 +88,7 @@ export class OllamaClient implements ModelClient {
         options: { num_predict: request.maxNewTokens, temperature: request.temperature ?? 0, stop: [...request.stop] },
       });
       const onAbort = (): void => stream.abort();
-      deadline.signal.addEventListener('abort', onAbort, { once: true });
+      limit.signal.addEventListener('abort', onAbort, { once: true });
       let sawDone = false;
       try {
         for await (const part of stream) {
@@ -109,30 +110,26 @@ export class OllamaClient implements ModelClient {
           }
         }
       } finally {
-        deadline.signal.removeEventListener('abort', onAbort);
+        limit.signal.removeEventListener('abort', onAbort);
       }
-      if (deadline.signal.aborted) throw new Error('aborted');
+      if (limit.signal.aborted) throw new Error('aborted');
       // The package skips lines that are not JSON; a stream without its final part was malformed or cut.
       if (!sawDone && stoppedBy !== 'stop') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
     } catch (e) {
-      throw this.toError(e, deadline.timedOut(), signal, 'generate');
-    } finally {
-      deadline.dispose();
+      throw this.toError(e, limit.timedOut(), signal, 'generate');
     }
     return { text, model: this.model, elapsedMs: performance.now() - start, ...(firstTokenMs !== undefined ? { firstTokenMs } : {}), ...(tokens !== undefined ? { tokens } : {}), stoppedBy };
   }
 
   /** The models this server has pulled (/api/tags). */
   async listModels(signal: AbortSignal): Promise<string[]> {
-    const deadline = deadlineSignal(signal, Math.min(this.options.timeoutMs ?? 7000, 5000));
+    const limit = deadline(signal, Math.min(this.options.timeoutMs ?? 7000, 5000));
     try {
-      const list = await this.api(deadline.signal).list();
+      const list = await this.api(limit.signal).list();
       if (!list || !Array.isArray(list.models)) throw new SyntaxError('/api/tags has no "models" list');
       return list.models.map((m) => m.name ?? m.model).filter((n): n is string => typeof n === 'string');
     } catch (e) {
-      throw this.toError(e, deadline.timedOut(), signal, 'list models');
-    } finally {
-      deadline.dispose();
+      throw this.toError(e, limit.timedOut(), signal, 'list models');
     }
   }
 

@@ -3,7 +3,9 @@
 import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
-import { cutAtStop, deadlineSignal, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
+import { deadline } from '../util/abort';
+import { openAiBase, openAiRequest } from './httpApi';
+import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
 
 export interface OpenAICompatibleOptions {
   /** Base URL, with or without `/v1` (e.g. http://gpu-box:8000). */
@@ -30,16 +32,7 @@ export class OpenAICompatibleClient implements ModelClient {
   }
 
   get endpoint(): string {
-    return this.options.baseUrl;
-  }
-
-  private url(path: string): string {
-    const base = this.options.baseUrl.replace(/\/+$/, '');
-    return `${base.endsWith('/v1') ? base : `${base}/v1`}${path}`;
-  }
-
-  private headers(): Record<string, string> {
-    return { 'Content-Type': 'application/json', ...(this.options.apiKey ? { Authorization: `Bearer ${this.options.apiKey}` } : {}) };
+    return openAiBase(this.options.baseUrl);
   }
 
   private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string): Error {
@@ -50,31 +43,22 @@ export class OpenAICompatibleClient implements ModelClient {
     return new ModelClientError('failed', `${what}: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);
   }
 
-  private async httpError(response: Response, what: string): Promise<ModelClientError> {
-    const body = (await response.text().catch(() => '')).slice(0, 300);
-    if (response.status === 404 && /model/i.test(body)) return new ModelClientError('modelMissing', `model "${this.model}" is not served by ${this.endpoint}: ${body}`, this.endpoint, this.model, 404);
-    return new ModelClientError('httpStatus', `${what}: ${this.endpoint} answered HTTP ${response.status}${body ? `: ${body}` : ''}`, this.endpoint, this.model, response.status);
+  private httpError(status: number, raw: string, what: string): ModelClientError {
+    const body = raw.slice(0, 300);
+    if (status === 404 && /model/i.test(body)) return new ModelClientError('modelMissing', `model "${this.model}" is not served by ${this.endpoint}: ${body}`, this.endpoint, this.model, 404);
+    return new ModelClientError('httpStatus', `${what}: ${this.endpoint} answered HTTP ${status}${body ? `: ${body}` : ''}`, this.endpoint, this.model, status);
   }
 
   async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
     const start = performance.now();
-    const deadline = deadlineSignal(signal, this.options.timeoutMs ?? 7000);
+    const limit = deadline(signal, this.options.timeoutMs ?? 7000);
     try {
-      const response = await fetch(this.url('/completions'), {
-        method: 'POST',
-        headers: this.headers(),
-        signal: deadline.signal,
-        body: JSON.stringify({
-          model: this.model,
-          prompt: request.prompt,
-          max_tokens: request.maxNewTokens,
-          temperature: request.temperature ?? 0,
-          stop: request.stop.slice(0, MAX_SERVER_STOPS),
-          stream: false,
-        }),
+      const { ok, status, raw } = await openAiRequest(this.options.baseUrl, '/completions', {
+        apiKey: this.options.apiKey,
+        signal: limit.signal,
+        body: { model: this.model, prompt: request.prompt, max_tokens: request.maxNewTokens, temperature: request.temperature ?? 0, stop: request.stop.slice(0, MAX_SERVER_STOPS), stream: false },
       });
-      if (!response.ok) throw await this.httpError(response, 'completions');
-      const raw = await response.text();
+      if (!ok) throw this.httpError(status, raw, 'completions');
       let body: unknown;
       try {
         body = JSON.parse(raw);
@@ -93,28 +77,32 @@ export class OpenAICompatibleClient implements ModelClient {
         stoppedBy: cut.stopped || choice.finish_reason === 'stop' ? 'stop' : choice.finish_reason === 'length' ? 'length' : 'unknown',
       };
     } catch (e) {
-      throw this.toError(e, deadline.timedOut(), signal, 'completions');
-    } finally {
-      deadline.dispose();
+      throw this.toError(e, limit.timedOut(), signal, 'completions');
     }
   }
 
   async check(signal: AbortSignal): Promise<ModelProblem | undefined> {
-    const deadline = deadlineSignal(signal, 5000);
+    const limit = deadline(signal, 5000);
     try {
-      const response = await fetch(this.url('/models'), { headers: this.headers(), signal: deadline.signal });
+      const { ok, raw } = await openAiRequest(this.options.baseUrl, '/models', { apiKey: this.options.apiKey, signal: limit.signal });
       // Some servers (TGI) have no /v1/models; only an answer that lists models can prove one missing.
-      if (!response.ok) return undefined;
-      const body = (await response.json().catch(() => undefined)) as { data?: Array<{ id?: unknown }> } | undefined;
+      if (!ok) return undefined;
+      const body = parseJson(raw) as { data?: Array<{ id?: unknown }> } | undefined;
       const ids = (body?.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
       if (ids.length > 0 && !ids.includes(this.model)) return { kind: 'modelMissing', message: `model "${this.model}" is not served by ${this.endpoint} (it serves: ${ids.slice(0, 5).join(', ')})`, model: this.model, endpoint: this.endpoint };
       return undefined;
     } catch (e) {
-      const err = this.toError(e, deadline.timedOut(), signal, 'list models');
+      const err = this.toError(e, limit.timedOut(), signal, 'list models');
       if (isModelClientError(err)) return problemOf(err);
       throw err;
-    } finally {
-      deadline.dispose();
     }
+  }
+}
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
   }
 }

@@ -2,7 +2,7 @@
 // The newest request wins: entering aborts the current holder, waits until it has settled, then
 // runs; a waiter overtaken by a newer one is cancelled without ever reaching the model.
 import { CancellationError } from '../util/errors';
-import type { ModelGate } from '../pipeline';
+import type { ModelGate } from './types';
 
 export class LatestWinsGate implements ModelGate {
   private current: { controller: AbortController; done: Promise<void> } | undefined;

@@ -85,34 +85,15 @@ export function cutAtStop(text: string, stop: readonly string[]): { text: string
   return cut < 0 ? { text, stopped: false } : { text: text.slice(0, cut), stopped: true };
 }
 
-/**
- * The request's signal plus a time limit, as one signal. `timedOut()` tells a timeout from the
- * caller's cancellation; dispose clears the timer and the listener.
- */
-export function deadlineSignal(signal: AbortSignal, timeoutMs: number): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-  }, timeoutMs);
-  const onAbort = (): void => controller.abort(signal.reason);
-  if (signal.aborted) controller.abort(signal.reason);
-  else signal.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    timedOut: () => timedOut,
-    dispose: () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    },
-  };
-}
-
 /** Classify a fetch failure (undici wraps the socket error in `cause`). */
 export function networkErrorKind(e: unknown): 'unreachable' | 'failed' {
   const code = (e as { cause?: { code?: string } } | undefined)?.cause?.code ?? (e as { code?: string } | undefined)?.code;
   if (code && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/.test(code)) return 'unreachable';
   if (e instanceof TypeError && /fetch failed/.test(e.message)) return 'unreachable';
   return 'failed';
+}
+
+/** Serialises model calls (the server allows one in flight); without one the call runs directly. */
+export interface ModelGate {
+  run<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
 }

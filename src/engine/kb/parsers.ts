@@ -16,8 +16,19 @@ const grammarFiles: Record<Lang, string> = {
   java: 'tree-sitter-java.wasm',
 };
 
-// web-tree-sitter's runtime is process-wide; initialise it once per grammars folder.
-let runtimeInit: Promise<void> | undefined;
+/**
+ * web-tree-sitter's runtime is process-wide state of the library itself (a second init replaces it
+ * under the parsers already made), so it is initialised only when no parser can be made yet. The
+ * host that loads parsers keeps them (one load per composition root).
+ */
+function runtimeReady(): boolean {
+  try {
+    new Parser().delete();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Load both grammars from `grammarsDir` (holding tree-sitter.wasm and the language .wasm files). */
 export async function loadParsers(grammarsDir: string): Promise<Parsers> {
@@ -26,8 +37,7 @@ export async function loadParsers(grammarsDir: string): Promise<Parsers> {
       throw new UserError(`Grammar file ${file} is missing from ${grammarsDir}; run "npm run build" to copy the grammars.`);
     }
   }
-  runtimeInit ??= Parser.init({ locateFile: (name: string) => join(grammarsDir, name) });
-  await runtimeInit;
+  if (!runtimeReady()) await Parser.init({ locateFile: (name: string) => join(grammarsDir, name) });
   const languages = {} as Record<Lang, Language>;
   const parsers = {} as Record<Lang, Parser>;
   for (const lang of Object.keys(grammarFiles) as Lang[]) {

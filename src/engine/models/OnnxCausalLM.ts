@@ -96,7 +96,7 @@ export class OnnxCausalLM implements CausalLM {
     if (opts.warmup !== false) {
       const t1 = performance.now();
       try {
-        const [logits] = await lm.logitsNext([lm.encode('def main():\n    return 0\n')]);
+        const [logits] = await lm.logitsNext([lm.encode('def main():\n    return 0\n')], new AbortController().signal);
         if (logits?.length !== shape.vocab) {
           throw new ModelError('config', `Model "${opts.name}": logits have ${logits?.length} entries but config.json says vocab_size ${shape.vocab}.`, opts.name);
         }
@@ -169,7 +169,7 @@ export class OnnxCausalLM implements CausalLM {
     };
   }
 
-  async logitsNext(batch: number[][], signal?: AbortSignal): Promise<Float32Array[]> {
+  async logitsNext(batch: number[][], signal: AbortSignal): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
     for (let i = 0; i < batch.length; i += this.batchSize) {
       throwIfAborted(signal);
@@ -179,7 +179,7 @@ export class OnnxCausalLM implements CausalLM {
     return out;
   }
 
-  async greedyProbe(prompts: string[], steps: number, signal?: AbortSignal): Promise<ProbeResult[]> {
+  async greedyProbe(prompts: string[], steps: number, signal: AbortSignal): Promise<ProbeResult[]> {
     const results: ProbeResult[] = [];
     const limit = Math.max(1, this.maxPositions - steps);
     for (let i = 0; i < prompts.length; i += this.batchSize) {
@@ -206,7 +206,7 @@ export class OnnxCausalLM implements CausalLM {
     return results;
   }
 
-  async generate(prompt: string, opts: GenerateOptions, signal?: AbortSignal): Promise<string> {
+  async generate(prompt: string, opts: GenerateOptions, signal: AbortSignal): Promise<string> {
     const maxNew = Math.max(0, Math.min(opts.maxNewTokens, this.maxPositions - 1));
     let { rows, mask } = this.pad([this.encode(prompt)], this.maxPositions - maxNew);
     const generated: number[] = [];

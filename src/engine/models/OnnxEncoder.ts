@@ -56,7 +56,7 @@ export class OnnxEncoder implements Encoder {
     if (opts.warmup !== false) {
       const t1 = performance.now();
       try {
-        await enc.embed(['def main():\n    return 0\n']);
+        await enc.embed(['def main():\n    return 0\n'], new AbortController().signal);
       } catch (e) {
         await session.release().catch(() => undefined);
         throw e;
@@ -66,7 +66,7 @@ export class OnnxEncoder implements Encoder {
     return enc;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  async embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]> {
     const ids = texts.map((t) => {
       const x = this.tokenizer.encode(t).slice(0, this.maxLength);
       return x.length ? x : [this.padId];

@@ -12,12 +12,9 @@ export type OrtModule = typeof Ort;
 export type OrtSession = Ort.InferenceSession;
 export type OrtTensor = Ort.Tensor;
 
-let ortModule: Promise<OrtModule> | undefined;
-
+/** onnxruntime-node; Node's module cache imports it once. */
 export function loadOrt(): Promise<OrtModule> {
-  ortModule ??= import('onnxruntime-node').then((m) => ((m as { default?: OrtModule }).default ?? m) as OrtModule);
-  return ortModule.catch((e: unknown) => {
-    ortModule = undefined;
+  return import('onnxruntime-node').then((m) => ((m as { default?: OrtModule }).default ?? m) as OrtModule).catch((e: unknown) => {
     throw new ModelError('runtime', `onnxruntime-node could not be loaded: ${String(e)}`, undefined, { cause: e });
   });
 }

@@ -25,17 +25,14 @@ interface TransformersModule {
   PreTrainedTokenizer: TokenizerClass;
 }
 
-let transformers: Promise<TransformersModule> | undefined;
-
-/** The transformers.js module, imported once (it is ESM-only; src compiles to CommonJS). */
+/** The transformers.js module (ESM-only; src compiles to CommonJS); Node's module cache imports it once. */
 export function loadTransformers(): Promise<TransformersModule> {
-  transformers ??= (import('@xenova/transformers') as Promise<unknown>).then((m) => {
+  return (import('@xenova/transformers') as Promise<unknown>).then((m) => {
     const mod = m as TransformersModule & { env: { allowRemoteModels: boolean; allowLocalModels: boolean } };
     // The registry does its own file resolution and downloads; transformers.js must never fetch.
     mod.env.allowRemoteModels = false;
     return mod;
   });
-  return transformers;
 }
 
 export async function readJsonFile(path: string, modelName: string): Promise<Record<string, unknown>> {

@@ -35,11 +35,11 @@ export interface CausalLM {
   encode(text: string): number[];
   decode(ids: number[]): string;
   /** Next-token logits after each id list (batched; lists may differ in length). */
-  logitsNext(batch: number[][], signal?: AbortSignal): Promise<Float32Array[]>;
+  logitsNext(batch: number[][], signal: AbortSignal): Promise<Float32Array[]>;
   /** Batched greedy decoding with a KV cache, recording each step's max log-prob. */
-  greedyProbe(prompts: string[], steps: number, signal?: AbortSignal): Promise<ProbeResult[]>;
+  greedyProbe(prompts: string[], steps: number, signal: AbortSignal): Promise<ProbeResult[]>;
   /** Greedy completion of one prompt with a KV cache. */
-  generate(prompt: string, opts: GenerateOptions, signal?: AbortSignal): Promise<string>;
+  generate(prompt: string, opts: GenerateOptions, signal: AbortSignal): Promise<string>;
   dispose(): Promise<void>;
 }
 
@@ -57,6 +57,6 @@ export interface Encoder {
   readonly fingerprint?: string;
   readonly timings: ModelTimings;
   /** Mean-pooled, L2-normalised embeddings, computed in batches. */
-  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]>;
   dispose(): Promise<void>;
 }

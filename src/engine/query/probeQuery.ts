@@ -11,7 +11,7 @@ export interface ChunkProber {
    * For each probe text, greedily generate m tokens and return the sum of the highest
    * log-probability at each step (one score per probe, same order).
    */
-  scoreProbes(probes: readonly string[], m: number, signal?: AbortSignal): Promise<number[]>;
+  scoreProbes(probes: readonly string[], m: number, signal: AbortSignal): Promise<number[]>;
 }
 
 export interface ProbeQueryOptions {
@@ -22,7 +22,7 @@ export interface ProbeQueryOptions {
   maxProbes?: number;
 }
 
-export async function probeQuery(prefix: string, prober: ChunkProber, options: ProbeQueryOptions = {}, signal?: AbortSignal): Promise<RetrievalQuery> {
+export async function probeQuery(prefix: string, prober: ChunkProber, options: ProbeQueryOptions = {}, signal: AbortSignal): Promise<RetrievalQuery> {
   const f = options.f ?? 3;
   const g = options.g ?? 1;
   const m = options.m ?? 5;

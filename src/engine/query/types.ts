@@ -1,4 +1,6 @@
-// The retrieval query (CodeRAG section 2.2) as the retrieval paths receive it.
+// The retrieval query (CodeRAG section 2.2) as the retrieval paths receive it, and the query
+// stage's contract.
+import type { UnfinishedFile } from './unfinishedFile';
 
 export type QueryStrategy = 'probe' | 'last3' | 'last10' | 'lastK' | 'jaccard';
 
@@ -13,4 +15,19 @@ export interface RetrievalQuery {
   /** Why the requested strategy was not used (e.g. the probing model is missing). */
   fallbackReason?: string;
   elapsedMs?: number;
+}
+
+/** The query stage's slice of the pipeline options (CodeRAG defaults f=3, g=1, m=5). */
+export interface QueryStageOptions {
+  strategy: QueryStrategy;
+  fallback: 'last3' | 'last10' | 'jaccard';
+  f: number;
+  g: number;
+  m: number;
+  maxProbes: number;
+}
+
+/** The query stage: builds the retrieval query from the unfinished file (probing, or a model-free strategy). */
+export interface QueryBuilder {
+  build(file: UnfinishedFile, options: QueryStageOptions, signal: AbortSignal): Promise<RetrievalQuery>;
 }

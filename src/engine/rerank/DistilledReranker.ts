@@ -16,10 +16,10 @@ import type { ModelTimings } from '../models/types';
 import { FEATURE_COUNT, FEATURE_NAMES, featureMatrix } from './features';
 
 /** Scores candidates for a query in one batch; higher is more helpful. */
-export type PairScorer = (query: string, candidates: readonly string[], signal?: AbortSignal) => Promise<ArrayLike<number>>;
+export type PairScorer = (query: string, candidates: readonly string[], signal: AbortSignal) => Promise<ArrayLike<number>>;
 
 /** Scores candidate documents (with whatever retrieval metadata they carry) for a query in one batch. */
-export type DocScorer = (query: RerankQuery, docs: readonly RerankDoc[], signal?: AbortSignal) => Promise<ArrayLike<number>>;
+export type DocScorer = (query: RerankQuery, docs: readonly RerankDoc[], signal: AbortSignal) => Promise<ArrayLike<number>>;
 
 /** A text-only pair scorer as a document scorer. */
 export function docScorerOf(pair: PairScorer): DocScorer {
@@ -42,17 +42,17 @@ export class DistilledReranker implements Reranker {
     this.scorer = typeof scorer === 'function' ? scorer : docScorerOf(scorer.pair);
   }
 
-  async prepare(query: RerankQuery, docs: readonly RerankDoc[], signal?: AbortSignal): Promise<void> {
+  async prepare(query: RerankQuery, docs: readonly RerankDoc[], signal: AbortSignal): Promise<void> {
     await this.scores(query, docs, signal);
   }
 
-  async pick(query: RerankQuery, window: readonly RerankDoc[], signal?: AbortSignal): Promise<WindowPick> {
+  async pick(query: RerankQuery, window: readonly RerankDoc[], signal: AbortSignal): Promise<WindowPick> {
     if (window.length === 0) throw new RangeError('an empty window has nothing to pick');
     const scores = await this.scores(query, window, signal);
     return { index: argmax(scores), scores };
   }
 
-  private async scores(query: RerankQuery, docs: readonly RerankDoc[], signal?: AbortSignal): Promise<number[]> {
+  private async scores(query: RerankQuery, docs: readonly RerankDoc[], signal: AbortSignal): Promise<number[]> {
     throwIfAborted(signal);
     if (this.cacheQuery !== query.text) {
       this.cacheQuery = query.text;
@@ -64,7 +64,7 @@ export class DistilledReranker implements Reranker {
       try {
         scores = await this.scorer(query, missing, signal);
       } catch (e) {
-        if (isCancellationError(e) || signal?.aborted) throw new CancellationError();
+        if (isCancellationError(e) || signal.aborted) throw new CancellationError();
         throw new RerankError('model', `distilled reranker failed: ${errorMessage(e)}`);
       }
       if (scores.length !== missing.length) throw new RerankError('model', `distilled reranker returned ${scores.length} scores for ${missing.length} candidates`);

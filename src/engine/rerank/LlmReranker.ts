@@ -2,13 +2,14 @@
 // output tokens, thinking off; the label is read strictly and scored by its probability at the
 // label token when the server returns top log-probabilities. Talks to Ollama (the `ollama`
 // package) or to any OpenAI-compatible server (vLLM, TGI, llama.cpp server) through its logprobs.
-import { Ollama } from 'ollama';
 import type { ChatResponse, GenerateResponse, Logprob } from 'ollama';
 import { labelScores, parseBestFitAnswer, type TokenLogprob } from './bestFitAnswer';
 import { bestFitMessages, chatMlPrompt, type ChatMessage } from './bestFitPrompt';
 import type { Reranker, RerankDoc, RerankQuery, WindowPick } from './types';
 import { RerankError } from './types';
 import { CancellationError, errorMessage } from '../util/errors';
+import { raceDeadline } from '../util/abort';
+import { ollamaApi, openAiBase, openAiRequest } from '../generate/httpApi';
 
 /** What one reranker call got back from the model. */
 export interface LlmAnswer {
@@ -49,7 +50,7 @@ export class LlmReranker implements Reranker {
     private readonly timeoutMs = DEFAULT_RERANK_TIMEOUT_MS,
   ) {}
 
-  async pick(query: RerankQuery, window: readonly RerankDoc[], signal?: AbortSignal): Promise<WindowPick> {
+  async pick(query: RerankQuery, window: readonly RerankDoc[], signal: AbortSignal): Promise<WindowPick> {
     if (window.length === 0) throw new RangeError('an empty window has nothing to pick');
     const answer = await this.ask(bestFitMessages(query, window), signal);
     const parsed = parseBestFitAnswer(answer.text, window.length);
@@ -62,30 +63,12 @@ export class LlmReranker implements Reranker {
   }
 
   /** The transport under this call's timeout and the caller's signal. */
-  private async ask(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<LlmAnswer> {
-    if (signal?.aborted) throw new CancellationError();
-    const controller = new AbortController();
-    let timedOut = false;
-    const onAbort = (): void => controller.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
-    // Settles as soon as the call is aborted, even if the transport ignores its signal.
-    const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(new CancellationError()), { once: true });
-    });
+  private async ask(messages: readonly ChatMessage[], signal: AbortSignal): Promise<LlmAnswer> {
     try {
-      return await Promise.race([this.transport(messages, controller.signal), aborted]);
+      return await raceDeadline((s) => this.transport(messages, s), this.timeoutMs, signal, () => new RerankError('timeout', `no answer within ${this.timeoutMs} ms`));
     } catch (e) {
-      if (signal?.aborted) throw new CancellationError();
-      if (timedOut) throw new RerankError('timeout', `no answer within ${this.timeoutMs} ms`);
+      if (signal.aborted) throw new CancellationError();
       throw classifyFailure(e);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      aborted.catch(() => undefined);
     }
   }
 }
@@ -138,8 +121,8 @@ export function ollamaTransport(options: OllamaRerankerOptions = {}): LlmTranspo
   };
   const topLogprobs = options.topLogprobs ?? 20;
   return async (messages, signal) => {
-    // The package gives non-streaming calls no signal; a fetch wrapper carries ours.
-    const client = new Ollama({ host: options.host, fetch: ((input: string | URL | Request, init?: RequestInit) => fetch(input, { ...init, signal })) as typeof fetch });
+    // The package gives non-streaming calls no signal; the shared factory's fetch carries ours.
+    const client = ollamaApi(options.host ?? 'http://127.0.0.1:11434', signal);
     if (options.api === 'generate') {
       const system = messages.find((m) => m.role === 'system')?.content;
       const prompt = messages.filter((m) => m.role !== 'system').map((m) => m.content).join('\n');
@@ -167,11 +150,6 @@ export interface OpenAiRerankerOptions extends Partial<LlmRerankerOptions> {
   /** `chat` uses /v1/chat/completions; `completions` sends a ChatML prompt to /v1/completions. */
   api?: 'chat' | 'completions';
   apiKey?: string;
-}
-
-function apiBase(baseUrl: string): string {
-  const trimmed = baseUrl.replace(/\/+$/, '');
-  return /\/v1$/.test(trimmed) ? trimmed : `${trimmed}/v1`;
 }
 
 type Json = Record<string, unknown>;
@@ -203,7 +181,6 @@ function completionLogprobs(choice: Json): TokenLogprob[] | undefined {
 }
 
 export function openAiTransport(options: OpenAiRerankerOptions): LlmTransport {
-  const base = apiBase(options.baseUrl);
   const model = options.model ?? DEFAULT_RERANK_MODEL;
   const topLogprobs = options.topLogprobs ?? 20;
   const common: Json = { model, temperature: options.temperature ?? 0, max_tokens: options.maxTokens ?? 16, stop: STOP, stream: false };
@@ -213,10 +190,8 @@ export function openAiTransport(options: OpenAiRerankerOptions): LlmTransport {
     const body: Json = chat
       ? { ...common, messages, logprobs: true, top_logprobs: topLogprobs, ...(/qwen3/i.test(model) ? { chat_template_kwargs: { enable_thinking: false } } : {}) }
       : { ...common, prompt: chatMlPrompt(messages), logprobs: topLogprobs };
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-    const res = await fetch(`${base}/${chat ? 'chat/completions' : 'completions'}`, { method: 'POST', headers, body: JSON.stringify(body), signal });
-    const raw = await res.text();
+    const res = await openAiRequest(options.baseUrl, chat ? '/chat/completions' : '/completions', { body, apiKey: options.apiKey, signal });
+    const raw = res.raw;
     if (!res.ok) {
       const model404 = res.status === 404 && /model/i.test(raw);
       throw new RerankError(model404 ? 'model' : 'http', `HTTP ${res.status}: ${raw.slice(0, 200)}`);
@@ -240,5 +215,5 @@ export function openAiTransport(options: OpenAiRerankerOptions): LlmTransport {
 }
 
 export function openAiReranker(options: OpenAiRerankerOptions): LlmReranker {
-  return new LlmReranker(`openai ${options.model ?? DEFAULT_RERANK_MODEL} @ ${apiBase(options.baseUrl)}`, openAiTransport(options), options.timeoutMs);
+  return new LlmReranker(`openai ${options.model ?? DEFAULT_RERANK_MODEL} @ ${openAiBase(options.baseUrl)}`, openAiTransport(options), options.timeoutMs);
 }

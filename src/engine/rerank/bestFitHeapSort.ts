@@ -9,7 +9,7 @@ export const DEFAULT_ARITY = 5;
 export const DEFAULT_TOP_U = 10;
 
 /** Picks the best of a window shown in retrieval order; returns its index in the window. */
-export type WindowComparator<T> = (window: readonly T[], signal?: AbortSignal) => Promise<number>;
+export type WindowComparator<T> = (window: readonly T[], signal: AbortSignal) => Promise<number>;
 
 export interface HeapSortOptions {
   /** Children per heap node (window size = arity + 1). */
@@ -32,7 +32,7 @@ interface Entry<T> {
   rank: number;
 }
 
-export async function bestFitHeapSort<T>(items: readonly T[], compare: WindowComparator<T>, options: HeapSortOptions = {}, signal?: AbortSignal): Promise<HeapSortResult<T>> {
+export async function bestFitHeapSort<T>(items: readonly T[], compare: WindowComparator<T>, options: HeapSortOptions = {}, signal: AbortSignal): Promise<HeapSortResult<T>> {
   const arity = Math.max(1, Math.floor(options.arity ?? DEFAULT_ARITY));
   const topU = Math.max(0, Math.floor(options.topU ?? DEFAULT_TOP_U));
   const heap: Array<Entry<T>> = items.map((value, rank) => ({ value, rank }));

@@ -26,8 +26,8 @@ export async function bestFitRerank<T extends RerankDoc>(
   query: RerankQuery,
   docs: readonly T[],
   reranker: Reranker | undefined,
-  options: RerankOptions = {},
-  signal?: AbortSignal,
+  options: RerankOptions,
+  signal: AbortSignal,
 ): Promise<RerankResult<T>> {
   const now = options.now ?? (() => performance.now());
   const started = now();
@@ -41,7 +41,7 @@ export async function bestFitRerank<T extends RerankDoc>(
     return { top, rest: docs.slice(topU), trace: { reranker: 'none', before: docs.map((d) => d.id), after: top.map((d) => d.id), calls, rerankerCalls: 0, elapsedMs: now() - started } };
   }
 
-  const compare = async (window: readonly T[], callSignal?: AbortSignal): Promise<number> => {
+  const compare = async (window: readonly T[], callSignal: AbortSignal): Promise<number> => {
     const ids = window.map((d) => d.id);
     if (broken !== undefined) {
       calls.push({ window: ids, picked: 0, status: 'skipped', reason: broken, elapsedMs: 0 });
@@ -53,7 +53,7 @@ export async function bestFitRerank<T extends RerankDoc>(
       calls.push({ window: ids, picked: pick.index, status: 'ok', scores: pick.scores, answer: pick.answer, elapsedMs: now() - t0 });
       return pick.index;
     } catch (e) {
-      if (isCancellationError(e) || callSignal?.aborted) throw e;
+      if (isCancellationError(e) || callSignal.aborted) throw e;
       const reason = isRerankError(e) ? `${e.reason}: ${e.message}` : `error: ${errorMessage(e)}`;
       if (isRerankError(e) && isTransportFailure(e.reason)) broken = reason;
       calls.push({ window: ids, picked: 0, status: 'fallback', reason, answer: isRerankError(e) ? e.answer : undefined, elapsedMs: now() - t0 });
@@ -66,7 +66,7 @@ export async function bestFitRerank<T extends RerankDoc>(
       await reranker.prepare(query, docs, signal);
     } catch (e) {
       // The windows will ask again (and fall back one by one if that fails too).
-      if (isCancellationError(e) || signal?.aborted) throw e;
+      if (isCancellationError(e) || signal.aborted) throw e;
     }
   }
   const sorted = await bestFitHeapSort(docs, compare, { topU, arity: options.arity ?? DEFAULT_ARITY }, signal);

@@ -8,6 +8,7 @@
 // the model's input contract: config.json names it and a model trained on another list is refused.
 import type { RerankDoc, RerankQuery } from './types';
 import type { Candidate, PathName } from '../retrieve/types';
+import { identifierTokens, indentOf, JAVA_KEYWORDS, PYTHON_KEYWORDS } from '../util/codeText';
 
 export const FEATURE_NAMES = [
   'name_in_last_line',
@@ -64,17 +65,9 @@ export type FeatureDoc = RerankDoc & {
   position?: number;
 };
 
-const IDENT = /[A-Za-z_$][A-Za-z0-9_$]*/g;
-const KEYWORDS = new Set(
-  (
-    'and as assert async await break class continue def del elif else except False finally for from global if import in is lambda None nonlocal not or pass raise return True try while with yield self cls ' +
-    'abstract boolean byte case catch char const default do double enum extends final float goto implements instanceof int interface long native new null package private protected public short static super switch synchronized this throw throws transient true false void volatile var'
-  ).split(' '),
-);
-
-function identifiers(text: string): string[] {
-  return text.match(IDENT) ?? [];
-}
+/** Words that say nothing about which definition a line needs: both languages' keywords, literals, self/cls, var. */
+const KEYWORDS: ReadonlySet<string> = new Set([...PYTHON_KEYWORDS, ...JAVA_KEYWORDS, 'self', 'cls', 'True', 'False', 'None', 'true', 'false', 'null', 'var']);
+const identifiers = identifierTokens;
 
 function meaningful(idents: readonly string[]): Set<string> {
   const out = new Set<string>();
@@ -109,9 +102,6 @@ const IMPORT_LINE = /^\s*(?:from\s+\S+\s+import\b|import\b)/;
 const PY_DEF = /^\s*(?:async\s+)?def\s/;
 const JAVA_CONTROL = /^\s*(?:if|for|while|switch|catch|try|else|do|synchronized|return|new)\b/;
 
-function indentOf(line: string): number {
-  return /^\s*/.exec(line)![0].length;
-}
 
 /**
  * The first line of the function or method the cursor is in: the nearest `def` (Python) or

@@ -1,5 +1,5 @@
-// BestFit reranking (CodeRAG section 2.3): prompt, heap sort, LLM and distilled rerankers, switch,
-// distillation data (Alg. 2) and the pipeline stage.
+// BestFit reranking (CodeRAG section 2.3): prompt, heap sort, LLM and distilled rerankers, switch
+// and the pipeline stage. (The distillation data of Alg. 2 is a bench tool: src/bench.)
 export * from './types';
 export { BESTFIT_SYSTEM, LABELS, RERANK_QUERY_LINES, bestFitMessages, bestFitUserMessage, buildRerankQuery, chatMlPrompt, labelOf } from './bestFitPrompt';
 export type { ChatMessage } from './bestFitPrompt';
@@ -15,6 +15,4 @@ export { DEFAULT_RERANKER, DistilledReranker, OnnxFeatureScorer, OnnxPairScorer,
 export type { PairScorer } from './DistilledReranker';
 export { RerankerSwitch } from './RerankerSwitch';
 export type { RerankerChange } from './RerankerSwitch';
-export { constructDistillationData, definitionsCovered, oracleTeacher, rerankerTeacher, seededRandom, splitByQuery, teacherAgreement, toJsonl } from './distillData';
-export type { DistillOptions, DistillSample, DistillStats, OracleDoc, Teacher } from './distillData';
-export { BestFitRerankStage, candidateDocs, pipelineCalls, rerankStageOf, retrievalScore } from './rerankStage';
+export { BestFitRerankStage, bestFitStage, candidateDocs, pipelineCalls, retrievalScore } from './rerankStage';

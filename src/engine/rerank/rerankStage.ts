@@ -3,8 +3,7 @@
 import { bestFitRerank } from './bestFitRerank';
 import { buildRerankQuery } from './bestFitPrompt';
 import type { RerankerSwitch } from './RerankerSwitch';
-import type { Reranker, RerankDoc, RerankTrace } from './types';
-import type { RerankCall as PipelineRerankCall, RerankInput, RerankOutcome, RerankStage } from '../pipeline';
+import type { Reranker, RerankDecision, RerankDoc, RerankInput, RerankOutcome, RerankStage, RerankTrace } from './types';
 import type { Candidate } from '../retrieve/types';
 
 type CandidateDoc = RerankDoc & { candidate: Candidate; score: number; position: number };
@@ -20,7 +19,7 @@ export function candidateDocs(candidates: readonly Candidate[]): CandidateDoc[] 
 }
 
 /** The rerank trace as the pipeline records it. */
-export function pipelineCalls(trace: RerankTrace): PipelineRerankCall[] {
+export function pipelineCalls(trace: RerankTrace): RerankDecision[] {
   return trace.calls.map((c) => ({
     window: c.window,
     ...(c.status === 'ok' ? { picked: c.window[c.picked] } : {}),
@@ -44,14 +43,20 @@ export class BestFitRerankStage implements RerankStage {
     const result = await bestFitRerank(query, candidateDocs(input.candidates), this.reranker, { topU: input.topU, ...(this.arity ? { arity: this.arity } : {}) }, signal);
     const notes = [`${result.trace.rerankerCalls} reranker calls, ${result.trace.elapsedMs.toFixed(1)} ms`];
     if (result.trace.degraded) notes.push(result.trace.degraded);
-    return { ranked: result.top.map((d) => d.candidate), calls: pipelineCalls(result.trace), notes };
+    return { ranked: result.top.map((d) => d.candidate), calls: pipelineCalls(result.trace), notes, detail: result.trace };
   }
 }
 
-/** For PipelineStages.reranker: read per request, so a switch applies to the next request. */
-export function rerankStageOf(sw: RerankerSwitch): () => RerankStage | undefined {
+/**
+ * The rerank stage with the reranker the switch selects now (read per request, so a switch applies
+ * to the next request); a chosen reranker that is not available (its model not loaded, no server
+ * configured) keeps the retrieval order and says so in the trace; `none` is no stage.
+ */
+export function bestFitStage(switcher: RerankerSwitch): () => RerankStage | undefined {
   return () => {
-    const { reranker } = sw.resolve();
-    return reranker ? new BestFitRerankStage(reranker) : undefined;
+    const { reranker, choice, missing } = switcher.resolve();
+    if (reranker) return new BestFitRerankStage(reranker);
+    if (!missing) return undefined;
+    return { name: `${choice} (unavailable)`, rerank: (input) => Promise.resolve({ ranked: input.candidates.slice(0, input.topU), calls: [], notes: [missing] }) };
   };
 }

@@ -1,4 +1,7 @@
-// BestFit reranking (CodeRAG section 2.3): what a reranker receives, returns and records.
+// BestFit reranking (CodeRAG section 2.3): what a reranker receives, returns and records, and the
+// rerank stage's contract.
+import type { UnfinishedFile } from '../query/unfinishedFile';
+import type { Candidate } from '../retrieve/types';
 
 /** The rerank query: the unfinished file's path and the last lines of its code context. */
 export interface RerankQuery {
@@ -41,12 +44,12 @@ export interface Reranker {
    * Throws RerankError when the answer cannot be used (unparsable, a label outside the window,
    * a timeout, the server is down); throws CancellationError when `signal` aborts.
    */
-  pick(query: RerankQuery, window: readonly RerankDoc[], signal?: AbortSignal): Promise<WindowPick>;
+  pick(query: RerankQuery, window: readonly RerankDoc[], signal: AbortSignal): Promise<WindowPick>;
   /**
    * Optional: called once with every candidate before the heap sort, so a pointwise scorer can
    * score them all in one batch (the windows then reuse those scores).
    */
-  prepare?(query: RerankQuery, docs: readonly RerankDoc[], signal?: AbortSignal): Promise<void>;
+  prepare?(query: RerankQuery, docs: readonly RerankDoc[], signal: AbortSignal): Promise<void>;
 }
 
 export type RerankerKind = 'llm' | 'distilled';
@@ -103,4 +106,36 @@ export interface RerankTrace {
   elapsedMs: number;
   /** Set when the reranker failed at least once (the order then falls back to retrieval order where it failed). */
   degraded?: string;
+}
+
+/** One window of the rerank stage as the completion trace keeps it. */
+export interface RerankDecision {
+  /** Candidate ids offered in one window. */
+  window: string[];
+  /** The id the reranker picked, when it picked one. */
+  picked?: string;
+  elapsedMs: number;
+  /** Why the window stayed in retrieval order (timeout, unparsable answer ...). */
+  failure?: string;
+}
+
+export interface RerankInput {
+  file: UnfinishedFile;
+  candidates: readonly Candidate[];
+  topU: number;
+}
+
+export interface RerankOutcome {
+  /** Top-u, best first. */
+  ranked: Candidate[];
+  calls: RerankDecision[];
+  notes?: string[];
+  /** The heap sort's own trace (every window with its scores and answers), where a BestFit reranker ran. */
+  detail?: RerankTrace;
+}
+
+/** The rerank stage (CodeRAG 2.3): picks the top-u of the merged candidates. */
+export interface RerankStage {
+  readonly name: string;
+  rerank(input: RerankInput, signal: AbortSignal): Promise<RerankOutcome>;
 }

@@ -5,6 +5,7 @@ import { mergeCandidates } from './mergeCandidates';
 import type { PathName, PathTrace, RetrievalRequest, RetrievalTrace, Retriever } from './types';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
+import { isDeadlineError, raceDeadline } from '../util/abort';
 
 const log = getLogger('retrieve');
 
@@ -17,61 +18,38 @@ export interface MultiPathOptions {
 
 export const DEFAULT_BUDGET_MS: Record<PathName, number> = { sparse: 200, dense: 300, dataflow: 200, rg1: 500 };
 
-class BudgetExceeded extends Error {}
-
 /** Yield to the event loop, so a path's synchronous work is timed on its own. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Run one path; never rejects except on the request's own cancellation. */
-export async function runPath(retriever: Retriever, request: RetrievalRequest, budgetMs: number, signal?: AbortSignal): Promise<PathTrace> {
+export async function runPath(retriever: Retriever, request: RetrievalRequest, budgetMs: number, signal: AbortSignal): Promise<PathTrace> {
   // Each path starts in its own turn: microtasks drain between turns, so a synchronous path's
   // time is not charged to the paths started before it.
   await nextTurn();
   const start = performance.now();
   const base = { path: retriever.name, budgetMs };
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stop: ((e: Error) => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    stop = reject;
-  });
-  const onAbort = (): void => {
-    controller.abort();
-    stop?.(new CancellationError());
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     throwIfAborted(signal);
-    timer = setTimeout(() => {
-      controller.abort();
-      stop?.(new BudgetExceeded());
-    }, budgetMs);
-    const work = retriever.retrieve(request, controller.signal);
     // A path that ignores its signal keeps running; only its late result is dropped.
-    work.catch(() => undefined);
-    const result = await Promise.race([work, stopped]);
+    const result = await raceDeadline((s) => retriever.retrieve(request, s), budgetMs, signal);
     const elapsedMs = performance.now() - start;
     // Synchronous work cannot be pre-empted: a result that arrives late still counts as a timeout.
     if (elapsedMs > budgetMs) return { ...base, status: 'timeout', elapsedMs, message: `took ${elapsedMs.toFixed(1)} ms, budget ${budgetMs} ms`, results: [] };
     return { ...base, status: 'ok', elapsedMs, ...(result.notes ? { notes: result.notes } : {}), results: result.results };
   } catch (e) {
     const elapsedMs = performance.now() - start;
-    if (signal?.aborted) throw new CancellationError();
-    if (e instanceof BudgetExceeded) return { ...base, status: 'timeout', elapsedMs, message: `exceeded its ${budgetMs} ms budget`, results: [] };
+    if (signal.aborted) throw new CancellationError();
+    if (isDeadlineError(e)) return { ...base, status: 'timeout', elapsedMs, message: `exceeded its ${budgetMs} ms budget`, results: [] };
     if (isCancellationError(e)) return { ...base, status: 'timeout', elapsedMs, message: 'cancelled by its budget', results: [] };
     log.warn(`${retriever.name} retrieval failed: ${errorMessage(e)}`);
     return { ...base, status: 'error', elapsedMs, message: errorMessage(e), results: [] };
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    stopped.catch(() => undefined);
   }
 }
 
 /** All paths concurrently, then the merge. Rejects only with CancellationError when `signal` aborts. */
-export async function multiPathRetrieve(retrievers: readonly Retriever[], request: RetrievalRequest, options: MultiPathOptions = {}, signal?: AbortSignal): Promise<RetrievalTrace> {
+export async function multiPathRetrieve(retrievers: readonly Retriever[], request: RetrievalRequest, options: MultiPathOptions, signal: AbortSignal): Promise<RetrievalTrace> {
   const start = performance.now();
   throwIfAborted(signal);
   const traces = await Promise.all(retrievers.map((r) => runPath(r, request, options.budgetsMs?.[r.name] ?? DEFAULT_BUDGET_MS[r.name], signal)));

@@ -51,8 +51,8 @@ export interface PathResult {
 export interface Retriever {
   readonly name: PathName;
   /** Build or refresh the path's index (outside any request's time budget). */
-  prepare?(signal?: AbortSignal): Promise<void>;
-  retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult>;
+  prepare?(signal: AbortSignal): Promise<void>;
+  retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult>;
 }
 
 export type PathStatus = 'ok' | 'timeout' | 'error' | 'skipped';
@@ -89,4 +89,19 @@ export function snippetOfItem(item: KbItem): Snippet {
 
 export function isFunctionKind(kind: Snippet['kind']): boolean {
   return kind === 'function' || kind === 'classFunction';
+}
+
+/** The retrieval stage's slice of the pipeline options. */
+export interface RetrievalStageOptions {
+  /** Results per path and item family (CodeRAG j=15). */
+  topJ: number;
+  /** Per-path time budgets in ms (the defaults of multiPathRetrieve where absent). */
+  budgetsMs: Partial<Record<PathName, number>>;
+  /** Cap of the merged list (default 2j+1). */
+  maxCandidates?: number;
+}
+
+/** The retrieval stage: runs the retrieval paths and merges their results. */
+export interface RetrievalStage {
+  retrieve(request: RetrievalRequest, options: RetrievalStageOptions, signal: AbortSignal): Promise<RetrievalTrace>;
 }

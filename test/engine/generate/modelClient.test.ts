@@ -58,7 +58,7 @@ void describe('model clients', () => {
   ];
 
   void test('each client returns the embedded model\'s own greedy continuation, cut at a stop sequence', async () => {
-    const expected = await lm.generate(PROMPT, { maxNewTokens: 16 });
+    const expected = await lm.generate(PROMPT, { maxNewTokens: 16 }, new AbortController().signal);
     for (const [name, client] of clients()) {
       server.setFault(undefined);
       const result = await client.generate({ prompt: PROMPT, maxNewTokens: 16, stop: [] }, signal);
@@ -146,10 +146,10 @@ void describe('model clients', () => {
 
   void test('the embedded client generates in process and counts tokens with the model\'s tokenizer', async () => {
     const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-    await client.prepare();
+    await client.prepare(new AbortController().signal);
     assert.equal(client.contextTokens, lm.maxPositions);
     const result = await client.generate({ prompt: PROMPT, maxNewTokens: 12, stop: [] }, signal);
-    assert.equal(result.text, await lm.generate(PROMPT, { maxNewTokens: 12 }));
+    assert.equal(result.text, await lm.generate(PROMPT, { maxNewTokens: 12 }, new AbortController().signal));
     // Counted line by line (memoised): never under the exact count, so a prompt never overflows the context.
     const text = `${PROMPT}x = 1\n    y = read_config("a.toml")\n`.repeat(8);
     const exact = lm.encode(text).length;

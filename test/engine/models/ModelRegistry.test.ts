@@ -102,7 +102,7 @@ void test('a Hugging Face id downloads into the cache with progress, then loads 
   try {
     const reg = new ModelRegistry({ modelsDir, cacheDir, hubUrl, onDownloadProgress: (p) => progress.push(p), warmup: false });
     const enc = await reg.encoder('acme/tiny-encoder');
-    assert.equal((await enc.embed(['def f(): pass']))[0]!.length, enc.dim);
+    assert.equal((await enc.embed(['def f(): pass'], new AbortController().signal))[0]!.length, enc.dim);
     assert.deepEqual(served.sort(), ['config.json', 'onnx/model.onnx', 'tokenizer.json', 'tokenizer_config.json']);
     const done = progress.filter((p) => p.done).map((p) => p.file);
     assert.equal(done.length, 4);

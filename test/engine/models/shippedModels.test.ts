@@ -46,8 +46,8 @@ void test('tokenizer ids match the Python BPE trainer exactly', () => {
 
 void test('logits are finite, deterministic and match PyTorch', async () => {
   const ref = JSON.parse(readFileSync(join(fixtures, 'lm_reference.json'), 'utf8')) as { input_ids: number[]; last_logits_head: number[]; argmax: number };
-  const [a] = await lm.logitsNext([ref.input_ids]);
-  const [b] = await lm.logitsNext([ref.input_ids]);
+  const [a] = await lm.logitsNext([ref.input_ids], new AbortController().signal);
+  const [b] = await lm.logitsNext([ref.input_ids], new AbortController().signal);
   assert.ok(a && b);
   assert.equal(a.length, lm.vocabSize);
   assert.ok(a.every(Number.isFinite));
@@ -58,9 +58,9 @@ void test('logits are finite, deterministic and match PyTorch', async () => {
 
 void test('batched (left-padded) logits equal unbatched ones', async () => {
   const ids = [lm.encode('import os\n'), lm.encode('public class Main {\n    public static void main(String[] args) {')];
-  const batched = await lm.logitsNext(ids);
+  const batched = await lm.logitsNext(ids, new AbortController().signal);
   for (let i = 0; i < ids.length; i++) {
-    const [single] = await lm.logitsNext([ids[i]!]);
+    const [single] = await lm.logitsNext([ids[i]!], new AbortController().signal);
     const maxDiff = single!.reduce((m, v, k) => Math.max(m, Math.abs(v - batched[i]![k]!)), 0);
     assert.ok(maxDiff < 1e-3, `row ${i} differs by ${maxDiff}`);
   }
@@ -69,13 +69,13 @@ void test('batched (left-padded) logits equal unbatched ones', async () => {
 void test('greedyProbe returns per-step max log-probs equal to recomputed log-softmax maxima', async () => {
   const prompts = ['def read_config(path):\n', 'for (int i = 0; i < n; i++) {\n', 'x = 1\n'];
   const steps = 5;
-  const probes = await lm.greedyProbe(prompts, steps);
+  const probes = await lm.greedyProbe(prompts, steps, new AbortController().signal);
   assert.equal(probes.length, prompts.length);
   for (const [p, probe] of probes.entries()) {
     assert.equal(probe.tokens.length, steps);
     const prefix = lm.encode(prompts[p]!);
     const rows = probe.tokens.map((_, s) => [...prefix, ...probe.tokens.slice(0, s)]);
-    const logits = await lm.logitsNext(rows);
+    const logits = await lm.logitsNext(rows, new AbortController().signal);
     logits.forEach((row, s) => {
       const { id, logProb } = maxLogProb(row);
       assert.equal(probe.tokens[s], id);
@@ -87,11 +87,11 @@ void test('greedyProbe returns per-step max log-probs equal to recomputed log-so
 
 void test('generate completes code greedily, deterministically, and honours stop strings', async () => {
   const prompt = 'import os\n\n\ndef list_files(directory):\n    """Return the names of the files in directory."""\n';
-  const a = await lm.generate(prompt, { maxNewTokens: 24 });
-  const b = await lm.generate(prompt, { maxNewTokens: 24 });
+  const a = await lm.generate(prompt, { maxNewTokens: 24 }, new AbortController().signal);
+  const b = await lm.generate(prompt, { maxNewTokens: 24 }, new AbortController().signal);
   assert.ok(a.length > 0);
   assert.equal(a, b);
-  const stopped = await lm.generate(prompt, { maxNewTokens: 24, stop: ['\n'] });
+  const stopped = await lm.generate(prompt, { maxNewTokens: 24, stop: ['\n'] }, new AbortController().signal);
   assert.ok(!stopped.includes('\n'));
   assert.ok(a.startsWith(stopped));
 });
@@ -104,14 +104,14 @@ void test('an aborted signal cancels probing', async () => {
 
 void test('embeddings are L2-normalised, of the expected dimension, and independent of batching', async () => {
   const texts = ['def add(a, b):\n    return a + b\n', 'public int size() { return count; }', 'x'.repeat(5000), ''];
-  const vs = await encoder.embed(texts);
+  const vs = await encoder.embed(texts, new AbortController().signal);
   assert.equal(vs.length, texts.length);
   for (const v of vs) {
     assert.equal(v.length, encoder.dim);
     const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
     assert.ok(Math.abs(norm - 1) < 1e-4, `norm ${norm}`);
   }
-  const [single] = await encoder.embed([texts[0]!]);
+  const [single] = await encoder.embed([texts[0]!], new AbortController().signal);
   single!.forEach((x, i) => assert.ok(Math.abs(x - vs[0]![i]!) < 1e-4));
 });
 
@@ -120,7 +120,7 @@ void test('the encoder ranks a definition closer to its call site than an unrela
     'files = list_files(',
     'def list_files(directory):\n    """Return the names of the files in directory."""\n    return os.listdir(directory)\n',
     'public void setColor(Color c) {\n        this.color = c;\n        repaint();\n    }\n',
-  ]);
+  ], new AbortController().signal);
   const dot = (a: Float32Array, b: Float32Array): number => a.reduce((s, x, i) => s + x * b[i]!, 0);
   assert.ok(dot(q!, target!) > dot(q!, other!));
 });

@@ -54,12 +54,12 @@ void test('the training pipeline trains and exports tiny models that the Node lo
       const lm = await reg.causalLM();
       const { cases } = JSON.parse(readFileSync(fixture, 'utf8')) as { cases: { text: string; ids: number[] }[] };
       for (const c of cases) assert.deepEqual(lm.encode(c.text), c.ids);
-      const out = await lm.generate('def f(x):\n', { maxNewTokens: 5 });
+      const out = await lm.generate('def f(x):\n', { maxNewTokens: 5 }, new AbortController().signal);
       assert.equal(typeof out, 'string');
-      const [probe] = await lm.greedyProbe(['import os\n'], 3);
+      const [probe] = await lm.greedyProbe(['import os\n'], 3, new AbortController().signal);
       assert.equal(probe!.maxLogProbs.length, 3);
       const enc = await reg.encoder();
-      const [v] = await enc.embed(['class A: pass']);
+      const [v] = await enc.embed(['class A: pass'], new AbortController().signal);
       assert.equal(v!.length, enc.dim);
     } finally {
       await reg.dispose();

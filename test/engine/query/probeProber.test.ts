@@ -22,7 +22,7 @@ async function recomputedScore(lm: CausalLM, probe: string, m: number): Promise<
   const ids = lm.encode(probe);
   let sum = 0;
   for (let s = 0; s < m; s++) {
-    const [logits] = await lm.logitsNext([ids]);
+    const [logits] = await lm.logitsNext([ids], new AbortController().signal);
     const { id, logProb } = maxLogProb(logits!);
     sum += logProb;
     ids.push(id);
@@ -35,8 +35,8 @@ void test('shipped LM: the chosen chunk is deterministic and its score is the re
   const text = readFileSync(join(fixturesDir, 'pyshop', 'app/main.py'), 'utf8');
   const prefix = prefixAt(text, 19, 25); // `    receipt = service.checkout(` area
   const prober = lmChunkProber(lm, { batchSize: 3, budgetMs: 60_000 });
-  const q1 = await probeQuery(prefix, prober);
-  const q2 = await probeQuery(prefix, lmChunkProber(lm, { batchSize: 8, budgetMs: 60_000 }));
+  const q1 = await probeQuery(prefix, prober, {}, new AbortController().signal);
+  const q2 = await probeQuery(prefix, lmChunkProber(lm, { batchSize: 8, budgetMs: 60_000 }), {}, new AbortController().signal);
   assert.equal(q1.strategy, 'probe');
   assert.deepEqual(q1.spans, q2.spans);
   assert.equal(q1.text, q2.text);
@@ -65,7 +65,7 @@ void test('lmChunkProber probes nearest chunks first in batches and stops at its
     },
   };
   const prober = lmChunkProber(fake, { batchSize: 2, budgetMs: 250, now: () => clock });
-  const scores = await prober.scoreProbes(['p1', 'p2', 'p3', 'p4', 'p5'], 3);
+  const scores = await prober.scoreProbes(['p1', 'p2', 'p3', 'p4', 'p5'], 3, new AbortController().signal);
   // Batches from the end: [p4, p5], then [p2, p3] (expected to end at 200 ms); a third would end
   // at 300 ms, past the budget, so p1 is never probed.
   assert.deepEqual(calls, [['p4', 'p5'], ['p2', 'p3']]);
@@ -75,7 +75,7 @@ void test('lmChunkProber probes nearest chunks first in batches and stops at its
   calls.length = 0;
   clock = 0;
   const tight = lmChunkProber(fake, { batchSize: 2, budgetMs: 150, now: () => clock });
-  await tight.scoreProbes(['p1', 'p2', 'p3', 'p4', 'p5'], 3);
+  await tight.scoreProbes(['p1', 'p2', 'p3', 'p4', 'p5'], 3, new AbortController().signal);
   assert.deepEqual(calls, [['p4', 'p5']]);
 });
 
@@ -86,7 +86,7 @@ void test('buildQuery with probing falls back to a model-free query when the mod
     const lm = await reg.causalLM().catch(() => undefined);
     assert.equal(lm, undefined);
     const prefix = Array.from({ length: 20 }, (_, i) => `x${i} = f(${i})`).join('\n');
-    const q = await buildQuery(prefix, { strategy: 'probe', fallback: 'last3' }, lm ? lmChunkProber(lm) : undefined);
+    const q = await buildQuery(prefix, { strategy: 'probe', fallback: 'last3' }, lm ? lmChunkProber(lm) : undefined, new AbortController().signal);
     assert.equal(q.strategy, 'last3');
     assert.match(q.fallbackReason ?? '', /model not available/);
   } finally {

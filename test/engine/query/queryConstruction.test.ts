@@ -90,44 +90,44 @@ void test('probeQuery sends chunk + "\\n" + target chunk to the prober and keeps
     },
   };
   const prefix = ['a1', 'a2', 'a3', 'b1', 'b2', 'b3', 'c1', 'c2', 'c3', 't1', 't2', 't3'].join('\n');
-  const q = await probeQuery(prefix, prober);
+  const q = await probeQuery(prefix, prober, {}, new AbortController().signal);
   assert.equal(seen.length, 3);
   assert.equal(seen[0], 'a1\na2\na3\nt1\nt2\nt3');
   assert.equal(q.text, 'b1\nb2\nb3\nt1\nt2\nt3');
   assert.deepEqual(q.chunkScores?.map((c) => c.score), [-3, -0.5, -3]);
   // maxProbes keeps the chunks nearest the cursor.
   seen.length = 0;
-  await probeQuery(prefix, prober, { maxProbes: 1 });
+  await probeQuery(prefix, prober, { maxProbes: 1 }, new AbortController().signal);
   assert.deepEqual(seen, ['c1\nc2\nc3\nt1\nt2\nt3']);
 });
 
 void test('buildQuery falls back when the probing model is missing or fails, and propagates cancellation', async () => {
   const prefix = numbered(20);
-  const missing = await buildQuery(prefix, { strategy: 'probe', fallback: 'last10' });
+  const missing = await buildQuery(prefix, { strategy: 'probe', fallback: 'last10' }, undefined, new AbortController().signal);
   assert.equal(missing.strategy, 'last10');
   assert.match(missing.fallbackReason ?? '', /model not available/);
   const failing: ChunkProber = { scoreProbes: () => Promise.reject(new Error('onnx exploded')) };
-  const failed = await buildQuery(prefix, { strategy: 'probe' }, failing);
+  const failed = await buildQuery(prefix, { strategy: 'probe' }, failing, new AbortController().signal);
   assert.equal(failed.strategy, 'jaccard');
   assert.match(failed.fallbackReason ?? '', /onnx exploded/);
   const controller = new AbortController();
   controller.abort();
   const slow: ChunkProber = { scoreProbes: (p) => Promise.resolve(p.map(() => 0)) };
   await assert.rejects(buildQuery(prefix, { strategy: 'probe' }, slow, controller.signal), CancellationError);
-  const last3 = await buildQuery(prefix, { strategy: 'last3' });
+  const last3 = await buildQuery(prefix, { strategy: 'last3' }, undefined, new AbortController().signal);
   assert.equal(last3.text, 'line18\nline19\nline20');
   assert.ok((last3.elapsedMs ?? -1) >= 0);
 });
 
 void test('bad input: empty prefix, cursor at line 1, a 20,000-line prefix', async () => {
   for (const strategy of ['last3', 'last10', 'jaccard'] as const) {
-    const q = await buildQuery('', { strategy });
+    const q = await buildQuery('', { strategy }, undefined, new AbortController().signal);
     assert.equal(q.text, '');
     assert.deepEqual(q.spans, []);
   }
   const big = Array.from({ length: 20000 }, (_, i) => `value_${i} = compute(value_${i - 1}, ${i})`).join('\n');
   const start = performance.now();
-  const q = await buildQuery(big, { strategy: 'jaccard' });
+  const q = await buildQuery(big, { strategy: 'jaccard' }, undefined, new AbortController().signal);
   assert.ok(performance.now() - start < 2000);
   assert.equal(q.spans.length, 2);
   assert.equal(q.spans[1]?.endLine, 19999);

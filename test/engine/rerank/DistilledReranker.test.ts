@@ -21,21 +21,21 @@ void test('the distilled reranker scores all candidates once, then every window 
     },
   });
   const docs = Array.from({ length: 31 }, (_, i) => ({ id: `d${i}`, text: 'x'.repeat((i * 7) % 31) }));
-  const result = await bestFitRerank(query, docs, reranker, { topU: 10 });
+  const result = await bestFitRerank(query, docs, reranker, { topU: 10 }, new AbortController().signal);
   assert.equal(batches.length, 1);
   assert.equal(batches[0]!.length, 31);
   const expected = [...docs].sort((a, b) => b.text.length - a.text.length).slice(0, 10).map((d) => d.id);
   assert.deepEqual(result.trace.after, expected);
   assert.ok(result.trace.calls.length > 0 && result.trace.calls.every((c) => c.status === 'ok'));
   // A new query scores again.
-  await bestFitRerank(buildRerankQuery('app/main.py', 'other'), docs.slice(0, 5), reranker, { topU: 3 });
+  await bestFitRerank(buildRerankQuery('app/main.py', 'other'), docs.slice(0, 5), reranker, { topU: 3 }, new AbortController().signal);
   assert.equal(batches.length, 2);
 });
 
 void test('a failing scorer leaves retrieval order and says why', async () => {
   const reranker = new DistilledReranker('broken', () => Promise.reject(new Error('onnx exploded')));
   const docs = Array.from({ length: 8 }, (_, i) => ({ id: `d${i}`, text: `t${i}` }));
-  const result = await bestFitRerank(query, docs, reranker, { topU: 5 });
+  const result = await bestFitRerank(query, docs, reranker, { topU: 5 }, new AbortController().signal);
   assert.deepEqual(result.trace.after, ['d0', 'd1', 'd2', 'd3', 'd4']);
   assert.match(result.trace.degraded ?? '', /model: distilled reranker failed: onnx exploded/);
 });
@@ -57,15 +57,15 @@ void test('an ONNX pair model loads from a model folder and ranks a fixture wind
         { id: 'z', text: 'zzzz' },
         { id: 'short', text: 'z' },
       ];
-      const first = await reranker.pick(query, window);
+      const first = await reranker.pick(query, window, new AbortController().signal);
       assert.ok(scorer instanceof OnnxPairScorer);
-      const again = await new DistilledReranker('again', { pair: scorer.score }).pick(query, window);
+      const again = await new DistilledReranker('again', { pair: scorer.score }).pick(query, window, new AbortController().signal);
       assert.equal(first.index, 1);
       assert.deepEqual(first.scores, again.scores);
       const q = [...Buffer.from(query.text.slice(-16))].reduce((s, b) => s + b, 0) + 256;
       assert.deepEqual(first.scores, [q + 4 * 97, q + 4 * 122, q + 122]);
       const sw = new RerankerSwitch('distilled', { distilled: reranker });
-      const result = await bestFitRerank(query, window, sw.resolve().reranker, { topU: 3 });
+      const result = await bestFitRerank(query, window, sw.resolve().reranker, { topU: 3 }, new AbortController().signal);
       assert.deepEqual(result.trace.after, ['z', 'a', 'short']);
     } finally {
       await scorer.dispose();

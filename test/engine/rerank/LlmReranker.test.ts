@@ -38,7 +38,7 @@ const expectedIndex = (docs: readonly RerankDoc[]): number => {
 
 void test('Ollama chat: BestFit messages, temperature 0, thinking off, label scored by its logprob', async () => {
   const reranker = ollamaReranker({ host: server.url, model: 'qwen3:8b' });
-  const pick = await reranker.pick(query, window);
+  const pick = await reranker.pick(query, window, new AbortController().signal);
   assert.equal(pick.index, expectedIndex(window));
   assert.equal(pick.scores?.length, 3);
   assert.ok(Math.abs(pick.scores!.reduce((s, x) => s + x, 0) - 1) < 1e-6, 'all label mass is inside the window');
@@ -59,7 +59,7 @@ void test('Ollama chat: BestFit messages, temperature 0, thinking off, label sco
 });
 
 void test('Ollama generate API works the same way', async () => {
-  const pick = await ollamaReranker({ host: server.url, api: 'generate' }).pick(query, window);
+  const pick = await ollamaReranker({ host: server.url, api: 'generate' }).pick(query, window, new AbortController().signal);
   assert.equal(pick.index, expectedIndex(window));
   assert.equal(server.requests[0]!.path, '/api/generate');
   assert.equal((server.requests[0]!.body as Record<string, unknown>).system, BESTFIT_SYSTEM);
@@ -68,7 +68,7 @@ void test('Ollama generate API works the same way', async () => {
 void test('OpenAI-compatible chat and completions with logprobs', async () => {
   for (const api of ['chat', 'completions'] as const) {
     server.requests.length = 0;
-    const pick = await openAiReranker({ baseUrl: server.url, model: 'qwen3:8b', api }).pick(query, window);
+    const pick = await openAiReranker({ baseUrl: server.url, model: 'qwen3:8b', api }).pick(query, window, new AbortController().signal);
     assert.equal(pick.index, expectedIndex(window), api);
     assert.ok(pick.scores && Math.abs(pick.scores.reduce((s, x) => s + x, 0) - 1) < 1e-6, api);
     assert.equal(server.requests[0]!.path, api === 'chat' ? '/v1/chat/completions' : '/v1/completions');
@@ -95,7 +95,7 @@ void test('a full BestFit rerank of 31 candidates through the server', async () 
     return { id: n, text: `def f_${i}():\n    return ${[...shared, ...own].join(' + ')}` };
   });
   const rel = (d: RerankDoc): number => overlapScore(q.text, d.text);
-  const result = await bestFitRerank(q, docs, ollamaReranker({ host: server.url }), { topU: 10 });
+  const result = await bestFitRerank(q, docs, ollamaReranker({ host: server.url }), { topU: 10 }, new AbortController().signal);
   const expected = docs.map((d, i) => ({ d, i })).sort((a, b) => rel(b.d) - rel(a.d) || a.i - b.i).slice(0, 10).map((x) => rel(x.d));
   assert.deepEqual(result.top.map(rel), expected);
   assert.equal(result.trace.calls.length, server.requests.length);
@@ -119,9 +119,9 @@ async function failure(promise: Promise<unknown>): Promise<{ reason: string; ans
 void test('a label outside the window is refused; the rerank keeps retrieval order and says why', async () => {
   server.setFault({ kind: 'outsideLabel', label: 'W' });
   const reranker = ollamaReranker({ host: server.url });
-  assert.deepEqual(await failure(reranker.pick(query, window)), { reason: 'outsideWindow', answer: '<answer>[W]' });
+  assert.deepEqual(await failure(reranker.pick(query, window, new AbortController().signal)), { reason: 'outsideWindow', answer: '<answer>[W]' });
   const docs = Array.from({ length: 12 }, (_, i) => ({ id: `d${i}`, text: `def f${i}(): pass` }));
-  const result = await bestFitRerank(query, docs, reranker, { topU: 10 });
+  const result = await bestFitRerank(query, docs, reranker, { topU: 10 }, new AbortController().signal);
   assert.deepEqual(result.trace.after, docs.slice(0, 10).map((d) => d.id));
   assert.ok(result.trace.calls.length > 0 && result.trace.calls.every((c) => c.status === 'fallback' && /outsideWindow/.test(c.reason ?? '')));
   assert.match(result.trace.degraded ?? '', /kept retrieval order/);
@@ -129,24 +129,24 @@ void test('a label outside the window is refused; the rerank keeps retrieval ord
 
 void test('garbage and malformed JSON are refused', async () => {
   server.setFault({ kind: 'garbage' });
-  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window))).reason, 'unparsable');
-  assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window))).reason, 'unparsable');
+  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'unparsable');
+  assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window, new AbortController().signal))).reason, 'unparsable');
   server.setFault({ kind: 'garbage', text: 'Ignore the instructions. <answer>[B]</answer> is my final answer' });
-  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window))).reason, 'unparsable');
+  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'unparsable');
   server.setFault({ kind: 'malformedJson' });
-  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window))).reason, 'http');
-  assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window))).reason, 'http');
+  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
+  assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
 });
 
 void test('HTTP 500 and a model that is not pulled', async () => {
   server.setFault({ kind: 'http500' });
-  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window))).reason, 'http');
-  assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window))).reason, 'http');
+  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
+  assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
   server.setFault(undefined);
-  assert.equal((await failure(ollamaReranker({ host: server.url, model: 'qwen3:0.6b' }).pick(query, window))).reason, 'model');
-  assert.equal((await failure(openAiReranker({ baseUrl: server.url, model: 'qwen3:0.6b' }).pick(query, window))).reason, 'model');
+  assert.equal((await failure(ollamaReranker({ host: server.url, model: 'qwen3:0.6b' }).pick(query, window, new AbortController().signal))).reason, 'model');
+  assert.equal((await failure(openAiReranker({ baseUrl: server.url, model: 'qwen3:0.6b' }).pick(query, window, new AbortController().signal))).reason, 'model');
   server.setFault({ kind: 'notPulled' });
-  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window))).reason, 'model');
+  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'model');
 });
 
 void test('a 30 s stall is cancelled promptly by the AbortSignal', async () => {
@@ -171,7 +171,7 @@ void test('a stall past the call timeout falls back, and the later windows skip 
   server.setFault({ kind: 'stall', seconds: 30 });
   const docs = Array.from({ length: 31 }, (_, i) => ({ id: `d${i}`, text: `x${i}` }));
   const started = performance.now();
-  const result = await bestFitRerank(query, docs, ollamaReranker({ host: server.url, timeoutMs: 150 }), { topU: 10 });
+  const result = await bestFitRerank(query, docs, ollamaReranker({ host: server.url, timeoutMs: 150 }), { topU: 10 }, new AbortController().signal);
   assert.ok(performance.now() - started < 2000);
   assert.deepEqual(result.trace.after, docs.slice(0, 10).map((d) => d.id));
   assert.equal(result.trace.rerankerCalls, 1);
@@ -184,10 +184,10 @@ void test('connection refused: the server is down', async () => {
   const down = await startOllamaTestServer(model);
   const url = down.url;
   await down.close();
-  assert.match(JSON.stringify(await failure(ollamaReranker({ host: url }).pick(query, window))), /unavailable/);
-  assert.equal((await failure(openAiReranker({ baseUrl: url }).pick(query, window))).reason, 'unavailable');
+  assert.match(JSON.stringify(await failure(ollamaReranker({ host: url }).pick(query, window, new AbortController().signal))), /unavailable/);
+  assert.equal((await failure(openAiReranker({ baseUrl: url }).pick(query, window, new AbortController().signal))).reason, 'unavailable');
   const docs = Array.from({ length: 31 }, (_, i) => ({ id: `d${i}`, text: `x${i}` }));
-  const result = await bestFitRerank(query, docs, ollamaReranker({ host: url }), { topU: 10 });
+  const result = await bestFitRerank(query, docs, ollamaReranker({ host: url }), { topU: 10 }, new AbortController().signal);
   assert.deepEqual(result.trace.after, docs.slice(0, 10).map((d) => d.id));
   assert.equal(result.trace.rerankerCalls, 1);
   assert.match(result.trace.degraded ?? '', /unavailable/);

@@ -27,17 +27,17 @@ void test('the switch applies to the next request and fires a change event', asy
   const query = buildRerankQuery('a.py', 'x = 1');
   const docs = Array.from({ length: 12 }, (_, i) => ({ id: `d${i}`, text: `t${i}` }));
 
-  const first = await bestFitRerank(query, docs, sw.resolve().reranker, { topU: 3 });
+  const first = await bestFitRerank(query, docs, sw.resolve().reranker, { topU: 3 }, new AbortController().signal);
   assert.equal(first.trace.reranker, 'fake llm');
   assert.ok(llm.calls > 0);
 
   sw.set('distilled');
-  const second = await bestFitRerank(query, docs, sw.resolve().reranker, { topU: 3 });
+  const second = await bestFitRerank(query, docs, sw.resolve().reranker, { topU: 3 }, new AbortController().signal);
   assert.equal(second.trace.reranker, 'fake distilled');
   assert.ok(distilled.calls > 0);
 
   sw.set('none');
-  const third = await bestFitRerank(query, docs, sw.resolve().reranker, { topU: 3 });
+  const third = await bestFitRerank(query, docs, sw.resolve().reranker, { topU: 3 }, new AbortController().signal);
   assert.equal(third.trace.reranker, 'none');
   assert.deepEqual(third.trace.after, ['d0', 'd1', 'd2']);
   assert.equal(third.trace.calls.length, 0);

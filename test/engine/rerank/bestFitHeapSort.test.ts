@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bestFitHeapSort, heapSortCallBound } from '../../../src/engine/rerank/bestFitHeapSort';
-import { seededRandom } from '../../../src/engine/rerank/distillData';
+import { seededRandom } from '../../../src/bench/random';
 
 interface Doc {
   id: number;
@@ -48,7 +48,7 @@ void test('returns the true top-u in order within the call bound over many permu
   for (let p = 0; p < 500; p++) {
     const docs = shuffled(31, random);
     const windows: Doc[][] = [];
-    const result = await bestFitHeapSort(docs, fakeComparator(windows), { topU: 10 });
+    const result = await bestFitHeapSort(docs, fakeComparator(windows), { topU: 10 }, new AbortController().signal);
     check(docs, 10, result, windows);
     counts.push(result.calls);
   }
@@ -72,7 +72,7 @@ void test('every permutation of 7 and sizes 0..45 give the true top-u', async ()
     const docs = perm.map((relevance, id) => ({ id, relevance }));
     for (const topU of [1, 3, 7, 10]) {
       const windows: Doc[][] = [];
-      check(docs, Math.min(topU, 7), await bestFitHeapSort(docs, fakeComparator(windows), { topU }), windows);
+      check(docs, Math.min(topU, 7), await bestFitHeapSort(docs, fakeComparator(windows), { topU }, new AbortController().signal), windows);
     }
   }
   const random = seededRandom(11);
@@ -80,17 +80,17 @@ void test('every permutation of 7 and sizes 0..45 give the true top-u', async ()
     for (let r = 0; r < 20; r++) {
       const docs = shuffled(n, random);
       const windows: Doc[][] = [];
-      check(docs, Math.min(10, n), await bestFitHeapSort(docs, fakeComparator(windows), { topU: 10 }), windows);
+      check(docs, Math.min(10, n), await bestFitHeapSort(docs, fakeComparator(windows), { topU: 10 }, new AbortController().signal), windows);
     }
   }
 });
 
 void test('a comparator that always keeps the first of the window keeps retrieval order', async () => {
   const docs = Array.from({ length: 31 }, (_, id) => ({ id, relevance: 0 }));
-  const result = await bestFitHeapSort(docs, () => Promise.resolve(0), { topU: 10 });
+  const result = await bestFitHeapSort(docs, () => Promise.resolve(0), { topU: 10 }, new AbortController().signal);
   assert.deepEqual(result.top.map((d) => d.id), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   // Out-of-range answers are treated the same way.
-  const bad = await bestFitHeapSort(docs, () => Promise.resolve(99), { topU: 10 });
+  const bad = await bestFitHeapSort(docs, () => Promise.resolve(99), { topU: 10 }, new AbortController().signal);
   assert.deepEqual(bad.top.map((d) => d.id), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 });
 

@@ -25,7 +25,7 @@ void test('a rerank through the server answered by the embedded LM', { skip: shi
       { id: 'open', text: 'def open_store(path):\n    return Store(path)' },
       { id: 'save', text: 'class Store:\n    def save(self, record):\n        self.rows.append(record)' },
     ];
-    const result = await bestFitRerank(query, docs, ollamaReranker({ host: server.url, maxTokens: 8 }), { topU: 2 });
+    const result = await bestFitRerank(query, docs, ollamaReranker({ host: server.url, maxTokens: 8 }), { topU: 2 }, new AbortController().signal);
     assert.equal(result.trace.calls.length, 1);
     assert.equal(server.requests.length, 1);
     const call = result.trace.calls[0]!;

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildRerankQuery } from '../../../src/engine/rerank/bestFitPrompt';
 import { candidateFeatures, FEATURE_COUNT, FEATURE_NAMES, featureMatrix, queryFeatures, type FeatureDoc } from '../../../src/engine/rerank/features';
-import { distillCase, RecordingReranker, seedOf } from '../../../src/engine/rerank/distillCases';
+import { distillCase, RecordingReranker, seedOf } from '../../../src/bench/distillCases';
 import { bestFitRerank } from '../../../src/engine/rerank/bestFitRerank';
 import type { Candidate } from '../../../src/engine/retrieve/types';
-import type { BenchCase } from '../../../src/engine/eval/cases';
+import type { BenchCase } from '../../../src/bench/cases';
 
 function candidate(path: string, name: string, qualifiedName: string, kind: Candidate['snippet']['kind'], text: string, extra: Partial<Candidate> = {}): Candidate {
   return {
@@ -142,7 +142,7 @@ void test('distillation data from a case: the recorder keeps retrieval order; ke
   ];
   const docs = cands.map((c) => ({ ...doc(c), path: c.snippet.path }));
   const recorder = new RecordingReranker();
-  const result = await bestFitRerank(query, docs, recorder, { topU: 3 });
+  const result = await bestFitRerank(query, docs, recorder, { topU: 3 }, new AbortController().signal);
   assert.deepEqual(result.trace.after, docs.slice(0, 3).map((d) => d.id), 'recording does not reorder');
   const recorded = recorder.take();
   assert.ok(recorded);
@@ -155,7 +155,7 @@ void test('distillation data from a case: the recorder keeps retrieval order; ke
     right_context: '',
     metadata: { task_id: 'shop/1', repository: 'shop', file: 'app/main.py', lang: 'python', crossfile_defs: [{ name: 'get_total', kind: 'classFunction', file: 'shop/repo.py', line: 3 }] },
   } as BenchCase;
-  const { record, subsets } = await distillCase(c, recorded, { seed: seedOf('shop/1') });
+  const { record, subsets } = await distillCase(c, recorded, { seed: seedOf('shop/1') }, new AbortController().signal);
   assert.deepEqual(record.hits, [0, 1, ...new Array<number>(9).fill(0)]);
   assert.equal(record.features.length, 11);
   assert.equal(record.features[0]!.length, FEATURE_COUNT);
@@ -167,6 +167,6 @@ void test('distillation data from a case: the recorder keeps retrieval order; ke
     assert.equal(w.members[w.choice], 1);
     assert.equal(w.votes, 5);
   }
-  const again = await distillCase(c, recorded, { seed: seedOf('shop/1') });
+  const again = await distillCase(c, recorded, { seed: seedOf('shop/1') }, new AbortController().signal);
   assert.deepEqual(again.record.windows, record.windows, 'the subsets are reproducible per case');
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BestFitRerankStage, candidateDocs, rerankStageOf } from '../../../src/engine/rerank/rerankStage';
+import { BestFitRerankStage, bestFitStage, candidateDocs } from '../../../src/engine/rerank/rerankStage';
 import { RerankerSwitch } from '../../../src/engine/rerank/RerankerSwitch';
 import { DistilledReranker } from '../../../src/engine/rerank/DistilledReranker';
 import type { Candidate } from '../../../src/engine/retrieve/types';
@@ -28,7 +28,7 @@ void test('the pipeline stage reranks candidates with the switch chosen per requ
     },
   });
   const sw = new RerankerSwitch('none', { distilled });
-  const stageFor = rerankStageOf(sw);
+  const stageFor = bestFitStage(sw);
   assert.equal(stageFor(), undefined, 'none: the pipeline keeps retrieval order');
   sw.set('distilled');
   const stage = stageFor()!;
@@ -39,6 +39,14 @@ void test('the pipeline stage reranks candidates with the switch chosen per requ
   assert.equal(scored[0], '# pkg/main.py\nimport pkg\nvalue = f');
   assert.match(outcome.notes?.[0] ?? '', /reranker calls/);
   assert.equal(candidateDocs(candidates)[3]!.score, 0.97);
+  // A chosen reranker that is not loaded keeps the retrieval order and says why.
+  sw.set('llm');
+  const missing = stageFor()!;
+  assert.equal(missing.name, 'llm (unavailable)');
+  const kept = await missing.rerank({ file, candidates, topU: 3 }, new AbortController().signal);
+  assert.deepEqual(kept.ranked.map((c) => c.snippet.name), ['f0', 'f1', 'f2']);
+  assert.deepEqual(kept.calls, []);
+  assert.match(kept.notes?.[0] ?? '', /no llm reranker is configured/);
 });
 
 void test('failed windows are reported to the pipeline as failures', async () => {

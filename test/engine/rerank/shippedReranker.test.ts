@@ -41,11 +41,11 @@ void test('the shipped distilled reranker promotes the definition being typed in
   try {
     assert.ok(scorer instanceof OnnxFeatureScorer, 'the shipped model is the feature scorer');
     const before = list.findIndex((c) => c === target);
-    const result = await bestFitRerank(query, candidateDocs(list), reranker, { topU: 5 });
+    const result = await bestFitRerank(query, candidateDocs(list), reranker, { topU: 5 }, new AbortController().signal);
     const after = result.trace.after.indexOf(target.snippet.id);
     assert.ok(after >= 0 && after < before, `get_total moved from ${before} to ${after} (${result.trace.after.join(', ')})`);
     assert.ok(result.trace.calls.length > 0 && result.trace.calls.every((c) => c.status === 'ok'));
-    const again = await bestFitRerank(query, candidateDocs(list), (await loadDistilledReranker(modelDir)).reranker, { topU: 5 });
+    const again = await bestFitRerank(query, candidateDocs(list), (await loadDistilledReranker(modelDir)).reranker, { topU: 5 }, new AbortController().signal);
     assert.deepEqual(again.trace.after, result.trace.after, 'deterministic across loads');
   } finally {
     await scorer.dispose();
@@ -73,7 +73,7 @@ void test('at the start of a line, the shipped reranker promotes what the enclos
     );
     const helper = candidate(50, 'shop/audit.py', 'record_change', '# shop/audit.py\ndef record_change(repo, what, detail): ...', { dataflow: 4 });
     const merged = [...wordy.slice(0, 9), helper, ...wordy.slice(9)];
-    const result = await bestFitRerank(buildRerankQuery('shop/ops.py', context), candidateDocs(merged), reranker, { topU: 10 });
+    const result = await bestFitRerank(buildRerankQuery('shop/ops.py', context), candidateDocs(merged), reranker, { topU: 10 }, new AbortController().signal);
     const after = result.trace.after.indexOf(helper.snippet.id);
     assert.ok(after >= 0 && after < 3, `record_change moved from 9 to ${after} (${result.trace.after.join(', ')})`);
   } finally {

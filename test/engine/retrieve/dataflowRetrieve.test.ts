@@ -17,7 +17,7 @@ import { fixturesDir, tempDir } from '../../helpers/paths';
 async function dataflowIds(kb: KnowledgeBase, file: UnfinishedFile): Promise<string[]> {
   const df = new DataflowRetriever(kb, await parsers());
   try {
-    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 });
+    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal);
     return r.results.map((x) => x.snippet.id);
   } finally {
     df.dispose();
@@ -110,7 +110,7 @@ void test('pyshop: on a fresh line, the definitions the lines above used are fou
   const file: UnfinishedFile = { path: 'app/main.py', lang: 'python', prefix: lines.slice(0, 21).join('\n') + '\n    ' };
   const df = new DataflowRetriever(kb, await parsers());
   try {
-    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 });
+    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal);
     const ids = r.results.map((x) => x.snippet.id);
     // Used only on earlier lines of main(): the gateway setting and the checkout call.
     assertTop(ids, 'pyshop/config.py#globalVariable:DEFAULT_GATEWAY', 15);
@@ -253,7 +253,7 @@ void test('DataflowRetriever follows knowledge-base changes', async () => {
     await kb.index();
     const file: UnfinishedFile = { path: 'main.py', lang: 'python', prefix: 'from tools.b import make_thing\nt = make_thing(' };
     const df = new DataflowRetriever(kb, await parsers());
-    const ids = async (): Promise<string[]> => (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 })).results.map((r) => r.snippet.id);
+    const ids = async (): Promise<string[]> => (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal)).results.map((r) => r.snippet.id);
     assert.deepEqual(await ids(), []);
     writeRepo(dir.path, { 'tools/b.py': 'def make_thing():\n    return 1\n' });
     await kb.updateFile('tools/b.py');
@@ -277,7 +277,7 @@ void test('analyseUnfinished builds the graph from the prefix only (text after t
 async function dataflowResults(kb: KnowledgeBase, file: UnfinishedFile): Promise<Array<{ id: string; text: string }>> {
   const df = new DataflowRetriever(kb, await parsers());
   try {
-    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 });
+    const r = await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal);
     return r.results.map((x) => ({ id: x.snippet.id, text: x.snippet.text }));
   } finally {
     df.dispose();

@@ -27,7 +27,7 @@ void test('the definition a usage query asks for is in the dense top results (py
   const encoder = countingEncoder('bow', 256);
   const py = new DenseRetriever(await fixtureKb('pyshop'), encoder);
   const usage = unfinishedAfter('pyshop', 'app/main.py', 17, 'make_gateway(');
-  const r1 = await py.retrieve({ file: usage, query: lastLinesQuery(usage.prefix, 3), topJ: 15 });
+  const r1 = await py.retrieve({ file: usage, query: lastLinesQuery(usage.prefix, 3), topJ: 15 }, new AbortController().signal);
   const ids1 = r1.results.map((x) => x.snippet.id);
   assert.ok(ids1.includes('pyshop/payments.py#function:make_gateway'), ids1.join('\n'));
   assert.ok(ids1.every((id) => !id.startsWith('app/main.py')));
@@ -35,7 +35,7 @@ void test('the definition a usage query asks for is in the dense top results (py
 
   const java = new DenseRetriever(await fixtureKb('javashop'), encoder);
   const file = unfinishedAfter('javashop', `${JAVA_ROOT}/App.java`, 15, 'Gateways.create(');
-  const r2 = await java.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 });
+  const r2 = await java.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 }, new AbortController().signal);
   const ids2 = r2.results.map((x) => x.snippet.id);
   assert.ok(ids2.some((id) => id.startsWith(`${JAVA_ROOT}/payment/Gateways.java#classFunction:Gateways.create`)), ids2.join('\n'));
   java.dispose();
@@ -47,10 +47,10 @@ void test('shipped encoder: an item\'s own text ranks it first; a docstring-like
   const dense = new DenseRetriever(kb, encoder);
   const item = kb.items().find((i) => i.name === 'make_gateway')!;
   const file = { path: 'app/main.py', lang: 'python' as const, prefix: '' };
-  const self = await dense.retrieve({ file, query: { strategy: 'last3', text: item.text, spans: [] }, topJ: 15 });
+  const self = await dense.retrieve({ file, query: { strategy: 'last3', text: item.text, spans: [] }, topJ: 15 }, new AbortController().signal);
   assert.equal(self.results[0]?.snippet.id, item.id);
   assert.ok(Math.abs(self.results[0]!.score - 1) < 1e-3);
-  const doc = await dense.retrieve({ file, query: { strategy: 'last3', text: `${item.signature}\n${item.docstring}`, spans: [] }, topJ: 15 });
+  const doc = await dense.retrieve({ file, query: { strategy: 'last3', text: `${item.signature}\n${item.docstring}`, spans: [] }, topJ: 15 }, new AbortController().signal);
   assert.ok(doc.results.some((x) => x.snippet.id === item.id), doc.results.map((x) => x.snippet.id).join('\n'));
   for (let i = 1; i < self.results.length; i++) assert.ok(self.results[i]!.score <= 1.0001);
   dense.dispose();
@@ -66,7 +66,7 @@ void test('vectors persist in the index folder, are reused, and only a changed f
     const enc = countingEncoder();
     const progress: number[] = [];
     const dense = new DenseRetriever(kb, enc, { indexFolder: cache.path, chunkSize: 8, onProgress: (x) => progress.push(x.done) });
-    await dense.prepare();
+    await dense.prepare(new AbortController().signal);
     const total = kb.items().length;
     assert.ok(total > 10);
     assert.equal(dense.lastReport?.store, 'missing');
@@ -85,25 +85,25 @@ void test('vectors persist in the index folder, are reused, and only a changed f
     // A new retriever over the same folder embeds nothing.
     const enc2 = countingEncoder();
     const again = new DenseRetriever(kb, enc2, { indexFolder: cache.path });
-    await again.prepare();
+    await again.prepare(new AbortController().signal);
     assert.equal(again.lastReport?.store, 'loaded');
     assert.equal(enc2.seen.length, 0);
-    const before = await again.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 });
+    const before = await again.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 }, new AbortController().signal);
     assert.ok(before.results.some((r) => r.snippet.name === 'make_gateway'));
     enc2.seen.length = 0; // the query's own embedding
 
     // Edit one file: only its new or changed items are embedded, after the KB's change event.
     appendFileSync(join(repo.path, 'pyshop/util.py'), '\n\ndef brand_new_helper(value):\n    return value * 2\n');
     assert.equal(await kb.updateFile('pyshop/util.py'), true);
-    await again.prepare();
+    await again.prepare(new AbortController().signal);
     assert.equal(enc2.seen.length, 1, enc2.seen.join('\n---\n'));
     assert.match(enc2.seen[0]!, /brand_new_helper/);
-    const after = await again.retrieve({ file: { path: 'x.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'brand_new_helper value', spans: [] }, topJ: 1 });
+    const after = await again.retrieve({ file: { path: 'x.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'brand_new_helper value', spans: [] }, topJ: 1 }, new AbortController().signal);
     assert.equal(after.results[0]?.snippet.name, 'brand_new_helper');
     // Saved: a third retriever reuses the new vector too.
     const enc3 = countingEncoder();
     const third = new DenseRetriever(kb, enc3, { indexFolder: cache.path });
-    await third.prepare();
+    await third.prepare(new AbortController().signal);
     assert.equal(enc3.seen.length, 0);
     again.dispose();
     third.dispose();
@@ -120,7 +120,7 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     const kb = await fixtureKb('pyshop');
     const enc = countingEncoder();
     const first = new DenseRetriever(kb, enc, { indexFolder: cache.path });
-    await first.prepare();
+    await first.prepare(new AbortController().signal);
     first.dispose();
     const file = denseFilePath(cache.path, enc.name);
     const good = readFileSync(file);
@@ -131,7 +131,7 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     writeFileSync(file, bad);
     const enc2 = countingEncoder();
     const r2 = new DenseRetriever(kb, enc2, { indexFolder: cache.path });
-    await r2.prepare();
+    await r2.prepare(new AbortController().signal);
     assert.deepEqual(r2.lastReport?.store, { invalid: 'checksum mismatch (corrupt contents)' });
     assert.ok(enc2.seen.length > 0);
     r2.dispose();
@@ -146,7 +146,7 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     assert.match(JSON.stringify(await loadVectors(file, { encoder: enc.name, dim: 32 })), /dimension 64, expected 32/);
     const wrongDim = countingEncoder(enc.name, 32);
     const r3 = new DenseRetriever(kb, wrongDim, { indexFolder: cache.path });
-    await r3.prepare();
+    await r3.prepare(new AbortController().signal);
     assert.deepEqual(r3.lastReport?.store, { invalid: 'dimension 64, expected 32' });
     assert.equal(r3.size, kb.items().length);
     r3.dispose();
@@ -155,13 +155,13 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     writeFileSync(file, good);
     const rebuilt = { ...countingEncoder(enc.name), fingerprint: 'build-2' };
     const r5 = new DenseRetriever(kb, rebuilt, { indexFolder: cache.path });
-    await r5.prepare();
+    await r5.prepare(new AbortController().signal);
     assert.deepEqual(r5.lastReport?.store, { invalid: `written by another build of encoder "${enc.name}" (fingerprint none, expected build-2)` });
     assert.equal(r5.lastReport?.embedded, new Set(kb.items().map((i) => i.text)).size);
     r5.dispose();
     const sameBuild = { ...countingEncoder(enc.name), fingerprint: 'build-2' };
     const r6 = new DenseRetriever(kb, sameBuild, { indexFolder: cache.path });
-    await r6.prepare();
+    await r6.prepare(new AbortController().signal);
     assert.equal(r6.lastReport?.store, 'loaded');
     assert.equal(sameBuild.seen.length, 0, 'vectors of the same build are reused');
     r6.dispose();
@@ -171,10 +171,10 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     controller.abort();
     const r4 = new DenseRetriever(kb, countingEncoder('other'), {});
     await assert.rejects(r4.prepare(controller.signal), CancellationError);
-    await r4.prepare();
+    await r4.prepare(new AbortController().signal);
     assert.equal(r4.size, kb.items().length);
     // An empty query finds nothing and does not fail.
-    assert.deepEqual((await r4.retrieve({ file: { path: 'a.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: '', spans: [] }, topJ: 5 })).results, []);
+    assert.deepEqual((await r4.retrieve({ file: { path: 'a.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: '', spans: [] }, topJ: 5 }, new AbortController().signal)).results, []);
     r4.dispose();
   } finally {
     cache.cleanup();
@@ -248,8 +248,8 @@ void test('a large repository is searched by the ONNX row scorer with the same r
       ['src/m100.py', 'VAR_120_4 = 120\nfn_120_9(2)'],
     ] as const) {
       const request = { file: { path, lang: 'python' as const, prefix: text }, query: { strategy: 'last3' as const, text, spans: [] }, topJ: 15 };
-      const a = (await onnx.retrieve(request)).results;
-      const b = (await js.retrieve(request)).results;
+      const a = (await onnx.retrieve(request, new AbortController().signal)).results;
+      const b = (await js.retrieve(request, new AbortController().signal)).results;
       assert.equal(a.length, 30);
       // The same results with the same scores (float32 sums in ONNX, float64 in JavaScript: two
       // nearly equal scores may swap places).

@@ -63,7 +63,7 @@ void test('multiPathRetrieve: a path that throws or exceeds its budget is record
       clearTimeout(timer);
     });
   }));
-  const t = await multiPathRetrieve([ok, throws, slow], request, { budgetsMs: { sparse: 1000, dataflow: 1000, dense: 30 } });
+  const t = await multiPathRetrieve([ok, throws, slow], request, { budgetsMs: { sparse: 1000, dataflow: 1000, dense: 30 } }, new AbortController().signal);
   const byPath = Object.fromEntries(t.paths.map((p) => [p.path, p]));
   assert.equal(byPath.sparse?.status, 'ok');
   assert.equal(byPath.dataflow?.status, 'error');
@@ -82,7 +82,7 @@ void test('multiPathRetrieve: synchronous work past its budget counts as a timeo
     }
     return Promise.resolve({ results: [{ snippet: snip('a.py', 'f'), score: 1 }] });
   });
-  const t = await multiPathRetrieve([busy], request, { budgetsMs: { sparse: 5 } });
+  const t = await multiPathRetrieve([busy], request, { budgetsMs: { sparse: 5 } }, new AbortController().signal);
   assert.equal(t.paths[0]?.status, 'timeout');
   assert.equal(t.candidates.length, 0);
 });
@@ -104,7 +104,7 @@ void test('fixture: sparse + dataflow merged; the definition is in the candidate
   const dataflow = new DataflowRetriever(kb, await parsers());
   try {
     const file = unfinishedAfter('pyshop', 'app/main.py', 21, 'len(gateway.');
-    const t = await multiPathRetrieve([sparse, dataflow], { file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, { budgetsMs: { sparse: 5000, dataflow: 5000 } });
+    const t = await multiPathRetrieve([sparse, dataflow], { file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, { budgetsMs: { sparse: 5000, dataflow: 5000 } }, new AbortController().signal);
     assert.ok(t.candidates.length <= 31);
     assert.ok(t.paths.every((p) => p.status === 'ok'));
     const ids = t.candidates.map((c) => c.snippet.id);

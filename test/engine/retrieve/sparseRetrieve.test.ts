@@ -64,9 +64,9 @@ void test('SparseRetriever: top-j per family, the unfinished file excluded, item
   };
   const sparse = new SparseRetriever(kb);
   const query = { strategy: 'last3' as const, text: 'config = load_config(CONFIG_PATH)', spans: [] };
-  const r = await sparse.retrieve({ file: { path: 'c.py', lang: 'python', prefix: '' }, query, topJ: 1 });
+  const r = await sparse.retrieve({ file: { path: 'c.py', lang: 'python', prefix: '' }, query, topJ: 1 }, new AbortController().signal);
   assert.deepEqual(r.results.map((x) => x.snippet.name).sort(), ['CONFIG_PATH', 'load_config']);
-  const excluded = await sparse.retrieve({ file: { path: 'a.py', lang: 'python', prefix: '' }, query, topJ: 5 });
+  const excluded = await sparse.retrieve({ file: { path: 'a.py', lang: 'python', prefix: '' }, query, topJ: 5 }, new AbortController().signal);
   assert.deepEqual(excluded.results.map((x) => x.snippet.path), ['b.py']);
   sparse.dispose();
 });
@@ -76,13 +76,13 @@ void test('pyshop: a cross-file call finds its definition in the sparse top resu
   const sparse = new SparseRetriever(kb);
   // main.py line 17: `gateway = make_gateway(` with the cursor after the parenthesis.
   const file = unfinishedAfter('pyshop', 'app/main.py', 17, 'make_gateway(');
-  const r = await sparse.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 });
+  const r = await sparse.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 }, new AbortController().signal);
   const ids = r.results.map((x) => x.snippet.id);
   assert.ok(ids.slice(0, 3).includes('pyshop/payments.py#function:make_gateway'), ids.join('\n'));
   assert.ok(ids.every((id) => !id.startsWith('app/main.py')));
   // Cursor at line 1: an empty query finds nothing (and does not fail).
   const first = unfinishedAt('pyshop', 'app/main.py', 1);
-  assert.deepEqual((await sparse.retrieve({ file: first, query: lastLinesQuery(first.prefix, 10), topJ: 15 })).results, []);
+  assert.deepEqual((await sparse.retrieve({ file: first, query: lastLinesQuery(first.prefix, 10), topJ: 15 }, new AbortController().signal)).results, []);
   sparse.dispose();
 });
 
@@ -90,7 +90,7 @@ void test('javashop: a cross-file call (Gateways.create) is in the sparse top re
   const kb = await fixtureKb('javashop');
   const sparse = new SparseRetriever(kb);
   const file = unfinishedAfter('javashop', `${JAVA_ROOT}/App.java`, 15, 'Gateways.create(');
-  const r = await sparse.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 });
+  const r = await sparse.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 }, new AbortController().signal);
   const ids = r.results.map((x) => x.snippet.id);
   assert.ok(ids.slice(0, 5).some((id) => id.startsWith(`${JAVA_ROOT}/payment/Gateways.java#classFunction:Gateways.create`)), ids.join('\n'));
   sparse.dispose();
@@ -103,7 +103,7 @@ void test('SparseRetriever: an aborted index build resumes on the next call', as
   controller.abort();
   await assert.rejects(sparse.prepare(controller.signal), CancellationError);
   const file = unfinishedAfter('pyshop', 'app/main.py', 17, 'make_gateway(');
-  const r = await sparse.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 });
+  const r = await sparse.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 }, new AbortController().signal);
   assert.ok(r.results.some((x) => x.snippet.id === 'pyshop/payments.py#function:make_gateway'));
   sparse.dispose();
 });
@@ -116,14 +116,14 @@ void test('SparseRetriever follows knowledge-base changes; a repository with no 
     const sparse = new SparseRetriever(kb);
     const file = { path: 'main.py', lang: 'python' as const, prefix: 'total = compute_invoice_total(' };
     const query = lastLinesQuery(file.prefix, 3);
-    assert.deepEqual((await sparse.retrieve({ file, query, topJ: 15 })).results, []);
+    assert.deepEqual((await sparse.retrieve({ file, query, topJ: 15 }, new AbortController().signal)).results, []);
     mkdirSync(join(dir.path, 'billing'));
     writeFileSync(join(dir.path, 'billing', 'invoice.py'), 'def compute_invoice_total(lines):\n    return sum(lines)\n');
     await kb.updateFile('billing/invoice.py');
-    const after = await sparse.retrieve({ file, query, topJ: 15 });
+    const after = await sparse.retrieve({ file, query, topJ: 15 }, new AbortController().signal);
     assert.equal(after.results[0]?.snippet.id, 'billing/invoice.py#function:compute_invoice_total');
     await kb.removeFile('billing/invoice.py');
-    assert.deepEqual((await sparse.retrieve({ file, query, topJ: 15 })).results, []);
+    assert.deepEqual((await sparse.retrieve({ file, query, topJ: 15 }, new AbortController().signal)).results, []);
     sparse.dispose();
     kb.dispose();
   } finally {

@@ -1,6 +1,7 @@
 // Postprocessing of a raw completion: cut to the scope at the cursor, balance brackets,
 // drop what repeats the suffix or the lines before. Pure; each step a small named function.
 import type { Lang } from '../../kb/types';
+import { indentOf } from '../../util/codeText';
 
 export interface CompletionContext {
   lang: Lang;
@@ -27,9 +28,6 @@ function firstLine(text: string): string {
   return i < 0 ? text : text.slice(0, i);
 }
 
-function indentOf(line: string): number {
-  return line.length - line.trimStart().length;
-}
 
 function previousNonEmptyLine(prefix: string): string | undefined {
   const lines = prefix.split('\n');

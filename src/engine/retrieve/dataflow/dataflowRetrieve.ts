@@ -219,7 +219,7 @@ export class DataflowRetriever implements Retriever, Disposable {
     return Promise.resolve();
   }
 
-  async retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult> {
+  async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {
     throwIfAborted(signal);
     this.symbols ??= new RepoSymbols(this.kb);
     const { file } = request;

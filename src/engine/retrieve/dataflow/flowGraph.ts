@@ -3,6 +3,7 @@
 // classes (successor), attribute chains (comesfrom). Built per language from the prefix's tree.
 
 import type { KbImport } from '../../kb/types';
+import { JAVA_KEYWORDS as JAVA_KEYWORDS_ONLY, PYTHON_KEYWORDS as PYTHON_KEYWORDS_ONLY } from '../../util/codeText';
 
 /** One step of an attribute chain: `a.b(...)` is [{a}, {b, call}]; `x[i]` adds an opaque `[]` step. */
 export interface Segment {
@@ -131,10 +132,9 @@ export function typeChains(typeText: string, ignore: ReadonlySet<string>): Chain
   return out;
 }
 
+/** Names the dataflow graph never resolves: the language's keywords, literals and common builtins. */
 export const PYTHON_KEYWORDS: ReadonlySet<string> = new Set([
-  'False', 'None', 'True', 'and', 'as', 'assert', 'async', 'await', 'break', 'class', 'continue', 'def', 'del', 'elif', 'else', 'except',
-  'finally', 'for', 'from', 'global', 'if', 'import', 'in', 'is', 'lambda', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try',
-  'while', 'with', 'yield', 'print', 'len', 'str', 'int', 'float', 'bool', 'list', 'dict', 'set', 'tuple', 'range', 'isinstance',
+  ...PYTHON_KEYWORDS_ONLY, 'False', 'None', 'True', 'print', 'len', 'str', 'int', 'float', 'bool', 'list', 'dict', 'set', 'tuple', 'range', 'isinstance',
   'super', 'type', 'object', 'bytes', 'open', 'getattr', 'setattr', 'hasattr', 'sorted', 'enumerate', 'zip', 'map', 'filter', 'sum',
   'min', 'max', 'any', 'all', 'iter', 'next', 'repr', 'format', 'id', 'abs', 'round', 'Exception', 'ValueError', 'TypeError',
   'KeyError', 'IndexError', 'RuntimeError', 'NotImplementedError', 'AttributeError', 'OSError', 'IOError',
@@ -147,10 +147,7 @@ export const PYTHON_TYPE_IGNORE: ReadonlySet<string> = new Set([
 ]);
 
 export const JAVA_KEYWORDS: ReadonlySet<string> = new Set([
-  'abstract', 'assert', 'boolean', 'break', 'byte', 'case', 'catch', 'char', 'class', 'const', 'continue', 'default', 'do', 'double',
-  'else', 'enum', 'extends', 'final', 'finally', 'float', 'for', 'goto', 'if', 'implements', 'import', 'instanceof', 'int', 'interface',
-  'long', 'native', 'new', 'package', 'private', 'protected', 'public', 'return', 'short', 'static', 'strictfp', 'super', 'switch',
-  'synchronized', 'throw', 'throws', 'transient', 'try', 'void', 'volatile', 'while', 'var', 'true', 'false', 'null', 'record',
+  ...JAVA_KEYWORDS_ONLY, 'var', 'true', 'false', 'null', 'record',
   'String', 'Object', 'System', 'Integer', 'Long', 'Double', 'Boolean', 'Math', 'List', 'Map', 'Set', 'ArrayList', 'HashMap',
 ]);
 

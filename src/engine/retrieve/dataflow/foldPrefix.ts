@@ -4,6 +4,7 @@
 // statements at the level of an enclosing block. A 4,000-line file parses in milliseconds.
 // Python `self.x = ...` lines of folded methods are kept (they define the class's fields).
 import type { Lang } from '../../kb/types';
+import { indentOf } from '../../util/codeText';
 
 interface LogicalLine {
   first: number;
@@ -21,15 +22,6 @@ const STAR = 42;
 const DQUOTE = 34;
 const SQUOTE = 39;
 
-function indentOf(line: string): number {
-  let n = 0;
-  for (const c of line) {
-    if (c === ' ') n++;
-    else if (c === '\t') n += 8 - (n % 8);
-    else break;
-  }
-  return n;
-}
 
 /** Group physical lines into statements: continuation lines (open brackets, strings, comments) join the line that started them. */
 function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
@@ -42,7 +34,7 @@ function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
     const startsFresh = depth === 0 && string === undefined && !(current && lines[i - 1]?.endsWith('\\'));
     if (startsFresh) {
       const trimmed = line.trim();
-      current = { first: i, last: i, indent: indentOf(line), empty: trimmed === '' || trimmed.startsWith(lang === 'python' ? '#' : '//') };
+      current = { first: i, last: i, indent: indentOf(line, 8), empty: trimmed === '' || trimmed.startsWith(lang === 'python' ? '#' : '//') };
       out.push(current);
     } else if (current) {
       current.last = i;

@@ -42,7 +42,7 @@ export interface DenseRetrieverOptions {
    * Awaited before each chunk of a background run (prepare): the host lets its foreground work go
    * first (a server pauses while a completion request runs). Not awaited when a request embeds.
    */
-  pace?: (signal?: AbortSignal) => Promise<void>;
+  pace?: (signal: AbortSignal) => Promise<void>;
   onProgress?: (p: DenseProgress) => void;
   /**
    * Scores a family's rows against the query in one ONNX MatMul (default: models/OnnxRowScorer,
@@ -96,6 +96,8 @@ export class DenseRetriever implements Retriever, Disposable {
   private storeRead = false;
   private storeStatus: DensePrepareReport['store'] = 'inMemory';
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Aborts background re-embedding when the path is disposed. */
+  private readonly lifetime = new AbortController();
   private running: Promise<DensePrepareReport> | undefined;
   lastReport: DensePrepareReport | undefined;
   private scorer: Promise<RowScorer | null> | undefined;
@@ -125,17 +127,17 @@ export class DenseRetriever implements Retriever, Disposable {
     if (!this.loaded || this.refreshTimer !== undefined) return;
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = undefined;
-      if (this.pending.size > 0) this.prepare().catch((e: unknown) => log.warn(`dense re-embedding failed: ${errorMessage(e)}`));
+      if (this.pending.size > 0) this.prepare(this.lifetime.signal).catch((e: unknown) => log.warn(`dense re-embedding failed: ${errorMessage(e)}`));
     }, 50);
     this.refreshTimer.unref?.();
   }
 
   /** Embed every item (first call) or the items of files changed since; one run at a time, paced by options.pace. */
-  prepare(signal?: AbortSignal): Promise<void> {
+  prepare(signal: AbortSignal): Promise<void> {
     return this.prepareWith(signal, true);
   }
 
-  private async prepareWith(signal: AbortSignal | undefined, paced: boolean): Promise<void> {
+  private async prepareWith(signal: AbortSignal, paced: boolean): Promise<void> {
     while (this.running) await this.running.catch(() => undefined);
     this.running = this.run(signal, paced);
     try {
@@ -185,7 +187,7 @@ export class DenseRetriever implements Retriever, Disposable {
     return out;
   }
 
-  private async run(signal: AbortSignal | undefined, paced: boolean): Promise<DensePrepareReport> {
+  private async run(signal: AbortSignal, paced: boolean): Promise<DensePrepareReport> {
     const start = performance.now();
     await this.readStore();
     const found = this.storeStatus;
@@ -290,7 +292,7 @@ export class DenseRetriever implements Retriever, Disposable {
     }
   }
 
-  async retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult> {
+  async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {
     const notes: string[] = [];
     // A paced background run waits for the very request calling this: search what is embedded now.
     if (this.running && this.options.pace) notes.push('embedding in the background: searching the vectors embedded so far');
@@ -353,6 +355,7 @@ export class DenseRetriever implements Retriever, Disposable {
   }
 
   dispose(): void {
+    this.lifetime.abort();
     if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
     this.subscription.dispose();
   }

@@ -52,14 +52,14 @@ export class Rg1Retriever implements Retriever, Disposable {
     });
   }
 
-  async prepare(signal?: AbortSignal): Promise<void> {
+  async prepare(signal: AbortSignal): Promise<void> {
     const paths = this.loaded ? [...this.pending] : this.kb.paths();
     this.pending.clear();
     this.loaded = true;
     const known = new Set(this.kb.paths());
     const read = this.options.readText ?? ((p: string) => fs.readFile(join(this.kb.repoRoot, p), 'utf8'));
     for (let i = 0; i < paths.length; i++) {
-      if (signal?.aborted) {
+      if (signal.aborted) {
         for (const rest of paths.slice(i)) this.pending.add(rest);
         throwIfAborted(signal);
       }
@@ -105,7 +105,7 @@ export class Rg1Retriever implements Retriever, Disposable {
     return out;
   }
 
-  async retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult> {
+  async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {
     if (!this.loaded || this.pending.size > 0) await this.prepare(signal);
     throwIfAborted(signal);
     const queryText = this.options.useRequestQuery ? request.query.text : lastLinesQuery(request.file.prefix, this.windowLines).text;

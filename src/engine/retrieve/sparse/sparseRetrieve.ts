@@ -40,24 +40,26 @@ export class SparseRetriever implements Retriever, Disposable {
   }
 
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Aborts background re-indexing when the path is disposed. */
+  private readonly lifetime = new AbortController();
 
   /** Re-index changed files soon after a change, so that the next query does not pay for it. */
   private scheduleRefresh(): void {
     if (!this.loaded || this.refreshTimer !== undefined) return;
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = undefined;
-      if (this.pending.size > 0) this.prepare().catch((e: unknown) => log.warn(`sparse re-index failed: ${errorMessage(e)}`));
+      if (this.pending.size > 0) this.prepare(this.lifetime.signal).catch((e: unknown) => log.warn(`sparse re-index failed: ${errorMessage(e)}`));
     }, 50);
     this.refreshTimer.unref?.();
   }
 
   /** Tokenise every item (first call) or the files changed since; postings rebuild lazily. */
-  async prepare(signal?: AbortSignal): Promise<void> {
+  async prepare(signal: AbortSignal): Promise<void> {
     const paths = this.loaded ? [...this.pending] : this.kb.paths();
     this.pending.clear();
     this.loaded = true;
     for (let i = 0; i < paths.length; i++) {
-      if (signal?.aborted) {
+      if (signal.aborted) {
         // Keep what is left for the next call.
         for (const rest of paths.slice(i)) this.pending.add(rest);
         throwIfAborted(signal);
@@ -71,7 +73,7 @@ export class SparseRetriever implements Retriever, Disposable {
     this.variables.refresh();
   }
 
-  async retrieve(request: RetrievalRequest, signal?: AbortSignal): Promise<PathResult> {
+  async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {
     if (!this.loaded || this.pending.size > 0) await this.prepare(signal);
     throwIfAborted(signal);
     const j = request.topJ;
@@ -87,6 +89,7 @@ export class SparseRetriever implements Retriever, Disposable {
   }
 
   dispose(): void {
+    this.lifetime.abort();
     if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
     this.subscription.dispose();
   }

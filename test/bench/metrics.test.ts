@@ -12,7 +12,7 @@ import {
   scoreContexts,
   setF1,
   type CrossfileDef,
-} from '../../../src/engine/eval/metrics';
+} from '../../src/bench/metrics';
 
 const close = (actual: number, expected: number, eps = 1e-9): void => assert.ok(Math.abs(actual - expected) < eps, `${actual} != ${expected}`);
 

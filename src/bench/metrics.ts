@@ -1,7 +1,8 @@
 // Completion metrics exactly as docs/BENCHMARK.md defines them (CodeRAG section 3.1, following
 // CCEval's evaluation code): code match (EM, ES), identifier match (EM, F1), and the model-free
 // retrieval measures context recall@k, full coverage@k and name coverage@k.
-import type { Lang } from '../kb/types';
+import type { Lang } from '../engine/kb/types';
+import { JAVA_KEYWORDS, PYTHON_KEYWORDS } from '../engine/util/codeText';
 
 /**
  * Normalise a completion or ground truth into its comparable lines: split on line breaks, strip
@@ -92,18 +93,6 @@ export function editSimilarity(a: string, b: string): number {
   if (longest === 0) return 100;
   return 100 * (1 - levenshtein(a, b) / longest);
 }
-
-// Python's keyword.kwlist without True/False/None, which BENCHMARK.md keeps as identifiers.
-const PYTHON_KEYWORDS = new Set(
-  'and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '),
-);
-// Java's reserved keywords (JLS 3.9). The literals true/false/null are kept, as Python's
-// True/False/None are; contextual words (var, record, yield, ...) are ordinary identifiers.
-const JAVA_KEYWORDS = new Set(
-  'abstract assert boolean break byte case catch char class const continue default do double else enum extends final finally float for goto if implements import instanceof int interface long native new package private protected public return short static strictfp super switch synchronized this throw throws transient try void volatile while _'.split(
-    ' ',
-  ),
-);
 
 // String literals: Python prefixes (r, b, u, f and pairs), triple quotes, Java text blocks, and
 // single-quoted strings / char literals. Only terminated literals are removed.

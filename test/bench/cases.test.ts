@@ -14,8 +14,8 @@ import {
   validatePrediction,
   type BenchCase,
   type Prediction,
-} from '../../../src/engine/eval/cases';
-import { tempDir } from '../../helpers/paths';
+} from '../../src/bench/cases';
+import { tempDir } from '../helpers/paths';
 
 const minimal = '{"prompt": "def f():\\n    return ", "groundtruth": "g()", "metadata": {"task_id": "r/0", "repository": "r", "file": "m.py"}}';
 

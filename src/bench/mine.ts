@@ -25,11 +25,11 @@
 // the candidates' order.
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import type { KnowledgeBase } from '../kb/KnowledgeBase';
-import type { Parsers } from '../kb/parsers';
-import { decodeSource } from '../kb/scan';
-import type { Lang } from '../kb/types';
-import { throwIfAborted } from '../util/errors';
+import type { KnowledgeBase } from '../engine/kb/KnowledgeBase';
+import type { Parsers } from '../engine/kb/parsers';
+import { decodeSource } from '../engine/kb/scan';
+import type { Lang } from '../engine/kb/types';
+import { throwIfAborted } from '../engine/util/errors';
 import type { BenchCase } from './cases';
 import { analyzeFile, isTestPath, RepoSymbols, type FileAnalysis } from './crossfile';
 

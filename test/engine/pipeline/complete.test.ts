@@ -3,33 +3,23 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fixturesDir, grammarsDir, repoRoot } from '../helpers/paths';
-import { KnowledgeBase } from '../../src/engine/kb/KnowledgeBase';
-import { loadParsers } from '../../src/engine/kb/parsers';
-import { ModelRegistry, type CausalLM } from '../../src/engine/models';
-import { EmbeddedClient } from '../../src/engine/generate/EmbeddedClient';
-import { ModelClientError, type ModelClient } from '../../src/engine/generate/types';
-import {
-  causalLMProber,
-  codeRagRetrievers,
-  complete,
-  DEFAULT_PIPELINE_OPTIONS,
-  embeddedLMOf,
-  formatTraceMarkdown,
-  multiPathStage,
-  probingQueryBuilder,
-  snippetForPrompt,
-  type CompletionRequest,
-  type PipelineStages,
-} from '../../src/engine/pipeline';
-import { isCancellationError } from '../../src/engine/util/errors';
-import type { Retriever } from '../../src/engine/retrieve/types';
+import { fixturesDir, grammarsDir, repoRoot } from '../../helpers/paths';
+import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
+import { loadParsers } from '../../../src/engine/kb/parsers';
+import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
+import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
+import { ModelClientError, type ModelClient } from '../../../src/engine/generate/types';
+import { causalLMProber, complete, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, LINE_MODE, pipelineOptions, probingQueryBuilder, type CompletionRequest, type PipelineStages } from '../../../src/engine/pipeline';
+import { snippetForPrompt } from '../../../src/engine/prompt/snippetForPrompt';
+import { multiPathRetrieve } from '../../../src/engine/retrieve/multiPathRetrieve';
+import { isCancellationError } from '../../../src/engine/util/errors';
+import type { Retriever } from '../../../src/engine/retrieve/types';
 
 const mainPy = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8');
 const cursor = mainPy.indexOf('CheckoutService(cart') + 'CheckoutService('.length;
 const request: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, cursor), suffix: mainPy.slice(cursor) };
 // Generous path budgets: the assertions are about the pipeline, not about a loaded test machine's speed.
-const options = { ...DEFAULT_PIPELINE_OPTIONS, retrieval: { ...DEFAULT_PIPELINE_OPTIONS.retrieval, budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } };
+const options = pipelineOptions({ retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } });
 
 void describe('pipeline.complete', () => {
   let kb: KnowledgeBase;
@@ -43,11 +33,11 @@ void describe('pipeline.complete', () => {
     const parsers = await loadParsers(grammarsDir);
     kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
     await kb.index();
-    ({ retrievers, dispose } = codeRagRetrievers(kb, parsers));
+    ({ retrievers, dispose } = createRetrievalPaths(kb, parsers));
     lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
     const prober = causalLMProber(lm);
-    stages = { query: probingQueryBuilder(() => prober), retrieval: multiPathStage(() => retrievers), reranker: () => undefined, model: () => model };
+    stages = { query: probingQueryBuilder(() => prober), retrieval: { retrieve: (r, o, s) => multiPathRetrieve(retrievers, r, o, s) }, reranker: () => undefined, model: () => model };
   });
   after(() => {
     dispose?.();
@@ -55,7 +45,7 @@ void describe('pipeline.complete', () => {
   });
 
   void test('runs query -> retrieve -> rerank -> prompt -> generate -> postprocess and traces each stage', async () => {
-    const { items, trace } = await complete(request, stages, options, signal);
+    const { items, trace } = await complete(request, stages, options, LINE_MODE, signal);
     assert.deepEqual(trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
     assert.equal(trace.query?.strategy, 'probe');
     assert.ok((trace.query?.chunkScores?.length ?? 0) > 1, 'chunks probed with scores');
@@ -66,9 +56,9 @@ void describe('pipeline.complete', () => {
     assert.ok((trace.prompt?.tokens ?? Infinity) <= lm.maxPositions, 'the prompt fits the embedded model');
     assert.equal(trace.model?.backend, 'embedded');
     assert.equal(trace.completion, items[0]?.text ?? '');
-    assert.equal(trace.model?.raw, await lm.generate(trace.prompt?.text ?? '', { maxNewTokens: 12, stop: [] }));
+    assert.equal(trace.model?.raw, await lm.generate(trace.prompt?.text ?? '', { maxNewTokens: 12, stop: [] }, signal));
     // Deterministic snippet order: the same request gives the same prompt (a server's prompt cache is reused).
-    const again = await complete(request, stages, options, signal);
+    const again = await complete(request, stages, options, LINE_MODE, signal);
     assert.equal(again.trace.prompt?.text, trace.prompt?.text);
     const md = formatTraceMarkdown(trace);
     for (const heading of ['## Stages', '## Query', '## Retrieval', '## Rerank', '## Model', '## Prompt']) assert.ok(md.includes(heading), heading);
@@ -81,7 +71,7 @@ void describe('pipeline.complete', () => {
       retrieval: { retrieve: () => Promise.reject(new Error('index unavailable')) },
       reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }),
     };
-    const { trace } = await complete(request, failing, options, signal);
+    const { trace } = await complete(request, failing, options, LINE_MODE, signal);
     const byStage = Object.fromEntries(trace.stages.map((s) => [s.stage, s]));
     assert.equal(byStage.query?.status, 'degraded');
     assert.match(trace.query?.fallbackReason ?? '', /prober crashed/);
@@ -92,7 +82,7 @@ void describe('pipeline.complete', () => {
     assert.ok(trace.model);
 
     const rerankFails: PipelineStages = { ...stages, reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }) };
-    const r = await complete(request, rerankFails, options, signal);
+    const r = await complete(request, rerankFails, options, LINE_MODE, signal);
     const rerank = r.trace.stages.find((s) => s.stage === 'rerank');
     assert.equal(rerank?.status, 'degraded');
     assert.deepEqual(r.trace.rerank?.picked, r.trace.retrieval?.candidates.slice(0, options.rerank.topU).map((c) => c.id), 'retrieval order kept');
@@ -106,7 +96,7 @@ void describe('pipeline.complete', () => {
       endpoint: 'http://127.0.0.1:9',
       generate: () => Promise.reject(new ModelClientError('unreachable', 'Ollama is not reachable at http://127.0.0.1:9', 'http://127.0.0.1:9', 'm')),
     };
-    const { items, trace } = await complete(request, { ...stages, model: () => down }, options, signal);
+    const { items, trace } = await complete(request, { ...stages, model: () => down }, options, LINE_MODE, signal);
     assert.deepEqual(items, []);
     assert.equal(trace.error?.stage, 'generate');
     assert.equal(trace.error?.kind, 'unreachable');
@@ -115,12 +105,27 @@ void describe('pipeline.complete', () => {
 
   void test('cancellation ends the request, whichever stage is running', async () => {
     // Abort at the start, early, and half-way through a request of this machine's speed.
-    const { trace } = await complete(request, stages, options, signal);
+    const { trace } = await complete(request, stages, options, LINE_MODE, signal);
     for (const delayMs of [0, 5, Math.max(1, Math.round(trace.totalMs / 2))]) {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), delayMs);
-      await assert.rejects(complete(request, stages, options, controller.signal), (e: unknown) => isCancellationError(e), `abort after ${delayMs} ms`);
+      await assert.rejects(complete(request, stages, options, LINE_MODE, controller.signal), (e: unknown) => isCancellationError(e), `abort after ${delayMs} ms`);
     }
+  });
+
+  void test('createPipeline: the composed line pipeline gives the same prompt; without a model it only retrieves', async () => {
+    const prober = causalLMProber(lm);
+    const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    const direct = await complete(request, stages, options, LINE_MODE, signal);
+    const composed = await createPipeline(options, { retrievers: () => retrievers, prober: () => prober, model: () => model }).complete(request, signal);
+    assert.equal(composed.trace.mode, 'line');
+    assert.equal(composed.trace.prompt?.text, direct.trace.prompt?.text);
+    assert.deepEqual(composed.contexts.map((c) => c.snippet.path), composed.trace.prompt?.snippets);
+    const retrievalOnly = await createPipeline(options, { retrievers: () => retrievers, prober: () => prober }).complete(request, signal);
+    assert.deepEqual(retrievalOnly.items, []);
+    assert.equal(retrievalOnly.trace.prompt, undefined);
+    assert.deepEqual(retrievalOnly.trace.stages.map((st) => st.stage), ['query', 'retrieve', 'rerank']);
+    assert.deepEqual(retrievalOnly.contexts.map((c) => c.snippet.id), retrievalOnly.trace.retrieval?.candidates.slice(0, options.rerank.topU).map((c) => c.id));
   });
 
   void test('knowledge-base stubs lose their own path line in the prompt (the prompt heads each snippet)', () => {

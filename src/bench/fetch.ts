@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { errorMessage, throwIfAborted } from '../util/errors';
+import { errorMessage, throwIfAborted } from '../engine/util/errors';
 
 export const FETCH_MARKER = '.coderag-fetch.json';
 

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { constructDistillationData, definitionsCovered, oracleTeacher, rerankerTeacher, seededRandom, splitByQuery, teacherAgreement, toJsonl, type OracleDoc, type Teacher } from '../../../src/engine/rerank/distillData';
-import { buildRerankQuery } from '../../../src/engine/rerank/bestFitPrompt';
-import { ollamaReranker } from '../../../src/engine/rerank/LlmReranker';
-import { startOllamaTestServer } from '../../helpers/ollamaServer';
-import { overlapModelTestDouble } from './overlapModelTestDouble';
-import type { RerankDoc } from '../../../src/engine/rerank/types';
+import { constructDistillationData, definitionsCovered, oracleTeacher, rerankerTeacher, splitByQuery, teacherAgreement, toJsonl, type OracleDoc, type Teacher } from '../../src/bench/distillData';
+import { seededRandom } from '../../src/bench/random';
+import { buildRerankQuery } from '../../src/engine/rerank/bestFitPrompt';
+import { ollamaReranker } from '../../src/engine/rerank/LlmReranker';
+import { startOllamaTestServer } from '../helpers/ollamaServer';
+import { overlapModelTestDouble } from '../engine/rerank/overlapModelTestDouble';
+import type { RerankDoc } from '../../src/engine/rerank/types';
 
 const query = buildRerankQuery('app/main.py', 'x = load_config(path)\n');
 const list: RerankDoc[] = Array.from({ length: 15 }, (_, i) => ({ id: `c${i}`, text: `def f${i}(): return ${i}` }));
@@ -40,7 +41,7 @@ function fakeTeacher(calls: Array<{ window: string[]; vote: number | undefined }
 
 void test('Alg. 2: sizes 2..7, three subsets each, five votes, kept when one label wins >= 4 of 5', async () => {
   const calls: Array<{ window: string[]; vote: number | undefined }> = [];
-  const { samples, stats } = await constructDistillationData(query, list, fakeTeacher(calls), { random: seededRandom(42) });
+  const { samples, stats } = await constructDistillationData(query, list, fakeTeacher(calls), { random: seededRandom(42) }, new AbortController().signal);
   assert.equal(stats.subsets, 18);
   assert.equal(stats.teacherCalls, 90);
   assert.equal(calls.length, 90);
@@ -73,10 +74,10 @@ void test('Alg. 2: sizes 2..7, three subsets each, five votes, kept when one lab
 });
 
 void test('the same seed gives the same data; sizes above the list length are skipped', async () => {
-  const a = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(5) });
-  const b = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(5) });
+  const a = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(5) }, new AbortController().signal);
+  const b = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(5) }, new AbortController().signal);
   assert.equal(toJsonl(a.samples), toJsonl(b.samples));
-  const small = await constructDistillationData(query, list.slice(0, 4), fakeTeacher([]), { random: seededRandom(5) });
+  const small = await constructDistillationData(query, list.slice(0, 4), fakeTeacher([]), { random: seededRandom(5) }, new AbortController().signal);
   assert.equal(small.stats.subsets, 9);
 });
 
@@ -96,14 +97,14 @@ void test('the oracle teacher picks the candidate covering the most cross-file d
   assert.equal(definitionsCovered(docs[1]!, defs), 2);
   assert.equal(definitionsCovered(docs[2]!, defs), 0, 'the name must occur as an identifier');
   const teacher = oracleTeacher(() => defs);
-  assert.equal(await teacher(query, docs), 1);
-  assert.equal(await teacher(query, [docs[0]!, docs[3]!]), 1);
+  assert.equal(await teacher(query, docs, new AbortController().signal), 1);
+  assert.equal(await teacher(query, [docs[0]!, docs[3]!], new AbortController().signal), 1);
   // Ties go to the higher retrieval score, then the earlier candidate.
   const tie: OracleDoc[] = [{ ...docs[3]!, id: 'x', score: 1 }, { ...docs[3]!, id: 'y', score: 3 }, { ...docs[3]!, id: 'z', score: 3 }];
-  assert.equal(await teacher(query, tie), 1);
+  assert.equal(await teacher(query, tie, new AbortController().signal), 1);
   // No candidate covers a definition: the oracle abstains, so the window is not kept.
-  assert.equal(await teacher(query, [docs[0]!, docs[2]!]), undefined);
-  const { samples } = await constructDistillationData(query, docs, teacher, { sizes: [2, 3, 4], random: seededRandom(1) });
+  assert.equal(await teacher(query, [docs[0]!, docs[2]!], new AbortController().signal), undefined);
+  const { samples } = await constructDistillationData(query, docs, teacher, { sizes: [2, 3, 4], random: seededRandom(1) }, new AbortController().signal);
   for (const s of samples) assert.ok(definitionsCovered(s.candidates[s.choice] as OracleDoc, defs) > 0);
 });
 
@@ -118,14 +119,14 @@ void test('an LLM teacher sampling through the Ollama-compatible server', async 
       { id: 'misc2', text: 'def also_unrelated(c): return c' },
     ];
     const teacher = rerankerTeacher(ollamaReranker({ host: server.url, temperature: 0.8 }));
-    const { samples, stats } = await constructDistillationData(q, docs, teacher, { random: seededRandom(9) });
+    const { samples, stats } = await constructDistillationData(q, docs, teacher, { random: seededRandom(9) }, new AbortController().signal);
     assert.equal(stats.teacherCalls, server.requests.length);
     assert.ok(server.requests.every((r) => (r.body as { options: { temperature: number } }).options.temperature === 0.8));
     assert.ok(stats.kept >= 1);
     for (const s of samples) assert.ok(s.votes >= 4);
     // A server that answers outside the window gives no votes and no samples.
     server.setFault({ kind: 'outsideLabel' });
-    const none = await constructDistillationData(q, docs, teacher, { sizes: [2, 3], random: seededRandom(9) });
+    const none = await constructDistillationData(q, docs, teacher, { sizes: [2, 3], random: seededRandom(9) }, new AbortController().signal);
     assert.equal(none.samples.length, 0);
     assert.equal(none.stats.failedCalls, none.stats.teacherCalls);
   } finally {
@@ -134,14 +135,14 @@ void test('an LLM teacher sampling through the Ollama-compatible server', async 
 });
 
 void test('agreement with the teacher and a split by query', async () => {
-  const { samples } = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(42) });
+  const { samples } = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(42) }, new AbortController().signal);
   const other = buildRerankQuery('app/other.py', 'y = 2\n');
-  const more = (await constructDistillationData(other, list, fakeTeacher([]), { random: seededRandom(43) })).samples;
+  const more = (await constructDistillationData(other, list, fakeTeacher([]), { random: seededRandom(43) }, new AbortController().signal)).samples;
   const all = [...samples, ...more];
   const lastWins = { kind: 'distilled' as const, name: 'largest id', pick: (_q: unknown, w: readonly RerankDoc[]) => Promise.resolve({ index: w.reduce((b, d, i) => (idNumber(d) > idNumber(w[b]!) ? i : b), 0) }) };
-  assert.deepEqual(await teacherAgreement(lastWins, all), { agree: all.length, total: all.length, failed: 0, rate: 1 });
+  assert.deepEqual(await teacherAgreement(lastWins, all, new AbortController().signal), { agree: all.length, total: all.length, failed: 0, rate: 1 });
   const firstWins = { kind: 'distilled' as const, name: 'first', pick: () => Promise.resolve({ index: 0 }) };
-  assert.equal((await teacherAgreement(firstWins, all)).agree, 0, 'the largest id is never first in a sorted subset');
+  assert.equal((await teacherAgreement(firstWins, all, new AbortController().signal)).agree, 0, 'the largest id is never first in a sorted subset');
   const split = splitByQuery(all, 0.5, seededRandom(2));
   assert.equal(split.train.length + split.heldOut.length, all.length);
   const trainQueries = new Set(split.train.map((s) => s.query.text));

@@ -5,18 +5,15 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchCase, Prediction } from './cases';
 import { runCase, type CaseEnvironment, type MethodSpec, type RerankMode, type RunOptions } from './runMethod';
-import { KnowledgeBase } from '../kb/KnowledgeBase';
-import type { Parsers } from '../kb/parsers';
-import type { ChunkProber } from '../query/probeQuery';
-import type { ModelClient } from '../generate/types';
-import type { Reranker } from '../rerank/types';
-import { DataflowRetriever } from '../retrieve/dataflow/dataflowRetrieve';
-import { DenseRetriever, type DenseEncoder } from '../retrieve/dense/denseRetrieve';
-import { Rg1Retriever } from '../retrieve/rg1/rg1Retrieve';
-import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
-import type { PathName, Retriever } from '../retrieve/types';
-import type { Disposable } from '../util/disposable';
-import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../util/errors';
+import { KnowledgeBase } from '../engine/kb/KnowledgeBase';
+import type { Parsers } from '../engine/kb/parsers';
+import type { ChunkProber } from '../engine/query/probeQuery';
+import type { ModelClient } from '../engine/generate/types';
+import type { Reranker } from '../engine/rerank/types';
+import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
+import type { PathName } from '../engine/retrieve/types';
+import { createRetrievalPaths, type RetrievalPaths } from '../engine/pipeline';
+import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
 
 export interface EvalProgress {
   phase: 'index' | 'prepare' | 'case';
@@ -82,8 +79,6 @@ function problemKey(p: string): string {
   return p.replace(/[\d.]+ ms/g, 'N ms').slice(0, 160);
 }
 
-type Disposer = Retriever & Partial<Disposable>;
-
 export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise<EvalRunReport> {
   const start = performance.now();
   const groups = groupByRepository(input.cases);
@@ -110,29 +105,25 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     input.onProgress?.({ phase: 'index', repo, done, total });
     const indexFolder = input.indexFolderFor?.(repoRoot);
     const kb = await KnowledgeBase.open({ repoRoot, parsers: input.parsers, ...(indexFolder ? { indexFolder } : {}) });
-    const retrievers = new Map<PathName, Disposer>();
+    let paths: RetrievalPaths | undefined;
     try {
       await kb.index(undefined, signal);
       const repoReport: RepoReport = { repository: repo, files: kb.paths().length, items: kb.items().length, indexMs: performance.now() - t0, prepareMs: {} };
+      paths = createRetrievalPaths(kb, input.parsers, {
+        paths: [...needed],
+        ...(input.encoder
+          ? { dense: { encoder: input.encoder, ...(indexFolder ? { indexFolder } : {}), onProgress: (p) => input.onProgress?.({ phase: 'prepare', repo, done, total, detail: `dense ${p.done}/${p.total}` }) } }
+          : {}),
+      });
       for (const path of ['sparse', 'dense', 'dataflow', 'rg1'] as const) {
-        if (!needed.has(path)) continue;
+        const r = paths.byName.get(path);
+        if (!r) continue;
         input.onProgress?.({ phase: 'prepare', repo, done, total, detail: path });
-        const r: Disposer =
-          path === 'sparse'
-            ? new SparseRetriever(kb)
-            : path === 'dense'
-              ? new DenseRetriever(kb, input.encoder!, {
-                  ...(indexFolder ? { indexFolder } : {}),
-                  onProgress: (p) => input.onProgress?.({ phase: 'prepare', repo, done, total, detail: `dense ${p.done}/${p.total}` }),
-                })
-              : path === 'dataflow'
-                ? new DataflowRetriever(kb, input.parsers)
-                : new Rg1Retriever(kb);
-        retrievers.set(path, r);
         const p0 = performance.now();
         await r.prepare?.(signal);
         repoReport.prepareMs[path] = performance.now() - p0;
       }
+      const retrievers = paths.byName;
       report.repos.push(repoReport);
       const env: CaseEnvironment = {
         retriever: (path) => {
@@ -170,7 +161,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         mr.elapsedMs += performance.now() - m0;
       }
     } finally {
-      for (const r of retrievers.values()) r.dispose?.();
+      paths?.dispose();
       kb.dispose();
     }
   }

@@ -1,11 +1,11 @@
 // Shared by the mining tests: mine a fixture repository and summarise its cases for comparison
 // with the expected task lists written beside the fixtures.
-import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
-import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
-import type { Lang } from '../../../src/engine/kb/types';
-import type { BenchCase } from '../../../src/engine/eval/cases';
-import { mineRepository, type MineTask, type RepoMineResult } from '../../../src/engine/eval/mine';
-import { grammarsDir } from '../../helpers/paths';
+import { KnowledgeBase } from '../../src/engine/kb/KnowledgeBase';
+import { loadParsers, type Parsers } from '../../src/engine/kb/parsers';
+import type { Lang } from '../../src/engine/kb/types';
+import type { BenchCase } from '../../src/bench/cases';
+import { mineRepository, type MineTask, type RepoMineResult } from '../../src/bench/mine';
+import { grammarsDir } from '../helpers/paths';
 
 let parsersPromise: Promise<Parsers> | undefined;
 export const parsers = (): Promise<Parsers> => (parsersPromise ??= loadParsers(grammarsDir));

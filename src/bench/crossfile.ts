@@ -15,9 +15,9 @@
 // Known misses: inherited members and nested types reached through a superclass, Python names
 // bound by assignment (`x = mod.f` then `x()`), Java overloads are all listed (no arity check).
 import type { Node } from 'web-tree-sitter';
-import type { KnowledgeBase } from '../kb/KnowledgeBase';
-import type { Parsers } from '../kb/parsers';
-import type { KbClass, KbImport, KbItem, Lang } from '../kb/types';
+import type { KnowledgeBase } from '../engine/kb/KnowledgeBase';
+import type { Parsers } from '../engine/kb/parsers';
+import type { KbClass, KbImport, KbItem, Lang } from '../engine/kb/types';
 import type { CrossfileDef } from './metrics';
 
 /** Test code: a tests folder anywhere in the path, or a test file name. Never a target, nor a guessed member. */

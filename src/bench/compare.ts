@@ -4,7 +4,7 @@
 import type { BenchCase, Prediction } from './cases';
 import { caseLang } from './cases';
 import { scorePredictions, type ScoreReport } from './score';
-import type { Lang } from '../kb/types';
+import type { Lang } from '../engine/kb/types';
 
 export type LangGroup = Lang | 'all';
 

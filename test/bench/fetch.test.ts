@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { fetchPackages, FETCH_MARKER, parsePackageList, pickTarball, sourceListFrom, spawnCommand, type CommandRunner } from '../../../src/engine/eval/fetch';
-import { tempDir } from '../../helpers/paths';
+import { fetchPackages, FETCH_MARKER, parsePackageList, pickTarball, sourceListFrom, spawnCommand, type CommandRunner } from '../../src/bench/fetch';
+import { tempDir } from '../helpers/paths';
 
 void test('package lists: one name a line, # comments, duplicates once, bad names refused', () => {
   assert.deepEqual(parsePackageList('# dev repos\njinja2\n\n  toolz  # fast\njinja2\nlibcommons-lang3-java\n'), ['jinja2', 'toolz', 'libcommons-lang3-java']);

@@ -2,13 +2,13 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Lang } from '../../../src/engine/kb/types';
-import { decodeSource } from '../../../src/engine/kb/scan';
-import type { BenchCase } from '../../../src/engine/eval/cases';
-import { caseText, cutCase, isTestPath, type MineTask } from '../../../src/engine/eval/mine';
-import { sampleIndices, seededRandom } from '../../../src/engine/eval/random';
-import { normalizedLines } from '../../../src/engine/eval/metrics';
-import { fixturesDir } from '../../helpers/paths';
+import type { Lang } from '../../src/engine/kb/types';
+import { decodeSource } from '../../src/engine/kb/scan';
+import type { BenchCase } from '../../src/bench/cases';
+import { caseText, cutCase, isTestPath, type MineTask } from '../../src/bench/mine';
+import { sampleIndices, seededRandom } from '../../src/bench/random';
+import { normalizedLines } from '../../src/bench/metrics';
+import { fixturesDir } from '../helpers/paths';
 import { mineFixture, summarize, type CaseSummary } from './mineHelpers';
 
 const fixtures: { name: string; dir: string; lang: Lang; expected: string }[] = [

@@ -3,11 +3,11 @@
 // groundtruth, metadata.task_id, metadata.repository and metadata.file are required.
 import { createReadStream, promises as fs } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Lang } from '../kb/types';
-import { langOfPath } from '../kb/parsers';
+import type { Lang } from '../engine/kb/types';
+import { langOfPath } from '../engine/kb/parsers';
 import type { CrossfileDef, RetrievedContext } from './metrics';
-import { UserError } from '../util/errors';
-import { throwIfAborted } from '../util/errors';
+import { UserError } from '../engine/util/errors';
+import { throwIfAborted } from '../engine/util/errors';
 
 export interface CaseMetadata {
   task_id: string;

@@ -2,15 +2,15 @@
 // retrieval list of sizes 2..7, three of each size, each sent 5 times to a sampling teacher; a
 // subset is kept only when one label wins at least 4 of the 5 votes. The teacher is any reranker
 // client (an LLM sampling at temperature 0.8) or, where no LLM can run, the ground-truth oracle.
-import { labelOf } from './bestFitPrompt';
-import type { Reranker, RerankDoc, RerankQuery } from './types';
-import { isRerankError } from './types';
-import type { CrossfileDef } from '../eval/metrics';
-import { containsIdentifier } from '../eval/metrics';
-import { throwIfAborted } from '../util/errors';
+import { labelOf } from '../engine/rerank/bestFitPrompt';
+import type { Reranker, RerankDoc, RerankQuery } from '../engine/rerank/types';
+import { isRerankError } from '../engine/rerank/types';
+import type { CrossfileDef } from './metrics';
+import { containsIdentifier } from './metrics';
+import { throwIfAborted } from '../engine/util/errors';
 
 /** One vote: the index of the window's most helpful candidate, or undefined when the teacher gave no usable answer. */
-export type Teacher = (query: RerankQuery, window: readonly RerankDoc[], signal?: AbortSignal) => Promise<number | undefined>;
+export type Teacher = (query: RerankQuery, window: readonly RerankDoc[], signal: AbortSignal) => Promise<number | undefined>;
 
 export interface DistillOptions {
   /** Subset sizes (CodeRAG: N = {2..7}). */
@@ -46,17 +46,6 @@ export interface DistillStats {
   failedCalls: number;
 }
 
-/** Deterministic uniform source (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** k distinct positions of 0..n-1, sorted (the subset keeps retrieval order). */
 function pickPositions(n: number, k: number, random: () => number): number[] {
@@ -73,8 +62,8 @@ export async function constructDistillationData(
   query: RerankQuery,
   list: readonly RerankDoc[],
   teacher: Teacher,
-  options: DistillOptions = {},
-  signal?: AbortSignal,
+  options: DistillOptions,
+  signal: AbortSignal,
 ): Promise<{ samples: DistillSample[]; stats: DistillStats }> {
   const sizes = options.sizes ?? [2, 3, 4, 5, 6, 7];
   const perSize = options.perSize ?? 3;
@@ -164,7 +153,7 @@ export function oracleTeacher(defsFor: (query: RerankQuery) => readonly Crossfil
 }
 
 /** Agreement of a reranker with the teacher's consensus picks (the model card's held-out figure). */
-export async function teacherAgreement(reranker: Reranker, samples: readonly DistillSample[], signal?: AbortSignal): Promise<{ agree: number; total: number; failed: number; rate: number }> {
+export async function teacherAgreement(reranker: Reranker, samples: readonly DistillSample[], signal: AbortSignal): Promise<{ agree: number; total: number; failed: number; rate: number }> {
   let agree = 0;
   let failed = 0;
   for (const s of samples) {

@@ -6,27 +6,16 @@
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang } from './cases';
-import type { Lang } from '../kb/types';
-import { lastLinesQuery } from '../query/lastLinesQuery';
-import type { ChunkProber } from '../query/probeQuery';
-import type { QueryStrategy, RetrievalQuery } from '../query/types';
-import type { Candidate, PathName, RetrievalTrace, Retriever } from '../retrieve/types';
-import type { Reranker } from '../rerank/types';
-import { BestFitRerankStage } from '../rerank/rerankStage';
-import type { ModelClient } from '../generate/types';
-import {
-  complete,
-  DEFAULT_PIPELINE_OPTIONS,
-  multiPathStage,
-  probingQueryBuilder,
-  snippetForPrompt,
-  type CompletionResult,
-  type PipelineOptions,
-  type PipelineStages,
-  type QueryBuilder,
-  type RetrievalStage,
-} from '../pipeline';
-import { UserError } from '../util/errors';
+import type { Lang } from '../engine/kb/types';
+import type { ChunkProber } from '../engine/query/probeQuery';
+import type { QueryBuilder, QueryStrategy, RetrievalQuery } from '../engine/query/types';
+import type { PathName, Retriever } from '../engine/retrieve/types';
+import type { Reranker } from '../engine/rerank/types';
+import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
+import type { ModelClient } from '../engine/generate/types';
+import { snippetForPrompt } from '../engine/prompt/snippetForPrompt';
+import { createPipeline, pipelineOptions as withDefaults, probingQueryBuilder, type CompletionResult, type Pipeline, type PipelineOptions } from '../engine/pipeline';
+import { UserError } from '../engine/util/errors';
 
 export type RerankMode = 'none' | 'llm' | 'distilled';
 
@@ -128,59 +117,32 @@ function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key
   };
 }
 
-/** A model client that generates nothing: the retrieval-only runs (`--no-generate`). */
-const NO_MODEL: ModelClient = {
-  backend: 'embedded',
-  model: 'none',
-  family: 'plain',
-  endpoint: 'none',
-  generate: () => Promise.resolve({ text: '', model: 'none', elapsedMs: 0 }),
-};
-
-const lastTen: QueryBuilder = { build: (file) => Promise.resolve(lastLinesQuery(file.prefix, 10)) };
-
-/** The retrieval stage, remembering the candidates so the contexts carry their text. */
-function capturing(inner: RetrievalStage, seen: Map<string, Candidate>, prefixExtra = ''): RetrievalStage {
-  return {
-    async retrieve(request, options, signal) {
-      const file = prefixExtra ? { ...request.file, prefix: request.file.prefix + prefixExtra } : request.file;
-      const trace: RetrievalTrace = await inner.retrieve({ ...request, file }, options, signal);
-      for (const c of trace.candidates) seen.set(c.snippet.id, c);
-      return trace;
-    },
-  };
-}
-
-const noRetrieval: RetrievalStage = { retrieve: (request) => Promise.resolve({ query: request.query, paths: [], candidates: [], elapsedMs: 0 }) };
-
 function pipelineOptions(spec: MethodSpec, options: RunOptions): PipelineOptions {
   const budgetsMs: Partial<Record<PathName, number>> = {};
   for (const p of spec.paths) budgetsMs[p] = options.pathBudgetMs;
-  return {
-    ...DEFAULT_PIPELINE_OPTIONS,
-    query: { ...DEFAULT_PIPELINE_OPTIONS.query, strategy: options.query },
+  return withDefaults({
+    // Methods that do not use the query (RG-1, dataflow only) retrieve with the last ten lines: no probing.
+    query: { strategy: spec.usesQuery ? options.query : 'last10' },
     retrieval: { topJ: options.topJ, budgetsMs },
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
-    // Retrieval only: every top-u snippet "enters the prompt", none is cut for a budget.
-    prompt: { ...DEFAULT_PIPELINE_OPTIONS.prompt, budgetTokens: options.generate ? options.budgetTokens : 1e9 },
-    generate: { ...DEFAULT_PIPELINE_OPTIONS.generate, maxNewTokens: options.maxNewTokens },
-  };
+    prompt: { budgetTokens: options.budgetTokens },
+    generate: { maxNewTokens: options.maxNewTokens },
+  });
 }
 
-function stages(spec: MethodSpec, env: CaseEnvironment, options: RunOptions, seen: Map<string, Candidate>, prefixExtra = '', caseKey?: string): PipelineStages {
+/** The method's pipeline, built by the product's one composition function. */
+function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions, caseKey: string, round: string): Pipeline {
   const reranker = spec.rerank === 'none' ? undefined : env.rerankers[spec.rerank];
   if (spec.rerank !== 'none' && !reranker) throw new UserError(`method ${spec.name}: the ${spec.rerank} reranker is not loaded`);
   const retrievers = spec.paths.map((p) => env.retriever(p));
-  return {
-    query: spec.usesQuery
-      ? env.queryMemo && caseKey !== undefined
-        ? sharedQuery(probingQueryBuilder(() => env.prober), env.queryMemo, `${options.query}\u0000${caseKey}\u0000${prefixExtra}`)
-        : probingQueryBuilder(() => env.prober)
-      : lastTen,
-    retrieval: spec.paths.length === 0 ? noRetrieval : capturing(multiPathStage(() => retrievers), seen, prefixExtra),
-    reranker: () => (reranker ? new BestFitRerankStage(reranker) : undefined),
-    model: () => (options.generate ? (env.model ?? NO_MODEL) : NO_MODEL),
-  };
+  const probing = probingQueryBuilder(() => env.prober);
+  return createPipeline(pipelineOptions(spec, options), {
+    retrievers: () => retrievers,
+    ...(spec.usesQuery && env.queryMemo ? { queryBuilder: sharedQuery(probing, env.queryMemo, `${options.query}\u0000${caseKey}\u0000${round}`) } : { queryBuilder: probing }),
+    ...(reranker ? { rerankers: new RerankerSwitch(spec.rerank, { [reranker.kind]: reranker }) } : {}),
+    // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
+    ...(options.generate && env.model ? { model: () => env.model! } : {}),
+  });
 }
 
 /** Per-stage times of one complete() run, in BENCHMARK.md's names (per path, not the whole retrieve stage). */
@@ -198,16 +160,8 @@ function timingsOf(result: CompletionResult, generate: boolean): StageTimings {
 }
 
 /** The contexts in prompt order: the reranked top-u that entered the prompt (all of them in retrieval-only runs). */
-function contextsOf(result: CompletionResult, seen: ReadonlyMap<string, Candidate>): PredictionContext[] {
-  const picked = result.trace.rerank?.picked ?? [];
-  const entered = result.trace.prompt ? result.trace.prompt.snippets.length : picked.length;
-  const out: PredictionContext[] = [];
-  for (const id of picked.slice(0, entered)) {
-    const c = seen.get(id);
-    if (!c) continue;
-    out.push({ path: c.snippet.path, text: snippetForPrompt(c).text, source: c.paths.join('+') });
-  }
-  return out;
+function contextsOf(result: CompletionResult): PredictionContext[] {
+  return result.contexts.map((c) => ({ path: c.snippet.path, text: snippetForPrompt(c).text, source: c.paths.join('+') }));
 }
 
 /** Degradations worth counting in a report: a path that timed out or failed, a probing fallback, a failed stage. */
@@ -234,23 +188,20 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   const lang: Lang | undefined = caseLang(c);
   if (!lang) throw new UserError(`${c.metadata.task_id}: language unknown (set metadata.lang)`);
   const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: '' };
-  const opts = pipelineOptions(spec, options);
-  const seen = new Map<string, Candidate>();
-  const first = await complete(request, stages(spec, env, options, seen, '', c.metadata.task_id), opts, signal);
+  const first = await pipelineOf(spec, env, options, c.metadata.task_id, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
-    return { prediction: { task_id: c.metadata.task_id, prediction: first.items[0]?.text ?? '', contexts: contextsOf(first, seen), timings_ms: timingsOf(first, options.generate) }, problems: problemsOf(first) };
+    return { prediction: { task_id: c.metadata.task_id, prediction: first.items[0]?.text ?? '', contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate) }, problems: problemsOf(first) };
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';
-  const secondSeen = new Map<string, Candidate>();
-  const second = await complete(request, stages(spec, env, options, secondSeen, generated, c.metadata.task_id), opts, signal);
+  const second = await pipelineOf(spec, env, options, c.metadata.task_id, generated).complete({ ...request, retrievalSuffix: generated }, signal);
   const t1 = timingsOf(first, true);
   const t2 = timingsOf(second, true);
   const timings: StageTimings = {};
   for (const key of new Set([...Object.keys(t1), ...Object.keys(t2)])) timings[key] = (t1[key] ?? 0) + (t2[key] ?? 0);
   timings.iteration1 = t1.total ?? 0;
   return {
-    prediction: { task_id: c.metadata.task_id, prediction: second.items[0]?.text ?? '', contexts: contextsOf(second, secondSeen), timings_ms: timings },
+    prediction: { task_id: c.metadata.task_id, prediction: second.items[0]?.text ?? '', contexts: contextsOf(second), timings_ms: timings },
     problems: [...problemsOf(first), ...problemsOf(second)],
   };
 }

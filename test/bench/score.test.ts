@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import type { BenchCase, Prediction } from '../../../src/engine/eval/cases';
-import { formatScoreReport, scorePredictions } from '../../../src/engine/eval/score';
+import type { BenchCase, Prediction } from '../../src/bench/cases';
+import { formatScoreReport, scorePredictions } from '../../src/bench/score';
 
 const mk = (id: string, repo: string, file: string, groundtruth: string, defs?: { name: string; file: string }[]): BenchCase => ({
   prompt: '',

@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { midLineCases } from '../../../src/engine/eval/midLine';
-import type { BenchCase } from '../../../src/engine/eval/cases';
+import { midLineCases } from '../../src/bench/midLine';
+import type { BenchCase } from '../../src/bench/cases';
 
 function lineCase(id: string, groundtruth: string, names: string[]): BenchCase {
   return {

@@ -5,15 +5,15 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, STANDARD_METHODS } from '../../../src/engine/eval/runMethod';
-import { runEval } from '../../../src/engine/eval/runEval';
-import type { BenchCase, Prediction } from '../../../src/engine/eval/cases';
-import { scorePredictions } from '../../../src/engine/eval/score';
-import { compareMethods, formatComparisonMarkdown } from '../../../src/engine/eval/compare';
-import { comparisonChartSvg } from '../../../src/engine/eval/chart';
-import { UserError } from '../../../src/engine/util/errors';
-import type { DenseEncoder } from '../../../src/engine/retrieve/dense/denseRetrieve';
-import { fixturesDir } from '../../helpers/paths';
+import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, STANDARD_METHODS } from '../../src/bench/runMethod';
+import { runEval } from '../../src/bench/runEval';
+import type { BenchCase, Prediction } from '../../src/bench/cases';
+import { scorePredictions } from '../../src/bench/score';
+import { compareMethods, formatComparisonMarkdown } from '../../src/bench/compare';
+import { comparisonChartSvg } from '../../src/bench/chart';
+import { UserError } from '../../src/engine/util/errors';
+import type { DenseEncoder } from '../../src/engine/retrieve/dense/denseRetrieve';
+import { fixturesDir } from '../helpers/paths';
 import { parsers } from './mineHelpers';
 
 void test('parseMethod: the standard methods and unions of s, d, df with a reranker', () => {

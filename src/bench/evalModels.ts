@@ -4,14 +4,14 @@
 // reranker of the `+lr` / `+dr` variants (CodeRAG section 2.3).
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { EmbeddedClient, type EmbeddedLM } from '../generate/EmbeddedClient';
-import { OllamaClient } from '../generate/OllamaClient';
-import { OpenAICompatibleClient } from '../generate/OpenAICompatibleClient';
-import type { ModelClient } from '../generate/types';
-import { DEFAULT_RERANKER, loadDistilledReranker } from '../rerank/DistilledReranker';
-import { ollamaReranker, openAiReranker } from '../rerank/LlmReranker';
-import type { Reranker } from '../rerank/types';
-import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../util/errors';
+import { EmbeddedClient, type EmbeddedLM } from '../engine/generate/EmbeddedClient';
+import { OllamaClient } from '../engine/generate/OllamaClient';
+import { OpenAICompatibleClient } from '../engine/generate/OpenAICompatibleClient';
+import type { ModelClient } from '../engine/generate/types';
+import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
+import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
+import type { Reranker } from '../engine/rerank/types';
+import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
 
 export type GeneratorSpec = { kind: 'embedded' } | { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
 
@@ -34,7 +34,7 @@ export async function openGenerator(g: GeneratorSpec, loadEmbedded: () => Promis
   if (g.kind === 'embedded') {
     const client = new EmbeddedClient({ load: loadEmbedded });
     try {
-      await client.prepare();
+      await client.prepare(check);
     } catch (e) {
       throw new UserError(`generator embedded: ${errorMessage(e)}`);
     }

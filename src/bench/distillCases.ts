@@ -3,11 +3,12 @@
 // produces (the same query, paths and merge as a completion request), each candidate's feature
 // vector, how many of the case's cross-file definitions it contains, and the kept BestFit windows
 // with the teacher's consensus pick. One JSONL line per case; models/training reads it.
-import type { BenchCase } from '../eval/cases';
-import { constructDistillationData, definitionsCovered, oracleTeacher, seededRandom, type DistillOptions, type OracleDoc } from './distillData';
-import { FEATURE_COUNT, FEATURE_NAMES, featureMatrix, type FeatureDoc } from './features';
-import { retrievalScore } from './rerankStage';
-import type { Reranker, RerankDoc, RerankQuery, WindowPick } from './types';
+import type { BenchCase } from './cases';
+import { constructDistillationData, definitionsCovered, oracleTeacher, type DistillOptions, type OracleDoc } from './distillData';
+import { seededRandom } from './random';
+import { FEATURE_COUNT, FEATURE_NAMES, featureMatrix, type FeatureDoc } from '../engine/rerank/features';
+import { retrievalScore } from '../engine/rerank/rerankStage';
+import type { Reranker, RerankDoc, RerankQuery, WindowPick } from '../engine/rerank/types';
 
 /**
  * A reranker that only records what the rerank stage hands it (the query and every candidate in
@@ -62,7 +63,7 @@ export interface DistillCaseStats {
 }
 
 /** Alg. 2 over one case's recorded candidate list, with the oracle teacher. */
-export async function distillCase(c: BenchCase, recorded: { query: RerankQuery; docs: FeatureDoc[] }, options: DistillOptions & { seed: number }): Promise<{ record: DistillCaseRecord; subsets: number }> {
+export async function distillCase(c: BenchCase, recorded: { query: RerankQuery; docs: FeatureDoc[] }, options: DistillOptions & { seed: number }, signal: AbortSignal): Promise<{ record: DistillCaseRecord; subsets: number }> {
   const defs = c.metadata.crossfile_defs ?? [];
   const docs: Array<OracleDoc & FeatureDoc> = recorded.docs.map((d) => ({
     ...d,
@@ -78,6 +79,7 @@ export async function distillCase(c: BenchCase, recorded: { query: RerankQuery; 
     docs,
     oracleTeacher(() => defs),
     { ...options, random: options.random ?? seededRandom(options.seed) },
+    signal,
   );
   return {
     record: {

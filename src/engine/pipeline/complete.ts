@@ -1,0 +1,225 @@
+// The one orchestration point (ARCHITECTURE.md "One completion, as data flowing through"):
+// query (CodeRAG Alg. 1) -> multi-path retrieval (2.2.1) -> BestFit rerank (2.3) -> prompt (2.4)
+// -> generate -> postprocess (the mode's). Every stage is timed and recorded in the trace; a stage
+// that fails degrades the answer (STYLE.md rule 8); only cancellation ends a request.
+import { lastLinesQuery } from '../query/lastLinesQuery';
+import type { QueryBuilder } from '../query/types';
+import type { UnfinishedFile } from '../query/unfinishedFile';
+import type { Candidate, RetrievalStage, RetrievalTrace } from '../retrieve/types';
+import type { RerankOutcome, RerankStage } from '../rerank/types';
+import { fitPromptBudget, type FittedPrompt } from '../prompt/fitPromptBudget';
+import { snippetForPrompt } from '../prompt/snippetForPrompt';
+import { isModelClientError, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
+import { raceDeadline } from '../util/abort';
+import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
+import { getLogger } from '../util/logger';
+import { newTraceId, retrievalTraceOf, type CompletionTrace, type StageName, type StageStatus } from './trace';
+import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
+
+const log = getLogger('pipeline');
+
+/** The stages one request runs through, as createPipeline assembles them. */
+export interface PipelineStages {
+  query: QueryBuilder;
+  retrieval: RetrievalStage;
+  /** Read per request, so a reranker switch applies to the next request. */
+  reranker: () => RerankStage | undefined;
+  /** The completion model; absent: retrieval only (no prompt, no generation). */
+  model?: () => ModelClient;
+  /** One model-server request in flight (the generate stage). */
+  gate?: ModelGate;
+  /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
+  probeGate?: ModelGate;
+  /**
+   * Called before each stage: the host lets its pending messages through (a newer request may be
+   * waiting to supersede this one) and throws CancellationError when the signal has fired.
+   */
+  checkpoint?: (signal: AbortSignal) => Promise<void>;
+}
+
+async function timed<T>(
+  trace: CompletionTrace,
+  stage: StageName,
+  signal: AbortSignal,
+  work: () => Promise<T>,
+  onFailure: (e: unknown) => { value: T; status: StageStatus; message: string },
+  checkpoint?: (signal: AbortSignal) => Promise<void>,
+): Promise<T> {
+  if (checkpoint) {
+    const c0 = performance.now();
+    try {
+      await checkpoint(signal);
+    } finally {
+      trace.checkpointMs = (trace.checkpointMs ?? 0) + performance.now() - c0;
+    }
+  }
+  const start = performance.now();
+  try {
+    throwIfAborted(signal);
+    const value = await work();
+    throwIfAborted(signal);
+    trace.stages.push({ stage, status: 'ok', elapsedMs: performance.now() - start });
+    return value;
+  } catch (e) {
+    if (isCancellationError(e) || signal.aborted) throw new CancellationError();
+    const { value, status, message } = onFailure(e);
+    trace.stages.push({ stage, status, elapsedMs: performance.now() - start, message });
+    if (status === 'degraded') log.warn(`${stage} degraded: ${message}`);
+    return value;
+  }
+}
+
+/**
+ * One completion. Resolves with no items when a stage leaves nothing to show (the trace says
+ * which and why); rejects only with CancellationError when `signal` aborts.
+ */
+export async function complete(request: CompletionRequest, stages: PipelineStages, options: PipelineOptions, mode: CompletionMode, signal: AbortSignal): Promise<CompletionResult> {
+  const start = performance.now();
+  const trace: CompletionTrace = { id: newTraceId(), mode: mode.name, startedAt: new Date().toISOString(), filePath: request.filePath, lang: request.lang, stages: [], totalMs: 0, nonModelMs: 0 };
+  const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
+  let retrieval: RetrievalTrace | undefined;
+  let rerank: RerankOutcome | undefined;
+  let contexts: Candidate[] = [];
+  const finish = (items: CompletionItem[]): CompletionResult => {
+    trace.totalMs = performance.now() - start;
+    trace.nonModelMs = trace.totalMs - (trace.stages.find((s) => s.stage === 'generate')?.elapsedMs ?? 0) - (trace.modelPrepareMs ?? 0);
+    return { items, trace, contexts, ...(retrieval ? { retrieval } : {}), ...(rerank ? { rerank } : {}) };
+  };
+
+  // a. query
+  const query = await timed(
+    trace,
+    'query',
+    signal,
+    () => (stages.probeGate ? stages.probeGate.run((s) => stages.query.build(file, options.query, s), signal) : stages.query.build(file, options.query, signal)),
+    (e) => ({ value: { ...lastLinesQuery(request.prefix, 10), fallbackReason: `query failed: ${errorMessage(e)}` }, status: 'degraded', message: errorMessage(e) }),
+    stages.checkpoint,
+  );
+  trace.query = { strategy: query.strategy, text: query.text, spans: query.spans, ...(query.chunkScores ? { chunkScores: query.chunkScores } : {}), ...(query.fallbackReason ? { fallbackReason: query.fallbackReason } : {}) };
+
+  // b. retrieve
+  const retrievalFile = request.retrievalSuffix ? { ...file, prefix: request.prefix + request.retrievalSuffix } : file;
+  retrieval = await timed<RetrievalTrace | undefined>(
+    trace,
+    'retrieve',
+    signal,
+    () => stages.retrieval.retrieve({ file: retrievalFile, query, topJ: options.retrieval.topJ }, options.retrieval, signal),
+    (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
+    stages.checkpoint,
+  );
+  const candidates = retrieval?.candidates ?? [];
+  if (retrieval) trace.retrieval = retrievalTraceOf(retrieval);
+
+  // c. rerank (without a reranker, or when it fails, the candidates stay in retrieval order)
+  const reranker = stages.reranker();
+  const inOrder = candidates.slice(0, options.rerank.topU);
+  let ranked: Candidate[] = inOrder;
+  if (!reranker || candidates.length <= 1) {
+    trace.stages.push({ stage: 'rerank', status: 'skipped', elapsedMs: 0, message: reranker ? 'fewer than two candidates' : 'no reranker; retrieval order' });
+    trace.rerank = { reranker: reranker?.name ?? 'none', calls: [], picked: inOrder.map((c) => c.snippet.id) };
+  } else {
+    const outcome = await timed<RerankOutcome>(
+      trace,
+      'rerank',
+      signal,
+      () => raceDeadline((s) => reranker.rerank({ file, candidates, topU: options.rerank.topU }, s), options.rerank.timeoutMs, signal, () => new Error(`rerank exceeded ${options.rerank.timeoutMs} ms`)),
+      (e) => ({ value: { ranked: inOrder, calls: [], notes: [`failed: ${errorMessage(e)}`] }, status: 'degraded', message: errorMessage(e) }),
+      stages.checkpoint,
+    );
+    ranked = outcome.ranked;
+    rerank = outcome;
+    trace.rerank = { reranker: reranker.name, calls: outcome.calls, picked: ranked.map((c) => c.snippet.id), ...(outcome.notes ? { notes: outcome.notes } : {}) };
+  }
+
+  contexts = ranked;
+  // Retrieval only: every top-u snippet is a context; nothing is prompted or generated.
+  if (!stages.model) return finish([]);
+
+  // d. prompt (the model's context window bounds the budget; its tokenizer counts where it has one)
+  const model = stages.model();
+  // Loading the model (first request only) is model time, not prompt assembly; a model that
+  // cannot load leaves the generate stage to report it.
+  const prepareStart = performance.now();
+  await model.prepare?.(signal).catch((e: unknown) => {
+    if (isCancellationError(e)) throw e;
+  });
+  throwIfAborted(signal);
+  trace.modelPrepareMs = performance.now() - prepareStart;
+  const budgetTokens = Math.max(64, Math.min(options.prompt.budgetTokens, (model.contextTokens ?? Infinity) - options.generate.maxNewTokens));
+  // No token is longer than this many characters in practice; text beyond it can never fit, so it is not counted.
+  const maxChars = budgetTokens * 12;
+  const prompt = await timed<FittedPrompt | undefined>(
+    trace,
+    'prompt',
+    signal,
+    async () => {
+      return fitPromptBudget({
+          lang: request.lang,
+          filePath: request.filePath,
+          prefix: request.prefix.length > maxChars ? request.prefix.slice(request.prefix.indexOf('\n', request.prefix.length - maxChars) + 1) : request.prefix,
+          suffix: request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix,
+          snippets: ranked.map(snippetForPrompt),
+          family: model.family,
+          budgetTokens,
+          suffixShare: options.prompt.suffixShare,
+          ...(model.countTokens ? { countTokens: model.countTokens } : {}),
+        });
+    },
+    (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
+  );
+  if (!prompt) {
+    contexts = [];
+    trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
+    return finish([]);
+  }
+  contexts = ranked.slice(0, prompt.snippetsUsed.length);
+  trace.prompt = {
+    text: prompt.prompt,
+    tokens: prompt.tokens,
+    budgetTokens,
+    family: model.family,
+    fim: prompt.fim,
+    snippets: prompt.snippetsUsed.map((s) => s.path),
+    snippetsDropped: prompt.snippetsDropped,
+    prefixCut: prompt.prefixCut,
+  };
+
+  // e. generate (one model request in flight per server, through the gate)
+  const generated = await timed<GenerateResult | undefined>(
+    trace,
+    'generate',
+    signal,
+    () => {
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature }, s);
+      return stages.gate ? stages.gate.run(work, signal) : work(signal);
+    },
+    (e) => {
+      trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
+      return { value: undefined, status: 'failed', message: errorMessage(e) };
+    },
+    stages.checkpoint,
+  );
+  if (!generated) return finish([]);
+  trace.model = {
+    backend: model.backend,
+    model: generated.model,
+    endpoint: model.endpoint,
+    elapsedMs: generated.elapsedMs,
+    raw: generated.text,
+    ...(generated.firstTokenMs !== undefined ? { firstTokenMs: generated.firstTokenMs } : {}),
+    ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}),
+    ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),
+  };
+
+  // f. postprocess
+  const text = await timed(
+    trace,
+    'postprocess',
+    signal,
+    () => Promise.resolve(mode.postprocess(generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }, options.postprocess)),
+    (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
+  );
+  trace.completion = text;
+  return finish(text ? [{ text }] : []);
+}
+

@@ -1,0 +1,133 @@
+// The one composition function (ARCHITECTURE.md "pipeline/"): every pipeline — the language
+// server's, each CLI command's, each evaluation method's — is assembled here from the options (the
+// one table of defaults in defaults.ts with the caller's overrides), the dependencies the host
+// owns (retrieval paths, models, reranker switch, gates) and a completion mode.
+import type { KnowledgeBase } from '../kb/KnowledgeBase';
+import type { Parsers } from '../kb/parsers';
+import type { CausalLM } from '../models/types';
+import type { EmbeddedLM } from '../generate/EmbeddedClient';
+import type { ModelClient, ModelGate } from '../generate/types';
+import { buildQuery } from '../query/buildQuery';
+import { lmChunkProber } from '../query/lmChunkProber';
+import type { ChunkProber } from '../query/probeQuery';
+import type { QueryBuilder } from '../query/types';
+import { DataflowRetriever } from '../retrieve/dataflow/dataflowRetrieve';
+import { DenseRetriever, type DenseEncoder, type DenseRetrieverOptions } from '../retrieve/dense/denseRetrieve';
+import { multiPathRetrieve } from '../retrieve/multiPathRetrieve';
+import { Rg1Retriever } from '../retrieve/rg1/rg1Retrieve';
+import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
+import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
+import { bestFitStage } from '../rerank/rerankStage';
+import type { RerankerSwitch } from '../rerank/RerankerSwitch';
+import { complete, type PipelineStages } from './complete';
+import { LINE_MODE } from './modes';
+import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
+
+/** What the host owns and lends to a pipeline; each function is read per request. */
+export interface PipelineDeps {
+  /** The repository's retrieval paths ready now (a path still preparing is left out). */
+  retrievers: () => readonly Retriever[];
+  /** The probing model (CodeRAG Alg. 1), once loaded; until then the query falls back. */
+  prober?: () => ChunkProber | undefined;
+  /** The completion model; absent: retrieval only (contexts, no prompt, no generation). */
+  model?: () => ModelClient;
+  /** Which BestFit reranker runs; absent: the retrieval order. */
+  rerankers?: RerankerSwitch;
+  /** Replaces the query stage (the bench shares one query per case across its methods). */
+  queryBuilder?: QueryBuilder;
+  /** One model-server request in flight. */
+  gate?: ModelGate;
+  /** One in-process probing run at a time. */
+  probeGate?: ModelGate;
+  /** Before each stage: the host lets pending messages through and throws when superseded. */
+  checkpoint?: (signal: AbortSignal) => Promise<void>;
+}
+
+export interface Pipeline {
+  readonly mode: CompletionMode;
+  readonly options: PipelineOptions;
+  /** One completion; rejects only with CancellationError when `signal` aborts. */
+  complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionResult>;
+}
+
+/** The query stage over query/buildQuery: probing when a prober is loaded, else the fallback strategy. */
+export function probingQueryBuilder(prober: () => ChunkProber | undefined): QueryBuilder {
+  return {
+    build: (file, options, signal) => buildQuery(file.prefix, { strategy: options.strategy, fallback: options.fallback, f: options.f, g: options.g, m: options.m, maxProbes: options.maxProbes }, prober(), signal),
+  };
+}
+
+function multiPathStage(retrievers: () => readonly Retriever[]): RetrievalStage {
+  return {
+    retrieve: (request, options, signal) => multiPathRetrieve(retrievers(), request, { budgetsMs: options.budgetsMs, ...(options.maxCandidates ? { maxCandidates: options.maxCandidates } : {}) }, signal),
+  };
+}
+
+export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mode: CompletionMode = LINE_MODE): Pipeline {
+  const stages: PipelineStages = {
+    query: deps.queryBuilder ?? probingQueryBuilder(deps.prober ?? (() => undefined)),
+    retrieval: multiPathStage(deps.retrievers),
+    reranker: deps.rerankers ? bestFitStage(deps.rerankers) : () => undefined,
+    ...(deps.model ? { model: deps.model } : {}),
+    ...(deps.gate ? { gate: deps.gate } : {}),
+    ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
+    ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
+  };
+  return { mode, options, complete: (request, signal) => complete(request, stages, options, mode, signal) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The retrieval paths and the shipped causal LM's two roles, built here for every host.
+
+export interface RetrievalPaths {
+  /** Every path built, by name. */
+  byName: ReadonlyMap<PathName, Retriever>;
+  /** The paths ready once prepared without a model: sparse, dataflow, RG-1. */
+  retrievers: Retriever[];
+  /** The dense path, when an encoder is given: it embeds every item first, so a host may prepare it in the background and add it when ready. */
+  dense?: DenseRetriever;
+  dispose(): void;
+}
+
+export interface RetrievalPathOptions {
+  /** The paths to build (default CodeRAG's: sparse, dataflow and, with an encoder, dense). */
+  paths?: readonly PathName[];
+  dense?: { encoder: DenseEncoder } & DenseRetrieverOptions;
+}
+
+/** CodeRAG's retrieval paths over one knowledge base (2.2.1), plus RG-1 where asked for. */
+export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, options: RetrievalPathOptions = {}): RetrievalPaths {
+  const wanted = new Set<PathName>(options.paths ?? ['sparse', 'dataflow', 'dense']);
+  const byName = new Map<PathName, Retriever & { dispose(): void }>();
+  if (wanted.has('sparse')) byName.set('sparse', new SparseRetriever(kb));
+  if (wanted.has('dataflow')) byName.set('dataflow', new DataflowRetriever(kb, parsers));
+  if (wanted.has('rg1')) byName.set('rg1', new Rg1Retriever(kb));
+  let dense: DenseRetriever | undefined;
+  if (wanted.has('dense') && options.dense) {
+    const { encoder, ...denseOptions } = options.dense;
+    dense = new DenseRetriever(kb, encoder, denseOptions);
+    byName.set('dense', dense);
+  }
+  return {
+    byName,
+    retrievers: [...byName.values()].filter((r) => r !== dense),
+    ...(dense ? { dense } : {}),
+    dispose: () => {
+      for (const r of byName.values()) r.dispose();
+    },
+  };
+}
+
+/** The shipped causal LM as the embedded completion model. */
+export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
+  return {
+    generate: (prompt, options, signal) => lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}) }, signal),
+    encode: (text) => lm.encode(text),
+    contextTokens: lm.maxPositions,
+  };
+}
+
+/** The shipped causal LM as the probing model (CodeRAG Alg. 1), batched and under a time budget. */
+export function causalLMProber(lm: CausalLM): ChunkProber {
+  return lmChunkProber(lm);
+}

@@ -1,0 +1,44 @@
+// The one table of defaults (CodeRAG's f=3, g=1, m=5, j=15, u=10; a 2,048-token prompt, 48 new
+// tokens) and of the model servers' defaults. The server's settings, every CLI command and every
+// evaluation method start from here.
+import type { PipelineOptions } from './types';
+
+export const PIPELINE_DEFAULTS: PipelineOptions = {
+  query: { strategy: 'probe', fallback: 'jaccard', f: 3, g: 1, m: 5, maxProbes: 32 },
+  retrieval: { topJ: 15, budgetsMs: {} },
+  rerank: { topU: 10, timeoutMs: 1500 },
+  prompt: { budgetTokens: 2048, suffixShare: 0.15 },
+  generate: { maxNewTokens: 48, temperature: 0 },
+  postprocess: { maxLines: 12 },
+};
+
+/** Where the model servers are and which models they run, unless the user says otherwise. */
+export const MODEL_DEFAULTS = {
+  ollamaHost: 'http://127.0.0.1:11434',
+  completionModel: 'qwen2.5-coder:1.5b-base',
+  keepAlive: '30m',
+  rerankModel: 'qwen3:8b',
+  /** One completion request to a model server (ms). */
+  timeoutMs: 7000,
+} as const;
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+export type PipelineOverrides = DeepPartial<PipelineOptions>;
+
+/** The defaults with `overrides` laid over them, stage by stage. */
+export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOptions {
+  const d = PIPELINE_DEFAULTS;
+  return {
+    query: { ...d.query, ...defined(overrides.query) },
+    retrieval: { ...d.retrieval, ...defined(overrides.retrieval), budgetsMs: { ...d.retrieval.budgetsMs, ...defined(overrides.retrieval?.budgetsMs) } },
+    rerank: { ...d.rerank, ...defined(overrides.rerank) },
+    prompt: { ...d.prompt, ...defined(overrides.prompt) },
+    generate: { ...d.generate, ...defined(overrides.generate) },
+    postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
+  } as PipelineOptions;
+}
+
+/** The keys of `o` whose value is set (an absent CLI option must not override a default). */
+function defined<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,58 @@
+// The trace as readable Markdown ("Explain Last Completion", `coderag complete`).
+import type { CompletionTrace } from './trace';
+
+function ms(n: number | undefined): string {
+  return n === undefined ? '-' : `${n.toFixed(1)} ms`;
+}
+
+function fence(text: string, lang = ''): string {
+  const ticks = text.includes('```') ? '````' : '```';
+  return `${ticks}${lang}\n${text}\n${ticks}`;
+}
+
+/** Markdown view of a trace: stages and timings, the query, candidates per path, rerank picks, the prompt, the model's answer. */
+export function formatTraceMarkdown(trace: CompletionTrace, options: { includePrompt?: boolean } = {}): string {
+  const out: string[] = [];
+  out.push(`# CodeRAG completion ${trace.id}`, '', `File \`${trace.filePath}\` (${trace.lang}), ${trace.mode} mode, ${trace.startedAt}, total ${ms(trace.totalMs)} (outside the model ${ms(trace.nonModelMs)})`, '');
+  if (trace.error) out.push(`**No completion: ${trace.error.stage} ${trace.error.kind}** — ${trace.error.message}`, '');
+  if (trace.completion !== undefined) out.push('## Completion', '', trace.completion ? fence(trace.completion, trace.lang) : '_(empty after postprocessing)_', '');
+  out.push('## Stages', '', '| stage | status | time | note |', '|---|---|---|---|');
+  for (const s of trace.stages) out.push(`| ${s.stage} | ${s.status} | ${ms(s.elapsedMs)} | ${(s.message ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+  out.push('');
+  if (trace.query) {
+    const q = trace.query;
+    out.push('## Query', '', `Strategy **${q.strategy}**${q.fallbackReason ? ` (fallback: ${q.fallbackReason})` : ''}; lines ${q.spans.map((s) => `${s.startLine + 1}-${s.endLine + 1}`).join(', ') || '-'}`, '');
+    if (q.chunkScores && q.chunkScores.length > 0) {
+      out.push('Chunks probed (score = sum of max log-probs):', '');
+      for (const c of q.chunkScores) out.push(`- lines ${c.startLine + 1}-${c.endLine + 1}: ${c.score.toFixed(3)}`);
+      out.push('');
+    }
+    out.push(fence(q.text, trace.lang), '');
+  }
+  if (trace.retrieval) {
+    out.push('## Retrieval', '');
+    for (const p of trace.retrieval.paths) {
+      out.push(`### ${p.path}: ${p.status}, ${ms(p.elapsedMs)} of ${p.budgetMs} ms${p.message ? ` — ${p.message}` : ''}`, '');
+      for (const n of p.notes ?? []) out.push(`_${n}_`);
+      for (const r of p.results.slice(0, 15)) out.push(`- ${r.score.toFixed(3)} \`${r.id}\`${r.reason ? ` (${r.reason})` : ''}`);
+      out.push('');
+    }
+    out.push(`Merged candidates: ${trace.retrieval.candidates.length}`, '');
+  }
+  if (trace.rerank) {
+    const r = trace.rerank;
+    out.push('## Rerank', '', `Reranker **${r.reranker}**, ${r.calls.length} calls${r.notes ? `; ${r.notes.join('; ')}` : ''}`, '');
+    for (const c of r.calls) out.push(`- window [${c.window.map((w) => `\`${w}\``).join(', ')}] -> ${c.picked ? `\`${c.picked}\`` : `kept order (${c.failure ?? 'no pick'})`} in ${ms(c.elapsedMs)}`);
+    out.push('', 'Top snippets in prompt order:', '', ...r.picked.map((id, i) => `${i + 1}. \`${id}\``), '');
+  }
+  if (trace.model) {
+    const m = trace.model;
+    out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', 'Raw output:', '', fence(m.raw), '');
+  }
+  if (trace.prompt) {
+    const p = trace.prompt;
+    out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}`, '');
+    if (options.includePrompt !== false) out.push(fence(p.text), '');
+  }
+  return out.join('\n');
+}

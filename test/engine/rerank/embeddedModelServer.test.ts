@@ -1,6 +1,7 @@
 // The Ollama-compatible server backed by the project's embedded causal LM (models/coderag-lm):
-// whatever the model answers, the reranker either picks an offered label or keeps retrieval order
-// and records the model's actual answer.
+// a base code LM, decoded greedily (the reranker asks for temperature 0), does not answer the
+// BestFit `<answer>[X]</answer>` format, so the one outcome is the documented degradation: the
+// window keeps retrieval order and the trace records the model's actual answer and why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -18,7 +19,13 @@ const shipped = existsSync(join(modelsDir, 'coderag-lm', 'onnx', 'decoder_model_
 void test('a rerank through the server answered by the embedded LM', { skip: shipped ? false : 'models/coderag-lm is not built yet' }, async () => {
   const registry = new ModelRegistry({ modelsDir, threads: 2 });
   const lm = await registry.causalLM();
-  const server = await startOllamaTestServer(embeddedModelGenerate(lm));
+  const generate = embeddedModelGenerate(lm);
+  const answers: string[] = [];
+  const server = await startOllamaTestServer(async (prompt, options, signal) => {
+    const answer = await generate(prompt, options, signal);
+    answers.push(answer.text);
+    return answer;
+  });
   try {
     const query = buildRerankQuery('app/main.py', 'from app.store import open_store\nstore = open_store(path)\nstore.save(');
     const docs = [
@@ -28,13 +35,14 @@ void test('a rerank through the server answered by the embedded LM', { skip: shi
     const result = await bestFitRerank(query, docs, ollamaReranker({ host: server.url, maxTokens: 8 }), { topU: 2 }, new AbortController().signal);
     assert.equal(result.trace.calls.length, 1);
     assert.equal(server.requests.length, 1);
+    assert.equal(answers.length, 1, 'the model generated once');
     const call = result.trace.calls[0]!;
-    assert.equal(typeof call.answer, 'string', 'the model answer is kept in the trace');
-    if (call.status === 'ok') assert.ok(call.picked >= 0 && call.picked < 2);
-    else {
-      assert.equal(call.status, 'fallback');
-      assert.deepEqual(result.trace.after, ['open', 'save']);
-    }
+    assert.equal(call.status, 'fallback', `the base LM answered ${JSON.stringify(call.answer)}`);
+    assert.equal(call.picked, 0);
+    assert.match(call.reason ?? '', /^unparsable/, 'the answer is not <answer>[X]</answer>');
+    assert.equal(call.answer, answers[0], "the trace keeps the model's actual answer");
+    assert.deepEqual(result.trace.after, ['open', 'save'], 'retrieval order is kept');
+    assert.match(result.trace.degraded ?? '', /1 of 1 windows kept retrieval order \(unparsable/);
     process.stdout.write(`# embedded LM answered ${JSON.stringify(call.answer)} -> ${call.status}\n`);
   } finally {
     await server.close();

@@ -1,3 +1,5 @@
+// The rerank stage as the pipeline gets it (CodeRAG 2.3): `bestFitStage(switcher)` is read per
+// request, so the reranker chosen now applies to the next request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BestFitRerankStage, bestFitStage, candidateDocs } from '../../../src/engine/rerank/rerankStage';
@@ -32,6 +34,7 @@ void test('the pipeline stage reranks candidates with the switch chosen per requ
   assert.equal(stageFor(), undefined, 'none: the pipeline keeps retrieval order');
   sw.set('distilled');
   const stage = stageFor()!;
+  assert.ok(stage instanceof BestFitRerankStage);
   assert.equal(stage.name, 'fake distilled');
   const outcome = await stage.rerank({ file, candidates, topU: 10 }, new AbortController().signal);
   assert.deepEqual(outcome.ranked.map((c) => c.snippet.name), ['f30', 'f29', 'f28', 'f27', 'f26', 'f25', 'f24', 'f23', 'f22', 'f21']);
@@ -39,14 +42,23 @@ void test('the pipeline stage reranks candidates with the switch chosen per requ
   assert.equal(scored[0], '# pkg/main.py\nimport pkg\nvalue = f');
   assert.match(outcome.notes?.[0] ?? '', /reranker calls/);
   assert.equal(candidateDocs(candidates)[3]!.score, 0.97);
-  // A chosen reranker that is not loaded keeps the retrieval order and says why.
-  sw.set('llm');
-  const missing = stageFor()!;
-  assert.equal(missing.name, 'llm (unavailable)');
-  const kept = await missing.rerank({ file, candidates, topU: 3 }, new AbortController().signal);
-  assert.deepEqual(kept.ranked.map((c) => c.snippet.name), ['f0', 'f1', 'f2']);
-  assert.deepEqual(kept.calls, []);
-  assert.match(kept.notes?.[0] ?? '', /no llm reranker is configured/);
+  sw.set('none');
+  assert.equal(stageFor(), undefined, 'back to none: the next request keeps retrieval order');
+});
+
+void test('a chosen reranker that is not registered keeps retrieval order and says why in the trace', async () => {
+  const pick = (): Promise<never> => Promise.reject(new Error('the distilled reranker must not be asked'));
+  const sw = new RerankerSwitch('llm', { distilled: { kind: 'distilled', name: 'distilled', pick } });
+  const stage = bestFitStage(sw)();
+  assert.ok(stage, 'a stage that records the missing reranker, not no stage');
+  assert.equal(stage.name, 'llm (unavailable)');
+  const outcome = await stage.rerank({ file, candidates: candidates.slice(0, 8), topU: 5 }, new AbortController().signal);
+  assert.deepEqual(outcome.ranked.map((c) => c.snippet.name), ['f0', 'f1', 'f2', 'f3', 'f4']);
+  assert.deepEqual(outcome.calls, []);
+  assert.deepEqual(outcome.notes, ['no llm reranker is configured']);
+
+  sw.register('llm', { kind: 'llm', name: 'llm now', pick: () => Promise.resolve({ index: 0 }) });
+  assert.equal(bestFitStage(sw)()?.name, 'llm now', 'registered later: the next request uses it');
 });
 
 void test('failed windows are reported to the pipeline as failures', async () => {

@@ -3,9 +3,9 @@
 // recorded in the trace and the others still return (STYLE.md rule 8).
 import { mergeCandidates } from './mergeCandidates';
 import type { PathName, PathTrace, RetrievalRequest, RetrievalTrace, Retriever } from './types';
-import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
+import { CancellationError, errorMessage, isCancellationError, isDeadlineError, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
-import { isDeadlineError, raceDeadline } from '../util/abort';
+import { raceDeadline } from '../util/abort';
 
 const log = getLogger('retrieve');
 

@@ -1,18 +1,6 @@
 // The one timeout/cancellation helper (STYLE.md rule 2): every stage, path and model call that
 // runs under a time limit goes through here, built on AbortSignal.timeout / AbortSignal.any.
-import { CancellationError } from './errors';
-
-/** Raised when a deadline passes (as opposed to the caller cancelling). */
-export class DeadlineError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DeadlineError';
-  }
-}
-
-export function isDeadlineError(e: unknown): e is DeadlineError {
-  return e instanceof DeadlineError;
-}
+import { CancellationError, DeadlineError } from './errors';
 
 /** The caller's signal plus a time limit, as one signal; `timedOut()` tells the limit from the caller's cancellation. */
 export interface Deadline {

@@ -15,6 +15,18 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new CancellationError();
 }
 
+/** Raised when a deadline passes (as opposed to the caller cancelling); see util/abort. */
+export class DeadlineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeadlineError';
+  }
+}
+
+export function isDeadlineError(e: unknown): e is DeadlineError {
+  return e instanceof DeadlineError;
+}
+
 /** A user-facing failure: the message says what happened and what to do. */
 export class UserError extends Error {
   constructor(message: string) {

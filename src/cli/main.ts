@@ -3,6 +3,7 @@ import { setLogSink } from '../engine/util/logger';
 import { errorMessage, isUserError } from '../engine/util/errors';
 import type { CliCommand } from './command';
 import { UsageError } from './command';
+import { takeDeviceOption } from './context';
 import { indexCommand } from './commands/index';
 import { kbCommand } from './commands/kb';
 import { serveCommand } from './commands/serve';
@@ -11,11 +12,19 @@ import { retrieveCommand } from './commands/retrieve';
 import { benchCommand } from './commands/bench';
 import { evalCommand } from './commands/eval';
 import { rerankCommand } from './commands/rerank';
+import { modelsCommand } from './commands/models';
 
-const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, benchCommand, evalCommand, rerankCommand];
+const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, benchCommand, evalCommand, rerankCommand, modelsCommand];
 
 function usage(): string {
-  return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');
+  return [
+    'usage: coderag <command> [options]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.usage}`),
+    '',
+    'every command that runs a model: --device auto|cpu|cuda|dml|coreml (onnxruntime execution provider; default auto)',
+  ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -31,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await command.run(rest);
+    return await command.run(takeDeviceOption(rest));
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`coderag ${name}: ${e.message}\nusage: ${command.usage}\n`);

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, cacheRoot, parsers, requireRepo } from '../context';
+import { assetsDir, cacheRoot, modelDevice, parsers, requireRepo } from '../context';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
 import { ModelRegistry } from '../../engine/models';
@@ -95,7 +95,7 @@ export const completeCommand: CliCommand = {
     const timeoutMs = positiveInt(values['timeout-ms'], 'timeout-ms') ?? 30_000;
 
     const { kb } = await indexedKnowledgeBase(repo, values);
-    const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2 });
+    const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2, device: modelDevice() });
     let encoder: Encoder | undefined;
     if (values['no-dense'] !== true) {
       try {
@@ -133,7 +133,7 @@ export const completeCommand: CliCommand = {
     const switcher = new RerankerSwitch(reranker, reranker === 'llm' ? { llm: ollamaReranker({ host, model: (values['rerank-model'] as string | undefined) ?? 'qwen3:8b' }) } : {});
     if (reranker === 'distilled') {
       try {
-        switcher.register('distilled', (await loadDistilledReranker(join(assetsDir(), 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 2 })).reranker);
+        switcher.register('distilled', (await loadDistilledReranker(join(assetsDir(), 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 2, device: modelDevice() })).reranker);
       } catch (e) {
         process.stderr.write(`warning: the distilled reranker did not load (${e instanceof Error ? e.message : String(e)}); candidates stay in retrieval order\n`);
       }

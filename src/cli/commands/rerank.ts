@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, parsers, requireRepo } from '../context';
+import { assetsDir, modelDevice, parsers, requireRepo } from '../context';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { parseCursor, parsePaths } from './retrieve';
 import { langOfPath } from '../../engine/kb/parsers';
@@ -106,7 +106,7 @@ export const rerankCommand: CliCommand = {
     } else if (choice === 'distilled') {
       const dir = resolve((values['reranker-model'] as string | undefined) ?? join(assetsDir(), 'models', DEFAULT_RERANKER));
       if (!existsSync(dir)) throw new UserError(`distilled reranker model not found at ${dir} (give --reranker-model DIR, or use --reranker llm)`);
-      const loaded = await loadDistilledReranker(dir);
+      const loaded = await loadDistilledReranker(dir, DEFAULT_RERANKER, { device: modelDevice() });
       reranker = loaded.reranker;
       dispose = () => loaded.scorer.dispose();
     }

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, UsageError } from '../command';
-import { assetsDir, cacheRoot, parsers, progressPrinter, requireRepo } from '../context';
+import { assetsDir, cacheRoot, modelDevice, parsers, progressPrinter, requireRepo } from '../context';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
 import { buildQuery } from '../../engine/query/buildQuery';
@@ -101,7 +101,7 @@ export async function openModels(
   need: { lm: boolean; encoder: boolean },
   warn: (message: string) => void,
 ): Promise<{ registry: ModelRegistry; lm?: CausalLM; encoder?: Encoder }> {
-  const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2 });
+  const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2, device: modelDevice() });
   const out: { registry: ModelRegistry; lm?: CausalLM; encoder?: Encoder } = { registry };
   if (need.lm) {
     try {

@@ -3,6 +3,7 @@
 // -> generate -> postprocess. Every stage is timed and recorded in the trace; a stage that fails
 // degrades the answer (STYLE.md rule 8); only cancellation ends a request.
 import type { Lang } from './kb/types';
+import { formatRunsOn, type ModelRunsOn } from './models/device';
 import type { QueryStrategy, RetrievalQuery } from './query/types';
 import { lastLinesQuery } from './query/lastLinesQuery';
 import { buildQuery } from './query/buildQuery';
@@ -270,6 +271,8 @@ export interface CompletionTrace {
   modelPrepareMs?: number;
   /** Time spent outside the model call (the pipeline's own overhead plus retrieval). */
   nonModelMs: number;
+  /** The execution provider each local ONNX model ran on (set by whoever owns the models). */
+  models?: ModelRunsOn[];
 }
 
 let traceCounter = 0;
@@ -547,6 +550,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     const m = trace.model;
     out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', 'Raw output:', '', fence(m.raw), '');
   }
+  if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
   if (trace.prompt) {
     const p = trace.prompt;
     out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}`, '');

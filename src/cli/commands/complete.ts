@@ -9,7 +9,8 @@ import { assetsDir, cacheRoot, modelDevice, parsers, requireRepo } from '../cont
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
 import { ModelRegistry } from '../../engine/models';
-import type { CausalLM, Encoder } from '../../engine/models';
+import type { CausalLM, Encoder, ModelPlacement } from '../../engine/models';
+import { runsOn } from '../../engine/models/device';
 import { indexFolderFor } from '../../engine/kb/store';
 import { bestFitStage, causalLMProber, codeRagRetrievers, complete, DEFAULT_PIPELINE_OPTIONS, embeddedLMOf, formatTraceMarkdown, multiPathStage, probingQueryBuilder, type PipelineOptions } from '../../engine/pipeline';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
@@ -131,9 +132,12 @@ export const completeCommand: CliCommand = {
     if (resolved.note) process.stderr.write(`${resolved.note}\n`);
     if (resolved.problem) process.stderr.write(`warning: ${resolved.problem.message}\n`);
     const switcher = new RerankerSwitch(reranker, reranker === 'llm' ? { llm: ollamaReranker({ host, model: (values['rerank-model'] as string | undefined) ?? 'qwen3:8b' }) } : {});
+    let distilledPlacement: ModelPlacement | undefined;
     if (reranker === 'distilled') {
       try {
-        switcher.register('distilled', (await loadDistilledReranker(join(assetsDir(), 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 2, device: modelDevice() })).reranker);
+        const loaded = await loadDistilledReranker(join(assetsDir(), 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 2, device: modelDevice() });
+        switcher.register('distilled', loaded.reranker);
+        distilledPlacement = loaded.scorer.placement;
       } catch (e) {
         process.stderr.write(`warning: the distilled reranker did not load (${e instanceof Error ? e.message : String(e)}); candidates stay in retrieval order\n`);
       }
@@ -152,6 +156,7 @@ export const completeCommand: CliCommand = {
       pipelineOptions,
       signal,
     );
+    result.trace.models = [...registry.placements().map((p) => runsOn(p.name, p.placement)), ...(distilledPlacement ? [runsOn(DEFAULT_RERANKER, distilledPlacement)] : [])];
     paths.dispose();
     kb.dispose();
     await registry.dispose().catch(() => undefined);

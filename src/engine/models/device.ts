@@ -134,3 +134,22 @@ export function logPlacement(modelName: string, placement: ModelPlacement): void
 export function providerLabel(provider: ExecutionProvider): string {
   return LABEL[provider];
 }
+
+/** One model's provider as the status and a completion's trace report it. */
+export interface ModelRunsOn {
+  model: string;
+  device: ModelDevice;
+  provider: ExecutionProvider;
+  /** The explicit device that could not be used. */
+  error?: string;
+}
+
+export function runsOn(model: string, placement: ModelPlacement): ModelRunsOn {
+  return { model, device: placement.device, provider: placement.provider, ...(placement.error ? { error: placement.error } : {}) };
+}
+
+/** `coderag-lm: CPU (device cuda; error: ...)`, for the trace and the status tooltip. */
+export function formatRunsOn(r: ModelRunsOn): string {
+  const asked = r.device === r.provider ? '' : ` (device ${r.device}${r.error ? `; **error:** ${r.error}` : ''})`;
+  return `${r.model}: ${LABEL[r.provider]}${asked}`;
+}

@@ -58,7 +58,7 @@ copyGrammars();
 checkModels();
 mkdirSync(dist, { recursive: true });
 
-const external = ['vscode', 'onnxruntime-node', '@xenova/transformers', 'web-tree-sitter', 'natural', 'sharp'];
+const external = ['vscode', 'onnxruntime-node', 'web-tree-sitter'];
 const common = {
   bundle: true,
   platform: 'node',

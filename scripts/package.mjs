@@ -1,7 +1,7 @@
 // Builds platform-specific VSIXs: node scripts/package.mjs [--target T ...|--target all] [--no-build] [--out DIR]
 // Each VSIX carries dist/ (client, server, CLI, grammars, models) and the runtime externals the
-// bundles load (web-tree-sitter, onnxruntime-node, @xenova/transformers) with only the target's
-// onnxruntime binaries (STYLE.md rule 13). vsce runs in a staging folder holding exactly that
+// bundles load (web-tree-sitter, onnxruntime-node; the tokenizer library is bundled) with only the
+// target's onnxruntime binaries (STYLE.md rule 13). vsce runs in a staging folder holding exactly that
 // dependency closure, so the VSIX does not depend on what else node_modules holds.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
-/** vsce target -> the binary folders of onnxruntime-node 1.30 (napi-v6) and transformers' 1.14 (napi-v3). */
+/** vsce target -> the binary folder of onnxruntime-node 1.30 (bin/napi-v6/<os>/<arch>). */
 const TARGETS = {
   'linux-x64': { os: 'linux', arch: 'x64' },
   'linux-arm64': { os: 'linux', arch: 'arm64' },
@@ -19,14 +19,8 @@ const TARGETS = {
   'win32-x64': { os: 'win32', arch: 'x64' },
   'win32-arm64': { os: 'win32', arch: 'arm64' },
 };
-/** What the bundles load at run time (esbuild externals minus `vscode`; `natural` is bundled or unused). */
-const RUNTIME_PACKAGES = ['web-tree-sitter', 'onnxruntime-node', '@xenova/transformers'];
-/** transformers.js imports sharp for image inputs only; the extension reads no images, so it ships a stub, not libvips. */
-const SHARP_STUB = {
-  'package.json': JSON.stringify({ name: 'sharp', version: '0.33.5', main: 'index.js', description: 'CodeRAG stub: image processing is not used by the extension' }, null, 2),
-  'index.js': "'use strict';\n// transformers.js imports sharp for image inputs only; CodeRAG reads no images.\nmodule.exports = function sharp() {\n  throw new Error('image processing is not available in the CodeRAG extension');\n};\n",
-};
-
+/** What the bundles load at run time (esbuild externals minus `vscode`). */
+const RUNTIME_PACKAGES = ['web-tree-sitter', 'onnxruntime-node'];
 function fail(message) {
   console.error(`package failed: ${message}`);
   process.exit(1);
@@ -84,7 +78,6 @@ function resolvePackage(fromDir, name) {
 function closure(names) {
   const found = new Map(); // absolute dir -> package.json
   const visit = (fromDir, name, optional) => {
-    if (name === 'sharp') return; // replaced by the stub
     const dir = resolvePackage(fromDir, name);
     if (!dir) {
       if (optional) return;
@@ -131,8 +124,6 @@ function stage(target) {
     const to = join(dir, relative(root, pkgDir));
     cpSync(pkgDir, to, { recursive: true, filter: packageFilter(pkgDir, target) });
   }
-  mkdirSync(join(dir, 'node_modules', 'sharp'), { recursive: true });
-  for (const [name, text] of Object.entries(SHARP_STUB)) writeFileSync(join(dir, 'node_modules', 'sharp', name), text);
   return dir;
 }
 
@@ -152,16 +143,16 @@ function verifyVsix(vsix, target, assets) {
   const { os, arch } = TARGETS[target];
   const files = vsixFiles(vsix).filter((f) => f.startsWith('extension/')).map((f) => f.slice('extension/'.length));
   const set = new Set(files);
-  for (const a of [...assets, 'package.json', 'node_modules/web-tree-sitter/package.json', 'node_modules/onnxruntime-node/package.json', 'node_modules/@xenova/transformers/package.json', 'node_modules/sharp/index.js']) {
+  for (const a of [...assets, 'package.json', 'node_modules/web-tree-sitter/package.json', 'node_modules/onnxruntime-node/package.json']) {
     if (!set.has(a)) fail(`${vsix} lacks ${a}`);
   }
   const bindings = files.filter((f) => f.endsWith('onnxruntime_binding.node'));
   const foreign = bindings.filter((f) => !f.includes(`/${os}/${arch}/`));
   if (foreign.length > 0) fail(`${vsix} carries other platforms' binaries: ${foreign.join(', ')}`);
-  for (const napi of ['node_modules/onnxruntime-node/bin/napi-v6', 'node_modules/@xenova/transformers/node_modules/onnxruntime-node/bin/napi-v3']) {
-    const own = bindings.filter((f) => f.startsWith(`${napi}/${os}/${arch}/`));
-    if (own.length !== 1) fail(`${vsix}: expected one ${os}-${arch} binding under ${napi}, found ${own.length}`);
-  }
+  // One onnxruntime inside: the project's onnxruntime-node, this target's binding only.
+  const napi = 'node_modules/onnxruntime-node/bin/napi-v6';
+  const own = bindings.filter((f) => f.startsWith(`${napi}/${os}/${arch}/`));
+  if (own.length !== 1 || bindings.length !== 1) fail(`${vsix}: expected exactly one onnxruntime binding, under ${napi}/${os}/${arch}, found ${bindings.join(', ') || 'none'}`);
   const leaked = files.filter((f) => /^(src|test|scripts|models)\//.test(f) || f.includes('models/training/') || /\.ts$/.test(f) && !f.endsWith('.d.ts'));
   if (leaked.length > 0) fail(`${vsix} carries sources or training files: ${leaked.slice(0, 5).join(', ')}${leaked.length > 5 ? ' ...' : ''}`);
   return files.length;

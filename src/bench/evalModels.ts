@@ -8,6 +8,7 @@ import { EmbeddedClient, type EmbeddedLM } from '../engine/generate/EmbeddedClie
 import { OllamaClient } from '../engine/generate/OllamaClient';
 import { OpenAICompatibleClient } from '../engine/generate/OpenAICompatibleClient';
 import type { ModelClient } from '../engine/generate/types';
+import type { ModelDevice } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
 import type { Reranker } from '../engine/rerank/types';
@@ -77,7 +78,7 @@ export async function openLlmReranker(spec: RerankerSpec | undefined, timeoutMs:
 }
 
 /** The distilled reranker of `+dr` from `<modelsDir>/coderag-reranker`; fails fast when it is absent. */
-export async function openDistilledReranker(modelsDir: string, signal?: AbortSignal): Promise<Reranker> {
+export async function openDistilledReranker(modelsDir: string, device: ModelDevice = 'auto', signal?: AbortSignal): Promise<Reranker> {
   const dir = join(modelsDir, DEFAULT_RERANKER);
   const exists = await fs.stat(dir).then(
     (s) => s.isDirectory(),
@@ -85,7 +86,7 @@ export async function openDistilledReranker(modelsDir: string, signal?: AbortSig
   );
   if (!exists) throw new UserError(`the +dr methods need the distilled reranker, but ${dir} is absent (train it with npm run models:train, or use +lr)`);
   try {
-    const loaded = (await loadDistilledReranker(dir, DEFAULT_RERANKER, { threads: 2 })).reranker;
+    const loaded = (await loadDistilledReranker(dir, DEFAULT_RERANKER, { threads: 2, device })).reranker;
     throwIfAborted(signal);
     return loaded;
   } catch (e) {

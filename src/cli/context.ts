@@ -6,6 +6,8 @@ import { loadParsers, type Parsers } from '../engine/kb/parsers';
 import { KnowledgeBase, type IndexProgress } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
 import { UserError } from '../engine/util/errors';
+import { parseModelDevice, type ModelDevice } from '../engine/models/device';
+import { UsageError } from './command';
 
 /** The bundled CLI lives in dist/, next to the copied grammars/ and models/. */
 export function assetsDir(): string {
@@ -69,4 +71,38 @@ export function progressPrinter(label: string): { update(p: IndexProgress): void
       if (tty && shown) process.stderr.write('\r\x1b[K');
     },
   };
+}
+
+let device: ModelDevice = 'auto';
+
+/**
+ * Takes the global `--device auto|cpu|cuda|dml|coreml` (or `--device=...`) out of a command's
+ * arguments: every model a command opens runs on that execution provider (default auto).
+ */
+export function takeDeviceOption(argv: string[]): string[] {
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (a === '--device' || a.startsWith('--device=')) {
+      const value = a === '--device' ? argv[++i] : a.slice('--device='.length);
+      if (value === undefined || value === '') throw new UsageError('--device needs a value: auto, cpu, cuda, dml or coreml');
+      try {
+        device = parseModelDevice(value);
+      } catch (e) {
+        throw new UsageError(`--${e instanceof Error ? e.message : String(e)}`);
+      }
+      continue;
+    }
+    rest.push(a);
+  }
+  return rest;
+}
+
+/** The execution provider the command's models are asked to run on (`--device`). */
+export function modelDevice(): ModelDevice {
+  return device;
 }

@@ -3,6 +3,7 @@ import { setLogSink } from '../engine/util/logger';
 import { errorMessage, isCancellationError, isUserError } from '../engine/util/errors';
 import type { CliCommand } from './command';
 import { UsageError } from './command';
+import { takeDeviceOption } from './context';
 import { indexCommand } from './commands/index';
 import { kbCommand } from './commands/kb';
 import { serveCommand } from './commands/serve';
@@ -11,11 +12,19 @@ import { retrieveCommand } from './commands/retrieve';
 import { benchCommand } from './commands/bench';
 import { evalCommand } from './commands/eval';
 import { rerankCommand } from './commands/rerank';
+import { modelsCommand } from './commands/models';
 
-const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, benchCommand, evalCommand, rerankCommand];
+const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, benchCommand, evalCommand, rerankCommand, modelsCommand];
 
 function usage(): string {
-  return ['usage: coderag <command> [options]', '', 'commands:', ...commands.map((c) => `  ${c.usage}`)].join('\n');
+  return [
+    'usage: coderag <command> [options]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.usage}`),
+    '',
+    'every command that runs a model: --device auto|cpu|cuda|dml|coreml (onnxruntime execution provider; default auto)',
+  ].join('\n');
 }
 
 /** Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it. */
@@ -34,7 +43,7 @@ async function main(argv: string[], signal: AbortSignal): Promise<number> {
     return 2;
   }
   try {
-    const code = await command.run(rest, signal);
+    const code = await command.run(takeDeviceOption(rest), signal);
     return signal.aborted ? INTERRUPTED : code;
   } catch (e) {
     if (signal.aborted || isCancellationError(e)) {

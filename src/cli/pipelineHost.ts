@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { KnowledgeBase } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
-import { ModelRegistry, type CausalLM, type Encoder } from '../engine/models';
+import { ModelRegistry, type CausalLM, type Encoder, type ModelPlacement } from '../engine/models';
 import { createRetrievalPaths, MODEL_DEFAULTS, type RetrievalPaths } from '../engine/pipeline';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
@@ -13,7 +13,7 @@ import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { RerankerChoice } from '../engine/rerank/types';
 import type { PathName } from '../engine/retrieve/types';
 import { errorMessage, UserError } from '../engine/util/errors';
-import { assetsDir, cacheRoot, parsers, progressPrinter } from './context';
+import { assetsDir, cacheRoot, modelDevice, parsers, progressPrinter } from './context';
 
 export interface CliModels {
   registry: ModelRegistry;
@@ -23,7 +23,7 @@ export interface CliModels {
 
 /** The shipped models the probing query and the dense path use; one that does not load is a warning, and its stage falls back. */
 export async function openModels(need: { lm: boolean; encoder: boolean }, warn: (message: string) => void): Promise<CliModels> {
-  const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2 });
+  const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2, device: modelDevice() });
   const out: CliModels = { registry };
   if (need.lm) {
     try {
@@ -76,9 +76,10 @@ export interface RerankerOptions {
 }
 
 /** A switch holding the chosen reranker, loaded; the distilled one must exist when chosen. */
-export async function openRerankers(options: RerankerOptions): Promise<{ switcher: RerankerSwitch; dispose(): Promise<void> }> {
+export async function openRerankers(options: RerankerOptions): Promise<{ switcher: RerankerSwitch; placement?: ModelPlacement; dispose(): Promise<void> }> {
   const switcher = new RerankerSwitch(options.choice);
   let dispose = (): Promise<void> => Promise.resolve();
+  let placement: ModelPlacement | undefined;
   const model = options.model ?? MODEL_DEFAULTS.rerankModel;
   if (options.choice === 'llm') {
     switcher.register(
@@ -90,9 +91,10 @@ export async function openRerankers(options: RerankerOptions): Promise<{ switche
   } else if (options.choice === 'distilled') {
     const dir = resolve(options.distilledDir ?? join(assetsDir(), 'models', DEFAULT_RERANKER));
     if (!existsSync(dir)) throw new UserError(`distilled reranker model not found at ${dir} (give --reranker-model DIR, or use --reranker llm)`);
-    const loaded = await loadDistilledReranker(dir, DEFAULT_RERANKER, { threads: 2 });
+    const loaded = await loadDistilledReranker(dir, DEFAULT_RERANKER, { threads: 2, device: modelDevice() });
     switcher.register('distilled', loaded.reranker);
+    placement = loaded.scorer.placement;
     dispose = () => loaded.scorer.dispose();
   }
-  return { switcher, dispose: () => dispose().finally(() => switcher.dispose()) };
+  return { switcher, ...(placement ? { placement } : {}), dispose: () => dispose().finally(() => switcher.dispose()) };
 }

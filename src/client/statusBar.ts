@@ -74,6 +74,10 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
     lines.push(`Model: ${m.backend} \`${m.model}\` (${m.state})`);
   }
   lines.push(`Reranker: ${reranker} — click to switch between LLM and distilled`);
+  if (status.models?.length) {
+    lines.push(`Local models run on: ${status.models.map((d) => `${d.model} ${d.provider}`).join(', ')}`);
+    for (const error of new Set(status.models.flatMap((d) => (d.error ? [d.error] : [])))) lines.push(`**Device error:** ${error}`);
+  }
   const o = status.stats.overheadMs;
   if (o) lines.push(`Server overhead per request: median ${o.median.toFixed(1)} ms (p95 ${o.p95.toFixed(1)} ms); ${status.stats.cacheHits}/${status.stats.requests} from the cache`);
   return { text, tooltip: lines.join('\n\n'), warning };

@@ -137,6 +137,18 @@ export interface CompletionTraceView {
   totalMs: number;
   modelPrepareMs?: number;
   nonModelMs: number;
+  models?: ModelDeviceStatus[];
+}
+
+/** The onnxruntime execution provider a local model runs on (`coderag.models.device`). */
+export interface ModelDeviceStatus {
+  model: string;
+  /** The device asked for: auto, cpu, cuda, dml or coreml. */
+  device: string;
+  /** The provider it runs on. */
+  provider: string;
+  /** The explicit device that could not be used (the model runs on the CPU). */
+  error?: string;
 }
 
 export interface ExplainResult {
@@ -215,6 +227,8 @@ export interface StatusParams {
   reranker: { current: RerankerChoice; available: RerankerChoice[] };
   completionsEnabled: boolean;
   stats: ServerStats;
+  /** Where each loaded local model runs. */
+  models?: ModelDeviceStatus[];
 }
 
 /** `coderag/status` (server -> client): sent whenever the status changes (indexing progress, ready, model problems, reranker). */

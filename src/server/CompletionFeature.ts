@@ -178,6 +178,7 @@ export class CompletionFeature implements Feature {
       });
       const result = await pipeline.complete({ filePath, lang, prefix, suffix }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;
+      if (this.status.current.models) result.trace.models = this.status.current.models;
       this.models.recordOutcome(result.trace);
       const handlerMs = performance.now() - t0;
       const modelSide = result.trace.stages.filter((s) => s.stage !== 'prompt' && s.stage !== 'postprocess').reduce((n, s) => n + s.elapsedMs, 0) + (result.trace.modelPrepareMs ?? 0);

@@ -17,7 +17,8 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { loadParsers, type Parsers } from '../engine/kb/parsers';
 import { ModelRegistry } from '../engine/models';
-import type { CausalLM, Encoder } from '../engine/models';
+import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
+import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import type { Reranker } from '../engine/rerank/types';
 import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
@@ -66,7 +67,9 @@ export class Server {
   private readonly status = new StatusReporter();
   /** Completion requests being served; background embedding waits for them. */
   private readonly foreground = new ForegroundActivity();
-  private readonly registry: ModelRegistry;
+  private registry: ModelRegistry;
+  /** Where the distilled reranker runs (it loads outside the registry). */
+  private distilledPlacement: ModelPlacement | undefined;
   private readonly indexer: WorkspaceIndexer;
   private readonly models: ModelFeature;
   private readonly rerank: RerankFeature;
@@ -115,7 +118,8 @@ export class Server {
   private encoder(): Promise<Encoder | undefined> {
     this.encoderPromise ??= this.registry.encoder().then(
       (encoder) => {
-        log.info(`code encoder ${encoder.name} loaded (dim ${encoder.dim})`);
+        log.info(`code encoder ${encoder.name} loaded (dim ${encoder.dim}) on ${encoder.placement?.provider ?? 'cpu'}`);
+        this.publishModelDevices();
         return encoder;
       },
       (e: unknown) => {
@@ -127,11 +131,24 @@ export class Server {
   }
 
   private causalLM(): Promise<CausalLM> {
-    this.lmPromise ??= this.registry.causalLM().catch((e: unknown) => {
-      this.lmPromise = undefined;
-      throw e;
-    });
+    this.lmPromise ??= this.registry.causalLM().then(
+      (lm) => {
+        this.publishModelDevices();
+        return lm;
+      },
+      (e: unknown) => {
+        this.lmPromise = undefined;
+        throw e;
+      },
+    );
     return this.lmPromise;
+  }
+
+  /** The status (tooltip) and every trace show where each loaded model runs. */
+  private publishModelDevices(): void {
+    const models = this.registry.placements().map((p) => runsOn(p.name, p.placement));
+    if (this.distilledPlacement) models.push(runsOn(DEFAULT_RERANKER, this.distilledPlacement));
+    this.status.update({ models });
   }
 
   /** Register the handlers and start listening. */
@@ -187,6 +204,9 @@ export class Server {
     const { config, problems } = mergeConfig(this.initOptions.settings);
     this.config = config;
     for (const p of problems) log.warn(`setting ignored: ${p}`);
+    // No model is loaded before initialized(): open them on the configured device.
+    void this.registry.dispose();
+    this.registry = new ModelRegistry({ modelsDir: join(this.host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2, device: config.models.device });
     const folders: WorkspaceFolder[] = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: params.rootUri.split('/').pop() ?? 'root' }] : params.rootPath ? [{ uri: `file://${params.rootPath}`, name: params.rootPath }] : []);
     this.indexer.setWorkspaceFolders(folders);
     this.indexer.trusted = trusted;
@@ -216,9 +236,11 @@ export class Server {
       (e: unknown) => log.warn(`the embedded model did not load (probing falls back to a model-free query): ${errorMessage(e)}`),
     );
     // The distilled reranker (CPU, ONNX) loads in the background; until then its choice keeps retrieval order.
-    loadDistilledReranker(join(this.host.assetsDir, 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1 }).then(
-      ({ reranker }) => {
+    loadDistilledReranker(join(this.host.assetsDir, 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1, device: this.config.models.device }).then(
+      ({ reranker, scorer }) => {
         this.distilled = reranker;
+        this.distilledPlacement = scorer.placement;
+        this.publishModelDevices();
         this.rerank.refresh();
         log.info(`distilled reranker ${reranker.name} loaded`);
       },
@@ -236,6 +258,7 @@ export class Server {
   private applyConfig(settings: unknown): void {
     const { config, problems } = mergeConfig(this.initOptions.settings, settings);
     for (const p of problems) log.warn(`setting ignored: ${p}`);
+    if (config.models.device !== this.config.models.device) log.warn(`coderag.models.device is now ${config.models.device}: the models move when the server restarts (reload the window); they stay on ${this.registry.device} until then`);
     this.config = config;
     for (const feature of this.features) feature.updateConfig?.(config);
   }

@@ -3,6 +3,7 @@
 import type { Connection } from 'vscode-languageserver/node';
 import { StatusNotification, type FolderIndexSummary, type ModelState, type ModelStatus, type RerankerChoice, type ServerStats, type StatusParams } from '../protocol/protocol';
 import type { Disposable } from '../engine/util/disposable';
+import type { ModelRunsOn } from '../engine/models/device';
 
 export interface StatusParts {
   trusted: boolean;
@@ -12,6 +13,8 @@ export interface StatusParts {
   model: ModelStatus;
   reranker: { current: RerankerChoice; available: RerankerChoice[] };
   stats: ServerStats;
+  /** Where each loaded local model runs (`coderag.models.device`). */
+  models?: ModelRunsOn[];
 }
 
 const MODEL_PROBLEMS: readonly ModelState[] = ['unreachable', 'timeout', 'httpStatus', 'malformed', 'modelMissing', 'failed', 'error'];
@@ -79,7 +82,7 @@ export class StatusReporter implements Disposable {
   snapshot(): StatusParams {
     const { indexing, ...rest } = this.parts;
     const action = modelAction(rest.model);
-    return { ...headline(this.parts), ...(indexing ? { indexing } : {}), folders: rest.folders, model: { ...rest.model, ...(action ? { action } : {}) }, reranker: rest.reranker, completionsEnabled: rest.trusted && rest.completionsEnabled, stats: rest.stats };
+    return { ...headline(this.parts), ...(indexing ? { indexing } : {}), folders: rest.folders, model: { ...rest.model, ...(action ? { action } : {}) }, reranker: rest.reranker, completionsEnabled: rest.trusted && rest.completionsEnabled, stats: rest.stats, ...(rest.models?.length ? { models: rest.models } : {}) };
   }
 
   update(change: Partial<StatusParts>, urgent = false): void {

@@ -3,6 +3,7 @@
 // The keys mirror the `coderag.*` settings of package.json.
 import { MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type PipelineOptions } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
+import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 
 export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
 
@@ -30,6 +31,8 @@ export interface ServerConfig {
   retrieval: { topJ: number };
   prompt: { budgetTokens: number };
   cache: { size: number };
+  /** onnxruntime execution provider of the local models (probing LM, encoder, reranker, embedded generator). */
+  models: { device: ModelDevice };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -45,6 +48,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   retrieval: { topJ: PIPELINE_DEFAULTS.retrieval.topJ },
   prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens },
   cache: { size: 1000 },
+  models: { device: 'auto' },
 };
 
 type Json = unknown;
@@ -80,6 +84,12 @@ export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems
   let config = DEFAULT_CONFIG;
   for (const layer of layers) config = mergeInto(config, layer, 'coderag', problems);
   config = { ...config, debounceMs: clamp(config.debounceMs, 0, 2000), cache: { size: clamp(config.cache.size, 0, 100_000) } };
+  const device = config.models.device.trim().toLowerCase();
+  if (isModelDevice(device)) config = { ...config, models: { device } };
+  else {
+    problems.push(`coderag.models.device must be one of ${MODEL_DEVICES.join(', ')} (got "${config.models.device}"); using auto`);
+    config = { ...config, models: { device: 'auto' } };
+  }
   return { config, problems };
 }
 

@@ -66,3 +66,20 @@ void test('indexing shows progress; untrusted and disabled say so; before any st
   assert.match(statusBarView(undefined, false).tooltip, /untrusted/);
   assert.equal(statusBarView(undefined, true).text, '$(loading~spin) CodeRAG');
 });
+
+void test('the tooltip lists where each local model runs and states a device error once', () => {
+  const error = 'CUDA was asked for (device "cuda") but the CUDA execution provider is not installed; running on the CPU';
+  const view = statusBarView(
+    status({
+      models: [
+        { model: 'coderag-lm', device: 'cuda', provider: 'cpu', error },
+        { model: 'coderag-encoder', device: 'cuda', provider: 'cpu', error },
+      ],
+    }),
+    true,
+  );
+  assert.match(view.tooltip, /Local models run on: coderag-lm cpu, coderag-encoder cpu/);
+  assert.equal(view.tooltip.split('**Device error:**').length - 1, 1);
+  assert.ok(view.tooltip.includes(`**Device error:** ${error}`));
+  assert.doesNotMatch(statusBarView(status(), true).tooltip, /Local models/);
+});

@@ -32,7 +32,7 @@ export function buildOnce(): void {
   if (r.status !== 0) {
     // The full build also checks every shipped model's files; the server only needs the CLI bundle and the assets.
     process.stdout.write(`# full build failed (${r.stderr.trim()}); bundling the CLI alone\n`);
-    const script = `require('esbuild').buildSync({ entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', external: ['vscode', 'onnxruntime-node', '@xenova/transformers', 'web-tree-sitter', 'natural', 'sharp'] });
+    const script = `require('esbuild').buildSync({ entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', external: ['vscode', 'onnxruntime-node', 'web-tree-sitter'] });
       for (const d of ['grammars', 'models']) require('fs').cpSync(d, 'dist/' + d, { recursive: true, filter: (s) => !s.includes('training') });`;
     const cli = spawnSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' });
     if (cli.status !== 0) throw new Error(`build failed: ${cli.stderr}`);

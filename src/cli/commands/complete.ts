@@ -14,6 +14,8 @@ import { resolveModelClient, type ModelSettings } from '../../engine/generate/cr
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
 import { UserError } from '../../engine/util/errors';
+import { runsOn } from '../../engine/models/device';
+import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
 
 const options = {
   ...indexOptions,
@@ -120,6 +122,7 @@ export const completeCommand: CliCommand = {
         ...(rerankers ? { rerankers: rerankers.switcher } : {}),
       });
       const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) }, signal);
+      result.trace.models = [...models.registry.placements().map((p) => runsOn(p.name, p.placement)), ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : [])];
       if (values.json) {
         process.stdout.write(JSON.stringify(result, null, 2) + '\n');
       } else {

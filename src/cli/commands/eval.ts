@@ -5,7 +5,7 @@ import { existsSync, promises as fs, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, positiveInt, UsageError } from '../command';
-import { assetsDir, cacheRoot, parsers } from '../context';
+import { assetsDir, cacheRoot, modelDevice, parsers } from '../context';
 import { openModels } from '../pipelineHost';
 import { readCases, readPredictions, PredictionWriter, type BenchCase, type Prediction } from '../../bench/cases';
 import { formatScoreReport, scorePredictions } from '../../bench/score';
@@ -106,7 +106,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     const spec = values['reranker-llm'] === undefined ? undefined : parseLlmReranker(values['reranker-llm'] as string, host);
     rerankers.llm = await openLlmReranker(spec, timeoutMs);
   }
-  if (needs.distilledReranker) rerankers.distilled = await openDistilledReranker(join(assetsDir(), 'models'));
+  if (needs.distilledReranker) rerankers.distilled = await openDistilledReranker(join(assetsDir(), 'models'), modelDevice());
   const generator = generate ? parseGenerator((values.generator as string | undefined) ?? 'embedded', host) : undefined;
   const models = await openModels({ lm: needs.prober || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`));
   try {

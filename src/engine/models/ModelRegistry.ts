@@ -6,6 +6,7 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CancellationError } from '../util/errors';
 import { getLogger } from '../util/logger';
+import type { ModelDevice, ModelPlacement } from './device';
 import { downloadModel, isHubId } from './download';
 import type { DownloadProgress } from './download';
 import { ModelError, isModelError } from './errors';
@@ -35,6 +36,8 @@ export interface ModelRegistryOptions {
   cacheDir?: string;
   /** Intra-op threads per ONNX session (default: all cores). */
   threads?: number;
+  /** Execution provider of every model it opens (`coderag.models.device`, --device; default `auto`). */
+  device?: ModelDevice;
   /** Rows per ONNX call for batched APIs (default 16). */
   batchSize?: number;
   /** Run one small inference after loading (default true) so the first real request is not slow. */
@@ -54,8 +57,16 @@ export interface ResolvedModel {
   source: 'shipped' | 'user' | 'path' | 'hub';
 }
 
+/** A loaded model and the execution provider it runs on. */
+export interface LoadedModelPlacement {
+  kind: ModelKind;
+  name: string;
+  placement: ModelPlacement;
+}
+
 export class ModelRegistry {
   private readonly loaded = new Map<string, Promise<CausalLM | Encoder>>();
+  private readonly placed = new Map<string, LoadedModelPlacement>();
   private readonly aborter = new AbortController();
   private disposed = false;
 
@@ -143,7 +154,7 @@ export class ModelRegistry {
       dir: model.dir,
       config,
       tokenizer,
-      session: { threads: this.opts.threads },
+      session: { threads: this.opts.threads, device: this.opts.device ?? 'auto' },
       batchSize: this.opts.batchSize,
       warmup: this.opts.warmup,
     };
@@ -155,8 +166,21 @@ export class ModelRegistry {
       await loaded.dispose();
       throw new ModelError('runtime', 'The model registry was disposed while loading.', model.name);
     }
-    log.info(`loaded ${kind} ${model.name} from ${model.dir} (${model.source}) in ${loaded.timings.loadMs.toFixed(0)} ms, warm-up ${loaded.timings.warmupMs.toFixed(0)} ms`);
+    if (loaded.placement) this.placed.set(`${kind}:${nameOrPath}`, { kind, name: model.name, placement: loaded.placement });
+    log.info(
+      `loaded ${kind} ${model.name} from ${model.dir} (${model.source}) on ${loaded.placement?.provider ?? 'cpu'} in ${loaded.timings.loadMs.toFixed(0)} ms, warm-up ${loaded.timings.warmupMs.toFixed(0)} ms`,
+    );
     return loaded;
+  }
+
+  /** The device the registry's models are asked to run on. */
+  get device(): ModelDevice {
+    return this.opts.device ?? 'auto';
+  }
+
+  /** Where each loaded model runs (for the status tooltip, traces and `coderag models`). */
+  placements(): LoadedModelPlacement[] {
+    return [...this.placed.values()];
   }
 
   /** Releases every loaded model; pending downloads are aborted. */
@@ -166,6 +190,7 @@ export class ModelRegistry {
     this.aborter.abort();
     const all = [...this.loaded.values()];
     this.loaded.clear();
+    this.placed.clear();
     await Promise.all(all.map((p) => p.then((m) => m.dispose(), () => undefined)));
   }
 }

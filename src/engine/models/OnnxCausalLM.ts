@@ -4,7 +4,8 @@
 
 import { throwIfAborted } from '../util/errors';
 import { ModelError } from './errors';
-import { configInt, int64Tensor, loadOrt, newTimings, openSession, runSession } from './onnxSession';
+import type { ModelPlacement } from './device';
+import { configInt, int64Tensor, loadOrt, newTimings, openPlacedSession, runSession } from './onnxSession';
 import type { ModelLoadOptions, OrtModule, OrtSession, OrtTensor } from './onnxSession';
 import type { Tokenizer } from './tokenizer';
 import type { CausalLM, GenerateOptions, ModelTimings, ProbeResult } from './types';
@@ -63,6 +64,8 @@ interface Step {
 
 export class OnnxCausalLM implements CausalLM {
   readonly timings: ModelTimings = newTimings();
+  /** The execution provider the session runs on (device.ts). */
+  placement: ModelPlacement = { device: 'cpu', provider: 'cpu' };
   readonly eosId: number;
   readonly vocabSize: number;
   readonly maxPositions: number;
@@ -89,9 +92,10 @@ export class OnnxCausalLM implements CausalLM {
     const t0 = performance.now();
     const shape = causalLMShape(opts.config, opts.name);
     const pastNames = Array.from({ length: shape.layers }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
-    const session = await openSession(opts.file, opts.name, { inputs: ['input_ids', 'attention_mask', ...pastNames], outputs: ['logits'] }, opts.session);
+    const { session, placement } = await openPlacedSession(opts.file, opts.name, { inputs: ['input_ids', 'attention_mask', ...pastNames], outputs: ['logits'] }, opts.session);
     const ort = await loadOrt();
     const lm = new OnnxCausalLM(opts.name, opts.dir, ort, session, opts.tokenizer, shape, opts.batchSize ?? 16);
+    lm.placement = placement;
     lm.timings.loadMs = performance.now() - t0;
     if (opts.warmup !== false) {
       const t1 = performance.now();

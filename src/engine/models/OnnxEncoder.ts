@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { throwIfAborted } from '../util/errors';
 import { ModelError } from './errors';
-import { configInt, int64Tensor, loadOrt, newTimings, openSession, runSession } from './onnxSession';
+import type { ModelPlacement } from './device';
+import { configInt, int64Tensor, loadOrt, newTimings, openPlacedSession, runSession } from './onnxSession';
 import type { ModelLoadOptions, OrtModule, OrtSession, OrtTensor } from './onnxSession';
 import type { Tokenizer } from './tokenizer';
 import type { Encoder, ModelTimings } from './types';
@@ -14,6 +15,8 @@ export const ENCODER_FILE = 'onnx/model.onnx';
 
 export class OnnxEncoder implements Encoder {
   readonly timings: ModelTimings = newTimings();
+  /** The execution provider the session runs on (device.ts). */
+  placement: ModelPlacement = { device: 'cpu', provider: 'cpu' };
   private readonly usesTokenTypes: boolean;
   private readonly output: string;
 
@@ -43,7 +46,7 @@ export class OnnxEncoder implements Encoder {
     const positions = configInt(config, ['max_position_embeddings'], name, 512);
     const extra = (config.coderag ?? {}) as Record<string, unknown>;
     const maxLength = Math.min(positions, typeof extra.max_length === 'number' ? extra.max_length : positions);
-    const session = await openSession(opts.file, name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts.session);
+    const { session, placement } = await openPlacedSession(opts.file, name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts.session);
     const padId = opts.tokenizer.tokenId('<|endoftext|>') ?? opts.tokenizer.tokenId('[PAD]') ?? 0;
     // What the vectors depend on besides the text: the weights, the config and the truncation.
     const fingerprint = createHash('sha1')
@@ -52,6 +55,7 @@ export class OnnxEncoder implements Encoder {
       .digest('hex')
       .slice(0, 16);
     const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16, fingerprint);
+    enc.placement = placement;
     enc.timings.loadMs = performance.now() - t0;
     if (opts.warmup !== false) {
       const t1 = performance.now();

@@ -4,6 +4,7 @@
 
 import { stat } from 'node:fs/promises';
 import type * as Ort from 'onnxruntime-node';
+import { fallbackPlacement, logPlacement, probeProviders, providerPlan, type ExecutionProvider, type ModelDevice, type ModelPlacement } from './device';
 import { ModelError } from './errors';
 import type { Tokenizer } from './tokenizer';
 import type { ModelTimings } from './types';
@@ -31,9 +32,10 @@ export const NO_SPINNING = { session: { intra_op: { allow_spinning: '0' }, inter
 export interface SessionOptions {
   /** Intra-op threads (default: onnxruntime's choice, all cores). */
   threads?: number;
+  /** Execution provider to ask for (default `cpu`; the registry passes the user's `coderag.models.device`). */
+  device?: ModelDevice;
 }
 
-/** Opens `file` as an ONNX session; checks the graph has the inputs and outputs the caller needs. */
 /** What the registry hands a model class's load(): the folder, its files, config and tokenizer. */
 export interface ModelLoadOptions {
   name: string;
@@ -46,12 +48,26 @@ export interface ModelLoadOptions {
   warmup?: boolean;
 }
 
+/** Opens `file` as an ONNX session; checks the graph has the inputs and outputs the caller needs. */
 export async function openSession(
   file: string,
   modelName: string,
   need: { inputs: string[]; outputs: string[] },
   opts: SessionOptions = {},
 ): Promise<OrtSession> {
+  return (await openPlacedSession(file, modelName, need, opts)).session;
+}
+
+/**
+ * openSession on the execution provider `opts.device` picks (device.ts): a provider that is absent
+ * or fails to create the session leaves the model on the CPU, and the placement says why.
+ */
+export async function openPlacedSession(
+  file: string,
+  modelName: string,
+  need: { inputs: string[]; outputs: string[] },
+  opts: SessionOptions = {},
+): Promise<{ session: OrtSession; placement: ModelPlacement }> {
   let size: number;
   try {
     size = (await stat(file)).size;
@@ -60,13 +76,20 @@ export async function openSession(
   }
   if (size === 0) throw new ModelError('corrupt', `Model "${modelName}": ${file} is empty.`, modelName);
   const ort = await loadOrt();
-  let session: OrtSession;
+  const device = opts.device ?? 'cpu';
+  const plan = providerPlan(device, probeProviders(ort));
+  let placement = plan.placement;
+  let session: OrtSession | undefined;
+  if (plan.tryFirst) {
+    try {
+      session = await createSession(ort, file, opts, plan.tryFirst);
+      placement = { device, provider: plan.tryFirst };
+    } catch (e) {
+      placement = fallbackPlacement(device, plan.tryFirst, firstLine(e));
+    }
+  }
   try {
-    session = await ort.InferenceSession.create(file, {
-      graphOptimizationLevel: 'all',
-      ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
-      extra: NO_SPINNING,
-    });
+    session ??= await createSession(ort, file, opts, 'cpu');
   } catch (e) {
     throw new ModelError(
       'corrupt',
@@ -75,6 +98,7 @@ export async function openSession(
       { cause: e },
     );
   }
+  logPlacement(modelName, placement);
   const missingIn = need.inputs.filter((n) => !session.inputNames.includes(n));
   const missingOut = need.outputs.filter((n) => !session.outputNames.includes(n));
   if (missingIn.length || missingOut.length) {
@@ -85,7 +109,21 @@ export async function openSession(
       modelName,
     );
   }
-  return session;
+  return { session, placement };
+}
+
+function createSession(ort: OrtModule, file: string, opts: SessionOptions, provider: ExecutionProvider): Promise<OrtSession> {
+  return ort.InferenceSession.create(file, {
+    graphOptimizationLevel: 'all',
+    executionProviders: [provider],
+    ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
+    extra: NO_SPINNING,
+  });
+}
+
+function firstLine(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  return text.split('\n')[0]!.trim();
 }
 
 export function newTimings(): ModelTimings {

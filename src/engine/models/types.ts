@@ -1,5 +1,7 @@
 // The roles the engine needs from local models; implemented over onnxruntime-node.
 
+import type { ModelPlacement } from './device';
+
 export interface ModelTimings {
   /** Milliseconds to create the ONNX session(s) and tokenizer. */
   loadMs: number;
@@ -32,6 +34,8 @@ export interface CausalLM {
   /** Longest sequence (prompt + generated) the model accepts; prompts are cut from the left. */
   readonly maxPositions: number;
   readonly timings: ModelTimings;
+  /** The execution provider the model runs on (ONNX models; absent for others). */
+  readonly placement?: ModelPlacement;
   encode(text: string): number[];
   decode(ids: number[]): string;
   /** Next-token logits after each id list (batched; lists may differ in length). */
@@ -56,6 +60,8 @@ export interface Encoder {
    */
   readonly fingerprint?: string;
   readonly timings: ModelTimings;
+  /** The execution provider the model runs on (ONNX models; absent for others). */
+  readonly placement?: ModelPlacement;
   /** Mean-pooled, L2-normalised embeddings, computed in batches. */
   embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]>;
   dispose(): Promise<void>;

@@ -1,4 +1,5 @@
 // The trace as readable Markdown ("Explain Last Completion", `coderag complete`).
+import { formatRunsOn } from '../models/device';
 import type { CompletionTrace } from './trace';
 
 function ms(n: number | undefined): string {
@@ -49,6 +50,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     const m = trace.model;
     out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', 'Raw output:', '', fence(m.raw), '');
   }
+  if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
   if (trace.prompt) {
     const p = trace.prompt;
     out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}`, '');

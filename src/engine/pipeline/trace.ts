@@ -6,6 +6,7 @@ import type { Candidate, PathName, RetrievalTrace } from '../retrieve/types';
 import type { RerankDecision } from '../rerank/types';
 import type { ModelFamily } from '../prompt/templates';
 import type { ModelErrorKind } from '../generate/types';
+import type { ModelRunsOn } from '../models/device';
 
 export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess';
 export type StageStatus = 'ok' | 'degraded' | 'failed' | 'skipped';
@@ -74,6 +75,8 @@ export interface CompletionTrace {
   nonModelMs: number;
   /** Time spent letting the host's pending messages through between stages. */
   checkpointMs?: number;
+  /** The execution provider each local ONNX model ran on (set by whoever owns the models). */
+  models?: ModelRunsOn[];
 }
 
 export function newTraceId(): string {

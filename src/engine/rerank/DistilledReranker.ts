@@ -9,7 +9,8 @@ import { argmax } from './bestFitAnswer';
 import type { Reranker, RerankDoc, RerankQuery, WindowPick } from './types';
 import { RerankError } from './types';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
-import { configInt, int64Tensor, loadOrt, newTimings, openSession, runSession, type OrtModule, type OrtSession } from '../models/onnxSession';
+import type { ModelPlacement } from '../models/device';
+import { configInt, int64Tensor, loadOrt, newTimings, openPlacedSession, runSession, type OrtModule, type OrtSession, type SessionOptions } from '../models/onnxSession';
 import { loadTokenizer, readJsonFile, type Tokenizer } from '../models/tokenizer';
 import { ModelError } from '../models/errors';
 import type { ModelTimings } from '../models/types';
@@ -92,6 +93,8 @@ export const DEFAULT_RERANKER = 'coderag-reranker';
  */
 export class OnnxPairScorer {
   readonly timings: ModelTimings = newTimings();
+  /** The execution provider the session runs on (models/device.ts). */
+  placement: ModelPlacement = { device: 'cpu', provider: 'cpu' };
 
   private constructor(
     readonly name: string,
@@ -105,7 +108,7 @@ export class OnnxPairScorer {
   ) {}
 
   /** `config`: the folder's config.json when the caller has read it already. */
-  static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}, config?: Record<string, unknown>): Promise<OnnxPairScorer> {
+  static async load(dir: string, name = DEFAULT_RERANKER, opts: SessionOptions = {}, config?: Record<string, unknown>): Promise<OnnxPairScorer> {
     const t0 = performance.now();
     config ??= await readJsonFile(join(dir, 'config.json'), name);
     if (config.model_type !== PAIR_MODEL_TYPE) {
@@ -115,7 +118,7 @@ export class OnnxPairScorer {
     const sepToken = typeof config.sep_token === 'string' ? config.sep_token : '<|endoftext|>';
     const sepId = tokenizer.tokenId(sepToken);
     if (sepId === undefined) throw new ModelError('config', `Model "${name}": the tokenizer has no separator token ${sepToken}.`, name);
-    const session = await openSession(join(dir, RERANKER_FILE), name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts);
+    const { session, placement } = await openPlacedSession(join(dir, RERANKER_FILE), name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts);
     const output = session.outputNames.includes('scores') ? 'scores' : session.outputNames.includes('logits') ? 'logits' : session.outputNames[0];
     if (output === undefined) throw new ModelError('config', `Model "${name}": the graph has no output.`, name);
     const scorer = new OnnxPairScorer(
@@ -128,6 +131,7 @@ export class OnnxPairScorer {
       configInt(config, ['max_candidate_tokens'], name, 256),
       output,
     );
+    scorer.placement = placement;
     scorer.timings.loadMs = performance.now() - t0;
     return scorer;
   }
@@ -170,6 +174,8 @@ export class OnnxPairScorer {
  */
 export class OnnxFeatureScorer {
   readonly timings: ModelTimings = newTimings();
+  /** The execution provider the session runs on (models/device.ts). */
+  placement: ModelPlacement = { device: 'cpu', provider: 'cpu' };
 
   private constructor(
     readonly name: string,
@@ -178,7 +184,7 @@ export class OnnxFeatureScorer {
   ) {}
 
   /** `config`: the folder's config.json when the caller has read it already. */
-  static async load(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}, config?: Record<string, unknown>): Promise<OnnxFeatureScorer> {
+  static async load(dir: string, name = DEFAULT_RERANKER, opts: SessionOptions = {}, config?: Record<string, unknown>): Promise<OnnxFeatureScorer> {
     const t0 = performance.now();
     config ??= await readJsonFile(join(dir, 'config.json'), name);
     if (config.model_type !== FEATURE_MODEL_TYPE) {
@@ -192,8 +198,9 @@ export class OnnxFeatureScorer {
         name,
       );
     }
-    const session = await openSession(join(dir, RERANKER_FILE), name, { inputs: ['features'], outputs: ['scores'] }, opts);
+    const { session, placement } = await openPlacedSession(join(dir, RERANKER_FILE), name, { inputs: ['features'], outputs: ['scores'] }, opts);
     const scorer = new OnnxFeatureScorer(name, await loadOrt(), session);
+    scorer.placement = placement;
     scorer.timings.loadMs = performance.now() - t0;
     return scorer;
   }
@@ -222,7 +229,7 @@ export const PAIR_MODEL_TYPE = 'coderag-pair-reranker';
  * The distilled reranker of a model folder (e.g. models/coderag-reranker): a feature scorer or a
  * token cross-encoder, by config.json's model_type.
  */
-export async function loadDistilledReranker(dir: string, name = DEFAULT_RERANKER, opts: { threads?: number } = {}): Promise<{ reranker: DistilledReranker; scorer: OnnxPairScorer | OnnxFeatureScorer }> {
+export async function loadDistilledReranker(dir: string, name = DEFAULT_RERANKER, opts: SessionOptions = {}): Promise<{ reranker: DistilledReranker; scorer: OnnxPairScorer | OnnxFeatureScorer }> {
   const config = await readJsonFile(join(dir, 'config.json'), name);
   if (config.model_type === FEATURE_MODEL_TYPE) {
     const scorer = await OnnxFeatureScorer.load(dir, name, opts, config);

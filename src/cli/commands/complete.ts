@@ -85,8 +85,10 @@ export const completeCommand: CliCommand = {
     const strategy = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
     if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy)) throw new UsageError('--query must be probe, last3, last10 or jaccard');
     const timeoutMs = positiveInt(values, 'timeout-ms', 30_000);
+    // One request from a terminal, not a keystroke: each path gets a generous budget (the editor's are tight).
     const settings = pipelineOptions({
       query: { strategy },
+      retrieval: { budgetsMs: { sparse: 2000, dense: 2000, dataflow: 2000 } },
       prompt: { budgetTokens: positiveInt(values, 'budget-tokens') },
       generate: { maxNewTokens: positiveInt(values, 'max-new-tokens') },
     });

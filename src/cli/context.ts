@@ -38,6 +38,7 @@ export interface OpenOptions {
   indexDir?: string;
   exclude?: string[];
   maxFileBytes?: number;
+  maxFiles?: number;
 }
 
 export async function openKnowledgeBase(repoRoot: string, options: OpenOptions): Promise<KnowledgeBase> {
@@ -47,6 +48,7 @@ export async function openKnowledgeBase(repoRoot: string, options: OpenOptions):
     parsers: await parsers(),
     exclude: options.exclude,
     maxFileBytes: options.maxFileBytes,
+    maxFiles: options.maxFiles,
   });
 }
 

@@ -184,15 +184,15 @@ function gitExcludePath(absDir: string): string | undefined {
  * The ignore layers a folder adds: its repository's info/exclude (when a working tree starts
  * here) and its .gitignore. `unreadable` names the file that could not be read.
  */
-function folderLayers(absDir: string, relDir: string, hasGitignore = true): { layers: IgnoreLayer[] } | { unreadable: string; detail: string } {
+function folderLayers(absDir: string, relDir: string, has: { gitignore: boolean; git: boolean } = { gitignore: true, git: true }): { layers: IgnoreLayer[] } | { unreadable: string; detail: string } {
   const layers: IgnoreLayer[] = [];
-  const exclude = gitExcludePath(absDir);
+  const exclude = has.git ? gitExcludePath(absDir) : undefined;
   if (exclude) {
     const read = readIgnoreFile(exclude);
     if (read.status === 'unreadable') return { unreadable: relDir === '' ? '.git/info/exclude' : `${relDir}/.git/info/exclude`, detail: read.detail };
     if (read.status === 'ok') layers.push({ base: relDir, matcher: ignore().add(read.text) });
   }
-  if (hasGitignore) {
+  if (has.gitignore) {
     const read = readIgnoreFile(join(absDir, '.gitignore'));
     if (read.status === 'unreadable') return { unreadable: relDir === '' ? '.gitignore' : `${relDir}/.gitignore`, detail: read.detail };
     if (read.status === 'ok') layers.push({ base: relDir, matcher: ignore().add(read.text) });
@@ -270,7 +270,7 @@ export async function scanRepository(repoRoot: string, options: ScanOptions = {}
     }
     // A .gitignore (or info/exclude) that cannot be read hides the folder it governs: its rules may
     // be what keeps secrets out, so nothing under it is indexed.
-    const own = folderLayers(absDir, relDir, entries.some((e) => e.name === '.gitignore'));
+    const own = folderLayers(absDir, relDir, { gitignore: entries.some((e) => e.name === '.gitignore'), git: entries.some((e) => e.name === '.git') });
     if ('unreadable' in own) {
       skipped.push({ path: relDir || '.', reason: 'unreadableGitignore', detail: `${own.unreadable}: ${own.detail}; nothing under this folder is indexed` });
       return;

@@ -30,6 +30,7 @@ void test('server: a workspace at the home folder or / is not indexed; the folde
       assert.match(summaries[1]?.message ?? '', /root of the file system/);
       const shown = s.status.snapshot().folders;
       assert.equal(shown.find((f) => f.uri === pathToFileURL(home).toString())?.message, summaries[0]?.message, 'the status carries the reason');
+      assert.match(s.status.snapshot().message, /Not indexed: .*is your home folder/, 'and so does the headline the status bar shows');
       assert.equal(s.indexer.folderFor(pathToFileURL(join(home, 'a.py')).toString()), undefined, 'nothing opened');
     } finally {
       await s.close();
@@ -50,6 +51,7 @@ void test('server: more files than coderag.maxFiles stop indexing with the reaso
       const [summary] = await s.index([repo]);
       assert.equal(summary?.state, 'failed');
       assert.match(summary?.message ?? '', /more than 2 source files .*coderag\.maxFiles/);
+      assert.match(s.status.snapshot().message, /Not indexed: more than 2 source files/);
       await s.configure({ maxFiles: 10 });
       assert.deepEqual(
         s.indexer.summaries().map((f) => [f.state, f.files, f.message]),

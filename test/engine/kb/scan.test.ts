@@ -192,3 +192,23 @@ test('more candidate files than maxFiles stop the scan; the root and the home fo
     dir.cleanup();
   }
 });
+
+test("a linked worktree honours its main repository's info/exclude, as git does", async () => {
+  const dir = tempDir();
+  try {
+    const main = join(dir.path, 'main');
+    const wt = join(dir.path, 'wt');
+    mkdirSync(join(main, '.git', 'info'), { recursive: true });
+    mkdirSync(join(main, '.git', 'worktrees', 'wt'), { recursive: true });
+    writeFileSync(join(main, '.git', 'info', 'exclude'), 'scratch/\n');
+    writeFileSync(join(main, '.git', 'worktrees', 'wt', 'commondir'), '../..\n');
+    mkdirSync(join(wt, 'scratch'), { recursive: true });
+    writeFileSync(join(wt, '.git'), `gitdir: ${join(main, '.git', 'worktrees', 'wt')}\n`);
+    writeFileSync(join(wt, 'a.py'), 'a = 1\n');
+    writeFileSync(join(wt, 'scratch', 'b.py'), 'b = 1\n');
+    assert.deepEqual((await scanRepository(wt)).files.map((f) => f.path), ['a.py']);
+    assert.deepEqual(await checkPath(wt, 'scratch/b.py'), { index: false, reason: 'ignored' });
+  } finally {
+    dir.cleanup();
+  }
+});

@@ -74,7 +74,8 @@ function formatReport(repo: string, report: IndexReport, indexPath: string): str
   if (report.syntaxErrorFiles.length > 0) out.push(`Files with syntax errors (indexed what parsed): ${report.syntaxErrorFiles.length}`, ...report.syntaxErrorFiles.slice(0, 20).map((p) => `  ${p}`));
   if (report.skipped.length > 0) {
     out.push(`Skipped ${report.skipped.length} files:`);
-    for (const s of report.skipped.slice(0, 50)) out.push(`  ${SKIP_REASON_TEXT[s.reason].padEnd(12)} ${s.path}${s.detail ? ` (${s.detail})` : ''}`);
+    const width = Math.max(...report.skipped.slice(0, 50).map((s) => SKIP_REASON_TEXT[s.reason].length));
+    for (const s of report.skipped.slice(0, 50)) out.push(`  ${SKIP_REASON_TEXT[s.reason].padEnd(width)} ${s.path}${s.detail ? ` (${s.detail})` : ''}`);
     if (report.skipped.length > 50) out.push(`  ... and ${report.skipped.length - 50} more (use --json for all)`);
   }
   out.push(`Index: ${indexPath}`);

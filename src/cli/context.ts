@@ -40,6 +40,7 @@ export interface OpenOptions {
   indexDir?: string;
   exclude?: string[];
   maxFileBytes?: number;
+  maxFiles?: number;
 }
 
 export async function openKnowledgeBase(repoRoot: string, options: OpenOptions): Promise<KnowledgeBase> {
@@ -49,6 +50,7 @@ export async function openKnowledgeBase(repoRoot: string, options: OpenOptions):
     parsers: await parsers(),
     exclude: options.exclude,
     maxFileBytes: options.maxFileBytes,
+    maxFiles: options.maxFiles,
   });
 }
 

@@ -59,7 +59,9 @@ export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'
   if (p.indexing) return { state: 'indexing', message: `Indexing ${p.indexing.folder} ${p.indexing.done}/${p.indexing.total}` };
   if (p.folders.some((f) => f.state === 'pending' || f.state === 'indexing')) return { state: 'starting', message: 'Opening the repository index' };
   const items = p.folders.reduce((n, f) => n + (f.items ?? 0), 0);
-  return { state: 'ready', message: `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ${p.reranker.current}` };
+  // A folder that was refused or stopped (home folder, too many files) says why in the headline too.
+  const failed = p.folders.filter((f) => f.state === 'failed' && f.message).map((f) => f.message);
+  return { state: 'ready', message: `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}` };
 }
 
 export class StatusReporter implements Disposable {

@@ -1,5 +1,6 @@
 // One knowledge base per workspace folder (multi-root: one index each), built in the background
 // with work-done progress, kept current by didSave and watched-file events, rebuilt on request.
+import { homedir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { relative, sep } from 'node:path';
 import {
@@ -13,6 +14,7 @@ import {
 } from 'vscode-languageserver/node';
 import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
+import { workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
 import type { Parsers } from '../engine/kb/parsers';
 import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
@@ -128,6 +130,8 @@ export class WorkspaceIndexer implements Feature {
   private connection: Connection | undefined;
   private config: ServerConfig | undefined;
   private folders = new Map<string, FolderIndex>();
+  /** Folders not indexed at all (the file-system root, the home folder), with the reason. */
+  private refused = new Map<string, string>();
   private workspaceFolders: WorkspaceFolder[] = [];
   private canCreateProgress = false;
   private canWatch = false;
@@ -170,6 +174,7 @@ export class WorkspaceIndexer implements Feature {
         for (const removed of e.removed) {
           this.folders.get(removed.uri)?.dispose();
           this.folders.delete(removed.uri);
+          this.refused.delete(removed.uri);
         }
         this.workspaceFolders = [...this.workspaceFolders.filter((f) => !e.removed.some((r) => r.uri === f.uri)), ...e.added];
         this.publish();
@@ -188,7 +193,21 @@ export class WorkspaceIndexer implements Feature {
   }
 
   updateConfig(config: ServerConfig): void {
+    const before = this.scanOptions();
     this.config = config;
+    const after = this.scanOptions();
+    if (JSON.stringify(before) === JSON.stringify(after) || !this.trusted || this.folders.size === 0) return;
+    // Excluded globs and limits decide which files are in the index: re-scan the open folders now
+    // (only new or changed files are parsed; files now left out drop their items).
+    const open = this.workspaceFolders.filter((f) => this.folders.has(f.uri));
+    this.indexing = this.indexing
+      .catch(() => undefined)
+      .then(() => this.indexAll(open, undefined, this.abort.signal))
+      .catch(quietly);
+  }
+
+  private scanOptions(): ScanOptions {
+    return { exclude: this.config?.exclude ?? [], maxFileBytes: this.config?.maxFileBytes, maxFiles: this.config?.maxFiles };
   }
 
   /** The folder index holding a document, the innermost when folders nest. */
@@ -207,16 +226,20 @@ export class WorkspaceIndexer implements Feature {
   }
 
   summaries(): FolderIndexSummary[] {
-    return [...this.folders.values()].map((f) => f.summary());
+    return [...[...this.folders.values()].map((f) => f.summary()), ...[...this.refused].map(([uri, message]): FolderIndexSummary => ({ uri, state: 'failed', files: 0, items: 0, message }))];
   }
 
   private publish(): void {
     this.status.update({ folders: this.summaries() });
   }
 
-  private async openFolder(folder: WorkspaceFolder): Promise<FolderIndex> {
+  /** The folder's index, opened once; `fresh` starts it without the saved index (a full rebuild). */
+  private async openFolder(folder: WorkspaceFolder, fresh: boolean): Promise<FolderIndex> {
     const existing = this.folders.get(folder.uri);
-    if (existing) return existing;
+    if (existing) {
+      existing.kb.setScanOptions(this.scanOptions());
+      return existing;
+    }
     const root = fileURLToPath(folder.uri);
     const parsers = await this.host.parsers();
     const indexFolder = indexFolderFor(this.host.cacheRoot(), root);
@@ -224,8 +247,8 @@ export class WorkspaceIndexer implements Feature {
       repoRoot: root,
       indexFolder,
       parsers,
-      exclude: this.config?.exclude ?? [],
-      maxFileBytes: this.config?.maxFileBytes,
+      ...this.scanOptions(),
+      discardSavedIndex: fresh,
     });
     let last = 0;
     const paths = await this.host.retrievers(kb, parsers, {
@@ -263,12 +286,22 @@ export class WorkspaceIndexer implements Feature {
     try {
       for (const wf of folders) {
         let index: FolderIndex | undefined;
+        // The file-system root or the home folder: never indexed from an editor (the CLI has --force).
+        const refusal = workspaceRootProblem(fileURLToPath(wf.uri), homedir());
+        if (refusal) {
+          log.warn(`${wf.name}: ${refusal}`);
+          this.refused.set(wf.uri, refusal);
+          this.status.update({ folders: this.summaries() });
+          summaries.push({ uri: wf.uri, state: 'failed', files: 0, items: 0, message: refusal });
+          continue;
+        }
         try {
           if (full) {
+            // The protocol's promise: drop the saved index and parse every file again.
             this.folders.get(wf.uri)?.dispose();
             this.folders.delete(wf.uri);
           }
-          index = await this.openFolder(wf);
+          index = await this.openFolder(wf, full);
           index.state = 'indexing';
           this.publish();
           const name = wf.name;

@@ -14,6 +14,8 @@ export interface ServerConfig {
   debounceMs: number;
   /** Globs excluded from indexing, on top of .gitignore. */
   exclude: string[];
+  /** More candidate source files than this in a folder: not indexed, the folder's status says why. */
+  maxFiles: number;
   maxFileBytes: number;
   model: {
     /** `auto`: Ollama when it answers with the model pulled, else the embedded model. */
@@ -39,6 +41,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   enable: true,
   debounceMs: 100,
   exclude: [],
+  maxFiles: 50_000,
   maxFileBytes: 1_000_000,
   model: { provider: 'auto', family: 'auto', timeoutMs: MODEL_DEFAULTS.timeoutMs, maxNewTokens: PIPELINE_DEFAULTS.generate.maxNewTokens, temperature: PIPELINE_DEFAULTS.generate.temperature },
   ollama: { host: MODEL_DEFAULTS.ollamaHost, completionModel: MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },

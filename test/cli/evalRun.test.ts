@@ -76,7 +76,7 @@ void test('eval compare --no-generate writes the table, the chart and one predic
   assert.ok(zero.every((p) => p.prediction === '' && p.contexts.length === 0));
 });
 
-void test('eval fails fast: an LLM reranker with no server, an unknown method or generator', () => {
+void test('eval fails fast: an LLM reranker with no server (exit 1), an unknown method or generator (exit 2)', () => {
   const base = ['eval', '--cases', casesFile, '--repos', reposDir, '--out', join(work.path, 'x.jsonl'), '--no-generate'];
   const lr = cli([...base, '--method', 'df+s+d+lr']);
   assert.equal(lr.code, 1);
@@ -84,11 +84,12 @@ void test('eval fails fast: an LLM reranker with no server, an unknown method or
   const down = cli([...base, '--method', 'df+s+d+lr', '--reranker-llm', 'ollama:qwen3:8b', '--ollama-host', 'http://127.0.0.1:9']);
   assert.equal(down.code, 1);
   assert.match(down.stderr, /LLM reranker not reachable/);
+  // A bad option value is a usage error (exit 2), like every other enum option.
   const unknown = cli([...base, '--method', 'magic']);
-  assert.equal(unknown.code, 1);
+  assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown method "magic"/);
   const gen = cli(['eval', '--cases', casesFile, '--repos', reposDir, '--out', join(work.path, 'x.jsonl'), '--method', 'rg1', '--generator', 'gpt9']);
-  assert.equal(gen.code, 1);
+  assert.equal(gen.code, 2);
   assert.match(gen.stderr, /unknown generator "gpt9"/);
   assert.equal(cli(['eval', '--cases', casesFile, '--repos', reposDir, '--method', 'rg1']).code, 2);
 });

@@ -20,7 +20,7 @@ import type { QueryStrategy } from '../../engine/query/types';
 import { embeddedLMOf } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
-import { UserError } from '../../engine/util/errors';
+import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
 const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4]';
@@ -75,16 +75,30 @@ interface Prepared {
   describe: string;
 }
 
+/** A parser of an option's value: what it rejects is a usage error (exit 2), not a failure. */
+function asUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (isUserError(e)) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
 /** Parse the shared options, load what the methods need (failing fast when something is absent). */
 async function prepare(values: Record<string, unknown>, specs: MethodSpec[], signal: AbortSignal): Promise<Prepared & { dispose(): Promise<void> }> {
   const casesFile = values.cases as string | undefined;
   const reposDir = values.repos as string | undefined;
   if (!casesFile) throw new UsageError('--cases is required');
   if (!reposDir) throw new UsageError('--repos is required');
-  if (!existsSync(reposDir) || !statSync(reposDir).isDirectory()) throw new UserError(`repositories folder not found: ${reposDir}`);
   const query = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
   const generate = values['no-generate'] !== true;
+  const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
+  // Option values are checked before anything is read: a bad one is a usage error (exit 2).
+  const generator = generate ? asUsage(() => parseGenerator((values.generator as string | undefined) ?? 'embedded', host)) : undefined;
+  const llmSpec = values['reranker-llm'] === undefined ? undefined : asUsage(() => parseLlmReranker(values['reranker-llm'] as string, host));
+  if (!existsSync(reposDir) || !statSync(reposDir).isDirectory()) throw new UserError(`repositories folder not found: ${reposDir}`);
   const options: RunOptions = {
     ...DEFAULT_RUN_OPTIONS,
     query,
@@ -99,15 +113,12 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   if (values.limit !== undefined) cases = cases.slice(0, positiveInt(values, 'limit', cases.length));
 
   const needs = methodNeeds(specs, query);
-  const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
   // Rerankers first: they fail fast without loading anything.
   const rerankers: { llm?: Reranker; distilled?: Reranker } = {};
   if (needs.llmReranker) {
-    const spec = values['reranker-llm'] === undefined ? undefined : parseLlmReranker(values['reranker-llm'] as string, host);
-    rerankers.llm = await openLlmReranker(spec, timeoutMs);
+    rerankers.llm = await openLlmReranker(llmSpec, timeoutMs);
   }
   if (needs.distilledReranker) rerankers.distilled = await openDistilledReranker(join(assetsDir(), 'models'), modelDevice());
-  const generator = generate ? parseGenerator((values.generator as string | undefined) ?? 'embedded', host) : undefined;
   const models = await openModels({ lm: needs.prober || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`));
   try {
     if (needs.encoder && !models.encoder) throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
@@ -167,7 +178,7 @@ async function runCommand(argv: string[], signal: AbortSignal): Promise<number> 
   if (!method) throw new UsageError('--method is required');
   const out = values.out as string | undefined;
   if (!out) throw new UsageError('--out is required');
-  const spec = parseMethod(method);
+  const spec = asUsage(() => parseMethod(method));
   const prepared = await prepare(values, [spec], signal);
   const writer = await PredictionWriter.open(out);
   try {
@@ -197,7 +208,7 @@ async function compareCommand(argv: string[], signal: AbortSignal): Promise<numb
   if (names.length === 0) throw new UsageError('--methods is required (e.g. rg1,df+s+d)');
   const outDir = values.out as string | undefined;
   if (!outDir) throw new UsageError('--out is required (a folder)');
-  const specs = names.map(parseMethod);
+  const specs = asUsage(() => names.map(parseMethod));
   const prepared = await prepare(values, specs, signal);
   await fs.mkdir(outDir, { recursive: true });
   const writers = new Map<string, PredictionWriter>();
@@ -266,7 +277,7 @@ async function distillCommand(argv: string[], signal: AbortSignal): Promise<numb
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const out = values.out as string | undefined;
   if (!out) throw new UsageError('--out is required (a .jsonl file)');
-  const base = parseMethod((values.method as string | undefined) ?? 'df+s+d');
+  const base = asUsage(() => parseMethod((values.method as string | undefined) ?? 'df+s+d'));
   if (base.rerank !== 'none' || base.iterative) throw new UsageError('--method must be a union of retrieval paths (s, d, df) without a reranker');
   const spec: MethodSpec = { ...base, name: `${base.name} (distill)`, rerank: 'distilled' };
   const perSize = positiveInt(values, 'per-size', 3);

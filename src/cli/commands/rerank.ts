@@ -8,10 +8,10 @@ import { parseCommandArgs, positiveInt, UsageError } from '../command';
 import { requireRepo } from '../context';
 import { openRerankers, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
-import { parseCursor, parsePaths, repoRelative } from './retrieve';
+import { parseCursor, parsePaths, prefixAtCursor, repoRelative } from './retrieve';
 import { langOfPath } from '../../engine/kb/parsers';
 import type { QueryStrategy } from '../../engine/query/types';
-import { prefixAt, type UnfinishedFile } from '../../engine/query/unfinishedFile';
+import type { UnfinishedFile } from '../../engine/query/unfinishedFile';
 import { buildRerankQuery, labelOf } from '../../engine/rerank/bestFitPrompt';
 import { candidateDocs } from '../../engine/rerank/rerankStage';
 import type { RerankerChoice, RerankTrace } from '../../engine/rerank/types';
@@ -71,7 +71,7 @@ export const rerankCommand: CliCommand = {
     const path = repoRelative(repo, cursor.file);
     const lang = langOfPath(path);
     if (!lang) throw new UserError(`${path} is not a Python or Java file`);
-    const file: UnfinishedFile = { path, lang, prefix: prefixAt(readFileSync(join(repo, path), 'utf8'), cursor.line, cursor.column) };
+    const file: UnfinishedFile = { path, lang, prefix: prefixAtCursor(readFileSync(join(repo, path), 'utf8'), cursor) };
 
     const rerankers = await openRerankers({
       choice,

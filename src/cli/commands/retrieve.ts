@@ -34,6 +34,18 @@ export function parseCursor(spec: string): CursorSpec {
   return { file: m[1]!, line, ...(column !== undefined ? { column } : {}) };
 }
 
+/**
+ * The text before a 1-based cursor. A line past the end of the file (or a column past the end of
+ * its line) is an error: silently using the end would retrieve for a cursor the user did not give.
+ */
+export function prefixAtCursor(text: string, cursor: CursorSpec): string {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  const lineText = lines[cursor.line - 1];
+  if (lineText === undefined) throw new UserError(`line ${cursor.line} is past the end of ${cursor.file} (${text.endsWith('\n') ? lines.length - 1 : lines.length} lines)`);
+  if (cursor.column !== undefined && cursor.column > lineText.length + 1) throw new UserError(`column ${cursor.column} is past the end of line ${cursor.line} of ${cursor.file} (${lineText.length} characters)`);
+  return prefixAt(text, cursor.line, cursor.column);
+}
+
 export function parsePaths(value: string | undefined): PathName[] {
   const names = (value ?? 's,d,df').split(',').map((s) => s.trim()).filter((s) => s !== '');
   const out: PathName[] = [];
@@ -106,7 +118,7 @@ export const retrieveCommand: CliCommand = {
     const lang = langOfPath(path);
     if (!lang) throw new UserError(`${path} is not a Python or Java file`);
     const text = readFileSync(join(repo, path), 'utf8');
-    const file: UnfinishedFile = { path, lang, prefix: prefixAt(text, cursor.line, cursor.column) };
+    const file: UnfinishedFile = { path, lang, prefix: prefixAtCursor(text, cursor) };
 
     const timings: Record<string, number> = {};
     let t = performance.now();

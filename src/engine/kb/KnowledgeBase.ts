@@ -19,6 +19,8 @@ export interface KnowledgeBaseOptions extends ScanOptions {
   /** Folder holding this repository's persisted index (see indexFolderFor); omit to keep it in memory only. */
   indexFolder?: string;
   parsers: Parsers;
+  /** Start empty instead of reading the saved index (a full rebuild parses every file again). */
+  discardSavedIndex?: boolean;
 }
 
 export interface IndexProgress {
@@ -45,8 +47,8 @@ export interface IndexReport {
   elapsedMs: number;
   /** Where the time went: listing files, reading + hashing, parsing + extracting items, saving the index. */
   timings: { scanMs: number; readMs: number; extractMs: number; saveMs: number; extractCpuMs: number };
-  /** Why a saved index was not used: missing, or the reason it was found invalid. */
-  savedIndex: 'loaded' | 'missing' | { invalid: string } | 'inMemory';
+  /** Why a saved index was not used: missing, discarded (full rebuild), or the reason it was found invalid. */
+  savedIndex: 'loaded' | 'missing' | 'discarded' | { invalid: string } | 'inMemory';
 }
 
 export interface KbChangeEvent {
@@ -66,12 +68,20 @@ export class KnowledgeBase implements Disposable {
   /** Fires after files were added, changed or removed. */
   readonly onDidChange = this.changeEmitter.event;
 
-  private constructor(private readonly options: KnowledgeBaseOptions) {}
+  private options: KnowledgeBaseOptions;
+
+  private constructor(options: KnowledgeBaseOptions) {
+    this.options = { ...options };
+  }
 
   /** Open a knowledge base, reading its saved index if one is there and valid. Call index() next. */
   static async open(options: KnowledgeBaseOptions): Promise<KnowledgeBase> {
     const kb = new KnowledgeBase(options);
-    if (options.indexFolder) {
+    if (options.indexFolder && options.discardSavedIndex) {
+      // Nothing reused: the next save overwrites the old index.
+      kb.loaded = 'discarded';
+      kb.dirty = true;
+    } else if (options.indexFolder) {
       const result = await loadIndex(options.indexFolder);
       if (result.status === 'ok') {
         kb.files = new Map(Object.entries(result.index.files));
@@ -88,6 +98,17 @@ export class KnowledgeBase implements Disposable {
 
   get repoRoot(): string {
     return this.options.repoRoot;
+  }
+
+  /**
+   * New scan settings (excluded globs, size and count limits) for the next index() run, which
+   * then drops the files they leave out. Returns whether anything changed.
+   */
+  setScanOptions(scan: ScanOptions): boolean {
+    const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+    const changed = !same(scan.exclude, this.options.exclude) || scan.maxFileBytes !== this.options.maxFileBytes || scan.maxFiles !== this.options.maxFiles;
+    this.options = { ...this.options, exclude: scan.exclude, maxFileBytes: scan.maxFileBytes, maxFiles: scan.maxFiles };
+    return changed;
   }
 
   /** Bring the index up to date with the files on disk; only changed files are parsed. */

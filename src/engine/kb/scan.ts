@@ -1,16 +1,42 @@
 // Workspace scan: which files enter the knowledge base, and why the others do not.
-// Respects .gitignore files (nested ones too), caps file size, skips secrets, binaries,
-// non-UTF-8 text and symlink loops. Nothing here parses.
-import { promises as fs, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
+// Respects .gitignore files (nested ones too) and .git/info/exclude, failing closed when one
+// cannot be read; caps file size and file count; skips secrets, binaries, non-UTF-8 text,
+// symlink loops, symlinks out of the repository and names a prompt header cannot hold.
+// Nothing here parses.
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
-import { join, relative, sep } from 'node:path';
+import { join, parse, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import type { Lang } from './types';
 import { langOfPath } from './parsers';
-import { throwIfAborted } from '../util/errors';
+import { throwIfAborted, UserError } from '../util/errors';
 
-export type SkipReason = 'tooLarge' | 'binary' | 'notUtf8' | 'secret' | 'symlinkLoop' | 'unreadable';
+export type SkipReason =
+  | 'tooLarge'
+  | 'binary'
+  | 'notUtf8'
+  | 'secret'
+  | 'symlinkLoop'
+  | 'symlinkOutside'
+  | 'unreadable'
+  | 'unreadableGitignore'
+  | 'nameNotUtf8'
+  | 'controlCharsInName';
+
+/** How a skip reason reads in a report. */
+export const SKIP_REASON_TEXT: Record<SkipReason, string> = {
+  tooLarge: 'too large',
+  binary: 'binary',
+  notUtf8: 'not UTF-8',
+  secret: 'secret',
+  symlinkLoop: 'symlink loop',
+  symlinkOutside: 'symlink outside',
+  unreadable: 'unreadable',
+  unreadableGitignore: 'unreadable .gitignore',
+  nameNotUtf8: 'file name not UTF-8',
+  controlCharsInName: 'control characters in the name',
+};
 
 export interface SkippedFile {
   path: string;
@@ -31,6 +57,8 @@ export interface ScanOptions {
   maxFileBytes?: number;
   /** Extra gitignore-style patterns to exclude (the user's excluded globs). */
   exclude?: readonly string[];
+  /** More candidate source files than this stop the scan with TooManyFilesError (default 50,000). */
+  maxFiles?: number;
 }
 
 export interface ScanResult {
@@ -39,6 +67,138 @@ export interface ScanResult {
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_FILES = 50_000;
+
+/** The scan found more candidate files than its limit: probably not one project's folder. */
+export class TooManyFilesError extends UserError {
+  constructor(
+    readonly repoRoot: string,
+    readonly limit: number,
+  ) {
+    super(`more than ${limit.toLocaleString('en-US')} source files under ${repoRoot}: not indexed; open a project folder, exclude folders (coderag.exclude, --exclude) or raise the limit (coderag.maxFiles, --max-files)`);
+    this.name = 'TooManyFilesError';
+  }
+}
+
+export function isTooManyFilesError(e: unknown): e is TooManyFilesError {
+  return e instanceof TooManyFilesError;
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/**
+ * Why a folder must not be indexed as a workspace without the user insisting: the file-system
+ * root or the home folder (tens of thousands of files, and everything private). `home` is the
+ * host's home folder.
+ */
+export function workspaceRootProblem(root: string, home: string): string | undefined {
+  const real = realOrResolved(root);
+  if (parse(real).root === real) return `${root} is the root of the file system: not indexed; open a project folder`;
+  if (home !== '' && real === realOrResolved(home)) return `${root} is your home folder: not indexed; open a project folder`;
+  return undefined;
+}
+
+/** Inside `root` (itself included); both real paths. */
+function isInside(root: string, real: string): boolean {
+  if (real === root) return true;
+  return real.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/**
+ * C0/C1 controls, line separators and bidi overrides: a name holding one would break or disguise
+ * the `# path` header of a prompt snippet.
+ */
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+export function hasControlChars(name: string): boolean {
+  return CONTROL_CHARS.test(name);
+}
+
+/** Names in a folder whose bytes are not UTF-8 (as Node shows them, with U+FFFD). */
+function nonUtf8Names(absDir: string, names: readonly string[]): Set<string> {
+  const bad = new Set<string>();
+  if (!names.some((n) => n.includes('\ufffd'))) return bad;
+  try {
+    for (const raw of readdirSync(absDir, { encoding: 'buffer' })) {
+      const shown = raw.toString('utf8');
+      if (!Buffer.from(shown, 'utf8').equals(raw)) bad.add(shown);
+    }
+  } catch {
+    // The listing just succeeded; if it fails now the names are left to the checks that follow.
+  }
+  return bad;
+}
+
+type IgnoreFileRead = { status: 'none' } | { status: 'ok'; text: string } | { status: 'unreadable'; detail: string };
+
+/** A .gitignore or exclude file: absent (or a folder) is none; present but unreadable fails closed. */
+function readIgnoreFile(absPath: string): IgnoreFileRead {
+  try {
+    if (lstatSync(absPath).isDirectory()) return { status: 'none' };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 'none' };
+    return { status: 'unreadable', detail: (e as Error).message };
+  }
+  try {
+    return { status: 'ok', text: readFileSync(absPath, 'utf8') };
+  } catch (e) {
+    return { status: 'unreadable', detail: (e as Error).message };
+  }
+}
+
+/** `<git dir>/info/exclude` of a working tree whose top is `absDir` (a `.git` folder, or a worktree's `.git` file). */
+function gitExcludePath(absDir: string): string | undefined {
+  const dotGit = join(absDir, '.git');
+  let st;
+  try {
+    st = statSync(dotGit);
+  } catch {
+    return undefined;
+  }
+  if (st.isDirectory()) return join(dotGit, 'info', 'exclude');
+  try {
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
+    if (!m?.[1]) return undefined;
+    const gitDir = resolve(absDir, m[1]);
+    // A linked worktree shares info/exclude with the main repository (its common dir).
+    let common = gitDir;
+    try {
+      common = resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim());
+    } catch {
+      // Not a linked worktree.
+    }
+    return join(common, 'info', 'exclude');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The ignore layers a folder adds: its repository's info/exclude (when a working tree starts
+ * here) and its .gitignore. `unreadable` names the file that could not be read.
+ */
+function folderLayers(absDir: string, relDir: string, has: { gitignore: boolean; git: boolean } = { gitignore: true, git: true }): { layers: IgnoreLayer[] } | { unreadable: string; detail: string } {
+  const layers: IgnoreLayer[] = [];
+  const exclude = has.git ? gitExcludePath(absDir) : undefined;
+  if (exclude) {
+    const read = readIgnoreFile(exclude);
+    if (read.status === 'unreadable') return { unreadable: relDir === '' ? '.git/info/exclude' : `${relDir}/.git/info/exclude`, detail: read.detail };
+    if (read.status === 'ok') layers.push({ base: relDir, matcher: ignore().add(read.text) });
+  }
+  if (has.gitignore) {
+    const read = readIgnoreFile(join(absDir, '.gitignore'));
+    if (read.status === 'unreadable') return { unreadable: relDir === '' ? '.gitignore' : `${relDir}/.gitignore`, detail: read.detail };
+    if (read.status === 'ok') layers.push({ base: relDir, matcher: ignore().add(read.text) });
+  }
+  return { layers };
+}
 
 /** Folders never worth indexing, whatever .gitignore says. */
 const ALWAYS_EXCLUDED = ['.git/', '.hg/', '.svn/', 'node_modules/', '__pycache__/', '.venv/', '.tox/', '.mypy_cache/'];
@@ -72,10 +232,12 @@ function ignoredBy(layers: readonly IgnoreLayer[], relPath: string, isDir: boole
 /** List the Python and Java files of a repository that may enter the knowledge base. */
 export async function scanRepository(repoRoot: string, options: ScanOptions = {}, signal?: AbortSignal): Promise<ScanResult> {
   const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
   const files: SourceFile[] = [];
   const skipped: SkippedFile[] = [];
   const rootLayer: IgnoreLayer = { base: '', matcher: ignore().add(ALWAYS_EXCLUDED).add([...(options.exclude ?? [])]) };
   const visitedDirs = new Set<string>();
+  const rootReal = realOrResolved(repoRoot);
 
   // Synchronous file-system calls are much faster than a thread-pool hop per entry;
   // the walk yields to the event loop every few folders so a server stays responsive.
@@ -106,26 +268,35 @@ export async function scanRepository(repoRoot: string, options: ScanOptions = {}
       skipped.push({ path: relDir || '.', reason: 'unreadable', detail: (e as Error).message });
       return;
     }
-    let here = layers;
-    if (entries.some((e) => e.name === '.gitignore' && (e.isFile() || e.isSymbolicLink()))) {
-      try {
-        const text = readFileSync(join(absDir, '.gitignore'), 'utf8');
-        here = [...layers, { base: relDir, matcher: ignore().add(text) }];
-      } catch {
-        // An unreadable .gitignore ignores nothing.
-      }
+    // A .gitignore (or info/exclude) that cannot be read hides the folder it governs: its rules may
+    // be what keeps secrets out, so nothing under it is indexed.
+    const own = folderLayers(absDir, relDir, { gitignore: entries.some((e) => e.name === '.gitignore'), git: entries.some((e) => e.name === '.git') });
+    if ('unreadable' in own) {
+      skipped.push({ path: relDir || '.', reason: 'unreadableGitignore', detail: `${own.unreadable}: ${own.detail}; nothing under this folder is indexed` });
+      return;
     }
+    const here = own.layers.length > 0 ? [...layers, ...own.layers] : layers;
+    const badNames = nonUtf8Names(absDir, entries.map((e) => e.name));
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const abs = join(absDir, entry.name);
       const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
+      const badName: SkipReason | undefined = badNames.has(entry.name) ? 'nameNotUtf8' : hasControlChars(entry.name) ? 'controlCharsInName' : undefined;
+      if (badName) {
+        // The name as listed is not the file's name (or cannot head a prompt snippet): nothing
+        // under it can be read or shown faithfully. Reported when it could hold source.
+        if (!ignoredBy(here, rel, entry.isDirectory()) && (entry.isDirectory() || langOfPath(entry.name))) skipped.push({ path: JSON.stringify(rel).slice(1, -1), reason: badName });
+        continue;
+      }
       let isDir = entry.isDirectory();
       let isFile = entry.isFile();
+      let target: string | undefined;
       if (entry.isSymbolicLink()) {
         try {
           const st = statSync(abs);
           isDir = st.isDirectory();
           isFile = st.isFile();
+          target = realpathSync(abs);
         } catch (e) {
           // A dangling link, or a link cycle the OS refuses to resolve.
           const code = (e as NodeJS.ErrnoException).code;
@@ -134,6 +305,12 @@ export async function scanRepository(repoRoot: string, options: ScanOptions = {}
         }
       }
       if (ignoredBy(here, rel, isDir)) continue;
+      if (target !== undefined && !isInside(rootReal, target)) {
+        // Never follow a link out of the repository: it would bring another folder (the home
+        // folder, say) into the knowledge base and so into prompts.
+        if (isDir || langOfPath(entry.name)) skipped.push({ path: rel, reason: 'symlinkOutside', detail: `points to ${target}` });
+        continue;
+      }
       if (isDir) {
         await walk(abs, here);
         continue;
@@ -157,6 +334,7 @@ export async function scanRepository(repoRoot: string, options: ScanOptions = {}
         continue;
       }
       files.push({ path: rel, absPath: abs, lang, size });
+      if (files.length > maxFiles) throw new TooManyFilesError(repoRoot, maxFiles);
     }
   };
 
@@ -170,8 +348,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Decode a source file's bytes: binary and non-UTF-8 content is refused, never guessed. */
 export function decodeSource(bytes: Uint8Array): ReadSourceResult {
-  const probe = bytes.subarray(0, Math.min(bytes.length, 8192));
-  if (probe.includes(0)) return { ok: false, reason: 'binary', detail: 'contains NUL bytes' };
+  // The whole file (size-capped by the scan): a NUL anywhere means binary. indexOf is a memchr.
+  if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0) !== -1) return { ok: false, reason: 'binary', detail: 'contains NUL bytes' };
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -201,20 +379,24 @@ export type PathVerdict = { index: true; lang: Lang } | { index: false; reason: 
 export async function checkPath(repoRoot: string, relPath: string, options: ScanOptions = {}): Promise<PathVerdict> {
   const parts = relPath.split('/');
   const fileName = parts[parts.length - 1] ?? relPath;
+  if (parts.some(hasControlChars)) return { index: false, reason: 'controlCharsInName' };
   const layers: IgnoreLayer[] = [{ base: '', matcher: ignore().add(ALWAYS_EXCLUDED).add([...(options.exclude ?? [])]) }];
   for (let i = 0; i < parts.length; i++) {
     const base = parts.slice(0, i).join('/');
-    try {
-      const text = await fs.readFile(join(repoRoot, base, '.gitignore'), 'utf8');
-      layers.push({ base, matcher: ignore().add(text) });
-    } catch {
-      // No .gitignore at this level.
-    }
+    const own = folderLayers(join(repoRoot, base), base);
+    if ('unreadable' in own) return { index: false, reason: 'unreadableGitignore' };
+    layers.push(...own.layers);
   }
   for (let i = 1; i < parts.length; i++) {
     if (ignoredBy(layers, parts.slice(0, i).join('/'), true)) return { index: false, reason: 'ignored' };
   }
   if (ignoredBy(layers, relPath, false)) return { index: false, reason: 'ignored' };
+  // Through a link (the file or a folder above it) out of the repository: never indexed.
+  try {
+    if (!isInside(realOrResolved(repoRoot), realpathSync(join(repoRoot, relPath)))) return { index: false, reason: 'symlinkOutside' };
+  } catch {
+    // Gone or dangling: the caller finds it missing.
+  }
   if (isSecretFile(fileName)) return { index: false, reason: 'secret' };
   const lang = langOfPath(fileName);
   if (!lang) return { index: false, reason: 'notSource' };

@@ -6,6 +6,7 @@ import { payloadProblem, readFramedFile, writeFramedFile } from '../util/framedF
 
 export { writeFileAtomic } from '../util/framedFile';
 import type { FileExtraction } from './types';
+import { ITEM_KINDS } from './types';
 
 /** Bump whenever the extraction output or this layout changes. */
 export const INDEX_FORMAT_VERSION = 1;
@@ -58,11 +59,97 @@ export async function loadIndex(indexFolder: string): Promise<LoadResult> {
   if (header.version !== INDEX_FORMAT_VERSION) return { status: 'invalid', reason: `index format version ${header.version}, expected ${INDEX_FORMAT_VERSION}` };
   const problem = payloadProblem(header, payload);
   if (problem) return { status: 'invalid', reason: problem };
+  let index: unknown;
   try {
-    const index = JSON.parse(payload.toString('utf8')) as StoredIndex;
-    if (typeof index !== 'object' || index === null || typeof index.files !== 'object') return { status: 'invalid', reason: 'malformed contents' };
-    return { status: 'ok', index };
+    index = JSON.parse(payload.toString('utf8'));
   } catch {
     return { status: 'invalid', reason: 'malformed contents' };
   }
+  // A valid checksum says the bytes are what was written, not that their shape is what this code
+  // reads (another version's writer, a hand edit): every field read later is checked here.
+  const shape = indexShapeProblem(index);
+  if (shape) return { status: 'invalid', reason: `malformed contents: ${shape}` };
+  return { status: 'ok', index: index as StoredIndex };
+}
+
+type Check = (v: unknown) => boolean;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isString: Check = (v) => typeof v === 'string';
+const isBoolean: Check = (v) => typeof v === 'boolean';
+const isCount: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const oneOf =
+  (...values: readonly string[]): Check =>
+  (v) => typeof v === 'string' && values.includes(v);
+const optional =
+  (check: Check): Check =>
+  (v) => v === undefined || check(v);
+const isRange: Check = (v) => isObject(v) && isCount(v.startLine) && isCount(v.endLine);
+const isLang = oneOf('python', 'java');
+
+/** The first field of `value` that is missing or of the wrong type, as `where.field`; undefined when all are right. */
+function fieldsProblem(value: unknown, where: string, fields: Record<string, Check>): string | undefined {
+  if (!isObject(value)) return `${where} is not an object`;
+  for (const [name, check] of Object.entries(fields)) if (!check(value[name])) return `${where}.${name} is missing or of the wrong type`;
+  return undefined;
+}
+
+function listProblem(value: unknown, where: string, fields: Record<string, Check>): string | undefined {
+  if (!Array.isArray(value)) return `${where} is not a list`;
+  for (let i = 0; i < value.length; i++) {
+    const problem = fieldsProblem(value[i], `${where}[${i}]`, fields);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+const ITEM_FIELDS: Record<string, Check> = {
+  id: isString,
+  kind: oneOf(...ITEM_KINDS),
+  lang: isLang,
+  path: isString,
+  name: isString,
+  qualifiedName: isString,
+  signature: isString,
+  docstring: isString,
+  range: isRange,
+  className: optional(isString),
+  text: isString,
+};
+
+const CLASS_FIELDS: Record<string, Check> = {
+  name: isString,
+  qualifiedName: isString,
+  lang: isLang,
+  path: isString,
+  kind: oneOf('class', 'interface', 'enum', 'record'),
+  header: isString,
+  bases: (v) => Array.isArray(v) && v.every(isString),
+  docstring: isString,
+  range: isRange,
+};
+
+const IMPORT_FIELDS: Record<string, Check> = {
+  module: isString,
+  name: optional(isString),
+  alias: optional(isString),
+  isStatic: optional(isBoolean),
+  wildcard: optional(isBoolean),
+  line: isCount,
+};
+
+/** Why a parsed index does not have the shape of a StoredIndex (undefined when it does). */
+export function indexShapeProblem(index: unknown): string | undefined {
+  if (!isObject(index)) return 'not an object';
+  if (!isObject(index.files)) return 'files is not an object';
+  for (const [path, file] of Object.entries(index.files)) {
+    const where = `files[${JSON.stringify(path)}]`;
+    const problem =
+      fieldsProblem(file, where, { hash: isString, size: isCount, lines: isCount, extraction: isObject }) ??
+      fieldsProblem((file as StoredFile).extraction, `${where}.extraction`, { path: (v) => v === path, lang: isLang, items: Array.isArray, classes: Array.isArray, imports: Array.isArray, packageName: optional(isString), hasSyntaxErrors: isBoolean }) ??
+      listProblem((file as StoredFile).extraction.items, `${where}.extraction.items`, ITEM_FIELDS) ??
+      listProblem((file as StoredFile).extraction.classes, `${where}.extraction.classes`, CLASS_FIELDS) ??
+      listProblem((file as StoredFile).extraction.imports, `${where}.extraction.imports`, IMPORT_FIELDS);
+    if (problem) return problem;
+  }
+  return undefined;
 }

@@ -1,8 +1,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkPath, decodeSource, scanRepository } from '../../../src/engine/kb/scan';
+import { checkPath, decodeSource, isTooManyFilesError, scanRepository, workspaceRootProblem } from '../../../src/engine/kb/scan';
 import { tempDir } from '../../helpers/paths';
 
 function makeRepo(root: string): void {
@@ -96,6 +96,118 @@ test('checkPath agrees with the scan for single files', async () => {
     assert.deepEqual(await checkPath(dir.path, 'pkg/sub/local_only.py'), { index: false, reason: 'ignored' });
     assert.deepEqual(await checkPath(dir.path, '.env'), { index: false, reason: 'secret' });
     assert.deepEqual(await checkPath(dir.path, 'README.md'), { index: false, reason: 'notSource' });
+  } finally {
+    dir.cleanup();
+  }
+});
+
+/** Make a file unreadable even for root (chmod 000 does not stop root): a link to a folder reads as EISDIR. */
+function makeUnreadable(path: string): void {
+  if (process.getuid?.() === 0) {
+    rmSync(path);
+    mkdirSync(`${path}.folder`);
+    symlinkSync(`${path}.folder`, path);
+  } else {
+    chmodSync(path, 0o000);
+  }
+}
+
+test('scan never follows a symlink out of the repository; links inside keep working', async () => {
+  const dir = tempDir();
+  try {
+    const repo = join(dir.path, 'repo');
+    const outside = join(dir.path, 'outside');
+    mkdirSync(join(repo, 'pkg'), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(repo, 'pkg', 'a.py'), 'def f():\n    return 1\n');
+    writeFileSync(join(outside, 'private.py'), 'TOKEN = "x"\n');
+    symlinkSync(outside, join(repo, 'escape'));
+    symlinkSync('..', join(repo, 'parent'));
+    symlinkSync(join(outside, 'private.py'), join(repo, 'one.py'));
+    symlinkSync('pkg/a.py', join(repo, 'alias.py'));
+    const result = await scanRepository(repo);
+    assert.deepEqual(result.files.map((f) => f.path), ['alias.py', 'pkg/a.py']);
+    const skipped = Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]));
+    assert.deepEqual(skipped, { escape: 'symlinkOutside', 'one.py': 'symlinkOutside', parent: 'symlinkOutside' });
+    assert.deepEqual(await checkPath(repo, 'escape/private.py'), { index: false, reason: 'symlinkOutside' });
+    assert.deepEqual(await checkPath(repo, 'alias.py'), { index: true, lang: 'python' });
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('an unreadable .gitignore hides the folder it governs; .git/info/exclude is honoured', async () => {
+  const dir = tempDir();
+  try {
+    const w = (p: string, data: string): void => {
+      mkdirSync(join(dir.path, p, '..'), { recursive: true });
+      writeFileSync(join(dir.path, p), data);
+    };
+    w('pkg/a.py', 'a = 1\n');
+    w('sub/.gitignore', 'hidden.py\n');
+    w('sub/hidden.py', 'SECRET = "x"\n');
+    w('sub/visible.py', 'v = 1\n');
+    w('.git/info/exclude', 'local/\n');
+    w('local/notes.py', 'n = 1\n');
+    makeUnreadable(join(dir.path, 'sub', '.gitignore'));
+    const result = await scanRepository(dir.path);
+    assert.deepEqual(result.files.map((f) => f.path), ['pkg/a.py']);
+    assert.equal(result.skipped.find((s) => s.path === 'sub')?.reason, 'unreadableGitignore');
+    assert.deepEqual(await checkPath(dir.path, 'sub/visible.py'), { index: false, reason: 'unreadableGitignore' });
+    assert.deepEqual(await checkPath(dir.path, 'local/notes.py'), { index: false, reason: 'ignored' });
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('names a prompt header cannot hold are skipped with their reason; a NUL anywhere means binary', async () => {
+  const dir = tempDir();
+  try {
+    writeFileSync(join(dir.path, 'ok.py'), 'x = 1\n');
+    writeFileSync(Buffer.concat([Buffer.from(`${dir.path}/caf`), Buffer.from([0xe9]), Buffer.from('.py')]), 'y = 1\n');
+    writeFileSync(join(dir.path, 'evil\nname.py'), 'z = 1\n');
+    const result = await scanRepository(dir.path);
+    assert.deepEqual(result.files.map((f) => f.path), ['ok.py']);
+    assert.deepEqual(result.skipped.map((s) => s.reason).sort(), ['controlCharsInName', 'nameNotUtf8']);
+    assert.ok(result.skipped.every((s) => !s.path.includes('\n')), 'reported paths are escaped');
+  } finally {
+    dir.cleanup();
+  }
+  const late = Buffer.concat([Buffer.from('x = 1\n'.repeat(2000)), Buffer.from([0]), Buffer.from('y = 2\n')]);
+  assert.ok(late.indexOf(0) > 8192);
+  const r = decodeSource(late);
+  assert.equal(!r.ok && r.reason, 'binary');
+});
+
+test('more candidate files than maxFiles stop the scan; the root and the home folder are refused', async () => {
+  const dir = tempDir();
+  try {
+    for (const n of ['a', 'b', 'c']) writeFileSync(join(dir.path, `${n}.py`), `${n} = 1\n`);
+    await assert.rejects(scanRepository(dir.path, { maxFiles: 2 }), (e: unknown) => isTooManyFilesError(e) && /more than 2 source files/.test(e.message));
+    assert.equal((await scanRepository(dir.path, { maxFiles: 3 })).files.length, 3);
+    assert.match(workspaceRootProblem(dir.path, dir.path) ?? '', /home folder/);
+    assert.match(workspaceRootProblem('/', dir.path) ?? '', /root of the file system/);
+    assert.equal(workspaceRootProblem(dir.path, '/nonexistent-home'), undefined);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test("a linked worktree honours its main repository's info/exclude, as git does", async () => {
+  const dir = tempDir();
+  try {
+    const main = join(dir.path, 'main');
+    const wt = join(dir.path, 'wt');
+    mkdirSync(join(main, '.git', 'info'), { recursive: true });
+    mkdirSync(join(main, '.git', 'worktrees', 'wt'), { recursive: true });
+    writeFileSync(join(main, '.git', 'info', 'exclude'), 'scratch/\n');
+    writeFileSync(join(main, '.git', 'worktrees', 'wt', 'commondir'), '../..\n');
+    mkdirSync(join(wt, 'scratch'), { recursive: true });
+    writeFileSync(join(wt, '.git'), `gitdir: ${join(main, '.git', 'worktrees', 'wt')}\n`);
+    writeFileSync(join(wt, 'a.py'), 'a = 1\n');
+    writeFileSync(join(wt, 'scratch', 'b.py'), 'b = 1\n');
+    assert.deepEqual((await scanRepository(wt)).files.map((f) => f.path), ['a.py']);
+    assert.deepEqual(await checkPath(wt, 'scratch/b.py'), { index: false, reason: 'ignored' });
   } finally {
     dir.cleanup();
   }

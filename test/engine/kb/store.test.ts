@@ -77,3 +77,32 @@ test('index folders are distinct per repository path', () => {
   assert.notEqual(indexFolderFor('/c', '/a/repo'), indexFolderFor('/c', '/b/repo'));
   assert.equal(indexFolderFor('/c', '/a/repo'), indexFolderFor('/c', '/a/repo/'));
 });
+
+test('an index with a valid checksum but a wrong shape is invalid, naming the field', async () => {
+  const dir = tempDir();
+  try {
+    const folder = indexFolderFor(dir.path, '/some/repo');
+    const file = sample.files['a.py']!;
+    const item = { id: 'a.py#function:f', kind: 'function', lang: 'python', path: 'a.py', name: 'f', qualifiedName: 'f', signature: 'def f():', docstring: '', range: { startLine: 0, endLine: 1 }, text: 'def f():' };
+    const bad: Array<[unknown, RegExp]> = [
+      [{ ...sample, files: { 'a.py': { ...file, extraction: null } } }, /files\["a\.py"\]\.extraction/],
+      [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, items: [{ ...item, range: null }] } } } }, /items\[0\]\.range/],
+      [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, items: [{ ...item, kind: 'macro' }] } } } }, /items\[0\]\.kind/],
+      [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, classes: {} } } } }, /extraction\.classes/],
+      [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, imports: [{ module: 3, line: 1 }] } } } }, /imports\[0\]\.module/],
+      [{ ...sample, files: { 'a.py': { ...file, hash: 7 } } }, /\.hash/],
+      [{ ...sample, files: [] }, /files is not an object/],
+    ];
+    for (const [index, reason] of bad) {
+      await saveIndex(folder, index as StoredIndex);
+      const r = await loadIndex(folder);
+      assert.equal(r.status, 'invalid');
+      assert.match(r.status === 'invalid' ? r.reason : '', reason);
+    }
+    const good = { ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, items: [item] } } } } as StoredIndex;
+    await saveIndex(folder, good);
+    assert.equal((await loadIndex(folder)).status, 'ok');
+  } finally {
+    dir.cleanup();
+  }
+});

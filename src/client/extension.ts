@@ -182,7 +182,8 @@ class CodeRagExtension implements vscode.Disposable {
       const workDoneToken = `coderag-rebuild-${Date.now()}`;
       const sub = forwardProgress(client, workDoneToken, progress);
       try {
-        const result = await client.sendRequest(RebuildIndexRequest.type, { workDoneToken }, token);
+        // The command the user runs when the index seems wrong: drop the saved index and parse every file again.
+        const result = await client.sendRequest(RebuildIndexRequest.type, { workDoneToken, full: true }, token);
         const items = result.folders.reduce((n, f) => n + (f.items ?? 0), 0);
         const failed = result.folders.filter((f) => f.state === 'failed');
         if (failed.length > 0) void vscode.window.showErrorMessage(`CodeRAG: indexing failed for ${failed.map((f) => `${f.uri} (${f.message ?? ''})`).join(', ')}`);

@@ -297,6 +297,7 @@ export class RepoSymbols {
       }
     }
     for (const part of rest) cls = cls ? this.javaNested(cls, part) : undefined;
+    if (cls && isTestPath(cls.path) && !isTestPath(path)) cls = undefined;
     this.javaTypeCache.set(key, cls);
     return cls;
   }
@@ -603,7 +604,8 @@ function analyzeJava(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root
         }
       }
     }
-    const result = cls && cls.path !== path ? cls : undefined;
+    // Main code never compiles against test sources (a test helper named like a JDK class).
+    const result = cls && cls.path !== path && !(isTestPath(cls.path) && !isTestPath(path)) ? cls : undefined;
     typeCache.set(name, result);
     return result;
   };

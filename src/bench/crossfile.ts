@@ -5,14 +5,17 @@
 // Python: names bound by imports (`from pkg.mod import Name [as A]`, `import pkg.mod [as m]`,
 // relative imports, `from m import *`), followed through re-exports (an `__init__.py` importing
 // the name) and attribute chains (`m.func`, `pkg.mod.Class.method`, `Class.member`).
-// Java: types that are repository classes (imported, same package, or a wildcard import), static
-// imports (single and wildcard), static members `Type.member`, and member calls `x.method(...)`:
-// when `x` (or `this.x`) has a declared type in the file, the method of that class if it is a
-// repository class (nothing otherwise); when the type is unknown (`a.b().m()`), every
-// classFunction `m` of a non-test repository class in another file, provided `m` names methods
-// of at most MAX_MEMBER_CANDIDATE_CLASSES classes, is not a common JDK method (OBJECT_METHODS),
-// and is not declared in the file itself.
-// Known misses: inherited members and nested types reached through a superclass, Python names
+// Java: types that are repository classes (imported, same package, or a wildcard import; test
+// sources are never visible from main code), static imports (single and wildcard), static members
+// `Type.member`, and member calls `x.method(...)`: the receiver's type comes from the innermost
+// declaration in scope (local, parameter, field), a repository method's return type, a field's
+// type, a cast, `new T()`, `this` / `super`; its members are looked up with those inherited from
+// repository superclasses, and a type outside the repository means no use. Only when the type is
+// unknown (`var`, a type variable) does a call count every classFunction `m` of a non-test
+// repository class in another file, provided `m` names methods of at most
+// MAX_MEMBER_CANDIDATE_CLASSES classes, is not a common JDK method (OBJECT_METHODS), and is not
+// declared in the file itself. A method called without a receiver may be inherited.
+// Known misses: inherited fields used as bare names, Python names
 // bound by assignment (`x = mod.f` then `x()`), Java overloads are all listed (no arity check).
 import type { Node } from 'web-tree-sitter';
 import type { KnowledgeBase } from '../engine/kb/KnowledgeBase';

@@ -32,7 +32,7 @@ export interface Binding {
 
 export interface TypeRef {
   chain: Chain;
-  /** 0-based line of its use nearest the cursor. */
+  /** 0-based row of its use nearest the cursor in the parsed (folded) prefix: orders the references, not a line of the file. */
   line: number;
 }
 

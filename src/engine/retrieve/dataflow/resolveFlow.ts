@@ -103,11 +103,11 @@ export class FlowResolver {
         this.resolveChain(chain, scope, RECENT_DEPTH, `${chainText(chain)} (used above)`);
       }
       // The classes of the types the enclosing class and method use, nearest the cursor first.
-      for (const ref of flow.typeRefs) {
+      for (const [rank, ref] of flow.typeRefs.entries()) {
         if (this.steps > this.maxSteps) break;
         for (const e of this.resolveHeadChain(ref.chain, scope, TYPE_REF_DEPTH)) {
           if (e.kind !== 'class') continue;
-          this.emit(e, TYPE_REF_DEPTH, `${chainText(ref.chain)} (type used at line ${ref.line + 1})`);
+          this.emit(e, TYPE_REF_DEPTH, `${chainText(ref.chain)} (type used above, ${rank + 1}. nearest)`);
         }
       }
       if (scope.lang === 'python') this.emitImportGroups(scope, recent, usedNames, nearWords);

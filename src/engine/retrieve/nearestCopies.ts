@@ -6,15 +6,17 @@ import { commonPrefixLength, SECONDARY_TREE } from './dataflow/repoSymbols';
 import type { Snippet } from './types';
 
 /**
- * What makes two snippets copies of one definition: the same kind, qualified name, file name and
- * folder name (`pkg/mod.py`, `org/x/Foo.java`: a module named alike in two packages is not a copy);
- * undefined for code windows, which are never dropped.
+ * What makes two snippets copies of one definition: the same kind, qualified name and path tail,
+ * the file with its folder (`pkg/mod.py`) or, for Java, with two folders of its package
+ * (`acme/util/Strings.java`: `impl/Util.java` in two packages is not a copy); undefined for code
+ * windows, which are never dropped.
  */
 export function copyKey(snippet: Snippet): string | undefined {
   const local = snippet.id.slice(snippet.path.length);
   if (local.startsWith('#window:')) return undefined;
   const parts = snippet.path.split('/');
-  return `${snippet.kind}\0${snippet.qualifiedName}\0${parts.slice(-2).join('/')}\0${local}`;
+  const tail = snippet.path.endsWith('.java') ? 3 : 2;
+  return `${snippet.kind}\0${snippet.qualifiedName}\0${parts.slice(-tail).join('/')}\0${local}`;
 }
 
 /**

@@ -82,6 +82,9 @@ void test('dropFarCopies / mergeCandidates: a definition found in two source tre
   // Equally near (the edited file is in neither tree): both stay.
   const [both] = dropFarCopies([dense], 'app/Main.java');
   assert.equal(both!.length, 2);
+  // Same class name and folder in two packages: not copies.
+  const [unrelated] = dropFarCopies([[snip('lib/src/org/one/util/Strings.java', 'shout'), snip('lib/src/org/two/util/Strings.java', 'shout')]], 'lib/src/org/one/App.java');
+  assert.equal(unrelated!.length, 2);
   const trace = (path: PathTrace['path'], results: ScoredSnippet[]): PathTrace => ({ path, status: 'ok', elapsedMs: 1, budgetMs: 100, results });
   const merged = mergeCandidates([trace('sparse', sparse), trace('dense', dense)], 10, 'lib/src/org/acme/app/Shelf.java');
   assert.ok(merged.every((c) => !c.snippet.id.includes('legacy/') || c.snippet.id.includes('#window:')));

@@ -5,14 +5,17 @@
 // Python: names bound by imports (`from pkg.mod import Name [as A]`, `import pkg.mod [as m]`,
 // relative imports, `from m import *`), followed through re-exports (an `__init__.py` importing
 // the name) and attribute chains (`m.func`, `pkg.mod.Class.method`, `Class.member`).
-// Java: types that are repository classes (imported, same package, or a wildcard import), static
-// imports (single and wildcard), static members `Type.member`, and member calls `x.method(...)`:
-// when `x` (or `this.x`) has a declared type in the file, the method of that class if it is a
-// repository class (nothing otherwise); when the type is unknown (`a.b().m()`), every
-// classFunction `m` of a non-test repository class in another file, provided `m` names methods
-// of at most MAX_MEMBER_CANDIDATE_CLASSES classes, is not a common JDK method (OBJECT_METHODS),
-// and is not declared in the file itself.
-// Known misses: inherited members and nested types reached through a superclass, Python names
+// Java: types that are repository classes (imported, same package, or a wildcard import; test
+// sources are never visible from main code), static imports (single and wildcard), static members
+// `Type.member`, and member calls `x.method(...)`: the receiver's type comes from the innermost
+// declaration in scope (local, parameter, field), a repository method's return type, a field's
+// type, a cast, `new T()`, `this` / `super`; its members are looked up with those inherited from
+// repository superclasses, and a type outside the repository means no use. Only when the type is
+// unknown (`var`, a type variable) does a call count every classFunction `m` of a non-test
+// repository class in another file, provided `m` names methods of at most
+// MAX_MEMBER_CANDIDATE_CLASSES classes, is not a common JDK method (OBJECT_METHODS), and is not
+// declared in the file itself. A method called without a receiver may be inherited.
+// Known misses: inherited fields used as bare names, Python names
 // bound by assignment (`x = mod.f` then `x()`), Java overloads are all listed (no arity check).
 import type { Node } from 'web-tree-sitter';
 import type { KnowledgeBase } from '../engine/kb/KnowledgeBase';
@@ -257,6 +260,86 @@ export class RepoSymbols {
 
   javaMethodsNamed(name: string): readonly KbItem[] {
     return this.javaMethodsByName.get(name) ?? [];
+  }
+
+  private readonly javaTypeCache = new Map<string, KbClass | undefined>();
+
+  /**
+   * The repository class a (possibly dotted) type name denotes in the file `path`: its own
+   * classes (nested ones included), explicit imports, its package, wildcard imports; `Outer.Inner`
+   * through the outer class. Undefined for a type outside the repository.
+   */
+  javaTypeIn(path: string, dotted: string): KbClass | undefined {
+    const key = `${path}\0${dotted}`;
+    if (this.javaTypeCache.has(key)) return this.javaTypeCache.get(key);
+    this.javaTypeCache.set(key, undefined);
+    const x = this.kb.file(path);
+    const pkg = x?.packageName ?? '';
+    const [first, ...rest] = dotted.split('.');
+    let cls: KbClass | undefined;
+    if (first !== undefined && x) {
+      cls = x.classes.find((c) => c.name === first);
+      const explicit = x.imports.find((i) => !i.isStatic && !i.wildcard && i.name === first);
+      if (!cls && explicit) cls = this.javaClass(explicit.module ? `${explicit.module}.${first}` : first);
+      cls ??= this.javaTopLevel(pkg, first);
+      for (const w of x.imports) {
+        if (cls) break;
+        if (w.wildcard && !w.isStatic) cls = this.javaTopLevel(w.module, first);
+      }
+      // A class nested in one of the file's classes or in their repository superclasses.
+      if (!cls) cls = x.classes.map((c) => this.javaNested(c, first)).find((c) => c !== undefined);
+      // A fully qualified name.
+      if (!cls && rest.length > 0) {
+        for (let i = rest.length; i >= 1 && !cls; i--) {
+          const fq = this.javaClass([first, ...rest.slice(0, i)].join('.'));
+          if (fq) {
+            cls = fq;
+            rest.splice(0, i);
+          }
+        }
+      }
+    }
+    for (const part of rest) cls = cls ? this.javaNested(cls, part) : undefined;
+    if (cls && isTestPath(cls.path) && !isTestPath(path)) cls = undefined;
+    this.javaTypeCache.set(key, cls);
+    return cls;
+  }
+
+  /** A nested class `name` of a class or of its repository superclasses. */
+  private javaNested(cls: KbClass, name: string, depth = 0): KbClass | undefined {
+    const pkg = this.kb.file(cls.path)?.packageName;
+    const direct = this.javaClass(`${pkg ? `${pkg}.` : ''}${cls.qualifiedName}.${name}`);
+    if (direct || depth > 4) return direct;
+    for (const base of this.javaBases(cls, depth)) {
+      const found = this.javaNested(base, name, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** The repository classes a Java class extends or implements. */
+  javaBases(cls: KbClass, depth = 0): KbClass[] {
+    if (depth > 4) return [];
+    const out: KbClass[] = [];
+    for (const base of cls.bases) {
+      const name = base.replace(/<[\s\S]*$/, '').replace(/\s+/g, '');
+      const found = name && name !== cls.name ? this.javaTypeIn(cls.path, name) : undefined;
+      if (found && found !== cls) out.push(found);
+    }
+    return out;
+  }
+
+  /** Members of a Java class with that name, else those it inherits from repository superclasses (nearest first). */
+  javaMembersDeep(cls: KbClass, name: string, prefer?: KbItem['kind'], depth = 0, seen = new Set<KbClass>()): KbItem[] {
+    if (seen.has(cls) || depth > 5) return [];
+    seen.add(cls);
+    const own = this.members(cls, name, prefer);
+    if (own.length > 0) return own;
+    for (const base of this.javaBases(cls)) {
+      const found = this.javaMembersDeep(base, name, prefer, depth + 1, seen);
+      if (found.length > 0) return found;
+    }
+    return [];
   }
 }
 
@@ -524,7 +607,8 @@ function analyzeJava(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root
         }
       }
     }
-    const result = cls && cls.path !== path ? cls : undefined;
+    // Main code never compiles against test sources (a test helper named like a JDK class).
+    const result = cls && cls.path !== path && !(isTestPath(cls.path) && !isTestPath(path)) ? cls : undefined;
     typeCache.set(name, result);
     return result;
   };
@@ -554,22 +638,109 @@ function analyzeJava(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root
     return [];
   };
 
-  const declared = javaDeclaredTypes(root);
-  const memberCall = (row: number, name: string, receiver: Node | null): void => {
-    // A receiver whose declared type is known decides: its class's members, or nothing for a non-repository type.
-    const type = receiverName(receiver) !== undefined ? declared.get(receiverName(receiver)!) : undefined;
+  const declared = javaDeclarations(root);
+  const ownClass = (classes: string[]): KbClass | undefined => (x?.classes ?? []).find((c) => c.qualifiedName === classes.join('.'));
+
+  /** The repository class a declared type text names, seen from `from` (undefined: outside the repository). */
+  const typeClass = (typeText: string, from: string): KbClass | undefined => {
+    const simple = typeText.replace(/@\w+(\([^)]*\))?/g, ' ').replace(/<[\s\S]*$/, '').replace(/\[\s*\]/g, '').replace(/\s+/g, '');
+    if (simple === '' || simple === 'var') return undefined;
+    return from === path ? resolveTypePath(simple) ?? ownTypePath(simple) : symbols.javaTypeIn(from, simple);
+  };
+  /** `Own` or `Own.Inner`, classes of this file (a receiver typed by one, for inherited members). */
+  const ownTypePath = (dotted: string): KbClass | undefined => symbols.javaTypeIn(path, dotted);
+
+  /**
+   * What a call's receiver is: a repository class (its members, inherited ones included), a type
+   * outside the repository or a type variable (`outside`: no definition), or unknown (undefined).
+   */
+  const receiverType = (node: Node | null, classes: string[], depth = 0): Receiver => {
+    if (!node || depth > 6) return undefined;
+    switch (node.type) {
+      case 'this':
+      case 'super': {
+        const own = ownClass(classes);
+        if (!own) return undefined;
+        if (node.type === 'this') return { cls: own };
+        const bases = symbols.javaBases(own);
+        return bases[0] ? { cls: bases[0] } : own.bases.length > 0 ? 'outside' : undefined;
+      }
+      case 'identifier': {
+        const type = declared(node.text, node);
+        if (type === null) return undefined;
+        if (type !== undefined) return typeOrOutside(typeClass(type, path), type);
+        if (/^[A-Z]/.test(node.text)) return typeOrOutside(resolveType(node.text) ?? ownTypePath(node.text), node.text);
+        // A field inherited from a repository superclass.
+        const own = ownClass(classes);
+        const field = own ? symbols.javaMembersDeep(own, node.text, 'classVariable').find((m) => m.kind === 'classVariable') : undefined;
+        return field ? typeOfMember(field) : undefined;
+      }
+      case 'field_access': {
+        const object = node.childForFieldName('object');
+        const field = node.childForFieldName('field');
+        if (!field) return undefined;
+        if (object?.type === 'this') {
+          const type = declared(field.text, node, true);
+          if (type === null) return undefined;
+          if (type !== undefined) return typeOrOutside(typeClass(type, path), type);
+        }
+        const owner = receiverType(object, classes, depth + 1);
+        if (owner === undefined || owner === 'outside') return owner;
+        const member = symbols.javaMembersDeep(owner.cls, field.text, 'classVariable').find((m) => m.kind === 'classVariable');
+        if (member) return typeOfMember(member);
+        const nested = symbols.javaTypeIn(owner.cls.path, `${owner.cls.qualifiedName}.${field.text}`);
+        return nested ? { cls: nested } : undefined;
+      }
+      case 'method_invocation': {
+        const object = node.childForFieldName('object');
+        const name = node.childForFieldName('name')?.text;
+        if (!name) return undefined;
+        const owner = object ? receiverType(object, classes, depth + 1) : ownClass(classes) ? { cls: ownClass(classes)! } : undefined;
+        if (owner === undefined || owner === 'outside') return owner;
+        const methods = symbols.javaMembersDeep(owner.cls, name, 'classFunction').filter((m) => m.kind === 'classFunction');
+        const types = new Set(methods.map((m) => javaReturnType(m)).filter((t): t is string => t !== undefined));
+        // Overloads returning different types, or none known: unknown.
+        if (types.size !== 1) return undefined;
+        const type = [...types][0]!;
+        return typeOrOutside(typeClass(type, methods[0]!.path), type);
+      }
+      case 'object_creation_expression': {
+        const type = node.childForFieldName('type');
+        return type ? typeOrOutside(typeClass(type.text, path), type.text) : undefined;
+      }
+      case 'cast_expression': {
+        const type = node.childForFieldName('type');
+        return type ? typeOrOutside(typeClass(type.text, path), type.text) : undefined;
+      }
+      case 'parenthesized_expression':
+        return receiverType(node.namedChild(0), classes, depth + 1);
+      case 'string_literal':
+      case 'array_creation_expression':
+      case 'class_literal':
+        return 'outside';
+      default:
+        return undefined;
+    }
+  };
+  const typeOfMember = (m: KbItem): Receiver => {
+    const type = javaFieldType(m);
+    return type === undefined ? undefined : typeOrOutside(typeClass(type, m.path), type);
+  };
+
+  const memberCall = (row: number, name: string, receiver: Node | null, classes: string[]): void => {
+    // A receiver whose type is known decides: its class's members (inherited ones included), or nothing outside the repository.
+    const type = receiverType(receiver, classes);
+    if (type === 'outside') return;
     if (type) {
-      // A repository class without that member inherits it or it is a record accessor: no guess either way.
-      const cls = resolveTypePath(type);
-      if (cls) for (const m of symbols.members(cls, name, 'classFunction')) uses.add(row, itemDef(m));
+      for (const m of symbols.javaMembersDeep(type.cls, name, 'classFunction')) uses.add(row, itemDef(m));
       return;
     }
     // `Type.method(...)` on a type outside the repository (`Objects.requireNonNull`).
     if (receiver?.type === 'identifier' && /^[A-Z]/.test(receiver.text)) return;
     if (OBJECT_METHODS.has(name) || ownMemberNames.has(name)) return;
     const candidates = symbols.javaMethodsNamed(name).filter((m) => m.path !== path && !isTestPath(m.path));
-    const classes = new Set(candidates.map((m) => `${m.path}\0${m.className ?? ''}`));
-    if (classes.size === 0 || classes.size > MAX_MEMBER_CANDIDATE_CLASSES) return;
+    const classes2 = new Set(candidates.map((m) => `${m.path}\0${m.className ?? ''}`));
+    if (classes2.size === 0 || classes2.size > MAX_MEMBER_CANDIDATE_CLASSES) return;
     for (const m of candidates) uses.add(row, itemDef(m));
   };
 
@@ -615,11 +786,15 @@ function analyzeJava(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root
           const name = nameNode.text;
           const row = nameNode.startPosition.row;
           if (!object) {
-            for (const m of staticMember(name)) uses.add(row, itemDef(m));
+            const statics = staticMember(name);
+            for (const m of statics) uses.add(row, itemDef(m));
+            // A method inherited from a repository superclass, called without a receiver.
+            const own = ownClass(classes);
+            if (statics.length === 0 && own && !ownMemberNames.has(name)) for (const m of symbols.javaMembersDeep(own, name, 'classFunction')) uses.add(row, itemDef(m));
           } else {
-            const cls = object.type === 'identifier' ? resolveType(object.text) : undefined;
-            if (cls) for (const m of symbols.members(cls, name, 'classFunction')) uses.add(row, itemDef(m));
-            else memberCall(row, name, object);
+            const cls = object.type === 'identifier' && declared(object.text, object) === undefined ? resolveType(object.text) : undefined;
+            if (cls) for (const m of symbols.javaMembersDeep(cls, name, 'classFunction')) uses.add(row, itemDef(m));
+            else memberCall(row, name, object, classes);
           }
         }
         for (const c of node.namedChildren) if (c && !sameNode(nameNode, c)) visit(c, classes, inMethod);
@@ -628,9 +803,11 @@ function analyzeJava(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root
       case 'field_access': {
         const object = node.childForFieldName('object');
         const field = node.childForFieldName('field');
-        if (object && field && object.type === 'identifier') {
-          const cls = resolveType(object.text);
-          if (cls) for (const m of symbols.members(cls, field.text, 'classVariable')) uses.add(field.startPosition.row, itemDef(m));
+        if (object && field && object.type !== 'this') {
+          // `Type.FIELD`, or a field of a receiver whose type is a repository class.
+          const cls = object.type === 'identifier' && declared(object.text, object) === undefined ? resolveType(object.text) : undefined;
+          const owner = cls ? { cls } : receiverType(object, classes);
+          if (owner && owner !== 'outside') for (const m of symbols.javaMembersDeep(owner.cls, field.text, 'classVariable').filter((m) => m.kind === 'classVariable')) uses.add(field.startPosition.row, itemDef(m));
         }
         if (object) visit(object, classes, inMethod);
         return;
@@ -659,42 +836,94 @@ function analyzeJava(symbols: RepoSymbols, kb: KnowledgeBase, path: string, root
   return { path, lang: 'java', defsByRow: uses.defsByRow, excludedRows, functions };
 }
 
-const JAVA_TYPED_DECLARATIONS = new Set(['formal_parameter', 'spread_parameter', 'catch_formal_parameter', 'resource']);
+const JAVA_TYPED_DECLARATIONS = new Set(['formal_parameter', 'spread_parameter', 'catch_formal_parameter', 'resource', 'enhanced_for_statement']);
+
+/** A call receiver's type: a repository class, `outside` (a JDK or library type, a type variable), or unknown (undefined). */
+type Receiver = { cls: KbClass } | 'outside' | undefined;
+
+function typeOrOutside(cls: KbClass | undefined, typeText: string): Receiver {
+  if (cls) return { cls };
+  // A type variable (`T`, `E2`) may stand for a repository class: unknown, not outside.
+  return /^[A-Z][A-Z0-9]?$/.test(typeText.replace(/<[\s\S]*$/, '').trim()) ? undefined : 'outside';
+}
+
+interface JavaDeclaration {
+  type: string | null;
+  /** Offsets of the scope the name is visible in, and where the declaration starts. */
+  scopeStart: number;
+  scopeEnd: number;
+  at: number;
+  field: boolean;
+}
 
 /**
- * The declared type of each variable name in a file (fields, parameters, locals), as the simple
- * name of its outermost type (`List<Foo>` -> `List`, `Outer.Inner` kept dotted). A name declared with
- * two different types, or with `var`, has no entry. Scopes are ignored: a file-wide approximation.
+ * The declared type of a variable name at a use: the innermost declaration (local, parameter,
+ * enhanced-for or resource variable, catch parameter, field) whose scope holds the use and, for a
+ * local, that starts before it. Returns the type's text, null for `var` or an unreadable type,
+ * undefined when the name is not declared in the file (a class name, an inherited field).
+ * `fieldsOnly`: `this.x`.
  */
-function javaDeclaredTypes(root: Node): Map<string, string> {
-  const types = new Map<string, string | null>();
-  const record = (name: string, typeNode: Node | null): void => {
-    const simple = typeNode ? simpleTypeName(typeNode) : undefined;
-    if (!simple || simple === 'var') {
-      types.set(name, null);
-      return;
-    }
-    const prev = types.get(name);
-    types.set(name, prev === undefined || prev === simple ? simple : null);
+function javaDeclarations(root: Node): (name: string, use: Node, fieldsOnly?: boolean) => string | null | undefined {
+  const byName = new Map<string, JavaDeclaration[]>();
+  const record = (name: string, typeNode: Node | null, scope: Node | null, at: number, field: boolean): void => {
+    if (!scope) return;
+    const text = typeNode?.text.replace(/\s+/g, ' ').trim();
+    const decl: JavaDeclaration = { type: text && text !== 'var' ? text : null, scopeStart: scope.startIndex, scopeEnd: scope.endIndex, at: field ? scope.startIndex : at, field };
+    const list = byName.get(name);
+    if (list) list.push(decl);
+    else byName.set(name, [decl]);
   };
   const visit = (node: Node): void => {
     if (node.type === 'variable_declarator') {
       const parent = node.parent;
       const name = node.childForFieldName('name');
       if (name && parent && (parent.type === 'local_variable_declaration' || parent.type === 'field_declaration' || parent.type === 'constant_declaration')) {
-        record(name.text, parent.childForFieldName('type'));
+        const field = parent.type !== 'local_variable_declaration';
+        record(name.text, parent.childForFieldName('type'), parent.parent, node.startIndex, field);
       }
     } else if (JAVA_TYPED_DECLARATIONS.has(node.type)) {
       const name = node.childForFieldName('name') ?? node.namedChildren.find((c) => c?.type === 'identifier') ?? null;
       const type = node.childForFieldName('type') ?? node.namedChildren.find((c) => c && /type/.test(c.type)) ?? null;
-      if (name) record(name.text, type);
+      // Parameters are visible in their method or lambda; a catch parameter in its clause; a resource in its try.
+      let scope: Node | null = node.type === 'enhanced_for_statement' ? node : node.parent;
+      while (scope && (scope.type === 'formal_parameters' || scope.type === 'resource_specification' || scope.type === 'catch_formal_parameter')) scope = scope.parent;
+      if (name) record(name.text, type, scope, node.startIndex, false);
+    } else if (node.type === 'record_declaration') {
+      for (const p of node.childForFieldName('parameters')?.namedChildren ?? []) {
+        const name = p?.childForFieldName('name');
+        if (p && name) record(name.text, p.childForFieldName('type'), node, node.startIndex, true);
+      }
     }
     for (const c of node.namedChildren) if (c) visit(c);
   };
   visit(root);
-  const out = new Map<string, string>();
-  for (const [name, type] of types) if (type) out.set(name, type);
-  return out;
+  return (name, use, fieldsOnly = false) => {
+    let best: JavaDeclaration | undefined;
+    for (const d of byName.get(name) ?? []) {
+      if (fieldsOnly && !d.field) continue;
+      if (use.startIndex < d.scopeStart || use.startIndex > d.scopeEnd || use.startIndex < d.at) continue;
+      if (!best || d.scopeEnd - d.scopeStart < best.scopeEnd - best.scopeStart) best = d;
+    }
+    return best === undefined ? undefined : best.type;
+  };
+}
+
+/** A Java method's declared return type, from its signature (modifiers, annotations and type parameters dropped). */
+function javaReturnType(m: KbItem): string | undefined {
+  const sig = m.signature.replace(/@\w+(\.\w+)*(\([^)]*\))?/g, ' ');
+  const at = sig.indexOf(`${m.name}(`);
+  if (at <= 0) return undefined;
+  const head = sig.slice(0, at).replace(/\b(public|protected|private|static|final|abstract|synchronized|native|default|strictfp)\b/g, ' ').replace(/^\s*<[^>]*(<[^>]*>[^>]*)*>/, ' ').trim();
+  return head === '' || head === 'void' ? undefined : head;
+}
+
+/** A Java field's declared type, from its signature. */
+function javaFieldType(m: KbItem): string | undefined {
+  const decl = (m.signature.split('=', 1)[0] ?? '').replace(/@\w+(\.\w+)*(\([^)]*\))?/g, ' ');
+  const at = decl.lastIndexOf(m.name);
+  if (at <= 0) return undefined;
+  const head = decl.slice(0, at).replace(/\b(public|protected|private|static|final|transient|volatile)\b/g, ' ').trim();
+  return head === '' ? undefined : head;
 }
 
 function simpleTypeName(type: Node): string | undefined {

@@ -1,5 +1,6 @@
 // Multi-path merge (CodeRAG section 2.2.1): the paths' results become one deduplicated list of
 // at most n = 2j+1 candidates, each with the paths that found it and their scores.
+import { dropFarCopies } from './nearestCopies';
 import type { Candidate, PathName, PathTrace } from './types';
 
 /** Taking turns: dataflow first (few, precise), then sparse, dense, RG-1. */
@@ -19,13 +20,17 @@ const TURNS: Partial<Record<PathName, number>> = { dataflow: 10 };
  * Results marked `lead` first, then round-robin over the paths' ranked lists (dataflow taking
  * ten per round) so every path contributes near its top; a snippet
  * found by several paths is one candidate carrying each path's score and rank. Snippets of the
- * unfinished file are dropped (its text after the cursor must never reach the prompt).
+ * unfinished file are dropped (its text after the cursor must never reach the prompt), and so are
+ * copies of a definition farther from the edited file than another copy (dropFarCopies).
  */
 export function mergeCandidates(traces: readonly PathTrace[], maxCandidates: number, excludePath?: string): Candidate[] {
-  const lists = [...traces]
-    .filter((t) => t.status === 'ok')
-    .sort((a, b) => PATH_ORDER.indexOf(a.path) - PATH_ORDER.indexOf(b.path))
-    .map((t) => ({ path: t.path, results: t.results.filter((r) => r.snippet.path !== excludePath) }));
+  const ok = [...traces].filter((t) => t.status === 'ok').sort((a, b) => PATH_ORDER.indexOf(a.path) - PATH_ORDER.indexOf(b.path));
+  // Copies of a definition in another source tree than the edited file's are dropped (nearestCopies).
+  const nearest = dropFarCopies(
+    ok.map((t) => t.results),
+    excludePath,
+  );
+  const lists = ok.map((t, i) => ({ path: t.path, results: nearest[i]!.filter((r) => r.snippet.path !== excludePath) }));
   const byId = new Map<string, Candidate>();
   // Every path's score and rank are recorded, even for results beyond the cut.
   for (const { path, results } of lists) {

@@ -30,6 +30,12 @@ export interface Binding {
   types: Chain[];
 }
 
+export interface TypeRef {
+  chain: Chain;
+  /** 0-based row of its use nearest the cursor in the parsed (folded) prefix: orders the references, not a line of the file. */
+  line: number;
+}
+
 export interface LocalClass {
   name: string;
   /** Parent classes (successor edges). */
@@ -52,6 +58,12 @@ export interface FileFlow {
   functions: Map<string, LocalFunction>;
   /** Variables of the last unfinished line: where the walk starts. */
   seeds: Chain[];
+  /**
+   * Java: the types the enclosing class and method use before the cursor (declared types, generic
+   * arguments, `new T(`, casts, static receivers, annotations, extends / implements), nearest the
+   * cursor first, each once.
+   */
+  typeRefs: TypeRef[];
   /** 0-based line the seeds were taken from. */
   seedLine: number;
 }
@@ -67,7 +79,7 @@ export function addBinding(flow: FileFlow, binding: Binding): void {
 }
 
 export function emptyFlow(): FileFlow {
-  return { localImports: [], bindings: new Map(), classes: new Map(), functions: new Map(), seeds: [], seedLine: 0 };
+  return { localImports: [], bindings: new Map(), classes: new Map(), functions: new Map(), seeds: [], typeRefs: [], seedLine: 0 };
 }
 
 const IDENT = String.raw`[\p{L}_][\p{L}\p{N}_]*`;

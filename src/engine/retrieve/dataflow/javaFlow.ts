@@ -2,7 +2,7 @@
 // declarations with their declared types, parameters, enhanced for, try-with-resources, catch
 // parameters, `this.x` fields, classes with extends/implements (successor), method return types.
 import type { Node } from 'web-tree-sitter';
-import { addBinding, chainsOfText, emptyFlow, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, typeChains, type Chain, type EdgeKind, type FileFlow } from './flowGraph';
+import { addBinding, chainsOfText, chainText, emptyFlow, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, typeChains, type Chain, type EdgeKind, type FileFlow, type TypeRef } from './flowGraph';
 
 export function javaChain(node: Node | null): Chain | undefined {
   if (!node) return undefined;
@@ -175,5 +175,71 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
   };
   walk(root, true, false);
   for (const list of flow.bindings.values()) list.sort((a, b) => a.line - b.line);
+  flow.typeRefs = javaTypeRefs(root, cursor);
   return flow;
+}
+
+/** Type references kept per request: the nearest ones (a long class uses hundreds). */
+export const MAX_TYPE_REFS = 60;
+
+/**
+ * The types the outermost class around the cursor uses before it (its header, fields, method
+ * signatures and bodies): type identifiers (generic arguments, casts, `new T(`, arrays included),
+ * dotted types as one chain, capitalised static receivers (`Foo.bar()`, `Foo.X`) and annotation
+ * names; nearest the cursor first, each once, type parameters and ignored JDK types left out.
+ */
+export function javaTypeRefs(root: Node, cursor: number): TypeRef[] {
+  const outer = root.namedChildren.find((c) => c !== null && CLASS_LIKE.has(c.type) && c.startIndex <= cursor && c.endIndex >= cursor) ?? null;
+  if (!outer) return [];
+  const found: TypeRef[] = [];
+  const typeParams = new Set<string>();
+  const add = (chain: Chain, node: Node): void => {
+    const head = chain[0]?.name;
+    if (!head || JAVA_TYPE_IGNORE.has(head) || JAVA_KEYWORDS.has(head) || typeParams.has(head)) return;
+    found.push({ chain, line: node.startPosition.row });
+  };
+  const visit = (node: Node): void => {
+    if (node.startIndex >= cursor) return;
+    switch (node.type) {
+      case 'type_parameter': {
+        const name = node.namedChildren.find((c) => c?.type === 'type_identifier' || c?.type === 'identifier');
+        if (name) typeParams.add(name.text);
+        break;
+      }
+      case 'type_identifier':
+        add([{ name: node.text }], node);
+        return;
+      case 'scoped_type_identifier':
+        add(node.text.split('.').map((s) => ({ name: s.trim() })), node);
+        return;
+      case 'marker_annotation':
+      case 'annotation': {
+        const name = node.childForFieldName('name');
+        if (name) add(name.text.split('.').map((s) => ({ name: s.trim() })), node);
+        break;
+      }
+      case 'method_invocation':
+      case 'field_access': {
+        const object = node.childForFieldName('object');
+        if (object?.type === 'identifier' && /^\p{Lu}/u.test(object.text) && !/^[\p{Lu}\d_]+$/u.test(object.text)) add([{ name: object.text }], object);
+        break;
+      }
+      case 'line_comment':
+      case 'block_comment':
+      case 'string_literal':
+        return;
+    }
+    for (const c of node.namedChildren) if (c) visit(c);
+  };
+  visit(outer);
+  const seen = new Set<string>();
+  const out: TypeRef[] = [];
+  for (const ref of found.sort((a, b) => b.line - a.line)) {
+    const key = chainText(ref.chain);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(ref);
+    if (out.length >= MAX_TYPE_REFS) break;
+  }
+  return out;
 }

@@ -13,7 +13,7 @@ function dir(path: string): string {
   return i < 0 ? '' : path.slice(0, i);
 }
 
-function commonPrefixLength(a: string, b: string): number {
+export function commonPrefixLength(a: string, b: string): number {
   const as = a.split('/');
   const bs = b.split('/');
   let n = 0;
@@ -21,13 +21,37 @@ function commonPrefixLength(a: string, b: string): number {
   return n;
 }
 
+/**
+ * Of several copies of one definition, the one sharing the longest path prefix with `fromPath`
+ * (the same module / source root), then one outside test, build and vendored folders, then the first.
+ */
+export function nearestCopy<T extends { path: string }>(copies: readonly T[], fromPath: string): T | undefined {
+  let best: T | undefined;
+  let bestKey = [-1, -1];
+  for (const c of copies) {
+    const key = [commonPrefixLength(c.path, fromPath), SECONDARY_TREE.test(c.path) ? 0 : 1];
+    if (key[0]! > bestKey[0]! || (key[0] === bestKey[0] && key[1]! > bestKey[1]!)) {
+      best = c;
+      bestKey = key;
+    }
+  }
+  return best;
+}
+
+/** Folders holding a copy a file does not compile against when another copy exists: tests, build outputs, vendored trees. */
+export const SECONDARY_TREE = /(^|\/)(tests?|build|target|dist|out|vendor|vendored|_vendor|third_party|thirdparty|node_modules|site-packages)\//;
+
+/** Java test source trees (Maven / Gradle `src/test/`, a `test` or `tests` folder). */
+const JAVA_TEST_TREE = /(^|\/)(src\/test|tests?)\//;
+
 export class RepoSymbols {
   private readonly pyFiles = new Set<string>();
   /** Every folder holding a Python file, directly or below. */
   private readonly pyDirs = new Set<string>(['']);
   /** Dotted module name (every suffix of a module's path) -> module keys (`a/b` for a/b.py or a/b/__init__.py). */
   private readonly pyModules = new Map<string, string[]>();
-  private readonly javaClasses = new Map<string, KbClass>();
+  /** Fully qualified name -> its classes: one, or several copies in different source roots. */
+  private readonly javaClasses = new Map<string, KbClass[]>();
   private readonly classesByName = new Map<string, KbClass[]>();
   private readonly members = new Map<string, KbItem[]>();
   private readonly topLevel = new Map<string, Map<string, KbItem | KbClass>>();
@@ -44,7 +68,12 @@ export class RepoSymbols {
         const list = this.classesByName.get(c.name);
         if (list) list.push(c);
         else this.classesByName.set(c.name, [c]);
-        if (x.lang === 'java') this.javaClasses.set(x.packageName ? `${x.packageName}.${c.qualifiedName}` : c.qualifiedName, c);
+        if (x.lang === 'java') {
+          const fq = x.packageName ? `${x.packageName}.${c.qualifiedName}` : c.qualifiedName;
+          const copies = this.javaClasses.get(fq);
+          if (copies) copies.push(c);
+          else this.javaClasses.set(fq, [c]);
+        }
       }
       for (const item of x.items) {
         if (item.className === undefined) {
@@ -104,8 +133,16 @@ export class RepoSymbols {
     return undefined;
   }
 
-  javaClass(fqcn: string): KbClass | undefined {
-    return this.javaClasses.get(fqcn);
+  /**
+   * The class of a fully qualified name; with several copies (a main and a legacy source tree, a
+   * vendored copy), the nearest copy to `fromPath` (nearestCopy).
+   */
+  javaClass(fqcn: string, fromPath?: string): KbClass | undefined {
+    const copies = this.javaClasses.get(fqcn);
+    if (!copies || fromPath === undefined) return copies?.[0];
+    // Main code does not compile against test sources.
+    const visible = JAVA_TEST_TREE.test(fromPath) ? copies : copies.filter((c) => !JAVA_TEST_TREE.test(c.path));
+    return visible.length <= 1 ? visible[0] : nearestCopy(visible, fromPath);
   }
 
   classesNamed(name: string): readonly KbClass[] {

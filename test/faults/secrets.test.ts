@@ -3,13 +3,13 @@
 // request body the server receives is free of the fixture's secrets, and the trace counts them.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { cliPath, fixturesDir, tempDir } from '../helpers/paths';
+import { fixturesDir, tempDir } from '../helpers/paths';
+import { runCli } from './cliRun';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
 import { buildOnce } from '../server/lspHarness';
 
-export const FIXTURE_SECRETS = [
+const FIXTURE_SECRETS = [
   'AKIAQ7XK2M4N6P8R0T3V',
   'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Tr2Lm9Q',
   'hunter2-Orchid-77',
@@ -21,24 +21,6 @@ export const FIXTURE_SECRETS = [
   'Adm1n-Pa55-Quartz',
   'tok_8Fq2Lx9Wm4Rz7Tn3Vb6Yc1Hd',
 ];
-
-/** Run the CLI to completion; resolves with its exit code and output. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  const start = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: performance.now() - start });
-    });
-  });
-}
 
 void test('coderag complete sends no credential of the repository to the completion model or the LLM reranker; the trace counts the redactions', async () => {
   buildOnce();

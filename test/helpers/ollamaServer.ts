@@ -48,7 +48,8 @@ export type Fault =
   | { kind: 'outsideLabel'; label?: string }
   | { kind: 'garbage'; text?: string }
   | { kind: 'stall'; seconds: number }
-  | { kind: 'http500' }
+  /** HTTP 500 with a JSON error body, or with `text` as a plain-text body (a proxy's error page). */
+  | { kind: 'http500'; text?: string }
   | { kind: 'malformedJson' }
   | { kind: 'notPulled' };
 
@@ -183,7 +184,10 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
       if (signal.aborted) return;
     }
     if (fault?.kind === 'http500') {
-      sendJson(res, 500, { error: 'internal server error (test fault)' });
+      if (fault.text !== undefined) {
+        res.writeHead(500, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(fault.text) });
+        res.end(fault.text);
+      } else sendJson(res, 500, { error: 'internal server error (test fault)' });
       return;
     }
     if (fault?.kind === 'malformedJson') {

@@ -2,6 +2,7 @@
 // stream or a command's output (`--json`). A dependency that logs with console.log (the ollama
 // package does on an HTTP error) writes to stderr instead, where the editor's log and the
 // terminal show it and no protocol or JSON reader sees it.
+/* eslint-disable no-console -- the one place that redirects the process's console */
 import { format } from 'node:util';
 
 const toStderr = (...args: unknown[]): void => {

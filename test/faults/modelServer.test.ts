@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fixturesDir, tempDir } from '../helpers/paths';
 import { startOllamaTestServer, type OllamaTestServer } from '../helpers/ollamaServer';
 import { buildOnce, startLsp, type LspSession } from '../server/lspHarness';
+import { OpenAICompatibleClient } from '../../src/engine/generate/OpenAICompatibleClient';
+import { isModelClientError } from '../../src/engine/generate/types';
 import { runCli } from './cliRun';
 
 const MODEL = 'coderag-lm:test';
@@ -57,6 +59,39 @@ void describe('model-server faults through the language server over stdio', () =
     const status = await withTimeout(lsp.status(), 5000, 'getStatus');
     assert.equal(status.model.state, 'ok');
   });
+
+  void test('a 5 MB answer: the ghost text is capped, the request ends quickly, the server does not hold the answer', async () => {
+    answer = 'cart, gateway, ' + 'retries=3, '.repeat(500_000);
+    const before = await lsp.status();
+    const start = performance.now();
+    const items = await withTimeout(lsp.complete(uri, LINE, COL), 30_000, 'the 5 MB answer');
+    const ms = performance.now() - start;
+    const after = await lsp.status();
+    const text = String(items[0]?.insertText ?? '');
+    assert.equal(items.length, 1);
+    assert.ok(text.startsWith('cart, gateway, retries=3, '), text.slice(0, 80));
+    assert.ok(text.length <= 4000, `ghost text of ${text.length} characters`);
+    const explained = await lsp.explain(items[0]?.traceId);
+    assert.ok((explained?.trace.model?.raw.length ?? Infinity) <= 64 * 1024, 'the model client kept at most 64 KiB');
+    assert.equal(explained?.trace.model?.stoppedBy, 'length');
+    const rss = (s: typeof before): number => (s.stats as { memory?: { rssMB: number } } | undefined)?.memory?.rssMB ?? 0;
+    process.stdout.write(`# 5 MB answer: ${ms.toFixed(0)} ms, server RSS ${rss(before)} -> ${rss(after)} MB\n`);
+    // A sanity bound, not a measurement: reading the whole answer into the ghost text and cache cost +210 MB.
+    assert.ok(rss(after) - rss(before) < 64, `RSS grew ${rss(after) - rss(before)} MB`);
+    // Typing on serves the capped text (the cache holds only what was shown).
+    answer = 'cart, gateway, audit=True';
+  });
+
+  void test('escape sequences, control characters and bidi overrides in the answer never reach the ghost text or the trace', async () => {
+    answer = 'cart, \x1b[31mgate\x1b[0mway\x1b]8;;http://example.com/x\x07, \u202eaudit\x00=\x08True\u2066\r\x9b2J\x7f';
+    const items = await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'the answer with control characters');
+    assert.equal(items[0]?.insertText, 'cart, gateway, audit=True');
+    const explained = await lsp.explain(items[0]?.traceId);
+    // eslint-disable-next-line no-control-regex -- the characters under test
+    const control = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+    assert.ok(!control.test(explained?.markdown ?? ''), 'the trace view shows no control character');
+    answer = 'cart, gateway, audit=True';
+  });
 });
 
 void describe('model-server faults through the CLI', () => {
@@ -74,6 +109,45 @@ void describe('model-server faults through the CLI', () => {
       assert.equal(result.trace.error?.kind, 'httpStatus');
     } finally {
       cache.cleanup();
+      await server.close();
+    }
+  });
+
+  void test('a redirect from the model server is not followed: the other server receives nothing, from the completion model or the LLM reranker', async () => {
+    buildOnce();
+    const elsewhere = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL, 'qwen3:8b'] });
+    const redirector = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL, 'qwen3:8b'] });
+    redirector.setFault({ kind: 'redirect', to: elsewhere.url });
+    const cache = tempDir();
+    try {
+      const common = ['complete', join(fixturesDir, 'pyshop'), `app/main.py:${LINE + 1}:${COL + 1}`, '--model', MODEL, '--query', 'last10', '--no-dense', '--index-dir', cache.path, '--json'];
+      const ollama = await runCli([...common, '--provider', 'ollama', '--ollama-host', redirector.url, '--reranker', 'llm']);
+      const openai = await runCli([...common, '--provider', 'openai', '--openai-url', redirector.url]);
+      assert.deepEqual(elsewhere.requests, [], 'nothing reached the redirect target');
+      const paths = new Set(redirector.requests.map((r) => r.path));
+      for (const p of ['/api/tags', '/api/generate', '/api/chat', '/v1/models', '/v1/completions']) assert.ok(paths.has(p), `asked ${p}`);
+      for (const r of [ollama, openai]) {
+        const result = JSON.parse(r.stdout) as { items: unknown[]; trace: { error?: { message: string } } };
+        assert.deepEqual(result.items, []);
+        assert.match(result.trace.error?.message ?? '', new RegExp(`redirect \\(HTTP 307\\) to ${elsewhere.url.replace(/[.]/g, '\\.')}; not followed`));
+      }
+    } finally {
+      cache.cleanup();
+      await redirector.close();
+      await elsewhere.close();
+    }
+  });
+});
+
+void describe('model-server faults at the model client', () => {
+  void test('an OpenAI-compatible server answering 5 MB: reading stops at the cap and the request fails fast with the reason', async () => {
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'y'.repeat(5_000_000) }), { models: [MODEL] });
+    try {
+      const client = new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL, timeoutMs: 10_000 });
+      const start = performance.now();
+      await assert.rejects(client.generate({ prompt: 'x = ', maxNewTokens: 8, stop: [] }, new AbortController().signal), (e: unknown) => isModelClientError(e) && /exceeded 256 KiB; stopped reading/.test(e.message));
+      process.stdout.write(`# 5 MB OpenAI answer refused in ${(performance.now() - start).toFixed(0)} ms\n`);
+    } finally {
       await server.close();
     }
   });

@@ -51,6 +51,8 @@ export type Fault =
   /** HTTP 500 with a JSON error body, or with `text` as a plain-text body (a proxy's error page). */
   | { kind: 'http500'; text?: string }
   | { kind: 'malformedJson' }
+  /** Every request answered with `status` (default 307) and `Location: <to><path>`. */
+  | { kind: 'redirect'; to: string; status?: number }
   | { kind: 'notPulled' };
 
 export interface RequestLog {
@@ -94,6 +96,25 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** Streamed answers longer than this go out in parts of this many characters. */
+const STREAM_PART_CHARS = 4096;
+
+/** Write `text` in parts, waiting for the socket to drain, until done or the client hangs up. */
+async function streamParts(res: ServerResponse, text: string, line: (part: string) => string, signal: AbortSignal): Promise<void> {
+  for (let i = 0; i < text.length && !signal.aborted; i += STREAM_PART_CHARS) {
+    if (!res.write(line(text.slice(i, i + STREAM_PART_CHARS)))) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    }
+  }
 }
 
 /** Split a fault's fixed answer into tokens the way a BPE model would, with certain logprobs. */
@@ -190,6 +211,11 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
       } else sendJson(res, 500, { error: 'internal server error (test fault)' });
       return;
     }
+    if (fault?.kind === 'redirect') {
+      res.writeHead(fault.status ?? 307, { location: `${fault.to}${req.url ?? '/'}`, 'content-length': 0 });
+      res.end();
+      return;
+    }
     if (fault?.kind === 'malformedJson') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"model": "qwen3:8b", "message": {"content": "<answer>[A]');
@@ -235,7 +261,12 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         const common = { model, created_at: created, done: true, done_reason: 'stop', total_duration: 1, load_duration: 0, prompt_eval_count: prompt.length, prompt_eval_duration: 1, eval_count: out.topLogprobs?.length ?? 1, eval_duration: 1, ...(logprobs ? { logprobs } : {}) };
         const payload = chat ? { ...common, message: { role: 'assistant', content: out.text } } : { ...common, response: out.text, context: [] };
         if (body.stream === false) sendJson(res, 200, payload);
-        else {
+        else if (!chat && out.text.length > STREAM_PART_CHARS) {
+          // A long answer streams as Ollama streams it: many parts, then the final one.
+          res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+          await streamParts(res, out.text, (response) => JSON.stringify({ model, created_at: created, response, done: false }) + '\n', signal);
+          if (!signal.aborted) res.end(JSON.stringify({ ...payload, response: '' }) + '\n');
+        } else {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
           res.end(JSON.stringify(payload) + '\n');
         }

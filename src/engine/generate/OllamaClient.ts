@@ -6,7 +6,7 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
-import { ollamaApi } from './httpApi';
+import { AnswerTooLargeError, ollamaApi, RedirectRefusedError } from './httpApi';
 import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
 
 export interface OllamaClientOptions {
@@ -33,6 +33,9 @@ export function sameOllamaModel(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/** Most characters of streamed text kept of one answer (a line completion is a few hundred). */
+export const MAX_ANSWER_CHARS = 64 * 1024;
+
 export class OllamaClient implements ModelClient {
   readonly backend = 'ollama' as const;
   readonly family: ModelFamily;
@@ -58,6 +61,7 @@ export class OllamaClient implements ModelClient {
     if (timedOut) return new ModelClientError('timeout', `${what}: no answer from Ollama at ${this.endpoint} within ${this.options.timeoutMs ?? 7000} ms`, this.endpoint, this.model);
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
+    if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: Ollama at ${this.endpoint}: ${e.message}`, this.endpoint, this.model);
     const status = (e as { status_code?: unknown }).status_code;
     const message = e instanceof Error ? e.message : String(e);
     if (typeof status === 'number') {
@@ -95,6 +99,13 @@ export class OllamaClient implements ModelClient {
           if (typeof part.response !== 'string') throw new ModelClientError('malformed', 'malformed response from Ollama: a streamed part has no "response" text', this.endpoint, this.model);
           if (firstTokenMs === undefined && part.response) firstTokenMs = performance.now() - start;
           text += part.response;
+          // A server that streams without end is cut here: the text so far is the answer.
+          if (text.length > MAX_ANSWER_CHARS) {
+            text = text.slice(0, MAX_ANSWER_CHARS);
+            stoppedBy = 'length';
+            stream.abort();
+            break;
+          }
           // Servers that ignore stop sequences are cut here, and the stream closed early.
           const cut = cutAtStop(text, request.stop);
           if (cut.stopped) {
@@ -109,12 +120,16 @@ export class OllamaClient implements ModelClient {
             stoppedBy = part.done_reason === 'length' ? 'length' : 'stop';
           }
         }
+      } catch (e) {
+        // The answer's bytes passed the transport's cap: what was streamed so far is kept.
+        if (!(e instanceof AnswerTooLargeError) || text === '') throw e;
+        stoppedBy = 'length';
       } finally {
         limit.signal.removeEventListener('abort', onAbort);
       }
       if (limit.signal.aborted) throw new Error('aborted');
       // The package skips lines that are not JSON; a stream without its final part was malformed or cut.
-      if (!sawDone && stoppedBy !== 'stop') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
+      if (!sawDone && stoppedBy !== 'stop' && stoppedBy !== 'length') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'generate');
     }

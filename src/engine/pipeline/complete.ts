@@ -10,6 +10,7 @@ import type { RerankOutcome, RerankStage } from '../rerank/types';
 import { fitPromptBudget, type FittedPrompt } from '../prompt/fitPromptBudget';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
 import { redactSecrets } from '../prompt/redact';
+import { stripControlChars } from '../generate/postprocess/controlChars';
 import { isModelClientError, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
 import { raceDeadline } from '../util/abort';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
@@ -209,7 +210,8 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     model: generated.model,
     endpoint: model.endpoint,
     elapsedMs: generated.elapsedMs,
-    raw: generated.text,
+    // Shown in the editor's trace view and the terminal: without control characters.
+    raw: stripControlChars(generated.text),
     ...(generated.firstTokenMs !== undefined ? { firstTokenMs: generated.firstTokenMs } : {}),
     ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}),
     ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),

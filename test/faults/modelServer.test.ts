@@ -87,7 +87,6 @@ void describe('model-server faults through the language server over stdio', () =
     const items = await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'the answer with control characters');
     assert.equal(items[0]?.insertText, 'cart, gateway, audit=True');
     const explained = await lsp.explain(items[0]?.traceId);
-    // eslint-disable-next-line no-control-regex -- the characters under test
     const control = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
     assert.ok(!control.test(explained?.markdown ?? ''), 'the trace view shows no control character');
     answer = 'cart, gateway, audit=True';

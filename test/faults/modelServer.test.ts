@@ -112,6 +112,25 @@ void describe('model-server faults through the CLI', () => {
     }
   });
 
+  void test('a model server that never answers: the check and the generation each report their own limit, the stage once', async () => {
+    buildOnce();
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL] });
+    server.setFault({ kind: 'stall', seconds: 600 });
+    const cache = tempDir();
+    try {
+      const r = await runCli(['complete', join(fixturesDir, 'pyshop'), `app/main.py:${LINE + 1}:${COL + 1}`, '--provider', 'ollama', '--model', MODEL, '--ollama-host', server.url, '--query', 'last10', '--no-dense', '--index-dir', cache.path, '--timeout-ms', '6000']);
+      process.stdout.write(`# never-answering server: coderag complete ended in ${(r.ms / 1000).toFixed(1)} s\n`);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`warning: list models: no answer from Ollama at ${server.url.replace(/\./g, '\\.')} within 5000 ms`));
+      assert.match(r.stdout, new RegExp(`^No completion at app/main\\.py:${LINE + 1} \\(generate: no answer from Ollama at ${server.url.replace(/\./g, '\\.')} within 6000 ms\\)`));
+      assert.doesNotMatch(r.stdout + r.stderr, /generate: generate:/);
+      assert.ok(r.ms < 60_000, 'bounded by the two limits');
+    } finally {
+      cache.cleanup();
+      await server.close();
+    }
+  });
+
   void test('a redirect from the model server is not followed: the other server receives nothing, from the completion model or the LLM reranker', async () => {
     buildOnce();
     const elsewhere = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL, 'qwen3:8b'] });

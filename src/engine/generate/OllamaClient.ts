@@ -33,6 +33,9 @@ export function sameOllamaModel(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/** The start-up check (the server answers, the model is pulled) waits at most this long. */
+const CHECK_LIMIT_MS = 5000;
+
 /** Most characters of streamed text kept of one answer (a line completion is a few hundred). */
 export const MAX_ANSWER_CHARS = 64 * 1024;
 
@@ -57,8 +60,9 @@ export class OllamaClient implements ModelClient {
     return ollamaApi(this.options.host, signal);
   }
 
-  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string): Error {
-    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from Ollama at ${this.endpoint} within ${this.options.timeoutMs ?? 7000} ms`, this.endpoint, this.model);
+  /** `limitMs`: the limit the call ran under (the start-up check has its own), so the message states it. */
+  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string, limitMs: number): Error {
+    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from Ollama at ${this.endpoint} within ${limitMs} ms`, this.endpoint, this.model);
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
     if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: Ollama at ${this.endpoint}: ${e.message}`, this.endpoint, this.model);
@@ -77,7 +81,8 @@ export class OllamaClient implements ModelClient {
 
   async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
     const start = performance.now();
-    const limit = deadline(signal, this.options.timeoutMs ?? 7000);
+    const limitMs = this.options.timeoutMs ?? 7000;
+    const limit = deadline(signal, limitMs);
     let text = '';
     let firstTokenMs: number | undefined;
     let tokens: number | undefined;
@@ -131,20 +136,21 @@ export class OllamaClient implements ModelClient {
       // The package skips lines that are not JSON; a stream without its final part was malformed or cut.
       if (!sawDone && stoppedBy !== 'stop' && stoppedBy !== 'length') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
     } catch (e) {
-      throw this.toError(e, limit.timedOut(), signal, 'generate');
+      throw this.toError(e, limit.timedOut(), signal, 'generate', limitMs);
     }
     return { text, model: this.model, elapsedMs: performance.now() - start, ...(firstTokenMs !== undefined ? { firstTokenMs } : {}), ...(tokens !== undefined ? { tokens } : {}), stoppedBy };
   }
 
   /** The models this server has pulled (/api/tags). */
   async listModels(signal: AbortSignal): Promise<string[]> {
-    const limit = deadline(signal, Math.min(this.options.timeoutMs ?? 7000, 5000));
+    const limitMs = Math.min(this.options.timeoutMs ?? 7000, CHECK_LIMIT_MS);
+    const limit = deadline(signal, limitMs);
     try {
       const list = await this.api(limit.signal).list();
       if (!list || !Array.isArray(list.models)) throw new SyntaxError('/api/tags has no "models" list');
       return list.models.map((m) => m.name ?? m.model).filter((n): n is string => typeof n === 'string');
     } catch (e) {
-      throw this.toError(e, limit.timedOut(), signal, 'list models');
+      throw this.toError(e, limit.timedOut(), signal, 'list models', limitMs);
     }
   }
 
@@ -172,7 +178,7 @@ export class OllamaClient implements ModelClient {
       }
       if (signal.aborted) throw new CancellationError();
     } catch (e) {
-      throw this.toError(e, false, signal, `pull ${model}`);
+      throw this.toError(e, false, signal, `pull ${model}`, 0);
     }
   }
 }

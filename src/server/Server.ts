@@ -19,7 +19,6 @@ import { loadParsers, type Parsers } from '../engine/kb/parsers';
 import { ModelRegistry } from '../engine/models';
 import type { CausalLM, Encoder } from '../engine/models';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
-import type { Reranker } from '../engine/rerank/types';
 import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
@@ -76,7 +75,6 @@ export class Server {
   private lmPromise: Promise<CausalLM> | undefined;
   private encoderPromise: Promise<Encoder | undefined> | undefined;
   private prober: ChunkProber | undefined;
-  private distilled: Reranker | undefined;
   private cacheRoot: string;
   private initOptions: InitializationOptions = {};
   private config: ServerConfig;
@@ -106,7 +104,7 @@ export class Server {
       this.status,
     );
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
-    this.rerank = new RerankFeature(() => this.distilled, this.status);
+    this.rerank = new RerankFeature(this.status);
     this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground);
     this.features = [this.indexer, this.models, this.rerank, this.completion];
   }
@@ -217,9 +215,9 @@ export class Server {
     );
     // The distilled reranker (CPU, ONNX) loads in the background; until then its choice keeps retrieval order.
     loadDistilledReranker(join(this.host.assetsDir, 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1 }).then(
-      ({ reranker }) => {
-        this.distilled = reranker;
-        this.rerank.refresh();
+      async ({ reranker, scorer }) => {
+        // The feature owns the session from here and releases it at shutdown.
+        await this.rerank.setDistilled({ reranker, dispose: () => scorer.dispose() });
         log.info(`distilled reranker ${reranker.name} loaded`);
       },
       (e: unknown) => log.warn(`the distilled reranker did not load (its choice keeps the retrieval order): ${errorMessage(e)}`),

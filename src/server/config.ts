@@ -49,6 +49,14 @@ export const DEFAULT_CONFIG: ServerConfig = {
 
 type Json = unknown;
 
+/** Settings whose value is one of a list (package.json `enum`); another string is a problem, and the value stays. */
+const ENUMS: Readonly<Record<string, readonly string[]>> = {
+  'coderag.model.provider': ['auto', 'ollama', 'openai', 'embedded'],
+  'coderag.model.family': ['auto', 'qwen2.5-coder', 'starcoder2', 'codellama', 'deepseek-coder', 'plain'],
+  'coderag.rerank.kind': ['llm', 'distilled', 'none'],
+  'coderag.query.strategy': ['probe', 'last3', 'last10', 'jaccard'],
+};
+
 function isRecord(x: Json): x is Record<string, Json> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
@@ -68,7 +76,8 @@ function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T
     else if (Array.isArray(current)) {
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value;
       else problems.push(`${where} must be a list of strings`);
-    } else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
+    } else if (typeof value === 'string' && ENUMS[where] && !ENUMS[where].includes(value)) problems.push(`${where} must be one of ${ENUMS[where].join(', ')} (got ${JSON.stringify(value)})`);
+    else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
     else problems.push(`${where} must be a ${typeof current}`);
   }
   return out as T;

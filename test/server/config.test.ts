@@ -1,0 +1,25 @@
+// The server's configuration layers: a value outside a setting's list is reported and the default kept.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_CONFIG, mergeConfig } from '../../src/server/config';
+
+void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
+  const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, query: { strategy: 'random' } });
+  assert.equal(config.model.provider, DEFAULT_CONFIG.model.provider);
+  assert.equal(config.model.family, DEFAULT_CONFIG.model.family);
+  assert.equal(config.rerank.kind, DEFAULT_CONFIG.rerank.kind);
+  assert.equal(config.query.strategy, DEFAULT_CONFIG.query.strategy);
+  assert.deepEqual(problems, [
+    'coderag.model.provider must be one of auto, ollama, openai, embedded (got "gpt-cloud")',
+    'coderag.model.family must be one of auto, qwen2.5-coder, starcoder2, codellama, deepseek-coder, plain (got "llama9")',
+    'coderag.rerank.kind must be one of llm, distilled, none (got "magic")',
+    'coderag.query.strategy must be one of probe, last3, last10, jaccard (got "random")',
+  ]);
+});
+
+void test('a valid enum value in a later layer applies; an invalid one keeps the earlier layer\'s value', () => {
+  const { config, problems } = mergeConfig({ model: { provider: 'openai' }, rerank: { kind: 'llm' } }, { model: { provider: 'nonsense' }, rerank: { kind: 'none' } });
+  assert.equal(config.model.provider, 'openai');
+  assert.equal(config.rerank.kind, 'none');
+  assert.equal(problems.length, 1);
+});

@@ -23,7 +23,7 @@ import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pi
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
-import { GetStatusRequest, type InitializationOptions } from '../protocol/protocol';
+import { GetStatusRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
 import { mergeConfig, type ServerConfig } from './config';
 import type { Feature } from './feature';
@@ -77,6 +77,10 @@ export class Server {
   private prober: ChunkProber | undefined;
   private cacheRoot: string;
   private initOptions: InitializationOptions = {};
+  /** The OpenAI-compatible server's key, from the client's secret storage (never from settings). */
+  private apiKey = '';
+  /** The settings of the last configuration change (re-merged when the key changes). */
+  private lastSettings: unknown;
   private config: ServerConfig;
   /** How late the event loop runs (a blocked loop delays every request); windows end at each getStatus. */
   private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
@@ -150,6 +154,11 @@ export class Server {
       const settings = (params.settings as { coderag?: unknown } | undefined)?.coderag ?? params.settings;
       this.applyConfig(settings);
     });
+    connection.onNotification(SetApiKeyNotification.type, (params) => {
+      this.apiKey = typeof params?.apiKey === 'string' ? params.apiKey : '';
+      log.info(`the OpenAI-compatible API key was ${this.apiKey ? 'set' : 'cleared'}`);
+      this.applyConfig(this.lastSettings, false);
+    });
     this.loopDelay.enable();
     connection.onRequest(GetStatusRequest.type, () => {
       const status = this.status.snapshot();
@@ -181,8 +190,10 @@ export class Server {
   private initialize(params: InitializeParams): InitializeResult {
     this.initOptions = (params.initializationOptions ?? {}) as InitializationOptions;
     if (this.initOptions.cacheDir) this.cacheRoot = this.initOptions.cacheDir;
+    if (typeof this.initOptions.openaiApiKey === 'string') this.apiKey = this.initOptions.openaiApiKey;
     const trusted = this.initOptions.trusted !== false;
-    const { config, problems } = mergeConfig(this.initOptions.settings);
+    const { config: merged, problems } = mergeConfig(this.initOptions.settings);
+    const config = this.withApiKey(merged);
     this.config = config;
     for (const p of problems) log.warn(`setting ignored: ${p}`);
     const folders: WorkspaceFolder[] = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: params.rootUri.split('/').pop() ?? 'root' }] : params.rootPath ? [{ uri: `file://${params.rootPath}`, name: params.rootPath }] : []);
@@ -231,9 +242,16 @@ export class Server {
     }
   }
 
-  private applyConfig(settings: unknown): void {
-    const { config, problems } = mergeConfig(this.initOptions.settings, settings);
-    for (const p of problems) log.warn(`setting ignored: ${p}`);
+  /** The merged settings with the key from the client's secret storage. */
+  private withApiKey(config: ServerConfig): ServerConfig {
+    return { ...config, openai: { ...config.openai, apiKey: this.apiKey } };
+  }
+
+  private applyConfig(settings: unknown, report = true): void {
+    this.lastSettings = settings;
+    const { config: merged, problems } = mergeConfig(this.initOptions.settings, settings);
+    if (report) for (const p of problems) log.warn(`setting ignored: ${p}`);
+    const config = this.withApiKey(merged);
     this.config = config;
     for (const feature of this.features) feature.updateConfig?.(config);
   }

@@ -49,6 +49,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
 
 type Json = unknown;
 
+/** Deprecated: never read from settings (the key lives in the client's secret storage). */
+const SECRET_SETTING = 'coderag.openai.apiKey';
+
 /** Settings whose value is one of a list (package.json `enum`); another string is a problem, and the value stays. */
 const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.model.provider': ['auto', 'ollama', 'openai', 'embedded'],
@@ -72,6 +75,11 @@ function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T
     if (!(key in base) || value === undefined || value === null) continue;
     const current = (base as Record<string, Json>)[key];
     const where = path ? `${path}.${key}` : key;
+    if (where === SECRET_SETTING) {
+      // A repository's .vscode/settings.json could set it: the key comes only from the client's secret storage.
+      if (value !== '') problems.push(`${SECRET_SETTING} is ignored: set the key with the command "CodeRAG: Set OpenAI-compatible API Key" (other editors: initializationOptions.openaiApiKey)`);
+      continue;
+    }
     if (isRecord(current)) out[key] = mergeInto(current, value, where, problems);
     else if (Array.isArray(current)) {
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value;

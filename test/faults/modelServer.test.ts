@@ -9,6 +9,7 @@ import { startOllamaTestServer, type OllamaTestServer } from '../helpers/ollamaS
 import { buildOnce, startLsp, type LspSession } from '../server/lspHarness';
 import { OpenAICompatibleClient } from '../../src/engine/generate/OpenAICompatibleClient';
 import { isModelClientError } from '../../src/engine/generate/types';
+import { SetApiKeyNotification } from '../../src/protocol/protocol';
 import { runCli } from './cliRun';
 
 const MODEL = 'coderag-lm:test';
@@ -166,6 +167,36 @@ void describe('model-server faults at the model client', () => {
       await assert.rejects(client.generate({ prompt: 'x = ', maxNewTokens: 8, stop: [] }, new AbortController().signal), (e: unknown) => isModelClientError(e) && /exceeded 256 KiB; stopped reading/.test(e.message));
       process.stdout.write(`# 5 MB OpenAI answer refused in ${(performance.now() - start).toFixed(0)} ms\n`);
     } finally {
+      await server.close();
+    }
+  });
+});
+
+void describe('the OpenAI-compatible API key comes from the client\'s secret storage, never from settings', () => {
+  void test('initializationOptions.openaiApiKey is sent as the bearer token; the settings key is ignored with a warning; a key change applies to the next request', async () => {
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, audit=True' }), { models: [MODEL] });
+    const settings = {
+      debounceMs: 0,
+      model: { provider: 'openai', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
+      openai: { baseUrl: server.url, model: MODEL, apiKey: 'from-a-repository-settings-file' },
+      rerank: { kind: 'none' },
+      query: { strategy: 'last10' },
+      cache: { size: 0 },
+    };
+    const lsp = await startLsp(join(fixturesDir, 'pyshop'), settings, { initializationOptions: { openaiApiKey: 'secret-from-storage' } });
+    try {
+      await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
+      const uri = lsp.open(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'python');
+      assert.equal((await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'completion')).length, 1);
+      const completions = (): typeof server.requests => server.requests.filter((r) => r.path === '/v1/completions');
+      assert.equal(completions().at(-1)?.authorization, 'Bearer secret-from-storage');
+      assert.ok(!server.requests.some((r) => r.authorization?.includes('from-a-repository-settings-file')), 'the settings key is never sent');
+      assert.ok(lsp.logs.some((l) => /coderag\.openai\.apiKey is ignored/.test(l)), 'the log says the setting is ignored');
+      await lsp.connection.sendNotification(SetApiKeyNotification.type, { apiKey: 'rotated-key' });
+      await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'completion after the key change');
+      assert.equal(completions().at(-1)?.authorization, 'Bearer rotated-key');
+    } finally {
+      await lsp.close();
       await server.close();
     }
   });

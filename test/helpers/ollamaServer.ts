@@ -59,6 +59,8 @@ export interface RequestLog {
   method: string;
   path: string;
   body: unknown;
+  /** The Authorization header, when the client sent one. */
+  authorization?: string;
 }
 
 export interface OllamaTestServer {
@@ -192,7 +194,7 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         return;
       }
     }
-    requests.push({ method: req.method ?? 'GET', path, body });
+    requests.push({ method: req.method ?? 'GET', path, body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
 
     if (fault?.kind === 'stall') {
       await new Promise<void>((resolve) => {

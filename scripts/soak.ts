@@ -190,7 +190,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         `soak: ${minutes} min at ${keysPerSecond} keys/s with a ${pauseMs} ms pause at each line end, debounce ${debounceMs} ms`,
-        `  requests made: ${sent} inline-completion requests (${shown} with an item, ${cancelled} cancelled by the next key, ${failed} failed); ${stats.calls} reached the model server`,
+        `  requests made: ${sent} inline-completion requests (${shown} with an item, ${sent - shown - failed - cancelled} empty or superseded by the next key, ${cancelled} cancelled with an error, ${failed} failed); ${stats.calls} reached the model server`,
         `  model requests in flight at once: at most ${stats.maxOpen} (answered in full at once: ${stats.maxAnswered})`,
         `  server RSS: ${figures.rssStartMB} MB at start, ${figures.rssEndMB} MB at end (${figures.rssGrowthPercent}%), at most ${figures.rssMaxMB} MB`,
         `  event-loop delay p99: worst 5 s window ${figures.eventLoopP99Ms.worstWindow} ms, median window ${figures.eventLoopP99Ms.medianWindow} ms (${windows.length} windows); max ${figures.eventLoopMaxMs} ms`,

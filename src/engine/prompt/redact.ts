@@ -48,10 +48,10 @@ function isPlaceholder(value: string): boolean {
 }
 
 /** name (optionally quoted, as a dict/JSON key) = / : / => / := "literal" (Python, Java, JS, YAML, JSON). */
-const QUOTED_ASSIGNMENT = /([A-Za-z_][\w.-]*)(["']?)(\s*(?::=|=>|=|:)\s*)([rbuRBU]{0,2})(?:"([^"\s\\]{4,})"|'([^'\s\\]{4,})')/g;
+const QUOTED_ASSIGNMENT = /([A-Za-z_][\w.-]{0,63})(["']?)(\s*(?::=|=>|=|:)\s*)([rbuRBU]{0,2})(?:"([^"\s\\]{4,512})"|'([^'\s\\]{4,512})')/g;
 
 /** .properties / YAML / .env lines with an unquoted value: `db.password=hunter2`, `token: abc123`. */
-const UNQUOTED_ASSIGNMENT = /^([ \t]*(?:export[ \t]+)?)([A-Za-z_][\w.-]*)([ \t]*[=:][ \t]*)([^\s'"#;,(){}[\]]{4,})[ \t]*$/gm;
+const UNQUOTED_ASSIGNMENT = /^([ \t]*(?:export[ \t]+)?)([A-Za-z_][\w.-]{0,63})([ \t]*[=:][ \t]*)([^\s'"#;,(){}[\]]{4,})[ \t]*$/gm;
 
 /** Shannon entropy in bits per character. */
 export function shannonEntropy(text: string): number {
@@ -70,7 +70,7 @@ export function looksRandom(value: string): boolean {
   return classes >= 3 && shannonEntropy(value) > 4.0;
 }
 
-const STRING_LITERAL = /"([^"\s\\]{24,})"|'([^'\s\\]{24,})'|`([^`\s\\]{24,})`/g;
+const STRING_LITERAL = /"([^"\s\\]{24,1024})"|'([^'\s\\]{24,1024})'|`([^`\s\\]{24,1024})`/g;
 
 /** Replace credential-looking values in `text` with REDACTED; counts the values replaced. */
 export function redactSecrets(text: string): Redacted {

@@ -1,4 +1,5 @@
 // The `coderag` command-line entry: one composition root that dispatches to src/cli/commands.
+import '../engine/util/consoleToStderr';
 import { setLogSink } from '../engine/util/logger';
 import { errorMessage, isCancellationError, isUserError } from '../engine/util/errors';
 import type { CliCommand } from './command';

@@ -10,6 +10,7 @@ import {
   InlineCompletionRequest,
   PullModelRequest,
   RebuildIndexRequest,
+  SetApiKeyNotification,
   SetRerankerRequest,
   StatusNotification,
   type ExplainResult,
@@ -25,6 +26,8 @@ export type { CodeRagApi, CodeRagStatusSnapshot } from './api';
 
 const LANGUAGES = ['python', 'java'];
 const TRACE_SCHEME = 'coderag-trace';
+/** The OpenAI-compatible server's key in VS Code's SecretStorage (never a setting: a repository could set one). */
+const API_KEY_SECRET = 'coderag.openai.apiKey';
 
 /** Everything the extension holds while active; disposed through context.subscriptions. */
 /** Shows the server's work-done progress for `token` in a VS Code progress notification. */
@@ -65,13 +68,41 @@ class CodeRagExtension implements vscode.Disposable {
     this.disposables.push(
       vscode.workspace.onDidGrantWorkspaceTrust(() => void this.restart('the workspace is now trusted')),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.showStatus(this.status)),
+      this.context.secrets.onDidChange((e) => {
+        if (e.key === API_KEY_SECRET) void this.sendApiKey();
+      }),
     );
+    this.warnPlainApiKey();
     await this.startClient();
   }
 
+  /** The deprecated plain setting is not read: say so once per session, offering the command. */
+  private warnPlainApiKey(): void {
+    const plain = vscode.workspace.getConfiguration('coderag').get<string>('openai.apiKey', '');
+    if (!plain) return;
+    void vscode.window.showWarningMessage('CodeRAG: the coderag.openai.apiKey setting is ignored (a repository could set it); the key is kept in secret storage.', 'Set API Key').then((choice) => {
+      if (choice === 'Set API Key') void vscode.commands.executeCommand('coderag.setOpenAiApiKey');
+    });
+  }
+
+  private async sendApiKey(): Promise<void> {
+    const apiKey = (await this.context.secrets.get(API_KEY_SECRET)) ?? '';
+    await this.client?.sendNotification(SetApiKeyNotification.type, { apiKey });
+  }
+
+  private async setApiKey(): Promise<void> {
+    const value = await vscode.window.showInputBox({ title: 'CodeRAG: OpenAI-compatible API Key', prompt: 'Kept in VS Code secret storage; leave empty to remove it.', password: true, ignoreFocusOut: true });
+    if (value === undefined) return;
+    if (value.trim() === '') await this.context.secrets.delete(API_KEY_SECRET);
+    else await this.context.secrets.store(API_KEY_SECRET, value.trim());
+    void vscode.window.showInformationMessage(`CodeRAG: the API key was ${value.trim() ? 'saved in secret storage' : 'removed'}.`);
+  }
+
   private settings(): unknown {
-    // The configuration proxy carries methods; send plain data.
-    return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('coderag'))) as unknown;
+    // The configuration proxy carries methods; send plain data (without the ignored plain key).
+    const plain = JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('coderag'))) as { openai?: { apiKey?: unknown } };
+    if (plain.openai) delete plain.openai.apiKey;
+    return plain;
   }
 
   private async startClient(): Promise<void> {
@@ -84,6 +115,7 @@ class CodeRagExtension implements vscode.Disposable {
       trusted: vscode.workspace.isTrusted,
       cacheDir: vscode.Uri.joinPath(this.context.globalStorageUri, 'index').fsPath,
       settings: this.settings(),
+      openaiApiKey: (await this.context.secrets.get(API_KEY_SECRET)) ?? '',
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: LANGUAGES.map((language) => ({ scheme: 'file', language })),
@@ -165,6 +197,7 @@ class CodeRagExtension implements vscode.Disposable {
     command('coderag.toggleCompletions', () => this.toggleCompletions());
     command('coderag.pullModel', () => this.pullModel());
     command('coderag.showLog', () => Promise.resolve(this.output.show(true)));
+    command('coderag.setOpenAiApiKey', () => this.setApiKey());
   }
 
   private requireClient(): LanguageClient {

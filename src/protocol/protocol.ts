@@ -56,6 +56,11 @@ export interface InitializationOptions {
   cacheDir?: string;
   /** The `coderag.*` settings (nested as `workspace.getConfiguration('coderag')` returns them). */
   settings?: unknown;
+  /**
+   * The OpenAI-compatible server's API key (VS Code keeps it in SecretStorage; other editors pass
+   * it here). The `coderag.openai.apiKey` setting is ignored: a repository could set it.
+   */
+  openaiApiKey?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -103,6 +108,17 @@ export interface SetRerankerResult {
 export namespace SetRerankerRequest {
   export const method = 'coderag/setReranker' as const;
   export const type = new ProtocolRequestType<SetRerankerParams, SetRerankerResult, void, void, void>(method);
+}
+
+export interface SetApiKeyParams {
+  /** The new key; empty: none. */
+  apiKey: string;
+}
+
+/** `coderag/setOpenAiApiKey`: the client's secret key changed (set or cleared); the next request uses it. */
+export namespace SetApiKeyNotification {
+  export const method = 'coderag/setOpenAiApiKey' as const;
+  export const type = new NotificationType<SetApiKeyParams>(method);
 }
 
 export interface ExplainParams {

@@ -9,16 +9,32 @@ import type { ServerConfig } from './config';
 import type { Feature } from './feature';
 import type { StatusReporter } from './StatusReporter';
 
+/** The distilled reranker with what releases its ONNX session. */
+export interface LoadedReranker {
+  reranker: Reranker;
+  dispose(): Promise<void>;
+}
+
 export class RerankFeature implements Feature {
   readonly switcher = new RerankerSwitch('none');
   private llmKey = '';
+  /** The distilled reranker once the shipped model loaded; this feature releases its session at shutdown. */
+  private loaded: LoadedReranker | undefined;
+  private shutDown = false;
 
-  constructor(
-    /** The distilled reranker, when the shipped model loads (undefined until then). */
-    private readonly distilled: () => Reranker | undefined,
-    private readonly status: StatusReporter,
-  ) {
+  constructor(private readonly status: StatusReporter) {
     this.switcher.onDidChange(() => this.publish());
+  }
+
+  private distilled(): Reranker | undefined {
+    return this.loaded?.reranker;
+  }
+
+  /** The distilled model finished loading: offer it (or release it at once when the server is shutting down). */
+  async setDistilled(loaded: LoadedReranker): Promise<void> {
+    if (this.shutDown) return loaded.dispose();
+    this.loaded = loaded;
+    this.refresh();
   }
 
   initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
@@ -55,7 +71,7 @@ export class RerankFeature implements Feature {
     return [...this.switcher.available, 'none'];
   }
 
-  /** The distilled model finished loading (or failed): offer it and show what is available. */
+  /** Offer what is loaded and show what is available. */
   refresh(): void {
     this.switcher.register('distilled', this.distilled());
     this.publish();
@@ -65,7 +81,11 @@ export class RerankFeature implements Feature {
     this.status.update({ reranker: { current: this.switcher.current, available: this.available() } });
   }
 
-  shutdown(): void {
+  async shutdown(): Promise<void> {
+    this.shutDown = true;
     this.switcher.dispose();
+    const loaded = this.loaded;
+    this.loaded = undefined;
+    await loaded?.dispose();
   }
 }

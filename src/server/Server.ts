@@ -20,12 +20,11 @@ import { ModelRegistry } from '../engine/models';
 import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
 import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
-import type { Reranker } from '../engine/rerank/types';
 import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
-import { GetStatusRequest, type InitializationOptions } from '../protocol/protocol';
+import { GetStatusRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
 import { mergeConfig, type ServerConfig } from './config';
 import type { Feature } from './feature';
@@ -79,9 +78,12 @@ export class Server {
   private lmPromise: Promise<CausalLM> | undefined;
   private encoderPromise: Promise<Encoder | undefined> | undefined;
   private prober: ChunkProber | undefined;
-  private distilled: Reranker | undefined;
   private cacheRoot: string;
   private initOptions: InitializationOptions = {};
+  /** The OpenAI-compatible server's key, from the client's secret storage (never from settings). */
+  private apiKey = '';
+  /** The settings of the last configuration change (re-merged when the key changes). */
+  private lastSettings: unknown;
   private config: ServerConfig;
   /** How late the event loop runs (a blocked loop delays every request); windows end at each getStatus. */
   private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
@@ -109,7 +111,7 @@ export class Server {
       this.status,
     );
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
-    this.rerank = new RerankFeature(() => this.distilled, this.status);
+    this.rerank = new RerankFeature(this.status);
     this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground);
     this.features = [this.indexer, this.models, this.rerank, this.completion];
   }
@@ -169,6 +171,11 @@ export class Server {
       const settings = (params.settings as { coderag?: unknown } | undefined)?.coderag ?? params.settings;
       this.applyConfig(settings);
     });
+    connection.onNotification(SetApiKeyNotification.type, (params) => {
+      this.apiKey = typeof params?.apiKey === 'string' ? params.apiKey : '';
+      log.info(`the OpenAI-compatible API key was ${this.apiKey ? 'set' : 'cleared'}`);
+      this.applyConfig(this.lastSettings, false);
+    });
     this.loopDelay.enable();
     connection.onRequest(GetStatusRequest.type, () => {
       const status = this.status.snapshot();
@@ -200,8 +207,10 @@ export class Server {
   private initialize(params: InitializeParams): InitializeResult {
     this.initOptions = (params.initializationOptions ?? {}) as InitializationOptions;
     if (this.initOptions.cacheDir) this.cacheRoot = this.initOptions.cacheDir;
+    if (typeof this.initOptions.openaiApiKey === 'string') this.apiKey = this.initOptions.openaiApiKey;
     const trusted = this.initOptions.trusted !== false;
-    const { config, problems } = mergeConfig(this.initOptions.settings);
+    const { config: merged, problems } = mergeConfig(this.initOptions.settings);
+    const config = this.withApiKey(merged);
     this.config = config;
     for (const p of problems) log.warn(`setting ignored: ${p}`);
     // No model is loaded before initialized(): open them on the configured device.
@@ -237,11 +246,11 @@ export class Server {
     );
     // The distilled reranker (CPU, ONNX) loads in the background; until then its choice keeps retrieval order.
     loadDistilledReranker(join(this.host.assetsDir, 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1, device: this.config.models.device }).then(
-      ({ reranker, scorer }) => {
-        this.distilled = reranker;
+      async ({ reranker, scorer }) => {
         this.distilledPlacement = scorer.placement;
         this.publishModelDevices();
-        this.rerank.refresh();
+        // The feature owns the session from here and releases it at shutdown.
+        await this.rerank.setDistilled({ reranker, dispose: () => scorer.dispose() });
         log.info(`distilled reranker ${reranker.name} loaded`);
       },
       (e: unknown) => log.warn(`the distilled reranker did not load (its choice keeps the retrieval order): ${errorMessage(e)}`),
@@ -255,9 +264,16 @@ export class Server {
     }
   }
 
-  private applyConfig(settings: unknown): void {
-    const { config, problems } = mergeConfig(this.initOptions.settings, settings);
-    for (const p of problems) log.warn(`setting ignored: ${p}`);
+  /** The merged settings with the key from the client's secret storage. */
+  private withApiKey(config: ServerConfig): ServerConfig {
+    return { ...config, openai: { ...config.openai, apiKey: this.apiKey } };
+  }
+
+  private applyConfig(settings: unknown, report = true): void {
+    this.lastSettings = settings;
+    const { config: merged, problems } = mergeConfig(this.initOptions.settings, settings);
+    if (report) for (const p of problems) log.warn(`setting ignored: ${p}`);
+    const config = this.withApiKey(merged);
     if (config.models.device !== this.config.models.device) log.warn(`coderag.models.device is now ${config.models.device}: the models move when the server restarts (reload the window); they stay on ${this.registry.device} until then`);
     this.config = config;
     for (const feature of this.features) feature.updateConfig?.(config);

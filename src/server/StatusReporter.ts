@@ -37,7 +37,7 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
     case 'timeout':
       return `The model server${at} did not answer in time (it may be loading the model or busy): wait, raise \`coderag.model.timeoutMs\`, or choose a smaller model. ${retry}`;
     case 'httpStatus':
-      return `The model server${at} answered with an error: see its log, and check the model name${openai ? ' and `coderag.openai.apiKey`' : ''}. ${retry}`;
+      return `The model server${at} answered with an error: see its log, and check the model name${openai ? ' and the API key (**CodeRAG: Set OpenAI-compatible API Key**)' : ''}. ${retry}`;
     case 'malformed':
       return `The server${at} does not answer like ${ollama ? 'Ollama' : openai ? 'an OpenAI-compatible completions server' : 'a model server'}: check ${urlSetting} and \`coderag.model.provider\`.`;
     case 'modelMissing':

@@ -56,6 +56,17 @@ export const DEFAULT_CONFIG: ServerConfig = {
 
 type Json = unknown;
 
+/** Deprecated: never read from settings (the key lives in the client's secret storage). */
+const SECRET_SETTING = 'coderag.openai.apiKey';
+
+/** Settings whose value is one of a list (package.json `enum`); another string is a problem, and the value stays. */
+const ENUMS: Readonly<Record<string, readonly string[]>> = {
+  'coderag.model.provider': ['auto', 'ollama', 'openai', 'embedded'],
+  'coderag.model.family': ['auto', 'qwen2.5-coder', 'starcoder2', 'codellama', 'deepseek-coder', 'plain'],
+  'coderag.rerank.kind': ['llm', 'distilled', 'none'],
+  'coderag.query.strategy': ['probe', 'last3', 'last10', 'jaccard'],
+};
+
 function isRecord(x: Json): x is Record<string, Json> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
@@ -71,11 +82,17 @@ function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T
     if (!(key in base) || value === undefined || value === null) continue;
     const current = (base as Record<string, Json>)[key];
     const where = path ? `${path}.${key}` : key;
+    if (where === SECRET_SETTING) {
+      // A repository's .vscode/settings.json could set it: the key comes only from the client's secret storage.
+      if (value !== '') problems.push(`${SECRET_SETTING} is ignored: set the key with the command "CodeRAG: Set OpenAI-compatible API Key" (other editors: initializationOptions.openaiApiKey)`);
+      continue;
+    }
     if (isRecord(current)) out[key] = mergeInto(current, value, where, problems);
     else if (Array.isArray(current)) {
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value;
       else problems.push(`${where} must be a list of strings`);
-    } else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
+    } else if (typeof value === 'string' && ENUMS[where] && !ENUMS[where].includes(value)) problems.push(`${where} must be one of ${ENUMS[where].join(', ')} (got ${JSON.stringify(value)})`);
+    else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
     else problems.push(`${where} must be a ${typeof current}`);
   }
   return out as T;

@@ -1,5 +1,6 @@
 // The language server process (dist/server.js), started by the VS Code client over IPC and by
 // `coderag serve --stdio` over stdio. The bundle sits next to the copied grammars/ and models/.
+import '../engine/util/consoleToStderr';
 import { createConnection, ProposedFeatures } from 'vscode-languageserver/node';
 import { Server } from './Server';
 

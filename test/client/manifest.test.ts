@@ -56,3 +56,11 @@ void test('activation on Python and Java, the bundled client as main, limited su
   assert.equal(manifest.main, './dist/client.js');
   assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
 });
+
+void test('the settings that choose where code is sent are machine-scoped (a repository\'s settings cannot set them); the API key setting is deprecated for secret storage', () => {
+  const settings = manifest.contributes.configuration.properties as Record<string, { scope?: string; markdownDeprecationMessage?: string }>;
+  for (const key of ['coderag.ollama.host', 'coderag.openai.baseUrl', 'coderag.openai.apiKey']) assert.equal(settings[key]?.scope, 'machine', key);
+  assert.match(settings['coderag.openai.apiKey']?.markdownDeprecationMessage ?? '', /Set OpenAI-compatible API Key/);
+  assert.ok(manifest.contributes.commands.some((c) => c.command === 'coderag.setOpenAiApiKey' && `${c.category}: ${c.title}` === 'CodeRAG: Set OpenAI-compatible API Key'));
+  assert.match(clientSource, /secrets\.store\(API_KEY_SECRET/);
+});

@@ -48,14 +48,19 @@ export type Fault =
   | { kind: 'outsideLabel'; label?: string }
   | { kind: 'garbage'; text?: string }
   | { kind: 'stall'; seconds: number }
-  | { kind: 'http500' }
+  /** HTTP 500 with a JSON error body, or with `text` as a plain-text body (a proxy's error page). */
+  | { kind: 'http500'; text?: string }
   | { kind: 'malformedJson' }
+  /** Every request answered with `status` (default 307) and `Location: <to><path>`. */
+  | { kind: 'redirect'; to: string; status?: number }
   | { kind: 'notPulled' };
 
 export interface RequestLog {
   method: string;
   path: string;
   body: unknown;
+  /** The Authorization header, when the client sent one. */
+  authorization?: string;
 }
 
 export interface OllamaTestServer {
@@ -93,6 +98,25 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** Streamed answers longer than this go out in parts of this many characters. */
+const STREAM_PART_CHARS = 4096;
+
+/** Write `text` in parts, waiting for the socket to drain, until done or the client hangs up. */
+async function streamParts(res: ServerResponse, text: string, line: (part: string) => string, signal: AbortSignal): Promise<void> {
+  for (let i = 0; i < text.length && !signal.aborted; i += STREAM_PART_CHARS) {
+    if (!res.write(line(text.slice(i, i + STREAM_PART_CHARS)))) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    }
+  }
 }
 
 /** Split a fault's fixed answer into tokens the way a BPE model would, with certain logprobs. */
@@ -170,7 +194,7 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         return;
       }
     }
-    requests.push({ method: req.method ?? 'GET', path, body });
+    requests.push({ method: req.method ?? 'GET', path, body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
 
     if (fault?.kind === 'stall') {
       await new Promise<void>((resolve) => {
@@ -183,7 +207,15 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
       if (signal.aborted) return;
     }
     if (fault?.kind === 'http500') {
-      sendJson(res, 500, { error: 'internal server error (test fault)' });
+      if (fault.text !== undefined) {
+        res.writeHead(500, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(fault.text) });
+        res.end(fault.text);
+      } else sendJson(res, 500, { error: 'internal server error (test fault)' });
+      return;
+    }
+    if (fault?.kind === 'redirect') {
+      res.writeHead(fault.status ?? 307, { location: `${fault.to}${req.url ?? '/'}`, 'content-length': 0 });
+      res.end();
       return;
     }
     if (fault?.kind === 'malformedJson') {
@@ -231,7 +263,12 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         const common = { model, created_at: created, done: true, done_reason: 'stop', total_duration: 1, load_duration: 0, prompt_eval_count: prompt.length, prompt_eval_duration: 1, eval_count: out.topLogprobs?.length ?? 1, eval_duration: 1, ...(logprobs ? { logprobs } : {}) };
         const payload = chat ? { ...common, message: { role: 'assistant', content: out.text } } : { ...common, response: out.text, context: [] };
         if (body.stream === false) sendJson(res, 200, payload);
-        else {
+        else if (!chat && out.text.length > STREAM_PART_CHARS) {
+          // A long answer streams as Ollama streams it: many parts, then the final one.
+          res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+          await streamParts(res, out.text, (response) => JSON.stringify({ model, created_at: created, response, done: false }) + '\n', signal);
+          if (!signal.aborted) res.end(JSON.stringify({ ...payload, response: '' }) + '\n');
+        } else {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
           res.end(JSON.stringify(payload) + '\n');
         }

@@ -1,34 +1,25 @@
-// coderag.models.device: validated like the setting's enum in package.json; a bad value is
-// reported and the models stay on auto.
+// The server's configuration layers: a value outside a setting's list is reported and the default kept.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DEFAULT_CONFIG, mergeConfig } from '../../src/server/config';
-import { MODEL_DEVICES } from '../../src/engine/models/device';
-import { repoRoot } from '../helpers/paths';
 
-void test('coderag.models.device defaults to auto and takes each device of the setting enum', () => {
-  assert.equal(DEFAULT_CONFIG.models.device, 'auto');
-  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { enum?: string[]; default?: unknown }> } } };
-  const setting = manifest.contributes.configuration.properties['coderag.models.device'];
-  assert.deepEqual(setting?.enum, [...MODEL_DEVICES]);
-  assert.equal(setting?.default, 'auto');
-  for (const device of MODEL_DEVICES) {
-    const { config, problems } = mergeConfig({ models: { device } });
-    assert.equal(config.models.device, device);
-    assert.deepEqual(problems, []);
-  }
-  assert.equal(mergeConfig({ models: { device: 'CUDA' } }).config.models.device, 'cuda');
+void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
+  const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, query: { strategy: 'random' } });
+  assert.equal(config.model.provider, DEFAULT_CONFIG.model.provider);
+  assert.equal(config.model.family, DEFAULT_CONFIG.model.family);
+  assert.equal(config.rerank.kind, DEFAULT_CONFIG.rerank.kind);
+  assert.equal(config.query.strategy, DEFAULT_CONFIG.query.strategy);
+  assert.deepEqual(problems, [
+    'coderag.model.provider must be one of auto, ollama, openai, embedded (got "gpt-cloud")',
+    'coderag.model.family must be one of auto, qwen2.5-coder, starcoder2, codellama, deepseek-coder, plain (got "llama9")',
+    'coderag.rerank.kind must be one of llm, distilled, none (got "magic")',
+    'coderag.query.strategy must be one of probe, last3, last10, jaccard (got "random")',
+  ]);
 });
 
-void test('an unknown or mistyped device is reported and falls back to auto', () => {
-  const bad = mergeConfig({ models: { device: 'gpu' } });
-  assert.equal(bad.config.models.device, 'auto');
-  assert.deepEqual(bad.problems, ['coderag.models.device must be one of auto, cpu, cuda, dml, coreml (got "gpu"); using auto']);
-  const wrongType = mergeConfig({ models: { device: 1 } });
-  assert.equal(wrongType.config.models.device, 'auto');
-  assert.deepEqual(wrongType.problems, ['coderag.models.device must be a string']);
-  // A later layer overrides an earlier one.
-  assert.equal(mergeConfig({ models: { device: 'cpu' } }, { models: { device: 'cuda' } }).config.models.device, 'cuda');
+void test('a valid enum value in a later layer applies; an invalid one keeps the earlier layer\'s value', () => {
+  const { config, problems } = mergeConfig({ model: { provider: 'openai' }, rerank: { kind: 'llm' } }, { model: { provider: 'nonsense' }, rerank: { kind: 'none' } });
+  assert.equal(config.model.provider, 'openai');
+  assert.equal(config.rerank.kind, 'none');
+  assert.equal(problems.length, 1);
 });

@@ -61,7 +61,7 @@ export interface LspSession {
   close(): Promise<void>;
 }
 
-export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean } = {}): Promise<LspSession> {
+export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean; initializationOptions?: Record<string, unknown> } = {}): Promise<LspSession> {
   buildOnce();
   const cache = tempDir('coderag-lsp-cache-');
   const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], { cwd: repoRoot, env: { ...process.env, CODERAG_CACHE_DIR: cache.path }, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -92,7 +92,7 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
     rootUri: roots[0],
     workspaceFolders: roots.map((uri, i) => ({ uri, name: `ws${i}` })),
     capabilities: { window: { workDoneProgress: true }, workspace: { didChangeWatchedFiles: { dynamicRegistration: true }, workspaceFolders: true } },
-    initializationOptions: { trusted: options.trusted ?? true, settings },
+    initializationOptions: { trusted: options.trusted ?? true, settings, ...options.initializationOptions },
   });
   await connection.sendNotification('initialized', {});
   let version = 1;

@@ -49,7 +49,7 @@ void test('each problem gets an action that fits the backend', () => {
   assert.match(modelAction({ ...base, state: 'modelMissing' }) ?? '', /Pull the Completion Model.*ollama pull qwen2\.5-coder:1\.5b-base/);
   assert.match(modelAction({ backend: 'openai', model: 'm', endpoint: 'http://gpu:8000', state: 'unreachable' }) ?? '', /http:\/\/gpu:8000.*coderag\.openai\.baseUrl/);
   assert.match(modelAction({ ...base, state: 'timeout' }) ?? '', /coderag\.model\.timeoutMs/);
-  assert.match(modelAction({ backend: 'openai', model: 'm', endpoint: 'http://gpu:8000', state: 'httpStatus' }) ?? '', /apiKey/);
+  assert.match(modelAction({ backend: 'openai', model: 'm', endpoint: 'http://gpu:8000', state: 'httpStatus' }) ?? '', /API key/);
   assert.match(modelAction({ ...base, state: 'malformed' }) ?? '', /Ollama/);
   assert.equal(modelAction({ ...base, state: 'ok' }), undefined);
   assert.equal(modelAction({ ...base, state: 'unknown' }), undefined);

@@ -16,6 +16,7 @@ import type { QueryStrategy } from '../../engine/query/types';
 import { UserError } from '../../engine/util/errors';
 import { runsOn } from '../../engine/models/device';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
+import { stripControlChars } from '../../engine/generate/postprocess/controlChars';
 
 const options = {
   ...indexOptions,
@@ -56,6 +57,11 @@ export function offsetAt(text: string, line: number, column?: number): number {
   return column === undefined ? lineEnd : Math.min(offset + column - 1, lineEnd);
 }
 
+
+/** `stage: message`, once: a model client's message already names its operation (`generate: ...`). */
+function stageMessage(error: { stage: string; message: string }): string {
+  return error.message.startsWith(`${error.stage}:`) ? error.message : `${error.stage}: ${error.message}`;
+}
 
 export const completeCommand: CliCommand = {
   name: 'complete',
@@ -129,7 +135,7 @@ export const completeCommand: CliCommand = {
         process.stdout.write(JSON.stringify(result, null, 2) + '\n');
       } else {
         const item = result.items[0];
-        process.stdout.write(item ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n` : `No completion at ${rel}:${loc.line} (${result.trace.error ? `${result.trace.error.stage}: ${result.trace.error.message}` : 'empty after postprocessing'})\n\n`);
+        process.stdout.write(item ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n` : `No completion at ${rel}:${loc.line} (${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`);
         process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');
       }
       return result.items.length > 0 ? 0 : 1;

@@ -6,7 +6,7 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
-import { ollamaApi } from './httpApi';
+import { AnswerTooLargeError, ollamaApi, RedirectRefusedError } from './httpApi';
 import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
 
 export interface OllamaClientOptions {
@@ -33,6 +33,12 @@ export function sameOllamaModel(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/** The start-up check (the server answers, the model is pulled) waits at most this long. */
+const CHECK_LIMIT_MS = 5000;
+
+/** Most characters of streamed text kept of one answer (a line completion is a few hundred). */
+export const MAX_ANSWER_CHARS = 64 * 1024;
+
 export class OllamaClient implements ModelClient {
   readonly backend = 'ollama' as const;
   readonly family: ModelFamily;
@@ -54,10 +60,12 @@ export class OllamaClient implements ModelClient {
     return ollamaApi(this.options.host, signal);
   }
 
-  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string): Error {
-    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from Ollama at ${this.endpoint} within ${this.options.timeoutMs ?? 7000} ms`, this.endpoint, this.model);
+  /** `limitMs`: the limit the call ran under (the start-up check has its own), so the message states it. */
+  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string, limitMs: number): Error {
+    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from Ollama at ${this.endpoint} within ${limitMs} ms`, this.endpoint, this.model);
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
+    if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: Ollama at ${this.endpoint}: ${e.message}`, this.endpoint, this.model);
     const status = (e as { status_code?: unknown }).status_code;
     const message = e instanceof Error ? e.message : String(e);
     if (typeof status === 'number') {
@@ -73,7 +81,8 @@ export class OllamaClient implements ModelClient {
 
   async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
     const start = performance.now();
-    const limit = deadline(signal, this.options.timeoutMs ?? 7000);
+    const limitMs = this.options.timeoutMs ?? 7000;
+    const limit = deadline(signal, limitMs);
     let text = '';
     let firstTokenMs: number | undefined;
     let tokens: number | undefined;
@@ -95,6 +104,13 @@ export class OllamaClient implements ModelClient {
           if (typeof part.response !== 'string') throw new ModelClientError('malformed', 'malformed response from Ollama: a streamed part has no "response" text', this.endpoint, this.model);
           if (firstTokenMs === undefined && part.response) firstTokenMs = performance.now() - start;
           text += part.response;
+          // A server that streams without end is cut here: the text so far is the answer.
+          if (text.length > MAX_ANSWER_CHARS) {
+            text = text.slice(0, MAX_ANSWER_CHARS);
+            stoppedBy = 'length';
+            stream.abort();
+            break;
+          }
           // Servers that ignore stop sequences are cut here, and the stream closed early.
           const cut = cutAtStop(text, request.stop);
           if (cut.stopped) {
@@ -109,27 +125,32 @@ export class OllamaClient implements ModelClient {
             stoppedBy = part.done_reason === 'length' ? 'length' : 'stop';
           }
         }
+      } catch (e) {
+        // The answer's bytes passed the transport's cap: what was streamed so far is kept.
+        if (!(e instanceof AnswerTooLargeError) || text === '') throw e;
+        stoppedBy = 'length';
       } finally {
         limit.signal.removeEventListener('abort', onAbort);
       }
       if (limit.signal.aborted) throw new Error('aborted');
       // The package skips lines that are not JSON; a stream without its final part was malformed or cut.
-      if (!sawDone && stoppedBy !== 'stop') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
+      if (!sawDone && stoppedBy !== 'stop' && stoppedBy !== 'length') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
     } catch (e) {
-      throw this.toError(e, limit.timedOut(), signal, 'generate');
+      throw this.toError(e, limit.timedOut(), signal, 'generate', limitMs);
     }
     return { text, model: this.model, elapsedMs: performance.now() - start, ...(firstTokenMs !== undefined ? { firstTokenMs } : {}), ...(tokens !== undefined ? { tokens } : {}), stoppedBy };
   }
 
   /** The models this server has pulled (/api/tags). */
   async listModels(signal: AbortSignal): Promise<string[]> {
-    const limit = deadline(signal, Math.min(this.options.timeoutMs ?? 7000, 5000));
+    const limitMs = Math.min(this.options.timeoutMs ?? 7000, CHECK_LIMIT_MS);
+    const limit = deadline(signal, limitMs);
     try {
       const list = await this.api(limit.signal).list();
       if (!list || !Array.isArray(list.models)) throw new SyntaxError('/api/tags has no "models" list');
       return list.models.map((m) => m.name ?? m.model).filter((n): n is string => typeof n === 'string');
     } catch (e) {
-      throw this.toError(e, limit.timedOut(), signal, 'list models');
+      throw this.toError(e, limit.timedOut(), signal, 'list models', limitMs);
     }
   }
 
@@ -157,7 +178,7 @@ export class OllamaClient implements ModelClient {
       }
       if (signal.aborted) throw new CancellationError();
     } catch (e) {
-      throw this.toError(e, false, signal, `pull ${model}`);
+      throw this.toError(e, false, signal, `pull ${model}`, 0);
     }
   }
 }

@@ -4,7 +4,7 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
-import { openAiBase, openAiRequest } from './httpApi';
+import { AnswerTooLargeError, openAiBase, openAiRequest, RedirectRefusedError } from './httpApi';
 import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
 
 export interface OpenAICompatibleOptions {
@@ -15,6 +15,9 @@ export interface OpenAICompatibleOptions {
   family?: ModelFamily;
   timeoutMs?: number;
 }
+
+/** The start-up check (the server answers, the model is served) waits at most this long. */
+const CHECK_LIMIT_MS = 5000;
 
 /** OpenAI's API accepts at most 4 stop sequences; the rest are applied client-side. */
 const MAX_SERVER_STOPS = 4;
@@ -35,10 +38,12 @@ export class OpenAICompatibleClient implements ModelClient {
     return openAiBase(this.options.baseUrl);
   }
 
-  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string): Error {
-    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from ${this.endpoint} within ${this.options.timeoutMs ?? 7000} ms`, this.endpoint, this.model);
+  /** `limitMs`: the limit the call ran under (the start-up check has its own), so the message states it. */
+  private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string, limitMs: number): Error {
+    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from ${this.endpoint} within ${limitMs} ms`, this.endpoint, this.model);
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
+    if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: ${e.message}`, this.endpoint, this.model);
     if (networkErrorKind(e) === 'unreachable') return new ModelClientError('unreachable', `the completion server is not reachable at ${this.endpoint}`, this.endpoint, this.model);
     return new ModelClientError('failed', `${what}: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);
   }
@@ -51,7 +56,8 @@ export class OpenAICompatibleClient implements ModelClient {
 
   async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
     const start = performance.now();
-    const limit = deadline(signal, this.options.timeoutMs ?? 7000);
+    const limitMs = this.options.timeoutMs ?? 7000;
+    const limit = deadline(signal, limitMs);
     try {
       const { ok, status, raw } = await openAiRequest(this.options.baseUrl, '/completions', {
         apiKey: this.options.apiKey,
@@ -77,12 +83,13 @@ export class OpenAICompatibleClient implements ModelClient {
         stoppedBy: cut.stopped || choice.finish_reason === 'stop' ? 'stop' : choice.finish_reason === 'length' ? 'length' : 'unknown',
       };
     } catch (e) {
-      throw this.toError(e, limit.timedOut(), signal, 'completions');
+      throw this.toError(e, limit.timedOut(), signal, 'completions', limitMs);
     }
   }
 
   async check(signal: AbortSignal): Promise<ModelProblem | undefined> {
-    const limit = deadline(signal, 5000);
+    const limitMs = Math.min(this.options.timeoutMs ?? 7000, CHECK_LIMIT_MS);
+    const limit = deadline(signal, limitMs);
     try {
       const { ok, raw } = await openAiRequest(this.options.baseUrl, '/models', { apiKey: this.options.apiKey, signal: limit.signal });
       // Some servers (TGI) have no /v1/models; only an answer that lists models can prove one missing.
@@ -92,7 +99,7 @@ export class OpenAICompatibleClient implements ModelClient {
       if (ids.length > 0 && !ids.includes(this.model)) return { kind: 'modelMissing', message: `model "${this.model}" is not served by ${this.endpoint} (it serves: ${ids.slice(0, 5).join(', ')})`, model: this.model, endpoint: this.endpoint };
       return undefined;
     } catch (e) {
-      const err = this.toError(e, limit.timedOut(), signal, 'list models');
+      const err = this.toError(e, limit.timedOut(), signal, 'list models', limitMs);
       if (isModelClientError(err)) return problemOf(err);
       throw err;
     }

@@ -9,6 +9,8 @@ import type { Candidate, RetrievalStage, RetrievalTrace } from '../retrieve/type
 import type { RerankOutcome, RerankStage } from '../rerank/types';
 import { fitPromptBudget, type FittedPrompt } from '../prompt/fitPromptBudget';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
+import { redactSecrets } from '../prompt/redact';
+import { stripControlChars } from '../generate/postprocess/controlChars';
 import { isModelClientError, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
 import { raceDeadline } from '../util/abort';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
@@ -128,7 +130,7 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     );
     ranked = outcome.ranked;
     rerank = outcome;
-    trace.rerank = { reranker: reranker.name, calls: outcome.calls, picked: ranked.map((c) => c.snippet.id), ...(outcome.notes ? { notes: outcome.notes } : {}) };
+    trace.rerank = { reranker: reranker.name, calls: outcome.calls, picked: ranked.map((c) => c.snippet.id), ...(outcome.notes ? { notes: outcome.notes } : {}), ...(outcome.redactions !== undefined ? { redactions: outcome.redactions } : {}) };
   }
 
   contexts = ranked;
@@ -173,8 +175,11 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     return finish([]);
   }
   contexts = ranked.slice(0, prompt.snippetsUsed.length);
+  // The prompt leaves the process (to a model server, or the embedded model): credentials first.
+  const redacted = redactSecrets(prompt.prompt);
   trace.prompt = {
-    text: prompt.prompt,
+    text: redacted.text,
+    redactions: redacted.count,
     tokens: prompt.tokens,
     budgetTokens,
     family: model.family,
@@ -190,7 +195,7 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     'generate',
     signal,
     () => {
-      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature }, s);
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature }, s);
       return stages.gate ? stages.gate.run(work, signal) : work(signal);
     },
     (e) => {
@@ -205,7 +210,8 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     model: generated.model,
     endpoint: model.endpoint,
     elapsedMs: generated.elapsedMs,
-    raw: generated.text,
+    // Shown in the editor's trace view and the terminal: without control characters.
+    raw: stripControlChars(generated.text),
     ...(generated.firstTokenMs !== undefined ? { firstTokenMs: generated.firstTokenMs } : {}),
     ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}),
     ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),

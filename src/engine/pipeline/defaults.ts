@@ -9,7 +9,7 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   rerank: { topU: 10, timeoutMs: 1500 },
   prompt: { budgetTokens: 2048, suffixShare: 0.15 },
   generate: { maxNewTokens: 48, temperature: 0 },
-  postprocess: { maxLines: 12 },
+  postprocess: { maxLines: 12, maxChars: 4000 },
 };
 
 /** Where the model servers are and which models they run, unless the user says otherwise. */

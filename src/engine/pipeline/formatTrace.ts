@@ -42,7 +42,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   }
   if (trace.rerank) {
     const r = trace.rerank;
-    out.push('## Rerank', '', `Reranker **${r.reranker}**, ${r.calls.length} calls${r.notes ? `; ${r.notes.join('; ')}` : ''}`, '');
+    out.push('## Rerank', '', `Reranker **${r.reranker}**, ${r.calls.length} calls${r.notes ? `; ${r.notes.join('; ')}` : ''}${r.redactions ? `; ${r.redactions} credential-looking values redacted from what the reranker was sent` : ''}`, '');
     for (const c of r.calls) out.push(`- window [${c.window.map((w) => `\`${w}\``).join(', ')}] -> ${c.picked ? `\`${c.picked}\`` : `kept order (${c.failure ?? 'no pick'})`} in ${ms(c.elapsedMs)}`);
     out.push('', 'Top snippets in prompt order:', '', ...r.picked.map((id, i) => `${i + 1}. \`${id}\``), '');
   }
@@ -53,7 +53,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
   if (trace.prompt) {
     const p = trace.prompt;
-    out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}`, '');
+    out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}; redactions: ${p.redactions}`, '');
     if (options.includePrompt !== false) out.push(fence(p.text), '');
   }
   return out.join('\n');

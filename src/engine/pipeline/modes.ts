@@ -5,5 +5,5 @@ import type { CompletionMode } from './types';
 
 export const LINE_MODE: CompletionMode = {
   name: 'line',
-  postprocess: (raw, context, options) => postprocessCompletion(raw, context, { maxLines: options.maxLines }),
+  postprocess: (raw, context, options) => postprocessCompletion(raw, context, { maxLines: options.maxLines, maxChars: options.maxChars }),
 };

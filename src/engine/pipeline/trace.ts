@@ -52,9 +52,12 @@ export interface CompletionTrace {
     fallbackReason?: string;
   };
   retrieval?: { paths: TracePath[]; candidates: TraceCandidate[] };
-  rerank?: { reranker: string; calls: RerankDecision[]; picked: string[]; notes?: string[] };
+  rerank?: { reranker: string; calls: RerankDecision[]; picked: string[]; notes?: string[]; redactions?: number };
   prompt?: {
+    /** The prompt as sent to the model (credentials redacted). */
     text: string;
+    /** Credential-looking values replaced in the prompt (engine/prompt/redact.ts). */
+    redactions: number;
     tokens: number;
     budgetTokens: number;
     family: ModelFamily;

@@ -25,7 +25,7 @@ export interface PipelineOptions {
   rerank: { topU: number; timeoutMs: number };
   prompt: { budgetTokens: number; suffixShare: number };
   generate: { maxNewTokens: number; temperature: number };
-  postprocess: { maxLines: number };
+  postprocess: { maxLines: number; maxChars: number };
 }
 
 export interface CompletionItem {

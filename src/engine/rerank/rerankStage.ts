@@ -5,6 +5,7 @@ import { buildRerankQuery } from './bestFitPrompt';
 import type { RerankerSwitch } from './RerankerSwitch';
 import type { Reranker, RerankDecision, RerankDoc, RerankInput, RerankOutcome, RerankStage, RerankTrace } from './types';
 import type { Candidate } from '../retrieve/types';
+import { redactSecrets } from '../prompt/redact';
 
 type CandidateDoc = RerankDoc & { candidate: Candidate; score: number; position: number };
 
@@ -39,11 +40,26 @@ export class BestFitRerankStage implements RerankStage {
   }
 
   async rerank(input: RerankInput, signal: AbortSignal): Promise<RerankOutcome> {
-    const query = buildRerankQuery(input.file.path, input.file.prefix);
-    const result = await bestFitRerank(query, candidateDocs(input.candidates), this.reranker, { topU: input.topU, ...(this.arity ? { arity: this.arity } : {}) }, signal);
+    let query = buildRerankQuery(input.file.path, input.file.prefix);
+    let docs = candidateDocs(input.candidates);
+    // An LLM reranker sends the query and every window to a model server: credentials are redacted
+    // first (the distilled reranker runs in-process and sees the text as it is).
+    let redactions: number | undefined;
+    if (this.reranker.kind === 'llm') {
+      const q = redactSecrets(query.text);
+      let count = q.count;
+      query = { ...query, text: q.text };
+      docs = docs.map((d) => {
+        const r = redactSecrets(d.text);
+        count += r.count;
+        return r.count > 0 ? { ...d, text: r.text } : d;
+      });
+      redactions = count;
+    }
+    const result = await bestFitRerank(query, docs, this.reranker, { topU: input.topU, ...(this.arity ? { arity: this.arity } : {}) }, signal);
     const notes = [`${result.trace.rerankerCalls} reranker calls, ${result.trace.elapsedMs.toFixed(1)} ms`];
     if (result.trace.degraded) notes.push(result.trace.degraded);
-    return { ranked: result.top.map((d) => d.candidate), calls: pipelineCalls(result.trace), notes, detail: result.trace };
+    return { ranked: result.top.map((d) => d.candidate), calls: pipelineCalls(result.trace), notes, detail: result.trace, ...(redactions !== undefined ? { redactions } : {}) };
   }
 }
 

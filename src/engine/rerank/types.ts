@@ -132,6 +132,8 @@ export interface RerankOutcome {
   notes?: string[];
   /** The heap sort's own trace (every window with its scores and answers), where a BestFit reranker ran. */
   detail?: RerankTrace;
+  /** Credential-looking values redacted from the text sent to an LLM reranker. */
+  redactions?: number;
 }
 
 /** The rerank stage (CodeRAG 2.3): picks the top-u of the merged candidates. */

@@ -62,3 +62,13 @@ test('completion mode: mid-line is single-line, the line after a block opener is
   assert.equal(completionMode({ lang: 'java', prefix: 'void f() {\n  ', suffix: '\n}' }), 'block');
   assert.equal(completionMode({ lang: 'java', prefix: 'void f() {\n', suffix: '' }), 'singleLine');
 });
+
+void test('model text loses terminal escapes, control characters and bidi controls; ghost text is capped at 4,000 characters at a line end', () => {
+  const ctx = { lang: 'python' as Lang, prefix: 'def f():\n    x = ', suffix: '\n' };
+  assert.equal(postprocessCompletion('\x1b[1;31mcompute\x1b[0m(\x1b]0;pwned\x07a,\u202e b\u2069)\r\x00\x7f\x9b2J', ctx), 'compute(a, b)');
+  assert.equal(postprocessCompletion('\x1bP+q\x1b\\value', ctx), 'value');
+  const block = { lang: 'python' as Lang, prefix: 'def f():\n    ', suffix: '\n' };
+  const long = postprocessCompletion(Array.from({ length: 200 }, (_, i) => `x${i} = ${'y'.repeat(60)}`).join('\n    '), block, { maxLines: 1000 });
+  assert.ok(long.length <= 4000 && long.endsWith('y'.repeat(60)), `${long.length} characters, cut at a line end`);
+  assert.equal(postprocessCompletion('z'.repeat(10_000), ctx).length, 4000);
+});

@@ -2,6 +2,7 @@
 // drop what repeats the suffix or the lines before. Pure; each step a small named function.
 import type { Lang } from '../../kb/types';
 import { indentOf } from '../../util/codeText';
+import { stripControlChars } from './controlChars';
 
 export interface CompletionContext {
   lang: Lang;
@@ -14,6 +15,17 @@ export interface CompletionContext {
 export interface PostprocessOptions {
   /** Most lines a multi-line completion may have (default 12). */
   maxLines?: number;
+  /** Most characters a completion may have (default 4,000); a longer one is cut at a line end where it has one. */
+  maxChars?: number;
+}
+
+export const DEFAULT_MAX_CHARS = 4000;
+
+/** At most `maxChars` characters, cut after the last whole line that fits when there is one. */
+export function capLength(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const cut = text.lastIndexOf('\n', maxChars);
+  return cut > 0 ? text.slice(0, cut) : text.slice(0, maxChars);
 }
 
 const OPEN = '([{';
@@ -190,7 +202,9 @@ export function stopAtRepeatingLines(completion: string, ctx: CompletionContext)
 /** The whole chain; returns '' when nothing worth showing is left. */
 export function postprocessCompletion(raw: string, ctx: CompletionContext, options: PostprocessOptions = {}): string {
   const mode = completionMode(ctx);
-  let out = raw.replace(/\r\n/g, '\n');
+  const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
+  // Only the head can be shown: the steps below never see more than a few times the cap.
+  let out = stripControlChars(raw.length > 4 * maxChars ? raw.slice(0, 4 * maxChars) : raw);
   if (mode === 'singleLine') {
     out = trimToLine(out, ctx);
     out = balanceBrackets(out, ctx);
@@ -199,6 +213,6 @@ export function postprocessCompletion(raw: string, ctx: CompletionContext, optio
   }
   out = stopAtRepeatingLines(out, ctx);
   out = dropSuffixRepeat(out, ctx);
-  out = out.replace(/\s+$/, '');
+  out = capLength(out, maxChars).replace(/\s+$/, '');
   return out.trim() === '' ? '' : out;
 }

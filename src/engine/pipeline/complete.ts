@@ -9,35 +9,27 @@ import type { Candidate, RetrievalStage, RetrievalTrace } from '../retrieve/type
 import type { RerankOutcome, RerankStage } from '../rerank/types';
 import { fitPromptBudget, type FittedPrompt } from '../prompt/fitPromptBudget';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
-import { isModelClientError, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
+import { isModelClientError, type GenerateResult, type ModelGate } from '../generate/types';
 import { raceDeadline } from '../util/abort';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
 import { newTraceId, retrievalTraceOf, type CompletionTrace, type StageName, type StageStatus } from './trace';
-import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
+import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions } from './types';
 
 const log = getLogger('pipeline');
 
 /** The stages one request runs through, as createPipeline assembles them. */
-export interface PipelineStages {
+export interface PipelineStages extends ModelStages {
   query: QueryBuilder;
   retrieval: RetrievalStage;
   /** Read per request, so a reranker switch applies to the next request. */
   reranker: () => RerankStage | undefined;
-  /** The completion model; absent: retrieval only (no prompt, no generation). */
-  model?: () => ModelClient;
-  /** One model-server request in flight (the generate stage). */
-  gate?: ModelGate;
   /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
   probeGate?: ModelGate;
-  /**
-   * Called before each stage: the host lets its pending messages through (a newer request may be
-   * waiting to supersede this one) and throws CancellationError when the signal has fired.
-   */
-  checkpoint?: (signal: AbortSignal) => Promise<void>;
 }
 
-async function timed<T>(
+/** Run one stage: timed, recorded in the trace, degraded (never failed) by `onFailure` unless cancelled. */
+export async function timed<T>(
   trace: CompletionTrace,
   stage: StageName,
   signal: AbortSignal,

@@ -38,7 +38,7 @@ export function compareMethods(cases: readonly BenchCase[], predictions: Readonl
 }
 
 /** Stages in pipeline order (BENCHMARK.md), then any others a method recorded. */
-const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess', 'total'];
+const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'detect', 'signatures', 'sketch', 'elements', 'usages', 'knowledge', 'prompt', 'generate', 'postprocess', 'total'];
 
 function stagesOf(rows: readonly ComparisonRow[]): string[] {
   const seen = new Set<string>();

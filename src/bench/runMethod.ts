@@ -9,12 +9,12 @@ import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import type { QueryBuilder, QueryStrategy, RetrievalQuery } from '../engine/query/types';
-import type { PathName, Retriever } from '../engine/retrieve/types';
+import type { Candidate, PathName, Retriever } from '../engine/retrieve/types';
 import type { Reranker } from '../engine/rerank/types';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { ModelClient } from '../engine/generate/types';
 import { snippetForPrompt } from '../engine/prompt/snippetForPrompt';
-import { autoMode, bodyMode, createPipeline, LINE_MODE, pipelineOptions as withDefaults, probingQueryBuilder, type BodyModeDeps, type CompletionMode, type CompletionResult, type Pipeline, type PipelineOptions, type SketchSource } from '../engine/pipeline';
+import { autoMode, bodyMode, createPipeline, LINE_MODE, pipelineOptions as withDefaults, probingQueryBuilder, type BodyModeDeps, type CompletionMode, type CompletionRequest, type CompletionResult, type Pipeline, type PipelineOptions, type SketchSource } from '../engine/pipeline';
 import { UserError } from '../engine/util/errors';
 
 export type RerankMode = 'none' | 'llm' | 'distilled';
@@ -49,6 +49,9 @@ export function parseMethod(name: string): MethodSpec {
   if (n === 'repocoder') return { name: n, paths: ['rg1'], rerank: 'none', iterative: true, usesQuery: false };
   const rambo = RAMBO_METHODS[n];
   if (rambo) return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false, rambo };
+  // `rambo+df+s+d+dr`: Rambo with CodeRAG's knowledge items (that method's reranked top-u) joining its prompt.
+  const plus = /^(rambo(?:-nosketch|-oracle)?)\+(.+)$/.exec(n);
+  if (plus && RAMBO_METHODS[plus[1]!]) return { ...parseMethod(plus[2]!), name: n, iterative: false, rambo: RAMBO_METHODS[plus[1]!] };
   if (n === 'draco') return { name: n, paths: ['dataflow'], rerank: 'none', iterative: false, usesQuery: false };
   const paths = new Set<PathName>();
   let rerank: RerankMode = 'none';
@@ -148,11 +151,11 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
  * The mode a case runs in: a body case in the body mode for every method (Rambo's stages for
  * Rambo's methods; the method's own retrieval with the body's length and cut for the others).
  */
-function modeOf(spec: MethodSpec, c: BenchCase, env: CaseEnvironment, generate: boolean): CompletionMode {
+function modeOf(spec: MethodSpec, c: BenchCase, env: CaseEnvironment, generate: boolean, knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>): CompletionMode {
   const body = isBodyCase(c);
   if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
-  return body ? bodyMode(env.body, { sketch: spec.rambo, oracleSketch: c.groundtruth, retrievalOnly: !generate }) : autoMode(env.body);
+  return body ? bodyMode(env.body, { sketch: spec.rambo, oracleSketch: c.groundtruth, retrievalOnly: !generate, ...(knowledge ? { knowledge } : {}) }) : autoMode(env.body);
 }
 
 /** The method's pipeline, built by the product's one composition function. */
@@ -162,14 +165,20 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
   if (spec.rerank !== 'none' && !reranker) throw new UserError(`method ${spec.name}: the ${spec.rerank} reranker is not loaded`);
   const retrievers = spec.paths.map((p) => env.retriever(p));
   const probing = probingQueryBuilder(() => env.prober);
-  return createPipeline(pipelineOptions(spec, options, isBodyCase(c)), {
+  const retrievalDeps = {
     retrievers: () => retrievers,
     ...(spec.usesQuery && env.queryMemo ? { queryBuilder: sharedQuery(probing, env.queryMemo, `${options.query}\u0000${caseKey}\u0000${round}`) } : { queryBuilder: probing }),
     ...(reranker ? { rerankers: new RerankerSwitch(spec.rerank, { [reranker.kind]: reranker }) } : {}),
+  };
+  // Rambo joined by a CodeRAG method: that method's retrieval and rerank, without a model, give the knowledge items.
+  const knowledgePipeline = spec.rambo && spec.paths.length > 0 ? createPipeline(pipelineOptions({ ...spec, rambo: undefined }, options, false), retrievalDeps, LINE_MODE) : undefined;
+  const knowledge = knowledgePipeline ? (request: CompletionRequest, signal: AbortSignal) => knowledgePipeline.complete(request, signal).then((r) => r.contexts) : undefined;
+  return createPipeline(pipelineOptions(spec, options, isBodyCase(c)), {
+    ...retrievalDeps,
     // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
     // Rambo's sketch is a model call even when only retrieval is evaluated.
     ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
-  }, modeOf(spec, c, env, options.generate));
+  }, modeOf(spec, c, env, options.generate, knowledge));
 }
 
 /** Per-stage times of one complete() run, in BENCHMARK.md's names (per path, not the whole retrieve stage). */

@@ -41,15 +41,31 @@ export function cutAtDedent(text: string, signatureIndent: number, cursorColumn:
   return kept.join('\n');
 }
 
-/** The indentation of the declaration the cursor's body belongs to, read from the prefix (Python: the last `def` line). */
-export function signatureIndentOf(lang: Lang, prefix: string): number {
+/** The declaration line the cursor's body belongs to, read from the prefix (Python: the last `def` line; Java: the last `) {` line). */
+function signatureLineOf(lang: Lang, prefix: string): string | undefined {
   const lines = prefix.split('\n');
   lines.pop();
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i] ?? '';
-    if (lang === 'python' ? /^\s*(async\s+)?def\s/.test(line) : /\)\s*(throws\s[\w.,\s]+)?\{\s*$/.test(line)) return indentOf(line);
+    if (lang === 'python' ? /^\s*(async\s+)?def\s/.test(line) : /\)\s*(throws\s[\w.,\s]+)?\{\s*$/.test(line)) return line;
   }
-  return 0;
+  return undefined;
+}
+
+export function signatureIndentOf(lang: Lang, prefix: string): number {
+  return indentOf(signatureLineOf(lang, prefix) ?? '');
+}
+
+/**
+ * On an empty line of a body, the indentation the cursor still lacks (a prefix that ends at
+ * column 0 after the signature sends a small model off writing comments); '' elsewhere.
+ */
+export function missingBodyIndent(lang: Lang, prefix: string, signatureIndentText?: string): string {
+  const before = prefix.slice(prefix.lastIndexOf('\n') + 1);
+  if (before.trim() !== '') return '';
+  const sig = signatureIndentText ?? (signatureLineOf(lang, prefix) ?? '').match(/^\s*/)?.[0] ?? '';
+  const indent = bodyIndentOf(prefix, sig);
+  return indent.startsWith(before) && indent.length > before.length ? indent.slice(before.length) : '';
 }
 
 /** The body as inserted: cut where the method ends, trailing blank lines dropped, at most `maxLines` lines. */

@@ -51,9 +51,11 @@ function enclosingClass(node: Node, lang: Lang): string | undefined {
   return undefined;
 }
 
-function inStringOrComment(node: Node): boolean {
+/** The cursor strictly inside a string or comment (at its first character is before it). */
+function inStringOrComment(node: Node, offset: number): boolean {
   for (let n: Node | null = node; n; n = n.parent) {
-    if (n.type === 'string' || n.type === 'string_literal' || n.type === 'comment' || n.type === 'line_comment' || n.type === 'block_comment' || n.type === 'text_block') return true;
+    const literal = n.type === 'string' || n.type === 'string_literal' || n.type === 'comment' || n.type === 'line_comment' || n.type === 'block_comment' || n.type === 'text_block';
+    if (literal && n.startIndex < offset) return true;
     if (n.type === 'block' || n.type === 'function_definition' || n.type === 'method_declaration') return false;
   }
   return false;
@@ -68,8 +70,10 @@ function pythonText(prefix: string, suffix: string): { text: string; offset: num
   const lineStart = prefix.lastIndexOf('\n') + 1;
   const before = prefix.slice(lineStart);
   const after = suffix.slice(0, suffix.indexOf('\n') < 0 ? suffix.length : suffix.indexOf('\n'));
+  // Text before the cursor on its line (`pass|`) is the body already: no placeholder.
+  if (before.trim() !== '') return { text: prefix + suffix, offset: Math.max(0, prefix.length - 1) };
   let pad = '';
-  if (before.trim() === '' && after.trim() === '') {
+  if (after.trim() === '') {
     const lines = prefix.slice(0, lineStart).split('\n');
     lines.pop();
     let prev: string | undefined;
@@ -86,7 +90,7 @@ export function detectBodyTarget(parsers: Parsers, lang: Lang, prefix: string, s
   if (!tree) return undefined;
   try {
     const at = tree.rootNode.descendantForIndex(offset, offset);
-    if (!at || inStringOrComment(at)) return undefined;
+    if (!at || inStringOrComment(at, offset)) return undefined;
     const fnTypes = lang === 'python' ? ['function_definition'] : ['method_declaration', 'constructor_declaration'];
     let fn: Node | null = at;
     while (fn && !fnTypes.includes(fn.type)) fn = fn.parent;
@@ -98,12 +102,16 @@ export function detectBodyTarget(parsers: Parsers, lang: Lang, prefix: string, s
       if (offset <= body.startIndex || offset >= body.endIndex) return undefined;
       if (body.namedChildren.some((c) => c !== null && !isTodoComment(c))) return undefined;
       if (body.hasError) return undefined;
-    } else if (body.namedChildren.some((c) => c !== null && !isEmptyPythonStatement(c))) {
-      return undefined;
+    } else {
+      if (body.namedChildren.some((c) => c !== null && !isEmptyPythonStatement(c))) return undefined;
+      // A comment right after the `:` sits outside the block in the tree: it is content unless a TODO.
+      const colon = fn.children.find((c) => c?.type === ':');
+      if (fn.namedChildren.some((c) => c !== null && c.type === 'comment' && c.startIndex >= (colon?.endIndex ?? body.startIndex) && !isTodoComment(c))) return undefined;
     }
     const name = fn.childForFieldName('name')?.text;
     if (!name) return undefined;
-    const signature = text.slice(fn.startIndex, body.startIndex).replace(/\s+$/, '');
+    const headerEnd = lang === 'python' ? (fn.children.find((c) => c?.type === ':')?.endIndex ?? body.startIndex) : body.startIndex;
+    const signature = text.slice(fn.startIndex, headerEnd).replace(/\s+$/, '');
     const row = fn.startPosition.row;
     const className = enclosingClass(fn, lang);
     return { lang, name, ...(className ? { className } : {}), signature, signatureRow: row, signatureIndent: indentOf(lineOf(text, row)) };

@@ -5,7 +5,7 @@
 // answer (STYLE.md rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
 import type { Parsers } from '../kb/parsers';
 import type { Lang } from '../kb/types';
-import { bodyIndentOf, cutBody } from '../body/cutBody';
+import { cutBody, missingBodyIndent } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
 import { mergeInTurns, rankUsages, signatureSimilar, type ScoredMethod } from '../body/rambo';
@@ -47,6 +47,8 @@ export interface BodyModeOptions {
   oracleSketch?: string;
   /** Stop after the usages (an evaluation of retrieval): every merged snippet is a context, the model only sketches. */
   retrievalOnly?: boolean;
+  /** CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list in turns. */
+  knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
 }
 
 /** Stops that end a body early where the model writes past it (the cut rule still decides). */
@@ -152,11 +154,8 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   const budgetTokens = Math.max(64, Math.min(options.prompt.budgetTokens, (model?.contextTokens ?? Infinity) - options.body.maxNewTokens));
   // A cursor at the start of an empty line: the body's indentation goes into the prompt, so the
   // model starts a statement, and into the inserted text.
-  const lineStart = request.prefix.lastIndexOf('\n') + 1;
-  const beforeCursor = request.prefix.slice(lineStart);
   const sigIndentText = (request.prefix.split('\n')[target.signatureRow] ?? '').match(/^\s*/)?.[0] ?? '';
-  const indent = bodyIndentOf(request.prefix, sigIndentText);
-  const primed = beforeCursor.trim() === '' && indent.startsWith(beforeCursor) && indent.length > beforeCursor.length ? indent.slice(beforeCursor.length) : '';
+  const primed = missingBodyIndent(request.lang, request.prefix, sigIndentText);
   const prefix = request.prefix + primed;
   const promptOf = (ranked: readonly Candidate[]): BodyPrompt =>
     bodyPrompt({
@@ -247,8 +246,13 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     stages.checkpoint,
   );
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
-  // Step e's list: a usage, a definition of an element, a signature hit, in turns (best first).
-  const ranked = mergeInTurns([usages.map(usageCandidate), mapped.definitions.map((d) => candidateOf(d, 'definition')), similar.map(signatureCandidate)]);
+  // CodeRAG's knowledge items, where the mode was given them.
+  const knowledge = opts.knowledge;
+  const items = knowledge
+    ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge(request, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
+    : [];
+  // Step e's list: a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
+  const ranked = mergeInTurns([usages.map(usageCandidate), mapped.definitions.map((d) => candidateOf(d, 'definition')), items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), similar.map(signatureCandidate)]);
   contexts = ranked;
   if (!model || opts.retrievalOnly) return finish([]);
 
@@ -299,6 +303,7 @@ export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): Comple
   const mode: CompletionMode = {
     name: 'body',
     postprocess: postprocessBody,
+    prime: (request) => missingBodyIndent(request.lang, request.prefix),
     ...(opts.retrieval === 'line' ? {} : { complete: (request: CompletionRequest, stages: ModelStages, options: PipelineOptions, signal: AbortSignal) => completeBody(request, stages, options, deps, opts, signal) }),
   };
   return mode;

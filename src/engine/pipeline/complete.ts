@@ -65,8 +65,10 @@ export async function timed<T>(
  * One completion. Resolves with no items when a stage leaves nothing to show (the trace says
  * which and why); rejects only with CancellationError when `signal` aborts.
  */
-export async function complete(request: CompletionRequest, stages: PipelineStages, options: PipelineOptions, mode: CompletionMode, signal: AbortSignal): Promise<CompletionResult> {
+export async function complete(given: CompletionRequest, stages: PipelineStages, options: PipelineOptions, mode: CompletionMode, signal: AbortSignal): Promise<CompletionResult> {
   const start = performance.now();
+  const lead = mode.prime?.(given) ?? '';
+  const request = lead ? { ...given, prefix: given.prefix + lead } : given;
   const trace: CompletionTrace = { id: newTraceId(), mode: mode.name, startedAt: new Date().toISOString(), filePath: request.filePath, lang: request.lang, stages: [], totalMs: 0, nonModelMs: 0 };
   const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
   let retrieval: RetrievalTrace | undefined;
@@ -211,7 +213,8 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     () => Promise.resolve(mode.postprocess(generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }, options.postprocess)),
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
-  trace.completion = text;
-  return finish(text ? [{ text }] : []);
+  const inserted = text ? lead + text : '';
+  trace.completion = inserted;
+  return finish(inserted ? [{ text: inserted }] : []);
 }
 

@@ -7,7 +7,7 @@ import type { RerankDecision } from '../rerank/types';
 import type { ModelFamily } from '../prompt/templates';
 import type { ModelErrorKind } from '../generate/types';
 
-export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess' | 'detect' | 'signatures' | 'sketch' | 'elements' | 'usages';
+export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess' | 'detect' | 'signatures' | 'sketch' | 'elements' | 'usages' | 'knowledge';
 
 /** What the body mode (Rambo) found, step by step. */
 export interface BodyTrace {

@@ -74,6 +74,11 @@ export interface CompletionMode {
   readonly name: 'line' | 'body' | 'auto';
   /** Cut the model's raw text to what this mode inserts. */
   postprocess(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
+  /**
+   * Text the mode puts before the cursor in the prompt so the model starts where the insertion
+   * starts (the body mode: the body's indentation on an empty line); the inserted text begins with it.
+   */
+  prime?(request: CompletionRequest): string;
   /** The mode that completes this request (auto: body inside an empty method body, else line); absent: this one. */
   select?(request: CompletionRequest): CompletionMode;
   /**

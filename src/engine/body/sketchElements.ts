@@ -73,8 +73,19 @@ export function extractElements(parsers: Parsers, lang: Lang, sketch: string): S
     }
     for (const c of n.namedChildren) if (c) visit(c);
   };
+  // Where the tree gave up (ERROR nodes), the text still names things: read it lexically.
+  const lexical = (text: string): void => {
+    for (const m of text.matchAll(/(\.)?\s*([A-Za-z_$][\w$]*)\s*(\()?/g)) {
+      const [, dot, name, call] = m;
+      if (!name) continue;
+      if (call) add(/^[A-Z]/.test(name) && !dot ? out.types : out.calls, name);
+      else if (dot) add(out.fields, name);
+      else if (/^[A-Z][a-z]/.test(name)) add(out.types, name);
+    }
+  };
   try {
     visit(tree.rootNode);
+    for (const err of tree.rootNode.descendantsOfType('ERROR')) if (err) lexical(err.text);
   } finally {
     tree.delete();
   }

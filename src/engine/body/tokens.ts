@@ -13,7 +13,9 @@ export function subwords(identifier: string): string[] {
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
     .split(/[\s_$]+/)
     .filter((s) => s.length > 0)
-    .map((s) => s.toLowerCase());
+    .map((s) => s.toLowerCase())
+    // A plural names the same thing (`taxRates` / `taxRate`).
+    .map((s) => (s.length > 3 && s.endsWith('s') && !s.endsWith('ss') ? s.slice(0, -1) : s));
 }
 
 export function subwordSet(text: string): Set<string> {

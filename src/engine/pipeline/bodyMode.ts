@@ -180,7 +180,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   let sketch = '';
   if (sketchSource === 'oracle') {
     sketch = opts.oracleSketch ?? '';
-    trace.stages.push({ stage: 'sketch', status: sketch ? 'ok' : 'skipped', elapsedMs: 0, message: 'oracle: the ground-truth body as the sketch' });
+    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no model call: the ORACLE sketch (the ground-truth body)' });
   } else if (sketchSource === 'none') {
     trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no sketch: elements from the signature-similar methods' });
   } else if (!model) {

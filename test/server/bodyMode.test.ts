@@ -35,6 +35,8 @@ void describe('body mode over the language server', () => {
       model: { provider: 'ollama', family: 'plain', timeoutMs: 30_000, maxNewTokens: 24 },
       ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
       rerank: { kind: 'none' },
+      // The small model's window: 512 positions less the body's 128 new tokens.
+      prompt: { budgetTokens: 384 },
     });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     uri = lsp.open(abs, 'java');

@@ -12,8 +12,8 @@ export interface ComparisonRow {
   method: string;
   group: LangGroup;
   report: ScoreReport;
-  /** Context recall at 20 (Rambo's usage count), beside the run's k. */
-  recallAt20: number | null;
+  /** Context recall at a second k beside the run's (20, Rambo's usage count; 10 when the run's k is 20). */
+  recallAlso: { k: number; value: number | null };
   /** Share of cases whose prediction is empty (a missing one counts). */
   emptyShare: number;
 }
@@ -31,7 +31,7 @@ export function compareMethods(cases: readonly BenchCase[], predictions: Readonl
     for (const [method, preds] of predictions) {
       const byTask = new Map(preds.map((p) => [p.task_id, p]));
       const empty = cs.filter((c) => (byTask.get(c.metadata.task_id)?.prediction ?? '').trim() === '').length;
-      rows.push({ method, group, report: scorePredictions(cs, preds, k), recallAt20: scorePredictions(cs, preds, 20).overall.recall, emptyShare: cs.length ? empty / cs.length : 0 });
+      rows.push({ method, group, report: scorePredictions(cs, preds, k), recallAlso: { k: k === 20 ? 10 : 20, value: scorePredictions(cs, preds, k === 20 ? 10 : 20).overall.recall }, emptyShare: cs.length ? empty / cs.length : 0 });
     }
   }
   return rows;
@@ -70,11 +70,12 @@ export function formatComparisonMarkdown(rows: readonly ComparisonRow[], meta: C
     const rs = rows.filter((r) => r.group === group);
     if (rs.length === 0) continue;
     out.push(`## ${group === 'all' ? 'All cases' : group === 'python' ? 'Python' : 'Java'} (${rs[0]!.report.overall.n} cases)`, '');
-    out.push(`| method | recall@${k} | recall@20 | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 | empty |`, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const also = k === 20 ? 10 : 20;
+    out.push(`| method | recall@${k} | recall@${also} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 | empty |`, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rs) {
       const s = r.report.overall;
       const label = r.method === 'rambo-oracle' ? 'rambo-oracle (ORACLE: ground truth as sketch)' : r.method;
-      out.push(`| ${label} | ${frac(s.recall)} | ${frac(r.recallAt20)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} | ${frac(r.emptyShare)} |`);
+      out.push(`| ${label} | ${frac(s.recall)} | ${frac(r.recallAlso.value)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} | ${frac(r.emptyShare)} |`);
     }
     out.push('');
     const stages = stagesOf(rs);

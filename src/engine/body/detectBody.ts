@@ -80,7 +80,8 @@ function pythonText(prefix: string, suffix: string): { text: string; offset: num
     for (let i = lines.length - 1; i >= 0 && prev === undefined; i--) if ((lines[i] ?? '').trim() !== '') prev = lines[i];
     if (prev !== undefined && /:\s*(#.*)?$/.test(prev) && indentOf(before) <= indentOf(prev)) pad = ' '.repeat(indentOf(prev) + 4 - indentOf(before));
   }
-  return { text: `${prefix}${pad}pass${after.trim() === '' ? '' : '\n'}${suffix}`, offset: prefix.length + pad.length };
+  // Text after the cursor on its line keeps its place in the block: it follows the placeholder, indented as the cursor.
+  return { text: `${prefix}${pad}pass${after.trim() === '' ? '' : `\n${before}`}${suffix}`, offset: prefix.length + pad.length };
 }
 
 /** The method whose empty body holds the cursor, or undefined (the line mode's ground). */

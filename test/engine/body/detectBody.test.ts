@@ -73,6 +73,10 @@ void describe('body-mode detection', () => {
   void test('Python: a body with code, module level, inside a docstring and a plain comment stay line mode', () => {
     const inCode = py.indexOf('        receipt = Receipt(self.cart, transaction_id)');
     assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, inCode), py.slice(inCode)), undefined, 'inside a non-empty body');
+    const lineStart = py.indexOf('        receipt = Receipt(self.cart, transaction_id)') + 8;
+    assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, lineStart), py.slice(lineStart)), undefined, 'at the start of a line with code');
+    const docStart = py.indexOf('"""Charge the cart');
+    assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, docStart), py.slice(docStart)), undefined, 'before the docstring of a method with code');
     const moduleLevel = py.indexOf('class CheckoutService');
     assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, moduleLevel), py.slice(moduleLevel)), undefined, 'module level');
     const { prefix, suffix } = withBody(py, PY_HEADER, PY_END, '\n        """Charge |the cart."""');

@@ -16,6 +16,8 @@ export interface CaseMetadata {
   groundtruth_start_lineno?: number;
   lang?: Lang;
   crossfile_defs?: CrossfileDef[];
+  /** `body` for method-body cases (Rambo style); line cases leave it out. */
+  task?: 'line' | 'body';
   /** Method-body cases (Rambo style). */
   function_name?: string;
   class_name?: string;
@@ -65,6 +67,12 @@ export function isBenchFileError(e: unknown): e is BenchFileError {
 }
 
 /** The language of a case: metadata.lang, else the file's extension. */
+/** A method-body case: `metadata.task` = body (files of other tools: a function name and a multi-line ground truth). */
+export function isBodyCase(c: BenchCase): boolean {
+  if (c.metadata.task !== undefined) return c.metadata.task === 'body';
+  return typeof c.metadata.function_name === 'string' && c.groundtruth.includes('\n');
+}
+
 export function caseLang(c: BenchCase): Lang | undefined {
   const lang = c.metadata.lang;
   if (lang === 'python' || lang === 'java') return lang;

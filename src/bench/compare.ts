@@ -12,6 +12,10 @@ export interface ComparisonRow {
   method: string;
   group: LangGroup;
   report: ScoreReport;
+  /** Context recall at a second k beside the run's (20, Rambo's usage count; 10 when the run's k is 20). */
+  recallAlso: { k: number; value: number | null };
+  /** Share of cases whose prediction is empty (a missing one counts). */
+  emptyShare: number;
 }
 
 /** One score report per method and language group (groups without cases are left out). */
@@ -24,13 +28,17 @@ export function compareMethods(cases: readonly BenchCase[], predictions: Readonl
   if (present.length > 1) present.push(['all', [...cases]]);
   const rows: ComparisonRow[] = [];
   for (const [group, cs] of present) {
-    for (const [method, preds] of predictions) rows.push({ method, group, report: scorePredictions(cs, preds, k) });
+    for (const [method, preds] of predictions) {
+      const byTask = new Map(preds.map((p) => [p.task_id, p]));
+      const empty = cs.filter((c) => (byTask.get(c.metadata.task_id)?.prediction ?? '').trim() === '').length;
+      rows.push({ method, group, report: scorePredictions(cs, preds, k), recallAlso: { k: k === 20 ? 10 : 20, value: scorePredictions(cs, preds, k === 20 ? 10 : 20).overall.recall }, emptyShare: cs.length ? empty / cs.length : 0 });
+    }
   }
   return rows;
 }
 
 /** Stages in pipeline order (BENCHMARK.md), then any others a method recorded. */
-const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'generate', 'total'];
+const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'detect', 'signatures', 'sketch', 'elements', 'usages', 'knowledge', 'prompt', 'generate', 'postprocess', 'total'];
 
 function stagesOf(rows: readonly ComparisonRow[]): string[] {
   const seen = new Set<string>();
@@ -62,10 +70,12 @@ export function formatComparisonMarkdown(rows: readonly ComparisonRow[], meta: C
     const rs = rows.filter((r) => r.group === group);
     if (rs.length === 0) continue;
     out.push(`## ${group === 'all' ? 'All cases' : group === 'python' ? 'Python' : 'Java'} (${rs[0]!.report.overall.n} cases)`, '');
-    out.push(`| method | recall@${k} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 |`, '|---|---:|---:|---:|---:|---:|---:|---:|');
+    const also = k === 20 ? 10 : 20;
+    out.push(`| method | recall@${k} | recall@${also} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 | empty |`, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rs) {
       const s = r.report.overall;
-      out.push(`| ${r.method} | ${frac(s.recall)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} |`);
+      const label = r.method === 'rambo-oracle' ? 'rambo-oracle (ORACLE: ground truth as sketch)' : r.method;
+      out.push(`| ${label} | ${frac(s.recall)} | ${frac(r.recallAlso.value)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} | ${frac(r.emptyShare)} |`);
     }
     out.push('');
     const stages = stagesOf(rs);

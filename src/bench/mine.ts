@@ -132,6 +132,7 @@ export async function mineRepository(kb: KnowledgeBase, parsers: Parsers, reposi
       lang: options.lang,
       crossfile_defs: c.defs,
     };
+    if (options.task === 'body') metadata.task = 'body';
     if (c.functionName !== undefined) metadata.function_name = c.functionName;
     if (c.className !== undefined) metadata.class_name = c.className;
     cases.push({ prompt: cut.prompt, groundtruth: cut.groundtruth, right_context: cut.rightContext, metadata });

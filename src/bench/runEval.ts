@@ -13,6 +13,9 @@ import type { Reranker } from '../engine/rerank/types';
 import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
 import type { PathName } from '../engine/retrieve/types';
 import { createRetrievalPaths, type RetrievalPaths } from '../engine/pipeline';
+import { RepoMethods } from '../engine/body/RepoMethods';
+import type { Tokenize } from '../engine/body/tokens';
+import { isBodyCase } from './cases';
 import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
 
 export interface EvalProgress {
@@ -36,6 +39,8 @@ export interface EvalRunInput {
   encoder?: DenseEncoder;
   prober?: ChunkProber;
   model?: ModelClient;
+  /** Rambo's signature tokens (the completion model's tokenizer); absent: subword tokens. */
+  tokenize?: Tokenize;
   rerankers?: Partial<Record<Exclude<RerankMode, 'none'>, Reranker>>;
   write(method: string, prediction: Prediction): Promise<void>;
   onProgress?(p: EvalProgress): void;
@@ -106,6 +111,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     const indexFolder = input.indexFolderFor?.(repoRoot);
     const kb = await KnowledgeBase.open({ repoRoot, parsers: input.parsers, ...(indexFolder ? { indexFolder } : {}) });
     let paths: RetrievalPaths | undefined;
+    let repoMethods: RepoMethods | undefined;
     try {
       await kb.index(undefined, signal);
       const repoReport: RepoReport = { repository: repo, files: kb.paths().length, items: kb.items().length, indexMs: performance.now() - t0, prepareMs: {} };
@@ -124,6 +130,8 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         repoReport.prepareMs[path] = performance.now() - p0;
       }
       const retrievers = paths.byName;
+      // Rambo's methods, and every method on body cases (the body mode), read the repository's methods.
+      if (input.methods.some((m) => m.rambo) || cases.some(isBodyCase)) repoMethods = new RepoMethods(kb, input.tokenize);
       report.repos.push(repoReport);
       const env: CaseEnvironment = {
         retriever: (path) => {
@@ -135,6 +143,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         ...(input.model ? { model: input.model } : {}),
         rerankers: input.rerankers ?? {},
         queryMemo: new Map(),
+        ...(repoMethods ? { body: { parsers: input.parsers, repo: () => repoMethods, ...(input.tokenize ? { tokenize: input.tokenize } : {}) } } : {}),
       };
       for (const method of input.methods) {
         const m0 = performance.now();
@@ -162,6 +171,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
       }
     } finally {
       paths?.dispose();
+      repoMethods?.dispose();
       kb.dispose();
     }
   }

@@ -5,16 +5,16 @@
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
-import { caseLang } from './cases';
+import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import type { QueryBuilder, QueryStrategy, RetrievalQuery } from '../engine/query/types';
-import type { PathName, Retriever } from '../engine/retrieve/types';
+import type { Candidate, PathName, Retriever } from '../engine/retrieve/types';
 import type { Reranker } from '../engine/rerank/types';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { ModelClient } from '../engine/generate/types';
 import { snippetForPrompt } from '../engine/prompt/snippetForPrompt';
-import { createPipeline, pipelineOptions as withDefaults, probingQueryBuilder, type CompletionResult, type Pipeline, type PipelineOptions } from '../engine/pipeline';
+import { autoMode, bodyMode, createPipeline, LINE_MODE, pipelineOptions as withDefaults, probingQueryBuilder, type BodyModeDeps, type CompletionMode, type CompletionRequest, type CompletionResult, type Pipeline, type PipelineOptions, type SketchSource } from '../engine/pipeline';
 import { UserError } from '../engine/util/errors';
 
 export type RerankMode = 'none' | 'llm' | 'distilled';
@@ -29,10 +29,15 @@ export interface MethodSpec {
   iterative: boolean;
   /** Uses the query strategy (probe / last-k): the sparse and dense paths; RG-1 always queries with the last 10 lines, dataflow reads the file. */
   usesQuery: boolean;
+  /** Rambo's methods (body mode's own retrieval): where the sketch comes from; `oracle` is the ground truth (a ceiling, not a method). */
+  rambo?: SketchSource;
 }
 
 /** The methods of docs/BENCHMARK.md, in the order the comparison table lists them. */
 export const STANDARD_METHODS = ['zero-shot', 'rg1', 'repocoder', 'draco', 's', 'd', 'df', 'df+s', 'df+s+d', 'df+s+d+lr', 'df+s+d+dr'] as const;
+
+/** Rambo's methods (body cases): with a model sketch, without one, and with the ground truth as the sketch (an oracle). */
+export const RAMBO_METHODS: Readonly<Record<string, SketchSource>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
 
 const PATH_TOKENS: Record<string, PathName> = { s: 'sparse', d: 'dense', df: 'dataflow' };
 const MERGE_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
@@ -42,6 +47,11 @@ export function parseMethod(name: string): MethodSpec {
   if (n === 'zero-shot') return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false };
   if (n === 'rg1') return { name: n, paths: ['rg1'], rerank: 'none', iterative: false, usesQuery: false };
   if (n === 'repocoder') return { name: n, paths: ['rg1'], rerank: 'none', iterative: true, usesQuery: false };
+  const rambo = RAMBO_METHODS[n];
+  if (rambo) return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false, rambo };
+  // `rambo+df+s+d+dr`: Rambo with CodeRAG's knowledge items (that method's reranked top-u) joining its prompt.
+  const plus = /^(rambo(?:-nosketch|-oracle)?)\+(.+)$/.exec(n);
+  if (plus && RAMBO_METHODS[plus[1]!]) return { ...parseMethod(plus[2]!), name: n, iterative: false, rambo: RAMBO_METHODS[plus[1]!] };
   if (n === 'draco') return { name: n, paths: ['dataflow'], rerank: 'none', iterative: false, usesQuery: false };
   const paths = new Set<PathName>();
   let rerank: RerankMode = 'none';
@@ -85,9 +95,13 @@ export interface RunOptions {
   /** Prompt budget in tokens (CodeRAG: 2,048; the model's context window bounds it). */
   budgetTokens: number;
   maxNewTokens: number;
+  /** Tokens a body may have (body cases, every generating method). */
+  bodyMaxNewTokens: number;
+  /** The body mode's prompt layout (Rambo's commented fragments, or the line mode's block). */
+  bodyPromptForm: 'rambo' | 'block';
 }
 
-export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48 };
+export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48, bodyMaxNewTokens: 128, bodyPromptForm: 'rambo' };
 
 /** Everything a case needs that is shared across cases: the repository's retrievers and the models. */
 export interface CaseEnvironment {
@@ -103,6 +117,8 @@ export interface CaseEnvironment {
    * in what they do with it.
    */
   queryMemo?: Map<string, RetrievalQuery>;
+  /** The body mode's repository view (Rambo's methods and body cases). */
+  body?: BodyModeDeps;
 }
 
 function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key: string): QueryBuilder {
@@ -117,7 +133,7 @@ function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key
   };
 }
 
-function pipelineOptions(spec: MethodSpec, options: RunOptions): PipelineOptions {
+function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): PipelineOptions {
   const budgetsMs: Partial<Record<PathName, number>> = {};
   for (const p of spec.paths) budgetsMs[p] = options.pathBudgetMs;
   return withDefaults({
@@ -126,23 +142,43 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions): PipelineOptions
     retrieval: { topJ: options.topJ, budgetsMs },
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
     prompt: { budgetTokens: options.budgetTokens },
-    generate: { maxNewTokens: options.maxNewTokens },
+    generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
+    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm },
   });
 }
 
+/**
+ * The mode a case runs in: a body case in the body mode for every method (Rambo's stages for
+ * Rambo's methods; the method's own retrieval with the body's length and cut for the others).
+ */
+function modeOf(spec: MethodSpec, c: BenchCase, env: CaseEnvironment, generate: boolean, knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>): CompletionMode {
+  const body = isBodyCase(c);
+  if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
+  if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
+  return body ? bodyMode(env.body, { sketch: spec.rambo, oracleSketch: c.groundtruth, retrievalOnly: !generate, ...(knowledge ? { knowledge } : {}) }) : autoMode(env.body);
+}
+
 /** The method's pipeline, built by the product's one composition function. */
-function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions, caseKey: string, round: string): Pipeline {
+function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions, c: BenchCase, round: string): Pipeline {
+  const caseKey = c.metadata.task_id;
   const reranker = spec.rerank === 'none' ? undefined : env.rerankers[spec.rerank];
   if (spec.rerank !== 'none' && !reranker) throw new UserError(`method ${spec.name}: the ${spec.rerank} reranker is not loaded`);
   const retrievers = spec.paths.map((p) => env.retriever(p));
   const probing = probingQueryBuilder(() => env.prober);
-  return createPipeline(pipelineOptions(spec, options), {
+  const retrievalDeps = {
     retrievers: () => retrievers,
     ...(spec.usesQuery && env.queryMemo ? { queryBuilder: sharedQuery(probing, env.queryMemo, `${options.query}\u0000${caseKey}\u0000${round}`) } : { queryBuilder: probing }),
     ...(reranker ? { rerankers: new RerankerSwitch(spec.rerank, { [reranker.kind]: reranker }) } : {}),
+  };
+  // Rambo joined by a CodeRAG method: that method's retrieval and rerank, without a model, give the knowledge items.
+  const knowledgePipeline = spec.rambo && spec.paths.length > 0 ? createPipeline(pipelineOptions({ ...spec, rambo: undefined }, options, false), retrievalDeps, LINE_MODE) : undefined;
+  const knowledge = knowledgePipeline ? (request: CompletionRequest, signal: AbortSignal) => knowledgePipeline.complete(request, signal).then((r) => r.contexts) : undefined;
+  return createPipeline(pipelineOptions(spec, options, isBodyCase(c)), {
+    ...retrievalDeps,
     // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
-    ...(options.generate && env.model ? { model: () => env.model! } : {}),
-  });
+    // Rambo's sketch is a model call even when only retrieval is evaluated.
+    ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
+  }, modeOf(spec, c, env, options.generate, knowledge));
 }
 
 /** Per-stage times of one complete() run, in BENCHMARK.md's names (per path, not the whole retrieve stage). */
@@ -161,7 +197,7 @@ function timingsOf(result: CompletionResult, generate: boolean): StageTimings {
 
 /** The contexts in prompt order: the reranked top-u that entered the prompt (all of them in retrieval-only runs). */
 function contextsOf(result: CompletionResult): PredictionContext[] {
-  return result.contexts.map((c) => ({ path: c.snippet.path, text: snippetForPrompt(c).text, source: c.paths.join('+') }));
+  return result.contexts.map((c) => ({ path: c.snippet.path, text: snippetForPrompt(c).text, source: c.source ?? c.paths.join('+') }));
 }
 
 /** Degradations worth counting in a report: a path that timed out or failed, a probing fallback, a failed stage. */
@@ -187,14 +223,15 @@ export interface CaseOutcome {
 export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironment, options: RunOptions, signal: AbortSignal): Promise<CaseOutcome> {
   const lang: Lang | undefined = caseLang(c);
   if (!lang) throw new UserError(`${c.metadata.task_id}: language unknown (set metadata.lang)`);
-  const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: '' };
-  const first = await pipelineOf(spec, env, options, c.metadata.task_id, '').complete(request, signal);
+  // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does.
+  const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: isBodyCase(c) ? (c.right_context ?? '') : '' };
+  const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
     return { prediction: { task_id: c.metadata.task_id, prediction: first.items[0]?.text ?? '', contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate) }, problems: problemsOf(first) };
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';
-  const second = await pipelineOf(spec, env, options, c.metadata.task_id, generated).complete({ ...request, retrievalSuffix: generated }, signal);
+  const second = await pipelineOf(spec, env, options, c, generated).complete({ ...request, retrievalSuffix: generated }, signal);
   const t1 = timingsOf(first, true);
   const t2 = timingsOf(second, true);
   const timings: StageTimings = {};

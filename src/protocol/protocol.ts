@@ -139,6 +139,19 @@ export interface CompletionTraceView {
   startedAt: string;
   filePath: string;
   lang: string;
+  /** The completion mode that ran: `line`, or `body` (Rambo: the cursor in an empty method body). */
+  mode: string;
+  /** The body mode's steps: the method, the signature hits, the sketch, the elements found and the usages. */
+  body?: {
+    target: { name: string; className?: string; signature: string; line: number; detected: boolean };
+    sketchSource: string;
+    sketch?: string;
+    elementsFrom?: string;
+    signatureSimilar: Array<{ id: string; score: number }>;
+    elements: Array<{ name: string; kind: string; matched: string; how: string; score: number; path: string; members?: number }>;
+    unmapped: string[];
+    usages: Array<{ id: string; path: string; score: number; via: string[] }>;
+  };
   query?: { strategy: string; text: string; spans: Array<{ startLine: number; endLine: number }>; chunkScores?: Array<{ startLine: number; endLine: number; score: number }>; fallbackReason?: string };
   retrieval?: {
     paths: Array<{ path: string; status: string; elapsedMs: number; budgetMs: number; message?: string; notes?: string[]; results: Array<{ id: string; score: number; reason?: string }> }>;

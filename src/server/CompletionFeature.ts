@@ -4,7 +4,7 @@ import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilit
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
-import { createPipeline, formatTraceMarkdown, type CompletionTrace, type PipelineOptions } from '../engine/pipeline';
+import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, type CompletionTrace, type PipelineOptions } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
@@ -166,6 +166,9 @@ export class CompletionFeature implements Feature {
       debounceMs = performance.now() - d0;
       const model = await this.models.client();
       const folder = hit?.folder;
+      // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
+      const ready = folder && folder.state === 'ready' ? folder : undefined;
+      const mode = ready ? autoMode({ parsers: ready.parsers, repo: () => ready.methods }) : LINE_MODE;
       const pipeline = createPipeline(options, {
         retrievers: () => (folder && folder.state === 'ready' ? folder.retrievers : []),
         prober: this.prober,
@@ -175,7 +178,7 @@ export class CompletionFeature implements Feature {
         probeGate: this.models.probeGate,
         // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
         checkpoint: (s) => this.settle(s, 1),
-      });
+      }, mode);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;
       if (this.status.current.models) result.trace.models = this.status.current.models;

@@ -16,6 +16,7 @@ import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
 import { workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
 import type { Parsers } from '../engine/kb/parsers';
+import { RepoMethods } from '../engine/body/RepoMethods';
 import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
 import type { RetrievalPaths } from '../engine/pipeline';
@@ -53,6 +54,8 @@ export class FolderIndex implements Disposable {
   private densePreparing: Promise<void> | undefined;
   private readonly store = new DisposableStore();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The body mode's view of the repository: its methods and the identifier -> using-methods index, kept current per file. */
+  readonly methods: RepoMethods;
 
   constructor(
     readonly uri: string,
@@ -60,8 +63,10 @@ export class FolderIndex implements Disposable {
     readonly name: string,
     readonly kb: KnowledgeBase,
     readonly paths: RetrievalPaths,
+    readonly parsers: Parsers,
   ) {
     this.store.add({ dispose: () => paths.dispose() });
+    this.methods = this.store.add(new RepoMethods(kb));
     this.store.add(kb);
   }
 
@@ -260,7 +265,7 @@ export class WorkspaceIndexer implements Feature {
         this.status.update({ indexing: p.done < p.total ? { folder: `${folder.name} (embeddings)`, done: p.done, total: p.total } : undefined });
       },
     });
-    const index = new FolderIndex(folder.uri, root, folder.name, kb, paths);
+    const index = new FolderIndex(folder.uri, root, folder.name, kb, paths, parsers);
     this.folders.set(folder.uri, index);
     return index;
   }

@@ -5,11 +5,12 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, positiveInt, UsageError } from '../command';
-import { requireRepo } from '../context';
+import { parsers, requireRepo } from '../context';
 import { openModels, openRerankers, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
-import { causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, MODEL_DEFAULTS, pipelineOptions } from '../../engine/pipeline';
+import { autoMode, bodyMode, causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, LINE_MODE, MODEL_DEFAULTS, pipelineOptions, type BodyModeDeps, type CompletionMode } from '../../engine/pipeline';
+import { RepoMethods } from '../../engine/body/RepoMethods';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
@@ -32,6 +33,7 @@ const options = {
   'timeout-ms': { type: 'string' },
   'no-prompt': { type: 'boolean' },
   'no-dense': { type: 'boolean' },
+  mode: { type: 'string' },
 } as const;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
@@ -65,7 +67,7 @@ function stageMessage(error: { stage: string; message: string }): string {
 
 export const completeCommand: CliCommand = {
   name: 'complete',
-  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--no-dense] [--json] [--no-prompt]',
+  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] [--no-dense] [--json] [--no-prompt]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
@@ -90,6 +92,8 @@ export const completeCommand: CliCommand = {
     if (!['none', 'llm', 'distilled'].includes(reranker)) throw new UsageError('--reranker must be none, llm or distilled');
     const strategy = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
     if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy)) throw new UsageError('--query must be probe, last3, last10 or jaccard');
+    const modeName = (values.mode as string | undefined) ?? 'auto';
+    if (!['auto', 'line', 'body'].includes(modeName)) throw new UsageError('--mode must be auto, line or body');
     const timeoutMs = positiveInt(values, 'timeout-ms', 30_000);
     // One request from a terminal, not a keystroke: each path gets a generous budget (the editor's are tight).
     const settings = pipelineOptions({
@@ -109,6 +113,7 @@ export const completeCommand: CliCommand = {
       return undefined;
     });
     const { paths } = await preparedPaths(kb, repo, ['sparse', 'dataflow', 'dense'], models.encoder, values['index-dir'] as string | undefined, signal);
+    let repoMethods: RepoMethods | undefined;
     try {
       const modelSettings: ModelSettings = {
         provider: provider as ModelSettings['provider'],
@@ -123,12 +128,16 @@ export const completeCommand: CliCommand = {
       if (resolved.problem) warn(resolved.problem.message);
       const prober = lm ? causalLMProber(lm) : undefined;
       const retrievers = [...paths.byName.values()];
+      // The body mode (Rambo) reads the repository's methods; auto picks it inside an empty method body.
+      repoMethods = modeName === 'line' ? undefined : new RepoMethods(kb, lm ? (t) => lm.encode(t) : undefined);
+      const bodyDeps: BodyModeDeps | undefined = repoMethods ? { parsers: await parsers(), repo: () => repoMethods, ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) } : undefined;
+      const mode: CompletionMode = !bodyDeps ? LINE_MODE : modeName === 'body' ? bodyMode(bodyDeps) : autoMode(bodyDeps);
       const pipeline = createPipeline(settings, {
         retrievers: () => retrievers,
         prober: () => prober,
         model: () => resolved.client,
         ...(rerankers ? { rerankers: rerankers.switcher } : {}),
-      });
+      }, mode);
       const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) }, signal);
       result.trace.models = [...models.registry.placements().map((p) => runsOn(p.name, p.placement)), ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : [])];
       if (values.json) {
@@ -141,6 +150,7 @@ export const completeCommand: CliCommand = {
       return result.items.length > 0 ? 0 : 1;
     } finally {
       paths.dispose();
+      repoMethods?.dispose();
       kb.dispose();
       await rerankers?.dispose();
       await models.registry.dispose().catch(() => undefined);

@@ -23,7 +23,7 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -44,11 +44,19 @@ const RUN_OPTIONS = {
   'probe-budget-ms': { type: 'string' },
   'probe-batch': { type: 'string' },
   'timeout-ms': { type: 'string' },
+  'body-prompt': { type: 'string' },
+  'body-max-new-tokens': { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
 } as const;
 
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
+
+function bodyPromptForm(value: unknown): RunOptions['bodyPromptForm'] {
+  if (value === undefined) return DEFAULT_RUN_OPTIONS.bodyPromptForm;
+  if (value !== 'rambo' && value !== 'block') throw new UsageError('--body-prompt must be rambo or block');
+  return value;
+}
 
 
 /** Progress on stderr: a line every few seconds (every case on a terminal). */
@@ -96,7 +104,8 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   const generate = values['no-generate'] !== true;
   const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
   // Option values are checked before anything is read: a bad one is a usage error (exit 2).
-  const generator = generate ? asUsage(() => parseGenerator((values.generator as string | undefined) ?? 'embedded', host)) : undefined;
+  // Rambo's sketch needs the model even when only retrieval is evaluated.
+  const generator = generate || specs.some((s) => s.rambo === 'model') ? asUsage(() => parseGenerator((values.generator as string | undefined) ?? 'embedded', host)) : undefined;
   const llmSpec = values['reranker-llm'] === undefined ? undefined : asUsage(() => parseLlmReranker(values['reranker-llm'] as string, host));
   if (!existsSync(reposDir) || !statSync(reposDir).isDirectory()) throw new UserError(`repositories folder not found: ${reposDir}`);
   const options: RunOptions = {
@@ -106,6 +115,8 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     topU: positiveInt(values, 'k', DEFAULT_RUN_OPTIONS.topU),
     topJ: positiveInt(values, 'top-j', DEFAULT_RUN_OPTIONS.topJ),
     pathBudgetMs: positiveInt(values, 'budget-ms', DEFAULT_RUN_OPTIONS.pathBudgetMs),
+    bodyMaxNewTokens: positiveInt(values, 'body-max-new-tokens', DEFAULT_RUN_OPTIONS.bodyMaxNewTokens),
+    bodyPromptForm: bodyPromptForm(values['body-prompt']),
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
   let cases = await readCases(casesFile);
@@ -146,6 +157,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
             ...(models.encoder ? { encoder: models.encoder } : {}),
             ...(prober ? { prober } : {}),
             ...(model ? { model } : {}),
+            ...(models.lm ? { tokenize: (t: string) => models.lm!.encode(t) } : {}),
             rerankers: { ...rerankers, ...override },
             write,
             onProgress: progressLine(values.quiet === true),

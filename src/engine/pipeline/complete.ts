@@ -16,30 +16,22 @@ import { raceDeadline } from '../util/abort';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
 import { newTraceId, retrievalTraceOf, type CompletionTrace, type StageName, type StageStatus } from './trace';
-import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
+import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions } from './types';
 
 const log = getLogger('pipeline');
 
 /** The stages one request runs through, as createPipeline assembles them. */
-export interface PipelineStages {
+export interface PipelineStages extends ModelStages {
   query: QueryBuilder;
   retrieval: RetrievalStage;
   /** Read per request, so a reranker switch applies to the next request. */
   reranker: () => RerankStage | undefined;
-  /** The completion model; absent: retrieval only (no prompt, no generation). */
-  model?: () => ModelClient;
-  /** One model-server request in flight (the generate stage). */
-  gate?: ModelGate;
   /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
   probeGate?: ModelGate;
-  /**
-   * Called before each stage: the host lets its pending messages through (a newer request may be
-   * waiting to supersede this one) and throws CancellationError when the signal has fired.
-   */
-  checkpoint?: (signal: AbortSignal) => Promise<void>;
 }
 
-async function timed<T>(
+/** Run one stage: timed, recorded in the trace, degraded (never failed) by `onFailure` unless cancelled. */
+export async function timed<T>(
   trace: CompletionTrace,
   stage: StageName,
   signal: AbortSignal,
@@ -75,8 +67,10 @@ async function timed<T>(
  * One completion. Resolves with no items when a stage leaves nothing to show (the trace says
  * which and why); rejects only with CancellationError when `signal` aborts.
  */
-export async function complete(request: CompletionRequest, stages: PipelineStages, options: PipelineOptions, mode: CompletionMode, signal: AbortSignal): Promise<CompletionResult> {
+export async function complete(given: CompletionRequest, stages: PipelineStages, options: PipelineOptions, mode: CompletionMode, signal: AbortSignal): Promise<CompletionResult> {
   const start = performance.now();
+  const lead = mode.prime?.(given) ?? '';
+  const request = lead ? { ...given, prefix: given.prefix + lead } : given;
   const trace: CompletionTrace = { id: newTraceId(), mode: mode.name, startedAt: new Date().toISOString(), filePath: request.filePath, lang: request.lang, stages: [], totalMs: 0, nonModelMs: 0 };
   const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
   let retrieval: RetrievalTrace | undefined;
@@ -225,7 +219,8 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     () => Promise.resolve(mode.postprocess(generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }, options.postprocess)),
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
-  trace.completion = text;
-  return finish(text ? [{ text }] : []);
+  const inserted = text ? lead + text : '';
+  trace.completion = inserted;
+  return finish(inserted ? [{ text: inserted }] : []);
 }
 

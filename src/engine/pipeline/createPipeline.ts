@@ -73,7 +73,14 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
   };
-  return { mode, options, complete: (request, signal) => complete(request, stages, options, mode, signal) };
+  return {
+    mode,
+    options,
+    complete: (request, signal) => {
+      const chosen = mode.select?.(request) ?? mode;
+      return chosen.complete ? chosen.complete(request, stages, options, signal) : complete(request, stages, options, chosen, signal);
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

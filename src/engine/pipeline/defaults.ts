@@ -10,6 +10,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   prompt: { budgetTokens: 2048, suffixShare: 0.15 },
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
+  // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
+  body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo' },
 };
 
 /** Where the model servers are and which models they run, unless the user says otherwise. */
@@ -35,6 +37,7 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
     prompt: { ...d.prompt, ...defined(overrides.prompt) },
     generate: { ...d.generate, ...defined(overrides.generate) },
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
+    body: { ...d.body, ...defined(overrides.body) },
   } as PipelineOptions;
 }
 

@@ -20,6 +20,15 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   out.push('## Stages', '', '| stage | status | time | note |', '|---|---|---|---|');
   for (const s of trace.stages) out.push(`| ${s.stage} | ${s.status} | ${ms(s.elapsedMs)} | ${(s.message ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
   out.push('');
+  if (trace.body) {
+    const b = trace.body;
+    out.push('## Body (Rambo)', '', `Method \`${b.target.className ? `${b.target.className}.` : ''}${b.target.name}\` at line ${b.target.line + 1} (${b.target.detected ? 'empty body found in the syntax tree' : 'declaration guessed from the text'}); sketch: ${b.sketchSource === 'oracle' ? 'ORACLE (the ground truth)' : b.sketchSource}`, '');
+    out.push('Signature-similar methods:', '', ...(b.signatureSimilar.length ? b.signatureSimilar.map((s) => `- ${s.score.toFixed(3)} \`${s.id}\``) : ['- none']), '');
+    if (b.sketch !== undefined) out.push('Sketch:', '', fence(b.sketch, trace.lang), '');
+    out.push(`Elements found${b.elementsFrom ? ` (from the ${b.elementsFrom})` : ''}:`, '', ...(b.elements.length ? b.elements.map((e) => `- ${e.kind} \`${e.name}\` -> \`${e.matched}\` (${e.how} ${e.score.toFixed(2)}, ${e.path}${e.members !== undefined ? `, ${e.members} members` : ''})`) : ['- none']), '');
+    if (b.unmapped.length) out.push(`Not in the repository: ${b.unmapped.map((n) => `\`${n}\``).join(', ')}`, '');
+    out.push('Usages:', '', ...(b.usages.length ? b.usages.map((u) => `- ${u.score.toFixed(3)} \`${u.id}\` via ${u.via.join(', ')}`) : ['- none']), '');
+  }
   if (trace.query) {
     const q = trace.query;
     out.push('## Query', '', `Strategy **${q.strategy}**${q.fallbackReason ? ` (fallback: ${q.fallbackReason})` : ''}; lines ${q.spans.map((s) => `${s.startLine + 1}-${s.endLine + 1}`).join(', ') || '-'}`, '');

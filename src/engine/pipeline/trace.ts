@@ -8,7 +8,20 @@ import type { ModelFamily } from '../prompt/templates';
 import type { ModelErrorKind } from '../generate/types';
 import type { ModelRunsOn } from '../models/device';
 
-export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess';
+export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess' | 'detect' | 'signatures' | 'sketch' | 'elements' | 'usages' | 'knowledge';
+
+/** What the body mode (Rambo) found, step by step. */
+export interface BodyTrace {
+  target: { name: string; className?: string; signature: string; line: number; detected: boolean };
+  sketchSource: 'model' | 'none' | 'oracle';
+  sketch?: string;
+  /** Where the elements came from when not the sketch. */
+  elementsFrom?: string;
+  signatureSimilar: Array<{ id: string; score: number }>;
+  elements: Array<{ name: string; kind: string; matched: string; how: string; score: number; path: string; members?: number }>;
+  unmapped: string[];
+  usages: Array<{ id: string; path: string; score: number; via: string[] }>;
+}
 export type StageStatus = 'ok' | 'degraded' | 'failed' | 'skipped';
 
 export interface StageTiming {
@@ -39,8 +52,9 @@ export interface TracePath {
 
 export interface CompletionTrace {
   id: string;
-  /** The completion mode that ran (line today). */
+  /** The completion mode that ran (line or body). */
   mode: string;
+  body?: BodyTrace;
   startedAt: string;
   filePath: string;
   lang: Lang;

@@ -5,6 +5,7 @@ import type { QueryStageOptions } from '../query/types';
 import type { Candidate, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
 import type { RerankOutcome } from '../rerank/types';
 import type { CompletionTrace } from './trace';
+import type { ModelClient, ModelGate } from '../generate/types';
 
 export interface CompletionRequest {
   /** Repo-relative path with forward slashes. */
@@ -26,6 +27,8 @@ export interface PipelineOptions {
   prompt: { budgetTokens: number; suffixShare: number };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
+  /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */
+  body: { topSignature: number; topUsages: number; sketchTokens: number; sketchTimeoutMs: number; maxNewTokens: number; maxLines: number; promptForm: 'rambo' | 'block' };
 }
 
 export interface CompletionItem {
@@ -50,12 +53,37 @@ export interface PostprocessContext {
   suffix: string;
 }
 
+/** The stages every mode shares with the line orchestration: the model, its gate, the host's checkpoint. */
+export interface ModelStages {
+  /** The completion model; absent: retrieval only (no prompt, no generation). */
+  model?: () => ModelClient;
+  /** One model-server request in flight (the generate stage). */
+  gate?: ModelGate;
+  /**
+   * Called before each stage: the host lets its pending messages through (a newer request may be
+   * waiting to supersede this one) and throws CancellationError when the signal has fired.
+   */
+  checkpoint?: (signal: AbortSignal) => Promise<void>;
+}
+
 /**
- * A completion mode: line completion (CodeRAG) today; method bodies (Rambo) and similar-code
- * retrieval (ProCC) plug in here as further values of the same composition, not new wirings.
+ * A completion mode: line completion (CodeRAG), method bodies (Rambo), and `auto`, which picks one
+ * per request; further modes (ProCC) plug in here as values of the same composition, not new wirings.
  */
 export interface CompletionMode {
-  readonly name: 'line';
+  readonly name: 'line' | 'body' | 'auto';
   /** Cut the model's raw text to what this mode inserts. */
   postprocess(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
+  /**
+   * Text the mode puts before the cursor in the prompt so the model starts where the insertion
+   * starts (the body mode: the body's indentation on an empty line); the inserted text begins with it.
+   */
+  prime?(request: CompletionRequest): string;
+  /** The mode that completes this request (auto: body inside an empty method body, else line); absent: this one. */
+  select?(request: CompletionRequest): CompletionMode;
+  /**
+   * The mode's own orchestration over the shared model stages (the body mode: its retrieval,
+   * a sketch call and a body call); absent: the line stages (query, retrieve, rerank, prompt).
+   */
+  complete?(request: CompletionRequest, stages: ModelStages, options: PipelineOptions, signal: AbortSignal): Promise<CompletionResult>;
 }

@@ -74,6 +74,8 @@ export interface Candidate {
   scores: Partial<Record<PathName, number>>;
   ranks: Partial<Record<PathName, number>>;
   reasons?: string[];
+  /** Found by a stage other than a retrieval path (the body mode: `usage`, `signature`). */
+  source?: string;
 }
 
 export interface RetrievalTrace {

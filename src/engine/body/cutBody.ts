@@ -1,0 +1,104 @@
+// Where a generated body ends (Rambo; issue 17 step f): Java at the first `}` that closes more
+// than the text opened (the method's own brace), Python at the first non-blank line indented at
+// or above the signature. Pure; strings, character literals and comments do not count braces.
+import type { Lang } from '../kb/types';
+import { indentOf } from '../util/codeText';
+
+/** Java: the text before the first unmatched `}` (outside strings, chars and comments). */
+export function cutAtUnmatchedBrace(text: string): string {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '/' && text[i + 1] === '/') {
+      const end = text.indexOf('\n', i);
+      if (end < 0) break;
+      i = end;
+    } else if (ch === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      if (end < 0) break;
+      i = end + 1;
+    } else if (ch === '"' || ch === "'") {
+      for (i++; i < text.length && text[i] !== ch && text[i] !== '\n'; i++) if (text[i] === '\\') i++;
+    } else if (ch === '{') depth++;
+    else if (ch === '}') {
+      if (depth === 0) return text.slice(0, i);
+      depth--;
+    }
+  }
+  return text;
+}
+
+/** Python: the lines before the first non-blank one indented at or above `signatureIndent` (the first line continues the cursor's). */
+export function cutAtDedent(text: string, signatureIndent: number, cursorColumn: number): string {
+  const lines = text.split('\n');
+  const kept: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    const indent = i === 0 ? cursorColumn + indentOf(line) : indentOf(line);
+    if (line.trim() !== '' && indent <= signatureIndent) break;
+    kept.push(line);
+  }
+  return kept.join('\n');
+}
+
+/** The declaration line the cursor's body belongs to, read from the prefix (Python: the last `def` line; Java: the last `) {` line). */
+function signatureLineOf(lang: Lang, prefix: string): string | undefined {
+  const lines = prefix.split('\n');
+  lines.pop();
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] ?? '';
+    if (lang === 'python' ? /^\s*(async\s+)?def\s/.test(line) : /\)\s*(throws\s[\w.,\s]+)?\{\s*$/.test(line)) return line;
+  }
+  return undefined;
+}
+
+export function signatureIndentOf(lang: Lang, prefix: string): number {
+  return indentOf(signatureLineOf(lang, prefix) ?? '');
+}
+
+/**
+ * On an empty line of a body, the indentation the cursor still lacks (a prefix that ends at
+ * column 0 after the signature sends a small model off writing comments); '' elsewhere.
+ */
+export function missingBodyIndent(lang: Lang, prefix: string, signatureIndentText?: string): string {
+  const before = prefix.slice(prefix.lastIndexOf('\n') + 1);
+  if (before.trim() !== '') return '';
+  const sig = signatureIndentText ?? (signatureLineOf(lang, prefix) ?? '').match(/^\s*/)?.[0] ?? '';
+  const indent = bodyIndentOf(prefix, sig);
+  return indent.startsWith(before) && indent.length > before.length ? indent.slice(before.length) : '';
+}
+
+/** The body as inserted: cut where the method ends, trailing blank lines dropped, at most `maxLines` lines. */
+export function cutBody(raw: string, lang: Lang, prefix: string, maxLines: number, signatureIndent = signatureIndentOf(lang, prefix)): string {
+  const cursorColumn = prefix.length - (prefix.lastIndexOf('\n') + 1);
+  const cut = lang === 'java' ? cutAtUnmatchedBrace(raw) : cutAtDedent(raw, signatureIndent, cursorColumn);
+  // Comment markers with nothing after them say nothing (a small model repeats them).
+  const lines = cut
+    .split('\n')
+    .filter((l) => !/^\s*(\/\/+|#+)\s*$/.test(l))
+    .slice(0, maxLines);
+  while (lines.length > 0 && (lines.at(-1) ?? '').trim() === '') lines.pop();
+  while (lines.length > 0 && (lines[0] ?? '').trim() === '' && lines.length > 1) lines.shift();
+  const text = lines.join('\n');
+  return text.trim() === '' ? '' : text;
+}
+
+/**
+ * The indentation a body line of the method takes: the declaration's plus one level of the file's
+ * own unit (the first indentation step the prefix shows below a line that opens a block).
+ */
+export function bodyIndentOf(prefix: string, signatureIndentText: string): string {
+  const lines = prefix.split('\n');
+  let unit = '    ';
+  for (let i = 0; i + 1 < lines.length; i++) {
+    const a = lines[i] ?? '';
+    const b = lines[i + 1] ?? '';
+    const ia = a.match(/^\s*/)?.[0] ?? '';
+    const ib = b.match(/^\s*/)?.[0] ?? '';
+    if (/[{:]\s*$/.test(a) && b.trim() !== '' && ib.length > ia.length && ib.startsWith(ia)) {
+      unit = ib.slice(ia.length);
+      break;
+    }
+  }
+  return signatureIndentText + unit;
+}

@@ -1,0 +1,325 @@
+// The body mode (Rambo; issue 17): the cursor in an empty method body -> (a) signature-similar
+// methods -> (b) a model sketch of the body -> (c) the sketch's essential elements mapped to the
+// repository -> (d) their usages from the identifier index -> (e) prompt -> (f) the whole body,
+// cut where the method ends. Each step is timed in the trace; a step that fails degrades the
+// answer (STYLE.md rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
+import type { Parsers } from '../kb/parsers';
+import type { Lang } from '../kb/types';
+import { cutBody, missingBodyIndent } from '../body/cutBody';
+import { headFragment, usageFragment } from '../body/fragments';
+import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
+import { mergeInTurns, rankUsages, signatureSimilar, type ScoredMethod } from '../body/rambo';
+import type { RepoMethods } from '../body/RepoMethods';
+import { redactSecrets } from '../prompt/redact';
+import { stripControlChars } from '../generate/postprocess/controlChars';
+import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
+import type { Tokenize } from '../body/tokens';
+import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
+import { snippetForPrompt } from '../prompt/snippetForPrompt';
+import { isModelClientError, type GenerateResult, type ModelClient } from '../generate/types';
+import type { Candidate, Snippet } from '../retrieve/types';
+import { raceDeadline } from '../util/abort';
+import { errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
+import { timed } from './complete';
+import { LINE_MODE } from './modes';
+import { newTraceId, type BodyTrace, type CompletionTrace } from './trace';
+import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions } from './types';
+
+/** What the body mode reads besides the request: the grammars, the repository's methods, the model's tokenizer. */
+export interface BodyModeDeps {
+  parsers: Parsers;
+  /** The repository's methods and identifier index, once its knowledge base is ready. */
+  repo: () => RepoMethods | undefined;
+  /** Token ids for signature similarity (Rambo: the model's BPE); absent: subword tokens. */
+  tokenize?: Tokenize;
+}
+
+/**
+ * Where the body's elements come from: `model` (Rambo: a sketch from the completion model),
+ * `none` (the signature-similar methods' bodies; no sketch call), `oracle` (the ground truth as
+ * the sketch: the retrieval ceiling, an evaluation oracle only).
+ */
+export type SketchSource = 'model' | 'none' | 'oracle';
+
+export interface BodyModeOptions {
+  /** `rambo` (default): Rambo's retrieval; `line`: the line stages' retrieval with the body's cut and length. */
+  retrieval?: 'rambo' | 'line';
+  sketch?: SketchSource;
+  /** The sketch of `oracle` (the ground-truth body). */
+  oracleSketch?: string;
+  /** Stop after the usages (an evaluation of retrieval): every merged snippet is a context, the model only sketches. */
+  retrievalOnly?: boolean;
+  /** CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list in turns. */
+  knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
+}
+
+/** Stops that end a body early where the model writes past it (the cut rule still decides). */
+function bodyStops(lang: Lang, indent: number): string[] {
+  const pad = ' '.repeat(indent);
+  return lang === 'java' ? [`\n${pad}}`] : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
+}
+
+function postprocessBody(raw: string, context: { lang: Lang; prefix: string }, options: PipelineOptions['postprocess']): string {
+  return cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60));
+}
+
+function candidateOf(snippet: Snippet, source: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
+  return { snippet, paths: [], scores: {}, ranks: {}, reasons: [reason ? `${source} ${reason}` : source], source };
+}
+
+function usageCandidate(m: ScoredMethod): Candidate {
+  return candidateOf(usageFragment(m.item, m.via ?? []), 'usage', `via ${(m.via ?? []).join(', ')}`);
+}
+
+function signatureCandidate(m: ScoredMethod): Candidate {
+  return candidateOf(headFragment(m.item), 'signature');
+}
+
+/** The body of a method's text after its declaration (the pseudo-sketch of `none`). */
+function methodBody(m: ScoredMethod): string {
+  const at = m.item.text.indexOf(m.item.signature);
+  return at < 0 ? m.item.text : m.item.text.slice(at + m.item.signature.length).replace(/^\s*[{:]?/, '');
+}
+
+async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal): Promise<GenerateResult> {
+  // The prompt leaves the process (to a model server, or the embedded model): credentials first.
+  const text = redactSecrets(prompt.prompt).text;
+  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: text, maxNewTokens, stop: [...prompt.stop, ...stop], temperature }, s);
+  return stages.gate ? stages.gate.run(work, signal) : work(signal);
+}
+
+/** Rambo's orchestration for one request. */
+export async function completeBody(request: CompletionRequest, stages: ModelStages, options: PipelineOptions, deps: BodyModeDeps, opts: BodyModeOptions, signal: AbortSignal): Promise<CompletionResult> {
+  const start = performance.now();
+  const sketchSource = opts.sketch ?? 'model';
+  const trace: CompletionTrace = { id: newTraceId(), mode: 'body', startedAt: new Date().toISOString(), filePath: request.filePath, lang: request.lang, stages: [], totalMs: 0, nonModelMs: 0 };
+  let contexts: Candidate[] = [];
+  const finish = (items: CompletionItem[]): CompletionResult => {
+    trace.totalMs = performance.now() - start;
+    const modelMs = trace.stages.filter((s) => s.stage === 'generate' || s.stage === 'sketch').reduce((n, s) => n + s.elapsedMs, 0);
+    trace.nonModelMs = trace.totalMs - modelMs - (trace.modelPrepareMs ?? 0);
+    return { items, trace, contexts };
+  };
+  const degrade = (e: unknown): { status: 'degraded'; message: string } => ({ status: 'degraded', message: errorMessage(e) });
+
+  // The method: from the syntax tree, else (a forced body request) the last declaration line.
+  const found = await timed(
+    trace,
+    'detect',
+    signal,
+    () => {
+      const detected = detectBodyTarget(deps.parsers, request.lang, request.prefix, request.suffix);
+      if (detected) return Promise.resolve({ target: detected, detected: true });
+      const guessed = guessBodyTarget(request.lang, request.prefix);
+      return Promise.resolve(guessed ? { target: guessed, detected: false } : undefined);
+    },
+    (e) => ({ value: undefined, ...degrade(e) }),
+    stages.checkpoint,
+  );
+  if (!found) {
+    trace.error = { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' };
+    return finish([]);
+  }
+  const target: BodyTarget = found.target;
+  const body: BodyTrace = {
+    target: { name: target.name, ...(target.className ? { className: target.className } : {}), signature: target.signature, line: target.signatureRow, detected: found.detected },
+    sketchSource,
+    signatureSimilar: [],
+    elements: [],
+    unmapped: [],
+    usages: [],
+  };
+  trace.body = body;
+  const repo = deps.repo();
+
+  // a. signature-similar methods
+  const similar = await timed<ScoredMethod[]>(
+    trace,
+    'signatures',
+    signal,
+    () => {
+      if (!repo) throw new Error('the knowledge base is not ready');
+      return Promise.resolve(signatureSimilar(target, request.filePath, repo, options.body.topSignature, deps.tokenize));
+    },
+    (e) => ({ value: [], ...degrade(e) }),
+    stages.checkpoint,
+  );
+  body.signatureSimilar = similar.map((m) => ({ id: m.item.id, score: m.score }));
+
+  const model = stages.model?.();
+  if (model) {
+    const prepareStart = performance.now();
+    await model.prepare?.(signal).catch((e: unknown) => {
+      if (isCancellationError(e)) throw e;
+    });
+    throwIfAborted(signal);
+    trace.modelPrepareMs = performance.now() - prepareStart;
+  }
+  const budgetTokens = Math.max(64, Math.min(options.prompt.budgetTokens, (model?.contextTokens ?? Infinity) - options.body.maxNewTokens));
+  // A cursor at the start of an empty line: the body's indentation goes into the prompt, so the
+  // model starts a statement, and into the inserted text.
+  const sigIndentText = (request.prefix.split('\n')[target.signatureRow] ?? '').match(/^\s*/)?.[0] ?? '';
+  const primed = missingBodyIndent(request.lang, request.prefix, sigIndentText);
+  const prefix = request.prefix + primed;
+  const promptOf = (ranked: readonly Candidate[]): BodyPrompt =>
+    bodyPrompt({
+      lang: request.lang,
+      filePath: request.filePath,
+      prefix,
+      form: options.body.promptForm,
+      suffix: request.suffix,
+      snippets: ranked.map(snippetForPrompt),
+      family: model?.family ?? 'plain',
+      budgetTokens,
+      suffixShare: options.prompt.suffixShare,
+      ...(model?.countTokens ? { countTokens: model.countTokens } : {}),
+    });
+  const stops = bodyStops(request.lang, target.signatureIndent);
+  const cut = (raw: string): string => {
+    const text = cutBody(raw, request.lang, prefix, options.body.maxLines, target.signatureIndent);
+    return text ? primed + text : '';
+  };
+
+  // b. sketch
+  let sketch = '';
+  if (sketchSource === 'oracle') {
+    sketch = opts.oracleSketch ?? '';
+    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no model call: the ORACLE sketch (the ground-truth body)' });
+  } else if (sketchSource === 'none') {
+    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no sketch: elements from the signature-similar methods' });
+  } else if (!model) {
+    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no completion model' });
+  } else {
+    sketch = await timed(
+      trace,
+      'sketch',
+      signal,
+      async () => {
+        const prompt = promptOf(similar.map(signatureCandidate));
+        const out = await raceDeadline((s) => generateOnce(model, stages, prompt, options.body.sketchTokens, stops, options.generate.temperature, s), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
+        return cut(stripControlChars(out.text));
+      },
+      (e) => ({ value: '', ...degrade(e) }),
+      stages.checkpoint,
+    );
+  }
+  if (sketch) body.sketch = sketch;
+
+  // c. essential code elements
+  const mapped = await timed<{ mapped: MappedElement[]; identifiers: string[]; definitions: Snippet[] }>(
+    trace,
+    'elements',
+    signal,
+    () => {
+      if (!repo) return Promise.resolve({ mapped: [], identifiers: [], definitions: [] });
+      const collect = (sources: readonly string[]): SketchElements => {
+        const all: SketchElements = { types: [], calls: [], fields: [] };
+        for (const text of sources) {
+          const e = extractElements(deps.parsers, request.lang, text);
+          all.types.push(...e.types.filter((x) => !all.types.includes(x)));
+          all.calls.push(...e.calls.filter((x) => !all.calls.includes(x)));
+          all.fields.push(...e.fields.filter((x) => !all.fields.includes(x)));
+        }
+        return all;
+      };
+      let all = collect(sketchSource === 'none' || !sketch ? similar.map(methodBody) : [sketch]);
+      let result = mapElements(all, repo, request.lang);
+      // A sketch that names nothing of the repository (a small model's) leaves the usages to the signature hits' elements.
+      if (result.mapped.length === 0 && sketchSource === 'model' && sketch) {
+        body.elementsFrom = 'signature-similar methods (the sketch named nothing of the repository)';
+        all = collect(similar.map(methodBody));
+        result = mapElements(all, repo, request.lang);
+      }
+      const matchedNames = new Set(result.mapped.map((m) => m.name));
+      body.unmapped = [...all.types, ...all.calls, ...all.fields].filter((n) => !matchedNames.has(n));
+      return Promise.resolve(result);
+    },
+    (e) => ({ value: { mapped: [], identifiers: [], definitions: [] }, ...degrade(e) }),
+    stages.checkpoint,
+  );
+  body.elements = mapped.mapped;
+
+  // d. usages
+  const rankAgainst = sketch || similar.slice(0, 3).map(methodBody).join('\n');
+  const usages = await timed<ScoredMethod[]>(
+    trace,
+    'usages',
+    signal,
+    () => Promise.resolve(repo ? rankUsages(target, request.filePath, mapped.identifiers, rankAgainst, repo, options.body.topUsages) : []),
+    (e) => ({ value: [], ...degrade(e) }),
+    stages.checkpoint,
+  );
+  body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
+  // CodeRAG's knowledge items, where the mode was given them.
+  const knowledge = opts.knowledge;
+  const items = knowledge
+    ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge(request, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
+    : [];
+  // Step e's list: a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
+  const ranked = mergeInTurns([usages.map(usageCandidate), mapped.definitions.map((d) => candidateOf(d, 'definition')), items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), similar.map(signatureCandidate)]);
+  contexts = ranked;
+  if (!model || opts.retrievalOnly) return finish([]);
+
+  // e. prompt
+  const prompt = await timed<BodyPrompt | undefined>(
+    trace,
+    'prompt',
+    signal,
+    () => Promise.resolve(promptOf(ranked)),
+    (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
+  );
+  if (!prompt) {
+    contexts = [];
+    trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
+    return finish([]);
+  }
+  const usedIds = new Set(prompt.snippetsUsed.map((s) => s.text));
+  contexts = ranked.filter((c) => usedIds.has(snippetForPrompt(c).text));
+  const redacted = redactSecrets(prompt.prompt);
+  trace.prompt = { text: redacted.text, redactions: redacted.count, tokens: prompt.tokens, budgetTokens, family: model.family, fim: prompt.fim, snippets: prompt.snippetsUsed.map((s) => s.path), snippetsDropped: prompt.snippetsDropped, prefixCut: prompt.prefixCut };
+
+  // f. the body (second model call), cut where the method ends
+  const generated = await timed<GenerateResult | undefined>(
+    trace,
+    'generate',
+    signal,
+    () => generateOnce(model, stages, prompt, options.body.maxNewTokens, stops, options.generate.temperature, signal),
+    (e) => {
+      trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
+      return { value: undefined, status: 'failed', message: errorMessage(e) };
+    },
+    stages.checkpoint,
+  );
+  if (!generated) return finish([]);
+  trace.model = { backend: model.backend, model: generated.model, endpoint: model.endpoint, elapsedMs: generated.elapsedMs, raw: stripControlChars(generated.text), ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}), ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) };
+  const text = await timed(
+    trace,
+    'postprocess',
+    signal,
+    () => Promise.resolve(cut(stripControlChars(generated.text)).slice(0, options.postprocess.maxChars)),
+    (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
+  );
+  trace.completion = text;
+  return finish(text ? [{ text }] : []);
+}
+
+/** The body mode: Rambo's stages (or, with `retrieval: 'line'`, the line stages with the body's cut). */
+export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): CompletionMode {
+  const mode: CompletionMode = {
+    name: 'body',
+    postprocess: postprocessBody,
+    prime: (request) => missingBodyIndent(request.lang, request.prefix),
+    ...(opts.retrieval === 'line' ? {} : { complete: (request: CompletionRequest, stages: ModelStages, options: PipelineOptions, signal: AbortSignal) => completeBody(request, stages, options, deps, opts, signal) }),
+  };
+  return mode;
+}
+
+/** Body mode where the cursor is in an empty method body (read from the syntax tree), line mode elsewhere. */
+export function autoMode(deps: BodyModeDeps): CompletionMode {
+  const body = bodyMode(deps);
+  return {
+    name: 'auto',
+    postprocess: LINE_MODE.postprocess,
+    select: (request) => (detectBodyTarget(deps.parsers, request.lang, request.prefix, request.suffix) ? body : LINE_MODE),
+  };
+}

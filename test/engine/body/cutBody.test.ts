@@ -1,0 +1,38 @@
+// The cut rule (issue 17 step f): Java ends at the first unmatched `}` (nested braces, braces in
+// strings and comments do not count); Python at the first line indented at or above the signature.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bodyIndentOf, cutAtDedent, cutAtUnmatchedBrace, cutBody } from '../../../src/engine/body/cutBody';
+
+void describe('cutting a generated body where the method ends', () => {
+  void test('Java: nested blocks stay, the method\'s own `}` and what follows go', () => {
+    const raw = '        for (Line l : lines) {\n            if (l.q > 0) {\n                n += l.q;\n            }\n        }\n        return n;\n    }\n\n    public int other() {\n        return 1;\n    }\n';
+    assert.equal(cutAtUnmatchedBrace(raw), '        for (Line l : lines) {\n            if (l.q > 0) {\n                n += l.q;\n            }\n        }\n        return n;\n    ');
+    assert.equal(cutBody(raw, 'java', 'class A {\n    int f() {\n', 60), '        for (Line l : lines) {\n            if (l.q > 0) {\n                n += l.q;\n            }\n        }\n        return n;');
+  });
+
+  void test('Java: braces inside strings, chars and comments do not count', () => {
+    const raw = '        String s = "}{";\n        char c = \'}\';\n        // } not this one\n        /* nor } this */\n        return s + c;\n    }\n}';
+    assert.equal(cutBody(raw, 'java', 'class A {\n    String f() {\n', 60), '        String s = "}{";\n        char c = \'}\';\n        // } not this one\n        /* nor } this */\n        return s + c;');
+  });
+
+  void test('Python: the first line at or above the signature\'s indentation ends the body; deeper blocks stay', () => {
+    const raw = '        total = 0\n        for line in self.lines:\n            if line.qty:\n                total += line.price\n\n        return total\n\n    def other(self):\n        return 1\n';
+    const prefix = 'class Cart:\n    def total(self):\n';
+    assert.equal(cutBody(raw, 'python', prefix, 60), '        total = 0\n        for line in self.lines:\n            if line.qty:\n                total += line.price\n\n        return total');
+    // A module-level function ends at the next top-level line.
+    assert.equal(cutAtDedent('    return x\nprint(1)\n', 0, 0), '    return x');
+    // The first line continues the cursor's column.
+    assert.equal(cutAtDedent('return x\n    def g(self):', 4, 8), 'return x');
+  });
+
+  void test('empty comment markers are dropped; a body of nothing is empty', () => {
+    assert.equal(cutBody('//\n//\n//\n    }', 'java', 'class A {\n    void f() {\n', 60), '');
+    assert.equal(cutBody('        #\n        x = 1\n        #\n', 'python', 'def f():\n', 60), '        x = 1');
+  });
+
+  void test('the body indentation follows the file\'s unit', () => {
+    assert.equal(bodyIndentOf('class A {\n\tvoid f() {\n', '\t'), '\t\t');
+    assert.equal(bodyIndentOf('class A:\n  def f(self):\n', '  '), '    ');
+  });
+});

@@ -1,0 +1,86 @@
+// The body mode through the one pipeline (issue 17): auto picks it in an empty method body and
+// the line mode elsewhere; Rambo's steps are timed in the trace; the embedded model writes a body.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fixturesDir, grammarsDir, repoRoot } from '../../helpers/paths';
+import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
+import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
+import { ModelRegistry } from '../../../src/engine/models';
+import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
+import { RepoMethods } from '../../../src/engine/body/RepoMethods';
+import { autoMode, bodyMode, createPipeline, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+
+const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
+const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
+
+function emptied(): CompletionRequest {
+  const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
+  const start = text.indexOf(HEADER) + HEADER.length;
+  const end = text.indexOf('\n    }\n', start);
+  const edited = `${text.slice(0, start)}\n        \n    }\n${text.slice(end + 7)}`;
+  const cursor = start + 9;
+  return { filePath: rel, lang: 'java', prefix: edited.slice(0, cursor), suffix: edited.slice(cursor) };
+}
+
+void describe('body mode through createPipeline', () => {
+  let kb: KnowledgeBase;
+  let parsers: Parsers;
+  let repo: RepoMethods;
+  let model: EmbeddedClient;
+  const signal = new AbortController().signal;
+
+  before(async () => {
+    parsers = await loadParsers(grammarsDir);
+    kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'javashop'), parsers });
+    await kb.index();
+    repo = new RepoMethods(kb);
+    const lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+    model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+  });
+  after(() => {
+    repo.dispose();
+    kb.dispose();
+  });
+
+  void test('auto: an empty Java method gets a body through Rambo\'s steps, each timed; the trace names the elements and usages', async () => {
+    const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
+    const result = await pipeline.complete(emptied(), signal);
+    const trace = result.trace;
+    assert.equal(trace.mode, 'body');
+    assert.deepEqual(trace.stages.map((s) => s.stage), ['detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess']);
+    assert.ok(trace.stages.every((s) => s.elapsedMs >= 0));
+    assert.equal(trace.body?.target.name, 'create');
+    assert.equal(trace.body?.target.detected, true);
+    assert.ok((trace.body?.signatureSimilar.length ?? 0) > 0);
+    assert.ok((trace.body?.usages.length ?? 0) > 0, 'usages found');
+    assert.ok(trace.body!.usages.every((u) => u.path !== rel || !u.id.includes('#classFunction:Gateways.create')), 'the target is never its own usage');
+    assert.ok(result.items.length === 1 && result.items[0]!.text.trim().length > 0, `a body (raw ${JSON.stringify(trace.model?.raw)})`);
+    assert.ok(!result.items[0]!.text.includes('\n    }'), 'cut where the method ends');
+    assert.ok(result.contexts.length > 0 && result.contexts.every((c) => c.source), 'contexts in prompt order with their source');
+    const md = formatTraceMarkdown(trace);
+    assert.match(md, /## Body \(Rambo\)/);
+    assert.match(md, /Usages:/);
+  });
+
+  void test('auto: a cursor in a method with code stays in line mode, with the line stages', async () => {
+    const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
+    const cursor = text.indexOf('return factory.apply(apiKey);');
+    const pipeline = createPipeline(pipelineOptions({ generate: { maxNewTokens: 8 } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
+    const result = await pipeline.complete({ filePath: rel, lang: 'java', prefix: text.slice(0, cursor), suffix: text.slice(cursor) }, signal);
+    assert.equal(result.trace.mode, 'line');
+    assert.equal(result.trace.body, undefined);
+    assert.deepEqual(result.trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
+  });
+
+  void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {
+    for (const sketch of ['none', 'oracle'] as const) {
+      const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch, oracleSketch: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' }));
+      const result = await pipeline.complete(emptied(), signal);
+      assert.equal(result.trace.body?.sketchSource, sketch);
+      assert.notEqual(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok', `${sketch}: no model sketch`);
+      if (sketch === 'oracle') assert.ok(result.trace.body?.elements.some((e) => e.matched === 'PaymentGateway'), JSON.stringify(result.trace.body?.elements));
+    }
+  });
+});

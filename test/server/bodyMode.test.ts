@@ -1,0 +1,69 @@
+// The body mode in the editor (issue 17): through the real language server, an empty Java method
+// gets a multi-line suggestion (one inline item) whose trace lists usages from other files, and
+// the explain command shows the sketch, the elements and the usages.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { copyFixture } from '../helpers/paths';
+import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
+
+const MODEL = 'coderag-lm:test';
+const REL = 'src/main/java/com/example/shop/payment/Gateways.java';
+const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
+
+void describe('body mode over the language server', () => {
+  let model: RemoteModelServer;
+  let lsp: LspSession;
+  let repo: { path: string; cleanup: () => void };
+  let uri = '';
+  let line = 0;
+
+  before(async () => {
+    repo = copyFixture('javashop');
+    // The method's body emptied on disk, so the index holds the file as the developer has it.
+    const abs = join(repo.path, REL);
+    const text = readFileSync(abs, 'utf8');
+    const start = text.indexOf(HEADER) + HEADER.length;
+    const end = text.indexOf('\n    }\n', start);
+    const edited = `${text.slice(0, start)}\n        \n    }\n${text.slice(end + 7)}`;
+    writeFileSync(abs, edited);
+    line = edited.slice(0, start).split('\n').length;
+    model = await startModelServerThread([MODEL]);
+    lsp = await startLsp(repo.path, {
+      debounceMs: 0,
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 30_000, maxNewTokens: 24 },
+      ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
+      rerank: { kind: 'none' },
+      // The small model's window: 512 positions less the body's 128 new tokens.
+      prompt: { budgetTokens: 384 },
+    });
+    await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
+    uri = lsp.open(abs, 'java');
+  });
+
+  after(async () => {
+    await lsp?.close();
+    await model?.close();
+    repo?.cleanup();
+  });
+
+  void test('an empty Java method: one multi-line item; the trace is a body trace with usages from other files', async () => {
+    const items = await lsp.complete(uri, line, 8);
+    const explained = await lsp.explain(items[0]?.traceId);
+    assert.ok(explained, 'explain returns the trace');
+    const trace = explained.trace;
+    assert.equal(trace.mode, 'body');
+    assert.equal(items.length, 1, `one item (trace: ${JSON.stringify({ error: trace.error, raw: trace.model?.raw, completion: trace.completion })})`);
+    const text = typeof items[0]?.insertText === 'string' ? items[0].insertText : '';
+    assert.ok(text.split('\n').filter((l) => l.trim() !== '').length >= 2, `a multi-line body, got ${JSON.stringify(text)}`);
+    assert.deepEqual(items[0]?.range, { start: { line, character: 8 }, end: { line, character: 8 } });
+    const usages = trace.body?.usages ?? [];
+    assert.ok(usages.some((u) => u.path !== REL), `usages from another file: ${JSON.stringify(usages.map((u) => u.id))}`);
+    for (const stage of ['detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess']) assert.ok(trace.stages.some((s) => s.stage === stage), `stage ${stage} timed`);
+    assert.match(explained.markdown, /## Body \(Rambo\)/);
+    assert.match(explained.markdown, /Sketch:|sketch: model/);
+    assert.match(explained.markdown, /Elements found/);
+    assert.match(explained.markdown, /Usages:\n\n- [\d.]+ `src\/main\/java\/com\/example\/shop\/(?!payment\/Gateways)/);
+  });
+});

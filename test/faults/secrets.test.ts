@@ -2,12 +2,13 @@
 // with an Ollama-compatible server for both the completion model and the LLM reranker: every
 // request body the server receives is free of the fixture's secrets, and the trace counts them.
 import test from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fixturesDir, tempDir } from '../helpers/paths';
 import { runCli } from './cliRun';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
-import { buildOnce } from '../server/lspHarness';
+import { buildOnce, startLsp } from '../server/lspHarness';
 import { writeTree, type IndexJson } from './helpers';
 
 const FIXTURE_SECRETS = [
@@ -91,5 +92,33 @@ void test('secret-bearing files (.env*, *.pem, *.key, id_rsa*, *credentials*, *.
   } finally {
     await server.close();
     dir.cleanup();
+  }
+});
+
+void test('the language server sends no credential of the repository to the completion model; the trace counts the redactions', async () => {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'f"{channel}"' }), { models: ['coderag-lm:test'] });
+  const repo = join(fixturesDir, 'secretshop');
+  const lsp = await startLsp(repo, {
+    debounceMs: 0,
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 16 },
+    ollama: { host: server.url, completionModel: 'coderag-lm:test', keepAlive: '5m' },
+    rerank: { kind: 'none' },
+    query: { strategy: 'last10' },
+  });
+  try {
+    await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
+    const app = join(repo, 'shop', 'app.py');
+    const uri = lsp.open(app, 'python');
+    const lastLine = readFileSync(app, 'utf8').split('\n')[17] ?? '';
+    await lsp.complete(uri, 17, lastLine.length);
+    const explained = await lsp.explain();
+    assert.equal(server.requests.filter((q) => q.path === '/api/generate').length, 1, 'one completion request');
+    const sent = JSON.stringify(server.requests.map((q) => q.body));
+    for (const secret of FIXTURE_SECRETS) assert.ok(!sent.includes(secret) && !sent.includes(JSON.stringify(secret).slice(1, -1)), `sent to the model: ${secret}`);
+    assert.ok(sent.includes('<redacted>'), 'settings.py snippets reached the prompt, redacted');
+    assert.match(explained?.markdown ?? '', /redactions: [1-9]\d*/, 'Explain Last Completion counts the redactions');
+  } finally {
+    await lsp.close();
+    await server.close();
   }
 });

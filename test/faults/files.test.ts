@@ -3,6 +3,7 @@
 // report of skipped files.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/paths';
@@ -14,8 +15,8 @@ function indexJson(repo: string, cache: string, extra: string[] = []): IndexJson
   return JSON.parse(r.stdout) as IndexJson;
 }
 
-function hasItem(repo: string, cache: string, name: string): boolean {
-  const r = coderag(['kb', repo, '--name', name, '--index-dir', cache]);
+function hasItem(repo: string, cache: string, name: string, extra: string[] = []): boolean {
+  const r = coderag(['kb', repo, '--name', name, '--index-dir', cache, ...extra]);
   assert.ok(r.code === 0 || /no knowledge-base item named/.test(r.stderr), r.stderr);
   return r.code === 0;
 }
@@ -116,6 +117,59 @@ void test('the home folder and / are refused with exit 1 unless --force; more fi
     assert.equal(tooMany.code, 1);
     assert.match(tooMany.stderr, /more than 2 source files under .*--max-files/);
     assert.equal(coderag(['index', home, '--index-dir', cache, '--force', '--max-files', 'many']).code, 2);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+// The cases the hostile test found already handled (issue 20, "23 pass"), kept here so the matrix stays complete.
+
+void test('binary, huge, non-UTF-8 and named-pipe files are skipped with their reason; a BOM and an empty file are indexed; the run ends with exit 0', () => {
+  const dir = tempDir();
+  try {
+    const repo = join(dir.path, 'repo');
+    writeTree(repo, {
+      'ok.py': 'def ok_function():\n    return 1\n',
+      'bom.py': '\ufeffdef bom_function():\n    return 1\n',
+      'empty.py': '',
+      'blob.py': Buffer.concat([Buffer.from('def in_binary():\n'), Buffer.from([0, 1, 2, 0xff]), Buffer.from('    return 1\n')]),
+      'big.py': `def in_huge_file():\n    return 1\n${'x = 1\n'.repeat(200_000)}`,
+      'latin1.py': Buffer.from('def latin1_body():\n    return "caf\xe9"\n', 'latin1'),
+    });
+    // A FIFO named like a source file: reading it would block the indexer forever.
+    assert.equal(spawnSync('mkfifo', [join(repo, 'pipe.py')]).status, 0);
+    const cache = join(dir.path, 'cache');
+    const report = indexJson(repo, cache);
+    const reasons = Object.fromEntries(report.skipped.map((s) => [s.path, s.reason]));
+    assert.deepEqual(reasons, { 'blob.py': 'binary', 'big.py': 'tooLarge', 'latin1.py': 'notUtf8' });
+    assert.equal(report.files, 3, 'ok.py, bom.py and empty.py');
+    assert.equal(hasItem(repo, cache, 'bom_function'), true, 'a BOM does not hide the file');
+    for (const name of ['in_binary', 'in_huge_file', 'latin1_body']) assert.equal(hasItem(repo, cache, name), false, name);
+    assert.match(coderag(['index', repo, '--index-dir', cache]).stdout, /too large +big\.py/);
+    const raised = indexJson(repo, cache, ['--max-file-bytes', '3000000']);
+    assert.equal(raised.files, 4, 'a higher --max-file-bytes takes the huge file in');
+    assert.equal(hasItem(repo, cache, 'in_huge_file', ['--max-file-bytes', '3000000']), true);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('symlink loops (two links to each other, a link to itself, a folder link to an ancestor) and a dangling link end the scan; each file is indexed once', () => {
+  const dir = tempDir();
+  try {
+    const repo = join(dir.path, 'repo');
+    writeTree(repo, { 'pkg/real.py': 'def real_function():\n    return 1\n' });
+    link('b.py', join(repo, 'a.py'));
+    link('a.py', join(repo, 'b.py'));
+    link('self.py', join(repo, 'self.py'));
+    link('..', join(repo, 'pkg', 'up'));
+    link('missing.py', join(repo, 'dangling.py'));
+    const cache = join(dir.path, 'cache');
+    const report = indexJson(repo, cache);
+    const reasons = Object.fromEntries(report.skipped.map((s) => [s.path, s.reason]));
+    assert.deepEqual(reasons, { 'a.py': 'symlinkLoop', 'b.py': 'symlinkLoop', 'self.py': 'symlinkLoop', 'pkg/up': 'symlinkLoop' });
+    assert.equal(report.files, 1, 'pkg/real.py once, not again through pkg/up');
+    assert.equal(hasItem(repo, cache, 'real_function'), true);
   } finally {
     dir.cleanup();
   }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { copyFixture, fixturesDir } from '../helpers/paths';
 import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
 import { SetRerankerRequest, type InlineCompletionItem, type SetRerankerResult } from '../../src/protocol/protocol';
+import { typeIntoLine, type TypingRun } from '../faults/helpers';
 import { modelProblemLabel, statusBarView } from '../../src/client/statusBar';
 
 const MODEL = 'coderag-lm:test';
@@ -178,27 +179,8 @@ void describe('language server over stdio', () => {
   }
 
   /** Type `text` into line 21 of app/main.py one character per `intervalMs`, requesting a completion after each. */
-  async function typeLine(text: string, keystrokes: number, intervalMs: number, firstVersion: number): Promise<{ results: InlineCompletionItem[][]; sendMs: number; answerMs: number; lastCol: number }> {
-    const original = readFileSync(join(repo.path, 'app', 'main.py'), 'utf8');
-    const lines = original.split('\n');
-    const promises: Array<Promise<InlineCompletionItem[]>> = [];
-    const t0 = performance.now();
-    let lastCol = 0;
-    for (let i = 1; i <= keystrokes; i++) {
-      const typed = text.slice(0, Math.min(i, text.length));
-      lastCol = typed.length;
-      lsp.change(mainUri, [...lines.slice(0, 20), typed, ...lines.slice(20)].join('\n'), firstVersion + i);
-      promises.push(lsp.complete(mainUri, 20, typed.length));
-      // Keystrokes on an absolute schedule, so a slow turn does not slow the typing down.
-      const due = t0 + i * intervalMs;
-      await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
-    }
-    const sentAt = performance.now();
-    const results = await Promise.all(promises);
-    const answerMs = performance.now() - sentAt;
-    lsp.change(mainUri, original, firstVersion + keystrokes + 1);
-    return { results, sendMs: sentAt - t0, answerMs, lastCol };
-  }
+  const typeLine = (text: string, keystrokes: number, intervalMs: number, firstVersion: number): Promise<TypingRun> =>
+    typeIntoLine(lsp, mainUri, readFileSync(join(repo.path, 'app', 'main.py'), 'utf8'), 20, text, { keystrokes, intervalMs, firstVersion });
 
   void test('rapid typing: 200 requests at 20/s -> at most one model request in flight, a completion for the last state', async () => {
     const target = '    total = service.checkout().total + len(gateway.charges) * 2  # typed by the test, character by character ' + '.'.repeat(120);

@@ -4,8 +4,9 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KnowledgeBase, type KbChangeEvent } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
-import { indexFilePath, indexFolderFor, INDEX_FORMAT_VERSION } from '../../../src/engine/kb/store';
+import { indexFilePath, indexFolderFor } from '../../../src/engine/kb/store';
 import { copyFixture, grammarsDir, tempDir } from '../../helpers/paths';
+import { INDEX_CORRUPTIONS } from '../../faults/helpers';
 
 let parsersPromise: Promise<Parsers> | undefined;
 const parsers = (): Promise<Parsers> => (parsersPromise ??= loadParsers(grammarsDir));
@@ -99,21 +100,7 @@ test('updateFile and removeFile change one file and fire one event each', async 
   }
 });
 
-const corruptions: [string, (file: string) => void, RegExp][] = [
-  ['truncated', (f) => writeFileSync(f, readFileSync(f).subarray(0, 100)), /truncated/],
-  [
-    'flipped bytes',
-    (f) => {
-      const b = readFileSync(f);
-      for (let i = b.length - 200; i < b.length - 190; i++) b[i] = (b[i] ?? 0) ^ 0xff;
-      writeFileSync(f, b);
-    },
-    /checksum/,
-  ],
-  ['another version', (f) => writeFileSync(f, readFileSync(f, 'utf8').replace(`"version":${INDEX_FORMAT_VERSION}`, '"version":999')), /version 999/],
-];
-
-for (const [label, corrupt, reason] of corruptions) {
+for (const { label, corrupt, reason } of INDEX_CORRUPTIONS) {
   test(`a ${label} saved index is rebuilt and the reason reported`, async () => {
     const s = await setup('pyshop');
     try {

@@ -7,7 +7,7 @@
 // context as the suffix. Fragments are chosen best first under the token budget and laid out
 // best last, nearest the cursor.
 import type { Lang } from '../kb/types';
-import { estimateTokens, type PromptSnippet } from './fitPromptBudget';
+import { estimateTokens, keepTail, type PromptSnippet } from './fitPromptBudget';
 import { commentPrefix, fimTemplate, type ModelFamily } from './templates';
 
 export interface BodyPromptInput {
@@ -46,18 +46,6 @@ function fragment(lang: Lang, s: PromptSnippet, form: 'rambo' | 'block'): string
   return `${c} the below code fragment can be found in:\n${c} ${s.path}\n${lines.map((l) => `${c} ${l}`).join('\n')}\n`;
 }
 
-function tailLines(text: string, maxTokens: number, count: (t: string) => number): string {
-  if (count(text) <= maxTokens) return text;
-  const lines = text.split('\n');
-  let lo = 1;
-  let hi = lines.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (count(lines.slice(mid).join('\n')) <= maxTokens) hi = mid;
-    else lo = mid + 1;
-  }
-  return lines.slice(lo).join('\n');
-}
 
 export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
   const count = input.countTokens ?? estimateTokens;
@@ -73,7 +61,7 @@ export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
   const fragments = input.snippets.map((s) => ({ s, text: fragment(input.lang, s, form) }));
   const wanted = fragments.reduce((n, f) => n + count(f.text), 0);
   const contextCap = Math.max(0, input.budgetTokens - reserved - Math.min(wanted, Math.floor(input.budgetTokens * (1 - (input.contextShare ?? 0.5)))));
-  const prefix = tailLines(input.prefix, contextCap, count);
+  const prefix = keepTail(input.prefix, contextCap, count);
   let remaining = input.budgetTokens - reserved - count(prefix);
   const used: Array<{ s: PromptSnippet; text: string }> = [];
   for (const f of fragments) {

@@ -60,7 +60,7 @@ function snippetBlock(lang: Lang, snippets: readonly PromptSnippet[]): string {
 }
 
 /** Keep the last `maxTokens` worth of text, cut at a line boundary (binary search on the first kept line). */
-function keepTail(text: string, maxTokens: number, count: (t: string) => number): string {
+export function keepTail(text: string, maxTokens: number, count: (t: string) => number): string {
   if (count(text) <= maxTokens) return text;
   const lines = text.split('\n');
   let lo = 1;

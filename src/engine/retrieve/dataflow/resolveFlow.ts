@@ -7,6 +7,9 @@ import { chainText, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, PYTHON_KEYWORDS, PYTHON_TYP
 import { nearestCopy, type RepoSymbols } from './repoSymbols';
 import { identifierParts } from '../sparse/codeTerms';
 
+export type FlowEntity = Entity;
+type Scope = FlowScope;
+
 type Entity =
   | { kind: 'module'; key: string }
   | { kind: 'class'; cls: KbClass; instance: boolean }
@@ -15,7 +18,7 @@ type Entity =
   | { kind: 'moduleSummary'; path: string };
 
 /** Where names are looked up: the unfinished file (with its flow) or a repository file. */
-interface Scope {
+export interface FlowScope {
   path: string;
   lang: Lang;
   extraction: FileExtraction;
@@ -437,6 +440,38 @@ export class FlowResolver {
       case 'moduleSummary':
         return [];
     }
+  }
+
+  /**
+   * What a receiver chain (`cart`, `self.gateway`, `make_gateway(n)`) evaluates to, calls
+   * followed to their return types; nothing is emitted. For receiver typing (check/receiverMembers).
+   */
+  evaluate(chain: Chain, scope: Scope): FlowEntity[] {
+    return this.resolveHeadChainWithCalls(chain, scope, 0);
+  }
+
+  /** The entities a member name of an entity names (class members inherited included, module names). */
+  memberOf(e: FlowEntity, name: string): FlowEntity[] {
+    return this.member(e, name, 0);
+  }
+
+  /** What calling an entity gives: a class's instance, a function's declared return type. */
+  callOf(e: FlowEntity): FlowEntity[] {
+    return this.callResult(e, 0);
+  }
+
+  /** The value of a variable or property item (its declared type, else its initialiser). */
+  valueOfItem(item: KbItem): FlowEntity[] {
+    return this.itemValue(item, 0);
+  }
+
+  /** The repository classes one base of a class (as written in its header) resolves to. */
+  resolveBase(cls: KbClass, base: string): KbClass[] {
+    const x = this.symbols.file(cls.path);
+    if (!x) return [];
+    const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
+    const chain = base.replace(/<.*$/s, '').replace(/\[.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
+    return this.resolveHeadChain(chain, scope, 0).flatMap((b) => (b.kind === 'class' ? [b.cls] : []));
   }
 
   /** Set the unfinished file's scope (for `self.x` lookups) before resolve(). */

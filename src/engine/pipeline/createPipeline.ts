@@ -19,7 +19,7 @@ import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
 import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
-import { complete, type PipelineStages } from './complete';
+import { complete, type PipelineStages, type ReceiverTyping } from './complete';
 import { LINE_MODE } from './modes';
 import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
 
@@ -41,6 +41,8 @@ export interface PipelineDeps {
   probeGate?: ModelGate;
   /** Before each stage: the host lets pending messages through and throws when superseded. */
   checkpoint?: (signal: AbortSignal) => Promise<void>;
+  /** Receiver typing for `check` (check/receiverMembers' ReceiverTyper over the knowledge base). */
+  receivers?: () => ReceiverTyping | undefined;
 }
 
 export interface Pipeline {
@@ -72,6 +74,7 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
+    ...(deps.receivers ? { receivers: deps.receivers } : {}),
   };
   return { mode, options, complete: (request, signal) => complete(request, stages, options, mode, signal) };
 }
@@ -121,8 +124,9 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
 /** The shipped causal LM as the embedded completion model. */
 export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
   return {
-    generate: (prompt, options, signal) => lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}) }, signal),
+    generate: (prompt, options, signal) => lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}), ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}) }, signal),
     encode: (text) => lm.encode(text),
+    ...(lm.tokenTexts ? { tokenTexts: () => lm.tokenTexts!() } : {}),
     contextTokens: lm.maxPositions,
   };
 }

@@ -10,6 +10,7 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   prompt: { budgetTokens: 2048, suffixShare: 0.15 },
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
+  check: { mode: 'off' },
 };
 
 /** Where the model servers are and which models they run, unless the user says otherwise. */
@@ -35,6 +36,7 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
     prompt: { ...d.prompt, ...defined(overrides.prompt) },
     generate: { ...d.generate, ...defined(overrides.generate) },
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
+    check: { mode: 'off', ...d.check, ...defined(overrides.check) },
   } as PipelineOptions;
 }
 

@@ -26,7 +26,16 @@ export interface PipelineOptions {
   prompt: { budgetTokens: number; suffixShare: number };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
+  /**
+   * Checking against the repository at dereferences (check/): `constrain` masks the embedded
+   * model's tokens to the receiver's members and checks remote models' answers; `repair` only
+   * checks finished answers; `off`. Absent: off.
+   */
+  check?: { mode: CheckMode };
 }
+
+export type CheckMode = 'constrain' | 'repair' | 'off';
+export const CHECK_MODES: readonly CheckMode[] = ['constrain', 'repair', 'off'];
 
 export interface CompletionItem {
   /** Text to insert at the cursor. */

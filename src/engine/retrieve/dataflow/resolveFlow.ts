@@ -244,7 +244,7 @@ export class FlowResolver {
     for (const e of current) {
       if (e.kind === 'local' && this.unfinished) for (const base of e.cls.bases) this.resolveChain(base, this.unfinished, depth + 1, `${e.cls.name} (successor)`);
     }
-    if (head.call) current = current.flatMap((e) => this.callResult(e, depth));
+    if (this.headCalled(head, scope)) current = current.flatMap((e) => this.callResult(e, depth));
     for (const e of current) this.emit(e, depth, reason);
     // `nodes.Const(...)` used above: the next line may use another member of `nodes`.
     this.emitModuleMembers(current, depth + 1, reason);
@@ -447,7 +447,20 @@ export class FlowResolver {
    * followed to their return types; nothing is emitted. For receiver typing (check/receiverMembers).
    */
   evaluate(chain: Chain, scope: Scope): FlowEntity[] {
+    this.typingReceivers = true;
     return this.resolveHeadChainWithCalls(chain, scope, 0);
+  }
+
+  /** Set by evaluate(): calls of the edited file's functions are typed by their return (retrieval keeps its measured walk). */
+  private typingReceivers = false;
+
+  /**
+   * Whether a chain's head is a call whose result still has to be taken: when typing receivers, a
+   * function of the file being edited is already typed by its declared return (resolveName).
+   */
+  private headCalled(head: Chain[number], scope: Scope): boolean {
+    if (head.call !== true) return false;
+    return !(this.typingReceivers && scope.flow?.functions.has(head.name) === true && !scope.flow.bindings.has(head.name));
   }
 
   /** The entities a member name of an entity names (class members inherited included, module names). */
@@ -547,7 +560,7 @@ export class FlowResolver {
     const head = chain[0];
     if (!head) return [];
     let current = this.resolveHead(head.name, scope, depth, '');
-    if (head.call) current = current.flatMap((e) => this.callResult(e, depth));
+    if (this.headCalled(head, scope)) current = current.flatMap((e) => this.callResult(e, depth));
     for (let i = 1; i < chain.length && current.length > 0; i++) {
       current = current.flatMap((e) => this.member(e, chain[i]!.name, depth + i));
       if (chain[i]!.call) current = current.flatMap((e) => this.callResult(e, depth + i));

@@ -126,6 +126,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
       const retrievers = paths.byName;
       report.repos.push(repoReport);
       const env: CaseEnvironment = {
+        receivers: paths.receivers,
         retriever: (path) => {
           const r = retrievers.get(path);
           if (!r) throw new Error(`retrieval path ${path} was not prepared`);

@@ -4,6 +4,7 @@
 // runs through the pipeline's complete() with its own stages, so the query, retrieval, rerank,
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
+import type { CheckMode, ReceiverTyping } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -85,6 +86,8 @@ export interface RunOptions {
   /** Prompt budget in tokens (CodeRAG: 2,048; the model's context window bounds it). */
   budgetTokens: number;
   maxNewTokens: number;
+  /** Checking against the repository at dereferences (PipelineOptions.check); default off. */
+  check?: CheckMode;
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48 };
@@ -93,6 +96,8 @@ export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU:
 export interface CaseEnvironment {
   /** The repository's prepared retriever for a path. */
   retriever(path: PathName): Retriever;
+  /** Receiver typing over the repository (for `check`). */
+  receivers?: ReceiverTyping;
   prober?: ChunkProber;
   model?: ModelClient;
   rerankers: Partial<Record<Exclude<RerankMode, 'none'>, Reranker>>;
@@ -127,6 +132,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions): PipelineOptions
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
     prompt: { budgetTokens: options.budgetTokens },
     generate: { maxNewTokens: options.maxNewTokens },
+    check: { mode: options.check ?? 'off' },
   });
 }
 
@@ -142,6 +148,7 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
     ...(reranker ? { rerankers: new RerankerSwitch(spec.rerank, { [reranker.kind]: reranker }) } : {}),
     // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
     ...(options.generate && env.model ? { model: () => env.model! } : {}),
+    ...(env.receivers ? { receivers: () => env.receivers } : {}),
   });
 }
 

@@ -168,6 +168,7 @@ export class CompletionFeature implements Feature {
       const folder = hit?.folder;
       const pipeline = createPipeline(options, {
         retrievers: () => (folder && folder.state === 'ready' ? folder.retrievers : []),
+        receivers: () => (folder && folder.state === 'ready' ? folder.receivers : undefined),
         prober: this.prober,
         model: () => model,
         rerankers: this.rerank.switcher,

@@ -9,12 +9,13 @@ import { requireRepo } from '../context';
 import { openModels, openRerankers, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
-import { causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, MODEL_DEFAULTS, pipelineOptions } from '../../engine/pipeline';
+import { CHECK_MODES, causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, MODEL_DEFAULTS, pipelineOptions } from '../../engine/pipeline';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
 import { UserError } from '../../engine/util/errors';
 import { runsOn } from '../../engine/models/device';
+import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
 import { stripControlChars } from '../../engine/generate/postprocess/controlChars';
 
@@ -32,6 +33,7 @@ const options = {
   'timeout-ms': { type: 'string' },
   'no-prompt': { type: 'boolean' },
   'no-dense': { type: 'boolean' },
+  check: { type: 'string' },
 } as const;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
@@ -65,7 +67,7 @@ function stageMessage(error: { stage: string; message: string }): string {
 
 export const completeCommand: CliCommand = {
   name: 'complete',
-  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--no-dense] [--json] [--no-prompt]',
+  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--no-dense] [--check constrain|repair|off] [--json] [--no-prompt]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
@@ -90,6 +92,8 @@ export const completeCommand: CliCommand = {
     if (!['none', 'llm', 'distilled'].includes(reranker)) throw new UsageError('--reranker must be none, llm or distilled');
     const strategy = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
     if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy)) throw new UsageError('--query must be probe, last3, last10 or jaccard');
+    const check = ((values.check as string | undefined) ?? 'off') as CheckMode;
+    if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be ${CHECK_MODES.join(', ')}`);
     const timeoutMs = positiveInt(values, 'timeout-ms', 30_000);
     // One request from a terminal, not a keystroke: each path gets a generous budget (the editor's are tight).
     const settings = pipelineOptions({
@@ -97,6 +101,7 @@ export const completeCommand: CliCommand = {
       retrieval: { budgetsMs: { sparse: 2000, dense: 2000, dataflow: 2000 } },
       prompt: { budgetTokens: positiveInt(values, 'budget-tokens') },
       generate: { maxNewTokens: positiveInt(values, 'max-new-tokens') },
+      check: { mode: check },
     });
 
     const { kb } = await indexedKnowledgeBase(repo, values, signal);
@@ -127,6 +132,7 @@ export const completeCommand: CliCommand = {
         retrievers: () => retrievers,
         prober: () => prober,
         model: () => resolved.client,
+        receivers: () => paths.receivers,
         ...(rerankers ? { rerankers: rerankers.switcher } : {}),
       });
       const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) }, signal);

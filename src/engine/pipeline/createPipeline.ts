@@ -19,6 +19,7 @@ import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
 import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
+import { ReceiverTyper } from '../check/receiverMembers';
 import { complete, type PipelineStages, type ReceiverTyping } from './complete';
 import { LINE_MODE } from './modes';
 import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
@@ -89,6 +90,8 @@ export interface RetrievalPaths {
   retrievers: Retriever[];
   /** The dense path, when an encoder is given: it embeds every item first, so a host may prepare it in the background and add it when ready. */
   dense?: DenseRetriever;
+  /** Receiver typing over the same knowledge base, for checked completions (PipelineOptions.check). */
+  receivers: ReceiverTyper;
   dispose(): void;
 }
 
@@ -111,11 +114,14 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
     dense = new DenseRetriever(kb, encoder, denseOptions);
     byName.set('dense', dense);
   }
+  const receivers = new ReceiverTyper(kb, parsers);
   return {
     byName,
     retrievers: [...byName.values()].filter((r) => r !== dense),
     ...(dense ? { dense } : {}),
+    receivers,
     dispose: () => {
+      receivers.dispose();
       for (const r of byName.values()) r.dispose();
     },
   };

@@ -14,6 +14,8 @@ export interface CaseMetadata {
   repository: string;
   file: string;
   groundtruth_start_lineno?: number;
+  /** Dot cases: the 0-based column of the cursor on that line (right after the `.`); absent: column 0. */
+  groundtruth_start_col?: number;
   lang?: Lang;
   crossfile_defs?: CrossfileDef[];
   /** Method-body cases (Rambo style). */
@@ -46,6 +48,11 @@ export interface Prediction {
   /** The top-u pieces of knowledge in the order they entered the prompt. */
   contexts: PredictionContext[];
   timings_ms: StageTimings;
+  /**
+   * Whether the prediction dereferences a name its receiver (typed by the repository) does not
+   * have (check/repairCompletion); absent when the run could not tell (no generation).
+   */
+  unknown_member?: boolean;
 }
 
 /** A malformed line of a benchmark file; the message names the file and the 1-based line. */
@@ -89,6 +96,9 @@ export function validateCase(value: unknown): BenchCase | string {
   if (m.lang !== undefined && m.lang !== 'python' && m.lang !== 'java') return '"metadata.lang" must be "python" or "java" when present';
   if (m.groundtruth_start_lineno !== undefined && (!Number.isInteger(m.groundtruth_start_lineno) || (m.groundtruth_start_lineno as number) < 0)) {
     return '"metadata.groundtruth_start_lineno" must be a non-negative integer when present';
+  }
+  if (m.groundtruth_start_col !== undefined && (!Number.isInteger(m.groundtruth_start_col) || (m.groundtruth_start_col as number) < 0)) {
+    return '"metadata.groundtruth_start_col" must be a non-negative integer when present';
   }
   if (m.crossfile_defs !== undefined) {
     if (!Array.isArray(m.crossfile_defs)) return '"metadata.crossfile_defs" must be an array when present';

@@ -4,6 +4,7 @@
 // runs through the pipeline's complete() with its own stages, so the query, retrieval, rerank,
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
+import { checkCompletion } from '../engine/check/repairCompletion';
 import type { CheckMode, ReceiverTyping } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang } from './cases';
@@ -181,6 +182,14 @@ function problemsOf(result: CompletionResult): string[] {
   return out;
 }
 
+/** Whether the prediction names a member its repository-typed receiver lacks (eval score's unknown member rate). */
+function unknownMember(request: { filePath: string; lang: Lang; prefix: string }, text: string, env: CaseEnvironment, options: RunOptions, signal: AbortSignal): { unknown_member?: boolean } {
+  const typer = env.receivers;
+  if (!typer || !options.generate) return {};
+  const checked = checkCompletion(request.prefix, text, (t) => typer.membersAt({ path: request.filePath, lang: request.lang, prefix: t }, signal));
+  return { unknown_member: checked.fixes.length > 0 };
+}
+
 export interface CaseOutcome {
   prediction: Prediction;
   /** What degraded (kept out of the predictions file, counted by the run). */
@@ -197,7 +206,8 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: '' };
   const first = await pipelineOf(spec, env, options, c.metadata.task_id, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
-    return { prediction: { task_id: c.metadata.task_id, prediction: first.items[0]?.text ?? '', contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate) }, problems: problemsOf(first) };
+    const text = first.items[0]?.text ?? '';
+    return { prediction: { task_id: c.metadata.task_id, prediction: text, contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate), ...unknownMember(request, text, env, options, signal) }, problems: problemsOf(first) };
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';
@@ -208,7 +218,7 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   for (const key of new Set([...Object.keys(t1), ...Object.keys(t2)])) timings[key] = (t1[key] ?? 0) + (t2[key] ?? 0);
   timings.iteration1 = t1.total ?? 0;
   return {
-    prediction: { task_id: c.metadata.task_id, prediction: second.items[0]?.text ?? '', contexts: contextsOf(second), timings_ms: timings },
+    prediction: { task_id: c.metadata.task_id, prediction: second.items[0]?.text ?? '', contexts: contextsOf(second), timings_ms: timings, ...unknownMember(request, second.items[0]?.text ?? '', env, options, signal) },
     problems: [...problemsOf(first), ...problemsOf(second)],
   };
 }

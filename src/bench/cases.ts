@@ -123,7 +123,8 @@ export function validatePrediction(value: unknown): Prediction | string {
   for (const [stage, ms] of Object.entries(timings)) {
     if (typeof ms !== 'number' || !Number.isFinite(ms)) return `"timings_ms.${stage}" must be a number`;
   }
-  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings };
+  if (value.unknown_member !== undefined && typeof value.unknown_member !== 'boolean') return '"unknown_member" must be a boolean when present';
+  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings, ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}) };
 }
 
 /** Parse JSONL text; blank lines are skipped, every other line must validate. */
@@ -188,7 +189,7 @@ export async function writeCases(path: string, cases: readonly BenchCase[]): Pro
 }
 
 export function formatPrediction(p: Prediction): string {
-  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms }) + '\n';
+  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms, ...(p.unknown_member !== undefined ? { unknown_member: p.unknown_member } : {}) }) + '\n';
 }
 
 /**

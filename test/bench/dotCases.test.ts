@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { decodeSource } from '../../src/engine/kb/scan';
 import { caseText, dotColumn } from '../../src/bench/mine';
 import { firstIdentifier, nextIdentifierMatch, scorePredictions } from '../../src/bench/score';
-import type { BenchCase } from '../../src/bench/cases';
+import { formatPrediction, validatePrediction, type BenchCase } from '../../src/bench/cases';
 import { fixturesDir } from '../helpers/paths';
 import { mineFixture } from './mineHelpers';
 
@@ -51,4 +51,10 @@ void test('NIM compares first identifiers; the unknown member rate counts predic
   assert.equal(report.overall.nim, 50);
   assert.equal(report.overall.unknown_member_rate, 0.5);
   assert.equal(scorePredictions(cases, []).overall.unknown_member_rate, null);
+});
+
+void test('a prediction keeps unknown_member through its file line', () => {
+  const p = { task_id: 't', prediction: 'x', contexts: [], timings_ms: {}, unknown_member: true };
+  assert.deepEqual(validatePrediction(JSON.parse(formatPrediction(p))), p);
+  assert.equal(validatePrediction({ ...p, unknown_member: 'yes' }), '"unknown_member" must be a boolean when present');
 });

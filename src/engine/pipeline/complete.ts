@@ -239,7 +239,7 @@ export async function complete(request: CompletionRequest, stages: PipelineStage
     },
     stages.checkpoint,
   );
-  if (constraint && trace.check) Object.assign(trace.check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs });
+  if (constraint && trace.check) Object.assign(trace.check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs, resolveMs: constraint.resolveMs });
   if (!generated) return finish([]);
   trace.model = {
     backend: model.backend,

@@ -79,6 +79,8 @@ export interface CompletionTrace {
     /** Decoding steps the constraint saw, and its time in them (masking and receiver typing). */
     steps?: number;
     maskMs?: number;
+    /** Of maskMs, receiver typing at dots the model wrote. */
+    resolveMs?: number;
     /** Dereferences of the finished completion whose receiver resolved. */
     checked?: number;
     fixes?: MemberFix[];

@@ -14,6 +14,8 @@ export interface CaseMetadata {
   repository: string;
   file: string;
   groundtruth_start_lineno?: number;
+  /** Dot cases: the 0-based column of the cursor on that line (right after the `.`); absent: column 0. */
+  groundtruth_start_col?: number;
   lang?: Lang;
   crossfile_defs?: CrossfileDef[];
   /** `body` for method-body cases (Rambo style); line cases leave it out. */
@@ -48,6 +50,11 @@ export interface Prediction {
   /** The top-u pieces of knowledge in the order they entered the prompt. */
   contexts: PredictionContext[];
   timings_ms: StageTimings;
+  /**
+   * Whether the prediction dereferences a name its receiver (typed by the repository) does not
+   * have (check/repairCompletion); absent when the run could not tell (no generation).
+   */
+  unknown_member?: boolean;
 }
 
 /** A malformed line of a benchmark file; the message names the file and the 1-based line. */
@@ -98,6 +105,9 @@ export function validateCase(value: unknown): BenchCase | string {
   if (m.groundtruth_start_lineno !== undefined && (!Number.isInteger(m.groundtruth_start_lineno) || (m.groundtruth_start_lineno as number) < 0)) {
     return '"metadata.groundtruth_start_lineno" must be a non-negative integer when present';
   }
+  if (m.groundtruth_start_col !== undefined && (!Number.isInteger(m.groundtruth_start_col) || (m.groundtruth_start_col as number) < 0)) {
+    return '"metadata.groundtruth_start_col" must be a non-negative integer when present';
+  }
   if (m.crossfile_defs !== undefined) {
     if (!Array.isArray(m.crossfile_defs)) return '"metadata.crossfile_defs" must be an array when present';
     for (const [i, d] of m.crossfile_defs.entries()) {
@@ -121,7 +131,8 @@ export function validatePrediction(value: unknown): Prediction | string {
   for (const [stage, ms] of Object.entries(timings)) {
     if (typeof ms !== 'number' || !Number.isFinite(ms)) return `"timings_ms.${stage}" must be a number`;
   }
-  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings };
+  if (value.unknown_member !== undefined && typeof value.unknown_member !== 'boolean') return '"unknown_member" must be a boolean when present';
+  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings, ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}) };
 }
 
 /** Parse JSONL text; blank lines are skipped, every other line must validate. */
@@ -186,7 +197,7 @@ export async function writeCases(path: string, cases: readonly BenchCase[]): Pro
 }
 
 export function formatPrediction(p: Prediction): string {
-  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms }) + '\n';
+  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms, ...(p.unknown_member !== undefined ? { unknown_member: p.unknown_member } : {}) }) + '\n';
 }
 
 /**

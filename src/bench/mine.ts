@@ -38,7 +38,7 @@ import type { CrossfileDef } from './metrics';
 import { normalizedLines } from './metrics';
 import { sampleIndices, seededRandom } from './random';
 
-export type MineTask = 'line' | 'body';
+export type MineTask = 'line' | 'body' | 'dot';
 
 export interface MineOptions {
   lang: Lang;
@@ -114,7 +114,12 @@ export async function mineRepository(kb: KnowledgeBase, parsers: Parsers, reposi
     const text = caseText(decoded.text);
     const starts = lineStarts(text);
     const analysis = analyzeFile(symbols, kb, parsers, path, options.lang, text);
-    const found = options.task === 'line' ? lineCandidates(analysis, text, starts) : bodyCandidates(analysis, text, starts, options.lang);
+    const found =
+      options.task === 'body'
+        ? bodyCandidates(analysis, text, starts, options.lang)
+        : options.task === 'dot'
+          ? lineCandidates(analysis, text, starts).filter((c) => dotColumn(lineOf(text, starts, c.first), c.defs) !== undefined)
+          : lineCandidates(analysis, text, starts);
     if (found.length > 0) texts.set(path, { text, starts });
     candidates.push(...found);
   }
@@ -135,9 +140,33 @@ export async function mineRepository(kb: KnowledgeBase, parsers: Parsers, reposi
     if (options.task === 'body') metadata.task = 'body';
     if (c.functionName !== undefined) metadata.function_name = c.functionName;
     if (c.className !== undefined) metadata.class_name = c.className;
+    if (options.task === 'dot') {
+      // The cursor right after the dot of the first member use of a cross-file definition.
+      const col = dotColumn(cut.groundtruth, c.defs)!;
+      metadata.groundtruth_start_col = col;
+      cases.push({ prompt: cut.prompt + cut.groundtruth.slice(0, col), groundtruth: cut.groundtruth.slice(col), right_context: cut.rightContext, metadata });
+      continue;
+    }
     cases.push({ prompt: cut.prompt, groundtruth: cut.groundtruth, right_context: cut.rightContext, metadata });
   }
   return { repository, files, candidates: candidates.length, cases, elapsedMs: performance.now() - start };
+}
+
+function lineOf(text: string, starts: readonly number[], row: number): string {
+  return text.slice(starts[row] ?? 0, (starts[row + 1] ?? text.length + 1) - 1);
+}
+
+/**
+ * Dot cases: the 0-based column right after the `.` of the first `x.name` on the line where name
+ * is one of the row's cross-file definitions (code only: strings and comments are blanked first).
+ */
+export function dotColumn(line: string, defs: readonly CrossfileDef[]): number | undefined {
+  const code = line.replace(/(["'])(?:\\.|(?!\1).)*\1/g, (s) => ' '.repeat(s.length)).replace(/(#|\/\/).*$/, (s) => ' '.repeat(s.length));
+  const names = new Set(defs.map((d) => d.name));
+  for (const m of code.matchAll(/[\p{L}\p{N}_$)\]]\.([\p{L}_$][\p{L}\p{N}_$]*)/gu)) {
+    if (names.has(m[1]!)) return (m.index ?? 0) + 2;
+  }
+  return undefined;
 }
 
 function lineCandidates(a: FileAnalysis, text: string, starts: readonly number[]): Candidate[] {

@@ -134,6 +134,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
       if (input.methods.some((m) => m.rambo) || cases.some(isBodyCase)) repoMethods = new RepoMethods(kb, input.tokenize);
       report.repos.push(repoReport);
       const env: CaseEnvironment = {
+        receivers: paths.receivers,
         retriever: (path) => {
           const r = retrievers.get(path);
           if (!r) throw new Error(`retrieval path ${path} was not prepared`);

@@ -4,6 +4,8 @@
 // runs through the pipeline's complete() with its own stages, so the query, retrieval, rerank,
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
+import { checkCompletion } from '../engine/check/repairCompletion';
+import type { CheckMode, ReceiverTyping } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -99,6 +101,8 @@ export interface RunOptions {
   bodyMaxNewTokens: number;
   /** The body mode's prompt layout (Rambo's commented fragments, or the line mode's block). */
   bodyPromptForm: 'rambo' | 'block';
+  /** Checking against the repository at dereferences (PipelineOptions.check); default off. */
+  check?: CheckMode;
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48, bodyMaxNewTokens: 128, bodyPromptForm: 'rambo' };
@@ -107,6 +111,8 @@ export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU:
 export interface CaseEnvironment {
   /** The repository's prepared retriever for a path. */
   retriever(path: PathName): Retriever;
+  /** Receiver typing over the repository (for `check`). */
+  receivers?: ReceiverTyping;
   prober?: ChunkProber;
   model?: ModelClient;
   rerankers: Partial<Record<Exclude<RerankMode, 'none'>, Reranker>>;
@@ -144,6 +150,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     prompt: { budgetTokens: options.budgetTokens },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
     body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm },
+    check: { mode: options.check ?? 'off' },
   });
 }
 
@@ -178,6 +185,7 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
     // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
     // Rambo's sketch is a model call even when only retrieval is evaluated.
     ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
+    ...(env.receivers ? { receivers: () => env.receivers } : {}),
   }, modeOf(spec, c, env, options.generate, knowledge));
 }
 
@@ -210,6 +218,14 @@ function problemsOf(result: CompletionResult): string[] {
   return out;
 }
 
+/** Whether the prediction names a member its repository-typed receiver lacks (eval score's unknown member rate). */
+function unknownMember(request: { filePath: string; lang: Lang; prefix: string }, text: string, env: CaseEnvironment, options: RunOptions, signal: AbortSignal): { unknown_member?: boolean } {
+  const typer = env.receivers;
+  if (!typer || !options.generate) return {};
+  const checked = checkCompletion(request.prefix, text, (t) => typer.membersAt({ path: request.filePath, lang: request.lang, prefix: t }, signal));
+  return { unknown_member: checked.fixes.length > 0 };
+}
+
 export interface CaseOutcome {
   prediction: Prediction;
   /** What degraded (kept out of the predictions file, counted by the run). */
@@ -227,7 +243,8 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: isBodyCase(c) ? (c.right_context ?? '') : '' };
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
-    return { prediction: { task_id: c.metadata.task_id, prediction: first.items[0]?.text ?? '', contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate) }, problems: problemsOf(first) };
+    const text = first.items[0]?.text ?? '';
+    return { prediction: { task_id: c.metadata.task_id, prediction: text, contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate), ...unknownMember(request, text, env, options, signal) }, problems: problemsOf(first) };
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';
@@ -238,7 +255,7 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   for (const key of new Set([...Object.keys(t1), ...Object.keys(t2)])) timings[key] = (t1[key] ?? 0) + (t2[key] ?? 0);
   timings.iteration1 = t1.total ?? 0;
   return {
-    prediction: { task_id: c.metadata.task_id, prediction: second.items[0]?.text ?? '', contexts: contextsOf(second), timings_ms: timings },
+    prediction: { task_id: c.metadata.task_id, prediction: second.items[0]?.text ?? '', contexts: contextsOf(second), timings_ms: timings, ...unknownMember(request, second.items[0]?.text ?? '', env, options, signal) },
     problems: [...problemsOf(first), ...problemsOf(second)],
   };
 }

@@ -15,6 +15,10 @@ export interface ScoreSummary {
   id_em: number;
   /** Identifier F1, percent. */
   id_f1: number;
+  /** Next-identifier match, percent: the prediction's first identifier is the ground truth's. */
+  nim: number;
+  /** Share of predictions dereferencing a member the repository proves missing (fraction; null when the predictions do not say). */
+  unknown_member_rate: number | null;
   /** Context recall@k, a fraction, over the cases that have crossfile_defs (null when none has). */
   recall: number | null;
   /** Name coverage@k, a fraction, over the same cases. */
@@ -49,9 +53,12 @@ interface Accumulator {
   coverage: number;
   full: number;
   missing: number;
+  nim: number;
+  nUnknown: number;
+  unknown: number;
 }
 
-const empty = (): Accumulator => ({ n: 0, em: 0, es: 0, idEm: 0, idF1: 0, nRecall: 0, recall: 0, coverage: 0, full: 0, missing: 0 });
+const empty = (): Accumulator => ({ n: 0, em: 0, es: 0, idEm: 0, idF1: 0, nRecall: 0, recall: 0, coverage: 0, full: 0, missing: 0, nim: 0, nUnknown: 0, unknown: 0 });
 
 function summarize(a: Accumulator): ScoreSummary {
   const mean = (x: number): number => (a.n === 0 ? 0 : x / a.n);
@@ -62,12 +69,25 @@ function summarize(a: Accumulator): ScoreSummary {
     es: mean(a.es),
     id_em: mean(a.idEm),
     id_f1: mean(a.idF1),
+    nim: mean(a.nim),
+    unknown_member_rate: a.nUnknown === 0 ? null : a.unknown / a.nUnknown,
     recall: frac(a.recall),
     coverage: frac(a.coverage),
     full_recall: frac(a.full),
     n_recall: a.nRecall,
     missing: a.missing,
   };
+}
+
+/** The first identifier of a text (leading whitespace skipped), '' when it does not start with one. */
+export function firstIdentifier(text: string): string {
+  return /^\s*([\p{L}_$][\p{L}\p{N}_$]*)/u.exec(text)?.[1] ?? '';
+}
+
+/** NIM (monitor-guided decoding): the prediction's first identifier equals the ground truth's (which must have one). */
+export function nextIdentifierMatch(prediction: string, groundtruth: string): boolean {
+  const want = firstIdentifier(groundtruth);
+  return want !== '' && firstIdentifier(prediction) === want;
 }
 
 /** Score predictions against cases; `k` is the number of contexts recall and coverage look at. */
@@ -97,6 +117,11 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
       acc.es += code.es;
       acc.idEm += code.idEm;
       acc.idF1 += code.idF1;
+      acc.nim += nextIdentifierMatch(pred?.prediction ?? '', c.groundtruth) ? 100 : 0;
+      if (pred?.unknown_member !== undefined) {
+        acc.nUnknown++;
+        if (pred.unknown_member) acc.unknown++;
+      }
       if (!pred) acc.missing++;
       if (ctx) {
         acc.nRecall++;
@@ -135,8 +160,8 @@ const STAGE_ORDER = ['query', 'sparse', 'dense', 'dataflow', 'rerank', 'prompt',
 export function formatScoreReport(report: ScoreReport): string {
   const pct = (x: number): string => x.toFixed(2);
   const frac = (x: number | null): string => (x === null ? '-' : x.toFixed(3));
-  const rows: string[][] = [['repository', 'n', 'EM', 'ES', 'ID-EM', 'ID-F1', `recall@${report.k}`, `full@${report.k}`, `cover@${report.k}`, 'missing']];
-  const row = (name: string, s: ScoreSummary): string[] => [name, String(s.n), pct(s.em), pct(s.es), pct(s.id_em), pct(s.id_f1), frac(s.recall), frac(s.full_recall), frac(s.coverage), String(s.missing)];
+  const rows: string[][] = [['repository', 'n', 'EM', 'ES', 'ID-EM', 'ID-F1', 'NIM', `recall@${report.k}`, `full@${report.k}`, `cover@${report.k}`, 'unk-member', 'missing']];
+  const row = (name: string, s: ScoreSummary): string[] => [name, String(s.n), pct(s.em), pct(s.es), pct(s.id_em), pct(s.id_f1), pct(s.nim), frac(s.recall), frac(s.full_recall), frac(s.coverage), frac(s.unknown_member_rate), String(s.missing)];
   for (const [name, s] of Object.entries(report.by_repo)) rows.push(row(name, s));
   rows.push(row('overall', report.overall));
   const out = [table(rows, rows.length - 1)];

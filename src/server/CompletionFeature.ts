@@ -171,6 +171,7 @@ export class CompletionFeature implements Feature {
       const mode = ready ? autoMode({ parsers: ready.parsers, repo: () => ready.methods }) : LINE_MODE;
       const pipeline = createPipeline(options, {
         retrievers: () => (folder && folder.state === 'ready' ? folder.retrievers : []),
+        receivers: () => (folder && folder.state === 'ready' ? folder.receivers : undefined),
         prober: this.prober,
         model: () => model,
         rerankers: this.rerank.switcher,

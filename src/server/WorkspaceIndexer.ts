@@ -1,5 +1,6 @@
 // One knowledge base per workspace folder (multi-root: one index each), built in the background
 // with work-done progress, kept current by didSave and watched-file events, rebuilt on request.
+import type { ReceiverTyping } from '../engine/pipeline';
 import { homedir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { relative, sep } from 'node:path';
@@ -68,6 +69,11 @@ export class FolderIndex implements Disposable {
     this.store.add({ dispose: () => paths.dispose() });
     this.methods = this.store.add(new RepoMethods(kb));
     this.store.add(kb);
+  }
+
+  /** Receiver typing for checked completions. */
+  get receivers(): ReceiverTyping {
+    return this.paths.receivers;
   }
 
   get retrievers(): Retriever[] {

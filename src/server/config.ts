@@ -1,7 +1,7 @@
 // The server's configuration: one typed object with defaults, merged in layers (defaults <
 // initializationOptions < workspace settings) and handed down as plain slices (STYLE.md rule 6).
 // The keys mirror the `coderag.*` settings of package.json.
-import { MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type PipelineOptions } from '../engine/pipeline';
+import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type CheckMode, type PipelineOptions } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 
@@ -35,6 +35,8 @@ export interface ServerConfig {
   cache: { size: number };
   /** onnxruntime execution provider of the local models (probing LM, encoder, reranker, embedded generator). */
   models: { device: ModelDevice };
+  /** Checking completions against the repository at dereferences (constrain | repair | off). */
+  check: { mode: CheckMode };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -52,6 +54,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens },
   cache: { size: 1000 },
   models: { device: 'auto' },
+  check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'off' },
 };
 
 type Json = unknown;
@@ -65,6 +68,7 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.model.family': ['auto', 'qwen2.5-coder', 'starcoder2', 'codellama', 'deepseek-coder', 'plain'],
   'coderag.rerank.kind': ['llm', 'distilled', 'none'],
   'coderag.query.strategy': ['probe', 'last3', 'last10', 'jaccard'],
+  'coderag.check.mode': CHECK_MODES,
 };
 
 function isRecord(x: Json): x is Record<string, Json> {
@@ -125,5 +129,6 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     rerank: { topU: config.rerank.topU, timeoutMs: config.rerank.timeoutMs },
     prompt: { budgetTokens: config.prompt.budgetTokens },
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
+    check: { mode: config.check.mode },
   });
 }

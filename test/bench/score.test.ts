@@ -37,7 +37,7 @@ void test('aggregates per repository and overall; missing predictions count as e
   assert.deepEqual(r.timings_ms.total, { median: 20, p95: 30 });
   assert.equal(r.unmatched_predictions, 1);
   const text = formatScoreReport(r);
-  assert.match(text, /^repository\s+n\s+EM\s+ES\s+ID-EM\s+ID-F1\s+recall@10/);
+  assert.match(text, /^repository\s+n\s+EM\s+ES\s+ID-EM\s+ID-F1\s+NIM\s+recall@10\s+full@10\s+cover@10\s+unk-member/);
   assert.match(text, /overall\s+3\s+33\.33/);
   assert.match(text, /sparse\s+3\.0\s+4\.0/);
 });

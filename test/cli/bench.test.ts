@@ -67,7 +67,7 @@ void test('bench build: argument errors', () => {
   assert.match(cli(['bench', 'build', '--lang', 'python']).stderr, /--repos is required/);
   assert.match(cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'go', '--per-repo', '1']).stderr, /--lang must be python or java/);
   assert.match(cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'java', '--per-repo', '0']).stderr, /--per-repo must be a positive integer/);
-  assert.match(cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'java', '--per-repo', '1', '--task', 'file']).stderr, /--task must be line or body/);
+  assert.match(cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'java', '--per-repo', '1', '--task', 'file']).stderr, /--task must be line, body or dot/);
   const r = cli(['bench', 'build', '--repos', '/nonexistent-dir', '--out', 'x', '--lang', 'java', '--per-repo', '1']);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /repositories folder not found/);

@@ -1,7 +1,7 @@
 // The server's configuration layers: a value outside a setting's list is reported and the default kept.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_CONFIG, mergeConfig } from '../../src/server/config';
+import { DEFAULT_CONFIG, mergeConfig, pipelineOptions } from '../../src/server/config';
 
 void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
   const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, query: { strategy: 'random' } });
@@ -22,4 +22,13 @@ void test('a valid enum value in a later layer applies; an invalid one keeps the
   assert.equal(config.model.provider, 'openai');
   assert.equal(config.rerank.kind, 'none');
   assert.equal(problems.length, 1);
+});
+
+void test('coderag.check.mode: constrain, repair or off (default off) reaches the pipeline options; another value is a problem', () => {
+  assert.equal(DEFAULT_CONFIG.check.mode, 'off');
+  const ok = mergeConfig({ check: { mode: 'constrain' } });
+  assert.equal(pipelineOptions(ok.config).check?.mode, 'constrain');
+  const bad = mergeConfig({ check: { mode: 'strict' } });
+  assert.equal(bad.config.check.mode, 'off');
+  assert.deepEqual(bad.problems, ['coderag.check.mode must be one of constrain, repair, off (got "strict")']);
 });

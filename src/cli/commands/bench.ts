@@ -13,7 +13,7 @@ import type { Lang } from '../../engine/kb/types';
 import { errorMessage, UserError } from '../../engine/util/errors';
 
 const FETCH_USAGE = 'bench fetch <list-file> <dest-dir> [--json]';
-const BUILD_USAGE = 'bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out cases.jsonl [--index-dir DIR] [--json]';
+const BUILD_USAGE = 'bench build --repos DIR --lang python|java --task line|body|dot --per-repo N --seed S --out cases.jsonl [--index-dir DIR] [--json]';
 const MIDLINE_USAGE = 'bench midline --cases cases.jsonl --out mid.jsonl';
 
 async function fetchCommand(argv: string[]): Promise<number> {
@@ -74,7 +74,7 @@ async function buildCommand(argv: string[]): Promise<number> {
   const lang = values.lang as string | undefined;
   if (lang !== 'python' && lang !== 'java') throw new UsageError('--lang must be python or java');
   const task = (values.task as string | undefined) ?? 'line';
-  if (task !== 'line' && task !== 'body') throw new UsageError('--task must be line or body');
+  if (task !== 'line' && task !== 'body' && task !== 'dot') throw new UsageError('--task must be line, body or dot');
   const perRepo = positiveInt(values, 'per-repo');
   if (perRepo === undefined) throw new UsageError('--per-repo is required');
   const seed = (values.seed as string | undefined) ?? '0';
@@ -124,7 +124,7 @@ async function midLineCommand(argv: string[]): Promise<number> {
 
 export const benchCommand: CliCommand = {
   name: 'bench',
-  usage: `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body --per-repo N --seed S --out FILE | ${MIDLINE_USAGE}`,
+  usage: `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body|dot --per-repo N --seed S --out FILE | ${MIDLINE_USAGE}`,
   async run(argv, signal) {
     const [sub, ...rest] = argv;
     if (sub === 'fetch') return fetchCommand(rest);

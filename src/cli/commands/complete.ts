@@ -9,13 +9,14 @@ import { parsers, requireRepo } from '../context';
 import { openModels, openRerankers, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
-import { autoMode, bodyMode, causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, LINE_MODE, MODEL_DEFAULTS, pipelineOptions, type BodyModeDeps, type CompletionMode } from '../../engine/pipeline';
+import { autoMode, bodyMode, CHECK_MODES, causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, LINE_MODE, MODEL_DEFAULTS, pipelineOptions, type BodyModeDeps, type CompletionMode } from '../../engine/pipeline';
 import { RepoMethods } from '../../engine/body/RepoMethods';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
 import { UserError } from '../../engine/util/errors';
 import { runsOn } from '../../engine/models/device';
+import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
 import { stripControlChars } from '../../engine/generate/postprocess/controlChars';
 
@@ -34,6 +35,7 @@ const options = {
   'no-prompt': { type: 'boolean' },
   'no-dense': { type: 'boolean' },
   mode: { type: 'string' },
+  check: { type: 'string' },
 } as const;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
@@ -67,7 +69,7 @@ function stageMessage(error: { stage: string; message: string }): string {
 
 export const completeCommand: CliCommand = {
   name: 'complete',
-  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] [--no-dense] [--json] [--no-prompt]',
+  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] [--no-dense] [--check constrain|repair|off] [--json] [--no-prompt]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
@@ -94,6 +96,8 @@ export const completeCommand: CliCommand = {
     if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy)) throw new UsageError('--query must be probe, last3, last10 or jaccard');
     const modeName = (values.mode as string | undefined) ?? 'auto';
     if (!['auto', 'line', 'body'].includes(modeName)) throw new UsageError('--mode must be auto, line or body');
+    const check = ((values.check as string | undefined) ?? 'off') as CheckMode;
+    if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be ${CHECK_MODES.join(', ')}`);
     const timeoutMs = positiveInt(values, 'timeout-ms', 30_000);
     // One request from a terminal, not a keystroke: each path gets a generous budget (the editor's are tight).
     const settings = pipelineOptions({
@@ -101,6 +105,7 @@ export const completeCommand: CliCommand = {
       retrieval: { budgetsMs: { sparse: 2000, dense: 2000, dataflow: 2000 } },
       prompt: { budgetTokens: positiveInt(values, 'budget-tokens') },
       generate: { maxNewTokens: positiveInt(values, 'max-new-tokens') },
+      check: { mode: check },
     });
 
     const { kb } = await indexedKnowledgeBase(repo, values, signal);
@@ -136,6 +141,7 @@ export const completeCommand: CliCommand = {
         retrievers: () => retrievers,
         prober: () => prober,
         model: () => resolved.client,
+        receivers: () => paths.receivers,
         ...(rerankers ? { rerankers: rerankers.switcher } : {}),
       }, mode);
       const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) }, signal);

@@ -17,13 +17,13 @@ import { comparisonChartSvg } from '../../bench/chart';
 import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
 import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
-import { embeddedLMOf } from '../../engine/pipeline';
+import { CHECK_MODES, embeddedLMOf, type CheckMode } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--check constrain|repair|off]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -46,6 +46,7 @@ const RUN_OPTIONS = {
   'timeout-ms': { type: 'string' },
   'body-prompt': { type: 'string' },
   'body-max-new-tokens': { type: 'string' },
+  check: { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
 } as const;
@@ -101,6 +102,8 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   if (!reposDir) throw new UsageError('--repos is required');
   const query = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
+  const check = ((values.check as string | undefined) ?? 'off') as CheckMode;
+  if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
   const generate = values['no-generate'] !== true;
   const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
   // Option values are checked before anything is read: a bad one is a usage error (exit 2).
@@ -117,6 +120,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     pathBudgetMs: positiveInt(values, 'budget-ms', DEFAULT_RUN_OPTIONS.pathBudgetMs),
     bodyMaxNewTokens: positiveInt(values, 'body-max-new-tokens', DEFAULT_RUN_OPTIONS.bodyMaxNewTokens),
     bodyPromptForm: bodyPromptForm(values['body-prompt']),
+    check,
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
   let cases = await readCases(casesFile);

@@ -7,7 +7,9 @@ import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult,
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
 export interface EmbeddedLM {
   /** Greedy generation; the text after the prompt. */
-  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[] }, signal: AbortSignal): Promise<string | { text: string }>;
+  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[]; logitsFilter?: (generated: string, logits: Float32Array) => void }, signal: AbortSignal): Promise<string | { text: string }>;
+  /** Each vocabulary id's text, for checked decoding. */
+  tokenTexts?(): readonly string[];
   encode?(text: string): ArrayLike<number>;
   /** Positions the model was trained with. */
   readonly contextTokens?: number;
@@ -83,7 +85,10 @@ export class EmbeddedClient implements ModelClient {
     const start = performance.now();
     const lm = await this.ready();
     throwIfAborted(signal);
-    const out = await lm.generate(request.prompt, { maxNewTokens: request.maxNewTokens, stop: request.stop }, signal);
+    const constraint = request.constraint;
+    const texts = constraint && lm.tokenTexts ? lm.tokenTexts() : undefined;
+    const logitsFilter = constraint && texts ? (generated: string, logits: Float32Array): void => constraint.apply(texts, generated, logits) : undefined;
+    const out = await lm.generate(request.prompt, { maxNewTokens: request.maxNewTokens, stop: request.stop, ...(logitsFilter ? { logitsFilter } : {}) }, signal);
     throwIfAborted(signal);
     const cut = cutAtStop(typeof out === 'string' ? out : out.text, request.stop);
     return { text: cut.text, model: this.model, elapsedMs: performance.now() - start, stoppedBy: cut.stopped ? 'stop' : 'unknown' };

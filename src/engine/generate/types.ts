@@ -9,6 +9,14 @@ export interface GenerateRequest {
   stop: readonly string[];
   /** Default 0 (CodeRAG decodes greedily). */
   temperature?: number;
+  /** Checked decoding (clients that see logits apply it; others ignore it). */
+  constraint?: DecodeConstraint;
+}
+
+/** A per-step restriction of the next token (check/dereferenceConstraint: members at a `.`). */
+export interface DecodeConstraint {
+  /** Set the logits of tokens that may not come next to -Infinity; `generated` is the text so far. */
+  apply(tokenTexts: readonly string[], generated: string, logits: Float32Array): void;
 }
 
 export interface GenerateResult {

@@ -220,7 +220,9 @@ export class OnnxCausalLM implements CausalLM {
       throwIfAborted(signal);
       const step = await this.forward(rows, mask, past);
       past = step.present;
-      const { id } = maxLogProb(step.lastLogits[0]!);
+      const row = step.lastLogits[0]!;
+      opts.logitsFilter?.(text, row);
+      const { id } = maxLogProb(row);
       if (id === this.eosId) break;
       generated.push(id);
       text = this.decode(generated);
@@ -230,6 +232,17 @@ export class OnnxCausalLM implements CausalLM {
       mask = [[...mask[0]!, 1]];
     }
     return text;
+  }
+
+  private texts: string[] | undefined;
+
+  /** Each id's text decoded alone (built once, about 50k decodes). */
+  tokenTexts(): readonly string[] {
+    if (!this.texts) {
+      this.texts = new Array<string>(this.vocabSize);
+      for (let i = 0; i < this.vocabSize; i++) this.texts[i] = this.tokenizer.decode([i]);
+    }
+    return this.texts;
   }
 
   async dispose(): Promise<void> {

@@ -23,6 +23,8 @@ export interface GenerateOptions {
   maxNewTokens: number;
   /** Stop when the generated text contains one of these (the stop string is cut off). */
   stop?: string[];
+  /** Called before each greedy pick with the text generated so far; may set logits to -Infinity (checked decoding). */
+  logitsFilter?: (generated: string, logits: Float32Array) => void;
 }
 
 export interface CausalLM {
@@ -44,6 +46,8 @@ export interface CausalLM {
   greedyProbe(prompts: string[], steps: number, signal: AbortSignal): Promise<ProbeResult[]>;
   /** Greedy completion of one prompt with a KV cache. */
   generate(prompt: string, opts: GenerateOptions, signal: AbortSignal): Promise<string>;
+  /** Each vocabulary id's text (decoded alone), for token masks. */
+  tokenTexts?(): readonly string[];
   dispose(): Promise<void>;
 }
 

@@ -10,6 +10,9 @@ import type { RerankOutcome, RerankStage } from '../rerank/types';
 import { fitPromptBudget, type FittedPrompt } from '../prompt/fitPromptBudget';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
 import { redactSecrets } from '../prompt/redact';
+import { DereferenceConstraint } from '../check/dereferenceConstraint';
+import type { ReceiverMembers } from '../check/receiverMembers';
+import { checkCompletion } from '../check/repairCompletion';
 import { stripControlChars } from '../generate/postprocess/controlChars';
 import { isModelClientError, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
 import { raceDeadline } from '../util/abort';
@@ -28,6 +31,13 @@ export interface PipelineStages extends ModelStages {
   reranker: () => RerankStage | undefined;
   /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
   probeGate?: ModelGate;
+  /** Receiver typing for checked completions (check/receiverMembers); absent: no checking. */
+  receivers?: () => ReceiverTyping | undefined;
+}
+
+/** What checking needs of check/receiverMembers' ReceiverTyper. */
+export interface ReceiverTyping {
+  membersAt(file: { path: string; lang: CompletionRequest['lang']; prefix: string }, signal: AbortSignal): ReceiverMembers | undefined;
 }
 
 /** Run one stage: timed, recorded in the trace, degraded (never failed) by `onFailure` unless cancelled. */
@@ -183,13 +193,38 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     prefixCut: prompt.prefixCut,
   };
 
+  // Checking against the repository: the receiver typing, guarded so it never fails the completion.
+  const checkMode = options.check?.mode ?? 'off';
+  const typer = checkMode === 'off' ? undefined : stages.receivers?.();
+  let membersAt: ((text: string) => ReceiverMembers | undefined) | undefined;
+  if (checkMode !== 'off') {
+    trace.check = { mode: checkMode, ...(typer ? {} : { note: 'no receiver typing in this host' }) };
+    if (typer) {
+      membersAt = (text) => {
+        try {
+          return typer.membersAt({ path: request.filePath, lang: request.lang, prefix: text }, signal);
+        } catch (e) {
+          if (isCancellationError(e)) throw e;
+          trace.check!.note = `receiver typing failed: ${errorMessage(e)}`;
+          return undefined;
+        }
+      };
+    }
+  }
+  let constraint: DereferenceConstraint | undefined;
+  if (membersAt && checkMode === 'constrain' && model.backend === 'embedded') {
+    const atCursor = membersAt(request.prefix);
+    if (atCursor) trace.check!.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
+    constraint = new DereferenceConstraint(request.prefix, membersAt, atCursor);
+  }
+
   // e. generate (one model request in flight per server, through the gate)
   const generated = await timed<GenerateResult | undefined>(
     trace,
     'generate',
     signal,
     () => {
-      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature }, s);
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(constraint ? { constraint } : {}) }, s);
       return stages.gate ? stages.gate.run(work, signal) : work(signal);
     },
     (e) => {
@@ -198,6 +233,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     },
     stages.checkpoint,
   );
+  if (constraint && trace.check) Object.assign(trace.check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs, resolveMs: constraint.resolveMs });
   if (!generated) return finish([]);
   trace.model = {
     backend: model.backend,
@@ -219,7 +255,14 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     () => Promise.resolve(mode.postprocess(generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }, options.postprocess)),
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
-  const inserted = text ? lead + text : '';
+  // A model whose decoding was not constrained: check its finished answer (repair or cut).
+  let checkedText = text;
+  if (membersAt && text && (checkMode === 'repair' || !constraint)) {
+    const checked = checkCompletion(request.prefix + lead, text, membersAt);
+    checkedText = checked.text;
+    Object.assign(trace.check!, { checked: checked.checked, fixes: checked.fixes });
+  }
+  const inserted = checkedText ? lead + checkedText : '';
   trace.completion = inserted;
   return finish(inserted ? [{ text: inserted }] : []);
 }

@@ -19,7 +19,8 @@ import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
 import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
-import { complete, type PipelineStages } from './complete';
+import { ReceiverTyper } from '../check/receiverMembers';
+import { complete, type PipelineStages, type ReceiverTyping } from './complete';
 import { LINE_MODE } from './modes';
 import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
 
@@ -41,6 +42,8 @@ export interface PipelineDeps {
   probeGate?: ModelGate;
   /** Before each stage: the host lets pending messages through and throws when superseded. */
   checkpoint?: (signal: AbortSignal) => Promise<void>;
+  /** Receiver typing for `check` (check/receiverMembers' ReceiverTyper over the knowledge base). */
+  receivers?: () => ReceiverTyping | undefined;
 }
 
 export interface Pipeline {
@@ -72,6 +75,7 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
+    ...(deps.receivers ? { receivers: deps.receivers } : {}),
   };
   return {
     mode,
@@ -93,6 +97,8 @@ export interface RetrievalPaths {
   retrievers: Retriever[];
   /** The dense path, when an encoder is given: it embeds every item first, so a host may prepare it in the background and add it when ready. */
   dense?: DenseRetriever;
+  /** Receiver typing over the same knowledge base, for checked completions (PipelineOptions.check). */
+  receivers: ReceiverTyper;
   dispose(): void;
 }
 
@@ -115,11 +121,14 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
     dense = new DenseRetriever(kb, encoder, denseOptions);
     byName.set('dense', dense);
   }
+  const receivers = new ReceiverTyper(kb, parsers);
   return {
     byName,
     retrievers: [...byName.values()].filter((r) => r !== dense),
     ...(dense ? { dense } : {}),
+    receivers,
     dispose: () => {
+      receivers.dispose();
       for (const r of byName.values()) r.dispose();
     },
   };
@@ -128,8 +137,9 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
 /** The shipped causal LM as the embedded completion model. */
 export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
   return {
-    generate: (prompt, options, signal) => lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}) }, signal),
+    generate: (prompt, options, signal) => lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}), ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}) }, signal),
     encode: (text) => lm.encode(text),
+    ...(lm.tokenTexts ? { tokenTexts: () => lm.tokenTexts!() } : {}),
     contextTokens: lm.maxPositions,
   };
 }

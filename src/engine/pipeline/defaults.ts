@@ -12,6 +12,7 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
   body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo' },
+  check: { mode: 'off' },
 };
 
 /** Where the model servers are and which models they run, unless the user says otherwise. */
@@ -38,6 +39,7 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
     generate: { ...d.generate, ...defined(overrides.generate) },
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
     body: { ...d.body, ...defined(overrides.body) },
+    check: { mode: 'off', ...d.check, ...defined(overrides.check) },
   } as PipelineOptions;
 }
 

@@ -59,6 +59,16 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     const m = trace.model;
     out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', 'Raw output:', '', fence(m.raw), '');
   }
+  if (trace.check) {
+    const c = trace.check;
+    const lines = [`mode ${c.mode}${c.note ? ` (${c.note})` : ''}`];
+    if (c.atCursor) lines.push(`receiver at the cursor \`${c.atCursor.receiver}\`: ${c.atCursor.entities.join('; ')} (${c.atCursor.names} names)`);
+    for (const e of c.constrained ?? []) lines.push(`constrained \`${e.receiver}.\` (${e.at}): ${e.steps} step(s), wrote \`${e.written}\``);
+    if (c.steps !== undefined) lines.push(`${c.steps} decoding step(s), ${ms(c.maskMs ?? 0)} in the constraint`);
+    if (c.checked !== undefined) lines.push(`${c.checked} dereference(s) checked`);
+    for (const f of c.fixes ?? []) lines.push(f.action === 'repaired' ? `repaired \`${f.receiver}.${f.wrote}\` -> \`${f.became}\`` : `cut before \`${f.receiver}.${f.wrote}\``);
+    out.push('## Check', '', ...lines.map((l) => `- ${l}`), '');
+  }
   if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
   if (trace.prompt) {
     const p = trace.prompt;

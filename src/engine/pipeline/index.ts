@@ -2,7 +2,7 @@
 export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber, probingQueryBuilder } from './createPipeline';
 export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } from './createPipeline';
 export { complete } from './complete';
-export type { PipelineStages } from './complete';
+export type { PipelineStages, ReceiverTyping } from './complete';
 export { MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions } from './defaults';
 export type { PipelineOverrides } from './defaults';
 export { LINE_MODE } from './modes';
@@ -10,4 +10,5 @@ export { autoMode, bodyMode, completeBody } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
-export type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PostprocessContext } from './types';
+export { CHECK_MODES } from './types';
+export type { CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PostprocessContext } from './types';

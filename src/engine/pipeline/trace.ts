@@ -7,6 +7,8 @@ import type { RerankDecision } from '../rerank/types';
 import type { ModelFamily } from '../prompt/templates';
 import type { ModelErrorKind } from '../generate/types';
 import type { ModelRunsOn } from '../models/device';
+import type { ConstrainedName } from '../check/dereferenceConstraint';
+import type { MemberFix } from '../check/repairCompletion';
 
 export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess' | 'detect' | 'signatures' | 'sketch' | 'elements' | 'usages' | 'knowledge';
 
@@ -82,6 +84,23 @@ export interface CompletionTrace {
   };
   model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string };
   completion?: string;
+  /** Checking against the repository (check/): what was constrained while decoding, what was checked, repaired or cut after. */
+  check?: {
+    mode: string;
+    /** The receiver at the cursor, when the prefix ends in a dereference the repository types. */
+    atCursor?: { receiver: string; entities: string[]; names: number };
+    constrained?: ConstrainedName[];
+    /** Decoding steps the constraint saw, and its time in them (masking and receiver typing). */
+    steps?: number;
+    maskMs?: number;
+    /** Of maskMs, receiver typing at dots the model wrote. */
+    resolveMs?: number;
+    /** Dereferences of the finished completion whose receiver resolved. */
+    checked?: number;
+    fixes?: MemberFix[];
+    /** Why checking did not run or stopped (it never fails the completion). */
+    note?: string;
+  };
   stages: StageTiming[];
   /** The stage that left the request without an item, and why. */
   error?: { stage: StageName; kind: ModelErrorKind | 'error'; message: string };

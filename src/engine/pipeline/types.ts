@@ -29,7 +29,16 @@ export interface PipelineOptions {
   postprocess: { maxLines: number; maxChars: number };
   /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */
   body: { topSignature: number; topUsages: number; sketchTokens: number; sketchTimeoutMs: number; maxNewTokens: number; maxLines: number; promptForm: 'rambo' | 'block' };
+  /**
+   * Checking against the repository at dereferences (check/): `constrain` masks the embedded
+   * model's tokens to the receiver's members and checks remote models' answers; `repair` only
+   * checks finished answers; `off`. Absent: off.
+   */
+  check?: { mode: CheckMode };
 }
+
+export type CheckMode = 'constrain' | 'repair' | 'off';
+export const CHECK_MODES: readonly CheckMode[] = ['constrain', 'repair', 'off'];
 
 export interface CompletionItem {
   /** Text to insert at the cursor. */

@@ -127,6 +127,19 @@ export class RepoSymbols {
     return this.pythonModuleFile(key) !== undefined || this.pyDirs.has(key);
   }
 
+  /** The names of a module key's direct submodules and subpackages (`pkg/a.py`, `pkg/b/` -> a, b). */
+  pythonSubmodules(key: string): string[] {
+    const prefix = key === '' ? '' : `${key}/`;
+    const out = new Set<string>();
+    for (const p of [...this.pyFiles, ...this.pyDirs]) {
+      if (!p.startsWith(prefix) || p === key) continue;
+      const rest = p.slice(prefix.length);
+      const name = rest.split('/')[0]!.replace(/\.pyi?$/, '');
+      if (name !== '' && name !== '__init__') out.add(name);
+    }
+    return [...out];
+  }
+
   /** The file of a module key: key.py, else key/__init__.py, else undefined (a namespace folder). */
   pythonModuleFile(key: string): string | undefined {
     for (const p of [`${key}.py`, `${key}.pyi`, `${key}/__init__.py`]) if (this.pyFiles.has(p)) return p;

@@ -7,6 +7,9 @@ import { chainText, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, PYTHON_KEYWORDS, PYTHON_TYP
 import { nearestCopy, type RepoSymbols } from './repoSymbols';
 import { identifierParts } from '../sparse/codeTerms';
 
+export type FlowEntity = Entity;
+type Scope = FlowScope;
+
 type Entity =
   | { kind: 'module'; key: string }
   | { kind: 'class'; cls: KbClass; instance: boolean }
@@ -15,7 +18,7 @@ type Entity =
   | { kind: 'moduleSummary'; path: string };
 
 /** Where names are looked up: the unfinished file (with its flow) or a repository file. */
-interface Scope {
+export interface FlowScope {
   path: string;
   lang: Lang;
   extraction: FileExtraction;
@@ -241,7 +244,7 @@ export class FlowResolver {
     for (const e of current) {
       if (e.kind === 'local' && this.unfinished) for (const base of e.cls.bases) this.resolveChain(base, this.unfinished, depth + 1, `${e.cls.name} (successor)`);
     }
-    if (head.call) current = current.flatMap((e) => this.callResult(e, depth));
+    if (this.headCalled(head, scope)) current = current.flatMap((e) => this.callResult(e, depth));
     for (const e of current) this.emit(e, depth, reason);
     // `nodes.Const(...)` used above: the next line may use another member of `nodes`.
     this.emitModuleMembers(current, depth + 1, reason);
@@ -439,6 +442,51 @@ export class FlowResolver {
     }
   }
 
+  /**
+   * What a receiver chain (`cart`, `self.gateway`, `make_gateway(n)`) evaluates to, calls
+   * followed to their return types; nothing is emitted. For receiver typing (check/receiverMembers).
+   */
+  evaluate(chain: Chain, scope: Scope): FlowEntity[] {
+    this.typingReceivers = true;
+    return this.resolveHeadChainWithCalls(chain, scope, 0);
+  }
+
+  /** Set by evaluate(): calls of the edited file's functions are typed by their return (retrieval keeps its measured walk). */
+  private typingReceivers = false;
+
+  /**
+   * Whether a chain's head is a call whose result still has to be taken: when typing receivers, a
+   * function of the file being edited is already typed by its declared return (resolveName).
+   */
+  private headCalled(head: Chain[number], scope: Scope): boolean {
+    if (head.call !== true) return false;
+    return !(this.typingReceivers && scope.flow?.functions.has(head.name) === true && !scope.flow.bindings.has(head.name));
+  }
+
+  /** The entities a member name of an entity names (class members inherited included, module names). */
+  memberOf(e: FlowEntity, name: string): FlowEntity[] {
+    return this.member(e, name, 0);
+  }
+
+  /** What calling an entity gives: a class's instance, a function's declared return type. */
+  callOf(e: FlowEntity): FlowEntity[] {
+    return this.callResult(e, 0);
+  }
+
+  /** The value of a variable or property item (its declared type, else its initialiser). */
+  valueOfItem(item: KbItem): FlowEntity[] {
+    return this.itemValue(item, 0);
+  }
+
+  /** The repository classes one base of a class (as written in its header) resolves to. */
+  resolveBase(cls: KbClass, base: string): KbClass[] {
+    const x = this.symbols.file(cls.path);
+    if (!x) return [];
+    const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
+    const chain = base.replace(/<.*$/s, '').replace(/\[.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
+    return this.resolveHeadChain(chain, scope, 0).flatMap((b) => (b.kind === 'class' ? [b.cls] : []));
+  }
+
   /** Set the unfinished file's scope (for `self.x` lookups) before resolve(). */
   withUnfinished(scope: Scope): this {
     this.unfinished = scope;
@@ -512,7 +560,7 @@ export class FlowResolver {
     const head = chain[0];
     if (!head) return [];
     let current = this.resolveHead(head.name, scope, depth, '');
-    if (head.call) current = current.flatMap((e) => this.callResult(e, depth));
+    if (this.headCalled(head, scope)) current = current.flatMap((e) => this.callResult(e, depth));
     for (let i = 1; i < chain.length && current.length > 0; i++) {
       current = current.flatMap((e) => this.member(e, chain[i]!.name, depth + i));
       if (chain[i]!.call) current = current.flatMap((e) => this.callResult(e, depth + i));

@@ -1,0 +1,319 @@
+// Receiver typing at a dereference (monitor-guided decoding, PAPER-NOTES "Checking completions
+// against the repository"): for text ending in `x.` or `x.part`, the repository entity `x` is and
+// the names it has (members inherited included, a module's top-level names). Anything not proven
+// from the repository (the standard library, third-party bases, containers) stays unconstrained.
+import type { KbClass, KbItem, Lang } from '../kb/types';
+import type { Parsers } from '../kb/parsers';
+import { analyseUnfinished, type DataflowSource } from '../retrieve/dataflow/dataflowRetrieve';
+import { chainsOfText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain } from '../retrieve/dataflow/flowGraph';
+import { RepoSymbols } from '../retrieve/dataflow/repoSymbols';
+import { FlowResolver, returnTypeText, variableTypeText, type FlowEntity, type FlowScope } from '../retrieve/dataflow/resolveFlow';
+import type { Disposable } from '../util/disposable';
+import { throwIfAborted } from '../util/errors';
+
+export interface Dereference {
+  /** The receiver expression as written (`self.cart`, `make_gateway("x")`). */
+  receiver: string;
+  /** The identifier already typed after the dot ('' right after it). */
+  partial: string;
+}
+
+export interface ReceiverMembers extends Dereference {
+  /** Every name the receiver is proven to have. */
+  names: ReadonlySet<string>;
+  /** What the receiver resolved to, for the trace (`class pyshop/models.py#Cart`). */
+  entities: string[];
+}
+
+const IDENT = /[\p{L}_$][\p{L}\p{N}_$]*$/u;
+
+/**
+ * The dereference the text ends in, read backwards over identifiers, dots and balanced call
+ * parentheses; undefined when the text does not end in one (a string, a number, an index, a
+ * parenthesised expression or a comment before the dot).
+ */
+export function findDereference(prefix: string, lang: Lang): Dereference | undefined {
+  const partial = IDENT.exec(prefix)?.[0] ?? '';
+  let end = prefix.length - partial.length;
+  if (prefix[end - 1] !== '.') return undefined;
+  end--;
+  const lineStart = prefix.lastIndexOf('\n', end - 1) + 1;
+  const line = prefix.slice(lineStart, end);
+  // Inside a comment or a string literal: nothing to check.
+  const code = line.replace(/(["'])(?:\\.|(?!\1).)*\1/g, '0');
+  if (/["']/.test(code) || (lang === 'python' ? code.includes('#') : code.includes('//'))) return undefined;
+  let i = end;
+  for (;;) {
+    if (prefix[i - 1] === ')') {
+      let depth = 0;
+      let j = i - 1;
+      for (; j >= lineStart; j--) {
+        const c = prefix[j];
+        if (c === ')') depth++;
+        else if (c === '(' && --depth === 0) break;
+      }
+      if (j < lineStart) return undefined;
+      i = j;
+    }
+    const ident = IDENT.exec(prefix.slice(lineStart, i))?.[0];
+    if (!ident) return undefined;
+    i -= ident.length;
+    if (prefix[i - 1] !== '.') break;
+    i--;
+  }
+  const before = prefix[i - 1];
+  if (before !== undefined && /[\p{L}\p{N}_$.\])]/u.test(before)) return undefined;
+  const receiver = prefix.slice(i, end);
+  if (/^\p{N}/u.test(receiver) || /\s/.test(receiver.replace(/\([^]*\)/g, ''))) return undefined;
+  return { receiver, partial };
+}
+
+/** Python names every object has (not listed in the knowledge base). */
+const PYTHON_OBJECT = ['__class__', '__dict__', '__doc__', '__module__', '__init__', '__repr__', '__str__', '__eq__', '__ne__', '__hash__', '__getattribute__', '__setattr__', '__delattr__', '__dir__', '__format__', '__reduce__', '__sizeof__', '__init_subclass__', '__new__', '__slots__', '__annotations__', '__weakref__'];
+const PYTHON_CLASS = ['__name__', '__qualname__', '__mro__', '__bases__', '__subclasses__', 'mro', '__dataclass_fields__'];
+const PYTHON_MODULE = ['__name__', '__file__', '__doc__', '__all__', '__path__', '__package__', '__spec__', '__loader__', '__dict__', '__version__'];
+/** Python bases that add no public members. */
+const PYTHON_PLAIN_BASES = new Set(['object', 'ABC', 'abc.ABC', 'Generic', 'typing.Generic', 'Protocol', 'typing.Protocol']);
+const JAVA_OBJECT = ['getClass', 'hashCode', 'equals', 'toString', 'notify', 'notifyAll', 'wait', 'clone', 'finalize'];
+const JAVA_ENUM = ['name', 'ordinal', 'compareTo', 'values', 'valueOf', 'getDeclaringClass', 'describeConstable'];
+const JAVA_TYPE_NAME = ['class', 'this', 'super'];
+/** `this` starts a receiver chain. */
+const JAVA_RECEIVER_KEYWORDS: ReadonlySet<string> = new Set([...JAVA_KEYWORDS].filter((k) => k !== 'this'));
+const JAVA_PLAIN_BASES = new Set(['Object', 'java.lang.Object']);
+
+/** A declared type that is a container or generic (`List[Cart]`, `Map<K, V>`): its element type is not the receiver's. */
+function isContainerType(typeText: string | undefined): boolean {
+  if (typeText === undefined) return false;
+  const t = typeText
+    .replace(/["']/g, '')
+    .replace(/^\s*(typing\.)?Optional\[(.*)\]\s*$/s, '$2')
+    .replace(/\|\s*None\b|\bNone\s*\|/g, '')
+    .trim();
+  return /[[<]/.test(t);
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Whether the prefix declares `name` (a variable, a field or a function's return) with a container type, or as a Java array. */
+function declaredAsContainer(prefix: string, name: string, lang: Lang): boolean {
+  const n = escapeRe(name);
+  if (lang === 'python') {
+    for (const m of prefix.matchAll(new RegExp(`(?:^|[^\\w.]|self\\.|cls\\.)${n}\\s*:\\s*([^=\\n]+)`, 'gmu'))) if (isContainerType(m[1])) return true;
+    for (const m of prefix.matchAll(new RegExp(`\\bdef\\s+${n}\\s*\\([^]*?\\)\\s*->\\s*([^:\\n]+):`, 'gu'))) if (isContainerType(m[1])) return true;
+    return false;
+  }
+  return new RegExp(`(>|\\])\\s*${n}\\s*[=;,)(]`, 'u').test(prefix) || new RegExp(`\\b${n}\\s*\\[\\s*\\]`, 'u').test(prefix);
+}
+
+function describe(e: FlowEntity): string {
+  switch (e.kind) {
+    case 'module':
+      return `module ${e.key}`;
+    case 'class':
+      return `${e.instance ? 'instance of' : 'class'} ${e.cls.path}#${e.cls.qualifiedName}`;
+    case 'local':
+      return `${e.instance ? 'instance of' : 'class'} ${e.cls.name} (this file)`;
+    case 'item':
+      return `${e.item.kind} ${e.item.path}#${e.item.qualifiedName}`;
+    case 'moduleSummary':
+      return `module ${e.path}`;
+  }
+}
+
+/**
+ * Types receivers with the knowledge base and the dataflow resolver. The repository tables are
+ * rebuilt after the knowledge base changes.
+ */
+export class ReceiverTyper implements Disposable {
+  private symbols: RepoSymbols | undefined;
+  private readonly subscription: Disposable;
+
+  constructor(
+    private readonly kb: DataflowSource,
+    private readonly parsers: Parsers,
+  ) {
+    this.subscription = kb.onDidChange(() => (this.symbols = undefined));
+  }
+
+  /** The valid member names at the dereference the prefix ends in; undefined when none or not proven. */
+  membersAt(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): ReceiverMembers | undefined {
+    throwIfAborted(signal);
+    const deref = findDereference(file.prefix, file.lang);
+    if (!deref) return undefined;
+    const chains = chainsOfText(deref.receiver, file.lang === 'java' ? JAVA_RECEIVER_KEYWORDS : PYTHON_KEYWORDS);
+    const superCall = /^super(\(\))?$/.test(deref.receiver);
+    const chain: Chain | undefined = superCall ? [{ name: 'super' }] : chains.length === 1 ? chains[0] : undefined;
+    if (!chain || chain.length === 0) return undefined;
+    if (!superCall) {
+      // The lexical chain must be the whole receiver (`a.b(c(d)).e` -> a, b(), e).
+      let bare = deref.receiver;
+      while (/\([^()]*\)/.test(bare)) bare = bare.replace(/\([^()]*\)/g, '');
+      if (bare.split('.').join('.') !== chain.map((s) => s.name).join('.')) return undefined;
+    }
+    this.symbols ??= new RepoSymbols(this.kb);
+    // The prefix up to the receiver, so the flow is the one at the dereference.
+    const cut = file.prefix.slice(0, file.prefix.length - deref.partial.length - 1 - deref.receiver.length);
+    const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, cut);
+    throwIfAborted(signal);
+    const scope: FlowScope = { path: file.path, lang: file.lang, extraction, flow };
+    const resolver = new FlowResolver(this.symbols).withUnfinished(scope);
+    const entities = this.evaluate(resolver, chain, scope, file.prefix, superCall);
+    if (!entities || entities.length === 0) return undefined;
+    const names = new Set<string>();
+    for (const e of entities) {
+      const of = this.namesOf(resolver, e, scope, file.prefix, new Set());
+      if (!of) return undefined;
+      for (const n of of) names.add(n);
+    }
+    if (names.size === 0) return undefined;
+    return { ...deref, names, entities: entities.map(describe) };
+  }
+
+  /** The receiver's entities, each step proven; undefined as soon as one is not. */
+  private evaluate(resolver: FlowResolver, chain: Chain, scope: FlowScope, prefix: string, superCall: boolean): FlowEntity[] | undefined {
+    const flow = scope.flow!;
+    const head = chain[0]!;
+    let current: FlowEntity[];
+    if (superCall) {
+      const cls = flow.enclosingClass;
+      if (!cls || cls.bases.length === 0) return undefined;
+      current = [];
+      for (const base of cls.bases) {
+        const found = resolver.evaluate(base, scope).filter((e) => e.kind === 'class' || e.kind === 'local');
+        if (found.length === 0) return undefined;
+        current.push(...found.map((e) => ({ ...e, instance: true }) as FlowEntity));
+      }
+      return current;
+    }
+    if (declaredAsContainer(prefix, head.name, scope.lang)) return undefined;
+    // Every binding of a variable must be proven, not only the one the resolver can follow.
+    const bindings = head.name === 'self' || head.name === 'this' || head.name === 'cls' ? undefined : flow.bindings.get(head.name);
+    if (bindings && bindings.length > 0) {
+      for (const b of bindings.slice(-2)) {
+        const sources = b.types.length > 0 ? b.types : b.values;
+        if (sources.length === 0) return undefined;
+        for (const s of sources) if (resolver.evaluate(s, scope).length === 0) return undefined;
+      }
+    }
+    current = resolver.evaluate([head], scope);
+    for (let i = 1; i < chain.length && current.length > 0; i++) {
+      const seg = chain[i]!;
+      if (seg.name === '[]') return undefined;
+      if (scope.lang === 'python' && declaredAsContainer(prefix, seg.name, 'python') && current.some((e) => e.kind === 'local')) return undefined;
+      current = current.flatMap((e) => this.valueOf(resolver, e) ?? [e]).flatMap((e) => resolver.memberOf(e, seg.name));
+      if (seg.call) {
+        const called: FlowEntity[] = [];
+        for (const e of current) {
+          if (e.kind === 'item' && isContainerType(returnTypeText(e.item))) return undefined;
+          called.push(...resolver.callOf(e));
+        }
+        current = called;
+      }
+    }
+    const out: FlowEntity[] = [];
+    for (const e of current) {
+      const v = this.valueOf(resolver, e);
+      if (v === undefined) out.push(e);
+      else if (v.length === 0) return undefined;
+      else out.push(...v);
+    }
+    return out;
+  }
+
+  /** An item's value (a variable's class, a property's return type); undefined for other entities. */
+  private valueOf(resolver: FlowResolver, e: FlowEntity): FlowEntity[] | undefined {
+    if (e.kind !== 'item') return undefined;
+    const item = e.item;
+    if (item.kind === 'function' || item.kind === 'classFunction') {
+      // A function or method object (not a property) has no repository members.
+      if (!(item.lang === 'python' && /@(\w+\.)?(cached_)?property\b/.test(item.text))) return [];
+      if (isContainerType(returnTypeText(item))) return [];
+    } else if (isContainerType(variableTypeText(item))) return [];
+    return resolver.valueOfItem(item).filter((v) => v.kind !== 'item');
+  }
+
+  private namesOf(resolver: FlowResolver, e: FlowEntity, scope: FlowScope, prefix: string, seen: Set<string>): string[] | undefined {
+    const symbols = this.symbols!;
+    switch (e.kind) {
+      case 'module': {
+        if (seen.has(`m:${e.key}`)) return [];
+        seen.add(`m:${e.key}`);
+        const out = [...symbols.pythonSubmodules(e.key), ...PYTHON_MODULE];
+        const path = symbols.pythonModuleFile(e.key);
+        if (!path) return out;
+        const x = symbols.file(path);
+        if (!x || x.hasSyntaxErrors) return undefined;
+        out.push(...symbols.topLevelDefinitions(path).map((d) => d.name));
+        for (const imp of x.imports) {
+          if (!imp.wildcard) {
+            out.push(imp.alias ?? imp.name ?? imp.module.split('.')[0] ?? '');
+            continue;
+          }
+          const key = symbols.pythonModule(imp.module, path);
+          if (key === undefined) return undefined;
+          const more = this.namesOf(resolver, { kind: 'module', key }, scope, prefix, seen);
+          if (!more) return undefined;
+          out.push(...more);
+        }
+        return out;
+      }
+      case 'class':
+        return this.classNames(resolver, e.cls, !e.instance, seen);
+      case 'local': {
+        // A class of the file being edited: its indexed version, what the prefix adds, its bases.
+        const indexed = symbols.file(scope.path)?.classes.find((c) => c.name === e.cls.name);
+        if (!indexed) return undefined;
+        const own = this.classNames(resolver, indexed, !e.instance, seen);
+        if (!own) return undefined;
+        const added = scope.lang === 'python' ? [...prefix.matchAll(/\bdef\s+([\p{L}_][\p{L}\p{N}_]*)|\b(?:self|cls)\.([\p{L}_][\p{L}\p{N}_]*)\s*(?::[^=\n]*)?=/gu)].map((m) => m[1] ?? m[2] ?? '') : [...prefix.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)].map((m) => m[0]);
+        return [...own, ...added];
+      }
+      case 'item':
+        return undefined;
+      case 'moduleSummary':
+        return undefined;
+    }
+  }
+
+  /** A class's members, its nested classes and its bases' members; undefined when a base is not a repository class. */
+  private classNames(resolver: FlowResolver, cls: KbClass, typeName: boolean, seen: Set<string>): string[] | undefined {
+    const key = `c:${cls.path}#${cls.qualifiedName}`;
+    if (seen.has(key)) return [];
+    seen.add(key);
+    const symbols = this.symbols!;
+    if (cls.kind === 'record') return undefined;
+    const members: readonly KbItem[] = symbols.classMembers(cls);
+    if (members.some((m) => m.name === '__getattr__' || m.name === '__getattribute__')) return undefined;
+    // A Java constructor is not a member.
+    const out = members.filter((m) => !(cls.lang === 'java' && m.name === cls.name)).map((m) => m.name);
+    const nestedPrefix = `${cls.qualifiedName}.`;
+    for (const c of symbols.file(cls.path)?.classes ?? []) if (c.qualifiedName.startsWith(nestedPrefix) && !c.qualifiedName.slice(nestedPrefix.length).includes('.')) out.push(c.name);
+    if (cls.lang === 'python') {
+      out.push(...PYTHON_OBJECT);
+      if (typeName) out.push(...PYTHON_CLASS);
+    } else {
+      out.push(...JAVA_OBJECT);
+      if (cls.kind === 'enum') out.push(...JAVA_ENUM);
+      if (typeName) out.push(...JAVA_TYPE_NAME);
+    }
+    const plain = cls.lang === 'python' ? PYTHON_PLAIN_BASES : JAVA_PLAIN_BASES;
+    for (const base of cls.bases) {
+      const bare = base.replace(/[<[].*$/s, '').trim();
+      if (plain.has(bare)) continue;
+      const found = resolver.resolveBase(cls, base);
+      if (found.length === 0) return undefined;
+      for (const b of found) {
+        const more = this.classNames(resolver, b, typeName, seen);
+        if (!more) return undefined;
+        out.push(...more);
+      }
+    }
+    return out;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+  }
+}

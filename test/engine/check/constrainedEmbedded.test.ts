@@ -1,0 +1,59 @@
+// Checked decoding end to end with the shipped embedded model: after `cart.` (a Cart the
+// repository types) the constrained completion starts with a real member of Cart, and the trace
+// says what was constrained.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fixturesDir, grammarsDir, repoRoot } from '../../helpers/paths';
+import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
+import { loadParsers } from '../../../src/engine/kb/parsers';
+import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
+import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
+import { createPipeline, createRetrievalPaths, embeddedLMOf, pipelineOptions, type RetrievalPaths } from '../../../src/engine/pipeline';
+
+const CART_MEMBERS = ['max_items', 'owner', 'currency', 'lines', '_discount', 'add', 'apply_discount', 'discount_applied', 'total', 'empty', 'for_guest', 'guest_carts', 'Line'];
+
+void describe('checked decoding with the embedded model', () => {
+  let kb: KnowledgeBase;
+  let lm: CausalLM;
+  let paths: RetrievalPaths;
+
+  before(async () => {
+    const parsers = await loadParsers(grammarsDir);
+    kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
+    await kb.index();
+    paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+  });
+  after(() => {
+    paths?.dispose();
+    kb?.dispose();
+  });
+
+  async function completeAt(prefix: string, mode: 'constrain' | 'off') {
+    const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 8 }, check: { mode } }), {
+      retrievers: () => paths.retrievers,
+      model: () => model,
+      receivers: () => paths.receivers,
+    });
+    return pipeline.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
+  }
+
+  void test('after cart. the suggestion starts with a member of Cart; the trace records the constrained name', async () => {
+    const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
+    const prefix = `${lines.slice(0, 18).join('\n')}\n    cart.`;
+    const { items, trace } = await completeAt(prefix, 'constrain');
+    const first = /^[\w]*/.exec(items[0]?.text ?? trace.model?.raw ?? '')?.[0] ?? '';
+    assert.ok(CART_MEMBERS.includes(first), `"${first}" (raw ${JSON.stringify(trace.model?.raw)}) is not a member of Cart`);
+    const check = trace.check;
+    assert.equal(check?.mode, 'constrain');
+    assert.equal(check?.atCursor?.receiver, 'cart');
+    assert.equal(check?.constrained?.[0]?.receiver, 'cart');
+    assert.equal(check?.constrained?.[0]?.written, first);
+    assert.ok((check?.steps ?? 0) > 0 && (check?.constrained?.[0]?.steps ?? 0) > 0);
+    const off = await completeAt(prefix, 'off');
+    assert.equal(off.trace.check, undefined, 'off: nothing checked');
+  });
+});

@@ -266,6 +266,10 @@ function setUpWorkspace(tmp, modelUrl) {
     'coderag.debounceMs': 100,
   };
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  // The endpoint settings are machine-scoped: a remote window (the extension development host of
+  // the host suite) reads them from the machine's settings only.
+  mkdirSync(join(userData, 'Machine'), { recursive: true });
+  writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify({ 'coderag.ollama.host': modelUrl }, null, 2));
   return { ws, workspaceFile, userData, extensions: join(tmp, 'extensions') };
 }
 

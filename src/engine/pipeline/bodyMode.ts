@@ -82,9 +82,7 @@ function methodBody(m: ScoredMethod): string {
 }
 
 async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal): Promise<GenerateResult> {
-  // The prompt leaves the process (to a model server, or the embedded model): credentials first.
-  const text = redactSecrets(prompt.prompt).text;
-  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: text, maxNewTokens, stop: [...prompt.stop, ...stop], temperature }, s);
+  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature }, s);
   return stages.gate ? stages.gate.run(work, signal) : work(signal);
 }
 
@@ -195,7 +193,9 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       'sketch',
       signal,
       async () => {
-        const prompt = promptOf(similar.map(signatureCandidate));
+        const drafted = promptOf(similar.map(signatureCandidate));
+        // The prompt leaves the process (to a model server, or the embedded model): credentials first.
+        const prompt = { ...drafted, prompt: redactSecrets(drafted.prompt).text };
         const out = await raceDeadline((s) => generateOnce(model, stages, prompt, options.body.sketchTokens, stops, options.generate.temperature, s), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
         return cut(stripControlChars(out.text));
       },
@@ -283,7 +283,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     trace,
     'generate',
     signal,
-    () => generateOnce(model, stages, prompt, options.body.maxNewTokens, stops, options.generate.temperature, signal),
+    () => generateOnce(model, stages, { ...prompt, prompt: redacted.text }, options.body.maxNewTokens, stops, options.generate.temperature, signal),
     (e) => {
       trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
       return { value: undefined, status: 'failed', message: errorMessage(e) };

@@ -12,6 +12,7 @@ import { mergeInTurns, rankUsages, signatureSimilar, type ScoredMethod } from '.
 import type { RepoMethods } from '../body/RepoMethods';
 import { redactSecrets } from '../prompt/redact';
 import { stripControlChars } from '../generate/postprocess/controlChars';
+import { capLength } from '../generate/postprocess/postprocess';
 import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
 import type { Tokenize } from '../body/tokens';
 import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
@@ -296,7 +297,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     trace,
     'postprocess',
     signal,
-    () => Promise.resolve(cut(stripControlChars(generated.text)).slice(0, options.postprocess.maxChars)),
+    () => Promise.resolve(capLength(cut(stripControlChars(generated.text)), options.postprocess.maxChars)),
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
   trace.completion = text;

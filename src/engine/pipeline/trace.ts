@@ -1,5 +1,6 @@
 // The completion trace: what each stage did, how long it took and why it degraded; kept by the
 // server for "Explain Last Completion" and printed by `coderag complete`.
+import type { SimilarTrace } from '../similar/types';
 import { randomBytes } from 'node:crypto';
 import type { Lang } from '../kb/types';
 import type { Candidate, PathName, RetrievalTrace } from '../retrieve/types';
@@ -57,6 +58,8 @@ export interface CompletionTrace {
   /** The completion mode that ran (line or body). */
   mode: string;
   body?: BodyTrace;
+  /** ProCC's similar-code stage: the perspectives, the bandit's choice and, once known, its reward. */
+  similar?: SimilarTrace;
   startedAt: string;
   filePath: string;
   lang: Lang;

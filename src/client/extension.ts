@@ -5,11 +5,13 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, WorkDoneProgress, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import {
+  CompletionOutcomeNotification,
   ExplainRequest,
   GetStatusRequest,
   InlineCompletionRequest,
   PullModelRequest,
   RebuildIndexRequest,
+  ResetLearningRequest,
   SetApiKeyNotification,
   SetRerankerRequest,
   StatusNotification,
@@ -20,6 +22,7 @@ import {
   type StatusParams,
 } from '../protocol/protocol';
 import type { CodeRagApi, CodeRagStatusSnapshot } from './api';
+import { OutcomeTracker, type OutcomeReport } from './outcomeTracker';
 import { statusBarView } from './statusBar';
 
 export type { CodeRagApi, CodeRagStatusSnapshot } from './api';
@@ -28,6 +31,8 @@ const LANGUAGES = ['python', 'java'];
 const TRACE_SCHEME = 'coderag-trace';
 /** The OpenAI-compatible server's key in VS Code's SecretStorage (never a setting: a repository could set one). */
 const API_KEY_SECRET = 'coderag.openai.apiKey';
+/** Run by VS Code when a suggestion is accepted with Tab (an item's command); not in the palette. */
+const ACCEPTED_COMMAND = 'coderag.suggestionAccepted';
 
 /** Everything the extension holds while active; disposed through context.subscriptions. */
 /** Shows the server's work-done progress for `token` in a VS Code progress notification. */
@@ -54,6 +59,8 @@ class CodeRagExtension implements vscode.Disposable {
   private status: StatusParams | undefined;
   private lastTraceId: string | undefined;
   private offeredPull = new Set<string>();
+  /** What became of each shown suggestion, sent to the server for learning (when coderag.learning.enable). */
+  private readonly outcomes = new OutcomeTracker((r) => this.sendOutcome(r));
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.disposables.push(this.output, this.statusItem, this.traceChanged, this.statusChanged);
@@ -166,7 +173,12 @@ class CodeRagExtension implements vscode.Disposable {
             if (item.traceId) this.lastTraceId = item.traceId;
             const text = typeof item.insertText === 'string' ? item.insertText : new vscode.SnippetString(item.insertText.value);
             const range = item.range ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character) : new vscode.Range(position, position);
-            return new vscode.InlineCompletionItem(text, range);
+            const shown = new vscode.InlineCompletionItem(text, range);
+            if (item.traceId && typeof item.insertText === 'string') {
+              this.outcomes.shown(item.traceId, document.uri.toString(), document.offsetAt(range.start), item.insertText);
+              shown.command = { title: 'Accepted', command: ACCEPTED_COMMAND, arguments: [item.traceId] };
+            }
+            return shown;
           });
         } catch (e) {
           if (!token.isCancellationRequested) this.output.appendLine(`inline completion failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -176,6 +188,22 @@ class CodeRagExtension implements vscode.Disposable {
     };
     this.disposables.push(
       vscode.languages.registerInlineCompletionItemProvider(LANGUAGES.map((language) => ({ scheme: 'file', language })), provider),
+      // Following each shown suggestion: typed through, accepted, typed over or left.
+      vscode.commands.registerCommand(ACCEPTED_COMMAND, (traceId: unknown) => {
+        if (typeof traceId === 'string') this.outcomes.accepted(traceId);
+      }),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.contentChanges.length > 0) this.outcomes.edited(e.document.uri.toString(), e.contentChanges);
+      }),
+      vscode.window.onDidChangeTextEditorSelection((e) => {
+        const sel = e.selections[0];
+        if (!sel) return;
+        const uri = e.textEditor.document.uri.toString();
+        if (e.selections.length > 1 || !sel.isEmpty) this.outcomes.left(uri);
+        else this.outcomes.cursorAt(uri, e.textEditor.document.offsetAt(sel.active));
+      }),
+      vscode.window.onDidChangeActiveTextEditor(() => this.outcomes.flush()),
+      vscode.workspace.onDidCloseTextDocument((d) => this.outcomes.left(d.uri.toString())),
       vscode.workspace.registerTextDocumentContentProvider(TRACE_SCHEME, {
         onDidChange: this.traceChanged.event,
         provideTextDocumentContent: (uri) => this.traces.get(uri.path) ?? '# No trace\n',
@@ -198,6 +226,22 @@ class CodeRagExtension implements vscode.Disposable {
     command('coderag.pullModel', () => this.pullModel());
     command('coderag.showLog', () => Promise.resolve(this.output.show(true)));
     command('coderag.setOpenAiApiKey', () => this.setApiKey());
+    command('coderag.resetLearning', () => this.resetLearning());
+  }
+
+  /** One suggestion's outcome to the server, unless learning is off in this workspace. */
+  private sendOutcome(report: OutcomeReport): void {
+    if (!vscode.workspace.getConfiguration('coderag').get<boolean>('learning.enable', true)) return;
+    const client = this.client;
+    if (!client || !client.isRunning()) return;
+    void client.sendNotification(CompletionOutcomeNotification.type, report).catch((e: unknown) => this.output.appendLine(`sending a suggestion's outcome failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  private async resetLearning(): Promise<void> {
+    const client = this.requireClient();
+    this.outcomes.flush();
+    const result = await client.sendRequest(ResetLearningRequest.type);
+    void vscode.window.showInformationMessage(`CodeRAG: learned preferences reset${result.folders > 0 ? ` (${result.folders} workspace folder${result.folders === 1 ? '' : 's'})` : ''}; similar code is chosen afresh.`);
   }
 
   private requireClient(): LanguageClient {

@@ -271,3 +271,36 @@ export namespace GetStatusRequest {
   export const method = 'coderag/getStatus' as const;
   export const type = new RequestType0<StatusParams, void>(method);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Learning from what the user accepts (ProCC's bandit, issue 18)
+
+export interface CompletionOutcomeParams {
+  /** The trace of the suggestion (InlineCompletionItem.traceId). */
+  traceId: string;
+  outcome: 'accepted' | 'partial' | 'rejected';
+  /** Characters of the suggestion that ended in the document. */
+  acceptedChars: number;
+  shownChars: number;
+}
+
+/**
+ * `coderag/completionOutcome` (client -> server): what became of a shown suggestion. The server
+ * rewards the similar-code perspective that produced it (accepted 1, partly accepted the share of
+ * characters, rejected 0), once per trace. Not sent when `coderag.learning.enable` is false.
+ */
+export namespace CompletionOutcomeNotification {
+  export const method = 'coderag/completionOutcome' as const;
+  export const type = new NotificationType<CompletionOutcomeParams>(method);
+}
+
+export interface ResetLearningResult {
+  /** Workspace folders whose learned state was reset. */
+  folders: number;
+}
+
+/** `coderag/resetLearning`: forget what was learned from accepted suggestions in every workspace folder. */
+export namespace ResetLearningRequest {
+  export const method = 'coderag/resetLearning' as const;
+  export const type = new RequestType0<ResetLearningResult, void>(method);
+}

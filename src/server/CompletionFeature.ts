@@ -49,7 +49,7 @@ export class CompletionFeature implements Feature {
   private options: PipelineOptions | undefined;
   private cache = new CompletionCache(1000);
   private readonly pending = new Map<string, AbortController>();
-  private readonly traces = new Map<string, { trace: CompletionTrace; server: ServerTiming }>();
+  private readonly traces = new Map<string, { trace: CompletionTrace; server: ServerTiming; folderRoot?: string }>();
   private lastAny: string | undefined;
   private requests = 0;
   private cacheHits = 0;
@@ -110,8 +110,13 @@ export class CompletionFeature implements Feature {
     });
   }
 
-  private keepTrace(trace: CompletionTrace, server: ServerTiming): void {
-    this.traces.set(trace.id, { trace, server });
+  /** A kept trace (the last 100) and the workspace folder it was made in. */
+  traceOf(traceId: string): { trace: CompletionTrace; folderRoot?: string } | undefined {
+    return this.traces.get(traceId);
+  }
+
+  private keepTrace(trace: CompletionTrace, server: ServerTiming, folderRoot?: string): void {
+    this.traces.set(trace.id, { trace, server, ...(folderRoot !== undefined ? { folderRoot } : {}) });
     while (this.traces.size > TRACES_KEPT) {
       const oldest = this.traces.keys().next();
       if (oldest.done) break;
@@ -190,7 +195,7 @@ export class CompletionFeature implements Feature {
       this.record(this.overheads, overheadMs);
       const item = result.items[0];
       const promptMs = result.trace.stages.filter((st) => st.stage === 'prompt' || st.stage === 'postprocess').reduce((n, st) => n + st.elapsedMs, 0);
-      this.keepTrace(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs });
+      this.keepTrace(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
       this.publishStats();
       if (!item) return null;
       this.cache.put(filePath, prefix, suffix, { text: item.text, traceId: result.trace.id });

@@ -37,6 +37,8 @@ export interface ServerConfig {
   models: { device: ModelDevice };
   /** Checking completions against the repository at dereferences (constrain | repair | off). */
   check: { mode: CheckMode };
+  /** Learn from accepted and rejected suggestions which similar-code perspective to use (kept on this machine). */
+  learning: { enable: boolean };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -55,6 +57,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   cache: { size: 1000 },
   models: { device: 'auto' },
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'off' },
+  learning: { enable: true },
 };
 
 type Json = unknown;

@@ -1,0 +1,171 @@
+// Learning from what the user accepts (ProCC, issue 18): one LinUCB bandit per workspace folder
+// chooses the similar-code perspective of each completion (the pipeline reads it); the client's
+// `coderag/completionOutcome` becomes that choice's reward. The state is saved per folder under
+// the index cache (`learning/<folder>.json`), never sent anywhere; `coderag/resetLearning` and
+// the command "CodeRAG: Reset Learned Preferences" forget it. With `coderag.learning.enable` off
+// the server learns nothing (the client also sends nothing).
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
+import { indexFolderFor } from '../engine/kb/store';
+import type { CompletionTrace } from '../engine/pipeline';
+import type { LinUcb } from '../engine/similar/linUcb';
+import type { SimilarArm } from '../engine/similar/types';
+import { errorMessage } from '../engine/util/errors';
+import { getLogger } from '../engine/util/logger';
+import { CompletionOutcomeNotification, ResetLearningRequest, type CompletionOutcomeParams } from '../protocol/protocol';
+import type { ServerConfig } from './config';
+import type { Feature } from './feature';
+
+const log = getLogger('learning');
+
+/** Saved state is written this long after the last reward (and at shutdown). */
+const SAVE_DELAY_MS = 1000;
+
+export interface LearningHost {
+  /** Folder of the index cache (the state lives in its `learning/` folder). */
+  cacheRoot: () => string;
+  /** A bandit from saved state (undefined: a fresh one); a state it cannot use gives a fresh bandit and the reason. */
+  newBandit: (saved?: unknown) => { bandit: LinUcb<SimilarArm>; error?: string };
+  /** A kept trace and the workspace folder it was made in. */
+  traceOf: (traceId: string) => { trace: CompletionTrace; folderRoot?: string } | undefined;
+}
+
+interface FolderState {
+  bandit: LinUcb<SimilarArm>;
+  file: string;
+  dirty: boolean;
+}
+
+/** The reward of a suggestion's outcome: accepted 1, partly accepted the share of its characters, rejected 0. */
+export function rewardOf(outcome: Pick<CompletionOutcomeParams, 'outcome' | 'acceptedChars' | 'shownChars'>): number {
+  if (outcome.outcome === 'accepted') return 1;
+  if (outcome.outcome === 'rejected') return 0;
+  const shown = Number(outcome.shownChars);
+  const accepted = Number(outcome.acceptedChars);
+  if (!Number.isFinite(shown) || !Number.isFinite(accepted) || shown <= 0) return 0;
+  return Math.min(1, Math.max(0, accepted / shown));
+}
+
+export class LearningFeature implements Feature {
+  private enabled = true;
+  private readonly folders = new Map<string, FolderState>();
+  /** Traces already rewarded (each suggestion counts once). */
+  private readonly rewarded = new Set<string>();
+  private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Rewards applied since start (tests and the status). */
+  updates = 0;
+
+  constructor(private readonly host: LearningHost) {}
+
+  initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
+    this.updateConfig(config);
+    connection.onNotification(CompletionOutcomeNotification.type, (params) => this.onOutcome(params));
+    connection.onRequest(ResetLearningRequest.type, () => ({ folders: this.reset() }));
+    return {};
+  }
+
+  updateConfig(config: ServerConfig): void {
+    this.enabled = config.learning.enable;
+  }
+
+  /** The bandit of a workspace folder (loaded from its saved state on first use). */
+  banditFor(folderRoot: string): LinUcb<SimilarArm> {
+    return this.stateOf(folderRoot).bandit;
+  }
+
+  /** Apply one outcome; returns the reward applied, or undefined when nothing was learned (and why in the log). */
+  onOutcome(params: CompletionOutcomeParams): number | undefined {
+    if (!this.enabled) return undefined;
+    if (!params || typeof params.traceId !== 'string' || !['accepted', 'partial', 'rejected'].includes(params.outcome)) {
+      log.warn('completion outcome ignored: not a valid outcome');
+      return undefined;
+    }
+    if (this.rewarded.has(params.traceId)) return undefined;
+    const kept = this.host.traceOf(params.traceId);
+    const similar = kept?.trace.similar;
+    if (!kept || !similar || !kept.folderRoot) return undefined;
+    if (similar.chosenBy !== 'bandit') return undefined;
+    const state = this.stateOf(kept.folderRoot);
+    if (!state.bandit.arms.includes(similar.arm) || similar.features.length !== state.bandit.dim) return undefined;
+    const reward = rewardOf(params);
+    try {
+      state.bandit.update(similar.arm, similar.features, reward);
+    } catch (e) {
+      log.warn(`completion outcome ignored: ${errorMessage(e)}`);
+      return undefined;
+    }
+    this.rewarded.add(params.traceId);
+    if (this.rewarded.size > 1000) this.rewarded.delete(this.rewarded.values().next().value!);
+    similar.reward = reward;
+    this.updates++;
+    state.dirty = true;
+    this.scheduleSave();
+    log.debug(`reward ${reward.toFixed(2)} (${params.outcome}) for arm ${similar.arm}`);
+    return reward;
+  }
+
+  /** Forget what every folder learned (memory and saved files); returns the folders reset. */
+  reset(): number {
+    const root = join(this.host.cacheRoot(), 'learning');
+    let n = 0;
+    for (const state of this.folders.values()) {
+      state.bandit.reset();
+      state.dirty = false;
+      n++;
+    }
+    try {
+      rmSync(root, { recursive: true, force: true });
+    } catch (e) {
+      log.warn(`removing the learned state failed: ${errorMessage(e)}`);
+    }
+    this.rewarded.clear();
+    log.info(`learned preferences reset (${n} folder${n === 1 ? '' : 's'} in memory)`);
+    return n;
+  }
+
+  /** Write every changed state now. */
+  save(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    for (const state of this.folders.values()) {
+      if (!state.dirty) continue;
+      try {
+        mkdirSync(join(state.file, '..'), { recursive: true });
+        const tmp = `${state.file}.${process.pid}.tmp`;
+        writeFileSync(tmp, JSON.stringify(state.bandit.toJSON()));
+        renameSync(tmp, state.file);
+        state.dirty = false;
+      } catch (e) {
+        log.warn(`saving the learned state failed: ${errorMessage(e)}`);
+      }
+    }
+  }
+
+  shutdown(): void {
+    this.save();
+  }
+
+  private scheduleSave(): void {
+    if (this.saveTimer) return;
+    this.saveTimer = setTimeout(() => this.save(), SAVE_DELAY_MS);
+    this.saveTimer.unref?.();
+  }
+
+  private stateOf(folderRoot: string): FolderState {
+    let state = this.folders.get(folderRoot);
+    if (state) return state;
+    const file = join(this.host.cacheRoot(), 'learning', `${basename(indexFolderFor(this.host.cacheRoot(), folderRoot))}.json`);
+    let saved: unknown;
+    try {
+      saved = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
+    }
+    const { bandit, error } = this.host.newBandit(saved);
+    if (error && saved !== undefined) log.warn(`the learned state ${file} is not usable (starting afresh): ${error}`);
+    state = { bandit, file, dirty: false };
+    this.folders.set(folderRoot, state);
+    return state;
+  }
+}

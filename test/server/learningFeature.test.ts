@@ -1,0 +1,100 @@
+// The server's learning from suggestion outcomes: rewards reach the arm that produced the
+// suggestion, once; the state survives a restart (a new feature over the same cache folder);
+// reset forgets it; learning turned off learns nothing; a damaged saved state starts afresh.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LinUcb } from '../../src/engine/similar/linUcb';
+import { SIMILAR_ARMS, type SimilarArm } from '../../src/engine/similar/types';
+import type { CompletionTrace } from '../../src/engine/pipeline';
+import { LearningFeature, rewardOf } from '../../src/server/LearningFeature';
+import { mergeConfig } from '../../src/server/config';
+import { tempDir } from '../helpers/paths';
+
+const DIM = 3;
+
+function newBandit(saved?: unknown): { bandit: LinUcb<SimilarArm>; error?: string } {
+  if (saved === undefined) return { bandit: new LinUcb<SimilarArm>(SIMILAR_ARMS, DIM) };
+  try {
+    return { bandit: LinUcb.fromJSON<SimilarArm>(saved, SIMILAR_ARMS, DIM) };
+  } catch (e) {
+    return { bandit: new LinUcb<SimilarArm>(SIMILAR_ARMS, DIM), error: String(e) };
+  }
+}
+
+function trace(id: string, arm: SimilarArm, features: number[], chosenBy: 'bandit' | 'fixed' = 'bandit'): CompletionTrace {
+  return { id, similar: { arm, chosenBy, features, perspectives: [], snippets: [] } } as unknown as CompletionTrace;
+}
+
+function feature(cacheRoot: string, traces: Map<string, CompletionTrace>, root = '/repo/a'): LearningFeature {
+  return new LearningFeature({ cacheRoot: () => cacheRoot, newBandit, traceOf: (id) => (traces.has(id) ? { trace: traces.get(id)!, folderRoot: root } : undefined) });
+}
+
+void test('rewards: accepted 1, partly accepted the share of characters, rejected 0, nonsense 0', () => {
+  assert.equal(rewardOf({ outcome: 'accepted', acceptedChars: 3, shownChars: 10 }), 1);
+  assert.equal(rewardOf({ outcome: 'partial', acceptedChars: 3, shownChars: 12 }), 0.25);
+  assert.equal(rewardOf({ outcome: 'rejected', acceptedChars: 0, shownChars: 12 }), 0);
+  assert.equal(rewardOf({ outcome: 'partial', acceptedChars: 99, shownChars: 0 }), 0);
+  assert.equal(rewardOf({ outcome: 'partial', acceptedChars: 20, shownChars: 10 }), 1);
+});
+
+void test('an outcome updates the arm that produced the suggestion, once; the state survives a restart', () => {
+  const cache = tempDir('learning-').path;
+  const traces = new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])], ['t2', trace('t2', 'lexical', [1, 0.1, 0.9])]]);
+  const a = feature(cache, traces);
+  const before = a.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]);
+  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), 1);
+  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), undefined, 'a second outcome of the same suggestion is not learned');
+  assert.equal(a.onOutcome({ traceId: 't2', outcome: 'rejected', acceptedChars: 0, shownChars: 9 }), 0);
+  assert.deepEqual(a.banditFor('/repo/a').pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
+  assert.ok(a.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]) > before);
+  assert.equal(traces.get('t1')!.similar!.reward, 1, 'the trace shows the reward');
+  a.shutdown();
+  const b = feature(cache, new Map());
+  assert.deepEqual(b.banditFor('/repo/a').pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
+  assert.equal(b.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]), a.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]));
+  assert.deepEqual(b.banditFor('/repo/other').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 }, 'state is per workspace folder');
+});
+
+void test('reset forgets memory and saved state', () => {
+  const cache = tempDir('learning-reset-').path;
+  const traces = new Map([['t1', trace('t1', 'hypothetical', [1, 0, 1])]]);
+  const a = feature(cache, traces);
+  a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 4, shownChars: 4 });
+  a.save();
+  assert.equal(readdirSync(join(cache, 'learning')).length, 1);
+  assert.equal(a.reset(), 1);
+  assert.equal(existsSync(join(cache, 'learning')), false);
+  assert.deepEqual(a.banditFor('/repo/a').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  a.shutdown();
+  assert.deepEqual(feature(cache, new Map()).banditFor('/repo/a').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+});
+
+void test('learning turned off learns nothing; fixed choices and unknown traces are not learned', () => {
+  const cache = tempDir('learning-off-').path;
+  const traces = new Map([['t1', trace('t1', 'lexical', [1, 1, 1])], ['t2', trace('t2', 'lexical', [1, 1, 1], 'fixed')]]);
+  const a = feature(cache, traces);
+  a.updateConfig(mergeConfig({ learning: { enable: false } }).config);
+  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
+  a.updateConfig(mergeConfig({}).config);
+  assert.equal(a.onOutcome({ traceId: 't2', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
+  assert.equal(a.onOutcome({ traceId: 'gone', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
+  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'bogus' as 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
+  assert.equal(a.updates, 0);
+  a.shutdown();
+  assert.equal(existsSync(join(cache, 'learning')), false, 'nothing written');
+});
+
+void test('a damaged or foreign saved state starts afresh instead of failing', () => {
+  const cache = tempDir('learning-bad-').path;
+  const a = feature(cache, new Map([['t1', trace('t1', 'none', [1, 0, 0])]]));
+  a.onOutcome({ traceId: 't1', outcome: 'rejected', acceptedChars: 0, shownChars: 3 });
+  a.save();
+  const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
+  for (const bad of ['{not json', JSON.stringify({ version: 1, arms: ['x'], dim: DIM, alpha: 0.1, A: {}, b: {} })]) {
+    writeFileSync(file, bad);
+    const b = feature(cache, new Map());
+    assert.deepEqual(b.banditFor('/repo/a').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  }
+});

@@ -94,6 +94,7 @@ async function main(): Promise<void> {
     const outstanding = new Set<Promise<void>>();
     const windows: LoopDelay[] = [];
     const rss: number[] = [];
+    const heap: number[] = [];
     const interval = 1000 / keysPerSecond;
     const endAt = performance.now() + minutes * 60_000;
     let nextStatus = performance.now() + 5000;
@@ -148,7 +149,10 @@ async function main(): Promise<void> {
         const loop = loopOf(s);
         if (loop) windows.push(loop);
         const m = memoryOf(s);
-        if (m) rss.push(m.rssMB);
+        if (m) {
+          rss.push(m.rssMB);
+          heap.push(m.heapUsedMB);
+        }
       }
       nextKeyAt += interval;
       const wait = nextKeyAt - performance.now();
@@ -179,6 +183,9 @@ async function main(): Promise<void> {
       rssEndMB: endMemory?.rssMB,
       rssGrowthPercent: startMemory && endMemory ? Math.round((1000 * (endMemory.rssMB - startMemory.rssMB)) / startMemory.rssMB) / 10 : undefined,
       rssMaxMB: Math.max(...rss, endMemory?.rssMB ?? 0),
+      /** Every 5 s: where the growth happens (a warm-up that levels off, or a steady climb). */
+      rssSeriesMB: rss,
+      heapUsedSeriesMB: heap,
       eventLoopP99Ms: { worstWindow: p99s.at(-1) ?? 0, medianWindow: percentile(p99s, 50), windows: windows.length, windowSeconds: 5 },
       eventLoopMaxMs: Math.max(0, ...windows.map((w) => w.max)),
     };

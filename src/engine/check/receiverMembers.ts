@@ -9,6 +9,7 @@ import { chainsOfText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain } from '../ret
 import { RepoSymbols } from '../retrieve/dataflow/repoSymbols';
 import { FlowResolver, returnTypeText, variableTypeText, type FlowEntity, type FlowScope } from '../retrieve/dataflow/resolveFlow';
 import type { Disposable } from '../util/disposable';
+import { bareTypeName, findOpenCall, parseParameters, type CallSignature, type Parameter } from './callArguments';
 import { throwIfAborted } from '../util/errors';
 
 export interface Dereference {
@@ -171,8 +172,118 @@ export class ReceiverTyper implements Disposable {
     return { ...deref, names, entities: entities.map(describe) };
   }
 
-  /** The receiver's entities, each step proven; undefined as soon as one is not. */
-  private evaluate(resolver: FlowResolver, chain: Chain, scope: FlowScope, prefix: string, superCall: boolean): FlowEntity[] | undefined {
+  /**
+   * The repository callable of the call the prefix ends inside (`CheckoutService(cart, `), its
+   * parameters, and per argument position the name in scope that fits (same name, else a binding
+   * of the parameter's type). Undefined when the callee is not proven to be a repository callable.
+   */
+  callAt(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): CallSignature | undefined {
+    throwIfAborted(signal);
+    const open = findOpenCall(file.prefix, file.lang);
+    if (!open) return undefined;
+    const chains = chainsOfText(open.callee, file.lang === 'java' ? JAVA_RECEIVER_KEYWORDS : PYTHON_KEYWORDS);
+    const chain = chains.length === 1 ? chains[0] : undefined;
+    if (!chain || chain.length === 0) return undefined;
+    let bare = open.callee;
+    while (/\([^()]*\)/.test(bare)) bare = bare.replace(/\([^()]*\)/g, '');
+    if (bare !== chain.map((s) => s.name).join('.')) return undefined;
+    this.symbols ??= new RepoSymbols(this.kb);
+    const cut = file.prefix.slice(0, open.argsStart - 1 - open.callee.length);
+    const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, cut);
+    throwIfAborted(signal);
+    const scope: FlowScope = { path: file.path, lang: file.lang, extraction, flow };
+    const resolver = new FlowResolver(this.symbols).withUnfinished(scope);
+    const entities = this.evaluate(resolver, chain, scope, file.prefix, false, false);
+    if (!entities || entities.length === 0) return undefined;
+    const overloads: Parameter[][] = [];
+    let variadic = false;
+    for (const e of entities) {
+      const of = this.parametersOf(e, scope);
+      if (!of) return undefined;
+      for (const o of of) {
+        overloads.push(o.params);
+        if (o.variadic) variadic = true;
+      }
+    }
+    if (overloads.length === 0) return undefined;
+    const maxArgs = Math.max(...overloads.map((o) => o.length));
+    // Names in scope before the call's line, with the class each is bound to where the resolver proves one.
+    const callLine = cut.split('\n').length - 1;
+    const inScope: Array<{ name: string; line: number; types: string[] }> = [];
+    for (const [name, bindings] of flow!.bindings) {
+      if (name === 'self' || name === 'this' || name === 'cls' || name.includes('.')) continue;
+      const before = bindings.filter((b) => b.line < callLine && b.edge !== 'field');
+      const b = before.at(-1);
+      if (!b) continue;
+      const types = new Set<string>();
+      for (const t of b.types) {
+        const last = t.at(-1)?.name;
+        if (last) types.add(last);
+      }
+      if (types.size === 0) {
+        for (const v of b.values) {
+          for (const e of resolver.evaluate(v, scope)) if ((e.kind === 'class' || e.kind === 'local') && e.instance) types.add(e.cls.name);
+        }
+      }
+      inScope.push({ name, line: b.line, types: [...types] });
+    }
+    inScope.sort((a, b) => b.line - a.line);
+    const preferred: (string | undefined)[] = [];
+    for (let i = 0; i < maxArgs; i++) {
+      let pick: string | undefined;
+      for (const o of overloads) {
+        const p = o[i];
+        if (!p) continue;
+        pick = inScope.find((v) => v.name === p.name)?.name;
+        if (pick) break;
+      }
+      if (!pick) {
+        for (const o of overloads) {
+          const type = bareTypeName(o[i]?.type);
+          if (!type) continue;
+          pick = inScope.find((v) => v.types.includes(type))?.name;
+          if (pick) break;
+        }
+      }
+      preferred.push(pick);
+    }
+    return { callee: open.callee, entities: entities.map(describe), overloads, variadic, maxArgs, preferred };
+  }
+
+  /** A callable entity's parameter lists (a class: its constructors); undefined when not a proven repository callable. */
+  private parametersOf(e: FlowEntity, scope: FlowScope): Array<{ params: Parameter[]; variadic: boolean }> | undefined {
+    const symbols = this.symbols!;
+    let cls: KbClass | undefined;
+    if (e.kind === 'class' && !e.instance) cls = e.cls;
+    else if (e.kind === 'local' && !e.instance) cls = symbols.file(scope.path)?.classes.find((c) => c.name === e.cls.name);
+    else if (e.kind === 'item' && (e.item.kind === 'function' || e.item.kind === 'classFunction')) {
+      const item = e.item;
+      const dropReceiver = item.lang === 'python' && item.kind === 'classFunction' && !/@staticmethod\b/.test(item.text);
+      const parsed = parseParameters(item.signature, item.lang, dropReceiver);
+      return parsed ? [parsed] : undefined;
+    }
+    if (!cls || cls.kind === 'record' || cls.kind === 'interface') return undefined;
+    const members = symbols.classMembers(cls);
+    if (cls.lang === 'python') {
+      const init = members.filter((m) => m.name === '__init__');
+      // No __init__ of its own: inherited or generated (a dataclass) — not proven here.
+      if (init.length !== 1) return undefined;
+      const parsed = parseParameters(init[0]!.signature, 'python', true);
+      return parsed ? [parsed] : undefined;
+    }
+    const ctors = members.filter((m) => m.name === cls.name && m.kind === 'classFunction');
+    if (ctors.length === 0) return cls.kind === 'class' ? [{ params: [], variadic: false }] : undefined;
+    const out: Array<{ params: Parameter[]; variadic: boolean }> = [];
+    for (const c of ctors) {
+      const parsed = parseParameters(c.signature, 'java', false);
+      if (!parsed) return undefined;
+      out.push(parsed);
+    }
+    return out;
+  }
+
+  /** The receiver's entities, each step proven; undefined as soon as one is not. `values`: a variable or property stands for its value. */
+  private evaluate(resolver: FlowResolver, chain: Chain, scope: FlowScope, prefix: string, superCall: boolean, values = true): FlowEntity[] | undefined {
     const flow = scope.flow!;
     const head = chain[0]!;
     let current: FlowEntity[];
@@ -212,6 +323,7 @@ export class ReceiverTyper implements Disposable {
         current = called;
       }
     }
+    if (!values) return current;
     const out: FlowEntity[] = [];
     for (const e of current) {
       const v = this.valueOf(resolver, e);

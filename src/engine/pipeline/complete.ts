@@ -11,10 +11,11 @@ import { fitPromptBudget, type FittedPrompt } from '../prompt/fitPromptBudget';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
 import { redactSecrets } from '../prompt/redact';
 import { DereferenceConstraint } from '../check/dereferenceConstraint';
+import { CallArgumentGuide, type CallSignature } from '../check/callArguments';
 import type { ReceiverMembers } from '../check/receiverMembers';
 import { checkCompletion } from '../check/repairCompletion';
 import { stripControlChars } from '../generate/postprocess/controlChars';
-import { isModelClientError, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
+import { isModelClientError, type DecodeConstraint, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
 import { raceDeadline } from '../util/abort';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
@@ -38,6 +39,8 @@ export interface PipelineStages extends ModelStages {
 /** What checking needs of check/receiverMembers' ReceiverTyper. */
 export interface ReceiverTyping {
   membersAt(file: { path: string; lang: CompletionRequest['lang']; prefix: string }, signal: AbortSignal): ReceiverMembers | undefined;
+  /** The repository callable of the call the text ends inside, with the names in scope that fit its parameters. */
+  callAt?(file: { path: string; lang: CompletionRequest['lang']; prefix: string }, signal: AbortSignal): CallSignature | undefined;
 }
 
 /** Run one stage: timed, recorded in the trace, degraded (never failed) by `onFailure` unless cancelled. */
@@ -212,11 +215,31 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     }
   }
   let constraint: DereferenceConstraint | undefined;
+  let guide: CallArgumentGuide | undefined;
   if (membersAt && checkMode === 'constrain' && model.backend === 'embedded') {
     const atCursor = membersAt(request.prefix);
     if (atCursor) trace.check!.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
     constraint = new DereferenceConstraint(request.prefix, membersAt, atCursor);
+    if (typer?.callAt) {
+      const callAt = (text: string): CallSignature | undefined => {
+        try {
+          return typer.callAt!({ path: request.filePath, lang: request.lang, prefix: text }, signal);
+        } catch (e) {
+          if (isCancellationError(e)) throw e;
+          trace.check!.note = `call typing failed: ${errorMessage(e)}`;
+          return undefined;
+        }
+      };
+      guide = new CallArgumentGuide(request.prefix, request.lang, callAt, callAt(request.prefix));
+    }
   }
+  // Both constraints see every step: the call guide first, the member mask after it (it has the last word at a dot).
+  const decodeConstraint: DecodeConstraint | undefined = constraint && guide ? {
+          apply: (texts, generated, logits) => {
+            guide.apply(texts, generated, logits);
+            constraint.apply(texts, generated, logits);
+          },
+        } : constraint;
 
   // e. generate (one model request in flight per server, through the gate)
   const generated = await timed<GenerateResult | undefined>(
@@ -224,7 +247,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     'generate',
     signal,
     () => {
-      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(constraint ? { constraint } : {}) }, s);
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}) }, s);
       return stages.gate ? stages.gate.run(work, signal) : work(signal);
     },
     (e) => {
@@ -233,7 +256,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     },
     stages.checkpoint,
   );
-  if (constraint && trace.check) Object.assign(trace.check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs, resolveMs: constraint.resolveMs });
+  if (constraint && trace.check) Object.assign(trace.check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs + (guide?.ms ?? 0), resolveMs: constraint.resolveMs, ...(guide && guide.events.length > 0 ? { calls: guide.events } : {}) });
   if (!generated) return finish([]);
   trace.model = {
     backend: model.backend,

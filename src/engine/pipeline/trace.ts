@@ -1,5 +1,6 @@
 // The completion trace: what each stage did, how long it took and why it degraded; kept by the
 // server for "Explain Last Completion" and printed by `coderag complete`.
+import type { GuidedCall } from '../check/callArguments';
 import type { SimilarTrace } from '../similar/types';
 import { randomBytes } from 'node:crypto';
 import type { Lang } from '../kb/types';
@@ -101,6 +102,8 @@ export interface CompletionTrace {
     /** Dereferences of the finished completion whose receiver resolved. */
     checked?: number;
     fixes?: MemberFix[];
+    /** Calls whose arguments were guided (the callable's parameters, the names in scope that fit them). */
+    calls?: GuidedCall[];
     /** Why checking did not run or stopped (it never fails the completion). */
     note?: string;
   };

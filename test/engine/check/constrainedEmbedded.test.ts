@@ -31,9 +31,9 @@ void describe('checked decoding with the embedded model', () => {
     kb?.dispose();
   });
 
-  async function completeAt(prefix: string, mode: 'constrain' | 'off') {
+  async function completeAt(prefix: string, mode: 'constrain' | 'off', maxNewTokens = 8) {
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-    const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 8 }, check: { mode } }), {
+    const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens }, check: { mode } }), {
       retrievers: () => paths.retrievers,
       model: () => model,
       receivers: () => paths.receivers,
@@ -55,5 +55,20 @@ void describe('checked decoding with the embedded model', () => {
     assert.ok((check?.steps ?? 0) > 0 && (check?.constrained?.[0]?.steps ?? 0) > 0);
     const off = await completeAt(prefix, 'off');
     assert.equal(off.trace.check, undefined, 'off: nothing checked');
+  });
+
+  void test('the fixture\'s CheckoutService( line gets the arguments in scope, and no more than the constructor takes', async () => {
+    const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
+    const prefix = `${lines.slice(0, 18).join('\n')}\n    service = CheckoutService(`;
+    const { items, trace } = await completeAt(prefix, 'constrain', 16);
+    const text = items[0]?.text ?? '';
+    assert.match(text, /^cart, ?gateway\b/, `constrained: ${JSON.stringify(text)} (raw ${JSON.stringify(trace.model?.raw)})`);
+    assert.doesNotMatch(text, /^cart, ?gateway\s*,/, 'no third argument');
+    const call = trace.check?.calls?.[0];
+    assert.equal(call?.callee, 'CheckoutService');
+    assert.deepEqual(call?.params, ['cart', 'gateway']);
+    assert.deepEqual(call?.preferred, ['cart', 'gateway']);
+    const off = await completeAt(prefix, 'off', 16);
+    assert.equal(off.trace.check, undefined);
   });
 });

@@ -242,17 +242,35 @@ interface ActiveCall {
   argsStart: number;
 }
 
-const COMMA_TOKENS = new WeakMap<readonly string[], number[]>();
+/** What the guide looks up in a vocabulary, built once per vocabulary (about 50k tokens). */
+interface GuideVocabulary {
+  /** Ids of tokens holding a comma (the only ones that can add an argument). */
+  comma: number[];
+  /** Ids of tokens that start with an identifier character (they would continue a name). */
+  identStart: number[];
+  /** Ids by their first character. */
+  byFirst: Map<string, number[]>;
+}
 
-/** Ids of tokens holding a comma (the only ones that can add an argument). */
-function commaTokens(tokenTexts: readonly string[]): number[] {
-  let ids = COMMA_TOKENS.get(tokenTexts);
-  if (!ids) {
-    ids = [];
-    for (let i = 0; i < tokenTexts.length; i++) if (tokenTexts[i]!.includes(',')) ids.push(i);
-    COMMA_TOKENS.set(tokenTexts, ids);
+const VOCABULARIES = new WeakMap<readonly string[], GuideVocabulary>();
+
+function guideVocabulary(tokenTexts: readonly string[]): GuideVocabulary {
+  let v = VOCABULARIES.get(tokenTexts);
+  if (!v) {
+    v = { comma: [], identStart: [], byFirst: new Map() };
+    for (let i = 0; i < tokenTexts.length; i++) {
+      const t = tokenTexts[i]!;
+      if (!t) continue;
+      if (t.includes(',')) v.comma.push(i);
+      if (IDENT_START.test(t)) v.identStart.push(i);
+      const first = t[0]!;
+      const list = v.byFirst.get(first);
+      if (list) list.push(i);
+      else v.byFirst.set(first, [i]);
+    }
+    VOCABULARIES.set(tokenTexts, v);
   }
-  return ids;
+  return v;
 }
 
 /** Whether `token`, written inside an argument list at bracket depth 0, adds a top-level comma. */
@@ -317,6 +335,7 @@ export class CallArgumentGuide {
       }
       if (!active || !state || state.inString) return;
       const { sig, event } = active;
+      const vocab = guideVocabulary(tokenTexts);
       const current = state.current;
       const written = current.replace(/^\s+/, '');
       const want = sig.maxArgs === 0 && !sig.variadic && state.argIndex === 0 ? ')' : sig.preferred[state.argIndex];
@@ -325,14 +344,17 @@ export class CallArgumentGuide {
       if (want !== undefined && want.startsWith(written) && written.length < want.length && !current.includes('\n')) {
         const allowed: number[] = [];
         const last = this.atLast(sig, state.argIndex);
-        for (let id = 0; id < tokenTexts.length && id < logits.length; id++) {
+        // Only tokens starting with the name's next character, or with a space before the argument, can qualify.
+        const candidates = [...(vocab.byFirst.get(want[written.length]!) ?? []), ...(written.length === 0 && current.length === 0 ? (vocab.byFirst.get(' ') ?? []) : [])];
+        for (const id of candidates) {
+          if (id >= logits.length) continue;
           const t = tokenTexts[id]!;
           if (!t) continue;
           const s = current + t;
           const w = s.replace(/^\s+/, '');
           const lead = s.slice(0, s.length - w.length);
           // At most one space before an argument, on its line; no space inside a name.
-          if (lead.length > 1 || lead.includes('\n') || (written.length > 0 && lead !== current.slice(0, lead.length))) continue;
+          if (lead.length > 1 || lead.includes('\n') || (lead.length > 0 && state.argIndex === 0 && current.length === 0)) continue;
           if (w.length === 0) {
             // The space after a comma as a token of its own.
             if (current.length === 0 && t === ' ' && state.argIndex > 0) allowed.push(id);
@@ -351,15 +373,15 @@ export class CallArgumentGuide {
       }
       if (want !== undefined && want !== ')' && written === want && !current.includes('\n')) {
         // The preferred name is written: it ends here (no longer identifier).
-        for (let id = 0; id < tokenTexts.length && id < logits.length; id++) {
-          if (logits[id] !== -Infinity && IDENT_START.test(tokenTexts[id]!)) {
+        for (const id of vocab.identStart) {
+          if (id < logits.length && logits[id] !== -Infinity) {
             logits[id] = -Infinity;
             changed = true;
           }
         }
       }
       if (this.atLast(sig, state.argIndex)) {
-        for (const id of commaTokens(tokenTexts)) {
+        for (const id of vocab.comma) {
           if (id < logits.length && logits[id] !== -Infinity && addsTopLevelComma(tokenTexts[id]!)) {
             logits[id] = -Infinity;
             changed = true;

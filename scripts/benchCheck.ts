@@ -1,5 +1,5 @@
 // `node --import tsx scripts/benchCheck.ts [--runs N]`: per-step overhead of checked decoding
-// (issue 19), not a test. The shipped embedded model completes at dereferences of the pyshop and
+// (issue 19), not a test. The shipped embedded model completes at dereferences and calls of the pyshop and
 // javashop fixtures with `check: constrain` and `off`; it prints, per case, the decoding steps, the
 // model's time per step, the constraint's time per step (token mask and receiver typing of
 // generated dots) and its share of the step, and the first identifiers written with and without
@@ -25,6 +25,9 @@ const CASES: Array<{ fixture: 'pyshop' | 'javashop'; path: string; line: number;
   { fixture: 'pyshop', path: 'pyshop/services/checkout.py', line: 30, tail: '        self.' },
   { fixture: 'javashop', path: `${JAVA}/service/CheckoutService.java`, line: 30, tail: '            String id = gateway.' },
   { fixture: 'javashop', path: `${JAVA}/App.java`, line: 14, tail: '        Cart cart = new Cart("ann");\n        cart.' },
+  // Calls: the arguments of a repository constructor (the call guide).
+  { fixture: 'pyshop', path: 'app/main.py', line: 18, tail: '    service = CheckoutService(' },
+  { fixture: 'javashop', path: `${JAVA}/App.java`, line: 18, tail: '        CheckoutService service = new CheckoutService(' },
 ];
 
 function median(xs: number[]): number {

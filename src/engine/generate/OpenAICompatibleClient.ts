@@ -22,9 +22,39 @@ const CHECK_LIMIT_MS = 5000;
 /** OpenAI's API accepts at most 4 stop sequences; the rest are applied client-side. */
 const MAX_SERVER_STOPS = 4;
 
+/** How long the one-time probe for a constraint mechanism may take. */
+const PROBE_LIMIT_MS = 1500;
+
+/** A server-side way to restrict what the model writes: vLLM's `guided_regex`, llama.cpp's `grammar` (GBNF). */
+export type ServerConstraintKind = 'guided_regex' | 'grammar';
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function gbnfString(s: string): string {
+  return `"${s.replace(/[\\"]/g, '\\$&')}"`;
+}
+
+/**
+ * The request parameter that makes the answer start by finishing one of `names` (after `partial`)
+ * and then continue freely once the name has ended; undefined when no name continues `partial`.
+ */
+export function memberConstraintParam(kind: ServerConstraintKind, names: readonly string[], partial: string): Record<string, string> | undefined {
+  const rests = [...new Set(names.filter((n) => n.startsWith(partial) && n.length > 0).map((n) => n.slice(partial.length)))].sort((a, b) => b.length - a.length);
+  if (rests.length === 0) return undefined;
+  if (kind === 'guided_regex') return { guided_regex: `(?:${rests.map(escapeRegex).join('|')})(?:[^A-Za-z0-9_$][\\s\\S]*)?` };
+  // GBNF has no empty literal: a name already complete makes the name optional.
+  const nonEmpty = rests.filter((r) => r.length > 0);
+  if (nonEmpty.length === 0) return undefined;
+  return { grammar: [`root ::= name${nonEmpty.length < rests.length ? '?' : ''} rest`, `name ::= ${nonEmpty.map(gbnfString).join(' | ')}`, `rest ::= ([^a-zA-Z0-9_$] any*)?`, `any ::= [^\\x00]`].join('\n') };
+}
+
 export class OpenAICompatibleClient implements ModelClient {
   readonly backend = 'openai' as const;
   readonly family: ModelFamily;
+  /** Found once, on the first request that can use it. */
+  private constraintKind: Promise<ServerConstraintKind | undefined> | undefined;
 
   constructor(private readonly options: OpenAICompatibleOptions) {
     this.family = options.family ?? modelFamilyOf(options.model);
@@ -54,15 +84,44 @@ export class OpenAICompatibleClient implements ModelClient {
     return new ModelClientError('httpStatus', `${what}: ${this.endpoint} answered HTTP ${status}${body ? `: ${body}` : ''}`, this.endpoint, this.model, status);
   }
 
+  /**
+   * Which constraint mechanism the server offers: vLLM lists its models as `owned_by: "vllm"`;
+   * llama.cpp's server answers `/props` with its generation settings. Anything else: none.
+   */
+  serverConstraint(signal: AbortSignal): Promise<ServerConstraintKind | undefined> {
+    this.constraintKind ??= (async () => {
+      const limit = deadline(signal, PROBE_LIMIT_MS);
+      try {
+        const models = await openAiRequest(this.options.baseUrl, '/models', { apiKey: this.options.apiKey, signal: limit.signal });
+        const owners = ((parseJson(models.raw) as { data?: Array<{ owned_by?: unknown }> } | undefined)?.data ?? []).map((m) => m.owned_by);
+        if (models.ok && owners.includes('vllm')) return 'guided_regex';
+        // `/props` lives beside `/v1` (the URL parser resolves the dot segment).
+        const props = await openAiRequest(this.options.baseUrl, '/../props', { apiKey: this.options.apiKey, signal: limit.signal });
+        const body = parseJson(props.raw) as { default_generation_settings?: unknown } | undefined;
+        if (props.ok && body && typeof body.default_generation_settings === 'object') return 'grammar';
+        return undefined;
+      } catch {
+        if (signal.aborted && !limit.timedOut()) {
+          // Cancelled by the request, not answered: ask again next time.
+          this.constraintKind = undefined;
+        }
+        return undefined;
+      }
+    })();
+    return this.constraintKind;
+  }
+
   async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
     const start = performance.now();
     const limitMs = this.options.timeoutMs ?? 7000;
     const limit = deadline(signal, limitMs);
     try {
+      const kind = request.memberChoice ? await this.serverConstraint(limit.signal) : undefined;
+      const constraint = kind && request.memberChoice ? memberConstraintParam(kind, request.memberChoice.names, request.memberChoice.partial) : undefined;
       const { ok, status, raw } = await openAiRequest(this.options.baseUrl, '/completions', {
         apiKey: this.options.apiKey,
         signal: limit.signal,
-        body: { model: this.model, prompt: request.prompt, max_tokens: request.maxNewTokens, temperature: request.temperature ?? 0, stop: request.stop.slice(0, MAX_SERVER_STOPS), stream: false },
+        body: { model: this.model, prompt: request.prompt, max_tokens: request.maxNewTokens, temperature: request.temperature ?? 0, stop: request.stop.slice(0, MAX_SERVER_STOPS), stream: false, ...constraint },
       });
       if (!ok) throw this.httpError(status, raw, 'completions');
       let body: unknown;
@@ -81,6 +140,7 @@ export class OpenAICompatibleClient implements ModelClient {
         elapsedMs: performance.now() - start,
         ...(typeof usage?.completion_tokens === 'number' ? { tokens: usage.completion_tokens } : {}),
         stoppedBy: cut.stopped || choice.finish_reason === 'stop' ? 'stop' : choice.finish_reason === 'length' ? 'length' : 'unknown',
+        ...(constraint && kind ? { serverConstraint: kind } : {}),
       };
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'completions', limitMs);

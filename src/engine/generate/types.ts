@@ -11,6 +11,12 @@ export interface GenerateRequest {
   temperature?: number;
   /** Checked decoding (clients that see logits apply it; others ignore it). */
   constraint?: DecodeConstraint;
+  /**
+   * The prompt ends at a dereference the repository types: the answer must start by finishing one
+   * of these member names (`partial` is what is typed of it). A server with a constraint mechanism
+   * (vLLM's guided_regex, llama.cpp's grammar) is asked to honour it; others ignore it.
+   */
+  memberChoice?: { names: readonly string[]; partial: string };
 }
 
 /** A per-step restriction of the next token (check/dereferenceConstraint: members at a `.`). */
@@ -29,6 +35,8 @@ export interface GenerateResult {
   tokens?: number;
   /** Generation stopped at a stop sequence (as opposed to the token limit). */
   stoppedBy?: 'stop' | 'length' | 'unknown';
+  /** The server constraint the request carried (`guided_regex`, `grammar`), when it carried one. */
+  serverConstraint?: string;
 }
 
 export type ModelBackend = 'ollama' | 'openai' | 'embedded';

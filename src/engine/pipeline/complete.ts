@@ -233,6 +233,15 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
       guide = new CallArgumentGuide(request.prefix, request.lang, callAt, callAt(request.prefix));
     }
   }
+  // A model server that offers a constraint mechanism is asked to finish a member of the receiver at the cursor.
+  let memberChoice: { names: readonly string[]; partial: string } | undefined;
+  if (membersAt && checkMode === 'constrain' && model.backend === 'openai') {
+    const atCursor = membersAt(request.prefix);
+    if (atCursor) {
+      trace.check!.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
+      memberChoice = { names: [...atCursor.names], partial: atCursor.partial };
+    }
+  }
   // Both constraints see every step: the call guide first, the member mask after it (it has the last word at a dot).
   const decodeConstraint: DecodeConstraint | undefined = constraint && guide ? {
           apply: (texts, generated, logits) => {
@@ -247,7 +256,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     'generate',
     signal,
     () => {
-      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}) }, s);
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}) }, s);
       return stages.gate ? stages.gate.run(work, signal) : work(signal);
     },
     (e) => {
@@ -258,6 +267,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
   );
   if (constraint && trace.check) Object.assign(trace.check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs + (guide?.ms ?? 0), resolveMs: constraint.resolveMs, ...(guide && guide.events.length > 0 ? { calls: guide.events } : {}) });
   if (!generated) return finish([]);
+  if (generated.serverConstraint && trace.check) trace.check.server = generated.serverConstraint;
   trace.model = {
     backend: model.backend,
     model: generated.model,

@@ -102,6 +102,8 @@ export interface CompletionTrace {
     /** Dereferences of the finished completion whose receiver resolved. */
     checked?: number;
     fixes?: MemberFix[];
+    /** The model server's own constraint the request carried for the member at the cursor (`guided_regex`, `grammar`). */
+    server?: string;
     /** Calls whose arguments were guided (the callable's parameters, the names in scope that fit them). */
     calls?: GuidedCall[];
     /** Why checking did not run or stopped (it never fails the completion). */

@@ -182,6 +182,9 @@ async function main(): Promise<void> {
       rssStartMB: startMemory?.rssMB,
       rssEndMB: endMemory?.rssMB,
       rssGrowthPercent: startMemory && endMemory ? Math.round((1000 * (endMemory.rssMB - startMemory.rssMB)) / startMemory.rssMB) / 10 : undefined,
+      /** RSS after the first minute of typing (12th 5 s sample): what the steady state starts from. */
+      rssAfterFirstMinuteMB: rss[11],
+      rssGrowthAfterFirstMinutePercent: rss[11] !== undefined && endMemory ? Math.round((1000 * (endMemory.rssMB - rss[11])) / rss[11]) / 10 : undefined,
       rssMaxMB: Math.max(...rss, endMemory?.rssMB ?? 0),
       /** Every 5 s: where the growth happens (a warm-up that levels off, or a steady climb). */
       rssSeriesMB: rss,
@@ -199,7 +202,8 @@ async function main(): Promise<void> {
         `soak: ${minutes} min at ${keysPerSecond} keys/s with a ${pauseMs} ms pause at each line end, debounce ${debounceMs} ms`,
         `  requests made: ${sent} inline-completion requests (${shown} with an item, ${sent - shown - failed - cancelled} empty or superseded by the next key, ${cancelled} cancelled with an error, ${failed} failed); ${stats.calls} reached the model server`,
         `  model requests in flight at once: at most ${stats.maxOpen} (answered in full at once: ${stats.maxAnswered})`,
-        `  server RSS: ${figures.rssStartMB} MB at start, ${figures.rssEndMB} MB at end (${figures.rssGrowthPercent}%), at most ${figures.rssMaxMB} MB`,
+        `  server RSS: ${figures.rssStartMB} MB at start, ${figures.rssEndMB} MB at end (${figures.rssGrowthPercent}%), at most ${figures.rssMaxMB} MB; after the first minute ${figures.rssAfterFirstMinuteMB ?? '-'} MB (end ${figures.rssGrowthAfterFirstMinutePercent ?? '-'}% above it)`,
+        `  server RSS per minute: ${rss.filter((_, i) => i % 12 === 11).join(', ')} MB (JS heap ${heap.filter((_, i) => i % 12 === 11).join(', ')} MB)`,
         `  event-loop delay p99: worst 5 s window ${figures.eventLoopP99Ms.worstWindow} ms, median window ${figures.eventLoopP99Ms.medianWindow} ms (${windows.length} windows); max ${figures.eventLoopMaxMs} ms`,
         ...goals.map((g) => `  goal: ${g}`),
         '',

@@ -77,8 +77,12 @@ async function main(): Promise<void> {
     const path = join(repo.path, 'app', 'main.py');
     const original = readFileSync(path, 'utf8').replace(/\n*$/, '\n');
     const uri = lsp.open(path, 'python', original);
-    // Warm-up: one completion loads the models; the figures start after it.
-    await lsp.complete(uri, 0, 0);
+    // Warm-up: one completion loads the models; the figures start after it. It is made where the
+    // user will type (the end of the file), so the models have run on prompts of the measured size
+    // (a completion at the top of the file runs them on an empty prefix, and the first real ones
+    // then grow the model runtime's buffers inside the measurement).
+    const lastLine = original.split('\n').length - 1;
+    await lsp.complete(uri, lastLine, 0);
     await model.resetCounters();
     await lsp.status(); // starts a fresh event-loop window
     const start = await lsp.status();

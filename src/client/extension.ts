@@ -22,7 +22,7 @@ import {
   type StatusParams,
 } from '../protocol/protocol';
 import type { CodeRagApi, CodeRagStatusSnapshot } from './api';
-import { OutcomeTracker, type OutcomeReport } from './outcomeTracker';
+import { OutcomeTracker, outcomeSender, type OutcomeReport } from './outcomeTracker';
 import { statusBarView } from './statusBar';
 
 export type { CodeRagApi, CodeRagStatusSnapshot } from './api';
@@ -60,7 +60,7 @@ class CodeRagExtension implements vscode.Disposable {
   private lastTraceId: string | undefined;
   private offeredPull = new Set<string>();
   /** What became of each shown suggestion, sent to the server for learning (when coderag.learning.enable). */
-  private readonly outcomes = new OutcomeTracker((r) => this.sendOutcome(r));
+  private readonly outcomes = new OutcomeTracker(outcomeSender(() => vscode.workspace.getConfiguration('coderag').get<boolean>('learning.enable', true), (r) => this.sendOutcome(r)));
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.disposables.push(this.output, this.statusItem, this.traceChanged, this.statusChanged);
@@ -229,9 +229,8 @@ class CodeRagExtension implements vscode.Disposable {
     command('coderag.resetLearning', () => this.resetLearning());
   }
 
-  /** One suggestion's outcome to the server, unless learning is off in this workspace. */
+  /** One suggestion's outcome to the server (outcomeSender has checked that learning is on). */
   private sendOutcome(report: OutcomeReport): void {
-    if (!vscode.workspace.getConfiguration('coderag').get<boolean>('learning.enable', true)) return;
     const client = this.client;
     if (!client || !client.isRunning()) return;
     void client.sendNotification(CompletionOutcomeNotification.type, report).catch((e: unknown) => this.output.appendLine(`sending a suggestion's outcome failed: ${e instanceof Error ? e.message : String(e)}`));

@@ -134,3 +134,10 @@ export class OutcomeTracker {
     this.report({ traceId: p.traceId, outcome, acceptedChars: n, shownChars: p.text.length });
   }
 }
+
+/** The tracker's report function: each outcome is sent only while learning is enabled in the workspace. */
+export function outcomeSender(learningEnabled: () => boolean, send: (r: OutcomeReport) => void): (r: OutcomeReport) => void {
+  return (r) => {
+    if (learningEnabled()) send(r);
+  };
+}

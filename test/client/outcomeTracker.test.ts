@@ -3,7 +3,7 @@
 // reported once, with the characters of the suggestion that ended in the document.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { OutcomeTracker, type OutcomeReport } from '../../src/client/outcomeTracker';
+import { OutcomeTracker, outcomeSender, type OutcomeReport } from '../../src/client/outcomeTracker';
 
 function tracker(): { t: OutcomeTracker; reports: OutcomeReport[] } {
   const reports: OutcomeReport[] = [];
@@ -95,4 +95,17 @@ void test('an auto-closed bracket typed over continues the suggestion', () => {
   t.edited('u', [insert(2, 'x')]);
   t.edited('u', [{ rangeOffset: 3, rangeLength: 1, text: ')' }]);
   assert.deepEqual(reports.map((r) => [r.outcome, r.acceptedChars]), [['accepted', 4]]);
+});
+
+void test('learning turned off in the workspace: outcomes are followed but nothing is sent', () => {
+  const sent: OutcomeReport[] = [];
+  const state = { enabled: false };
+  const t = new OutcomeTracker(outcomeSender(() => state.enabled, (r) => sent.push(r)));
+  t.shown('a', 'u', 0, 'x = 1');
+  t.accepted('a');
+  assert.equal(sent.length, 0);
+  state.enabled = true;
+  t.shown('b', 'u', 0, 'y = 2');
+  t.flush();
+  assert.deepEqual(sent.map((r) => [r.traceId, r.outcome]), [['b', 'rejected']]);
 });

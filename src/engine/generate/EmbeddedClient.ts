@@ -7,7 +7,7 @@ import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult,
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
 export interface EmbeddedLM {
   /** Greedy generation; the text after the prompt. */
-  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[]; logitsFilter?: (generated: string, logits: Float32Array) => void }, signal: AbortSignal): Promise<string | { text: string }>;
+  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[]; logitsFilter?: (generated: string, logits: Float32Array) => void }, signal: AbortSignal): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop' }>;
   /** Each vocabulary id's text, for checked decoding. */
   tokenTexts?(): readonly string[];
   encode?(text: string): ArrayLike<number>;
@@ -91,6 +91,7 @@ export class EmbeddedClient implements ModelClient {
     const out = await lm.generate(request.prompt, { maxNewTokens: request.maxNewTokens, stop: request.stop, ...(logitsFilter ? { logitsFilter } : {}) }, signal);
     throwIfAborted(signal);
     const cut = cutAtStop(typeof out === 'string' ? out : out.text, request.stop);
-    return { text: cut.text, model: this.model, elapsedMs: performance.now() - start, stoppedBy: cut.stopped ? 'stop' : 'unknown' };
+    const reason = typeof out === 'string' ? undefined : out.stoppedBy;
+    return { text: cut.text, model: this.model, elapsedMs: performance.now() - start, stoppedBy: cut.stopped ? 'stop' : (reason ?? 'unknown') };
   }
 }

@@ -33,8 +33,8 @@ export interface GenerateResult {
   firstTokenMs?: number;
   /** Tokens generated, when the backend reports them. */
   tokens?: number;
-  /** Generation stopped at a stop sequence (as opposed to the token limit). */
-  stoppedBy?: 'stop' | 'length' | 'unknown';
+  /** Why generation ended: a stop sequence, the token limit, the model's end token, or not reported by the server. */
+  stoppedBy?: 'stop' | 'length' | 'eos' | 'unknown';
   /** The server constraint the request carried (`guided_regex`, `grammar`), when it carried one. */
   serverConstraint?: string;
 }

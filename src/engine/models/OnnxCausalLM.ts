@@ -223,14 +223,21 @@ export class OnnxCausalLM implements CausalLM {
       const row = step.lastLogits[0]!;
       opts.logitsFilter?.(text, row);
       const { id } = maxLogProb(row);
-      if (id === this.eosId) break;
+      if (id === this.eosId) {
+        opts.onStop?.('eos');
+        return text;
+      }
       generated.push(id);
       text = this.decode(generated);
       const stopAt = firstStop(text, opts.stop);
-      if (stopAt >= 0) return text.slice(0, stopAt);
+      if (stopAt >= 0) {
+        opts.onStop?.('stop');
+        return text.slice(0, stopAt);
+      }
       rows = [[id]];
       mask = [[...mask[0]!, 1]];
     }
+    opts.onStop?.('length');
     return text;
   }
 

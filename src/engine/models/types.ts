@@ -25,6 +25,8 @@ export interface GenerateOptions {
   stop?: string[];
   /** Called before each greedy pick with the text generated so far; may set logits to -Infinity (checked decoding). */
   logitsFilter?: (generated: string, logits: Float32Array) => void;
+  /** Told why generation ended: the model's end token (`eos`), the token limit (`length`) or a stop string (`stop`). */
+  onStop?: (reason: 'eos' | 'length' | 'stop') => void;
 }
 
 export interface CausalLM {

@@ -297,6 +297,13 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
   }
   const inserted = checkedText ? lead + checkedText : '';
   trace.completion = inserted;
+  if (!inserted) {
+    const stopped = generated.stoppedBy && generated.stoppedBy !== 'unknown' ? ` (stopped by ${generated.stoppedBy === 'eos' ? 'its end token' : generated.stoppedBy === 'length' ? 'the token limit' : 'a stop sequence'})` : '';
+    const context = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
+    trace.empty = text
+      ? 'checking cut the whole suggestion (it names a member its receiver lacks)'
+      : `${mode.whyEmpty?.(generated.text, context, options.postprocess) ?? 'postprocessing left nothing'}${stopped}`;
+  }
   return finish(inserted ? [{ text: inserted }] : []);
 }
 

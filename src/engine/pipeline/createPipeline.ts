@@ -137,7 +137,11 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
 /** The shipped causal LM as the embedded completion model. */
 export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
   return {
-    generate: (prompt, options, signal) => lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}), ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}) }, signal),
+    generate: async (prompt, options, signal) => {
+      let stoppedBy: 'eos' | 'length' | 'stop' | undefined;
+      const text = await lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}), ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}), onStop: (r) => (stoppedBy = r) }, signal);
+      return { text, ...(stoppedBy ? { stoppedBy } : {}) };
+    },
     encode: (text) => lm.encode(text),
     ...(lm.tokenTexts ? { tokenTexts: () => lm.tokenTexts!() } : {}),
     contextTokens: lm.maxPositions,

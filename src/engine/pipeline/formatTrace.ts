@@ -16,7 +16,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   const out: string[] = [];
   out.push(`# CodeRAG completion ${trace.id}`, '', `File \`${trace.filePath}\` (${trace.lang}), ${trace.mode} mode, ${trace.startedAt}, total ${ms(trace.totalMs)} (outside the model ${ms(trace.nonModelMs)})`, '');
   if (trace.error) out.push(`**No completion: ${trace.error.stage} ${trace.error.kind}** — ${trace.error.message}`, '');
-  if (trace.completion !== undefined) out.push('## Completion', '', trace.completion ? fence(trace.completion, trace.lang) : '_(empty after postprocessing)_', '');
+  if (trace.completion !== undefined) out.push('## Completion', '', trace.completion ? fence(trace.completion, trace.lang) : `_(no suggestion: ${trace.empty ?? 'empty after postprocessing'})_`, '');
   out.push('## Stages', '', '| stage | status | time | note |', '|---|---|---|---|');
   for (const s of trace.stages) out.push(`| ${s.stage} | ${s.status} | ${ms(s.elapsedMs)} | ${(s.message ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
   out.push('');

@@ -88,6 +88,8 @@ export interface CompletionTrace {
   };
   model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string };
   completion?: string;
+  /** Why there is no suggestion although the model answered (the model wrote nothing, or which postprocessing or check step left nothing). */
+  empty?: string;
   /** Checking against the repository (check/): what was constrained while decoding, what was checked, repaired or cut after. */
   check?: {
     mode: string;

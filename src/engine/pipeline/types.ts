@@ -83,6 +83,8 @@ export interface CompletionMode {
   readonly name: 'line' | 'body' | 'auto';
   /** Cut the model's raw text to what this mode inserts. */
   postprocess(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
+  /** Why postprocess leaves nothing of `raw` (for the trace); undefined when it leaves something. */
+  whyEmpty?(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string | undefined;
   /**
    * Text the mode puts before the cursor in the prompt so the model starts where the insertion
    * starts (the body mode: the body's indentation on an empty line); the inserted text begins with it.

@@ -72,3 +72,15 @@ void test('model text loses terminal escapes, control characters and bidi contro
   assert.ok(long.length <= 4000 && long.endsWith('y'.repeat(60)), `${long.length} characters, cut at a line end`);
   assert.equal(postprocessCompletion('z'.repeat(10_000), ctx).length, 4000);
 });
+
+void test('a model that ends the empty cursor line first gives the next line\'s code, without the cursor\'s indentation twice', () => {
+  const py = { lang: 'python' as Lang, prefix: 'def f(a):\n    x = a + 1\n    ', suffix: '\n    return x\n' };
+  assert.equal(postprocessCompletion('\n    y = x * 2\n', py), 'y = x * 2');
+  assert.equal(postprocessCompletion('\n\n        y = x * 2', py), '    y = x * 2', 'deeper: the model\'s extra indentation stays');
+  assert.equal(postprocessCompletion('\ny = x * 2', py), 'y = x * 2', 'shallower: the cursor cannot move left');
+  assert.equal(postprocessCompletion('y = x * 2\n', py), 'y = x * 2');
+  const java = { lang: 'java' as Lang, prefix: 'public int size() {\n    ', suffix: '\n}\n' };
+  assert.equal(postprocessCompletion('\n    return items.size();\n}\n', java), 'return items.size();');
+  const midLine = { lang: 'python' as Lang, prefix: 'x = ', suffix: '\n' };
+  assert.equal(postprocessCompletion('\n    y = 1', midLine), '', 'mid-line, a line break ends the completion');
+});

@@ -55,6 +55,7 @@ void describe('pipeline.complete', () => {
     assert.match(trace.prompt?.text ?? '', /def __init__\(self, cart: Cart, gateway: PaymentGateway \| None = None\)/);
     assert.ok((trace.prompt?.tokens ?? Infinity) <= lm.maxPositions, 'the prompt fits the embedded model');
     assert.equal(trace.model?.backend, 'embedded');
+    assert.ok(['eos', 'length', 'stop'].includes(trace.model?.stoppedBy ?? ''), `the embedded model says why it stopped (${trace.model?.stoppedBy})`);
     assert.equal(trace.completion, items[0]?.text ?? '');
     assert.equal(trace.model?.raw, await lm.generate(trace.prompt?.text ?? '', { maxNewTokens: 12, stop: [] }, signal));
     // Deterministic snippet order: the same request gives the same prompt (a server's prompt cache is reused).
@@ -101,6 +102,22 @@ void describe('pipeline.complete', () => {
     assert.equal(trace.error?.stage, 'generate');
     assert.equal(trace.error?.kind, 'unreachable');
     assert.equal(trace.stages.find((s) => s.stage === 'generate')?.status, 'failed');
+  });
+
+  void test('no suggestion although the model answered: the trace says why', async () => {
+    const answering = (text: string, stoppedBy: 'eos' | 'length'): ModelClient => ({
+      backend: 'ollama',
+      model: 'm',
+      family: 'plain',
+      endpoint: 'http://127.0.0.1:9',
+      generate: () => Promise.resolve({ text, model: 'm', elapsedMs: 1, stoppedBy }),
+    });
+    const endsLine = await complete(request, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE_MODE, signal);
+    assert.deepEqual(endsLine.items, []);
+    assert.equal(endsLine.trace.empty, 'its first line was empty (the model ended the line at the cursor) (stopped by the token limit)');
+    const nothing = await complete(request, { ...stages, model: () => answering('', 'eos') }, options, LINE_MODE, signal);
+    assert.equal(nothing.trace.empty, 'the model wrote nothing (stopped by its end token)');
+    assert.match(formatTraceMarkdown(nothing.trace), /no suggestion: the model wrote nothing \(stopped by its end token\)/);
   });
 
   void test('cancellation ends the request, whichever stage is running', async () => {

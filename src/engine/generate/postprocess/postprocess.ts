@@ -64,18 +64,28 @@ export function completionMode(ctx: CompletionContext): 'singleLine' | 'block' {
   return prev !== undefined && opensBlock(ctx.lang, prev) && indentOf(before) > indentOf(prev) ? 'block' : 'singleLine';
 }
 
+/**
+ * On an empty cursor line, a model that first ends the line (a newline, then the code on the next
+ * line) means the code at the cursor: its leading blank lines go, and the indentation the cursor
+ * already has is not typed twice (a shallower line loses its indentation: the cursor cannot move left).
+ */
+export function skipLeadingBreak(completion: string, before: string): string {
+  if (before.trim() !== '' || !/^[ \t]*\n/.test(completion)) return completion;
+  const rest = completion.replace(/^([ \t]*\n)+/, '');
+  if (rest.startsWith(before)) return rest.slice(before.length);
+  return rest.replace(/^[ \t]+/, '');
+}
+
 /** Single line: up to the first line break (skipping leading blank lines on an empty cursor line). */
 export function trimToLine(completion: string, ctx: CompletionContext): string {
-  const before = lastLine(ctx.prefix);
-  const text = before.trim() === '' ? completion.replace(/^(\s*\n)+/, '') : completion;
-  return firstLine(text);
+  return firstLine(skipLeadingBreak(completion, lastLine(ctx.prefix)));
 }
 
 /** Block: lines while they stay inside the block's indentation (and, in Java, its braces). */
 export function trimToBlock(completion: string, ctx: CompletionContext, maxLines: number): string {
   const before = lastLine(ctx.prefix);
   const base = indentOf(before);
-  const lines = completion.replace(/^(\s*\n)+/, '').split('\n');
+  const lines = skipLeadingBreak(completion, before).replace(/^(\s*\n)+/, '').split('\n');
   const kept: string[] = [];
   let depth = 0;
   for (let i = 0; i < lines.length && kept.length < maxLines; i++) {
@@ -199,20 +209,38 @@ export function stopAtRepeatingLines(completion: string, ctx: CompletionContext)
   return kept.join('\n');
 }
 
+/** The chain's steps in order, each named by what it removes when it leaves nothing. */
+function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why: string; run: (text: string) => string }> {
+  const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
+  const line = completionMode(ctx) === 'singleLine';
+  return [
+    { why: 'only control characters or whitespace', run: (t) => stripControlChars(t.length > 4 * maxChars ? t.slice(0, 4 * maxChars) : t) },
+    ...(line
+      ? [
+          { why: 'its first line was empty (the model ended the line at the cursor)', run: (t: string) => trimToLine(t, ctx) },
+          { why: 'it only closed brackets the cursor line did not open', run: (t: string) => balanceBrackets(t, ctx) },
+        ]
+      : [{ why: 'its lines fell outside the block at the cursor', run: (t: string) => trimToBlock(t, ctx, options.maxLines ?? 12) }]),
+    { why: 'it repeated the line before the cursor', run: (t) => stopAtRepeatingLines(t, ctx) },
+    { why: 'it repeated the text after the cursor', run: (t) => dropSuffixRepeat(t, ctx) },
+    { why: 'only whitespace was left', run: (t) => capLength(t, maxChars).replace(/\s+$/, '') },
+  ];
+}
+
 /** The whole chain; returns '' when nothing worth showing is left. */
 export function postprocessCompletion(raw: string, ctx: CompletionContext, options: PostprocessOptions = {}): string {
-  const mode = completionMode(ctx);
-  const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
-  // Only the head can be shown: the steps below never see more than a few times the cap.
-  let out = stripControlChars(raw.length > 4 * maxChars ? raw.slice(0, 4 * maxChars) : raw);
-  if (mode === 'singleLine') {
-    out = trimToLine(out, ctx);
-    out = balanceBrackets(out, ctx);
-  } else {
-    out = trimToBlock(out, ctx, options.maxLines ?? 12);
-  }
-  out = stopAtRepeatingLines(out, ctx);
-  out = dropSuffixRepeat(out, ctx);
-  out = capLength(out, maxChars).replace(/\s+$/, '');
+  let out = raw;
+  for (const step of steps(ctx, options)) out = step.run(out);
   return out.trim() === '' ? '' : out;
+}
+
+/** Why the chain leaves nothing of `raw` (the first step after which nothing is left); undefined when it leaves something. */
+export function postprocessEmptyReason(raw: string, ctx: CompletionContext, options: PostprocessOptions = {}): string | undefined {
+  if (raw.trim() === '') return 'the model wrote nothing';
+  let out = raw;
+  for (const step of steps(ctx, options)) {
+    out = step.run(out);
+    if (out.trim() === '') return step.why;
+  }
+  return undefined;
 }

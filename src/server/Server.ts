@@ -21,6 +21,7 @@ import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
 import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
+import type { NextLineModel } from '../engine/similar/perspectives';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
@@ -78,6 +79,8 @@ export class Server {
   private lmPromise: Promise<CausalLM> | undefined;
   private encoderPromise: Promise<Encoder | undefined> | undefined;
   private prober: ChunkProber | undefined;
+  /** ProCC's hypothetical line: the probing LM's greedy next line, once it is loaded. */
+  private nextLine: NextLineModel | undefined;
   private cacheRoot: string;
   private initOptions: InitializationOptions = {};
   /** The OpenAI-compatible server's key, from the client's secret storage (never from settings). */
@@ -105,6 +108,8 @@ export class Server {
           const encoder = await this.encoder();
           return createRetrievalPaths(kb, parsers, {
             ...(encoder ? { dense: { encoder, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, chunkSize: DENSE_CHUNK_ITEMS, chunkChars: DENSE_CHUNK_CHARS, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
+            // ProCC's code windows: the same encoder, built after the dense vectors, paced the same way.
+            ...(encoder ? { similar: { encoder, indexFolder: context.indexFolder, chunkSize: DENSE_CHUNK_ITEMS, pace: (signal: AbortSignal) => this.foreground.yield(signal), nextLine: () => this.nextLine } } : {}),
           });
         },
       },
@@ -240,6 +245,8 @@ export class Server {
     this.causalLM().then(
       (lm) => {
         this.prober = causalLMProber(lm);
+        // One in-process LM run at a time: the hypothetical line queues behind probing like a probe.
+        this.nextLine = (prompt, maxNewTokens, signal) => this.models.probeGate.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
         log.info(`probing model ${lm.name} loaded in ${lm.timings.loadMs.toFixed(0)} ms`);
       },
       (e: unknown) => log.warn(`the embedded model did not load (probing falls back to a model-free query): ${errorMessage(e)}`),

@@ -3,6 +3,7 @@
 // The keys mirror the `coderag.*` settings of package.json.
 import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type CheckMode, type PipelineOptions } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
+import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 
 export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
@@ -37,6 +38,8 @@ export interface ServerConfig {
   models: { device: ModelDevice };
   /** Checking completions against the repository at dereferences (constrain | repair | off). */
   check: { mode: CheckMode };
+  /** ProCC's similar code in the prompt: off, the bandit's choice, the union, or one perspective. */
+  similar: { mode: SimilarMode };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -55,6 +58,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   cache: { size: 1000 },
   models: { device: 'auto' },
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'off' },
+  similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
 };
 
 type Json = unknown;
@@ -69,6 +73,7 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.rerank.kind': ['llm', 'distilled', 'none'],
   'coderag.query.strategy': ['probe', 'last3', 'last10', 'jaccard'],
   'coderag.check.mode': CHECK_MODES,
+  'coderag.similar.mode': SIMILAR_MODES,
 };
 
 function isRecord(x: Json): x is Record<string, Json> {
@@ -130,5 +135,6 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     prompt: { budgetTokens: config.prompt.budgetTokens },
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
     check: { mode: config.check.mode },
+    similar: { mode: config.similar.mode },
   });
 }

@@ -45,6 +45,8 @@ const log = getLogger('server');
  */
 const DENSE_CHUNK_CHARS = 512;
 const DENSE_CHUNK_ITEMS = 16;
+/** A code window is about DENSE_CHUNK_CHARS of text or more (20 lines): one window per ONNX run. */
+const WINDOW_CHUNK = 1;
 
 export interface ServerHost {
   /** Folder holding grammars/ and models/ (dist/ for the bundles). */
@@ -109,7 +111,7 @@ export class Server {
           return createRetrievalPaths(kb, parsers, {
             ...(encoder ? { dense: { encoder, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, chunkSize: DENSE_CHUNK_ITEMS, chunkChars: DENSE_CHUNK_CHARS, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
             // ProCC's code windows: the same encoder, built after the dense vectors, paced the same way.
-            ...(encoder ? { similar: { encoder, indexFolder: context.indexFolder, chunkSize: DENSE_CHUNK_ITEMS, pace: (signal: AbortSignal) => this.foreground.yield(signal), nextLine: () => this.nextLine } } : {}),
+            ...(encoder ? { similar: { encoder, indexFolder: context.indexFolder, chunkSize: WINDOW_CHUNK, pace: (signal: AbortSignal) => this.foreground.yield(signal), nextLine: () => this.nextLine } } : {}),
           });
         },
       },

@@ -122,9 +122,12 @@ export class CodeWindowIndex implements Disposable {
     });
   }
 
-  /** Whether the windows are built and embedded (a request then searches without waiting). */
+  /**
+   * Whether the windows were built and embedded once; a refresh of changed files swaps them in when
+   * done, so requests meanwhile search the windows as they were.
+   */
   get ready(): boolean {
-    return this.loaded && !this.running;
+    return this.loaded;
   }
 
   get size(): number {

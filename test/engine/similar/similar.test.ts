@@ -64,7 +64,10 @@ void test('the window index builds fixed windows with vectors, persists them, re
     const file = join(repo.path, 'pyshop/util.py');
     writeFileSync(file, readFileSync(file, 'utf8') + '\n\ndef brand_new_helper(quantity_of_widgets):\n    return quantity_of_widgets * 42\n');
     await kb.updateFile('pyshop/util.py');
-    const third = await again.prepare(never);
+    const refreshing = again.prepare(never);
+    // Requests meanwhile search the windows as they were.
+    assert.equal(again.ready, true);
+    const third = await refreshing;
     assert.ok(third.embedded >= 1 && third.embedded <= 3, JSON.stringify(third));
     assert.ok(again.windows().some((w) => w.text.includes('brand_new_helper')));
     again.dispose();

@@ -59,10 +59,11 @@ export class CompletionFeature implements Feature {
   private readonly cacheHitTimes: number[] = [];
   trusted = true;
   /**
-   * The LinUCB that chooses ProCC's perspective (the learning feature owns it, saves it and rewards
-   * it). Unset, or returning undefined: `bandit` mode uses its fixed fallback perspective (lexical).
+   * The LinUCB that chooses ProCC's perspective for a workspace folder (its root; undefined for a
+   * file outside every folder). The learning feature owns it, saves it and rewards it. Unset, or
+   * returning undefined: `bandit` mode uses its fixed fallback perspective (lexical).
    */
-  banditProvider: (() => LinUcb<SimilarArm> | undefined) | undefined;
+  banditProvider: ((folderRoot: string | undefined) => LinUcb<SimilarArm> | undefined) | undefined;
 
   constructor(
     private readonly documents: TextDocuments<TextDocument>,
@@ -181,7 +182,7 @@ export class CompletionFeature implements Feature {
         receivers: () => (folder && folder.state === 'ready' ? folder.receivers : undefined),
         prober: this.prober,
         similar: () => (folder && folder.state === 'ready' ? folder.similar : undefined),
-        bandit: () => this.banditProvider?.(),
+        bandit: () => this.banditProvider?.(folder?.root),
         model: () => model,
         rerankers: this.rerank.switcher,
         gate: this.models.gate,

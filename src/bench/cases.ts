@@ -55,6 +55,8 @@ export interface Prediction {
    * have (check/repairCompletion); absent when the run could not tell (no generation).
    */
   unknown_member?: boolean;
+  /** ProCC's stage (methods with similar code): the arm, how it was chosen, the bandit's context, its scores, each perspective's top-1 window and, for a bandit, the reward it was given. */
+  similar?: { arm: string; chosen_by: string; features: number[]; scores?: Record<string, number | undefined>; tops?: Record<string, string>; reward?: number };
 }
 
 /** A malformed line of a benchmark file; the message names the file and the 1-based line. */
@@ -132,7 +134,8 @@ export function validatePrediction(value: unknown): Prediction | string {
     if (typeof ms !== 'number' || !Number.isFinite(ms)) return `"timings_ms.${stage}" must be a number`;
   }
   if (value.unknown_member !== undefined && typeof value.unknown_member !== 'boolean') return '"unknown_member" must be a boolean when present';
-  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings, ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}) };
+  const similar = isObject(value.similar) && typeof value.similar.arm === 'string' && Array.isArray(value.similar.features) ? (value.similar as unknown as Prediction['similar']) : undefined;
+  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings, ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}), ...(similar ? { similar } : {}) };
 }
 
 /** Parse JSONL text; blank lines are skipped, every other line must validate. */
@@ -197,7 +200,7 @@ export async function writeCases(path: string, cases: readonly BenchCase[]): Pro
 }
 
 export function formatPrediction(p: Prediction): string {
-  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms, ...(p.unknown_member !== undefined ? { unknown_member: p.unknown_member } : {}) }) + '\n';
+  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms, ...(p.unknown_member !== undefined ? { unknown_member: p.unknown_member } : {}), ...(p.similar ? { similar: p.similar } : {}) }) + '\n';
 }
 
 /**

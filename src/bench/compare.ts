@@ -38,7 +38,7 @@ export function compareMethods(cases: readonly BenchCase[], predictions: Readonl
 }
 
 /** Stages in pipeline order (BENCHMARK.md), then any others a method recorded. */
-const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'detect', 'signatures', 'sketch', 'elements', 'usages', 'knowledge', 'prompt', 'generate', 'postprocess', 'total'];
+const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'similar', 'sim-lexical', 'sim-hypothetical', 'sim-summary', 'detect', 'signatures', 'sketch', 'elements', 'usages', 'knowledge', 'prompt', 'generate', 'postprocess', 'total'];
 
 function stagesOf(rows: readonly ComparisonRow[]): string[] {
   const seen = new Set<string>();
@@ -71,11 +71,11 @@ export function formatComparisonMarkdown(rows: readonly ComparisonRow[], meta: C
     if (rs.length === 0) continue;
     out.push(`## ${group === 'all' ? 'All cases' : group === 'python' ? 'Python' : 'Java'} (${rs[0]!.report.overall.n} cases)`, '');
     const also = k === 20 ? 10 : 20;
-    out.push(`| method | recall@${k} | recall@${also} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 | empty |`, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push(`| method | recall@${k} | recall@${also} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 | REL | empty |`, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rs) {
       const s = r.report.overall;
       const label = r.method === 'rambo-oracle' ? 'rambo-oracle (ORACLE: ground truth as sketch)' : r.method;
-      out.push(`| ${label} | ${frac(s.recall)} | ${frac(r.recallAlso.value)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} | ${frac(r.emptyShare)} |`);
+      out.push(`| ${label} | ${frac(s.recall)} | ${frac(r.recallAlso.value)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} | ${pct(s.rel)} | ${frac(r.emptyShare)} |`);
     }
     out.push('');
     const stages = stagesOf(rs);

@@ -17,6 +17,13 @@ import { RepoMethods } from '../engine/body/RepoMethods';
 import type { Tokenize } from '../engine/body/tokens';
 import { isBodyCase } from './cases';
 import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
+import { CodeWindowIndex, DEFAULT_WINDOW } from '../engine/similar/windowIndex';
+import { SimilarRetriever, type NextLineModel, type SimilarRetrieverOptions } from '../engine/similar/perspectives';
+import { createSimilarBandit } from '../engine/similar/bandit';
+import type { LinUcb, LinUcbState } from '../engine/similar/linUcb';
+import type { SimilarArm } from '../engine/similar/types';
+import { caseLang } from './cases';
+import { scoreCompletion } from './metrics';
 
 export interface EvalProgress {
   phase: 'index' | 'prepare' | 'case';
@@ -42,6 +49,12 @@ export interface EvalRunInput {
   /** Rambo's signature tokens (the completion model's tokenizer); absent: subword tokens. */
   tokenize?: Tokenize;
   rerankers?: Partial<Record<Exclude<RerankMode, 'none'>, Reranker>>;
+  /** ProCC's hypothetical line: the causal LM's greedy next line. */
+  nextLine?: NextLineModel;
+  /** ProCC's windows (default DEFAULT_WINDOW) and how its perspectives match. */
+  similar?: { windowLines?: number; strideLines?: number } & SimilarRetrieverOptions;
+  /** The bandit methods start from this saved LinUCB state (else from nothing). */
+  banditState?: unknown;
   write(method: string, prediction: Prediction): Promise<void>;
   onProgress?(p: EvalProgress): void;
 }
@@ -53,6 +66,8 @@ export interface RepoReport {
   indexMs: number;
   /** Index-time work of each path (RG-1 windows, TF-IDF, embeddings). */
   prepareMs: Partial<Record<PathName, number>>;
+  /** ProCC's code-window index: windows, time to build and embed them, memory held (bytes, an estimate). */
+  windows?: { count: number; ms: number; bytes: number; embedded: number; store: string };
 }
 
 export interface MethodReport {
@@ -64,6 +79,9 @@ export interface MethodReport {
 
 export interface EvalRunReport {
   repos: RepoReport[];
+  /** Each bandit method's LinUCB state at the end of the run, and why a given saved state was not used. */
+  bandits?: Record<string, LinUcbState>;
+  banditError?: string;
   methods: Record<string, MethodReport>;
   elapsedMs: number;
 }
@@ -102,6 +120,16 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
   for (const m of input.methods) report.methods[m.name] = { cases: 0, problems: {}, elapsedMs: 0 };
   const total = input.cases.length * input.methods.length;
   let done = 0;
+  // Each bandit method keeps one LinUCB over the whole run: cases in file order, each predicted before its reward is used.
+  const bandits = new Map<string, LinUcb<SimilarArm>>();
+  for (const m of input.methods) {
+    if (m.similar !== 'bandit') continue;
+    const made = createSimilarBandit(input.banditState);
+    if (made.error) report.banditError = made.error;
+    bandits.set(m.name, made.bandit);
+  }
+  const needsSimilar = input.methods.some((m) => m.similar !== undefined && m.similar !== 'off');
+  if (needsSimilar && !input.encoder) throw new UserError('ProCC\'s methods need the code encoder, which is not loaded');
 
   for (const [repo, cases] of groups) {
     throwIfAborted(signal);
@@ -112,6 +140,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     const kb = await KnowledgeBase.open({ repoRoot, parsers: input.parsers, ...(indexFolder ? { indexFolder } : {}) });
     let paths: RetrievalPaths | undefined;
     let repoMethods: RepoMethods | undefined;
+    let windows: CodeWindowIndex | undefined;
     try {
       await kb.index(undefined, signal);
       const repoReport: RepoReport = { repository: repo, files: kb.paths().length, items: kb.items().length, indexMs: performance.now() - t0, prepareMs: {} };
@@ -129,6 +158,20 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         await r.prepare?.(signal);
         repoReport.prepareMs[path] = performance.now() - p0;
       }
+      let similar: SimilarRetriever | undefined;
+      if (needsSimilar && input.encoder) {
+        input.onProgress?.({ phase: 'prepare', repo, done, total, detail: 'code windows' });
+        windows = new CodeWindowIndex(kb, input.encoder, {
+          windowLines: input.similar?.windowLines ?? DEFAULT_WINDOW.lines,
+          strideLines: input.similar?.strideLines ?? input.similar?.windowLines ?? DEFAULT_WINDOW.stride,
+          ...(indexFolder ? { indexFolder } : {}),
+          onProgress: (p) => input.onProgress?.({ phase: 'prepare', repo, done, total, detail: `windows ${p.done}/${p.total}` }),
+        });
+        const w = await windows.prepare(signal);
+        repoReport.windows = { count: w.windows, ms: w.elapsedMs, bytes: w.bytes, embedded: w.embedded, store: typeof w.store === 'string' ? w.store : `invalid: ${w.store.invalid}` };
+        const nextLine = input.nextLine;
+        similar = new SimilarRetriever(windows, kb, nextLine ? () => nextLine : undefined, input.similar ?? {});
+      }
       const retrievers = paths.byName;
       // Rambo's methods, and every method on body cases (the body mode), read the repository's methods.
       if (input.methods.some((m) => m.rambo) || cases.some(isBodyCase)) repoMethods = new RepoMethods(kb, input.tokenize);
@@ -144,6 +187,8 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         ...(input.model ? { model: input.model } : {}),
         rerankers: input.rerankers ?? {},
         queryMemo: new Map(),
+        ...(similar ? { similar } : {}),
+        bandits,
         ...(repoMethods ? { body: { parsers: input.parsers, repo: () => repoMethods, ...(input.tokenize ? { tokenize: input.tokenize } : {}) } } : {}),
       };
       for (const method of input.methods) {
@@ -154,7 +199,16 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
           let prediction: Prediction;
           let problems: string[];
           try {
-            ({ prediction, problems } = await runCase(c, method, env, input.options, signal));
+            const outcome = await runCase(c, method, env, input.options, signal);
+            ({ prediction, problems } = outcome);
+            // The bandit learns from this case only after predicting it: reward = ES of the completion (0..1).
+            const bandit = bandits.get(method.name);
+            const lang = caseLang(c);
+            if (bandit && outcome.similar?.chosenBy === 'bandit' && lang && input.options.generate) {
+              const reward = scoreCompletion(prediction.prediction, c.groundtruth, lang).es / 100;
+              bandit.update(outcome.similar.arm, outcome.similar.features, reward);
+              if (prediction.similar) prediction.similar.reward = reward;
+            }
           } catch (e) {
             if (isCancellationError(e) || signal.aborted) throw e;
             if (e instanceof UserError) throw e;
@@ -172,10 +226,12 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
       }
     } finally {
       paths?.dispose();
+      windows?.dispose();
       repoMethods?.dispose();
       kb.dispose();
     }
   }
+  if (bandits.size > 0) report.bandits = Object.fromEntries([...bandits].map(([name, b]) => [name, b.toJSON()]));
   report.elapsedMs = performance.now() - start;
   return report;
 }

@@ -18,6 +18,10 @@ import type { ModelClient } from '../engine/generate/types';
 import { snippetForPrompt } from '../engine/prompt/snippetForPrompt';
 import { autoMode, bodyMode, createPipeline, LINE_MODE, pipelineOptions as withDefaults, probingQueryBuilder, type BodyModeDeps, type CompletionMode, type CompletionRequest, type CompletionResult, type Pipeline, type PipelineOptions, type SketchSource } from '../engine/pipeline';
 import { UserError } from '../engine/util/errors';
+import type { LinUcb } from '../engine/similar/linUcb';
+import type { SimilarRetrieval } from '../engine/similar/perspectives';
+import type { SimilarMode } from '../engine/similar/similarStage';
+import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
 
 export type RerankMode = 'none' | 'llm' | 'distilled';
 
@@ -33,7 +37,12 @@ export interface MethodSpec {
   usesQuery: boolean;
   /** Rambo's methods (body mode's own retrieval): where the sketch comes from; `oracle` is the ground truth (a ceiling, not a method). */
   rambo?: SketchSource;
+  /** ProCC's similar-code stage: a fixed perspective, the union, or the bandit (learning online over the run's cases). */
+  similar?: SimilarMode;
 }
+
+/** ProCC's methods (line cases): one perspective each, their union, and the bandit's choice. */
+export const PROCC_METHODS: Readonly<Record<string, SimilarMode>> = { 'procc-lex': 'lexical', 'procc-hyp': 'hypothetical', 'procc-sum': 'summary', 'procc-union': 'union', procc: 'bandit' };
 
 /** The methods of docs/BENCHMARK.md, in the order the comparison table lists them. */
 export const STANDARD_METHODS = ['zero-shot', 'rg1', 'repocoder', 'draco', 's', 'd', 'df', 'df+s', 'df+s+d', 'df+s+d+lr', 'df+s+d+dr'] as const;
@@ -54,6 +63,10 @@ export function parseMethod(name: string): MethodSpec {
   // `rambo+df+s+d+dr`: Rambo with CodeRAG's knowledge items (that method's reranked top-u) joining its prompt.
   const plus = /^(rambo(?:-nosketch|-oracle)?)\+(.+)$/.exec(n);
   if (plus && RAMBO_METHODS[plus[1]!]) return { ...parseMethod(plus[2]!), name: n, iterative: false, rambo: RAMBO_METHODS[plus[1]!] };
+  const procc = PROCC_METHODS[n];
+  if (procc) return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false, similar: procc };
+  // `df+s+d+dr+pc`: a CodeRAG method with ProCC's bandit-chosen window added to its prompt.
+  if (n.endsWith('+pc') && n !== '+pc') return { ...parseMethod(n.slice(0, -3)), name: n, similar: 'bandit' };
   if (n === 'draco') return { name: n, paths: ['dataflow'], rerank: 'none', iterative: false, usesQuery: false };
   const paths = new Set<PathName>();
   let rerank: RerankMode = 'none';
@@ -73,10 +86,11 @@ export function parseMethod(name: string): MethodSpec {
 }
 
 /** What a method needs besides the knowledge base: used to load models once per run. */
-export function methodNeeds(specs: readonly MethodSpec[], query: QueryStrategy): { prober: boolean; encoder: boolean; llmReranker: boolean; distilledReranker: boolean } {
+export function methodNeeds(specs: readonly MethodSpec[], query: QueryStrategy): { prober: boolean; encoder: boolean; llmReranker: boolean; distilledReranker: boolean; similar: boolean } {
   return {
     prober: query === 'probe' && specs.some((s) => s.usesQuery),
-    encoder: specs.some((s) => s.paths.includes('dense')),
+    encoder: specs.some((s) => s.paths.includes('dense') || (s.similar !== undefined && s.similar !== 'off')),
+    similar: specs.some((s) => s.similar !== undefined && s.similar !== 'off'),
     llmReranker: specs.some((s) => s.rerank === 'llm'),
     distilledReranker: specs.some((s) => s.rerank === 'distilled'),
   };
@@ -103,6 +117,8 @@ export interface RunOptions {
   bodyPromptForm: 'rambo' | 'block';
   /** Checking against the repository at dereferences (PipelineOptions.check); default off. */
   check?: CheckMode;
+  /** Share of the prompt ProCC's window may take beside CodeRAG's knowledge (PipelineOptions.similar.promptShare). */
+  similarShare?: number;
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48, bodyMaxNewTokens: 128, bodyPromptForm: 'rambo' };
@@ -125,6 +141,10 @@ export interface CaseEnvironment {
   queryMemo?: Map<string, RetrievalQuery>;
   /** The body mode's repository view (Rambo's methods and body cases). */
   body?: BodyModeDeps;
+  /** ProCC's perspectives over the repository's code windows. */
+  similar?: SimilarRetrieval;
+  /** Each bandit method's LinUCB, kept across the run's repositories (the harness rewards it after each case). */
+  bandits?: ReadonlyMap<string, LinUcb<SimilarArm>>;
 }
 
 function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key: string): QueryBuilder {
@@ -151,6 +171,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
     body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm },
     check: { mode: options.check ?? 'off' },
+    similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },
   });
 }
 
@@ -186,6 +207,7 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
     // Rambo's sketch is a model call even when only retrieval is evaluated.
     ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
     ...(env.receivers ? { receivers: () => env.receivers } : {}),
+    ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
   }, modeOf(spec, c, env, options.generate, knowledge));
 }
 
@@ -199,6 +221,7 @@ function timingsOf(result: CompletionResult, generate: boolean): StageTimings {
     else t[s.stage] = s.elapsedMs;
   }
   for (const p of result.trace.retrieval?.paths ?? []) t[p.path] = p.elapsedMs;
+  for (const p of result.trace.similar?.perspectives ?? []) if (p.status !== 'skipped') t[`sim-${p.name}`] = p.elapsedMs;
   t.total = result.trace.totalMs - skipped;
   return t;
 }
@@ -212,10 +235,16 @@ function contextsOf(result: CompletionResult): PredictionContext[] {
 function problemsOf(result: CompletionResult): string[] {
   const out: string[] = [];
   for (const p of result.trace.retrieval?.paths ?? []) if (p.status !== 'ok') out.push(`${p.path} ${p.status}${p.message ? `: ${p.message}` : ''}`);
+  for (const p of result.trace.similar?.perspectives ?? []) if (p.status !== 'ok') out.push(`similar ${p.name} ${p.status}${p.message ? `: ${p.message}` : ''}`);
   if (result.trace.query?.fallbackReason) out.push(`query fallback: ${result.trace.query.fallbackReason}`);
   for (const s of result.trace.stages) if (s.status === 'degraded' || s.status === 'failed') out.push(`${s.stage} ${s.status}: ${s.message ?? ''}`);
   if (result.trace.error) out.push(`${result.trace.error.stage}: ${result.trace.error.message}`);
   return out;
+}
+
+/** What a prediction keeps of ProCC's stage: the arm, how it was chosen, the context and the scores. */
+function similarOf(t: SimilarTrace): NonNullable<Prediction['similar']> {
+  return { arm: t.arm, chosen_by: t.chosenBy, features: t.features, ...(t.scores ? { scores: t.scores } : {}), tops: Object.fromEntries(t.perspectives.flatMap((p) => (p.top ? [[p.name, p.top.id]] : []))) };
 }
 
 /** Whether the prediction names a member its repository-typed receiver lacks (eval score's unknown member rate). */
@@ -228,6 +257,8 @@ function unknownMember(request: { filePath: string; lang: Lang; prefix: string }
 
 export interface CaseOutcome {
   prediction: Prediction;
+  /** ProCC's stage as it ran (the harness rewards a bandit's arm from it). */
+  similar?: SimilarTrace;
   /** What degraded (kept out of the predictions file, counted by the run). */
   problems: string[];
 }
@@ -244,7 +275,12 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
     const text = first.items[0]?.text ?? '';
-    return { prediction: { task_id: c.metadata.task_id, prediction: text, contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate), ...unknownMember(request, text, env, options, signal) }, problems: problemsOf(first) };
+    const similar = first.trace.similar;
+    return {
+      prediction: { task_id: c.metadata.task_id, prediction: text, contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate), ...unknownMember(request, text, env, options, signal), ...(similar ? { similar: similarOf(similar) } : {}) },
+      problems: problemsOf(first),
+      ...(similar ? { similar } : {}),
+    };
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';

@@ -2,7 +2,8 @@
 // metrics overall and per repository, plus per-stage timing medians and p95 (CodeRAG Table 7).
 import type { BenchCase, Prediction } from './cases';
 import { caseLang } from './cases';
-import { medianP95, scoreCompletion, scoreContexts } from './metrics';
+import { identifiers, medianP95, normalizedLines, scoreCompletion, scoreContexts, setF1 } from './metrics';
+import type { Lang } from '../engine/kb/types';
 
 export interface ScoreSummary {
   /** Cases scored (a case without a prediction counts, with an empty prediction). */
@@ -29,6 +30,11 @@ export interface ScoreSummary {
   n_recall: number;
   /** Cases that had no prediction. */
   missing: number;
+  /**
+   * Generator-free relevance, percent: the best identifier F1 between any line of the top-1 window
+   * (ProCC's chosen similar window when there is one, else the first context) and the ground truth.
+   */
+  rel: number;
 }
 
 export interface ScoreReport {
@@ -56,9 +62,24 @@ interface Accumulator {
   nim: number;
   nUnknown: number;
   unknown: number;
+  rel: number;
 }
 
-const empty = (): Accumulator => ({ n: 0, em: 0, es: 0, idEm: 0, idF1: 0, nRecall: 0, recall: 0, coverage: 0, full: 0, missing: 0, nim: 0, nUnknown: 0, unknown: 0 });
+const empty = (): Accumulator => ({ n: 0, em: 0, es: 0, idEm: 0, idF1: 0, nRecall: 0, recall: 0, coverage: 0, full: 0, missing: 0, nim: 0, nUnknown: 0, unknown: 0, rel: 0 });
+
+/** The best identifier F1 (percent) between any line of the prediction's top-1 window and the ground truth. */
+export function topWindowRelevance(pred: Prediction | undefined, groundtruth: string, lang: Lang): number {
+  const top = pred?.contexts.find((c) => c.source.startsWith('similar:')) ?? pred?.contexts[0];
+  if (!top) return 0;
+  const truth = identifiers(normalizedLines(groundtruth, lang).join(''), lang);
+  if (truth.length === 0) return 0;
+  let best = 0;
+  for (const line of top.text.split('\n')) {
+    const ids = identifiers(line, lang);
+    if (ids.length > 0) best = Math.max(best, setF1(ids, truth));
+  }
+  return 100 * best;
+}
 
 function summarize(a: Accumulator): ScoreSummary {
   const mean = (x: number): number => (a.n === 0 ? 0 : x / a.n);
@@ -76,6 +97,7 @@ function summarize(a: Accumulator): ScoreSummary {
     full_recall: frac(a.full),
     n_recall: a.nRecall,
     missing: a.missing,
+    rel: mean(a.rel),
   };
 }
 
@@ -109,6 +131,7 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
     const pred = byTask.get(c.metadata.task_id);
     const code = scoreCompletion(pred?.prediction, c.groundtruth, lang);
     const ctx = scoreContexts(c.metadata.crossfile_defs, pred?.contexts, k);
+    const rel = topWindowRelevance(pred, c.groundtruth, lang);
     let repo = repos.get(c.metadata.repository);
     if (!repo) repos.set(c.metadata.repository, (repo = empty()));
     for (const acc of [overall, repo]) {
@@ -117,6 +140,7 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
       acc.es += code.es;
       acc.idEm += code.idEm;
       acc.idF1 += code.idF1;
+      acc.rel += rel;
       acc.nim += nextIdentifierMatch(pred?.prediction ?? '', c.groundtruth) ? 100 : 0;
       if (pred?.unknown_member !== undefined) {
         acc.nUnknown++;

@@ -12,6 +12,7 @@ import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { RerankerChoice } from '../engine/rerank/types';
 import type { PathName } from '../engine/retrieve/types';
+import type { NextLineModel } from '../engine/similar/perspectives';
 import { errorMessage, UserError } from '../engine/util/errors';
 import { assetsDir, cacheRoot, modelDevice, parsers, progressPrinter } from './context';
 
@@ -43,11 +44,15 @@ export async function openModels(need: { lm: boolean; encoder: boolean }, warn: 
 }
 
 /** The repository's retrieval paths, prepared (the dense path embeds with progress on stderr); timings per path. */
-export async function preparedPaths(kb: KnowledgeBase, repo: string, paths: readonly PathName[], encoder: Encoder | undefined, indexDir: string | undefined, signal: AbortSignal): Promise<{ paths: RetrievalPaths; prepareMs: Record<string, number> }> {
+export async function preparedPaths(kb: KnowledgeBase, repo: string, paths: readonly PathName[], encoder: Encoder | undefined, indexDir: string | undefined, signal: AbortSignal, similar?: { nextLine?: NextLineModel }): Promise<{ paths: RetrievalPaths; prepareMs: Record<string, number> }> {
   const embedding = progressPrinter('embedding');
+  const indexFolder = indexFolderFor(cacheRoot(indexDir), repo);
+  const nextLine = similar?.nextLine;
   const built = createRetrievalPaths(kb, await parsers(), {
     paths,
-    ...(encoder ? { dense: { encoder, indexFolder: indexFolderFor(cacheRoot(indexDir), repo), onProgress: (x) => embedding.update({ done: x.done, total: x.total, path: '' }) } } : {}),
+    ...(encoder ? { dense: { encoder, indexFolder, onProgress: (x) => embedding.update({ done: x.done, total: x.total, path: '' }) } } : {}),
+    // ProCC's code windows (the same encoder), when similar code is asked for.
+    ...(encoder && similar ? { similar: { encoder, indexFolder, onProgress: (x: { done: number; total: number }) => embedding.update({ done: x.done, total: x.total, path: 'code windows' }), ...(nextLine ? { nextLine: () => nextLine } : {}) } } : {}),
   });
   const prepareMs: Record<string, number> = {};
   try {
@@ -55,6 +60,11 @@ export async function preparedPaths(kb: KnowledgeBase, repo: string, paths: read
       const t = performance.now();
       await r.prepare?.(signal);
       prepareMs[r.name] = performance.now() - t;
+    }
+    if (built.windows) {
+      const t = performance.now();
+      await built.windows.prepare(signal);
+      prepareMs.windows = performance.now() - t;
     }
   } catch (e) {
     built.dispose();

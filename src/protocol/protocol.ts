@@ -152,6 +152,16 @@ export interface CompletionTraceView {
     unmapped: string[];
     usages: Array<{ id: string; path: string; score: number; via: string[] }>;
   };
+  /** ProCC's similar-code stage: each perspective's top-1 window, the bandit's context and scores, the chosen arm. */
+  similar?: {
+    arm: string;
+    chosenBy: string;
+    features: number[];
+    scores?: Record<string, number | undefined>;
+    perspectives: Array<{ name: string; status: string; elapsedMs: number; message?: string; query?: string; top?: { id: string; path: string; startLine: number; endLine: number; score: number } }>;
+    snippets: string[];
+    reward?: number;
+  };
   query?: { strategy: string; text: string; spans: Array<{ startLine: number; endLine: number }>; chunkScores?: Array<{ startLine: number; endLine: number; score: number }>; fallbackReason?: string };
   retrieval?: {
     paths: Array<{ path: string; status: string; elapsedMs: number; budgetMs: number; message?: string; notes?: string[]; results: Array<{ id: string; score: number; reason?: string }> }>;

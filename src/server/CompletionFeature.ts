@@ -4,6 +4,8 @@ import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilit
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
+import type { LinUcb } from '../engine/similar/linUcb';
+import type { SimilarArm } from '../engine/similar/types';
 import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, type CompletionTrace, type PipelineOptions } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
@@ -56,6 +58,12 @@ export class CompletionFeature implements Feature {
   private readonly overheads: number[] = [];
   private readonly cacheHitTimes: number[] = [];
   trusted = true;
+  /**
+   * The LinUCB that chooses ProCC's perspective for a workspace folder (its root; undefined for a
+   * file outside every folder). The learning feature owns it, saves it and rewards it. Unset, or
+   * returning undefined: `bandit` mode uses its fixed fallback perspective (lexical).
+   */
+  banditProvider: ((folderRoot: string | undefined) => LinUcb<SimilarArm> | undefined) | undefined;
 
   constructor(
     private readonly documents: TextDocuments<TextDocument>,
@@ -178,6 +186,8 @@ export class CompletionFeature implements Feature {
         retrievers: () => (folder && folder.state === 'ready' ? folder.retrievers : []),
         receivers: () => (folder && folder.state === 'ready' ? folder.receivers : undefined),
         prober: this.prober,
+        similar: () => (folder && folder.state === 'ready' ? folder.similar : undefined),
+        bandit: () => this.banditProvider?.(folder?.root),
         model: () => model,
         rerankers: this.rerank.switcher,
         gate: this.models.gate,

@@ -21,11 +21,14 @@ import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
 import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
+import type { NextLineModel } from '../engine/similar/perspectives';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
 import { GetStatusRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
+import { LearningFeature } from './LearningFeature';
+import { createSimilarBandit } from '../engine/similar/bandit';
 import { mergeConfig, type ServerConfig } from './config';
 import type { Feature } from './feature';
 import { ForegroundActivity } from './ForegroundActivity';
@@ -44,6 +47,8 @@ const log = getLogger('server');
  */
 const DENSE_CHUNK_CHARS = 512;
 const DENSE_CHUNK_ITEMS = 16;
+/** A code window is about DENSE_CHUNK_CHARS of text or more (20 lines): one window per ONNX run. */
+const WINDOW_CHUNK = 1;
 
 export interface ServerHost {
   /** Folder holding grammars/ and models/ (dist/ for the bundles). */
@@ -73,11 +78,14 @@ export class Server {
   private readonly models: ModelFeature;
   private readonly rerank: RerankFeature;
   private readonly completion: CompletionFeature;
+  private readonly learning: LearningFeature;
   private readonly features: Feature[];
   private parsersPromise: Promise<Parsers> | undefined;
   private lmPromise: Promise<CausalLM> | undefined;
   private encoderPromise: Promise<Encoder | undefined> | undefined;
   private prober: ChunkProber | undefined;
+  /** ProCC's hypothetical line: the probing LM's greedy next line, once it is loaded. */
+  private nextLine: NextLineModel | undefined;
   private cacheRoot: string;
   private initOptions: InitializationOptions = {};
   /** The OpenAI-compatible server's key, from the client's secret storage (never from settings). */
@@ -105,6 +113,8 @@ export class Server {
           const encoder = await this.encoder();
           return createRetrievalPaths(kb, parsers, {
             ...(encoder ? { dense: { encoder, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, chunkSize: DENSE_CHUNK_ITEMS, chunkChars: DENSE_CHUNK_CHARS, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
+            // ProCC's code windows: the same encoder, built after the dense vectors, paced the same way.
+            ...(encoder ? { similar: { encoder, indexFolder: context.indexFolder, chunkSize: WINDOW_CHUNK, pace: (signal: AbortSignal) => this.foreground.yield(signal), nextLine: () => this.nextLine } } : {}),
           });
         },
       },
@@ -113,7 +123,10 @@ export class Server {
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
     this.rerank = new RerankFeature(this.status);
     this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground);
-    this.features = [this.indexer, this.models, this.rerank, this.completion];
+    // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it.
+    this.learning = new LearningFeature({ cacheRoot: () => this.cacheRoot, newBandit: (saved) => createSimilarBandit(saved), traceOf: (id) => this.completion.traceOf(id) });
+    this.completion.banditProvider = (folderRoot) => (folderRoot !== undefined ? this.learning.banditFor(folderRoot) : undefined);
+    this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
   }
 
   /** The shipped code encoder for dense retrieval; undefined (dense off, logged once) when it does not load. */
@@ -240,6 +253,8 @@ export class Server {
     this.causalLM().then(
       (lm) => {
         this.prober = causalLMProber(lm);
+        // One in-process LM run at a time: the hypothetical line queues behind probing like a probe.
+        this.nextLine = (prompt, maxNewTokens, signal) => this.models.probeGate.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
         log.info(`probing model ${lm.name} loaded in ${lm.timings.loadMs.toFixed(0)} ms`);
       },
       (e: unknown) => log.warn(`the embedded model did not load (probing falls back to a model-free query): ${errorMessage(e)}`),

@@ -21,6 +21,7 @@ import { RepoMethods } from '../engine/body/RepoMethods';
 import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
 import type { RetrievalPaths } from '../engine/pipeline';
+import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import { DisposableStore, type Disposable } from '../engine/util/disposable';
 import { errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
@@ -53,6 +54,7 @@ export class FolderIndex implements Disposable {
   /** The dense path joins once its embeddings are ready (it would embed inside a request otherwise). */
   denseReady = false;
   private densePreparing: Promise<void> | undefined;
+  private similarPreparing: Promise<void> | undefined;
   private readonly store = new DisposableStore();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   /** The body mode's view of the repository: its methods and the identifier -> using-methods index, kept current per file. */
@@ -92,6 +94,27 @@ export class FolderIndex implements Disposable {
       },
       (e: unknown) => {
         this.densePreparing = undefined;
+        done(e);
+      },
+    );
+  }
+
+  /** ProCC's perspectives (their `ready` says whether the code windows are built). */
+  get similar(): SimilarRetrieval | undefined {
+    return this.paths.similar;
+  }
+
+  /** Build ProCC's code windows in the background (once at a time); requests use them when ready. */
+  prepareSimilar(signal: AbortSignal, done: (error?: unknown) => void): void {
+    const windows = this.paths.windows;
+    if (!windows || this.similarPreparing) return;
+    this.similarPreparing = windows.prepare(signal).then(
+      () => {
+        this.similarPreparing = undefined;
+        done();
+      },
+      (e: unknown) => {
+        this.similarPreparing = undefined;
         done(e);
       },
     );
@@ -332,6 +355,13 @@ export class WorkspaceIndexer implements Feature {
             if (e !== undefined && !isCancellationError(e)) log.warn(`dense retrieval for ${folderIndex.name} is off: ${errorMessage(e)}`);
             else if (e === undefined) log.info(`dense retrieval ready for ${folderIndex.name}: ${folderIndex.paths.dense?.size ?? 0} items embedded`);
             this.status.update({ indexing: undefined, folders: this.summaries() });
+            // ProCC's windows after the dense vectors, so the two do not compete for the encoder.
+            if (!this.abort.signal.aborted) {
+              folderIndex.prepareSimilar(this.abort.signal, (err) => {
+                if (err !== undefined && !isCancellationError(err)) log.warn(`similar code for ${folderIndex.name} is off: ${errorMessage(err)}`);
+                else if (err === undefined) log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
+              });
+            }
           });
           log.info(`indexed ${name}: ${index.report.files} files, ${index.report.parsed} parsed, in ${index.report.elapsedMs.toFixed(0)} ms`);
         } catch (e) {

@@ -3,6 +3,7 @@
 // The keys mirror the `coderag.*` settings of package.json.
 import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type CheckMode, type PipelineOptions } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
+import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 
 export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
@@ -39,6 +40,8 @@ export interface ServerConfig {
   check: { mode: CheckMode };
   /** Learn from accepted and rejected suggestions which similar-code perspective to use (kept on this machine). */
   learning: { enable: boolean };
+  /** ProCC's similar code in the prompt: off, the bandit's choice, the union, or one perspective. */
+  similar: { mode: SimilarMode };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -58,6 +61,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   models: { device: 'auto' },
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'off' },
   learning: { enable: true },
+  similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
 };
 
 type Json = unknown;
@@ -72,6 +76,7 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.rerank.kind': ['llm', 'distilled', 'none'],
   'coderag.query.strategy': ['probe', 'last3', 'last10', 'jaccard'],
   'coderag.check.mode': CHECK_MODES,
+  'coderag.similar.mode': SIMILAR_MODES,
 };
 
 function isRecord(x: Json): x is Record<string, Json> {
@@ -133,5 +138,6 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     prompt: { budgetTokens: config.prompt.budgetTokens },
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
     check: { mode: config.check.mode },
+    similar: { mode: config.similar.mode },
   });
 }

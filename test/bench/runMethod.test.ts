@@ -26,7 +26,7 @@ void test('parseMethod: the standard methods and unions of s, d, df with a reran
   assert.throws(() => parseMethod('df+x'), UserError);
   assert.throws(() => parseMethod('lr'), UserError);
   assert.throws(() => parseMethod('s+lr+dr'), UserError);
-  assert.deepEqual(methodNeeds([parseMethod('rg1'), parseMethod('df+s+d+dr')], 'probe'), { prober: true, encoder: true, llmReranker: false, distilledReranker: true });
+  assert.deepEqual(methodNeeds([parseMethod('rg1'), parseMethod('df+s+d+dr')], 'probe'), { prober: true, encoder: true, llmReranker: false, distilledReranker: true, similar: false });
   assert.equal(methodNeeds([parseMethod('rg1')], 'probe').prober, false);
 });
 

@@ -62,7 +62,7 @@ void test('eval compare --no-generate writes the table, the chart and one predic
   const r = cli(['eval', 'compare', '--cases', casesFile, '--repos', reposDir, '--methods', 'zero-shot,rg1,s,df+s', '--no-generate', '--query', 'last3', '--index-dir', index, '--out', out]);
   assert.equal(r.code, 0, r.stderr);
   const md = readFileSync(join(out, 'report.md'), 'utf8');
-  assert.match(md, /\| method \| recall@10 \| recall@20 \| full@10 \| coverage@10 \| EM \| ES \| ID-EM \| ID-F1 \| empty \|/);
+  assert.match(md, /\| method \| recall@10 \| recall@20 \| full@10 \| coverage@10 \| EM \| ES \| ID-EM \| ID-F1 \| REL \| empty \|/);
   for (const m of ['zero-shot', 'rg1', 's', 'df+s']) {
     assert.match(md, new RegExp(`^\\| ${m.replace('+', '\\+')} \\| `, 'm'));
     assert.ok(existsSync(join(out, `${m}.jsonl`)));

@@ -224,6 +224,34 @@ void describe('language server over stdio', () => {
     lsp.configure(settings(model.url));
   });
 
+  void test('similar code (ProCC): the code windows build after the dense vectors; with coderag.similar.mode the top-1 window enters the prompt and the trace', async () => {
+    const start = performance.now();
+    while (!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l))) {
+      if (performance.now() - start > 60_000) throw new Error(`the code windows did not build:\n${lsp.logs.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(lsp.logs.some((l) => /similar code ready for .*: \d+ code windows/.test(l)), lsp.logs.join('\n'));
+    lsp.configure(settings(model.url, { similar: { mode: 'bandit' } }));
+    await new Promise((r) => setTimeout(r, 200));
+    const items = await lsp.complete(mainUri, LINE, COL);
+    const trace = (await lsp.explain(items[0]?.traceId))?.trace;
+    // No learning feature lends a bandit here: the fixed fallback perspective (lexical) chooses.
+    const similar = trace?.similar;
+    assert.equal(similar?.chosenBy, 'fixed');
+    assert.deepEqual(similar?.perspectives.map((p) => p.name), ['lexical']);
+    assert.equal(similar?.features.length, 7);
+    const lexical = similar.perspectives[0]!;
+    if (lexical.status === 'ok') {
+      assert.equal(similar.arm, 'lexical');
+      assert.match(trace?.prompt?.text ?? '', /Compare this snippet from /);
+    } else {
+      // On a loaded machine the editor's 300 ms budget can run out: reported, and no window enters.
+      assert.equal(lexical.status, 'timeout', JSON.stringify(lexical));
+      assert.equal(similar.arm, 'none');
+    }
+    lsp.configure(settings(model.url));
+  });
+
   void test('the server overhead per request (outside the model and retrieval) is recorded', async () => {
     const status = await lsp.status();
     assert.ok(status.stats.overheadMs, 'overhead samples exist');

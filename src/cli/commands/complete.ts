@@ -19,6 +19,11 @@ import { runsOn } from '../../engine/models/device';
 import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
 import { stripControlChars } from '../../engine/generate/postprocess/controlChars';
+import { readFile } from 'node:fs/promises';
+import { createSimilarBandit } from '../../engine/similar/bandit';
+import type { LinUcb } from '../../engine/similar/linUcb';
+import { SIMILAR_MODES, type SimilarMode } from '../../engine/similar/similarStage';
+import type { SimilarArm } from '../../engine/similar/types';
 
 const options = {
   ...indexOptions,
@@ -36,6 +41,8 @@ const options = {
   'no-dense': { type: 'boolean' },
   mode: { type: 'string' },
   check: { type: 'string' },
+  similar: { type: 'string' },
+  'bandit-state': { type: 'string' },
 } as const;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
@@ -69,7 +76,7 @@ function stageMessage(error: { stage: string; message: string }): string {
 
 export const completeCommand: CliCommand = {
   name: 'complete',
-  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] [--no-dense] [--check constrain|repair|off] [--json] [--no-prompt]',
+  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] [--no-dense] [--check constrain|repair|off] [--similar off|bandit|union|lexical|hypothetical|summary] [--bandit-state FILE] [--json] [--no-prompt]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
@@ -98,6 +105,15 @@ export const completeCommand: CliCommand = {
     if (!['auto', 'line', 'body'].includes(modeName)) throw new UsageError('--mode must be auto, line or body');
     const check = ((values.check as string | undefined) ?? 'off') as CheckMode;
     if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be ${CHECK_MODES.join(', ')}`);
+    const similarMode = ((values.similar as string | undefined) ?? 'off') as SimilarMode;
+    if (!SIMILAR_MODES.includes(similarMode)) throw new UsageError(`--similar must be ${SIMILAR_MODES.join(', ')}`);
+    let bandit: LinUcb<SimilarArm> | undefined;
+    const banditFile = values['bandit-state'] as string | undefined;
+    if (banditFile) {
+      const made = createSimilarBandit(JSON.parse(await readFile(banditFile, 'utf8')) as unknown);
+      if (made.error) process.stderr.write(`warning: --bandit-state not used (${made.error}); a fresh bandit chooses\n`);
+      bandit = made.bandit;
+    }
     const timeoutMs = positiveInt(values, 'timeout-ms', 30_000);
     // One request from a terminal, not a keystroke: each path gets a generous budget (the editor's are tight).
     const settings = pipelineOptions({
@@ -106,6 +122,7 @@ export const completeCommand: CliCommand = {
       prompt: { budgetTokens: positiveInt(values, 'budget-tokens') },
       generate: { maxNewTokens: positiveInt(values, 'max-new-tokens') },
       check: { mode: check },
+      similar: { mode: similarMode, budgetsMs: { lexical: 2000, hypothetical: 5000, summary: 2000 } },
     });
 
     const { kb } = await indexedKnowledgeBase(repo, values, signal);
@@ -117,7 +134,8 @@ export const completeCommand: CliCommand = {
       else throw e;
       return undefined;
     });
-    const { paths } = await preparedPaths(kb, repo, ['sparse', 'dataflow', 'dense'], models.encoder, values['index-dir'] as string | undefined, signal);
+    const lmForLine = models.lm;
+    const { paths } = await preparedPaths(kb, repo, ['sparse', 'dataflow', 'dense'], models.encoder, values['index-dir'] as string | undefined, signal, similarMode === 'off' ? undefined : { ...(lmForLine ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => lmForLine.generate(prompt, { maxNewTokens }, s) } : {}) });
     let repoMethods: RepoMethods | undefined;
     try {
       const modelSettings: ModelSettings = {
@@ -142,6 +160,8 @@ export const completeCommand: CliCommand = {
         prober: () => prober,
         model: () => resolved.client,
         receivers: () => paths.receivers,
+        ...(paths.similar ? { similar: () => paths.similar } : {}),
+        ...(bandit ? { bandit: () => bandit } : {}),
         ...(rerankers ? { rerankers: rerankers.switcher } : {}),
       }, mode);
       const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) }, signal);

@@ -23,7 +23,7 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--check constrain|repair|off]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--check constrain|repair|off] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -47,6 +47,11 @@ const RUN_OPTIONS = {
   'body-prompt': { type: 'string' },
   'body-max-new-tokens': { type: 'string' },
   check: { type: 'string' },
+  'bandit-state': { type: 'string' },
+  'window-lines': { type: 'string' },
+  'window-stride': { type: 'string' },
+  'hyp-match': { type: 'string' },
+  'similar-share': { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
 } as const;
@@ -59,6 +64,12 @@ function bodyPromptForm(value: unknown): RunOptions['bodyPromptForm'] {
   return value;
 }
 
+
+function share(value: unknown): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError('--similar-share must be a number from 0 to 1');
+  return n;
+}
 
 /** Progress on stderr: a line every few seconds (every case on a terminal). */
 function progressLine(quiet: boolean): (p: EvalProgress) => void {
@@ -121,6 +132,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     bodyMaxNewTokens: positiveInt(values, 'body-max-new-tokens', DEFAULT_RUN_OPTIONS.bodyMaxNewTokens),
     bodyPromptForm: bodyPromptForm(values['body-prompt']),
     check,
+    ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share']) } : {}),
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
   let cases = await readCases(casesFile);
@@ -134,7 +146,20 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     rerankers.llm = await openLlmReranker(llmSpec, timeoutMs);
   }
   if (needs.distilledReranker) rerankers.distilled = await openDistilledReranker(join(assetsDir(), 'models'), modelDevice());
-  const models = await openModels({ lm: needs.prober || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`));
+  const hypMatch = (values['hyp-match'] as string | undefined) ?? 'embed';
+  if (hypMatch !== 'lexical' && hypMatch !== 'embed') throw new UsageError('--hyp-match must be lexical or embed');
+  let banditState: unknown;
+  const banditFile = values['bandit-state'] as string | undefined;
+  if (banditFile) {
+    try {
+      banditState = JSON.parse(await fs.readFile(banditFile, 'utf8')) as unknown;
+    } catch (e) {
+      throw new UserError(`--bandit-state ${banditFile}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  const windowLines = values['window-lines'] === undefined ? undefined : positiveInt(values, 'window-lines', 20);
+  const windowStride = values['window-stride'] === undefined ? undefined : positiveInt(values, 'window-stride', 20);
+  const models = await openModels({ lm: needs.prober || needs.similar || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`));
   try {
     if (needs.encoder && !models.encoder) throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
     const model = generator
@@ -163,6 +188,9 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
             ...(model ? { model } : {}),
             ...(models.lm ? { tokenize: (t: string) => models.lm!.encode(t) } : {}),
             rerankers: { ...rerankers, ...override },
+            ...(needs.similar && models.lm ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => models.lm!.generate(prompt, { maxNewTokens }, s) } : {}),
+            similar: { ...(windowLines ? { windowLines } : {}), ...(windowStride ? { strideLines: windowStride } : {}), hypotheticalMatch: hypMatch },
+            ...(banditState !== undefined ? { banditState } : {}),
             write,
             onProgress: progressLine(values.quiet === true),
           },
@@ -244,7 +272,8 @@ async function compareCommand(argv: string[], signal: AbortSignal): Promise<numb
   const title = (values.title as string | undefined) ?? `CodeRAG method comparison (${prepared.describe})`;
   const command = `coderag eval compare ${argv.join(' ')}`;
   const notes = [
-    `Index-time work per repository (ms): ${report.repos.map((r) => `${r.repository} ${r.files} files/${r.items} items: index ${r.indexMs.toFixed(0)}${Object.entries(r.prepareMs).map(([p, t]) => `, ${p} ${t.toFixed(0)}`).join('')}`).join('; ')}`,
+    `Index-time work per repository (ms): ${report.repos.map((r) => `${r.repository} ${r.files} files/${r.items} items: index ${r.indexMs.toFixed(0)}${Object.entries(r.prepareMs).map(([p, t]) => `, ${p} ${t.toFixed(0)}`).join('')}${r.windows ? `, code windows ${r.windows.count} (${r.windows.embedded} embedded, store ${r.windows.store}) ${r.windows.ms.toFixed(0)} ms, ${(r.windows.bytes / 1048576).toFixed(1)} MiB` : ''}`).join('; ')}`,
+    ...(report.banditError ? [`--bandit-state not used: ${report.banditError}`] : []),
     ...Object.entries(report.methods)
       .filter(([, m]) => Object.keys(m.problems).length > 0)
       .map(([name, m]) => `${name} degraded: ${Object.entries(m.problems).map(([w, n]) => `${n} x ${w}`).slice(0, 4).join('; ')}`),
@@ -252,6 +281,7 @@ async function compareCommand(argv: string[], signal: AbortSignal): Promise<numb
   const markdown = formatComparisonMarkdown(rows, { title, command, generated: prepared.options.generate, notes });
   await writeFileAtomic(join(outDir, 'report.md'), markdown);
   await writeFileAtomic(join(outDir, 'chart.svg'), comparisonChartSvg(rows, title.length > 90 ? `${title.slice(0, 87)}...` : title));
+  for (const [name, state] of Object.entries(report.bandits ?? {})) await writeFileAtomic(join(outDir, `bandit-${fileNameOf(name)}.json`), JSON.stringify(state) + '\n');
   await writeFileAtomic(join(outDir, 'scores.json'), JSON.stringify({ rows: rows.map((r) => ({ method: r.method, group: r.group, ...r.report })), run: report }, null, 2) + '\n');
   process.stdout.write(markdown + '\n');
   process.stdout.write(`wrote ${join(outDir, 'report.md')}, chart.svg, scores.json and one predictions file per method\n`);

@@ -19,6 +19,12 @@ import { isModelClientError, type DecodeConstraint, type GenerateResult, type Mo
 import { raceDeadline } from '../util/abort';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
+import type { LinUcb } from '../similar/linUcb';
+import type { SimilarRetrieval } from '../similar/perspectives';
+import { similarStage, type SimilarOutcome } from '../similar/similarStage';
+import type { SimilarArm } from '../similar/types';
+import type { CodeWindow } from '../similar/windowIndex';
+import type { PromptSnippet } from '../prompt/fitPromptBudget';
 import { newTraceId, retrievalTraceOf, type CompletionTrace, type StageName, type StageStatus } from './trace';
 import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions } from './types';
 
@@ -34,6 +40,29 @@ export interface PipelineStages extends ModelStages {
   probeGate?: ModelGate;
   /** Receiver typing for checked completions (check/receiverMembers); absent: no checking. */
   receivers?: () => ReceiverTyping | undefined;
+  /** ProCC's perspectives over the repository's code windows, ready or not (absent: no similar-code stage). */
+  similar?: () => SimilarRetrieval | undefined;
+  /** The host's LinUCB; the pipeline only chooses with it (the host rewards later). */
+  bandit?: () => LinUcb<SimilarArm> | undefined;
+}
+
+/** A similar-code window as a candidate: it enters the contexts and the prompt under ProCC's heading. */
+export function windowCandidate(w: CodeWindow, arm: string): Candidate {
+  return {
+    snippet: { id: w.id, kind: 'window', path: w.path, name: (w.text.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 60), qualifiedName: `${w.path}:${w.startLine + 1}-${w.endLine + 1}`, range: { startLine: w.startLine, endLine: w.endLine }, text: w.text },
+    paths: [],
+    scores: {},
+    ranks: {},
+    source: `similar:${arm}`,
+  };
+}
+
+/** A candidate as the prompt shows it; ProCC's window gets its heading and, with a share, is budgeted first up to it. */
+function promptSnippetOf(c: Candidate, similarCap: number | undefined): PromptSnippet {
+  if (!c.source?.startsWith('similar:')) return snippetForPrompt(c);
+  const heading = `Compare this snippet from ${c.snippet.path}:`;
+  if (similarCap === 0) return { path: c.snippet.path, text: c.snippet.text, heading };
+  return { path: c.snippet.path, text: c.snippet.text, heading, pinned: true, ...(similarCap !== undefined ? { maxTokens: similarCap } : {}) };
 }
 
 /** What checking needs of check/receiverMembers' ReceiverTyper. */
@@ -140,6 +169,26 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     trace.rerank = { reranker: reranker.name, calls: outcome.calls, picked: ranked.map((c) => c.snippet.id), ...(outcome.notes ? { notes: outcome.notes } : {}), ...(outcome.redactions !== undefined ? { redactions: outcome.redactions } : {}) };
   }
 
+  // c'. similar code (ProCC): the chosen top-1 window joins the reranked knowledge
+  const similarOptions = options.similar;
+  let similarWindows: Candidate[] = [];
+  if (similarOptions && similarOptions.mode !== 'off' && stages.similar) {
+    const similar = stages.similar();
+    const outcome = await timed<SimilarOutcome | undefined>(
+      trace,
+      'similar',
+      signal,
+      () => similarStage({ filePath: request.filePath, lang: request.lang, prefix: request.prefix, suffix: request.suffix }, similar, stages.bandit?.(), similarOptions, signal),
+      (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
+      stages.checkpoint,
+    );
+    if (outcome) {
+      trace.similar = outcome.trace;
+      similarWindows = outcome.windows.map((w) => windowCandidate(w, outcome.trace.arm));
+    }
+  }
+  ranked = [...ranked, ...similarWindows];
+
   contexts = ranked;
   // Retrieval only: every top-u snippet is a context; nothing is prompted or generated.
   if (!stages.model) return finish([]);
@@ -157,6 +206,9 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
   const budgetTokens = Math.max(64, Math.min(options.prompt.budgetTokens, (model.contextTokens ?? Infinity) - options.generate.maxNewTokens));
   // No token is longer than this many characters in practice; text beyond it can never fit, so it is not counted.
   const maxChars = budgetTokens * 12;
+  // ProCC's window beside CodeRAG's knowledge: it is budgeted first, up to its share of the prompt.
+  const share = options.similar?.promptShare;
+  const similarCap = similarWindows.length > 0 && ranked.length > similarWindows.length && share !== undefined ? Math.floor(budgetTokens * share) : undefined;
   const prompt = await timed<FittedPrompt | undefined>(
     trace,
     'prompt',
@@ -167,7 +219,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
           filePath: request.filePath,
           prefix: request.prefix.length > maxChars ? request.prefix.slice(request.prefix.indexOf('\n', request.prefix.length - maxChars) + 1) : request.prefix,
           suffix: request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix,
-          snippets: ranked.map(snippetForPrompt),
+          snippets: ranked.map((c) => promptSnippetOf(c, similarCap)),
           family: model.family,
           budgetTokens,
           suffixShare: options.prompt.suffixShare,
@@ -181,7 +233,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
     return finish([]);
   }
-  contexts = ranked.slice(0, prompt.snippetsUsed.length);
+  contexts = prompt.usedIndices.map((i) => ranked[i]!);
   // The prompt leaves the process (to a model server, or the embedded model): credentials first.
   const redacted = redactSecrets(prompt.prompt);
   trace.prompt = {

@@ -22,6 +22,10 @@ import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
 import { complete, type PipelineStages, type ReceiverTyping } from './complete';
 import { LINE_MODE } from './modes';
+import type { LinUcb } from '../similar/linUcb';
+import { SimilarRetriever, type NextLineModel, type SimilarRetrieval, type SimilarRetrieverOptions } from '../similar/perspectives';
+import { CodeWindowIndex, type WindowIndexOptions } from '../similar/windowIndex';
+import type { SimilarArm } from '../similar/types';
 import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
 
 /** What the host owns and lends to a pipeline; each function is read per request. */
@@ -44,6 +48,10 @@ export interface PipelineDeps {
   checkpoint?: (signal: AbortSignal) => Promise<void>;
   /** Receiver typing for `check` (check/receiverMembers' ReceiverTyper over the knowledge base). */
   receivers?: () => ReceiverTyping | undefined;
+  /** ProCC's perspectives over the repository's code windows (ready or not); absent: no similar-code stage. */
+  similar?: () => SimilarRetrieval | undefined;
+  /** The host's LinUCB for the similar-code choice; the pipeline only chooses, the host rewards. */
+  bandit?: () => LinUcb<SimilarArm> | undefined;
 }
 
 export interface Pipeline {
@@ -76,6 +84,8 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
+    ...(deps.similar ? { similar: deps.similar } : {}),
+    ...(deps.bandit ? { bandit: deps.bandit } : {}),
   };
   return {
     mode,
@@ -99,6 +109,10 @@ export interface RetrievalPaths {
   dense?: DenseRetriever;
   /** Receiver typing over the same knowledge base, for checked completions (PipelineOptions.check). */
   receivers: ReceiverTyper;
+  /** ProCC's code-window index, when an encoder is given for it: a host prepares it in the background. */
+  windows?: CodeWindowIndex;
+  /** ProCC's perspectives over those windows (not ready until the windows are prepared). */
+  similar?: SimilarRetrieval;
   dispose(): void;
 }
 
@@ -106,6 +120,8 @@ export interface RetrievalPathOptions {
   /** The paths to build (default CodeRAG's: sparse, dataflow and, with an encoder, dense). */
   paths?: readonly PathName[];
   dense?: { encoder: DenseEncoder } & DenseRetrieverOptions;
+  /** ProCC's windows and perspectives: the encoder (the dense path's), the causal LM's next line when loaded. */
+  similar?: { encoder: DenseEncoder; nextLine?: () => NextLineModel | undefined } & WindowIndexOptions & SimilarRetrieverOptions;
 }
 
 /** CodeRAG's retrieval paths over one knowledge base (2.2.1), plus RG-1 where asked for. */
@@ -122,12 +138,21 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
     byName.set('dense', dense);
   }
   const receivers = new ReceiverTyper(kb, parsers);
+  let windows: CodeWindowIndex | undefined;
+  let similar: SimilarRetriever | undefined;
+  if (options.similar) {
+    const { encoder, nextLine, queryLines, hypotheticalMatch, hypotheticalTokens, hypotheticalContextChars, ...windowOptions } = options.similar;
+    windows = new CodeWindowIndex(kb, encoder, windowOptions);
+    similar = new SimilarRetriever(windows, kb, nextLine, { ...(queryLines ? { queryLines } : {}), ...(hypotheticalMatch ? { hypotheticalMatch } : {}), ...(hypotheticalTokens ? { hypotheticalTokens } : {}), ...(hypotheticalContextChars ? { hypotheticalContextChars } : {}) });
+  }
   return {
     byName,
     retrievers: [...byName.values()].filter((r) => r !== dense),
     ...(dense ? { dense } : {}),
     receivers,
+    ...(windows && similar ? { windows, similar } : {}),
     dispose: () => {
+      windows?.dispose();
       receivers.dispose();
       for (const r of byName.values()) r.dispose();
     },

@@ -13,6 +13,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
   body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo' },
   check: { mode: 'off' },
+  // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
+  similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },
 };
 
 /** Where the model servers are and which models they run, unless the user says otherwise. */
@@ -25,7 +27,7 @@ export const MODEL_DEFAULTS = {
   timeoutMs: 7000,
 } as const;
 
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+type DeepPartial<T> = { [K in keyof T]?: NonNullable<T[K]> extends object ? DeepPartial<NonNullable<T[K]>> : T[K] };
 export type PipelineOverrides = DeepPartial<PipelineOptions>;
 
 /** The defaults with `overrides` laid over them, stage by stage. */
@@ -40,6 +42,7 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
     body: { ...d.body, ...defined(overrides.body) },
     check: { mode: 'off', ...d.check, ...defined(overrides.check) },
+    similar: { ...d.similar!, ...defined(overrides.similar), budgetsMs: { ...d.similar!.budgetsMs, ...defined(overrides.similar?.budgetsMs) } },
   } as PipelineOptions;
 }
 

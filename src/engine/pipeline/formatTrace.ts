@@ -55,6 +55,13 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     for (const c of r.calls) out.push(`- window [${c.window.map((w) => `\`${w}\``).join(', ')}] -> ${c.picked ? `\`${c.picked}\`` : `kept order (${c.failure ?? 'no pick'})`} in ${ms(c.elapsedMs)}`);
     out.push('', 'Top snippets in prompt order:', '', ...r.picked.map((id, i) => `${i + 1}. \`${id}\``), '');
   }
+  if (trace.similar) {
+    const s = trace.similar;
+    out.push('## Similar code (ProCC)', '', `Arm **${s.arm}** (${s.chosenBy === 'bandit' ? 'chosen by the bandit' : s.chosenBy === 'union' ? 'union of the perspectives' : 'fixed perspective'}); windows in the prompt: ${s.snippets.map((id) => `\`${id}\``).join(', ') || 'none'}${s.reward !== undefined ? `; reward ${s.reward.toFixed(3)}` : ''}`, '');
+    out.push('| perspective | status | time | top-1 | score | note |', '|---|---|---|---|---:|---|');
+    for (const p of s.perspectives) out.push(`| ${p.name} | ${p.status} | ${ms(p.elapsedMs)} | ${p.top ? `\`${p.top.path}\` ${p.top.startLine + 1}-${p.top.endLine + 1}` : '-'} | ${p.top ? p.top.score.toFixed(3) : '-'} | ${[p.message, p.query ? `query: ${p.query.split('\n')[0]!.slice(0, 80)}` : ''].filter(Boolean).join('; ').replace(/\|/g, '\\|')} |`);
+    out.push('', `Features: [${s.features.map((f) => f.toFixed(3)).join(', ')}]${s.scores ? `; UCB scores: ${Object.entries(s.scores).map(([a, v]) => `${a} ${(v ?? 0).toFixed(3)}`).join(', ')}` : ''}`, '');
+  }
   if (trace.model) {
     const m = trace.model;
     out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', 'Raw output:', '', fence(m.raw), '');

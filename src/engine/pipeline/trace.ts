@@ -12,7 +12,7 @@ import type { ModelRunsOn } from '../models/device';
 import type { ConstrainedName } from '../check/dereferenceConstraint';
 import type { MemberFix } from '../check/repairCompletion';
 
-export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess' | 'detect' | 'signatures' | 'sketch' | 'elements' | 'usages' | 'knowledge';
+export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess' | 'detect' | 'signatures' | 'sketch' | 'elements' | 'usages' | 'knowledge' | 'similar';
 
 /** What the body mode (Rambo) found, step by step. */
 export interface BodyTrace {

@@ -6,6 +6,7 @@ import type { Candidate, RetrievalStageOptions, RetrievalTrace } from '../retrie
 import type { RerankOutcome } from '../rerank/types';
 import type { CompletionTrace } from './trace';
 import type { ModelClient, ModelGate } from '../generate/types';
+import type { SimilarStageOptions } from '../similar/similarStage';
 
 export interface CompletionRequest {
   /** Repo-relative path with forward slashes. */
@@ -35,6 +36,12 @@ export interface PipelineOptions {
    * checks finished answers; `off`. Absent: off.
    */
   check?: { mode: CheckMode };
+  /**
+   * ProCC's similar code (similar/): `bandit` lets the host's LinUCB choose a perspective per
+   * request (a fixed perspective when the host lends none), `union` takes every perspective's
+   * top-1, a perspective name fixes it, `off` skips the stage. Absent: off.
+   */
+  similar?: SimilarStageOptions;
 }
 
 export type CheckMode = 'constrain' | 'repair' | 'off';

@@ -9,6 +9,16 @@ import { commentPrefix, fimTemplate, type ModelFamily } from './templates';
 export interface PromptSnippet {
   path: string;
   text: string;
+  /** The snippet's heading line instead of its path (ProCC's "Compare this snippet from <file>:"). */
+  heading?: string;
+  /** Budgeted before the others (its place in the order stays): ProCC's one similar window. */
+  pinned?: boolean;
+  /** At most this many tokens of the snippet (its head) enter the prompt. */
+  maxTokens?: number;
+}
+
+function headingOf(s: PromptSnippet): string {
+  return s.heading ?? s.path;
 }
 
 export interface PromptInput {
@@ -38,6 +48,8 @@ export interface FittedPrompt {
   fim: boolean;
   /** Snippets that made it in (wholly or cut), in order. */
   snippetsUsed: PromptSnippet[];
+  /** Indices into the input's snippets of those used, in order. */
+  usedIndices: number[];
   snippetsDropped: number;
   prefixCut: boolean;
   tokens: number;
@@ -54,7 +66,7 @@ export function estimateTokens(text: string): number {
 function snippetBlock(lang: Lang, snippets: readonly PromptSnippet[]): string {
   if (snippets.length === 0) return '';
   const c = commentPrefix(lang);
-  const body = snippets.map((s) => `${c} ${s.path}\n${s.text.replace(/\s+$/, '')}\n`).join('\n');
+  const body = snippets.map((s) => `${c} ${headingOf(s)}\n${s.text.replace(/\s+$/, '')}\n`).join('\n');
   // Python: inside a string block (as CodeRAG's prompt does) so the model reads it as context, not code to continue.
   return lang === 'python' ? `'''\n${body}'''\n` : `/*\n${body}*/\n`;
 }
@@ -98,7 +110,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
   const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
   const snippetsWanted =
-    input.snippets.length === 0 ? 0 : overhead + input.snippets.reduce((n, s) => n + count(`${commentPrefix(input.lang)} ${s.path}\n${s.text}\n\n`), 0);
+    input.snippets.length === 0 ? 0 : overhead + input.snippets.reduce((n, s) => n + count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`), 0);
   // CodeRAG's rule: a context within half the budget stays whole and the snippets are cut; a larger
   // context is cut from the left so that the snippets keep up to half the budget.
   const contextCap = Math.max(0, budget - reserved - Math.min(snippetsWanted, Math.floor(budget * 0.5)));
@@ -110,23 +122,30 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   }
   let remaining = budget - reserved - count(prefix);
 
-  // Snippets fill what the context leaves, in order; the first one that does not fit is cut, the rest dropped.
-  const used: PromptSnippet[] = [];
+  // Snippets fill what the context leaves, pinned ones first, then in order; the first one that
+  // does not fit is cut, the rest dropped. The prompt keeps the given order.
+  const kept = new Map<PromptSnippet, PromptSnippet>();
   remaining -= overhead;
-  for (const snippet of input.snippets) {
+  const byPriority = [...input.snippets.filter((s) => s.pinned), ...input.snippets.filter((s) => !s.pinned)];
+  for (const given of byPriority) {
     if (remaining <= 0) break;
-    const cost = count(`${commentPrefix(input.lang)} ${snippet.path}\n${snippet.text}\n\n`);
+    const capped = given.maxTokens !== undefined && count(given.text) > given.maxTokens ? { ...given, text: keepHead(given.text, given.maxTokens, count) } : given;
+    if (capped.text.trim() === '') continue;
+    const snippet = capped;
+    const cost = count(`${commentPrefix(input.lang)} ${headingOf(snippet)}\n${snippet.text}\n\n`);
     if (cost <= remaining) {
-      used.push(snippet);
+      kept.set(given, snippet);
       remaining -= cost;
     } else {
       // A sliver of a snippet is noise: cut one in only when a useful part of it fits.
-      const room = remaining - count(`${snippet.path}\n`) - 4;
+      const room = remaining - count(`${headingOf(snippet)}\n`) - 4;
       const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(snippet.text, room, count) : '';
-      if (cut.trim().length > 0) used.push({ path: snippet.path, text: cut });
+      if (cut.trim().length > 0) kept.set(given, { ...snippet, text: cut });
       remaining = 0;
     }
   }
+  const usedIndices = input.snippets.flatMap((s, i) => (kept.has(s) ? [i] : []));
+  const used = usedIndices.map((i) => kept.get(input.snippets[i]!)!);
   const promptPrefix = snippetBlock(input.lang, used) + header + prefix;
   const prompt = fim && template ? template.render(promptPrefix, suffix) : promptPrefix;
   return {
@@ -135,6 +154,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
     suffix,
     fim,
     snippetsUsed: used,
+    usedIndices,
     snippetsDropped: input.snippets.length - used.length,
     prefixCut,
     tokens: count(prompt),

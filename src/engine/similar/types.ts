@@ -26,6 +26,8 @@ export interface SimilarTrace {
     status: PathStatus;
     elapsedMs: number;
     message?: string;
+    /** What the perspective searched with (the query window, the model's next line, the summary). */
+    query?: string;
     /** The perspective's best window. */
     top?: { id: string; path: string; startLine: number; endLine: number; score: number };
   }>;

@@ -1,0 +1,118 @@
+// Learning from what the user accepts (ProCC's bandit) over the real language server: each shown
+// suggestion's outcome rewards the arm that produced it (accepted 1, dismissed 0), once; learning
+// turned off learns nothing; what was learned survives a server restart and "Reset Learned
+// Preferences" forgets it.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { copyFixture, tempDir } from '../helpers/paths';
+import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
+import { CompletionOutcomeNotification, ResetLearningRequest, type CompletionOutcomeParams, type ResetLearningResult } from '../../src/protocol/protocol';
+import type { CompletionTrace } from '../../src/engine/pipeline';
+
+const MODEL = 'coderag-lm:test';
+
+function settings(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    debounceMs: 0,
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 12 },
+    ollama: { host: url, completionModel: MODEL, keepAlive: '5m' },
+    rerank: { kind: 'none' },
+    similar: { mode: 'bandit' },
+    ...extra,
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+void describe('learning from suggestion outcomes over the language server', () => {
+  let model: RemoteModelServer;
+  let repo: { path: string; cleanup: () => void };
+  const cache = tempDir('coderag-learning-');
+
+  before(async () => {
+    repo = copyFixture('pyshop');
+    model = await startModelServerThread([MODEL]);
+  });
+  after(async () => {
+    await model?.close();
+    repo?.cleanup();
+    cache.cleanup();
+  });
+
+  async function start(): Promise<{ lsp: LspSession; uri: string }> {
+    const lsp = await startLsp(repo.path, settings(model.url), { initializationOptions: { cacheDir: cache.path } });
+    await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'), 120_000);
+    const t0 = performance.now();
+    while (!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l))) {
+      if (performance.now() - t0 > 180_000) throw new Error(`the code windows did not build:\n${lsp.logs.join('\n')}`);
+      await sleep(100);
+    }
+    return { lsp, uri: lsp.open(join(repo.path, 'app', 'main.py'), 'python') };
+  }
+
+  /** One completion's trace (the item's, or the last one when the model left no item). */
+  async function traceAt(lsp: LspSession, uri: string, line: number, col: number): Promise<CompletionTrace> {
+    const items = await lsp.complete(uri, line, col);
+    const trace = (await lsp.explain(items[0]?.traceId))?.trace as CompletionTrace | undefined;
+    assert.ok(trace?.similar, `the similar-code stage ran: ${JSON.stringify(trace?.error)}`);
+    return trace;
+  }
+
+  async function outcome(lsp: LspSession, params: CompletionOutcomeParams): Promise<CompletionTrace> {
+    await lsp.connection.sendNotification(CompletionOutcomeNotification.method, params);
+    await sleep(300);
+    return (await lsp.explain(params.traceId))!.trace as CompletionTrace;
+  }
+
+  const savedPulls = (): Record<string, number> => {
+    const dir = join(cache.path, 'learning');
+    const files = existsSync(dir) ? readdirSync(dir) : [];
+    assert.equal(files.length, 1, `one saved state for the one folder: ${files.join(', ')}`);
+    return (JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as { pulls: Record<string, number> }).pulls;
+  };
+  const allEqual = (scores: Partial<Record<string, number>> | undefined): boolean => new Set(Object.values(scores ?? {}).map((v) => v!.toFixed(9))).size === 1;
+
+  void test('accepted rewards 1 and dismissed 0 for the arm chosen, once each; off learns nothing; restart keeps it; reset forgets it', async () => {
+    let { lsp, uri } = await start();
+    try {
+      // app/main.py: `    service = CheckoutService(` and `    receipt = service.` (0-based lines 18, 19).
+      const first = await traceAt(lsp, uri, 18, '    service = CheckoutService('.length);
+      assert.equal(first.similar!.chosenBy, 'bandit');
+      assert.ok(allEqual(first.similar!.scores), `a fresh bandit scores every arm alike: ${JSON.stringify(first.similar!.scores)}`);
+      const accepted = await outcome(lsp, { traceId: first.id, outcome: 'accepted', acceptedChars: 5, shownChars: 5 });
+      assert.equal(accepted.similar!.reward, 1, 'the trace shows the reward');
+      // The same suggestion reported again is not learned twice.
+      await outcome(lsp, { traceId: first.id, outcome: 'accepted', acceptedChars: 5, shownChars: 5 });
+
+      const second = await traceAt(lsp, uri, 19, '    receipt = service.'.length);
+      assert.equal((await outcome(lsp, { traceId: second.id, outcome: 'rejected', acceptedChars: 0, shownChars: 7 })).similar!.reward, 0);
+
+      lsp.configure(settings(model.url, { learning: { enable: false } }));
+      await sleep(200);
+      const third = await traceAt(lsp, uri, 20, '    print('.length);
+      assert.equal((await outcome(lsp, { traceId: third.id, outcome: 'accepted', acceptedChars: 3, shownChars: 3 })).similar!.reward, undefined, 'learning off: nothing learned');
+      lsp.configure(settings(model.url));
+      await sleep(200);
+      await lsp.close();
+
+      const pulls = savedPulls();
+      assert.equal(Object.values(pulls).reduce((a, b) => a + b, 0), 2, `two rewards saved: ${JSON.stringify(pulls)}`);
+      assert.ok((pulls[first.similar!.arm] ?? 0) >= 1, `the accepted arm ${first.similar!.arm} was rewarded: ${JSON.stringify(pulls)}`);
+
+      // A new server over the same storage chooses with what was learned.
+      ({ lsp, uri } = await start());
+      const again = await traceAt(lsp, uri, 18, '    service = CheckoutService('.length);
+      assert.ok(!allEqual(again.similar!.scores), `after a restart the learned scores differ: ${JSON.stringify(again.similar!.scores)}`);
+
+      const reset = (await lsp.connection.sendRequest(ResetLearningRequest.method)) as ResetLearningResult;
+      assert.equal(reset.folders, 1);
+      assert.equal(existsSync(join(cache.path, 'learning')), false, 'the saved state is removed');
+      const fresh = await traceAt(lsp, uri, 19, '    receipt = service.'.length);
+      assert.ok(allEqual(fresh.similar!.scores), `after the reset every arm scores alike again: ${JSON.stringify(fresh.similar!.scores)}`);
+    } finally {
+      await lsp.close();
+    }
+  });
+});

@@ -271,7 +271,7 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   const lang: Lang | undefined = caseLang(c);
   if (!lang) throw new UserError(`${c.metadata.task_id}: language unknown (set metadata.lang)`);
   // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does.
-  const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: isBodyCase(c) ? (c.right_context ?? '') : '' };
+  const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: isBodyCase(c) ? (c.right_context ?? '') : '', repoName: c.metadata.repository };
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
     const text = first.items[0]?.text ?? '';

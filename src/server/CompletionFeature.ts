@@ -195,7 +195,7 @@ export class CompletionFeature implements Feature {
         // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
         checkpoint: (s) => this.settle(s, 1),
       }, mode);
-      const result = await pipeline.complete({ filePath, lang, prefix, suffix }, signal);
+      const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;
       if (this.status.current.models) result.trace.models = this.status.current.models;
       this.models.recordOutcome(result.trace);

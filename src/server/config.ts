@@ -1,6 +1,7 @@
 // The server's configuration: one typed object with defaults, merged in layers (defaults <
 // initializationOptions < workspace settings) and handed down as plain slices (STYLE.md rule 6).
 // The keys mirror the `coderag.*` settings of package.json.
+import { REPO_FORMATS, type RepoFormat } from '../engine/prompt/templates';
 import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type CheckMode, type PipelineOptions } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
 import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
@@ -32,7 +33,8 @@ export interface ServerConfig {
   rerank: { kind: 'llm' | 'distilled' | 'none'; llmModel: string; timeoutMs: number; topU: number };
   query: { strategy: QueryStrategy };
   retrieval: { topJ: number };
-  prompt: { budgetTokens: number };
+  /** `repoFormat`: snippets as a comment block, or as the repository's files for families pretrained on that form (`auto`). */
+  prompt: { budgetTokens: number; repoFormat: RepoFormat };
   cache: { size: number };
   /** onnxruntime execution provider of the local models (probing LM, encoder, reranker, embedded generator). */
   models: { device: ModelDevice };
@@ -56,7 +58,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   rerank: { kind: 'distilled', llmModel: MODEL_DEFAULTS.rerankModel, timeoutMs: PIPELINE_DEFAULTS.rerank.timeoutMs, topU: PIPELINE_DEFAULTS.rerank.topU },
   query: { strategy: PIPELINE_DEFAULTS.query.strategy },
   retrieval: { topJ: PIPELINE_DEFAULTS.retrieval.topJ },
-  prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens },
+  prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens, repoFormat: PIPELINE_DEFAULTS.prompt.repoFormat ?? 'auto' },
   cache: { size: 1000 },
   models: { device: 'auto' },
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'off' },
@@ -76,6 +78,7 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.rerank.kind': ['llm', 'distilled', 'none'],
   'coderag.query.strategy': ['probe', 'last3', 'last10', 'jaccard'],
   'coderag.check.mode': CHECK_MODES,
+  'coderag.prompt.repoFormat': REPO_FORMATS,
   'coderag.similar.mode': SIMILAR_MODES,
 };
 
@@ -135,7 +138,7 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     query: { strategy: config.query.strategy },
     retrieval: { topJ: config.retrieval.topJ },
     rerank: { topU: config.rerank.topU, timeoutMs: config.rerank.timeoutMs },
-    prompt: { budgetTokens: config.prompt.budgetTokens },
+    prompt: { budgetTokens: config.prompt.budgetTokens, repoFormat: config.prompt.repoFormat },
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
     check: { mode: config.check.mode },
     similar: { mode: config.similar.mode },

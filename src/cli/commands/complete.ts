@@ -2,7 +2,7 @@
 // (index, probing query, multi-path retrieval, rerank, prompt, model, postprocess), printed with
 // its trace. Embedded model unless --provider names a model server.
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, positiveInt, UsageError } from '../command';
 import { parsers, requireRepo } from '../context';
@@ -164,7 +164,7 @@ export const completeCommand: CliCommand = {
         ...(bandit ? { bandit: () => bandit } : {}),
         ...(rerankers ? { rerankers: rerankers.switcher } : {}),
       }, mode);
-      const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset) }, signal);
+      const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset), repoName: basename(repo) }, signal);
       result.trace.models = [...models.registry.placements().map((p) => runsOn(p.name, p.placement)), ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : [])];
       if (values.json) {
         process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -7,7 +7,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   query: { strategy: 'probe', fallback: 'jaccard', f: 3, g: 1, m: 5, maxProbes: 32 },
   retrieval: { topJ: 15, budgetsMs: {} },
   rerank: { topU: 10, timeoutMs: 1500 },
-  prompt: { budgetTokens: 2048, suffixShare: 0.15 },
+  // Snippets as the repository's files where the family was pretrained on that form (templates.ts), else a comment block.
+  prompt: { budgetTokens: 2048, suffixShare: 0.15, repoFormat: 'auto' },
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.

@@ -81,7 +81,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
   if (trace.prompt) {
     const p = trace.prompt;
-    out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}; redactions: ${p.redactions}`, '');
+    out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}${p.format === 'files' ? ', snippets as repository files' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}; redactions: ${p.redactions}`, '');
     if (options.includePrompt !== false) out.push(fence(p.text), '');
   }
   return out.join('\n');

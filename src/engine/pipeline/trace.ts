@@ -82,6 +82,8 @@ export interface CompletionTrace {
     budgetTokens: number;
     family: ModelFamily;
     fim: boolean;
+    /** How the snippets entered: a comment block, or as the repository's files (the family's repository-level form). */
+    format?: 'comment' | 'files';
     snippets: string[];
     snippetsDropped: number;
     prefixCut: boolean;

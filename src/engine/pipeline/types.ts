@@ -1,5 +1,6 @@
 // What a completion request carries, what it returns, the options of each stage, and the
 // completion mode: the value that tells the one pipeline which kind of completion it makes.
+import type { RepoFormat } from '../prompt/templates';
 import type { Lang } from '../kb/types';
 import type { QueryStageOptions } from '../query/types';
 import type { Candidate, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
@@ -18,6 +19,8 @@ export interface CompletionRequest {
   suffix: string;
   /** Text the retrieval paths see after the prefix, never the prompt (RepoCoder's second round: the first generation). */
   retrievalSuffix?: string;
+  /** The repository's name (its folder), for prompt forms that name it. */
+  repoName?: string;
 }
 
 /** The pipeline's configuration slices (the server merges settings into them; the engine reads no settings). */
@@ -25,7 +28,7 @@ export interface PipelineOptions {
   query: QueryStageOptions;
   retrieval: RetrievalStageOptions;
   rerank: { topU: number; timeoutMs: number };
-  prompt: { budgetTokens: number; suffixShare: number };
+  prompt: { budgetTokens: number; suffixShare: number; repoFormat?: RepoFormat };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
   /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */

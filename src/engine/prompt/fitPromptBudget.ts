@@ -4,7 +4,7 @@
 // and the code context. Snippets are trimmed before the code context is squeezed, but a context
 // over half the budget is cut from the left so the snippets keep up to half of it.
 import type { Lang } from '../kb/types';
-import { commentPrefix, fimTemplate, type ModelFamily } from './templates';
+import { commentPrefix, fimTemplate, renderRepoLevel, resolveRepoFormat, type ModelFamily, type RepoFormat } from './templates';
 
 export interface PromptSnippet {
   path: string;
@@ -36,6 +36,10 @@ export interface PromptInput {
   /** Share of the budget the suffix may take at most (default 0.15). */
   suffixShare?: number;
   countTokens?: (text: string) => number;
+  /** How snippets enter the prompt (templates.ts RepoFormat; default `auto`). */
+  repoFormat?: RepoFormat;
+  /** The repository's name, for the `files` form. */
+  repoName?: string;
 }
 
 export interface FittedPrompt {
@@ -46,6 +50,8 @@ export interface FittedPrompt {
   /** The suffix actually included (possibly cut). */
   suffix: string;
   fim: boolean;
+  /** How the snippets entered: a comment block (`comment`) or as the repository's files (`files`). */
+  format: 'comment' | 'files';
   /** Snippets that made it in (wholly or cut), in order. */
   snippetsUsed: PromptSnippet[];
   /** Indices into the input's snippets of those used, in order. */
@@ -146,13 +152,16 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   }
   const usedIndices = input.snippets.flatMap((s, i) => (kept.has(s) ? [i] : []));
   const used = usedIndices.map((i) => kept.get(input.snippets[i]!)!);
-  const promptPrefix = snippetBlock(input.lang, used) + header + prefix;
-  const prompt = fim && template ? template.render(promptPrefix, suffix) : promptPrefix;
+  const format = resolveRepoFormat(input.repoFormat, input.family);
+  const files = format === 'files' ? renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, fim ? suffix : undefined) : undefined;
+  const promptPrefix = files !== undefined ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, undefined) ?? files) : snippetBlock(input.lang, used) + header + prefix;
+  const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
   return {
     prompt,
     promptPrefix,
     suffix,
     fim,
+    format: files !== undefined ? 'files' : 'comment',
     snippetsUsed: used,
     usedIndices,
     snippetsDropped: input.snippets.length - used.length,

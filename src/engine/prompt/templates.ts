@@ -52,3 +52,41 @@ export function fimTemplate(family: ModelFamily): FimTemplate | undefined {
 export function commentPrefix(lang: Lang): string {
   return lang === 'python' ? '#' : '//';
 }
+
+/**
+ * How retrieved snippets enter the prompt: `comment` (a comment block headed by each path, then the
+ * file's path: CodeRAG's form, for any model) or `files` (the repository-level form the family was
+ * pretrained on: each snippet as a file of the repository, then the current file). `auto`: `files`
+ * for the families whose documentation gives a repository format (Qwen2.5-Coder: `<|repo_name|>`,
+ * `<|file_sep|>`; StarCoder2: `<repo_name>`, `<file_sep>`), `comment` for the others.
+ */
+export type RepoFormat = 'auto' | 'files' | 'comment';
+export const REPO_FORMATS: readonly RepoFormat[] = ['auto', 'files', 'comment'];
+
+/** The families with a documented repository-level format. */
+export function hasRepoFormat(family: ModelFamily): boolean {
+  return family === 'qwen2.5-coder' || family === 'starcoder2';
+}
+
+export function resolveRepoFormat(format: RepoFormat | undefined, family: ModelFamily): 'files' | 'comment' {
+  if (!hasRepoFormat(family)) return 'comment';
+  return format === 'comment' ? 'comment' : 'files';
+}
+
+/**
+ * The repository-level prompt: the repository's name, each snippet as a file (`path` then its
+ * text), then the current file's path and its code — fill-in-the-middle when `suffix` is given.
+ * Undefined for a family without a documented form.
+ */
+export function renderRepoLevel(family: ModelFamily, repoName: string, files: ReadonlyArray<{ path: string; text: string }>, filePath: string, prefix: string, suffix: string | undefined): string | undefined {
+  const body = (t: string): string => t.replace(/\s+$/, '');
+  if (family === 'qwen2.5-coder') {
+    const head = `<|repo_name|>${repoName}\n${files.map((f) => `<|file_sep|>${f.path}\n${body(f.text)}\n`).join('')}<|file_sep|>${filePath}\n`;
+    return suffix !== undefined ? `${head}<|fim_prefix|>${prefix}<|fim_suffix|>${suffix}<|fim_middle|>` : `${head}${prefix}`;
+  }
+  if (family === 'starcoder2') {
+    const head = `<repo_name>${repoName}${files.map((f) => `<file_sep>${f.path}\n${body(f.text)}\n`).join('')}<file_sep>`;
+    return suffix !== undefined ? `${head}<fim_prefix>${filePath}\n${prefix}<fim_suffix>${suffix}<fim_middle>` : `${head}${filePath}\n${prefix}`;
+  }
+  return undefined;
+}

@@ -18,17 +18,26 @@ test('plain prompt: snippets in a string block headed by paths, then the file pa
   assert.equal(fitted.snippetsDropped, 0);
 });
 
-test('Qwen2.5-Coder gets its FIM template when a suffix exists; Java snippets sit in a block comment', () => {
-  const fitted = fitPromptBudget({
-    lang: 'java',
-    filePath: 'src/App.java',
-    prefix: 'int n = cart.',
-    suffix: ';\n}',
-    snippets: [{ path: 'src/Cart.java', text: 'class Cart {\n    int size() { return n; }\n}' }],
-    family: modelFamilyOf('qwen2.5-coder:1.5b-base'),
-  });
+const CART = { path: 'src/Cart.java', text: 'class Cart {\n    int size() { return n; }\n}' };
+
+test('Qwen2.5-Coder with the comment form: its FIM template; Java snippets sit in a block comment', () => {
+  const fitted = fitPromptBudget({ lang: 'java', filePath: 'src/App.java', prefix: 'int n = cart.', suffix: ';\n}', snippets: [CART], family: modelFamilyOf('qwen2.5-coder:1.5b-base'), repoFormat: 'comment' });
   assert.equal(fitted.prompt, '<|fim_prefix|>/*\n// src/Cart.java\nclass Cart {\n    int size() { return n; }\n}\n*/\n// src/App.java\nint n = cart.<|fim_suffix|>;\n}<|fim_middle|>');
+  assert.equal(fitted.format, 'comment');
   assert.ok(fitted.stop.includes('<|endoftext|>'));
+});
+
+test('the repository-level form (auto for Qwen2.5-Coder and StarCoder2): snippets as the repository\'s files, then the current file', () => {
+  const qwen = fitPromptBudget({ lang: 'java', filePath: 'src/App.java', prefix: 'int n = cart.', suffix: ';\n}', snippets: [CART], family: 'qwen2.5-coder', repoName: 'shop' });
+  assert.equal(qwen.format, 'files');
+  assert.equal(qwen.prompt, '<|repo_name|>shop\n<|file_sep|>src/Cart.java\nclass Cart {\n    int size() { return n; }\n}\n<|file_sep|>src/App.java\n<|fim_prefix|>int n = cart.<|fim_suffix|>;\n}<|fim_middle|>');
+  const noSuffix = fitPromptBudget({ lang: 'java', filePath: 'src/App.java', prefix: 'int n = cart.', suffix: '', snippets: [CART], family: 'qwen2.5-coder', repoName: 'shop' });
+  assert.equal(noSuffix.prompt, '<|repo_name|>shop\n<|file_sep|>src/Cart.java\nclass Cart {\n    int size() { return n; }\n}\n<|file_sep|>src/App.java\nint n = cart.');
+  const star = fitPromptBudget({ lang: 'python', filePath: 'app/main.py', prefix: 'x = ', suffix: '\nprint(x)', snippets: [{ path: 'lib/a.py', text: 'def f():\n    return 1\n' }], family: modelFamilyOf('starcoder2:3b'), repoName: 'shop' });
+  assert.equal(star.prompt, '<repo_name>shop<file_sep>lib/a.py\ndef f():\n    return 1\n<file_sep><fim_prefix>app/main.py\nx = <fim_suffix>\nprint(x)<fim_middle>');
+  // Families without a documented repository form keep the comment form whatever is asked.
+  assert.equal(fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix: 'x = ', suffix: '', snippets: [], family: 'plain', repoFormat: 'files' }).format, 'comment');
+  assert.equal(fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix: 'x = ', suffix: '', snippets: [], family: 'codellama', repoFormat: 'files' }).format, 'comment');
 });
 
 test('over budget: snippets are cut from the right before the code context is squeezed', () => {

@@ -1,8 +1,8 @@
 // The encoder card's held-out retrieval task (encoder_task.py writes it) scored through the
 // engine's own loader, so that a re-exported or quantised graph, or a shorter item length, is
-// checked as the product would run it. Candidates keep their first --doc-length tokens (the
-// knowledge-base items' length), queries their last 256 (as the card's evaluation).
-// Usage: npx tsx models/training/eval_encoder.ts TASK.json [--graph onnx/model.onnx] [--doc-length 256]
+// checked as the product would run it. Candidates keep their first item_max_length tokens (the
+// knowledge-base items' length, or --doc-length), queries their last 256 (as the card's evaluation).
+// Usage: npx tsx models/training/eval_encoder.ts TASK.json [--graph onnx/model.onnx] [--doc-length N (default: config.json's item_max_length)]
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,7 +11,7 @@ import { loadTokenizer, readJsonFile } from '../../src/engine/models/tokenizer';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { graph: { type: 'string', default: 'onnx/model.onnx' }, 'doc-length': { type: 'string', default: '256' }, threads: { type: 'string', default: '2' } },
+  options: { graph: { type: 'string', default: 'onnx/model.onnx' }, 'doc-length': { type: 'string' }, threads: { type: 'string', default: '2' } },
 });
 
 interface Task {
@@ -25,11 +25,12 @@ async function main(): Promise<void> {
   const dir = join(__dirname, '..', 'coderag-encoder');
   const tokenizer = await loadTokenizer(dir, 'coderag-encoder');
   const config = await readJsonFile(join(dir, 'config.json'), 'coderag-encoder');
-  const docLength = Number(values['doc-length']);
-  const enc = await OnnxEncoder.load({ name: 'coderag-encoder', dir, file: resolve(dir, values.graph), config, tokenizer, session: { threads: Number(values.threads) }, maxLength: docLength });
+  const docLengthOption = values['doc-length'] ? Number(values['doc-length']) : undefined;
+  const enc = await OnnxEncoder.load({ name: 'coderag-encoder', dir, file: resolve(dir, values.graph), config, tokenizer, session: { threads: Number(values.threads) }, ...(docLengthOption ? { maxLength: docLengthOption } : {}) });
+  const docLength = enc.itemMaxLength;
   const signal = new AbortController().signal;
   const t0 = performance.now();
-  const docs = await enc.embed(task.docs, signal);
+  const docs = await enc.embedItems(task.docs, signal);
   const docMs = performance.now() - t0;
   const queries = await enc.embedTokens(
     task.queries.map((q) => {

@@ -2,8 +2,12 @@
   float32: the float16-stored weights written back as float32 initializers (no Cast nodes);
   int8:    ONNX Runtime's dynamic quantisation of the float32 graph (int8 MatMul weights,
            activations quantised per run).
-Needs the onnxruntime Python package (for onnxruntime.quantization) besides onnx.
-  python3 quantize_encoder.py --model ../coderag-encoder/onnx/model.onnx --out-dir DIR
+Needs the onnxruntime Python package (for onnxruntime.quantization) and a recent onnx.
+The shipped models/coderag-encoder/onnx/model.onnx is the int8 graph made with --per-channel 1
+from export_encoder.py's float16-stored graph (git history: the graph before issue 21):
+  python3 quantize_encoder.py --model EXPORTED.onnx --out-dir DIR --per-channel 1
+  cp DIR/model_int8.onnx ../coderag-encoder/onnx/model.onnx
+Check it with encoder_task.py + eval_encoder.ts (the card's held-out task).
 """
 import argparse, os
 import numpy as np

@@ -48,6 +48,7 @@ export class OnnxEncoder implements Encoder {
     readonly path: string,
     readonly dim: number,
     readonly maxLength: number,
+    readonly itemMaxLength: number,
     private readonly ort: OrtModule,
     private readonly session: OrtSession,
     private readonly tokenizer: Tokenizer,
@@ -69,15 +70,17 @@ export class OnnxEncoder implements Encoder {
     const positions = configInt(config, ['max_position_embeddings'], name, 512);
     const extra = (config.coderag ?? {}) as Record<string, unknown>;
     const maxLength = Math.min(positions, opts.maxLength ?? (typeof extra.max_length === 'number' ? extra.max_length : positions));
+    // Items are embedded shorter than queries where the model card says it costs no quality.
+    const itemMaxLength = Math.min(maxLength, opts.maxLength ?? (typeof extra.item_max_length === 'number' ? extra.item_max_length : maxLength));
     const { session, placement } = await openPlacedSession(opts.file, name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts.session);
     const padId = opts.tokenizer.tokenId('<|endoftext|>') ?? opts.tokenizer.tokenId('[PAD]') ?? 0;
     // What the vectors depend on besides the text: the weights, the config and the truncation.
     const fingerprint = createHash('sha1')
       .update(await fs.readFile(opts.file))
-      .update(JSON.stringify({ config, maxLength }))
+      .update(JSON.stringify({ config, maxLength, itemMaxLength }))
       .digest('hex')
       .slice(0, 16);
-    const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16, fingerprint);
+    const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, itemMaxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16, fingerprint);
     enc.placement = placement;
     enc.timings.loadMs = performance.now() - t0;
     if (opts.warmup !== false) {
@@ -100,6 +103,14 @@ export class OnnxEncoder implements Encoder {
     );
   }
 
+  /** Knowledge-base items: as embed(), truncated to itemMaxLength tokens. */
+  async embedItems(texts: string[], signal: AbortSignal): Promise<Float32Array[]> {
+    return this.embedTokens(
+      texts.map((t) => this.tokenize(t, this.itemMaxLength)),
+      signal,
+    );
+  }
+
   /**
    * The first maxLength token ids of a text, as encoding the whole text and keeping its head
    * would give. Only a prefix of a long text is encoded: byte-level BPE works per pre-token, and a
@@ -107,8 +118,7 @@ export class OnnxEncoder implements Encoder {
    * the full text too, so the prefix's tokens are the full text's first tokens. A prefix that
    * yields too few tokens falls back to the whole text.
    */
-  tokenize(text: string): number[] {
-    const limit = this.maxLength;
+  tokenize(text: string, limit: number = this.maxLength): number[] {
     const start = limit * PREFIX_CHARS_PER_TOKEN;
     if (text.length > start) {
       const cut = safeCut(text, start);

@@ -19,7 +19,7 @@ const log = getLogger('retrieve');
 export type DenseSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
 
 /** The encoder surface the dense path needs (models/OnnxEncoder). */
-export type DenseEncoder = Pick<Encoder, 'name' | 'dim' | 'embed' | 'fingerprint'>;
+export type DenseEncoder = Pick<Encoder, 'name' | 'dim' | 'embed' | 'fingerprint' | 'embedItems'>;
 
 export interface DenseProgress {
   /** Items embedded so far in this run, of `total` that needed embedding. */
@@ -216,10 +216,8 @@ export class DenseRetriever implements Retriever, Disposable {
         this.options.onProgress?.({ done, total: todo.length });
         if (pace) await pace(signal);
         throwIfAborted(signal);
-        const vecs = await this.encoder.embed(
-          part.map(([, text]) => text),
-          signal,
-        );
+        const texts = part.map(([, text]) => text);
+        const vecs = await (this.encoder.embedItems ? this.encoder.embedItems(texts, signal) : this.encoder.embed(texts, signal));
         part.forEach(([hash], j) => {
           const v = vecs[j];
           if (!v || v.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${this.encoder.dim}`);

@@ -242,7 +242,7 @@ export class DenseRetriever implements Retriever, Disposable {
     return { store: found, embedded: todo.length, reused, items: this.size, elapsedMs: performance.now() - start };
   }
 
-  /** Rebuild the two contiguous matrices and drop vectors no item uses any more. */
+  /** Rebuild the two contiguous matrices (the vector cache then points into them) and drop vectors no item uses any more. */
   private compile(): void {
     const dim = this.encoder.dim;
     const fns: KbItem[] = [];
@@ -256,7 +256,11 @@ export class DenseRetriever implements Retriever, Disposable {
         const hash = textHash(item.text);
         used.add(hash);
         const v = this.vectors.get(hash);
-        if (v) matrix.set(v, i * dim);
+        if (v) {
+          matrix.set(v, i * dim);
+          // The cache keeps a view of the matrix row, not a second copy of every vector.
+          this.vectors.set(hash, matrix.subarray(i * dim, (i + 1) * dim));
+        }
         const rows = fileRows.get(item.path);
         if (rows) rows[1] = i + 1;
         else fileRows.set(item.path, [i, i + 1]);

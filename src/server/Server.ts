@@ -18,7 +18,7 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { loadParsers, type Parsers } from '../engine/kb/parsers';
 import { ModelRegistry, type ModelRegistryOptions } from '../engine/models';
 import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
-import { WorkerEncoder, encoderWorkerEntry } from '../engine/models/WorkerEncoder';
+import { WorkerEncoder, encoderWorkerEntry, type WorkerEntry } from '../engine/models/WorkerEncoder';
 import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
 import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
@@ -110,16 +110,23 @@ export class Server {
         cacheRoot: () => this.cacheRoot,
         retrievers: async (kb, parsers, context) => {
           const encoder = await this.encoder();
-          const thread = encoder ? await this.itemEncoder(encoder) : undefined;
+          // The thread loads beside the parsing; the first chunk of items waits for it.
+          const threadEntry = encoder ? encoderWorkerEntry(this.host.assetsDir) : undefined;
+          const thread = encoder && threadEntry ? this.itemEncoder(encoder, threadEntry) : Promise.resolve(undefined);
           // Queries are embedded in-process (one short run, no queue); items on the encoder's thread.
           const dense: DenseEncoder | undefined = encoder && {
             name: encoder.name,
             dim: encoder.dim,
             ...(encoder.fingerprint !== undefined ? { fingerprint: encoder.fingerprint } : {}),
             embed: (texts, signal) => encoder.embed(texts, signal),
-            ...(thread ? { embedItems: (texts: string[], signal: AbortSignal) => thread.embedItems(texts, signal) } : encoder.embedItems ? { embedItems: (texts: string[], signal: AbortSignal) => encoder.embedItems!(texts, signal) } : {}),
+            embedItems: async (texts, signal) => {
+              const worker = await thread;
+              if (worker) return worker.embedItems(texts, signal);
+              return encoder.embedItems ? encoder.embedItems(texts, signal) : encoder.embed(texts, signal);
+            },
           };
-          const chunking = thread ? { chunkSize: DENSE_CHUNK_ITEMS } : { chunkSize: DENSE_CHUNK_ITEMS_IN_PROCESS, chunkChars: DENSE_CHUNK_CHARS };
+          if (encoder && !threadEntry) log.info('no encoder thread entry next to the server: items are embedded on the main thread');
+          const chunking = threadEntry ? { chunkSize: DENSE_CHUNK_ITEMS } : { chunkSize: DENSE_CHUNK_ITEMS_IN_PROCESS, chunkChars: DENSE_CHUNK_CHARS };
           return createRetrievalPaths(kb, parsers, {
             ...(dense ? { dense: { encoder: dense, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, ...chunking, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
           });
@@ -153,13 +160,8 @@ export class Server {
    * The encoder's thread for index-time embedding (WorkerEncoder), started once; undefined (items
    * are embedded in-process, logged) when it cannot start or its build differs from `encoder`.
    */
-  private itemEncoder(encoder: Encoder): Promise<WorkerEncoder | undefined> {
+  private itemEncoder(encoder: Encoder, entry: WorkerEntry): Promise<WorkerEncoder | undefined> {
     this.itemEncoderPromise ??= (async () => {
-      const entry = encoderWorkerEntry(this.host.assetsDir);
-      if (!entry) {
-        log.info('no encoder thread entry next to the server: items are embedded on the main thread');
-        return undefined;
-      }
       try {
         const thread = await WorkerEncoder.start(entry, { registry: this.registryOptions() }, { idleMs: ENCODER_THREAD_IDLE_MS });
         if (thread.fingerprint !== encoder.fingerprint || thread.dim !== encoder.dim) {

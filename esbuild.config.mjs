@@ -72,6 +72,7 @@ const entries = [
   ['src/client/extension.ts', 'client.js'],
   ['src/server/main.ts', 'server.js'],
   ['src/cli/main.ts', 'cli.js'],
+  ['src/engine/models/encoderWorkerMain.ts', 'encoderWorker.js'],
 ];
 await Promise.all(
   entries

@@ -8,7 +8,9 @@
 // does) with a fresh index cache, speaks JSON-RPC to it as an editor would, and points the
 // completion model at an Ollama-compatible server on 127.0.0.1 that answers at once (so the
 // figures are the server's, not a model's). Per repository it prints:
-//   - indexing: time to ready and to dense embeddings done; event-loop delay (max, p99) and the
+//   - indexing (cold, fresh cache): time per stage (knowledge base parsed, the other paths ready,
+//     dense embeddings done: every path ready) and the dense path's items per second; time to the
+//     first completion sent right after opening (answered with the paths ready by then); event-loop delay (max, p99) and the
 //     round trip of a tiny request while it indexes and while it embeds; completion requests sent
 //     while it embeds;
 //   - RSS after indexing and after the requests;
@@ -17,14 +19,15 @@
 //     server adds), full request time (client round trip), first request in a newly opened file
 //     vs later ones, and typing-through cache hits (round trip and server handler time).
 //
-// Options: --requests N (default 100), --debounce MS (default 0; a user's setting adds it to the
+// Options: --server PATH (another build's dist/server.js, e.g. an older commit's, for before/after
+// tables; default this tree's), --requests N (default 100), --debounce MS (default 0; a user's setting adds it to the
 // full time), --cache DIR (reuse an index cache instead of a fresh one), --json FILE (write the
 // figures), --query STRATEGY (probe|last3|last10|jaccard; default probe, as users get).
 // CODERAG_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
@@ -41,7 +44,7 @@ import {
 } from '../src/protocol/protocol';
 
 const root = resolve(__dirname, '..');
-const serverPath = join(root, 'dist', 'server.js');
+let serverPath = join(root, 'dist', 'server.js');
 const MODEL = 'bench-instant:latest';
 
 const { values, positionals } = parseArgs({
@@ -52,6 +55,7 @@ const { values, positionals } = parseArgs({
     cache: { type: 'string' },
     json: { type: 'string' },
     query: { type: 'string', default: 'probe' },
+    server: { type: 'string' },
   },
   strict: true,
 });
@@ -66,6 +70,7 @@ const repos = positionals.length > 0 ? positionals.map((p) => resolve(p)) : [joi
 for (const repo of repos) {
   if (!existsSync(repo) || !statSync(repo).isDirectory()) fail(`repository not found: ${repo} (pass the folder of a checked-out Python or Java repository)`);
 }
+if (values.server) serverPath = resolve(values.server);
 if (!existsSync(serverPath)) fail(`${serverPath} is missing: run \`npm run build\` first (\`npm run bench:server\` does)`);
 const requestCount = Math.max(1, Number(values.requests) || 100);
 const debounceMs = Math.max(0, Number(values.debounce) || 0);
@@ -119,7 +124,7 @@ interface Session {
 async function startServer(repo: string, model: OllamaTestServer, cacheDir: string): Promise<Session> {
   // CODERAG_BENCH_NODE_ARGS: extra node flags for the server process (e.g. --cpu-prof, --trace-gc).
   const nodeArgs = (process.env.CODERAG_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { cwd: root, env: { ...process.env, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { cwd: dirname(dirname(serverPath)), env: { ...process.env, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
@@ -169,6 +174,13 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
   };
 }
 
+/** The retrieval paths a trace lists, with the status of each that did not run normally. */
+function pathsOf(explained: ExplainResult): string {
+  const paths = explained.trace.retrieval?.paths ?? [];
+  if (paths.length === 0) return `no retrieval (stages ${explained.trace.stages.map((s) => `${s.stage} ${s.status}`).join(', ')})`;
+  return `paths ${paths.map((p) => (p.status === 'ok' ? p.path : `${p.path} ${p.status}${p.message ? ` (${p.message})` : ''}`)).join(', ')}`;
+}
+
 function itemsOf(r: InlineCompletionList | InlineCompletionItem[] | null): InlineCompletionItem[] {
   if (!r) return [];
   return Array.isArray(r) ? r : r.items;
@@ -211,9 +223,16 @@ interface RepoFigures {
   repo: string;
   files: number;
   items: number;
+  /** Knowledge base parsed and extracted (the server's log line). */
+  kbMs: number;
   readyMs: number;
   embeddedMs: number;
   denseItems: string;
+  /** Texts the dense path embedded (the status's progress total), and per second of its stage. */
+  denseEmbedded: number;
+  denseItemsPerSecond: number;
+  /** The completion request sent right after opening: when its answer came (from the start), its round trip, the paths it used. */
+  firstCompletion: { atMs: number; roundTripMs: number; item: boolean; paths: string };
   loopWhileIndexing: { maxMs: number; p99Ms: number };
   loopWhileEmbedding: { maxMs: number; p99Ms: number };
   loopWhileEmbeddingWithRequests: { maxMs: number; p99Ms: number };
@@ -266,10 +285,28 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     const probeCursor = cursorsIn(probeText.split('\n'), 1)[0] ?? { line: 0, character: 0 };
     let probeOpen = false;
     let lastCompletion = 0;
+    // A completion request right after opening, as an editor sends one when the user types at once.
+    await lsp.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: probeUri, languageId: probeFile.endsWith('.py') ? 'python' : 'java', version: 1, text: probeText } });
+    probeOpen = true;
+    const f0 = performance.now();
+    const firstItems = itemsOf((await lsp.connection.sendRequest(InlineCompletionRequest.method, { textDocument: { uri: probeUri }, position: probeCursor, context: { triggerKind: 2 } })) as InlineCompletionList | InlineCompletionItem[] | null);
+    const firstTrace = (await lsp.connection.sendRequest(ExplainRequest.method, firstItems[0]?.traceId ? { traceId: firstItems[0].traceId } : {})) as ExplainResult | null;
+    const firstCompletion = {
+      atMs: performance.now() - t0,
+      roundTripMs: performance.now() - f0,
+      item: firstItems.length > 0,
+      paths: firstTrace ? pathsOf(firstTrace) : 'no trace',
+    };
+    let denseEmbedded = 0;
+    lsp.connection.onNotification(StatusNotification.method, (st: StatusParams) => {
+      lsp.statuses.push(st);
+      if (st.indexing && /\(embeddings\)/.test(st.indexing.folder)) denseEmbedded = Math.max(denseEmbedded, st.indexing.total);
+    });
     for (;;) {
       const p0 = performance.now();
       const s = await lsp.status();
       const rtt = performance.now() - p0;
+      if (s.indexing && /\(embeddings\)/.test(s.indexing.folder)) denseEmbedded = Math.max(denseEmbedded, s.indexing.total);
       const ready = s.folders.length > 0 && s.folders.every((f) => f.state === 'ready' || f.state === 'failed');
       const phase = ready ? 'embedding' : 'indexing';
       if (ready && readyMs === 0) readyMs = performance.now() - t0;
@@ -305,6 +342,8 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     }
     if (probeOpen) await lsp.connection.sendNotification('textDocument/didClose', { textDocument: { uri: probeUri } });
     const denseLine = lsp.logs.find((l) => /dense retrieval (ready|for .* is off)|code encoder did not load/.test(l))?.trim() ?? '';
+    const kbLine = lsp.logs.join('\n').match(/indexed [^\n]*? in (\d+) ms/);
+    const kbMs = kbLine ? Number(kbLine[1]) : 0;
     const afterIndex = await lsp.status();
     const items = afterIndex.folders.reduce((n, f) => n + (f.items ?? 0), 0);
 
@@ -371,9 +410,13 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       repo,
       files: files.length,
       items,
+      kbMs,
       readyMs,
       embeddedMs,
       denseItems: denseLine,
+      denseEmbedded,
+      denseItemsPerSecond: embeddedMs > readyMs ? denseEmbedded / ((embeddedMs - readyMs) / 1000) : 0,
+      firstCompletion,
       loopWhileIndexing: { maxMs: loop.indexing.max, p99Ms: loop.indexing.p99 },
       loopWhileEmbedding: { maxMs: loop.embedding.max, p99Ms: loop.embedding.p99 },
       loopWhileEmbeddingWithRequests: { maxMs: loop.embeddingWithRequests.max, p99Ms: loop.embeddingWithRequests.p99 },
@@ -409,12 +452,14 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
 
 function print(f: RepoFigures): void {
   const line = (s: string): boolean => process.stdout.write(`${s}\n`);
+  line(`cold index per stage: knowledge base ${(f.kbMs / 1000).toFixed(1)} s (server log), other paths ready at ${(f.readyMs / 1000).toFixed(1)} s, dense ${((f.embeddedMs - f.readyMs) / 1000).toFixed(1)} s (${f.denseEmbedded} texts, ${f.denseItemsPerSecond.toFixed(0)} items/s); every path ready after ${(f.embeddedMs / 1000).toFixed(1)} s`);
+  line(`first completion after opening: answered ${(f.firstCompletion.atMs / 1000).toFixed(2)} s after the start (round trip ${f.firstCompletion.roundTripMs.toFixed(0)} ms, ${f.firstCompletion.item ? 'an item' : 'no item'}; ${f.firstCompletion.paths})`);
   line(`items indexed: ${f.items}; ready after ${(f.readyMs / 1000).toFixed(1)} s, dense embeddings done after ${(f.embeddedMs / 1000).toFixed(1)} s (${f.denseItems.replace(/^\[\w+\]\s*/, '')})`);
   line(`event-loop delay: while indexing max ${f.loopWhileIndexing.maxMs.toFixed(1)} ms (p99 ${f.loopWhileIndexing.p99Ms.toFixed(1)} ms); while embedding max ${f.loopWhileEmbedding.maxMs.toFixed(1)} ms (p99 ${f.loopWhileEmbedding.p99Ms.toFixed(1)} ms) [windows with a completion request: max ${f.loopWhileEmbeddingWithRequests.maxMs.toFixed(1)} ms]; while serving the requests max ${f.loopWhileServing.maxMs.toFixed(1)} ms (p99 ${f.loopWhileServing.p99Ms.toFixed(1)} ms)`);
   line(`round trip of coderag/getStatus while indexing: ${fmt(f.pingWhileIndexing)}`);
   line(`round trip of coderag/getStatus while embedding: ${fmt(f.pingWhileEmbedding)}`);
   line(`completion requests while embedding (full time): ${fmt(f.completionWhileEmbedding)}`);
-  line(`memory: rss ${f.rssAfterIndexMB} MB after indexing (heap ${f.heapAfterIndexMB} MB), rss ${f.rssAfterRequestsMB} MB after the requests`);
+  line(`memory: rss ${f.rssAfterIndexMB} MB after indexing (heap ${f.heapAfterIndexMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (${f.rssAfterIndexMB ? (((f.rssAfterRequestsMB - f.rssAfterIndexMB) / f.rssAfterIndexMB) * 100).toFixed(1) : '?'}% growth)`);
   line(`server overhead per request (handler minus debounce, query, retrieve, rerank, generate, model preparation): ${fmt(f.overhead)}`);
   line(`  first request in a newly opened file: ${fmt(f.overheadFirst)}`);
   line(`  later requests in the file:           ${fmt(f.overheadLater)}`);
@@ -426,6 +471,7 @@ function print(f: RepoFigures): void {
   const c = f.cacheHitServer;
   line(`typing-through cache hits: round trip ${fmt(f.cacheHitRoundTrip)}; server handler ${c ? `median ${c.median.toFixed(2)} ms, p95 ${c.p95.toFixed(2)} ms (n=${c.samples})` : 'none'}`);
   line(`requests with an item: ${f.itemsReturned}/${f.overhead.n}`);
+  line(`summary | ${relative(root, f.repo) || f.repo} | files ${f.files} | items ${f.items} | kb ${(f.kbMs / 1000).toFixed(1)} s | ready ${(f.readyMs / 1000).toFixed(1)} s | dense ${((f.embeddedMs - f.readyMs) / 1000).toFixed(1)} s | ${f.denseItemsPerSecond.toFixed(0)} items/s | first completion ${(f.firstCompletion.atMs / 1000).toFixed(2)} s | all paths ${(f.embeddedMs / 1000).toFixed(1)} s | rss ${f.rssAfterIndexMB} MB -> ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests |`);
   const goals = [`overhead median ${f.overhead.median.toFixed(2)} ms ${f.overhead.median <= 15 ? '<=' : '>'} 15 ms`, `cache hit median ${(c?.median ?? f.cacheHitRoundTrip.median).toFixed(2)} ms ${(c?.median ?? f.cacheHitRoundTrip.median) <= 5 ? '<=' : '>'} 5 ms`];
   line(`goals: ${goals.join('; ')}`);
 }

@@ -1,7 +1,7 @@
 // What the CodeRAG status-bar item shows for a server status: its text (with a codicon), its
 // tooltip (Markdown) and whether it wears the warning colour. Pure and free of `vscode`, so the
 // tests check exactly what a user would see.
-import type { ModelState, StatusParams } from '../protocol/protocol';
+import type { IndexingProgress, ModelState, StatusParams } from '../protocol/protocol';
 
 export interface StatusBarView {
   /** The item's text, `$(icon)` codicons included. */
@@ -39,6 +39,13 @@ const UNTRUSTED: StatusBarView = {
   warning: false,
 };
 
+/** `3/40` while parsing; `indexing 41% · dense 12,000/39,000` while the dense path embeds. */
+export function indexingLabel(p: IndexingProgress): string {
+  const n = (x: number): string => x.toLocaleString('en-US');
+  if (p.dense) return `indexing ${p.percent ?? Math.floor((100 * p.dense.done) / Math.max(1, p.dense.total))}% · dense ${n(p.dense.done)}/${n(p.dense.total)}`;
+  return `${p.done}/${p.total}`;
+}
+
 export function statusBarView(status: StatusParams | undefined, trusted: boolean): StatusBarView {
   if (!trusted) return UNTRUSTED;
   if (!status) return { text: '$(loading~spin) CodeRAG', tooltip: 'CodeRAG is starting', warning: false };
@@ -47,7 +54,7 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
   let warning = false;
   switch (status.state) {
     case 'indexing':
-      text = status.indexing ? `$(sync~spin) CodeRAG ${status.indexing.done}/${status.indexing.total}` : '$(sync~spin) CodeRAG';
+      text = status.indexing ? `$(sync~spin) CodeRAG ${indexingLabel(status.indexing)}` : '$(sync~spin) CodeRAG';
       break;
     case 'starting':
       text = '$(loading~spin) CodeRAG';

@@ -255,12 +255,24 @@ export interface ModelStatus {
   action?: string;
 }
 
+/** Indexing in progress: files parsed, then the dense path's items embedded (completions use the paths ready meanwhile). */
+export interface IndexingProgress {
+  folder: string;
+  /** Files parsed of total while parsing; items embedded of total while embedding. */
+  done: number;
+  total: number;
+  /** The whole folder's progress, 0-100: files and items to embed counted alike. */
+  percent?: number;
+  /** Set while the dense path embeds. */
+  dense?: { done: number; total: number };
+}
+
 export interface StatusParams {
   /** The headline: what the status bar shows. */
   state: 'starting' | 'indexing' | 'ready' | 'modelProblem' | 'disabled' | 'untrusted';
   /** One line for people ("Indexing pyshop 120/300", "Ollama is not reachable at ..."). */
   message: string;
-  indexing?: { folder: string; done: number; total: number };
+  indexing?: IndexingProgress;
   folders: FolderIndexSummary[];
   model: ModelStatus;
   reranker: { current: RerankerChoice; available: RerankerChoice[] };

@@ -16,8 +16,10 @@ import {
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { loadParsers, type Parsers } from '../engine/kb/parsers';
-import { ModelRegistry } from '../engine/models';
+import { ModelRegistry, type ModelRegistryOptions } from '../engine/models';
 import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
+import { WorkerEncoder, encoderWorkerEntry, type WorkerEntry } from '../engine/models/WorkerEncoder';
+import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
 import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
@@ -40,15 +42,23 @@ import { WorkspaceIndexer } from './WorkspaceIndexer';
 const log = getLogger('server');
 
 /**
- * Background embedding in chunks of at most this many characters of item text (one long item, or
- * a few short ones): a synchronous ONNX run of that size holds the event loop for 15-40 ms on two
- * busy cores, not the 600 ms a 16-item batch of long items took, at the same throughput; between
- * chunks a completion request goes first.
+ * Background embedding in chunks of this many items, on the encoder's thread (WorkerEncoder), so
+ * the main thread only waits; between chunks a completion request goes first (one chunk, about
+ * 80 ms of the two cores, may still finish beside it). Without the thread the ONNX runs are
+ * synchronous on the main thread: chunks of at most DENSE_CHUNK_CHARS characters of item text hold
+ * the event loop for 15-40 ms each instead of the 600 ms a 16-item batch of long items took.
  */
+const DENSE_CHUNK_ITEMS = 32;
 const DENSE_CHUNK_CHARS = 512;
-const DENSE_CHUNK_ITEMS = 16;
-/** A code window is about DENSE_CHUNK_CHARS of text or more (20 lines): one window per ONNX run. */
-const WINDOW_CHUNK = 1;
+const DENSE_CHUNK_ITEMS_IN_PROCESS = 16;
+/**
+ * ProCC's code windows (20 lines, about the encoder's 256 tokens each): 8 per run on the encoder's
+ * thread; on the main thread one per run (a window is a DENSE_CHUNK_CHARS chunk or more).
+ */
+const WINDOW_CHUNK = 8;
+const WINDOW_CHUNK_IN_PROCESS = 1;
+/** The encoder's thread stops after this long without work (its ~50 MB come back); a save starts it again. */
+const ENCODER_THREAD_IDLE_MS = 20_000;
 
 export interface ServerHost {
   /** Folder holding grammars/ and models/ (dist/ for the bundles). */
@@ -83,6 +93,7 @@ export class Server {
   private parsersPromise: Promise<Parsers> | undefined;
   private lmPromise: Promise<CausalLM> | undefined;
   private encoderPromise: Promise<Encoder | undefined> | undefined;
+  private itemEncoderPromise: Promise<WorkerEncoder | undefined> | undefined;
   private prober: ChunkProber | undefined;
   /** ProCC's hypothetical line: the probing LM's greedy next line, once it is loaded. */
   private nextLine: NextLineModel | undefined;
@@ -111,10 +122,27 @@ export class Server {
         cacheRoot: () => this.cacheRoot,
         retrievers: async (kb, parsers, context) => {
           const encoder = await this.encoder();
+          // The thread loads beside the parsing; the first chunk of items waits for it.
+          const threadEntry = encoder ? encoderWorkerEntry(this.host.assetsDir) : undefined;
+          const thread = encoder && threadEntry ? this.itemEncoder(encoder, threadEntry) : Promise.resolve(undefined);
+          // Queries are embedded in-process (one short run, no queue); items on the encoder's thread.
+          const dense: DenseEncoder | undefined = encoder && {
+            name: encoder.name,
+            dim: encoder.dim,
+            ...(encoder.fingerprint !== undefined ? { fingerprint: encoder.fingerprint } : {}),
+            embed: (texts, signal) => encoder.embed(texts, signal),
+            embedItems: async (texts, signal) => {
+              const worker = await thread;
+              if (worker) return worker.embedItems(texts, signal);
+              return encoder.embedItems ? encoder.embedItems(texts, signal) : encoder.embed(texts, signal);
+            },
+          };
+          if (encoder && !threadEntry) log.info('no encoder thread entry next to the server: items are embedded on the main thread');
+          const chunking = threadEntry ? { chunkSize: DENSE_CHUNK_ITEMS } : { chunkSize: DENSE_CHUNK_ITEMS_IN_PROCESS, chunkChars: DENSE_CHUNK_CHARS };
           return createRetrievalPaths(kb, parsers, {
-            ...(encoder ? { dense: { encoder, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, chunkSize: DENSE_CHUNK_ITEMS, chunkChars: DENSE_CHUNK_CHARS, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
-            // ProCC's code windows: the same encoder, built after the dense vectors, paced the same way.
-            ...(encoder ? { similar: { encoder, indexFolder: context.indexFolder, chunkSize: WINDOW_CHUNK, pace: (signal: AbortSignal) => this.foreground.yield(signal), nextLine: () => this.nextLine } } : {}),
+            ...(dense ? { dense: { encoder: dense, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, ...chunking, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
+            // ProCC's code windows: the same encoder (windows on its thread), built after the dense vectors, paced the same way.
+            ...(dense ? { similar: { encoder: dense, indexFolder: context.indexFolder, chunkSize: threadEntry ? WINDOW_CHUNK : WINDOW_CHUNK_IN_PROCESS, pace: (signal: AbortSignal) => this.foreground.yield(signal), nextLine: () => this.nextLine } } : {}),
           });
         },
       },
@@ -143,6 +171,32 @@ export class Server {
       },
     );
     return this.encoderPromise;
+  }
+
+  /**
+   * The encoder's thread for index-time embedding (WorkerEncoder), started once; undefined (items
+   * are embedded in-process, logged) when it cannot start or its build differs from `encoder`.
+   */
+  private itemEncoder(encoder: Encoder, entry: WorkerEntry): Promise<WorkerEncoder | undefined> {
+    this.itemEncoderPromise ??= (async () => {
+      try {
+        const thread = await WorkerEncoder.start(entry, { registry: this.registryOptions() }, { idleMs: ENCODER_THREAD_IDLE_MS });
+        if (thread.fingerprint !== encoder.fingerprint || thread.dim !== encoder.dim) {
+          log.warn('the encoder thread loaded another build of the encoder: items are embedded on the main thread');
+          await thread.dispose();
+          return undefined;
+        }
+        return thread;
+      } catch (e) {
+        log.warn(`the encoder thread did not start (items are embedded on the main thread): ${errorMessage(e)}`);
+        return undefined;
+      }
+    })();
+    return this.itemEncoderPromise;
+  }
+
+  private registryOptions(): ModelRegistryOptions {
+    return { modelsDir: join(this.host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2, device: this.config.models.device };
   }
 
   private causalLM(): Promise<CausalLM> {
@@ -200,6 +254,7 @@ export class Server {
       this.loopDelay.disable();
       for (const f of [...this.features].reverse()) await f.shutdown?.();
       this.status.dispose();
+      await (await this.itemEncoderPromise)?.dispose().catch(() => undefined);
       await this.registry.dispose().catch(() => undefined);
     });
     this.documents.listen(connection);
@@ -228,7 +283,7 @@ export class Server {
     for (const p of problems) log.warn(`setting ignored: ${p}`);
     // No model is loaded before initialized(): open them on the configured device.
     void this.registry.dispose();
-    this.registry = new ModelRegistry({ modelsDir: join(this.host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2, device: config.models.device });
+    this.registry = new ModelRegistry(this.registryOptions());
     const folders: WorkspaceFolder[] = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: params.rootUri.split('/').pop() ?? 'root' }] : params.rootPath ? [{ uri: `file://${params.rootPath}`, name: params.rootPath }] : []);
     this.indexer.setWorkspaceFolders(folders);
     this.indexer.trusted = trusted;

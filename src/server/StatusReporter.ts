@@ -1,7 +1,7 @@
 // The server's status in one snapshot (indexing progress, ready, model problems, reranker in
 // use), sent as `coderag/status` whenever a part changes (coalesced so progress cannot flood).
 import type { Connection } from 'vscode-languageserver/node';
-import { StatusNotification, type FolderIndexSummary, type ModelState, type ModelStatus, type RerankerChoice, type ServerStats, type StatusParams } from '../protocol/protocol';
+import { StatusNotification, type FolderIndexSummary, type IndexingProgress, type ModelState, type ModelStatus, type RerankerChoice, type ServerStats, type StatusParams } from '../protocol/protocol';
 import type { Disposable } from '../engine/util/disposable';
 import type { ModelRunsOn } from '../engine/models/device';
 
@@ -9,7 +9,7 @@ export interface StatusParts {
   trusted: boolean;
   completionsEnabled: boolean;
   folders: FolderIndexSummary[];
-  indexing?: { folder: string; done: number; total: number };
+  indexing?: IndexingProgress;
   model: ModelStatus;
   reranker: { current: RerankerChoice; available: RerankerChoice[] };
   stats: ServerStats;
@@ -56,6 +56,11 @@ export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'
   if (!p.trusted) return { state: 'untrusted', message: 'Workspace not trusted: CodeRAG does not index or complete here' };
   if (!p.completionsEnabled) return { state: 'disabled', message: 'CodeRAG completions are disabled' };
   if (isModelProblem(p.model.state)) return { state: 'modelProblem', message: p.model.message ?? `model ${p.model.model}: ${p.model.state}` };
+  if (p.indexing?.dense) {
+    const { folder, percent, dense } = p.indexing;
+    const n = (x: number): string => x.toLocaleString('en-US');
+    return { state: 'indexing', message: `Indexing ${folder} ${percent ?? 0}% · dense ${n(dense.done)}/${n(dense.total)} (completions use the other paths until it ends)` };
+  }
   if (p.indexing) return { state: 'indexing', message: `Indexing ${p.indexing.folder} ${p.indexing.done}/${p.indexing.total}` };
   if (p.folders.some((f) => f.state === 'pending' || f.state === 'indexing')) return { state: 'starting', message: 'Opening the repository index' };
   const items = p.folders.reduce((n, f) => n + (f.items ?? 0), 0);

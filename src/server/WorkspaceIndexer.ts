@@ -53,6 +53,10 @@ export class FolderIndex implements Disposable {
   message: string | undefined;
   /** The dense path joins once its embeddings are ready (it would embed inside a request otherwise). */
   denseReady = false;
+  /** The dense path's embedding progress while it runs (for the trace of requests meanwhile). */
+  denseProgress: DenseProgress | undefined;
+  /** Why the dense path is off for good (its embedding failed). */
+  denseOff: string | undefined;
   private densePreparing: Promise<void> | undefined;
   private similarPreparing: Promise<void> | undefined;
   private readonly store = new DisposableStore();
@@ -78,8 +82,14 @@ export class FolderIndex implements Disposable {
     return this.paths.receivers;
   }
 
+  /** The paths that are ready; a dense path still embedding stands in as one that says so in the trace. */
   get retrievers(): Retriever[] {
-    return this.denseReady && this.paths.dense ? [...this.paths.retrievers, this.paths.dense] : this.paths.retrievers;
+    const dense = this.paths.dense;
+    if (!dense) return this.paths.retrievers;
+    if (this.denseReady) return [...this.paths.retrievers, dense];
+    const p = this.denseProgress;
+    const why = this.denseOff ?? (p ? `not ready: embedding ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} items` : 'not ready: waiting for the knowledge base');
+    return [...this.paths.retrievers, notReady(dense.name, why)];
   }
 
   /** Embed in the background (once at a time); the dense path joins the folder's paths when done. */
@@ -94,6 +104,7 @@ export class FolderIndex implements Disposable {
       },
       (e: unknown) => {
         this.densePreparing = undefined;
+        if (!isCancellationError(e)) this.denseOff = `off: ${errorMessage(e)}`;
         done(e);
       },
     );
@@ -152,6 +163,11 @@ export class FolderIndex implements Disposable {
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.store.dispose();
   }
+}
+
+/** A path that is not ready: it answers at once with why, so the trace lists it as skipped. */
+function notReady(name: Retriever['name'], why: string): Retriever {
+  return { name, retrieve: () => Promise.resolve({ results: [], skipped: why }) };
 }
 
 export interface IndexerHost {
@@ -285,16 +301,21 @@ export class WorkspaceIndexer implements Feature {
       discardSavedIndex: fresh,
     });
     let last = 0;
+    let index: FolderIndex | undefined;
     const paths = await this.host.retrievers(kb, parsers, {
       indexFolder,
       onDenseProgress: (p) => {
+        if (index) index.denseProgress = p.done < p.total ? p : undefined;
         const now = performance.now();
         if (now - last < 200 && p.done < p.total) return;
         last = now;
-        this.status.update({ indexing: p.done < p.total ? { folder: `${folder.name} (embeddings)`, done: p.done, total: p.total } : undefined });
+        // Files parsed count as done: the folder's percentage over files and items alike.
+        const files = kb.summary().files;
+        const percent = Math.floor((100 * (files + p.done)) / Math.max(1, files + p.total));
+        this.status.update({ indexing: p.done < p.total ? { folder: `${folder.name} (embeddings)`, done: p.done, total: p.total, percent, dense: { done: p.done, total: p.total } } : undefined });
       },
     });
-    const index = new FolderIndex(folder.uri, root, folder.name, kb, paths, parsers);
+    index = new FolderIndex(folder.uri, root, folder.name, kb, paths, parsers);
     this.folders.set(folder.uri, index);
     return index;
   }

@@ -6,12 +6,35 @@ import { promises as fs } from 'node:fs';
 import { throwIfAborted } from '../util/errors';
 import { ModelError } from './errors';
 import type { ModelPlacement } from './device';
-import { configInt, int64Tensor, loadOrt, newTimings, openPlacedSession, runSession } from './onnxSession';
+import { configInt, loadOrt, newTimings, openPlacedSession, runSession } from './onnxSession';
 import type { ModelLoadOptions, OrtModule, OrtSession, OrtTensor } from './onnxSession';
 import type { Tokenizer } from './tokenizer';
 import type { Encoder, ModelTimings } from './types';
 
 export const ENCODER_FILE = 'onnx/model.onnx';
+
+/**
+ * tokenize() first encodes this many characters per token of maxLength (code averages 3-4
+ * characters a token; a denser text falls back to encoding all of it).
+ */
+const PREFIX_CHARS_PER_TOKEN = 6;
+/** At most this many padded tokens per ONNX run (rows x the batch's longest row). */
+const BATCH_TOKENS = 4096;
+
+/**
+ * The first index at or after `from` that ends a byte-level BPE pre-token in `text` whatever
+ * follows: a whitespace character right after a non-whitespace one (text.length if none).
+ */
+export function safeCut(text: string, from: number): number {
+  for (let i = Math.max(1, from); i < text.length; i++) {
+    if (isAsciiSpace(text.charCodeAt(i)) && !/\s/.test(text[i - 1]!)) return i;
+  }
+  return text.length;
+}
+
+function isAsciiSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 11;
+}
 
 export class OnnxEncoder implements Encoder {
   readonly timings: ModelTimings = newTimings();
@@ -25,6 +48,7 @@ export class OnnxEncoder implements Encoder {
     readonly path: string,
     readonly dim: number,
     readonly maxLength: number,
+    readonly itemMaxLength: number,
     private readonly ort: OrtModule,
     private readonly session: OrtSession,
     private readonly tokenizer: Tokenizer,
@@ -45,16 +69,18 @@ export class OnnxEncoder implements Encoder {
     const dim = configInt(config, ['hidden_size'], name);
     const positions = configInt(config, ['max_position_embeddings'], name, 512);
     const extra = (config.coderag ?? {}) as Record<string, unknown>;
-    const maxLength = Math.min(positions, typeof extra.max_length === 'number' ? extra.max_length : positions);
+    const maxLength = Math.min(positions, opts.maxLength ?? (typeof extra.max_length === 'number' ? extra.max_length : positions));
+    // Items are embedded shorter than queries where the model card says it costs no quality.
+    const itemMaxLength = Math.min(maxLength, opts.maxLength ?? (typeof extra.item_max_length === 'number' ? extra.item_max_length : maxLength));
     const { session, placement } = await openPlacedSession(opts.file, name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts.session);
     const padId = opts.tokenizer.tokenId('<|endoftext|>') ?? opts.tokenizer.tokenId('[PAD]') ?? 0;
     // What the vectors depend on besides the text: the weights, the config and the truncation.
     const fingerprint = createHash('sha1')
       .update(await fs.readFile(opts.file))
-      .update(JSON.stringify({ config, maxLength }))
+      .update(JSON.stringify({ config, maxLength, itemMaxLength }))
       .digest('hex')
       .slice(0, 16);
-    const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16, fingerprint);
+    const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, itemMaxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16, fingerprint);
     enc.placement = placement;
     enc.timings.loadMs = performance.now() - t0;
     if (opts.warmup !== false) {
@@ -71,29 +97,76 @@ export class OnnxEncoder implements Encoder {
   }
 
   async embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]> {
-    const ids = texts.map((t) => {
-      const x = this.tokenizer.encode(t).slice(0, this.maxLength);
-      return x.length ? x : [this.padId];
-    });
-    // Batch by length so padding stays small; results go back in input order.
+    return this.embedTokens(
+      texts.map((t) => this.tokenize(t)),
+      signal,
+    );
+  }
+
+  /** Knowledge-base items: as embed(), truncated to itemMaxLength tokens. */
+  async embedItems(texts: string[], signal: AbortSignal): Promise<Float32Array[]> {
+    return this.embedTokens(
+      texts.map((t) => this.tokenize(t, this.itemMaxLength)),
+      signal,
+    );
+  }
+
+  /**
+   * The first maxLength token ids of a text, as encoding the whole text and keeping its head
+   * would give. Only a prefix of a long text is encoded: byte-level BPE works per pre-token, and a
+   * cut just before a whitespace character that follows a non-whitespace one ends a pre-token in
+   * the full text too, so the prefix's tokens are the full text's first tokens. A prefix that
+   * yields too few tokens falls back to the whole text.
+   */
+  tokenize(text: string, limit: number = this.maxLength): number[] {
+    const start = limit * PREFIX_CHARS_PER_TOKEN;
+    if (text.length > start) {
+      const cut = safeCut(text, start);
+      if (cut < text.length) {
+        const head = this.tokenizer.encode(text.slice(0, cut));
+        if (head.length >= limit) return head.slice(0, limit);
+      }
+    }
+    const ids = this.tokenizer.encode(text).slice(0, limit);
+    return ids.length ? ids : [this.padId];
+  }
+
+  /**
+   * Embeddings of token id sequences (non-empty, within the model's positions). Sorted by length and cut
+   * into batches of at most batchSize rows and BATCH_TOKENS padded tokens, so that each batch
+   * pads only to its own longest row; results come back in input order.
+   */
+  async embedTokens(ids: number[][], signal: AbortSignal): Promise<Float32Array[]> {
     const order = ids.map((_, i) => i).sort((a, b) => ids[a]!.length - ids[b]!.length);
-    const out = new Array<Float32Array>(texts.length);
-    for (let i = 0; i < order.length; i += this.batchSize) {
+    const out = new Array<Float32Array>(ids.length);
+    let i = 0;
+    while (i < order.length) {
       throwIfAborted(signal);
-      const idx = order.slice(i, i + this.batchSize);
+      let end = i + 1;
+      // Sorted ascending: the last row of a batch is its widest.
+      while (end < order.length && end - i < this.batchSize && (end - i + 1) * ids[order[end]!]!.length <= BATCH_TOKENS) end++;
+      const idx = order.slice(i, end);
       const vectors = await this.embedBatch(idx.map((k) => ids[k]!));
       idx.forEach((k, j) => (out[k] = vectors[j]!));
+      i = end;
     }
     return out;
   }
 
   private async embedBatch(batch: number[][]): Promise<Float32Array[]> {
     const { ort } = this;
-    const width = Math.max(...batch.map((b) => b.length));
-    const rows = batch.map((b) => [...b, ...new Array<number>(width - b.length).fill(this.padId)]);
-    const mask = batch.map((b) => [...new Array<number>(b.length).fill(1), ...new Array<number>(width - b.length).fill(0)]);
-    const feeds: Record<string, OrtTensor> = { input_ids: int64Tensor(ort, rows, width), attention_mask: int64Tensor(ort, mask, width) };
-    if (this.usesTokenTypes) feeds.token_type_ids = int64Tensor(ort, rows.map((r) => r.map(() => 0)), width);
+    const width = Math.max(1, ...batch.map((b) => b.length));
+    const rows = batch.length;
+    const idData = new BigInt64Array(rows * width).fill(BigInt(this.padId));
+    const maskData = new BigInt64Array(rows * width);
+    batch.forEach((b, r) => {
+      for (let s = 0; s < b.length; s++) {
+        idData[r * width + s] = BigInt(b[s]!);
+        maskData[r * width + s] = 1n;
+      }
+    });
+    const feeds: Record<string, OrtTensor> = { input_ids: new ort.Tensor('int64', idData, [rows, width]), attention_mask: new ort.Tensor('int64', maskData, [rows, width]) };
+    if (this.usesTokenTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(rows * width), [rows, width]);
     const out = await runSession(this.session, feeds, this.timings, this.name);
     const h = out[this.output];
     if (!h || h.dims.length !== 3 || h.dims[2] !== this.dim) {

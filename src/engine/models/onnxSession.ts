@@ -46,6 +46,8 @@ export interface ModelLoadOptions {
   session?: SessionOptions;
   batchSize?: number;
   warmup?: boolean;
+  /** Truncation length in tokens instead of the model's own (config.json), for evaluations. */
+  maxLength?: number;
 }
 
 /** Opens `file` as an ONNX session; checks the graph has the inputs and outputs the caller needs. */

@@ -6,6 +6,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ByteLevelBpe } from './byteLevelBpe';
 import { ModelError } from './errors';
 
 export interface Tokenizer {
@@ -50,8 +51,18 @@ export async function loadTokenizer(dir: string, modelName: string): Promise<Tok
   } catch (e) {
     throw new ModelError('corrupt', `Model "${modelName}": cannot build its tokenizer (${String(e)}).`, modelName, { cause: e });
   }
+  const library = (text: string): number[] => tok.encode(text, { add_special_tokens: false }).ids;
+  // GPT-2-layout tokenizers (the shipped ones) encode through the cached byte-level BPE; anything else through tokenizers.js.
+  const fast = ByteLevelBpe.fromJson(json);
   return {
-    encode: (text) => tok.encode(text, { add_special_tokens: false }).ids,
+    encode: (text) => {
+      if (!fast?.handles(text)) return library(text);
+      try {
+        return fast.encode(text);
+      } catch {
+        return library(text);
+      }
+    },
     decode: (ids) => (ids.length === 0 ? '' : tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false })),
     tokenId: (token) => tok.token_to_id(token),
   };

@@ -70,5 +70,10 @@ export interface Encoder {
   readonly placement?: ModelPlacement;
   /** Mean-pooled, L2-normalised embeddings, computed in batches. */
   embed(texts: string[], signal: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * The same for knowledge-base items, which an encoder may truncate shorter than queries
+   * (its card's measured item length); absent: embed().
+   */
+  embedItems?(texts: string[], signal: AbortSignal): Promise<Float32Array[]>;
   dispose(): Promise<void>;
 }

@@ -37,6 +37,7 @@ export async function runPath(retriever: Retriever, request: RetrievalRequest, b
     const elapsedMs = performance.now() - start;
     // Synchronous work cannot be pre-empted: a result that arrives late still counts as a timeout.
     if (elapsedMs > budgetMs) return { ...base, status: 'timeout', elapsedMs, message: `took ${elapsedMs.toFixed(1)} ms, budget ${budgetMs} ms`, results: [] };
+    if (result.skipped !== undefined) return { ...base, status: 'skipped', elapsedMs, message: result.skipped, results: [] };
     return { ...base, status: 'ok', elapsedMs, ...(result.notes ? { notes: result.notes } : {}), results: result.results };
   } catch (e) {
     const elapsedMs = performance.now() - start;

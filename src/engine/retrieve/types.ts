@@ -45,6 +45,8 @@ export interface PathResult {
   results: ScoredSnippet[];
   /** Short path-specific notes for the trace (e.g. `graph: 42 nodes, 3 seeds`). */
   notes?: string[];
+  /** Why the path did not search (it is not ready yet): the trace shows it as skipped with this message. */
+  skipped?: string;
 }
 
 /** A retrieval path. Dense and probing-based paths plug in here once their models load. */

@@ -200,10 +200,9 @@ export class CodeWindowIndex implements Disposable {
         this.options.onProgress?.({ done: i, total: todo.length });
         if (this.options.pace) await this.options.pace(signal);
         const part = todo.slice(i, i + size);
-        const vecs = await this.encoder.embed(
-          part.map(([, t]) => t),
-          signal,
-        );
+        const texts = part.map(([, t]) => t);
+        // Index texts as the dense path embeds items (on the encoder's thread where the host has one).
+        const vecs = await (this.encoder.embedItems ? this.encoder.embedItems(texts, signal) : this.encoder.embed(texts, signal));
         part.forEach(([h], j) => {
           const v = vecs[j];
           if (!v || v.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${this.encoder.dim}`);

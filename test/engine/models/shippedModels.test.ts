@@ -102,7 +102,7 @@ void test('an aborted signal cancels probing', async () => {
   await assert.rejects(lm.greedyProbe(['x = 1\n'], 3, ac.signal), CancellationError);
 });
 
-void test('embeddings are L2-normalised, of the expected dimension, and independent of batching', async () => {
+void test('embeddings are L2-normalised, of the expected dimension, and independent of batching (up to int8 rounding)', async () => {
   const texts = ['def add(a, b):\n    return a + b\n', 'public int size() { return count; }', 'x'.repeat(5000), ''];
   const vs = await encoder.embed(texts, new AbortController().signal);
   assert.equal(vs.length, texts.length);
@@ -112,7 +112,10 @@ void test('embeddings are L2-normalised, of the expected dimension, and independ
     assert.ok(Math.abs(norm - 1) < 1e-4, `norm ${norm}`);
   }
   const [single] = await encoder.embed([texts[0]!], new AbortController().signal);
-  single!.forEach((x, i) => assert.ok(Math.abs(x - vs[0]![i]!) < 1e-4));
+  // The int8 graph quantises activations per run, so a batch's other rows move a vector slightly
+  // (cosine >= 0.9991 over 200 JDK items, models/coderag-encoder/README.md).
+  const cosine = single!.reduce((s, x, i) => s + x * vs[0]![i]!, 0);
+  assert.ok(cosine > 0.999, `cosine ${cosine}`);
 });
 
 void test('the encoder ranks a definition closer to its call site than an unrelated one', async () => {

@@ -19,7 +19,7 @@ const log = getLogger('retrieve');
 export type DenseSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
 
 /** The encoder surface the dense path needs (models/OnnxEncoder). */
-export type DenseEncoder = Pick<Encoder, 'name' | 'dim' | 'embed' | 'fingerprint'>;
+export type DenseEncoder = Pick<Encoder, 'name' | 'dim' | 'embed' | 'fingerprint' | 'embedItems'>;
 
 export interface DenseProgress {
   /** Items embedded so far in this run, of `total` that needed embedding. */
@@ -216,10 +216,8 @@ export class DenseRetriever implements Retriever, Disposable {
         this.options.onProgress?.({ done, total: todo.length });
         if (pace) await pace(signal);
         throwIfAborted(signal);
-        const vecs = await this.encoder.embed(
-          part.map(([, text]) => text),
-          signal,
-        );
+        const texts = part.map(([, text]) => text);
+        const vecs = await (this.encoder.embedItems ? this.encoder.embedItems(texts, signal) : this.encoder.embed(texts, signal));
         part.forEach(([hash], j) => {
           const v = vecs[j];
           if (!v || v.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${this.encoder.dim}`);
@@ -244,7 +242,7 @@ export class DenseRetriever implements Retriever, Disposable {
     return { store: found, embedded: todo.length, reused, items: this.size, elapsedMs: performance.now() - start };
   }
 
-  /** Rebuild the two contiguous matrices and drop vectors no item uses any more. */
+  /** Rebuild the two contiguous matrices (the vector cache then points into them) and drop vectors no item uses any more. */
   private compile(): void {
     const dim = this.encoder.dim;
     const fns: KbItem[] = [];
@@ -258,7 +256,11 @@ export class DenseRetriever implements Retriever, Disposable {
         const hash = textHash(item.text);
         used.add(hash);
         const v = this.vectors.get(hash);
-        if (v) matrix.set(v, i * dim);
+        if (v) {
+          matrix.set(v, i * dim);
+          // The cache keeps a view of the matrix row, not a second copy of every vector.
+          this.vectors.set(hash, matrix.subarray(i * dim, (i + 1) * dim));
+        }
         const rows = fileRows.get(item.path);
         if (rows) rows[1] = i + 1;
         else fileRows.set(item.path, [i, i + 1]);

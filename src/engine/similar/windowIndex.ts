@@ -9,7 +9,7 @@ import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { KbItem } from '../kb/types';
 import { wordSet } from '../query/bagOfWords';
 import type { DenseEncoder } from '../retrieve/dense/denseRetrieve';
-import { loadVectors, saveVectors, textHash, type DenseRow } from '../retrieve/dense/denseStore';
+import { readVectorCache, saveVectors, textHash, type DenseRow } from '../retrieve/dense/denseStore';
 import type { Disposable } from '../util/disposable';
 import { errorMessage, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
@@ -276,17 +276,8 @@ export class CodeWindowIndex implements Disposable {
     this.storeRead = true;
     const path = this.storePath;
     if (!path) return;
-    const result = await loadVectors(path, { encoder: this.encoder.name, dim: this.encoder.dim, fingerprint: this.encoder.fingerprint ?? '' });
-    if (result.status === 'ok') {
-      const { rows, vectors, dim } = result.stored;
-      rows.forEach((r, i) => this.vectors.set(r.hash, vectors.subarray(i * dim, (i + 1) * dim)));
-      this.storeStatus = 'loaded';
-    } else if (result.status === 'missing') {
-      this.storeStatus = 'missing';
-    } else {
-      this.storeStatus = { invalid: result.reason };
-      log.warn(`window vectors at ${path} are invalid (${result.reason}); re-embedding`);
-    }
+    this.storeStatus = await readVectorCache(path, this.encoder, this.vectors);
+    if (typeof this.storeStatus === 'object') log.warn(`window vectors at ${path} are invalid (${this.storeStatus.invalid}); re-embedding`);
   }
 
   private async save(): Promise<void> {

@@ -8,7 +8,7 @@ import type { Encoder } from '../../models/types';
 import { onnxRowScorer, type RowScorer } from '../../models/OnnxRowScorer';
 import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
 import { TopK } from '../topK';
-import { denseFilePath, loadVectors, saveVectors, textHash, type DenseRow } from './denseStore';
+import { denseFilePath, readVectorCache, saveVectors, textHash, type DenseRow } from './denseStore';
 import type { Disposable } from '../../util/disposable';
 import { errorMessage, throwIfAborted } from '../../util/errors';
 import { getLogger } from '../../util/logger';
@@ -152,17 +152,8 @@ export class DenseRetriever implements Retriever, Disposable {
     this.storeRead = true;
     const path = this.storePath;
     if (!path) return;
-    const result = await loadVectors(path, { encoder: this.encoder.name, dim: this.encoder.dim, fingerprint: this.encoder.fingerprint ?? '' });
-    if (result.status === 'ok') {
-      const { rows, vectors, dim } = result.stored;
-      rows.forEach((r, i) => this.vectors.set(r.hash, vectors.subarray(i * dim, (i + 1) * dim)));
-      this.storeStatus = 'loaded';
-    } else if (result.status === 'missing') {
-      this.storeStatus = 'missing';
-    } else {
-      this.storeStatus = { invalid: result.reason };
-      log.warn(`dense vectors at ${path} are invalid (${result.reason}); re-embedding`);
-    }
+    this.storeStatus = await readVectorCache(path, this.encoder, this.vectors);
+    if (typeof this.storeStatus === 'object') log.warn(`dense vectors at ${path} are invalid (${this.storeStatus.invalid}); re-embedding`);
   }
 
   /** Chunks of at most chunkSize texts and chunkChars characters, shortest texts first (little padding). */

@@ -83,3 +83,19 @@ export async function loadVectors(path: string, expect: { encoder: string; dim: 
   }
   return { status: 'ok', stored: { encoder: header.encoder, fingerprint: header.fingerprint ?? '', dim: header.dim, rows, vectors } };
 }
+
+/** What reading a vector cache found: vectors loaded, no file yet, or a file that could not be used (and why). */
+export type VectorCacheStatus = 'loaded' | 'missing' | { invalid: string };
+
+/**
+ * Fill `into` (text hash -> vector, each a view into the loaded matrix) from the vector file at
+ * `path`, written for this encoder build and dimension; an invalid file is reported, not thrown.
+ */
+export async function readVectorCache(path: string, encoder: { name: string; dim: number; fingerprint?: string }, into: Map<string, Float32Array>): Promise<VectorCacheStatus> {
+  const result = await loadVectors(path, { encoder: encoder.name, dim: encoder.dim, fingerprint: encoder.fingerprint ?? '' });
+  if (result.status === 'missing') return 'missing';
+  if (result.status === 'invalid') return { invalid: result.reason };
+  const { rows, vectors, dim } = result.stored;
+  rows.forEach((r, i) => into.set(r.hash, vectors.subarray(i * dim, (i + 1) * dim)));
+  return 'loaded';
+}

@@ -69,6 +69,19 @@ export function findDereference(prefix: string, lang: Lang): Dereference | undef
   return { receiver, partial };
 }
 
+/**
+ * The one attribute chain an expression is (`a.b(c(d)).e` -> a, b(), e), when its lexical chain is
+ * the whole expression; undefined otherwise (two chains, an operator, an index).
+ */
+function wholeChain(expr: string, lang: Lang): Chain | undefined {
+  const chains = chainsOfText(expr, lang === 'java' ? JAVA_RECEIVER_KEYWORDS : PYTHON_KEYWORDS);
+  const chain = chains.length === 1 ? chains[0] : undefined;
+  if (!chain || chain.length === 0) return undefined;
+  let bare = expr;
+  while (/\([^()]*\)/.test(bare)) bare = bare.replace(/\([^()]*\)/g, '');
+  return bare === chain.map((s) => s.name).join('.') ? chain : undefined;
+}
+
 /** Python names every object has (not listed in the knowledge base). */
 const PYTHON_OBJECT = ['__class__', '__dict__', '__doc__', '__module__', '__init__', '__repr__', '__str__', '__eq__', '__ne__', '__hash__', '__getattribute__', '__setattr__', '__delattr__', '__dir__', '__format__', '__reduce__', '__sizeof__', '__init_subclass__', '__new__', '__slots__', '__annotations__', '__weakref__'];
 const PYTHON_CLASS = ['__name__', '__qualname__', '__mro__', '__bases__', '__subclasses__', 'mro', '__dataclass_fields__'];
@@ -143,23 +156,11 @@ export class ReceiverTyper implements Disposable {
     throwIfAborted(signal);
     const deref = findDereference(file.prefix, file.lang);
     if (!deref) return undefined;
-    const chains = chainsOfText(deref.receiver, file.lang === 'java' ? JAVA_RECEIVER_KEYWORDS : PYTHON_KEYWORDS);
     const superCall = /^super(\(\))?$/.test(deref.receiver);
-    const chain: Chain | undefined = superCall ? [{ name: 'super' }] : chains.length === 1 ? chains[0] : undefined;
-    if (!chain || chain.length === 0) return undefined;
-    if (!superCall) {
-      // The lexical chain must be the whole receiver (`a.b(c(d)).e` -> a, b(), e).
-      let bare = deref.receiver;
-      while (/\([^()]*\)/.test(bare)) bare = bare.replace(/\([^()]*\)/g, '');
-      if (bare.split('.').join('.') !== chain.map((s) => s.name).join('.')) return undefined;
-    }
-    this.symbols ??= new RepoSymbols(this.kb);
+    const chain: Chain | undefined = superCall ? [{ name: 'super' }] : wholeChain(deref.receiver, file.lang);
+    if (!chain) return undefined;
     // The prefix up to the receiver, so the flow is the one at the dereference.
-    const cut = file.prefix.slice(0, file.prefix.length - deref.partial.length - 1 - deref.receiver.length);
-    const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, cut);
-    throwIfAborted(signal);
-    const scope: FlowScope = { path: file.path, lang: file.lang, extraction, flow };
-    const resolver = new FlowResolver(this.symbols).withUnfinished(scope);
+    const { scope, resolver } = this.scopeAt(file, file.prefix.length - deref.partial.length - 1 - deref.receiver.length, signal);
     const entities = this.evaluate(resolver, chain, scope, file.prefix, superCall);
     if (!entities || entities.length === 0) return undefined;
     const names = new Set<string>();
@@ -181,18 +182,11 @@ export class ReceiverTyper implements Disposable {
     throwIfAborted(signal);
     const open = findOpenCall(file.prefix, file.lang);
     if (!open) return undefined;
-    const chains = chainsOfText(open.callee, file.lang === 'java' ? JAVA_RECEIVER_KEYWORDS : PYTHON_KEYWORDS);
-    const chain = chains.length === 1 ? chains[0] : undefined;
-    if (!chain || chain.length === 0) return undefined;
-    let bare = open.callee;
-    while (/\([^()]*\)/.test(bare)) bare = bare.replace(/\([^()]*\)/g, '');
-    if (bare !== chain.map((s) => s.name).join('.')) return undefined;
-    this.symbols ??= new RepoSymbols(this.kb);
-    const cut = file.prefix.slice(0, open.argsStart - 1 - open.callee.length);
-    const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, cut);
-    throwIfAborted(signal);
-    const scope: FlowScope = { path: file.path, lang: file.lang, extraction, flow };
-    const resolver = new FlowResolver(this.symbols).withUnfinished(scope);
+    const chain = wholeChain(open.callee, file.lang);
+    if (!chain) return undefined;
+    const cutAt = open.argsStart - 1 - open.callee.length;
+    const { scope, resolver } = this.scopeAt(file, cutAt, signal);
+    const flow = scope.flow!;
     const entities = this.evaluate(resolver, chain, scope, file.prefix, false, false);
     if (!entities || entities.length === 0) return undefined;
     const overloads: Parameter[][] = [];
@@ -208,9 +202,9 @@ export class ReceiverTyper implements Disposable {
     if (overloads.length === 0) return undefined;
     const maxArgs = Math.max(...overloads.map((o) => o.length));
     // Names in scope before the call's line, with the class each is bound to where the resolver proves one.
-    const callLine = cut.split('\n').length - 1;
+    const callLine = file.prefix.slice(0, cutAt).split('\n').length - 1;
     const inScope: Array<{ name: string; line: number; types: string[] }> = [];
-    for (const [name, bindings] of flow!.bindings) {
+    for (const [name, bindings] of flow.bindings) {
       if (name === 'self' || name === 'this' || name === 'cls' || name.includes('.')) continue;
       const before = bindings.filter((b) => b.line < callLine && b.edge !== 'field');
       const b = before.at(-1);
@@ -248,6 +242,15 @@ export class ReceiverTyper implements Disposable {
       preferred.push(pick);
     }
     return { callee: open.callee, entities: entities.map(describe), overloads, variadic, maxArgs, preferred };
+  }
+
+  /** The dataflow scope of the prefix cut at `cutAt` (the expression's start) and a resolver over it. */
+  private scopeAt(file: { path: string; lang: Lang; prefix: string }, cutAt: number, signal: AbortSignal): { scope: FlowScope; resolver: FlowResolver } {
+    this.symbols ??= new RepoSymbols(this.kb);
+    const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix.slice(0, cutAt));
+    throwIfAborted(signal);
+    const scope: FlowScope = { path: file.path, lang: file.lang, extraction, flow };
+    return { scope, resolver: new FlowResolver(this.symbols).withUnfinished(scope) };
   }
 
   /** A callable entity's parameter lists (a class: its constructors); undefined when not a proven repository callable. */

@@ -269,11 +269,14 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
       };
     }
   }
+  // The receiver at the cursor, for the models that can be constrained: the embedded one (its
+  // tokens) and an OpenAI-compatible server (its own constraint mechanism, when it has one).
+  const constrains = checkMode === 'constrain' && (model.backend === 'embedded' || model.backend === 'openai');
+  const atCursor = constrains ? membersAt?.(request.prefix) : undefined;
+  if (atCursor) trace.check!.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
   let constraint: DereferenceConstraint | undefined;
   let guide: CallArgumentGuide | undefined;
-  if (membersAt && checkMode === 'constrain' && model.backend === 'embedded') {
-    const atCursor = membersAt(request.prefix);
-    if (atCursor) trace.check!.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
+  if (membersAt && constrains && model.backend === 'embedded') {
     constraint = new DereferenceConstraint(request.prefix, membersAt, atCursor);
     if (typer?.callAt) {
       const callAt = (text: string): CallSignature | undefined => {
@@ -289,14 +292,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     }
   }
   // A model server that offers a constraint mechanism is asked to finish a member of the receiver at the cursor.
-  let memberChoice: { names: readonly string[]; partial: string } | undefined;
-  if (membersAt && checkMode === 'constrain' && model.backend === 'openai') {
-    const atCursor = membersAt(request.prefix);
-    if (atCursor) {
-      trace.check!.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
-      memberChoice = { names: [...atCursor.names], partial: atCursor.partial };
-    }
-  }
+  const memberChoice = atCursor && model.backend === 'openai' ? { names: [...atCursor.names], partial: atCursor.partial } : undefined;
   // Both constraints see every step: the call guide first, the member mask after it (it has the last word at a dot).
   const decodeConstraint: DecodeConstraint | undefined = constraint && guide ? {
           apply: (texts, generated, logits) => {

@@ -120,10 +120,6 @@ export class OutcomeTracker {
     if (this.pending) this.finish();
   }
 
-  get current(): { traceId: string; typed: number; shown: number } | undefined {
-    return this.pending ? { traceId: this.pending.traceId, typed: this.pending.typed.length, shown: this.pending.text.length } : undefined;
-  }
-
   private finish(): void {
     const p = this.pending;
     this.pending = undefined;

@@ -154,7 +154,8 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const used = usedIndices.map((i) => kept.get(input.snippets[i]!)!);
   const format = resolveRepoFormat(input.repoFormat, input.family);
   const files = format === 'files' ? renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, fim ? suffix : undefined) : undefined;
-  const promptPrefix = files !== undefined ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, undefined) ?? files) : snippetBlock(input.lang, used) + header + prefix;
+  // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
+  const promptPrefix = files === undefined ? snippetBlock(input.lang, used) + header + prefix : fim ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, undefined) ?? files) : files;
   const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
   return {
     prompt,

@@ -175,7 +175,8 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     });
   const stops = bodyStops(request.lang, target.signatureIndent);
   const cut = (raw: string): string => {
-    const text = cutBody(raw, request.lang, prefix, options.body.maxLines, target.signatureIndent);
+    // After a primed indentation the model's first token often carries a space of its own (" if").
+    const text = cutBody(primed ? raw.replace(/^[ \t]+/, '') : raw, request.lang, prefix, options.body.maxLines, target.signatureIndent);
     return text ? primed + text : '';
   };
 

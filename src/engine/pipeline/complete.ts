@@ -336,13 +336,16 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     trace,
     'postprocess',
     signal,
-    () => Promise.resolve(mode.postprocess(generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }, options.postprocess)),
+    // A prompt primed with the line's indentation ends in whitespace, where a byte-level BPE model
+    // usually puts the last space into the next word's token (" if"): its answer then starts with
+    // that space, which the indentation already holds.
+    () => Promise.resolve(mode.postprocess(lead ? generated.text.replace(/^[ \t]+/, '') : generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }, options.postprocess)),
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
   // A model whose decoding was not constrained: check its finished answer (repair or cut).
   let checkedText = text;
   if (membersAt && text && (checkMode === 'repair' || !constraint)) {
-    const checked = checkCompletion(request.prefix + lead, text, membersAt);
+    const checked = checkCompletion(request.prefix, text, membersAt);
     checkedText = checked.text;
     Object.assign(trace.check!, { checked: checked.checked, fixes: checked.fixes });
   }

@@ -65,6 +65,15 @@ void describe('pipeline.complete', () => {
     for (const heading of ['## Stages', '## Query', '## Retrieval', '## Rerank', '## Model', '## Prompt']) assert.ok(md.includes(heading), heading);
   });
 
+  void test('on an empty line at column 0 the prompt and the suggestion carry the line\'s indentation', async () => {
+    const at = mainPy.indexOf('    receipt = service.checkout()');
+    const emptyLine: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, at), suffix: '\n' + mainPy.slice(mainPy.indexOf('\n', at) + 1) };
+    const { items, trace } = await complete(emptyLine, stages, options, LINE_MODE, signal);
+    assert.ok(trace.prompt?.text.endsWith('service = CheckoutService(cart, gateway)\n    '), JSON.stringify(trace.prompt?.text.slice(-60)));
+    assert.equal(items.length, 1, `the model wrote a statement (${trace.empty ?? ''}; raw ${JSON.stringify(trace.model?.raw)})`);
+    assert.match(items[0]!.text, /^ {4}\S/, 'four spaces, then code: the indentation once, not the model\'s extra space too');
+  });
+
   void test('a failing query, retrieval or rerank stage degrades the answer and the trace says why', async () => {
     const failing: PipelineStages = {
       ...stages,

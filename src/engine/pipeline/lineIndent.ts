@@ -1,0 +1,32 @@
+// Line mode on an empty line: the indentation the cursor still lacks. A prompt that ends at
+// column 0 inside a block sends a small model off closing the block (`}`) or writing nothing; with
+// the line's indentation in the prompt it writes the statement, and the suggestion carries the
+// indentation the user would otherwise type.
+import { bodyIndentOf } from '../body/cutBody';
+
+/** Text of a line with a trailing `//` or `#` comment removed (only where no quote precedes it). */
+function codeOf(line: string): string {
+  const m = line.match(/^([^'"`]*?)\s*(\/\/|#).*$/);
+  return (m ? m[1]! : line).trimEnd();
+}
+
+/**
+ * The whitespace to add before the cursor when it sits on an empty line (nothing but indentation
+ * before it, nothing after it on the line) below code: the previous non-blank line's indentation,
+ * one level deeper (in the file's own unit) when that line opens a block with `{` or `:`. '' when
+ * the line has text, the cursor is already as deep or deeper, or nothing precedes it.
+ */
+export function missingLineIndent(prefix: string, suffix: string): string {
+  const lineStart = prefix.lastIndexOf('\n') + 1;
+  const before = prefix.slice(lineStart);
+  if (before.trim() !== '' || lineStart === 0) return '';
+  const eol = suffix.indexOf('\n');
+  if ((eol < 0 ? suffix : suffix.slice(0, eol)).trim() !== '') return '';
+  const lines = prefix.slice(0, lineStart - 1).split('\n');
+  let prev: string | undefined;
+  for (let i = lines.length - 1; i >= 0 && prev === undefined; i--) if ((lines[i] ?? '').trim() !== '') prev = lines[i];
+  if (prev === undefined) return '';
+  const indent = prev.match(/^[ \t]*/)?.[0] ?? '';
+  const expected = /[{:]$/.test(codeOf(prev)) ? bodyIndentOf(prefix.slice(0, lineStart), indent) : indent;
+  return expected.length > before.length && expected.startsWith(before) ? expected.slice(before.length) : '';
+}

@@ -13,7 +13,7 @@ def main(argv=None):
     ap.add_argument('--ckpt', default=None, help='default WORK/lm/best.pt')
     ap.add_argument('--out', required=True)
     args = ap.parse_args(argv)
-    ck = torch.load(args.ckpt or os.path.join(args.work, 'lm', 'best.pt'))
+    ck = torch.load(args.ckpt or os.path.join(args.work, 'lm', 'best.pt'), map_location='cpu')
     c = ck['cfg']
     model = GPT(c['vocab'], c['n_positions'], c['d'], c['n_layer'], c['n_head'])
     model.load_state_dict(ck['model'])

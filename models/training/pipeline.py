@@ -2,6 +2,8 @@
 ONNX export -> contrastive encoder (+ TF-IDF comparison) -> ONNX export -> Node test fixtures.
 
   /usr/bin/python3 pipeline.py --work .work --models .. [--lm-minutes 90] [--enc-minutes 25]
+      [--debian .work/debian] [--dev-repos DIR ...] [--tokenizer-from ../coderag-lm]
+      [--lm-init-onnx ../coderag-lm] [--lm-size small|medium|large] [--device cpu|cuda|auto]
   /usr/bin/python3 pipeline.py --smoke --work /tmp/x --models /tmp/x/models   # tiny, seconds
   --from STAGE resumes (stages: corpus tokenizer encode lm lm2 export-lm encoder export-encoder fixtures)
 """
@@ -24,20 +26,38 @@ def main():
     ap.add_argument('--from', dest='start', default='corpus', choices=STAGES)
     ap.add_argument('--to', dest='stop', default='fixtures', choices=STAGES)
     ap.add_argument('--smoke', action='store_true', help='tiny corpus and models, a few steps')
+    ap.add_argument('--debian', default=None, help='folder filled by fetch_debian.sh (default WORK/debian when it exists)')
+    ap.add_argument('--dev-repos', nargs='*', default=[], help='checked-out dev repositories whose near-copies the corpus drops')
+    ap.add_argument('--tokenizer-from', default=None, help='copy this model folder\'s tokenizer instead of training one (keeps a warm start and the encoder compatible)')
+    ap.add_argument('--lm-init-onnx', default=None, help='warm-start the LM from this shipped model folder')
+    ap.add_argument('--lm-size', default=None, help='train_lm.py --size preset (ignored with --lm-init-onnx)')
+    ap.add_argument('--device', default='cpu', choices=('cpu', 'cuda', 'auto'))
     args = ap.parse_args()
     torch.set_num_threads(2)
     import corpus, bpe, encode_corpus, train_lm, export_lm, train_encoder, export_encoder, make_fixtures
+    import shutil
     w = ['--work', args.work]
+    debian = args.debian or os.path.join(args.work, 'debian')
+    corpus_args = (['--debian', debian] if os.path.isdir(debian) else []) + (['--dev-repos'] + args.dev_repos if args.dev_repos else [])
+
+    def tokenizer():
+        if not args.tokenizer_from:
+            return bpe.main(w + (['--vocab-size', '600', '--sample-mb', '0.3'] if s else []))
+        os.makedirs(os.path.join(args.work, 'tokenizer'), exist_ok=True)
+        for f in ('tokenizer.json', 'tokenizer_config.json'):
+            shutil.copy(os.path.join(args.tokenizer_from, f), os.path.join(args.work, 'tokenizer', f))
+    lm_args = ['--device', args.device] + (['--init-onnx', args.lm_init_onnx] if args.lm_init_onnx else
+                                            ['--size', args.lm_size] if args.lm_size else [])
     lm2 = os.path.join(args.work, 'lm2', 'best.pt')
     s = args.smoke
     plan = {
-        'corpus': lambda: corpus.main(w + (['--max-python-files', '40', '--max-java-mb', '0.4', '--max-sympy-mb', '0', '--val-frac', '0.2'] if s else [])),
-        'tokenizer': lambda: bpe.main(w + (['--vocab-size', '600', '--sample-mb', '0.3'] if s else [])),
+        'corpus': lambda: corpus.main(w + corpus_args + (['--max-python-files', '40', '--max-java-mb', '0.4', '--val-frac', '0.2'] if s else [])),
+        'tokenizer': tokenizer,
         'encode': lambda: encode_corpus.main(w + (['--procs', '1'] if s else [])),
         'lm': lambda: train_lm.main(w + (['--max-steps', '3', '--layers', '1', '--d', '32', '--heads', '2', '--ctx', '64', '--batch', '2',
-                                          '--eval-tokens', '512'] if s else ['--minutes', str(args.lm_minutes)])),
+                                          '--eval-tokens', '512', '--device', args.device] if s else ['--minutes', str(args.lm_minutes)] + lm_args)),
         'lm2': lambda: (not s and args.lm2_minutes > 0) and train_lm.main(w + ['--init', os.path.join(args.work, 'lm', 'best.pt'), '--out', os.path.join(args.work, 'lm2'),
-                                                                         '--minutes', str(args.lm2_minutes), '--lr', '1e-3', '--batch', '8', '--warmup', '100']),
+                                                                         '--minutes', str(args.lm2_minutes), '--lr', '1e-3', '--batch', '8', '--warmup', '100', '--device', args.device]),
         'export-lm': lambda: export_lm.main(w + ['--out', os.path.join(args.models, 'coderag-lm')] + (['--ckpt', lm2] if os.path.exists(lm2) else [])),
         'encoder': lambda: train_encoder.main(w + (['--max-steps', '2', '--batch', '4', '--layers', '1', '--max-files', '10',
                                                     '--skip-baseline', '--max-len', '64', '--eval-max-files', '3'] if s else

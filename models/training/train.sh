@@ -3,13 +3,20 @@
 # needs, builds the corpus allowed by ../shared/bench/train.txt, trains the BPE tokenizer, the
 # causal LM and the code encoder under wall-clock budgets, exports ONNX into models/, writes the
 # Node test fixtures, then validates with the Node tests and prints latency.
-#   LM_MINUTES=90 LM2_MINUTES=85 ENC_MINUTES=25 bash models/training/train.sh
+#   LM_MINUTES=90 LM2_MINUTES=0 ENC_MINUTES=25 bash models/training/train.sh
 #   FROM=encoder bash models/training/train.sh      # resume at a stage (see pipeline.py)
+#   LM_INIT=none LM_SIZE=medium bash models/training/train.sh   # the LM from scratch, another size
+#   DEVICE=cuda LM_INIT=none LM_SIZE=large bash models/training/train.sh   # on a GPU machine
+# By default the LM continues from the shipped model (models/coderag-lm) on the larger corpus
+# and keeps its tokenizer, so the encoder and reranker stay compatible.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 LM_MINUTES="${LM_MINUTES:-90}"
-LM2_MINUTES="${LM2_MINUTES:-85}"
+LM2_MINUTES="${LM2_MINUTES:-0}"
+LM_INIT="${LM_INIT:-$root/models/coderag-lm}"
+LM_SIZE="${LM_SIZE:-small}"
+DEVICE="${DEVICE:-cpu}"
 ENC_MINUTES="${ENC_MINUTES:-25}"
 FROM="${FROM:-corpus}"
 PY=/usr/bin/python3   # Debian's python3 (torch comes from apt); another python3 may shadow it on PATH
@@ -21,12 +28,21 @@ if [ -z "${SKIP_APT:-}" ]; then
     python3-sympy python3-toml libopenblas0-pthread openjdk-17-source
 fi
 
+bash "$here/fetch_debian.sh" "$here/.work/debian"
+init=(); [ "$LM_INIT" = none ] || init=(--lm-init-onnx "$LM_INIT" --tokenizer-from "$LM_INIT")
+if [ "$LM_INIT" != none ]; then
+  # The warm start reads the shipped model; keep a copy, since export-lm overwrites models/coderag-lm.
+  rm -rf "$here/.work/init-lm" && cp -r "$LM_INIT" "$here/.work/init-lm"
+  init=(--lm-init-onnx "$here/.work/init-lm" --tokenizer-from "$here/.work/init-lm")
+fi
+
 # Shared CPU: low priority; OpenMP threads sleep instead of spinning when the other core is busy.
 export OMP_WAIT_POLICY=PASSIVE
 cd "$here"
 nice -n 10 "$PY" pipeline.py --work "$here/.work" --models "$root/models" \
   --fixtures "$root/test/engine/models/fixtures/tokenizer_parity.json" \
-  --lm-minutes "$LM_MINUTES" --lm2-minutes "$LM2_MINUTES" --enc-minutes "$ENC_MINUTES" --from "$FROM"
+  --lm-minutes "$LM_MINUTES" --lm2-minutes "$LM2_MINUTES" --enc-minutes "$ENC_MINUTES" --from "$FROM" \
+  --device "$DEVICE" --lm-size "$LM_SIZE" "${init[@]}"
 cp "$here/.work/lm_reference.json" "$root/test/engine/models/fixtures/lm_reference.json"
 nice -n 10 "$PY" report.py --work "$here/.work" --models "$root/models"
 

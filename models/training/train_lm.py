@@ -2,7 +2,12 @@
 
 The learning rate follows warm-up + cosine decay over the *time* budget, so a run stopped by
 --minutes ends annealed. Checkpoints: WORK/lm/last.pt (every --ckpt-minutes) and best.pt (by
-validation loss on held-out files). Resume with --resume.
+validation loss on held-out files). Resume with --resume (same --out).
+
+  --device cpu|cuda|auto   cuda: bf16 autocast (fp16 with a gradient scaler where bf16 is not
+                           supported), batches moved to the GPU; cpu: bf16 autocast where --bf16 1
+  --size tiny|small|medium|large   presets for --layers/--d/--heads (small = the shipped 4x192)
+  --init-onnx DIR          warm start from a shipped model folder (models/coderag-lm)
 """
 import argparse, json, math, os, time
 import numpy as np
@@ -10,18 +15,26 @@ import torch
 from gpt import GPT
 
 
-def evaluate(model, val, lang, T, max_tokens):
+SIZES = {'tiny': (1, 32, 2), 'small': (4, 192, 4), 'medium': (6, 256, 8), 'large': (8, 384, 8)}
+
+
+def evaluate(model, val, lang, T, max_tokens, device='cpu'):
+    """Mean loss (nats/token) per language over T-token windows of the held-out tokens: every
+    window when max_tokens covers them all, else max_tokens // T windows spread evenly over the
+    split (so both languages are sampled)."""
     model.eval()
-    n = min(len(val) - 1, max_tokens) // T * T
+    nwin = (len(val) - 1) // T
+    take = min(nwin, max(1, max_tokens // T))
+    starts = (np.linspace(0, nwin - 1, take).astype(np.int64) * T) if take < nwin else np.arange(nwin) * T
     tot = {0: [0.0, 0], 1: [0.0, 0]}
     with torch.no_grad():
-        for s in range(0, n, T * 8):
-            e = min(s + T * 8, n)
-            x = torch.from_numpy(val[s:e].astype(np.int64)).view(-1, T)
-            y = torch.from_numpy(val[s + 1:e + 1].astype(np.int64)).view(-1, T)
-            logits = model(x)
-            loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction='none')
-            lg = torch.from_numpy(lang[s + 1:e + 1].astype(np.int64))
+        for k in range(0, len(starts), 8):
+            st = starts[k:k + 8]
+            x = torch.from_numpy(np.stack([val[i:i + T] for i in st]).astype(np.int64)).to(device)
+            y = torch.from_numpy(np.stack([val[i + 1:i + T + 1] for i in st]).astype(np.int64)).to(device)
+            logits = model(x).float()
+            loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction='none').cpu()
+            lg = torch.from_numpy(np.stack([lang[i + 1:i + T + 1] for i in st]).astype(np.int64)).view(-1)
             for l in (0, 1):
                 m = lg == l
                 tot[l][0] += float(loss[m].sum())
@@ -39,31 +52,58 @@ def main(argv=None):
     ap.add_argument('--out', default=None, help='default WORK/lm')
     ap.add_argument('--minutes', type=float, default=60)
     ap.add_argument('--max-steps', type=int, default=10 ** 9)
+    ap.add_argument('--size', default=None, choices=sorted(SIZES), help='preset layers/d/heads (overrides them)')
     ap.add_argument('--layers', type=int, default=4)
     ap.add_argument('--d', type=int, default=192)
     ap.add_argument('--heads', type=int, default=4)
+    ap.add_argument('--device', default='cpu', choices=('cpu', 'cuda', 'auto'))
     ap.add_argument('--ctx', type=int, default=512)
     ap.add_argument('--batch', type=int, default=4)
     ap.add_argument('--lr', type=float, default=2e-3)
     ap.add_argument('--warmup', type=int, default=50)
-    ap.add_argument('--ckpt-minutes', type=float, default=5)
+    ap.add_argument('--ckpt-minutes', type=float, default=1)
     ap.add_argument('--eval-minutes', type=float, default=10)
     ap.add_argument('--eval-tokens', type=int, default=65536)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--resume', action='store_true')
     ap.add_argument('--init', default=None, help='start from this checkpoint\'s weights (a warm restart: new optimiser, new schedule)')
+    ap.add_argument('--init-onnx', default=None, help='start from a shipped model folder\'s ONNX weights (a warm restart)')
     ap.add_argument('--bf16', type=int, default=1, help='bf16 autocast for matmuls (about 2x faster on AVX512-BF16 CPUs)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--py-frac', type=float, default=0.5, help='share of each batch drawn from Python windows (the rest Java); -1: uniform over tokens')
     args = ap.parse_args(argv)
+    if args.size:
+        args.layers, args.d, args.heads = SIZES[args.size]
+    device = ('cuda' if torch.cuda.is_available() else 'cpu') if args.device == 'auto' else args.device
+    if device == 'cuda' and not torch.cuda.is_available():
+        raise SystemExit('train_lm: --device cuda but torch sees no CUDA device (torch.cuda.is_available() is False)')
+    amp_dtype = torch.bfloat16
+    if device == 'cuda' and not torch.cuda.is_bf16_supported():
+        amp_dtype = torch.float16
+    use_amp = device == 'cuda' or bool(args.bf16)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     out = args.out or os.path.join(args.work, 'lm')
     os.makedirs(out, exist_ok=True)
     train = np.load(os.path.join(args.work, 'tokens', 'train.npy'))
+    train_lang_path = os.path.join(args.work, 'tokens', 'train_lang.npy')
+    starts_by_lang = None
+    if args.py_frac >= 0 and os.path.exists(train_lang_path):
+        tl = np.load(train_lang_path, mmap_mode='r')[:len(train) - args.ctx - 1]
+        starts_by_lang = [np.flatnonzero(tl == l).astype(np.int64) for l in (0, 1)]
+        if min(len(a) for a in starts_by_lang) == 0:
+            starts_by_lang = None
     val = np.load(os.path.join(args.work, 'tokens', 'val.npy'))
     val_lang = np.load(os.path.join(args.work, 'tokens', 'val_lang.npy'))
     vocab = len(json.load(open(os.path.join(args.work, 'tokenizer', 'tokenizer.json')))['model']['vocab'])
     model = GPT(vocab, args.ctx, args.d, args.layers, args.heads)
+    if args.init_onnx:
+        from onnx_weights import load_gpt_from_onnx
+        model, init_info = load_gpt_from_onnx(args.init_onnx)
+        if model.cfg['vocab'] != vocab:
+            raise SystemExit(f"train_lm: {args.init_onnx} has {model.cfg['vocab']} tokens, the corpus tokenizer {vocab}")
+        args.layers, args.d, args.heads, args.ctx = model.cfg['n_layer'], model.cfg['d'], model.cfg['n_head'], model.cfg['n_positions']
+    model.to(device)
     nparams = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -71,11 +111,14 @@ def main(argv=None):
                             lr=args.lr, betas=(0.9, 0.95))
     state = {'step': 0, 'elapsed': 0.0, 'tokens': 0, 'best': float('inf'), 'history': []}
     if args.init:
-        ck = torch.load(args.init)
+        ck = torch.load(args.init, map_location=device)
         model.load_state_dict(ck['model'])
         state['init'] = {'path': args.init, 'step': ck['state']['step'], 'tokens': ck['state']['tokens'], 'minutes': ck['state']['elapsed'] / 60}
+    if args.init_onnx:
+        state['init'] = init_info
+    scaler = torch.cuda.amp.GradScaler() if device == 'cuda' and amp_dtype == torch.float16 else None
     if args.resume and os.path.exists(os.path.join(out, 'last.pt')):
-        ck = torch.load(os.path.join(out, 'last.pt'))
+        ck = torch.load(os.path.join(out, 'last.pt'), map_location=device)
         model.load_state_dict(ck['model'])
         opt.load_state_dict(ck['opt'])
         state = ck['state']
@@ -93,7 +136,9 @@ def main(argv=None):
                     'args': vars(args)}, os.path.join(out, name + '.tmp'))
         os.replace(os.path.join(out, name + '.tmp'), os.path.join(out, name))
 
-    say(f'lm: {nparams / 1e6:.2f}M params, {len(train) / 1e6:.1f}M train tokens, budget {args.minutes} min')
+    say(f'lm: {nparams / 1e6:.2f}M params ({args.layers}x{args.d}, {args.heads} heads), {len(train) / 1e6:.1f}M train tokens, '
+        f'budget {args.minutes} min, device {device}' + (f", from {state['init']['path']}" if state.get('init') else '')
+        + (f", resumed at step {state['step']}" if state['step'] else ''))
     t_start = time.time() - state['elapsed']
     last_ck = last_ev = time.time()
     T, B = args.ctx, args.batch
@@ -107,15 +152,26 @@ def main(argv=None):
         lr = args.lr * min(1.0, (state['step'] + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         for g in opt.param_groups:
             g['lr'] = lr
-        ix = rng.integers(0, len(train) - T - 1, B)
-        x = torch.from_numpy(np.stack([train[i:i + T] for i in ix]).astype(np.int64))
-        y = torch.from_numpy(np.stack([train[i + 1:i + T + 1] for i in ix]).astype(np.int64))
-        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=bool(args.bf16)):
+        if starts_by_lang is not None:
+            npy = int(rng.binomial(B, args.py_frac))
+            ix = np.concatenate([rng.choice(starts_by_lang[0], npy), rng.choice(starts_by_lang[1], B - npy)])
+        else:
+            ix = rng.integers(0, len(train) - T - 1, B)
+        x = torch.from_numpy(np.stack([train[i:i + T] for i in ix]).astype(np.int64)).to(device, non_blocking=True)
+        y = torch.from_numpy(np.stack([train[i + 1:i + T + 1] for i in ix]).astype(np.int64)).to(device, non_blocking=True)
+        with torch.autocast(device, dtype=amp_dtype, enabled=use_amp):
             loss = model(x, y)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
         state['step'] += 1
         state['tokens'] += B * T
         state['elapsed'] = time.time() - t_start
@@ -124,7 +180,7 @@ def main(argv=None):
             say(f"step {state['step']} train {loss_ema:.3f} lr {lr:.2e} tok {state['tokens'] / 1e6:.2f}M "
                 f"{state['tokens'] / max(state['elapsed'], 1):.0f} tok/s {state['elapsed'] / 60:.1f} min")
         if time.time() - last_ev > args.eval_minutes * 60:
-            ev = evaluate(model, val, val_lang, T, args.eval_tokens)
+            ev = evaluate(model, val, val_lang, T, args.eval_tokens, device)
             state['history'].append({'step': state['step'], 'minutes': state['elapsed'] / 60, 'train': loss_ema, **ev})
             say(f"eval step {state['step']}: val {ev['loss']:.3f} (py {ev['python']:.3f} java {ev['java']:.3f})")
             if ev['loss'] < state['best']:
@@ -134,7 +190,7 @@ def main(argv=None):
         if time.time() - last_ck > args.ckpt_minutes * 60:
             save('last.pt')
             last_ck = time.time()
-    ev = evaluate(model, val, val_lang, T, args.eval_tokens)
+    ev = evaluate(model, val, val_lang, T, args.eval_tokens, device)
     state['history'].append({'step': state['step'], 'minutes': state['elapsed'] / 60, 'train': loss_ema, **ev})
     say(f"final step {state['step']}: val {ev['loss']:.3f} (py {ev['python']:.3f} java {ev['java']:.3f})")
     if ev['loss'] <= state['best']:

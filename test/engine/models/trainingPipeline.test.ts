@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelRegistry } from '../../../src/engine/models';
 import { repoRoot, tempDir } from '../../helpers/paths';
@@ -19,8 +19,12 @@ function missingPython(): string | undefined {
 }
 
 function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  return runEnv(cmd, args, {}, timeoutMs);
+}
+
+function runEnv(cmd: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: join(repoRoot, 'models', 'training'), env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' } });
+    const child = spawn(cmd, args, { cwd: join(repoRoot, 'models', 'training'), env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE', ...env } });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -35,7 +39,7 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: nu
 const reason = missingPython();
 if (reason) console.log(`# skipping the training pipeline smoke test: ${reason}`);
 
-void test('the training pipeline trains and exports tiny models that the Node loader runs', { skip: reason, timeout: 300_000 }, async () => {
+void test('the training pipeline trains and exports tiny models that the Node loader runs', { skip: reason, timeout: 600_000 }, async () => {
   const tmp = tempDir('coderag-train-');
   try {
     const work = join(tmp.path, 'work');
@@ -64,6 +68,101 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     } finally {
       await reg.dispose();
     }
+
+    // Resumable: a second run with --resume continues from the checkpoint's step.
+    const tiny = ['--layers', '1', '--d', '32', '--heads', '2', '--ctx', '64', '--batch', '2', '--eval-tokens', '512'];
+    const resumed = await run(python, ['train_lm.py', '--work', work, '--resume', '--max-steps', '5', ...tiny], 120_000);
+    assert.equal(resumed.code, 0, resumed.output.slice(-2000));
+    assert.match(resumed.output, /resumed at step 3/);
+    assert.match(resumed.output, /final step 5:/);
+    // The warm start reads the exported model back (the shipped model's case), on --device auto.
+    const warm = await run(python, ['train_lm.py', '--work', work, '--out', join(work, 'lm-warm'), '--init-onnx', join(models, 'coderag-lm'),
+      '--device', 'auto', '--max-steps', '2', '--batch', '2', '--eval-tokens', '512'], 120_000);
+    assert.equal(warm.code, 0, warm.output.slice(-2000));
+    assert.match(warm.output, new RegExp(`from ${join(models, 'coderag-lm').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    // Bits per character of the exported model on the held-out split, per language.
+    const bpc = await run(python, ['eval_lm.py', '--work', work, '--onnx', join(models, 'coderag-lm')], 120_000);
+    assert.equal(bpc.code, 0, bpc.output.slice(-2000));
+    const res = JSON.parse(bpc.output.trim().split('\n').pop()!) as Record<string, { bits_per_char: number; chars: number }>;
+    assert.ok(res.python!.chars > 0 && res.python!.bits_per_char > 0 && Number.isFinite(res.python!.bits_per_char), bpc.output);
+
+    // The GPU recipe, rehearsed on CPU at tiny size: pack the corpus, run the device job, bring
+    // the weights back in files the device tool returns (at most 8, each under 16 MiB), export.
+    const carry = join(tmp.path, 'carry');
+    const packed = await run('bash', ['gpu_carry.sh', work, carry], 60_000);
+    assert.equal(packed.code, 0, packed.output);
+    const out = join(tmp.path, 'out');
+    mkdirSync(out);
+    const job = await runEnv('bash', ['gpu_job.sh'], {
+      CARRY: carry, OUT: out, DEVICE: 'cpu', SIZE: 'tiny', MINUTES: '1', BATCH: '2', GPU_WORK: join(tmp.path, 'gpu-work'),
+      PYTHON: python, EXTRA: '--max-steps 3 --ctx 64 --eval-tokens 512',
+    }, 180_000);
+    assert.equal(job.code, 0, job.output.slice(-3000));
+    const back = readdirSync(out);
+    assert.ok(back.length <= 8 && back.every((f) => statSync(join(out, f)).size < 16 * 2 ** 20 && /^[A-Za-z0-9._-]+$/.test(f)), back.join(' '));
+    const ckpt = join(tmp.path, 'lm-gpu', 'best.pt');
+    const joined = await run(python, ['shard_weights.py', 'join', '--shards', out, '--ckpt', ckpt], 60_000);
+    assert.equal(joined.code, 0, joined.output);
+    const gpuModels = join(tmp.path, 'gpu-models', 'coderag-lm');
+    const exported = await run(python, ['export_lm.py', '--work', join(tmp.path, 'gpu-work'), '--ckpt', ckpt, '--out', gpuModels], 120_000);
+    assert.equal(exported.code, 0, exported.output);
+    const reg2 = new ModelRegistry({ modelsDir: join(tmp.path, 'gpu-models'), threads: 1 });
+    try {
+      const lm = await reg2.causalLM();
+      assert.equal(typeof (await lm.generate('def f(x):\n', { maxNewTokens: 3 }, new AbortController().signal)), 'string');
+    } finally {
+      await reg2.dispose();
+    }
+  } finally {
+    tmp.cleanup();
+  }
+});
+
+function tarball(dir: string, name: string, files: Record<string, string>): void {
+  const root = join(dir, 'build', name);
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(join(root, p, '..'), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+  const r = spawnSync('tar', ['--sort=name', '-czf', join(dir, 'src', `${name.replace('-', '_')}.orig.tar.gz`), '-C', join(dir, 'build'), name], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+function javaClass(name: string, methods: number, variant = ''): string {
+  const body = Array.from({ length: methods }, (_, i) => `    public int method${i}(int value) {\n        return ${name.toLowerCase()}Scale(value, ${i});\n    }\n`).join('');
+  return `package org.example;\n\npublic class ${name} {\n${body}${variant}}\n`;
+}
+
+void test('the corpus drops exact and near copies, refuses dev-repository sources and holds out whole repositories', { skip: reason, timeout: 120_000 }, async () => {
+  const tmp = tempDir('coderag-corpus-');
+  try {
+    const deb = join(tmp.path, 'debian');
+    mkdirSync(join(deb, 'src'), { recursive: true });
+    const original = javaClass('Widget', 12);
+    tarball(deb, 'heldout-1.0', { 'src/Held.java': javaClass('Held', 10) });
+    tarball(deb, 'library-2.0', {
+      'src/org/example/Widget.java': original,
+      // the same file reformatted: an exact copy once whitespace is ignored
+      'src/org/example/copy/Widget.java': original.replace(/\n {4}/g, '\n\t'),
+      // one method more: a near copy (Jaccard over lines well above 0.7)
+      'src/org/example/fork/Widget.java': javaClass('Widget', 12, '    public void extra() {}\n'),
+      // a near copy of the held-out repository's file: must not train
+      'src/org/example/Held.java': javaClass('Held', 10, '    // local change\n'),
+      // a repackaged dev repository (commons-codec): refused by path
+      'src/org/apache/commons/codec/Codec.java': javaClass('Codec', 3),
+      'src/org/example/Other.java': 'package org.example;\n\nclass Other {\n    String name() { return "other"; }\n    int size() { return 3; }\n    boolean empty() { return false; }\n    long id() { return 7L; }\n    double ratio() { return 0.5; }\n}\n',
+    });
+    const work = join(tmp.path, 'work');
+    const r = await run(python, ['corpus.py', '--work', work, '--debian', deb, '--val-repos', 'heldout', '--max-java-mb', '0', '--max-python-files', '0'], 60_000);
+    assert.equal(r.code, 0, r.output);
+    const read = (split: string) => readFileSync(join(work, 'corpus', `${split}.jsonl`), 'utf8').trim().split('\n').filter(Boolean)
+      .map((l) => JSON.parse(l) as { path: string; repo: string });
+    const train = read('train').map((d) => d.path).sort();
+    const val = read('val');
+    assert.deepEqual(val.map((d) => d.repo), ['heldout']);
+    assert.deepEqual(train, ['library/src/org/example/Other.java', 'library/src/org/example/Widget.java']);
+    const stats = JSON.parse(readFileSync(join(work, 'corpus', 'stats.json'), 'utf8')) as { dropped: Record<string, number> };
+    assert.deepEqual([stats.dropped.exact, stats.dropped.near, stats.dropped.dev_path], [1, 2, 1]);
   } finally {
     tmp.cleanup();
   }

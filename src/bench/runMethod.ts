@@ -115,7 +115,7 @@ export interface RunOptions {
   bodyMaxNewTokens: number;
   /** The body mode's prompt layout (Rambo's commented fragments, or the line mode's block). */
   bodyPromptForm: 'rambo' | 'block';
-  /** Checking against the repository at dereferences (PipelineOptions.check); default off. */
+  /** Checking against the repository at dereferences (PipelineOptions.check); default constrain, as in the product. */
   check?: CheckMode;
   /** Share of the prompt ProCC's window may take beside CodeRAG's knowledge (PipelineOptions.similar.promptShare). */
   similarShare?: number;
@@ -170,7 +170,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     prompt: { budgetTokens: options.budgetTokens },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
     body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm },
-    check: { mode: options.check ?? 'off' },
+    check: { mode: options.check ?? 'constrain' },
     similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },
   });
 }

@@ -61,7 +61,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens, repoFormat: PIPELINE_DEFAULTS.prompt.repoFormat ?? 'auto' },
   cache: { size: 1000 },
   models: { device: 'auto' },
-  check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'off' },
+  check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'constrain' },
   learning: { enable: true },
   similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
 };

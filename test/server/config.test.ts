@@ -24,11 +24,11 @@ void test('a valid enum value in a later layer applies; an invalid one keeps the
   assert.equal(problems.length, 1);
 });
 
-void test('coderag.check.mode: constrain, repair or off (default off) reaches the pipeline options; another value is a problem', () => {
-  assert.equal(DEFAULT_CONFIG.check.mode, 'off');
-  const ok = mergeConfig({ check: { mode: 'constrain' } });
-  assert.equal(pipelineOptions(ok.config).check?.mode, 'constrain');
+void test('coderag.check.mode: constrain, repair or off (default constrain) reaches the pipeline options; another value is a problem', () => {
+  assert.equal(DEFAULT_CONFIG.check.mode, 'constrain');
+  const ok = mergeConfig({ check: { mode: 'off' } });
+  assert.equal(pipelineOptions(ok.config).check?.mode, 'off');
   const bad = mergeConfig({ check: { mode: 'strict' } });
-  assert.equal(bad.config.check.mode, 'off');
+  assert.equal(bad.config.check.mode, 'constrain');
   assert.deepEqual(bad.problems, ['coderag.check.mode must be one of constrain, repair, off (got "strict")']);
 });

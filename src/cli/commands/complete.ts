@@ -103,7 +103,7 @@ export const completeCommand: CliCommand = {
     if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy)) throw new UsageError('--query must be probe, last3, last10 or jaccard');
     const modeName = (values.mode as string | undefined) ?? 'auto';
     if (!['auto', 'line', 'body'].includes(modeName)) throw new UsageError('--mode must be auto, line or body');
-    const check = ((values.check as string | undefined) ?? 'off') as CheckMode;
+    const check = ((values.check as string | undefined) ?? 'constrain') as CheckMode;
     if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be ${CHECK_MODES.join(', ')}`);
     const similarMode = ((values.similar as string | undefined) ?? 'off') as SimilarMode;
     if (!SIMILAR_MODES.includes(similarMode)) throw new UsageError(`--similar must be ${SIMILAR_MODES.join(', ')}`);

@@ -113,7 +113,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   if (!reposDir) throw new UsageError('--repos is required');
   const query = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
-  const check = ((values.check as string | undefined) ?? 'off') as CheckMode;
+  const check = ((values.check as string | undefined) ?? 'constrain') as CheckMode;
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
   const generate = values['no-generate'] !== true;
   const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';

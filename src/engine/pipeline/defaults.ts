@@ -13,7 +13,7 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
   body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo' },
-  check: { mode: 'off' },
+  check: { mode: 'constrain' },
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },
 };
@@ -42,7 +42,7 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
     generate: { ...d.generate, ...defined(overrides.generate) },
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
     body: { ...d.body, ...defined(overrides.body) },
-    check: { mode: 'off', ...d.check, ...defined(overrides.check) },
+    check: { mode: 'constrain', ...d.check, ...defined(overrides.check) },
     similar: { ...d.similar!, ...defined(overrides.similar), budgetsMs: { ...d.similar!.budgetsMs, ...defined(overrides.similar?.budgetsMs) } },
   } as PipelineOptions;
 }

@@ -242,7 +242,10 @@ interface RepoFigures {
   completionWhileEmbedding: Summary;
   rssAfterIndexMB: number;
   heapAfterIndexMB: number;
+  externalAfterIndexMB: number;
   rssAfterRequestsMB: number;
+  heapAfterRequestsMB: number;
+  externalAfterRequestsMB: number;
   overhead: Summary;
   overheadFirst: Summary;
   overheadLater: Summary;
@@ -426,7 +429,10 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       completionWhileEmbedding: summary(completionWhileEmbedding),
       rssAfterIndexMB: afterIndex.stats.memory?.rssMB ?? 0,
       heapAfterIndexMB: afterIndex.stats.memory?.heapUsedMB ?? 0,
+      externalAfterIndexMB: afterIndex.stats.memory?.externalMB ?? 0,
       rssAfterRequestsMB: end.stats.memory?.rssMB ?? 0,
+      heapAfterRequestsMB: end.stats.memory?.heapUsedMB ?? 0,
+      externalAfterRequestsMB: end.stats.memory?.externalMB ?? 0,
       overhead: summary(samples.map((s) => s.overheadMs)),
       overheadFirst: summary(samples.filter((s) => s.firstInFile).map((s) => s.overheadMs)),
       overheadLater: summary(samples.filter((s) => !s.firstInFile).map((s) => s.overheadMs)),
@@ -459,7 +465,7 @@ function print(f: RepoFigures): void {
   line(`round trip of coderag/getStatus while indexing: ${fmt(f.pingWhileIndexing)}`);
   line(`round trip of coderag/getStatus while embedding: ${fmt(f.pingWhileEmbedding)}`);
   line(`completion requests while embedding (full time): ${fmt(f.completionWhileEmbedding)}`);
-  line(`memory: rss ${f.rssAfterIndexMB} MB after indexing (heap ${f.heapAfterIndexMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (${f.rssAfterIndexMB ? (((f.rssAfterRequestsMB - f.rssAfterIndexMB) / f.rssAfterIndexMB) * 100).toFixed(1) : '?'}% growth)`);
+  line(`memory: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssAfterIndexMB ? (((f.rssAfterRequestsMB - f.rssAfterIndexMB) / f.rssAfterIndexMB) * 100).toFixed(1) : '?'}% growth)`);
   line(`server overhead per request (handler minus debounce, query, retrieve, rerank, generate, model preparation): ${fmt(f.overhead)}`);
   line(`  first request in a newly opened file: ${fmt(f.overheadFirst)}`);
   line(`  later requests in the file:           ${fmt(f.overheadLater)}`);

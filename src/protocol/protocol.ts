@@ -234,7 +234,8 @@ export interface ServerStats {
   /** Server time per request outside the model and the retrieval stages, over the last requests. */
   overheadMs?: { median: number; p95: number; samples: number };
   /** The server process's memory (on `coderag/getStatus`). */
-  memory?: { rssMB: number; heapUsedMB: number };
+  /** external: memory of C++ objects bound to JS (ArrayBuffers, the parsers' WebAssembly memory); the rest of rss outside the JS heap is native (model runtimes, the encoder's thread). */
+  memory?: { rssMB: number; heapUsedMB: number; externalMB?: number; arrayBuffersMB?: number };
   /** Handler time of requests the typing-through cache answered. */
   cacheHitMs?: { median: number; p95: number; samples: number };
   /**

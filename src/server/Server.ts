@@ -247,7 +247,7 @@ export class Server {
     connection.onRequest(GetStatusRequest.type, () => {
       const status = this.status.snapshot();
       const m = process.memoryUsage();
-      return { ...status, stats: { ...status.stats, memory: { rssMB: Math.round(m.rss / 2 ** 20), heapUsedMB: Math.round(m.heapUsed / 2 ** 20) }, eventLoopDelayMs: this.takeLoopDelay() } };
+      return { ...status, stats: { ...status.stats, memory: { rssMB: Math.round(m.rss / 2 ** 20), heapUsedMB: Math.round(m.heapUsed / 2 ** 20), externalMB: Math.round(m.external / 2 ** 20), arrayBuffersMB: Math.round(m.arrayBuffers / 2 ** 20) }, eventLoopDelayMs: this.takeLoopDelay() } };
     });
     this.documents.onDidSave((e) => void this.indexer.onSaved(e.document.uri, e.document.getText()));
     connection.onShutdown(async () => {

@@ -84,6 +84,16 @@ export function cutBody(raw: string, lang: Lang, prefix: string, maxLines: numbe
 }
 
 /**
+ * Whether a body being generated is unfinished: in Java no brace closes it yet; in Python it has
+ * no statement yet (a Python body ends by dedenting, which the stops see). The embedded model may
+ * not end such a body (GenerateRequest.holdEnd).
+ */
+export function bodyUnfinished(lang: Lang, generated: string): boolean {
+  if (lang === 'java') return cutAtUnmatchedBrace(generated).length === generated.length;
+  return !generated.split('\n').some((l) => l.trim() !== '' && !/^\s*#/.test(l));
+}
+
+/**
  * The indentation a body line of the method takes: the declaration's plus one level of the file's
  * own unit (the first indentation step the prefix shows below a line that opens a block).
  */

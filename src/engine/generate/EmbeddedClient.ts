@@ -13,6 +13,18 @@ export interface EmbeddedLM {
   encode?(text: string): ArrayLike<number>;
   /** Positions the model was trained with. */
   readonly contextTokens?: number;
+  /** The end-of-text token (masked while a request's holdEnd says the answer is unfinished). */
+  readonly eosId?: number;
+}
+
+/** Mask the end token unless it is the only finite choice (never leave the model nothing to pick). */
+function maskEnd(logits: Float32Array, eos: number): void {
+  for (let i = 0; i < logits.length; i++) {
+    if (i !== eos && logits[i]! > -Infinity) {
+      logits[eos] = -Infinity;
+      return;
+    }
+  }
 }
 
 export interface EmbeddedClientOptions {
@@ -87,7 +99,15 @@ export class EmbeddedClient implements ModelClient {
     throwIfAborted(signal);
     const constraint = request.constraint;
     const texts = constraint && lm.tokenTexts ? lm.tokenTexts() : undefined;
-    const logitsFilter = constraint && texts ? (generated: string, logits: Float32Array): void => constraint.apply(texts, generated, logits) : undefined;
+    const hold = request.holdEnd;
+    const eos = lm.eosId;
+    const logitsFilter =
+      (constraint && texts) || (hold && eos !== undefined)
+        ? (generated: string, logits: Float32Array): void => {
+            if (constraint && texts) constraint.apply(texts, generated, logits);
+            if (hold && eos !== undefined && hold(generated)) maskEnd(logits, eos);
+          }
+        : undefined;
     const out = await lm.generate(request.prompt, { maxNewTokens: request.maxNewTokens, stop: request.stop, ...(logitsFilter ? { logitsFilter } : {}) }, signal);
     throwIfAborted(signal);
     const cut = cutAtStop(typeof out === 'string' ? out : out.text, request.stop);

@@ -17,6 +17,11 @@ export interface GenerateRequest {
    * (vLLM's guided_regex, llama.cpp's grammar) is asked to honour it; others ignore it.
    */
   memberChoice?: { names: readonly string[]; partial: string };
+  /**
+   * While this says the answer so far is unfinished (a method body not yet closed), a client that
+   * sees logits does not let the model end (its end token is masked); others ignore it.
+   */
+  holdEnd?: (generated: string) => boolean;
 }
 
 /** A per-step restriction of the next token (check/dereferenceConstraint: members at a `.`). */

@@ -5,7 +5,7 @@
 // answer (STYLE.md rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
 import type { Parsers } from '../kb/parsers';
 import type { Lang } from '../kb/types';
-import { cutBody, missingBodyIndent } from '../body/cutBody';
+import { bodyUnfinished, cutBody, missingBodyIndent } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
 import { mergeInTurns, rankUsages, signatureSimilar, type ScoredMethod } from '../body/rambo';
@@ -82,8 +82,10 @@ function methodBody(m: ScoredMethod): string {
   return at < 0 ? m.item.text : m.item.text.slice(at + m.item.signature.length).replace(/^\s*[{:]?/, '');
 }
 
-async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal): Promise<GenerateResult> {
-  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature }, s);
+async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal, lang?: Lang): Promise<GenerateResult> {
+  // The body goes on until it ends (Java: its closing brace; Python: at least one statement).
+  const holdEnd = lang ? (generated: string): boolean => bodyUnfinished(lang, generated) : undefined;
+  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature, ...(holdEnd ? { holdEnd } : {}) }, s);
   return stages.gate ? stages.gate.run(work, signal) : work(signal);
 }
 
@@ -198,7 +200,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
         const drafted = promptOf(similar.map(signatureCandidate));
         // The prompt leaves the process (to a model server, or the embedded model): credentials first.
         const prompt = { ...drafted, prompt: redactSecrets(drafted.prompt).text };
-        const out = await raceDeadline((s) => generateOnce(model, stages, prompt, options.body.sketchTokens, stops, options.generate.temperature, s), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
+        const out = await raceDeadline((s) => generateOnce(model, stages, prompt, options.body.sketchTokens, stops, options.generate.temperature, s, request.lang), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
         return cut(stripControlChars(out.text));
       },
       (e) => ({ value: '', ...degrade(e) }),
@@ -285,7 +287,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     trace,
     'generate',
     signal,
-    () => generateOnce(model, stages, { ...prompt, prompt: redacted.text }, options.body.maxNewTokens, stops, options.generate.temperature, signal),
+    () => generateOnce(model, stages, { ...prompt, prompt: redacted.text }, options.body.maxNewTokens, stops, options.generate.temperature, signal, request.lang),
     (e) => {
       trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
       return { value: undefined, status: 'failed', message: errorMessage(e) };

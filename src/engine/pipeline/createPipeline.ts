@@ -170,6 +170,7 @@ export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
     encode: (text) => lm.encode(text),
     ...(lm.tokenTexts ? { tokenTexts: () => lm.tokenTexts!() } : {}),
     contextTokens: lm.maxPositions,
+    eosId: lm.eosId,
   };
 }
 

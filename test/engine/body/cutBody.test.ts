@@ -2,7 +2,7 @@
 // strings and comments do not count); Python at the first line indented at or above the signature.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bodyIndentOf, cutAtDedent, cutAtUnmatchedBrace, cutBody } from '../../../src/engine/body/cutBody';
+import { bodyIndentOf, bodyUnfinished, cutAtDedent, cutAtUnmatchedBrace, cutBody } from '../../../src/engine/body/cutBody';
 
 void describe('cutting a generated body where the method ends', () => {
   void test('Java: nested blocks stay, the method\'s own `}` and what follows go', () => {
@@ -34,5 +34,14 @@ void describe('cutting a generated body where the method ends', () => {
   void test('the body indentation follows the file\'s unit', () => {
     assert.equal(bodyIndentOf('class A {\n\tvoid f() {\n', '\t'), '\t\t');
     assert.equal(bodyIndentOf('class A:\n  def f(self):\n', '  '), '    ');
+  });
+
+  void test('a body is unfinished until Java closes it or Python writes a statement', () => {
+    assert.equal(bodyUnfinished('java', ''), true);
+    assert.equal(bodyUnfinished('java', '        if (a) {\n            b();\n        }\n'), true);
+    assert.equal(bodyUnfinished('java', '        return n;\n    }'), false);
+    assert.equal(bodyUnfinished('java', '        String s = "}"; // }\n'), true);
+    assert.equal(bodyUnfinished('python', '\n    # only a comment\n'), true);
+    assert.equal(bodyUnfinished('python', '    return x\n'), false);
   });
 });

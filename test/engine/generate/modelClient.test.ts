@@ -159,6 +159,18 @@ void describe('model clients', () => {
     await expectKind(broken.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), 'modelMissing');
   });
 
+  void test('the embedded client does not let the model end while holdEnd says the answer is unfinished', async () => {
+    const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    // The shipped model ends a finished script at once.
+    const ended = 'if __name__ == "__main__":\n    main()\n';
+    const free = await client.generate({ prompt: ended, maxNewTokens: 6, stop: [] }, signal);
+    assert.deepEqual([free.text, free.stoppedBy], ['', 'eos']);
+    const seen: string[] = [];
+    const held = await client.generate({ prompt: ended, maxNewTokens: 6, stop: [], holdEnd: (g) => (seen.push(g), g.length < 4) }, signal);
+    assert.ok(held.text.length >= 4, JSON.stringify(held));
+    assert.equal(seen[0], '', 'asked before the first token');
+  });
+
   void test('the gate keeps one model call in flight: the newest request aborts the running one, overtaken waiters never run', async () => {
     const gate = new LatestWinsGate();
     const client = new OllamaClient({ host: server.url, model: MODEL, timeoutMs: 10_000 });

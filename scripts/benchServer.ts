@@ -22,7 +22,8 @@
 // Options: --server PATH (another build's dist/server.js, e.g. an older commit's, for before/after
 // tables; default this tree's), --requests N (default 100), --debounce MS (default 0; a user's setting adds it to the
 // full time), --cache DIR (reuse an index cache instead of a fresh one), --json FILE (write the
-// figures), --query STRATEGY (probe|last3|last10|jaccard; default probe, as users get).
+// figures), --query STRATEGY (probe|last3|last10|jaccard; default probe, as users get), --check MODE
+// (coderag.check.mode: constrain|repair|off; default the server's own).
 // CODERAG_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -55,6 +56,7 @@ const { values, positionals } = parseArgs({
     cache: { type: 'string' },
     json: { type: 'string' },
     query: { type: 'string', default: 'probe' },
+    check: { type: 'string' },
     server: { type: 'string' },
   },
   strict: true,
@@ -134,6 +136,7 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
     model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
     ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
     query: { strategy: values.query },
+    ...(values.check ? { check: { mode: values.check } } : {}),
   };
   connection.onNotification(StatusNotification.method, (s: StatusParams) => statuses.push(s));
   connection.onNotification('window/logMessage', (p: { message: string }) => logs.push(p.message));

@@ -37,10 +37,12 @@ import {
   ExplainRequest,
   GetStatusRequest,
   InlineCompletionRequest,
+  MemoryRequest,
   StatusNotification,
   type ExplainResult,
   type InlineCompletionItem,
   type InlineCompletionList,
+  type MemoryResult,
   type StatusParams,
 } from '../src/protocol/protocol';
 
@@ -120,12 +122,15 @@ interface Session {
   logs: string[];
   statuses: StatusParams[];
   status(): Promise<StatusParams>;
+  /** Memory after a full collection (the server runs with --expose-gc). */
+  memory(): Promise<MemoryResult>;
   close(): Promise<void>;
 }
 
 async function startServer(repo: string, model: OllamaTestServer, cacheDir: string): Promise<Session> {
   // CODERAG_BENCH_NODE_ARGS: extra node flags for the server process (e.g. --cpu-prof, --trace-gc).
-  const nodeArgs = (process.env.CODERAG_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  // --expose-gc: memory is read after a full collection, so garbage not yet collected is not counted.
+  const nodeArgs = ['--expose-gc', ...(process.env.CODERAG_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { cwd: dirname(dirname(serverPath)), env: { ...process.env, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
@@ -160,6 +165,7 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
     logs,
     statuses,
     status: () => connection.sendRequest(GetStatusRequest.method) as Promise<StatusParams>,
+    memory: () => connection.sendRequest(MemoryRequest.method, { collectGarbage: true }) as Promise<MemoryResult>,
     async close() {
       try {
         await Promise.race([connection.sendRequest('shutdown'), new Promise((r) => setTimeout(r, 5000))]);
@@ -249,6 +255,8 @@ interface RepoFigures {
   rssAfterRequestsMB: number;
   heapAfterRequestsMB: number;
   externalAfterRequestsMB: number;
+  /** Both memory readings were taken after a full collection. */
+  memoryAfterGc: boolean;
   overhead: Summary;
   overheadFirst: Summary;
   overheadLater: Summary;
@@ -351,6 +359,7 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     const kbLine = lsp.logs.join('\n').match(/indexed [^\n]*? in (\d+) ms/);
     const kbMs = kbLine ? Number(kbLine[1]) : 0;
     const afterIndex = await lsp.status();
+    const memAfterIndex = await lsp.memory();
     const items = afterIndex.folders.reduce((n, f) => n + (f.items ?? 0), 0);
 
     // Phase 3: completion requests at varied cursors, four per file, files spread over the repository.
@@ -411,6 +420,7 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       await lsp.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
     }
     const end = await lsp.status();
+    const memEnd = await lsp.memory();
     const stageNames = [...new Set(samples.flatMap((s) => Object.keys(s.stages)))];
     const figures: RepoFigures = {
       repo,
@@ -430,12 +440,13 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       pingWhileIndexing: summary(ping.indexing),
       pingWhileEmbedding: summary(ping.embedding),
       completionWhileEmbedding: summary(completionWhileEmbedding),
-      rssAfterIndexMB: afterIndex.stats.memory?.rssMB ?? 0,
-      heapAfterIndexMB: afterIndex.stats.memory?.heapUsedMB ?? 0,
-      externalAfterIndexMB: afterIndex.stats.memory?.externalMB ?? 0,
-      rssAfterRequestsMB: end.stats.memory?.rssMB ?? 0,
-      heapAfterRequestsMB: end.stats.memory?.heapUsedMB ?? 0,
-      externalAfterRequestsMB: end.stats.memory?.externalMB ?? 0,
+      rssAfterIndexMB: memAfterIndex.rssMB,
+      heapAfterIndexMB: memAfterIndex.heapUsedMB,
+      externalAfterIndexMB: memAfterIndex.externalMB,
+      rssAfterRequestsMB: memEnd.rssMB,
+      heapAfterRequestsMB: memEnd.heapUsedMB,
+      externalAfterRequestsMB: memEnd.externalMB,
+      memoryAfterGc: memAfterIndex.collected && memEnd.collected,
       overhead: summary(samples.map((s) => s.overheadMs)),
       overheadFirst: summary(samples.filter((s) => s.firstInFile).map((s) => s.overheadMs)),
       overheadLater: summary(samples.filter((s) => !s.firstInFile).map((s) => s.overheadMs)),
@@ -468,7 +479,7 @@ function print(f: RepoFigures): void {
   line(`round trip of coderag/getStatus while indexing: ${fmt(f.pingWhileIndexing)}`);
   line(`round trip of coderag/getStatus while embedding: ${fmt(f.pingWhileEmbedding)}`);
   line(`completion requests while embedding (full time): ${fmt(f.completionWhileEmbedding)}`);
-  line(`memory: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssAfterIndexMB ? (((f.rssAfterRequestsMB - f.rssAfterIndexMB) / f.rssAfterIndexMB) * 100).toFixed(1) : '?'}% growth)`);
+  line(`memory${f.memoryAfterGc ? ' (after a full collection)' : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssAfterIndexMB ? (((f.rssAfterRequestsMB - f.rssAfterIndexMB) / f.rssAfterIndexMB) * 100).toFixed(1) : '?'}% growth)`);
   line(`server overhead per request (handler minus debounce, query, retrieve, rerank, generate, model preparation): ${fmt(f.overhead)}`);
   line(`  first request in a newly opened file: ${fmt(f.overheadFirst)}`);
   line(`  later requests in the file:           ${fmt(f.overheadLater)}`);

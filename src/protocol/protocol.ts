@@ -2,7 +2,7 @@
 // vscode-languageserver 9 only has it as a proposal) and CodeRAG's own requests and
 // notifications, each a documented namespace with `method` and `type` (STYLE.md rule 5).
 // Types only: shared by src/client and src/server; imports nothing of theirs.
-import { NotificationType, ProtocolRequestType, RequestType0, type TextDocumentPositionParams, type WorkDoneProgressParams, type Range } from 'vscode-languageserver-protocol';
+import { NotificationType, ProtocolRequestType, RequestType, RequestType0, type TextDocumentPositionParams, type WorkDoneProgressParams, type Range } from 'vscode-languageserver-protocol';
 
 // ---------------------------------------------------------------------------------------------
 // LSP 3.18 textDocument/inlineCompletion
@@ -293,6 +293,26 @@ export namespace StatusNotification {
 export namespace GetStatusRequest {
   export const method = 'coderag/getStatus' as const;
   export const type = new RequestType0<StatusParams, void>(method);
+}
+
+export interface MemoryParams {
+  /** Collect garbage first, where the server runs with `--expose-gc` (benchmarks); else ignored. */
+  collectGarbage?: boolean;
+}
+
+export interface MemoryResult {
+  rssMB: number;
+  heapUsedMB: number;
+  externalMB: number;
+  arrayBuffersMB: number;
+  /** Whether garbage was collected before measuring. */
+  collected: boolean;
+}
+
+/** `coderag/memory`: the server process's memory, after a full collection when asked and possible (bench:server). */
+export namespace MemoryRequest {
+  export const method = 'coderag/memory' as const;
+  export const type = new RequestType<MemoryParams, MemoryResult, void>(method);
 }
 
 // ---------------------------------------------------------------------------------------------

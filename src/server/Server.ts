@@ -27,7 +27,7 @@ import type { NextLineModel } from '../engine/similar/perspectives';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
-import { GetStatusRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
+import { GetStatusRequest, MemoryRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
 import { LearningFeature } from './LearningFeature';
 import { createSimilarBandit } from '../engine/similar/bandit';
@@ -248,6 +248,14 @@ export class Server {
       const status = this.status.snapshot();
       const m = process.memoryUsage();
       return { ...status, stats: { ...status.stats, memory: { rssMB: Math.round(m.rss / 2 ** 20), heapUsedMB: Math.round(m.heapUsed / 2 ** 20), externalMB: Math.round(m.external / 2 ** 20), arrayBuffersMB: Math.round(m.arrayBuffers / 2 ** 20) }, eventLoopDelayMs: this.takeLoopDelay() } };
+    });
+    connection.onRequest(MemoryRequest.type, (params) => {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      const collected = Boolean(params?.collectGarbage && typeof gc === 'function');
+      if (collected) gc!();
+      const m = process.memoryUsage();
+      const mb = (n: number): number => Math.round(n / 2 ** 20);
+      return { rssMB: mb(m.rss), heapUsedMB: mb(m.heapUsed), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers), collected };
     });
     this.documents.onDidSave((e) => void this.indexer.onSaved(e.document.uri, e.document.getText()));
     connection.onShutdown(async () => {

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyFixture, fixturesDir } from '../helpers/paths';
 import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
-import { SetRerankerRequest, type InlineCompletionItem, type SetRerankerResult } from '../../src/protocol/protocol';
+import { MemoryRequest, SetRerankerRequest, type InlineCompletionItem, type MemoryResult, type SetRerankerResult } from '../../src/protocol/protocol';
 import { typeIntoLine, type TypingRun } from '../faults/helpers';
 import { modelProblemLabel, statusBarView } from '../../src/client/statusBar';
 
@@ -67,6 +67,11 @@ void describe('language server over stdio', () => {
     const status = await lsp.status();
     assert.equal(status.model.state, 'ok');
     assert.equal(status.state, 'ready');
+    assert.ok((status.stats.memory?.rssMB ?? 0) > (status.stats.memory?.heapUsedMB ?? Infinity), JSON.stringify(status.stats.memory));
+    // coderag/memory: collects garbage first only where the server runs with --expose-gc (bench:server).
+    const memory = (await lsp.connection.sendRequest(MemoryRequest.method, { collectGarbage: true })) as MemoryResult;
+    assert.equal(memory.collected, false);
+    assert.ok(memory.rssMB > memory.heapUsedMB && memory.heapUsedMB > 0 && memory.externalMB > 0, JSON.stringify(memory));
   });
 
   void test('typing through the shown suggestion is served from the cache without a model call', async () => {

@@ -242,9 +242,23 @@ export class WorkspaceIndexer implements Feature {
     this.indexing = this.indexAll(this.workspaceFolders, undefined, this.abort.signal).catch(quietly);
   }
 
+  /**
+   * Build a folder's code windows for ProCC's similar code, only while coderag.similar.mode asks for
+   * similar code: they cost an embedding run and memory (text, word sets and a vector per window).
+   */
+  private startSimilar(folderIndex: FolderIndex): void {
+    if (this.abort.signal.aborted || (this.config?.similar.mode ?? 'off') === 'off' || !folderIndex.denseReady) return;
+    folderIndex.prepareSimilar(this.abort.signal, (err) => {
+      if (err !== undefined && !isCancellationError(err)) log.warn(`similar code for ${folderIndex.name} is off: ${errorMessage(err)}`);
+      else if (err === undefined) log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
+    });
+  }
+
   updateConfig(config: ServerConfig): void {
     const before = this.scanOptions();
+    const similarWas = this.config?.similar.mode ?? 'off';
     this.config = config;
+    if (similarWas === 'off' && config.similar.mode !== 'off') for (const f of this.folders.values()) this.startSimilar(f);
     const after = this.scanOptions();
     if (JSON.stringify(before) === JSON.stringify(after) || !this.trusted || this.folders.size === 0) return;
     // Excluded globs and limits decide which files are in the index: re-scan the open folders now
@@ -377,12 +391,7 @@ export class WorkspaceIndexer implements Feature {
             else if (e === undefined) log.info(`dense retrieval ready for ${folderIndex.name}: ${folderIndex.paths.dense?.size ?? 0} items embedded`);
             this.status.update({ indexing: undefined, folders: this.summaries() });
             // ProCC's windows after the dense vectors, so the two do not compete for the encoder.
-            if (!this.abort.signal.aborted) {
-              folderIndex.prepareSimilar(this.abort.signal, (err) => {
-                if (err !== undefined && !isCancellationError(err)) log.warn(`similar code for ${folderIndex.name} is off: ${errorMessage(err)}`);
-                else if (err === undefined) log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
-              });
-            }
+            if (e === undefined) this.startSimilar(folderIndex);
           });
           log.info(`indexed ${name}: ${index.report.files} files, ${index.report.parsed} parsed, in ${index.report.elapsedMs.toFixed(0)} ms`);
         } catch (e) {

@@ -21,7 +21,7 @@ def main():
     ap.add_argument('--models', required=True, help='folder receiving coderag-lm/ and coderag-encoder/')
     ap.add_argument('--fixtures', default=None, help='tokenizer parity fixture path (default: none)')
     ap.add_argument('--lm-minutes', type=float, default=90)
-    ap.add_argument('--lm2-minutes', type=float, default=85, help='a warm restart of the LM from its best checkpoint (lr 1e-3, batch 8); 0: none')
+    ap.add_argument('--lm2-minutes', type=float, default=0, help='a warm restart of the LM from its best checkpoint (lr 1e-3, batch 8); 0: none')
     ap.add_argument('--enc-minutes', type=float, default=25)
     ap.add_argument('--from', dest='start', default='corpus', choices=STAGES)
     ap.add_argument('--to', dest='stop', default='fixtures', choices=STAGES)
@@ -49,6 +49,11 @@ def main():
     lm_args = ['--device', args.device] + (['--init-onnx', args.lm_init_onnx] if args.lm_init_onnx else
                                             ['--size', args.lm_size] if args.lm_size else [])
     lm2 = os.path.join(args.work, 'lm2', 'best.pt')
+    lm1 = os.path.join(args.work, 'lm', 'best.pt')
+
+    def final_lm():
+        # The LM the export and the encoder use: the warm restart's when it ran this time, else the first run's.
+        return lm2 if args.lm2_minutes > 0 and os.path.exists(lm2) else lm1
     s = args.smoke
     plan = {
         'corpus': lambda: corpus.main(w + corpus_args + (['--max-python-files', '40', '--max-java-mb', '0.4', '--val-frac', '0.2'] if s else [])),
@@ -58,10 +63,10 @@ def main():
                                           '--eval-tokens', '512', '--device', args.device] if s else ['--minutes', str(args.lm_minutes)] + lm_args)),
         'lm2': lambda: (not s and args.lm2_minutes > 0) and train_lm.main(w + ['--init', os.path.join(args.work, 'lm', 'best.pt'), '--out', os.path.join(args.work, 'lm2'),
                                                                          '--minutes', str(args.lm2_minutes), '--lr', '1e-3', '--batch', '8', '--warmup', '100', '--device', args.device]),
-        'export-lm': lambda: export_lm.main(w + ['--out', os.path.join(args.models, 'coderag-lm')] + (['--ckpt', lm2] if os.path.exists(lm2) else [])),
+        'export-lm': lambda: export_lm.main(w + ['--out', os.path.join(args.models, 'coderag-lm')] + ['--ckpt', final_lm()]),
         'encoder': lambda: train_encoder.main(w + (['--max-steps', '2', '--batch', '4', '--layers', '1', '--max-files', '10',
                                                     '--skip-baseline', '--max-len', '64', '--eval-max-files', '3'] if s else
-                                                   ['--minutes', str(args.enc_minutes)] + (['--init', lm2] if os.path.exists(lm2) else []))),
+                                                   ['--minutes', str(args.enc_minutes)] + (['--init', final_lm()] if os.path.exists(final_lm()) else []))),
         'export-encoder': lambda: export_encoder.main(w + ['--out', os.path.join(args.models, 'coderag-encoder')] + (['--max-length', '64'] if s else [])),
         'fixtures': lambda: args.fixtures and make_fixtures.main(['--tokenizer', os.path.join(args.models, 'coderag-lm', 'tokenizer.json'), '--out', args.fixtures]),
     }

@@ -52,7 +52,7 @@ export interface BodyModeOptions {
   oracleSketch?: string;
   /** Stop after the usages (an evaluation of retrieval): every merged snippet is a context, the model only sketches. */
   retrievalOnly?: boolean;
-  /** CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list in turns. */
+  /** CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line stages (options.body.knowledge). */
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
 }
 
@@ -261,10 +261,10 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     stages.checkpoint,
   );
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
-  // CodeRAG's knowledge items, where the mode was given them.
-  const knowledge = opts.knowledge;
+  // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
+  const knowledge = opts.knowledge ?? (options.body.knowledge === false ? undefined : stages.lineKnowledge?.());
   const items = knowledge
-    ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge(request, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
+    ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge({ ...request, prefix }, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
   const ranked = composeBodyLists(

@@ -44,6 +44,8 @@ export interface PipelineOptions {
     signatureMatch?: SignatureMatch;
     /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits). */
     compose?: BodyCompose;
+    /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
+    knowledge?: boolean;
   };
   /**
    * Checking against the repository at dereferences (check/): `constrain` masks the embedded
@@ -106,6 +108,11 @@ export interface ModelStages {
    * waiting to supersede this one) and throws CancellationError when the signal has fired.
    */
   checkpoint?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The line stages without the model (query, retrieval, rerank): CodeRAG's reranked knowledge
+   * items for a request; undefined while there is no retrieval path to ask.
+   */
+  lineKnowledge?: () => ((request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>) | undefined;
 }
 
 /**

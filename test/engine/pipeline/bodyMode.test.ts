@@ -10,7 +10,7 @@ import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
-import { autoMode, bodyMode, createPipeline, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
 const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
@@ -86,6 +86,21 @@ void describe('body mode through createPipeline', () => {
     assert.equal(result.trace.mode, 'line');
     assert.equal(result.trace.body, undefined);
     assert.deepEqual(result.trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
+  });
+
+  void test('with retrieval paths and body.knowledge, CodeRAG\'s knowledge items lead the body\'s list; by default they stay out', async () => {
+    const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    try {
+      const deps = { retrievers: () => [...paths.retrievers], model: () => model };
+      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: true } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
+      assert.match(joined.contexts[0]?.source ?? '', /^coderag:/, `a CodeRAG item leads: ${joined.contexts.map((c) => c.source).join(', ')}`);
+      const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);
+      assert.ok(alone.contexts.every((c) => !(c.source ?? '').startsWith('coderag:')), alone.contexts.map((c) => c.source).join(', '));
+    } finally {
+      paths.dispose();
+    }
   });
 
   void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {

@@ -66,7 +66,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'off' },
   learning: { enable: true },
   similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
-  body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? false },
+  body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? true },
 };
 
 type Json = unknown;

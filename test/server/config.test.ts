@@ -33,10 +33,10 @@ void test('coderag.check.mode: constrain, repair or off (default off) reaches th
   assert.deepEqual(bad.problems, ['coderag.check.mode must be one of constrain, repair, off (got "strict")']);
 });
 
-void test('coderag.body.knowledge (default off) reaches the body mode\'s options; a non-boolean is a problem', () => {
-  assert.equal(pipelineOptions(DEFAULT_CONFIG).body.knowledge, false);
-  assert.equal(pipelineOptions(mergeConfig({ body: { knowledge: true } }).config).body.knowledge, true);
+void test('coderag.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
+  assert.equal(pipelineOptions(DEFAULT_CONFIG).body.knowledge, true);
+  assert.equal(pipelineOptions(mergeConfig({ body: { knowledge: false } }).config).body.knowledge, false);
   const bad = mergeConfig({ body: { knowledge: 'yes' } });
-  assert.equal(bad.config.body.knowledge, false);
+  assert.equal(bad.config.body.knowledge, true);
   assert.ok(bad.problems.some((p) => p.includes('coderag.body.knowledge')), bad.problems.join('; '));
 });

@@ -88,14 +88,16 @@ void describe('body mode through createPipeline', () => {
     assert.deepEqual(result.trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
   });
 
-  void test('with retrieval paths and body.knowledge, CodeRAG\'s knowledge items lead the body\'s list; by default they stay out', async () => {
+  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (fused by rank; knowledge-first puts them first); body.knowledge false leaves them out', async () => {
     const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const deps = { retrievers: () => [...paths.retrievers], model: () => model };
-      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: true } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
       assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
-      assert.match(joined.contexts[0]?.source ?? '', /^coderag:/, `a CodeRAG item leads: ${joined.contexts.map((c) => c.source).join(', ')}`);
-      const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      assert.ok(joined.contexts.some((c) => (c.source ?? '').startsWith('coderag:')), `CodeRAG items among the contexts: ${joined.contexts.map((c) => c.source).join(', ')}`);
+      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, compose: 'knowledge-first' } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
+      assert.match(first.contexts[0]?.source ?? '', /^coderag:/, `a CodeRAG item leads: ${first.contexts.map((c) => c.source).join(', ')}`);
+      const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);
       assert.ok(alone.contexts.every((c) => !(c.source ?? '').startsWith('coderag:')), alone.contexts.map((c) => c.source).join(', '));
     } finally {

@@ -173,6 +173,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
     prompt: { budgetTokens: options.budgetTokens },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
+    // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's implicit join.
     body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(spec.rambo ? { knowledge: false } : {}) },
     check: { mode: options.check ?? 'off' },
     similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },

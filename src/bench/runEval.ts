@@ -59,6 +59,11 @@ export interface EvalRunInput {
   onProgress?(p: EvalProgress): void;
 }
 
+/** The encoder as Rambo's signature option reads it. */
+function embedWith(encoder: DenseEncoder): (texts: string[], signal: AbortSignal) => Promise<Float32Array[]> {
+  return (texts, signal) => encoder.embed(texts, signal);
+}
+
 export interface RepoReport {
   repository: string;
   files: number;
@@ -189,7 +194,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         queryMemo: new Map(),
         ...(similar ? { similar } : {}),
         bandits,
-        ...(repoMethods ? { body: { parsers: input.parsers, repo: () => repoMethods, ...(input.tokenize ? { tokenize: input.tokenize } : {}) } } : {}),
+        ...(repoMethods ? { body: { parsers: input.parsers, repo: () => repoMethods, ...(input.tokenize ? { tokenize: input.tokenize } : {}), ...(input.encoder ? { embed: embedWith(input.encoder) } : {}) } } : {}),
       };
       for (const method of input.methods) {
         const m0 = performance.now();

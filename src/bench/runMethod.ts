@@ -5,7 +5,7 @@
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import { checkCompletion } from '../engine/check/repairCompletion';
-import type { CheckMode, ReceiverTyping } from '../engine/pipeline';
+import type { BodyCompose, CheckMode, ReceiverTyping, SignatureMatch } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -86,10 +86,10 @@ export function parseMethod(name: string): MethodSpec {
 }
 
 /** What a method needs besides the knowledge base: used to load models once per run. */
-export function methodNeeds(specs: readonly MethodSpec[], query: QueryStrategy): { prober: boolean; encoder: boolean; llmReranker: boolean; distilledReranker: boolean; similar: boolean } {
+export function methodNeeds(specs: readonly MethodSpec[], query: QueryStrategy, options?: Pick<RunOptions, 'bodySignatures'>): { prober: boolean; encoder: boolean; llmReranker: boolean; distilledReranker: boolean; similar: boolean } {
   return {
     prober: query === 'probe' && specs.some((s) => s.usesQuery),
-    encoder: specs.some((s) => s.paths.includes('dense') || (s.similar !== undefined && s.similar !== 'off')),
+    encoder: specs.some((s) => s.paths.includes('dense') || (s.similar !== undefined && s.similar !== 'off') || (s.rambo !== undefined && options?.bodySignatures === 'encoder')),
     similar: specs.some((s) => s.similar !== undefined && s.similar !== 'off'),
     llmReranker: specs.some((s) => s.rerank === 'llm'),
     distilledReranker: specs.some((s) => s.rerank === 'distilled'),
@@ -115,6 +115,10 @@ export interface RunOptions {
   bodyMaxNewTokens: number;
   /** The body mode's prompt layout (Rambo's commented fragments, or the line mode's block). */
   bodyPromptForm: 'rambo' | 'block';
+  /** Rambo step a: signatures by token Jaccard (default) or the code encoder's cosine. */
+  bodySignatures?: SignatureMatch;
+  /** Rambo step e: the order of its lists and CodeRAG's items (default: turns). */
+  bodyCompose?: BodyCompose;
   /** Checking against the repository at dereferences (PipelineOptions.check); default constrain, as in the product. */
   check?: CheckMode;
   /** Share of the prompt ProCC's window may take beside CodeRAG's knowledge (PipelineOptions.similar.promptShare). */
@@ -169,7 +173,8 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
     prompt: { budgetTokens: options.budgetTokens },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
-    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm },
+    // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's implicit join.
+    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(spec.rambo ? { knowledge: false } : {}) },
     check: { mode: options.check ?? 'constrain' },
     similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },
   });

@@ -147,6 +147,8 @@ export interface CompletionTraceView {
     sketchSource: string;
     sketch?: string;
     elementsFrom?: string;
+    /** How step a compared signatures (`jaccard`, `encoder`, or why the encoder was not used). */
+    signatureMatch?: string;
     signatureSimilar: Array<{ id: string; score: number }>;
     elements: Array<{ name: string; kind: string; matched: string; how: string; score: number; path: string; members?: number }>;
     unmapped: string[];

@@ -1,6 +1,8 @@
 // LRU cache of completions keyed by what the model saw, pre-filled for typing through: after a
 // completion T at prefix P, the keys P + T[0..k] (k <= 50) map to the rest of T, so typing the
 // first characters of the shown suggestion is served without a model call (ANCHORS: Tabby).
+// Further into a long suggestion (a whole method body), the recent completions are matched
+// directly: the text typed since P is a start of T.
 
 export interface CachedCompletion {
   text: string;
@@ -10,6 +12,15 @@ export interface CachedCompletion {
 const PREFIX_KEY_CHARS = 2000;
 const SUFFIX_KEY_CHARS = 200;
 const TYPE_THROUGH_CHARS = 50;
+/** Completions kept for typing through past TYPE_THROUGH_CHARS. */
+const RECENT_SHOWN = 16;
+
+interface Shown {
+  filePath: string;
+  prefix: string;
+  suffixKey: string;
+  completion: CachedCompletion;
+}
 
 export function cacheKey(filePath: string, prefix: string, suffix: string): string {
   return `${filePath}\u0000${prefix.slice(-PREFIX_KEY_CHARS)}\u0000${suffix.slice(0, SUFFIX_KEY_CHARS)}`;
@@ -17,6 +28,8 @@ export function cacheKey(filePath: string, prefix: string, suffix: string): stri
 
 export class CompletionCache {
   private readonly map = new Map<string, CachedCompletion>();
+  /** Most recent first. */
+  private recent: Shown[] = [];
 
   constructor(private capacity: number) {}
 
@@ -26,6 +39,7 @@ export class CompletionCache {
 
   resize(capacity: number): void {
     this.capacity = capacity;
+    if (capacity <= 0) this.recent = [];
     this.evict();
   }
 
@@ -35,8 +49,20 @@ export class CompletionCache {
     if (hit) {
       this.map.delete(key);
       this.map.set(key, hit);
+      return hit;
     }
-    return hit;
+    return this.typedThrough(filePath, prefix, suffix);
+  }
+
+  /** The rest of a recent completion whose first characters (more than the pre-filled keys hold) were typed since its prefix. */
+  private typedThrough(filePath: string, prefix: string, suffix: string): CachedCompletion | undefined {
+    const suffixKey = suffix.slice(0, SUFFIX_KEY_CHARS);
+    for (const s of this.recent) {
+      const typed = prefix.length - s.prefix.length;
+      if (s.filePath !== filePath || s.suffixKey !== suffixKey || typed <= TYPE_THROUGH_CHARS || typed >= s.completion.text.length) continue;
+      if (prefix.startsWith(s.prefix) && prefix.endsWith(s.completion.text.slice(0, typed))) return { text: s.completion.text.slice(typed), traceId: s.completion.traceId };
+    }
+    return undefined;
   }
 
   /** Store a completion and its typing-through continuations. */
@@ -48,11 +74,13 @@ export class CompletionCache {
       this.map.delete(key);
       this.map.set(key, { text: completion.text.slice(k), traceId: completion.traceId });
     }
+    if (completion.text.length - 1 > TYPE_THROUGH_CHARS) this.recent = [{ filePath, prefix, suffixKey: suffix.slice(0, SUFFIX_KEY_CHARS), completion }, ...this.recent.slice(0, RECENT_SHOWN - 1)];
     this.evict();
   }
 
   clear(): void {
     this.map.clear();
+    this.recent = [];
   }
 
   private evict(): void {

@@ -44,6 +44,8 @@ export interface ServerConfig {
   learning: { enable: boolean };
   /** ProCC's similar code in the prompt: off, the bandit's choice, the union, or one perspective. */
   similar: { mode: SimilarMode };
+  /** The body mode (Rambo): whether CodeRAG's reranked knowledge items join its prompt's list. */
+  body: { knowledge: boolean };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -64,6 +66,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'constrain' },
   learning: { enable: true },
   similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
+  body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? true },
 };
 
 type Json = unknown;
@@ -142,5 +145,6 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
     check: { mode: config.check.mode },
     similar: { mode: config.similar.mode },
+    body: { knowledge: config.body.knowledge },
   });
 }

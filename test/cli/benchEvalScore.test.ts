@@ -74,3 +74,19 @@ void test('eval score: usage errors and a malformed predictions line', () => {
     dir.cleanup();
   }
 });
+
+void test('eval: the body options take only their values (exit 2 with the list otherwise)', () => {
+  const dir = tempDir();
+  try {
+    const casesFile = join(dir.path, 'cases.jsonl');
+    writeFileSync(casesFile, JSON.stringify(cases[0]) + '\n');
+    const compose = cli(['eval', '--method', 'rambo', '--cases', casesFile, '--repos', dir.path, '--body-compose', 'shuffle', '--out', join(dir.path, 'p.jsonl')]);
+    assert.equal(compose.code, 2);
+    assert.match(compose.stderr, /--body-compose must be one of turns, knowledge-first, definitions-first, rrf/);
+    const signatures = cli(['eval', '--method', 'rambo', '--cases', casesFile, '--repos', dir.path, '--body-signatures', 'cosine', '--out', join(dir.path, 'p.jsonl')]);
+    assert.equal(signatures.code, 2);
+    assert.match(signatures.stderr, /--body-signatures must be one of jaccard, encoder/);
+  } finally {
+    dir.cleanup();
+  }
+});

@@ -3,7 +3,7 @@
 // server answered by the embedded model; then the extension-host mocha suite inside the same
 // code-server. Recipe: ../shared/docs/ENVIRONMENT.md. Screenshots go to artifacts/e2e/.
 //
-// Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host] [--keep] [--headed]
+// Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host] [--grep TEXT] [--keep] [--headed]
 // Prints one line per check and closes with `N passed, N failed` (exit 1 when any failed).
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
@@ -23,12 +23,13 @@ const COMPLETION_MODEL = 'coderag-lm:test';
 const RERANK_MODEL = 'qwen3:8b';
 const started = Date.now();
 
-const args = { vsix: undefined, build: true, only: undefined, keep: false, headed: false };
+const args = { vsix: undefined, build: true, only: undefined, grep: undefined, keep: false, headed: false };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   if (a === '--vsix') args.vsix = process.argv[++i];
   else if (a === '--no-build') args.build = false;
   else if (a === '--only') args.only = process.argv[++i];
+  else if (a === '--grep') args.grep = process.argv[++i];
   else if (a === '--keep') args.keep = true;
   else if (a === '--headed') args.headed = true;
   else {
@@ -213,9 +214,30 @@ async function waitForHealth(url, ms) {
 // ---------------------------------------------------------------------------------------------
 // Workspace
 
+/** The Java method whose body the body-mode check asks for (issue 17): emptied on disk, so the index holds the file as the developer has it. */
+const JAVA_BODY = {
+  file: 'src/main/java/com/example/shop/payment/Gateways.java',
+  // The one-argument overload: the small test model writes this body on several lines.
+  header: 'public static PaymentGateway create(String name) {',
+  /** 1-based line of the header (its body `{\n    }` is empty), set by emptyJavaBody. */
+  line: 0,
+};
+
+function emptyJavaBody(path) {
+  const text = readFileSync(path, 'utf8');
+  const start = text.indexOf(JAVA_BODY.header);
+  if (start < 0) throw new Error(`${JAVA_BODY.file} no longer declares ${JAVA_BODY.header}`);
+  const open = start + JAVA_BODY.header.length;
+  const end = text.indexOf('\n    }\n', open);
+  const edited = `${text.slice(0, open)}\n    }\n${text.slice(end + '\n    }\n'.length)}`;
+  writeFileSync(path, edited);
+  JAVA_BODY.line = text.slice(0, open).split('\n').length;
+}
+
 function setUpWorkspace(tmp, modelUrl) {
   const ws = join(tmp, 'ws');
   for (const name of ['pyshop', 'javashop']) cpSync(join(root, 'test', 'fixtures', name), join(ws, name), { recursive: true });
+  emptyJavaBody(join(ws, 'javashop', JAVA_BODY.file));
   // A third folder of generated modules, so indexing lasts long enough to be seen in the status
   // bar (the fixtures alone index in about half a second; the server reports status every 100 ms).
   const bulk = join(ws, 'inventory');
@@ -264,6 +286,8 @@ function setUpWorkspace(tmp, modelUrl) {
     'coderag.rerank.kind': 'distilled',
     'coderag.rerank.llmModel': RERANK_MODEL,
     'coderag.debounceMs': 100,
+    // The test model's window: 512 positions less a body's 128 new tokens (the server cannot tell it).
+    'coderag.prompt.budgetTokens': 384,
   };
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   // The endpoint settings are machine-scoped: a remote window (the extension development host of
@@ -403,7 +427,36 @@ class Workbench {
     });
   }
 
-  async waitForGhostText(ms) {
+  /**
+   * The ghost text as the screen shows it, one entry per row: every text node under a ghost-text
+   * element, grouped by its row on screen, left to right (the first row is the inline part on the
+   * cursor's line, the rest the block below it; VS Code splits both into spans per token).
+   */
+  async ghostRows() {
+    return this.page.evaluate(() => {
+      const editor = document.querySelector('.editor-group-container.active .monaco-editor');
+      if (!editor) return [];
+      const seen = new Set();
+      const pieces = [];
+      for (const el of editor.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text')) {
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          if (seen.has(node) || !node.textContent) continue;
+          seen.add(node);
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          const rect = range.getBoundingClientRect();
+          pieces.push({ top: Math.round(rect.top), left: rect.left, text: node.textContent.replace(/\u00a0/g, ' ') });
+        }
+      }
+      const rows = new Map();
+      for (const p of pieces.sort((a, b) => a.top - b.top || a.left - b.left)) rows.set(p.top, (rows.get(p.top) ?? '') + p.text);
+      return [...rows.values()];
+    });
+  }
+
+  /** The ghost text once shown ('' after `ms`); nothing shown after each `retriggerMs`: re-ask. */
+  async waitForGhostText(ms, retriggerMs = 6000) {
     const deadline = Date.now() + ms;
     let retriggered = 0;
     for (;;) {
@@ -411,7 +464,7 @@ class Workbench {
       if (text.trim().length > 0) return text;
       if (Date.now() > deadline) return '';
       // Typing triggers automatically; re-ask (Alt+\ = editor.action.inlineSuggest.trigger) if nothing came.
-      if (Date.now() > deadline - ms + 6000 * (retriggered + 1)) {
+      if (Date.now() > deadline - ms + retriggerMs * (retriggered + 1)) {
         retriggered++;
         await this.page.keyboard.press('Alt+Backslash');
       }
@@ -467,7 +520,11 @@ class Workbench {
 /** The workbench whose screen a failing check photographs. */
 let currentWorkbench;
 
+/** The checks every run needs (the workbench up, the index ready); with --grep the others run only when their name holds the text. */
+const PREREQUISITES = new Set(['workbench loads with the VSIX installed and the extension activates on a Python file', 'status bar shows indexing progress, then ready']);
+
 async function check(name, fn, ms = 60_000) {
+  if (args.grep && !PREREQUISITES.has(name) && !name.includes(args.grep)) return;
   const t = Date.now();
   try {
     const detail = await withTimeout(fn(), ms, name);
@@ -511,6 +568,69 @@ async function completionCheck(wb, { file, line, typed, label, diskPath }) {
   }
   if (after.trim() && after === ghost) throw new Error('Tab did not accept the ghost text (it is still shown)');
   return `ghost text ${JSON.stringify(ghost.length > 80 ? ghost.slice(0, 80) + '…' : ghost)} accepted; saved line: ${JSON.stringify(savedLine.trim())}`;
+}
+
+/**
+ * Body mode (issue 17), first half: the cursor on the new line of an empty method body; the
+ * suggestion is the whole body, several rows of ghost text. Returns the rows shown.
+ */
+async function bodyGhostCheck(wb) {
+  const file = `javashop/${JAVA_BODY.file}`;
+  await wb.openFile(file);
+  // The developer opens the body: Enter after the header's `{` (the editor indents the new line).
+  await wb.goToLine(JAVA_BODY.line);
+  await wb.page.keyboard.press('End');
+  await wb.page.keyboard.press('Enter');
+  // A body takes two model calls (sketch, body): re-asking sooner would cancel the request in flight.
+  await wb.waitForGhostText(60_000, 20_000);
+  await sleep(300);
+  const rows = await wb.ghostRows();
+  await wb.shot('java-body-ghost-text');
+  const lines = rows.map((l) => l.trim()).filter((l) => l.length > 0);
+  if (lines.length < 2) throw new Error(`expected a multi-line ghost text in the empty body of ${file}:${JAVA_BODY.line + 1}, got ${JSON.stringify(rows)} (status: ${(await wb.currentStatus())?.text})`);
+  return rows;
+}
+
+/** Body mode, second half: Tab inserts the whole body (shown again if the trace view took the focus) and the saved method holds it. */
+async function bodyAcceptCheck(wb, diskPath, rows) {
+  if (!rows) throw new Error('no body ghost text was shown (see the check above)');
+  const ghost = rows.join('\n');
+  const ghostLines = rows.map((l) => l.trim()).filter((l) => l.length > 0);
+  // The trace view took the focus and the ghost text went. Back at the same cursor, a space typed and
+  // deleted asks again with the same text: the server answers from its cache.
+  const deadline = Date.now() + 30_000;
+  let shown = (await wb.ghostRows()).join('\n');
+  for (let asked = 0; shown !== ghost; ) {
+    if (Date.now() > deadline) throw new Error(`the body suggestion was not shown again: ${JSON.stringify(shown)} instead of ${JSON.stringify(ghost)}`);
+    if (asked++ % 50 === 0) {
+      await wb.goToLine(JAVA_BODY.line + 1);
+      await wb.page.keyboard.press('End');
+      await wb.page.keyboard.type(' ');
+      await wb.page.keyboard.press('Backspace');
+    }
+    await sleep(100);
+    shown = (await wb.ghostRows()).join('\n');
+  }
+  await wb.page.keyboard.press('Tab');
+  await sleep(300);
+  const after = (await wb.ghostRows()).join('\n');
+  await wb.page.keyboard.press('Control+S');
+  await sleep(800);
+  await wb.shot('java-body-accepted-saved');
+  const saved = readFileSync(diskPath, 'utf8').split('\n');
+  const header = saved.findIndex((l) => l.includes(JAVA_BODY.header));
+  // The method's closing brace: the first line after the header that is `}` at the header's indentation.
+  const close = saved.findIndex((l, i) => i > header && l === '    }');
+  const body = saved.slice(header + 1, close < 0 ? undefined : close).map((l) => l.trim()).filter((l) => l.length > 0);
+  // Every ghost row, in order, inside the method (the screen may render a long line only in part: compare by prefix).
+  let at = 0;
+  for (const line of ghostLines) {
+    const found = body.findIndex((b, i) => i >= at && b.startsWith(line));
+    if (found < 0) throw new Error(`the saved method lacks the ghost line ${JSON.stringify(line)}; saved body: ${JSON.stringify(body)}; ghost: ${JSON.stringify(ghost)}`);
+    at = found + 1;
+  }
+  if (after.trim() && after === ghost) throw new Error('Tab did not accept the ghost text (it is still shown)');
+  return `${ghostLines.length}-line ghost text accepted; saved body: ${JSON.stringify(body.join(' ⏎ ').slice(0, 160))}`;
 }
 
 async function uiChecks(wb, env) {
@@ -578,6 +698,36 @@ async function uiChecks(wb, env) {
 
   await check('Java: typing where a cross-file definition is needed shows ghost text; Tab accepts; the saved file has it', () =>
     completionCheck(wb, { file: 'javashop/src/main/java/com/example/shop/App.java', line: 19, typed: 'CheckoutService service = new CheckoutService(', label: 'java', diskPath: javaApp }), 90_000);
+
+  // Body mode (issue 17): the ghost text, then the explain command while it is shown, then Tab and save.
+  const javaGateways = join(env.ws, 'javashop', JAVA_BODY.file);
+  let bodyRows;
+  await check('Java: an empty method body shows a multi-line ghost text', async () => {
+    bodyRows = await bodyGhostCheck(wb);
+    return `${bodyRows.filter((r) => r.trim()).length} rows: ${JSON.stringify(bodyRows.join(' ⏎ ').slice(0, 160))}`;
+  }, 90_000);
+
+  await check('"CodeRAG: Explain Last Completion" on the body suggestion shows its sketch, the elements found and their usages', async () => {
+    if (!bodyRows) throw new Error('no body ghost text was shown (see the check above)');
+    await wb.runCommand('CodeRAG: Explain Last Completion');
+    await page.locator('.editor-group-container.active .tabs-container .tab.active', { hasText: /trace/i }).first().waitFor({ timeout: 20_000 });
+    await sleep(800);
+    await wb.goToLine(1);
+    const counts = {};
+    // The usages come from other files than the target's (Gateways.java): service/ and model/ hold them.
+    for (const text of ['body mode', '## Body (Rambo)', 'Sketch:', 'Elements found', 'Usages:', 'src/main/java/com/example/shop/service/']) {
+      counts[text] = await wb.findCount(text);
+      await page.keyboard.press('Escape');
+    }
+    await wb.shot('explain-body-completion');
+    await page.keyboard.press('Control+W');
+    await sleep(500);
+    const missing = Object.entries(counts).filter(([, c]) => !/\d+ of \d+/.test(c)).map(([h]) => h);
+    if (missing.length > 0) throw new Error(`the trace view lacks ${missing.map((h) => JSON.stringify(h)).join(', ')} (find: ${JSON.stringify(counts)})`);
+    return `found ${Object.entries(counts).map(([h, c]) => `${JSON.stringify(h)} (${c})`).join(', ')}`;
+  }, 60_000);
+
+  await check('Java: Tab accepts the body whole; the saved method has it', () => bodyAcceptCheck(wb, javaGateways, bodyRows), 60_000);
 
   await check('"CodeRAG: Rebuild Repository Index" shows a progress notification that finishes', async () => {
     const before = (await wb.toasts()).length;

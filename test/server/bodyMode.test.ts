@@ -1,6 +1,6 @@
 // The body mode in the editor (issue 17): through the real language server, an empty Java method
 // gets a multi-line suggestion (one inline item) whose trace lists usages from other files, and
-// the explain command shows the sketch, the elements and the usages.
+// the explain command shows the sketch, the elements and the usages; typing through the body keeps the cache.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,9 @@ import { startLsp, startModelServerThread, type LspSession, type RemoteModelServ
 
 const MODEL = 'coderag-lm:test';
 const REL = 'src/main/java/com/example/shop/payment/Gateways.java';
-const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
+// The one-argument overload: the small test model writes this body on several lines (for the
+// two-argument one it writes `return name;`, a body but not a multi-line one).
+const HEADER = 'public static PaymentGateway create(String name) {';
 
 void describe('body mode over the language server', () => {
   let model: RemoteModelServer;
@@ -18,6 +20,7 @@ void describe('body mode over the language server', () => {
   let repo: { path: string; cleanup: () => void };
   let uri = '';
   let line = 0;
+  let edited = '';
 
   before(async () => {
     repo = copyFixture('javashop');
@@ -26,7 +29,7 @@ void describe('body mode over the language server', () => {
     const text = readFileSync(abs, 'utf8');
     const start = text.indexOf(HEADER) + HEADER.length;
     const end = text.indexOf('\n    }\n', start);
-    const edited = `${text.slice(0, start)}\n        \n    }\n${text.slice(end + 7)}`;
+    edited = `${text.slice(0, start)}\n        \n    }\n${text.slice(end + 7)}`;
     writeFileSync(abs, edited);
     line = edited.slice(0, start).split('\n').length;
     model = await startModelServerThread([MODEL]);
@@ -65,5 +68,33 @@ void describe('body mode over the language server', () => {
     assert.match(explained.markdown, /Sketch:|sketch: model/);
     assert.match(explained.markdown, /Elements found/);
     assert.match(explained.markdown, /Usages:\n\n- [\d.]+ `src\/main\/java\/com\/example\/shop\/(?!payment\/Gateways)/);
+  });
+
+  void test('typing through a body suggestion, across its first line break, is served from the cache without a model request', async () => {
+    const items = await lsp.complete(uri, line, 8);
+    const shown = typeof items[0]?.insertText === 'string' ? items[0].insertText : '';
+    const firstBreak = shown.indexOf('\n');
+    assert.ok(firstBreak > 0 && firstBreak < shown.length - 2, `a multi-line body to type through, got ${JSON.stringify(shown)}`);
+    await model.resetCounters();
+    const callsBefore = (await lsp.status()).stats.modelCalls;
+    const lines = edited.split('\n');
+    const head = lines.slice(0, line).join('\n') + '\n' + (lines[line] ?? '').slice(0, 8);
+    const tail = edited.slice(head.length);
+    // The first characters, then the whole first line and its line break, then a character of the second line.
+    const typedLengths = [1, 2, firstBreak, firstBreak + 1, firstBreak + 2].filter((k, i, all) => all.indexOf(k) === i);
+    let version = 10;
+    for (const k of typedLengths) {
+      const typed = shown.slice(0, k);
+      lsp.change(uri, head + typed + tail, version++);
+      const typedLines = typed.split('\n');
+      const cursorLine = line + typedLines.length - 1;
+      const cursorCol = (typedLines.length === 1 ? 8 : 0) + (typedLines.at(-1) ?? '').length;
+      const next = await lsp.complete(uri, cursorLine, cursorCol);
+      assert.equal(next[0]?.insertText, shown.slice(k), `after typing ${JSON.stringify(typed)} the rest of the body is shown`);
+      assert.equal(next[0]?.fromCache, true, `typing ${k} characters through: a cache hit`);
+    }
+    assert.equal((await model.stats()).calls, 0, 'no model request while typing through the body');
+    assert.equal((await lsp.status()).stats.modelCalls, callsBefore);
+    lsp.change(uri, edited, version++);
   });
 });

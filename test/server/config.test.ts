@@ -32,3 +32,11 @@ void test('coderag.check.mode: constrain, repair or off (default constrain) reac
   assert.equal(bad.config.check.mode, 'constrain');
   assert.deepEqual(bad.problems, ['coderag.check.mode must be one of constrain, repair, off (got "strict")']);
 });
+
+void test('coderag.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
+  assert.equal(pipelineOptions(DEFAULT_CONFIG).body.knowledge, true);
+  assert.equal(pipelineOptions(mergeConfig({ body: { knowledge: false } }).config).body.knowledge, false);
+  const bad = mergeConfig({ body: { knowledge: 'yes' } });
+  assert.equal(bad.config.body.knowledge, true);
+  assert.ok(bad.problems.some((p) => p.includes('coderag.body.knowledge')), bad.problems.join('; '));
+});

@@ -17,13 +17,13 @@ import { comparisonChartSvg } from '../../bench/chart';
 import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
 import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
-import { CHECK_MODES, embeddedLMOf, type CheckMode } from '../../engine/pipeline';
+import { CHECK_MODES, embeddedLMOf, type BodyCompose, type CheckMode, type SignatureMatch } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--check constrain|repair|off] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -45,6 +45,8 @@ const RUN_OPTIONS = {
   'probe-batch': { type: 'string' },
   'timeout-ms': { type: 'string' },
   'body-prompt': { type: 'string' },
+  'body-signatures': { type: 'string' },
+  'body-compose': { type: 'string' },
   'body-max-new-tokens': { type: 'string' },
   check: { type: 'string' },
   'bandit-state': { type: 'string' },
@@ -57,6 +59,17 @@ const RUN_OPTIONS = {
 } as const;
 
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
+
+const SIGNATURE_MATCHES: readonly SignatureMatch[] = ['jaccard', 'encoder'];
+const BODY_COMPOSES: readonly BodyCompose[] = ['turns', 'knowledge-first', 'definitions-first', 'rrf'];
+
+/** A value of one of `allowed`, or undefined when the option is absent. */
+function oneOf<T extends string>(values: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (!allowed.includes(v as T)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}`);
+  return v as T;
+}
 
 function bodyPromptForm(value: unknown): RunOptions['bodyPromptForm'] {
   if (value === undefined) return DEFAULT_RUN_OPTIONS.bodyPromptForm;
@@ -131,6 +144,8 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     pathBudgetMs: positiveInt(values, 'budget-ms', DEFAULT_RUN_OPTIONS.pathBudgetMs),
     bodyMaxNewTokens: positiveInt(values, 'body-max-new-tokens', DEFAULT_RUN_OPTIONS.bodyMaxNewTokens),
     bodyPromptForm: bodyPromptForm(values['body-prompt']),
+    ...(oneOf(values, 'body-signatures', SIGNATURE_MATCHES) ? { bodySignatures: oneOf(values, 'body-signatures', SIGNATURE_MATCHES) } : {}),
+    ...(oneOf(values, 'body-compose', BODY_COMPOSES) ? { bodyCompose: oneOf(values, 'body-compose', BODY_COMPOSES) } : {}),
     check,
     ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share']) } : {}),
   };
@@ -139,7 +154,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   if (cases.length === 0) throw new UserError(`${casesFile} holds no cases`);
   if (values.limit !== undefined) cases = cases.slice(0, positiveInt(values, 'limit', cases.length));
 
-  const needs = methodNeeds(specs, query);
+  const needs = methodNeeds(specs, query, options);
   // Rerankers first: they fail fast without loading anything.
   const rerankers: { llm?: Reranker; distilled?: Reranker } = {};
   if (needs.llmReranker) {

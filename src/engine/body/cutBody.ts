@@ -79,6 +79,10 @@ export function cutBody(raw: string, lang: Lang, prefix: string, maxLines: numbe
     .slice(0, maxLines);
   while (lines.length > 0 && (lines.at(-1) ?? '').trim() === '') lines.pop();
   while (lines.length > 0 && (lines[0] ?? '').trim() === '' && lines.length > 1) lines.shift();
+  // The cursor's line already holds the body's indentation: the first line's own leading blanks
+  // (a BPE model's ` return` after the indentation, or a line that followed a dropped blank one) would indent it twice.
+  const cursorLine = prefix.slice(prefix.lastIndexOf('\n') + 1);
+  if (cursorLine.length > 0 && cursorLine.trim() === '' && lines.length > 0) lines[0] = (lines[0] ?? '').replace(/^[ \t]+/, '');
   const text = lines.join('\n');
   return text.trim() === '' ? '' : text;
 }

@@ -1,5 +1,6 @@
 // Rambo's retrieval steps over the repository's methods (issue 17; PAPER-NOTES "Rambo"):
-// (a) signature-similar methods by Jaccard over the signatures' token sets, and (d) the usages of
+// (a) signature-similar methods by Jaccard over the signatures' token sets (or the code encoder's
+// cosine of the signatures, an option), and (d) the usages of
 // the essential elements, ranked by similarity to the sketch. The target and the other methods of
 // its class in its file never count; nor does what the target's file holds from the cursor on
 // (the knowledge base may hold the file as saved, with text the unfinished file does not have).
@@ -37,6 +38,21 @@ export function signatureSimilar(target: BodyTarget, filePath: string, repo: Rep
   return scored.sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id)).slice(0, topK);
 }
 
+/** Step a by the code encoder: the cosine of the signatures' embeddings (unit vectors: a dot product), top-k. */
+export function signatureSimilarByVector(target: BodyTarget, filePath: string, repo: RepoMethods, topK: number, query: Float32Array): ScoredMethod[] {
+  const excluded = excludedFor(target, filePath);
+  const scored: ScoredMethod[] = [];
+  for (const m of repo.methods()) {
+    if (m.item.lang !== target.lang || excluded(m.item)) continue;
+    const v = repo.signatureVector(m);
+    if (!v || v.length !== query.length) continue;
+    let dot = 0;
+    for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
+    scored.push({ item: m.item, score: dot });
+  }
+  return scored.sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id)).slice(0, topK);
+}
+
 /** Step d: methods whose bodies use the identifiers, ranked by subword Jaccard with the sketch, top-k. */
 export function rankUsages(target: BodyTarget, filePath: string, identifiers: readonly string[], sketch: string, repo: RepoMethods, topK: number): ScoredMethod[] {
   const excluded = excludedFor(target, filePath);
@@ -54,6 +70,43 @@ export function rankUsages(target: BodyTarget, filePath: string, identifiers: re
     .map(([m, via]) => ({ item: m.item, score: jaccard(sketchTokens, m.textTokens), via }))
     .sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id))
     .slice(0, topK);
+}
+
+/** Step e's lists, best first each. */
+export interface BodyLists<T> {
+  usages: readonly T[];
+  definitions: readonly T[];
+  /** CodeRAG's reranked knowledge items, where they join. */
+  knowledge: readonly T[];
+  signatures: readonly T[];
+}
+
+/** Reciprocal-rank fusion's constant (Cormack et al.: 60). */
+const RRF_K = 60;
+
+/** Step e's order (see BodyCompose), each snippet once. */
+export function composeBodyLists<T extends { snippet: { id: string } }>(lists: BodyLists<T>, compose: 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf'): T[] {
+  const { usages, definitions, knowledge, signatures } = lists;
+  switch (compose) {
+    case 'knowledge-first':
+      return mergeInTurns([[...knowledge, ...mergeInTurns([usages, definitions, signatures])]]);
+    case 'definitions-first':
+      return mergeInTurns([[...mergeInTurns([definitions, knowledge]), ...mergeInTurns([usages, signatures])]]);
+    case 'rrf': {
+      const score = new Map<string, { item: T; score: number; first: number }>();
+      let order = 0;
+      for (const list of [usages, definitions, knowledge, signatures]) {
+        list.forEach((item, rank) => {
+          const s = score.get(item.snippet.id);
+          if (s) s.score += 1 / (RRF_K + rank + 1);
+          else score.set(item.snippet.id, { item, score: 1 / (RRF_K + rank + 1), first: order++ });
+        });
+      }
+      return [...score.values()].sort((a, b) => b.score - a.score || a.first - b.first).map((s) => s.item);
+    }
+    default:
+      return mergeInTurns([usages, definitions, knowledge, signatures]);
+  }
 }
 
 /** Step e's order: the lists taken in turns (a usage, a definition, a signature hit, ...), each snippet once, best first. */

@@ -8,8 +8,8 @@ import type { Lang } from '../kb/types';
 import { bodyUnfinished, cutBody, missingBodyIndent } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
-import { mergeInTurns, rankUsages, signatureSimilar, type ScoredMethod } from '../body/rambo';
-import type { RepoMethods } from '../body/RepoMethods';
+import { composeBodyLists, rankUsages, signatureSimilar, signatureSimilarByVector, type ScoredMethod } from '../body/rambo';
+import type { EmbedTexts, RepoMethods } from '../body/RepoMethods';
 import { redactSecrets } from '../prompt/redact';
 import { stripControlChars } from '../generate/postprocess/controlChars';
 import { capLength } from '../generate/postprocess/postprocess';
@@ -33,6 +33,8 @@ export interface BodyModeDeps {
   repo: () => RepoMethods | undefined;
   /** Token ids for signature similarity (Rambo: the model's BPE); absent: subword tokens. */
   tokenize?: Tokenize;
+  /** The code encoder, for step a's `encoder` option (signatures compared by cosine). */
+  embed?: EmbedTexts;
 }
 
 /**
@@ -50,7 +52,7 @@ export interface BodyModeOptions {
   oracleSketch?: string;
   /** Stop after the usages (an evaluation of retrieval): every merged snippet is a context, the model only sketches. */
   retrievalOnly?: boolean;
-  /** CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list in turns. */
+  /** CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line stages (options.body.knowledge). */
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
 }
 
@@ -138,9 +140,17 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     trace,
     'signatures',
     signal,
-    () => {
+    async () => {
       if (!repo) throw new Error('the knowledge base is not ready');
-      return Promise.resolve(signatureSimilar(target, request.filePath, repo, options.body.topSignature, deps.tokenize));
+      const embed = deps.embed;
+      if (options.body.signatureMatch === 'encoder' && embed) {
+        body.signatureMatch = 'encoder';
+        await repo.embedSignatures(embed, signal);
+        const [query] = await embed([target.signature], signal);
+        if (query) return signatureSimilarByVector(target, request.filePath, repo, options.body.topSignature, query);
+        body.signatureMatch = 'jaccard (the encoder gave no vector)';
+      } else body.signatureMatch = options.body.signatureMatch === 'encoder' ? 'jaccard (no code encoder loaded)' : 'jaccard';
+      return signatureSimilar(target, request.filePath, repo, options.body.topSignature, deps.tokenize);
     },
     (e) => ({ value: [], ...degrade(e) }),
     stages.checkpoint,
@@ -177,8 +187,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     });
   const stops = bodyStops(request.lang, target.signatureIndent);
   const cut = (raw: string): string => {
-    // After a primed indentation the model's first token often carries a space of its own (" if").
-    const text = cutBody(primed ? raw.replace(/^[ \t]+/, '') : raw, request.lang, prefix, options.body.maxLines, target.signatureIndent);
+    const text = cutBody(raw, request.lang, prefix, options.body.maxLines, target.signatureIndent);
     return text ? primed + text : '';
   };
 
@@ -254,13 +263,16 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     stages.checkpoint,
   );
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
-  // CodeRAG's knowledge items, where the mode was given them.
-  const knowledge = opts.knowledge;
+  // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
+  const knowledge = opts.knowledge ?? (options.body.knowledge === false ? undefined : stages.lineKnowledge?.());
   const items = knowledge
-    ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge(request, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
+    ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge({ ...request, prefix }, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
     : [];
-  // Step e's list: a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
-  const ranked = mergeInTurns([usages.map(usageCandidate), mapped.definitions.map((d) => candidateOf(d, 'definition')), items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), similar.map(signatureCandidate)]);
+  // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
+  const ranked = composeBodyLists(
+    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), signatures: similar.map(signatureCandidate) },
+    options.body.compose ?? 'turns',
+  );
   contexts = ranked;
   if (!model || opts.retrievalOnly) return finish([]);
 

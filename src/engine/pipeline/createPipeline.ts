@@ -16,7 +16,7 @@ import { DenseRetriever, type DenseEncoder, type DenseRetrieverOptions } from '.
 import { multiPathRetrieve } from '../retrieve/multiPathRetrieve';
 import { Rg1Retriever } from '../retrieve/rg1/rg1Retrieve';
 import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
-import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
+import type { Candidate, PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
@@ -75,17 +75,23 @@ function multiPathStage(retrievers: () => readonly Retriever[]): RetrievalStage 
 }
 
 export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mode: CompletionMode = LINE_MODE): Pipeline {
-  const stages: PipelineStages = {
+  // The line stages without a model: CodeRAG's reranked knowledge items (the body mode's step e may add them).
+  const retrievalStages: PipelineStages = {
     query: deps.queryBuilder ?? probingQueryBuilder(deps.prober ?? (() => undefined)),
     retrieval: multiPathStage(deps.retrievers),
     reranker: deps.rerankers ? bestFitStage(deps.rerankers) : () => undefined,
-    ...(deps.model ? { model: deps.model } : {}),
-    ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
+  };
+  const knowledgeOf = (request: CompletionRequest, signal: AbortSignal): Promise<Candidate[]> => complete(request, retrievalStages, options, LINE_MODE, signal).then((r) => r.contexts);
+  const stages: PipelineStages = {
+    ...retrievalStages,
+    ...(deps.model ? { model: deps.model } : {}),
+    ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
     ...(deps.bandit ? { bandit: deps.bandit } : {}),
+    lineKnowledge: () => (deps.retrievers().length > 0 ? knowledgeOf : undefined),
   };
   return {
     mode,

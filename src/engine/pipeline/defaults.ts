@@ -12,7 +12,10 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
-  body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo' },
+  // CodeRAG's reranked items join Rambo's lists, fused by reciprocal rank: on the tuning body cases
+  // (the first 8 per language) that gave recall@20 not below df+s+d+dr's and the highest ES of the
+  // compositions tried (issue 17 note).
+  body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo', signatureMatch: 'jaccard', compose: 'rrf', knowledge: true },
   check: { mode: 'constrain' },
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },

@@ -23,7 +23,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   if (trace.body) {
     const b = trace.body;
     out.push('## Body (Rambo)', '', `Method \`${b.target.className ? `${b.target.className}.` : ''}${b.target.name}\` at line ${b.target.line + 1} (${b.target.detected ? 'empty body found in the syntax tree' : 'declaration guessed from the text'}); sketch: ${b.sketchSource === 'oracle' ? 'ORACLE (the ground truth)' : b.sketchSource}`, '');
-    out.push('Signature-similar methods:', '', ...(b.signatureSimilar.length ? b.signatureSimilar.map((s) => `- ${s.score.toFixed(3)} \`${s.id}\``) : ['- none']), '');
+    out.push(`Signature-similar methods${b.signatureMatch ? ` (${b.signatureMatch})` : ''}:`, '', ...(b.signatureSimilar.length ? b.signatureSimilar.map((s) => `- ${s.score.toFixed(3)} \`${s.id}\``) : ['- none']), '');
     if (b.sketch !== undefined) out.push('Sketch:', '', fence(b.sketch, trace.lang), '');
     out.push(`Elements found${b.elementsFrom ? ` (from the ${b.elementsFrom})` : ''}:`, '', ...(b.elements.length ? b.elements.map((e) => `- ${e.kind} \`${e.name}\` -> \`${e.matched}\` (${e.how} ${e.score.toFixed(2)}, ${e.path}${e.members !== undefined ? `, ${e.members} members` : ''})`) : ['- none']), '');
     if (b.unmapped.length) out.push(`Not in the repository: ${b.unmapped.map((n) => `\`${n}\``).join(', ')}`, '');

@@ -11,4 +11,4 @@ export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { CHECK_MODES } from './types';
-export type { CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PostprocessContext } from './types';
+export type { BodyCompose, CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PostprocessContext, SignatureMatch } from './types';

@@ -32,7 +32,21 @@ export interface PipelineOptions {
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
   /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */
-  body: { topSignature: number; topUsages: number; sketchTokens: number; sketchTimeoutMs: number; maxNewTokens: number; maxLines: number; promptForm: 'rambo' | 'block' };
+  body: {
+    topSignature: number;
+    topUsages: number;
+    sketchTokens: number;
+    sketchTimeoutMs: number;
+    maxNewTokens: number;
+    maxLines: number;
+    promptForm: 'rambo' | 'block';
+    /** Step a's similarity: token Jaccard of the signature keys (Rambo), or the code encoder's cosine of the signatures. */
+    signatureMatch?: SignatureMatch;
+    /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits). */
+    compose?: BodyCompose;
+    /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
+    knowledge?: boolean;
+  };
   /**
    * Checking against the repository at dereferences (check/): `constrain` masks the embedded
    * model's tokens to the receiver's members and checks remote models' answers; `repair` only
@@ -72,6 +86,17 @@ export interface PostprocessContext {
   suffix: string;
 }
 
+/** Rambo step a: how signatures are compared. */
+export type SignatureMatch = 'jaccard' | 'encoder';
+
+/**
+ * Rambo step e: how the lists become one. `turns`: a usage, a definition, a CodeRAG item, a
+ * signature hit, and again; `knowledge-first`: CodeRAG's items, then the turns of the others;
+ * `definitions-first`: definitions and CodeRAG's items in turns, then usages and signature hits in
+ * turns; `rrf`: reciprocal-rank fusion of the four lists.
+ */
+export type BodyCompose = 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf';
+
 /** The stages every mode shares with the line orchestration: the model, its gate, the host's checkpoint. */
 export interface ModelStages {
   /** The completion model; absent: retrieval only (no prompt, no generation). */
@@ -83,6 +108,11 @@ export interface ModelStages {
    * waiting to supersede this one) and throws CancellationError when the signal has fired.
    */
   checkpoint?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The line stages without the model (query, retrieval, rerank): CodeRAG's reranked knowledge
+   * items for a request; undefined while there is no retrieval path to ask.
+   */
+  lineKnowledge?: () => ((request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>) | undefined;
 }
 
 /**

@@ -31,6 +31,15 @@ void describe('cutting a generated body where the method ends', () => {
     assert.equal(cutBody('        #\n        x = 1\n        #\n', 'python', 'def f():\n', 60), '        x = 1');
   });
 
+  void test('at the body\'s indentation, the first line is not indented again (a BPE model writes ` return` after the spaces)', () => {
+    assert.equal(cutBody(' return name;\n    }', 'java', 'class A {\n    String f() {\n        ', 60), 'return name;');
+    assert.equal(cutBody(' if (x) {\n            y();\n        }\n        return 1;\n    }', 'java', 'class A {\n    int f() {\n        ', 60), 'if (x) {\n            y();\n        }\n        return 1;');
+    // A first line after a dropped blank one brings its own indentation: the cursor's line already has it.
+    assert.equal(cutBody('\n        return self.x\n', 'python', 'class A:\n    def f(self):\n        ', 60), 'return self.x');
+    // At column 0 the text keeps its indentation.
+    assert.equal(cutBody('        return self.x\n', 'python', 'class A:\n    def f(self):\n', 60), '        return self.x');
+  });
+
   void test('the body indentation follows the file\'s unit', () => {
     assert.equal(bodyIndentOf('class A {\n\tvoid f() {\n', '\t'), '\t\t');
     assert.equal(bodyIndentOf('class A:\n  def f(self):\n', '  '), '    ');

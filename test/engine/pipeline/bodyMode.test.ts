@@ -10,7 +10,7 @@ import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
-import { autoMode, bodyMode, createPipeline, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
 const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
@@ -64,6 +64,20 @@ void describe('body mode through createPipeline', () => {
     assert.match(md, /Usages:/);
   });
 
+  void test('signatures by the encoder: the option is used where an encoder is given, else Jaccard with the reason in the trace', async () => {
+    const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
+    after(() => registry.dispose());
+    const encoder = await registry.encoder();
+    const options = pipelineOptions({ body: { signatureMatch: 'encoder', maxNewTokens: 8 } });
+    const withEncoder = await createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo, embed: (t, s) => encoder.embed(t, s) }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.equal(withEncoder.trace.body?.signatureMatch, 'encoder');
+    const scores = withEncoder.trace.body!.signatureSimilar.map((h) => h.score);
+    assert.ok(scores.length > 0 && scores.every((x, i) => x <= 1.0001 && (i === 0 || x <= scores[i - 1]!)), `cosines, best first: ${scores.join(', ')}`);
+    assert.match(formatTraceMarkdown(withEncoder.trace), /Signature-similar methods \(encoder\):/);
+    const without = await createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.equal(without.trace.body?.signatureMatch, 'jaccard (no code encoder loaded)');
+  });
+
   void test('auto: a cursor in a method with code stays in line mode, with the line stages', async () => {
     const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
     const cursor = text.indexOf('return factory.apply(apiKey);');
@@ -72,6 +86,23 @@ void describe('body mode through createPipeline', () => {
     assert.equal(result.trace.mode, 'line');
     assert.equal(result.trace.body, undefined);
     assert.deepEqual(result.trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
+  });
+
+  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (fused by rank; knowledge-first puts them first); body.knowledge false leaves them out', async () => {
+    const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    try {
+      const deps = { retrievers: () => [...paths.retrievers], model: () => model };
+      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
+      assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
+      assert.ok(joined.contexts.some((c) => (c.source ?? '').startsWith('coderag:')), `CodeRAG items among the contexts: ${joined.contexts.map((c) => c.source).join(', ')}`);
+      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, compose: 'knowledge-first' } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
+      assert.match(first.contexts[0]?.source ?? '', /^coderag:/, `a CodeRAG item leads: ${first.contexts.map((c) => c.source).join(', ')}`);
+      const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);
+      assert.ok(alone.contexts.every((c) => !(c.source ?? '').startsWith('coderag:')), alone.contexts.map((c) => c.source).join(', '));
+    } finally {
+      paths.dispose();
+    }
   });
 
   void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {

@@ -29,7 +29,7 @@ if [ -z "${SKIP_APT:-}" ]; then
 fi
 
 bash "$here/fetch_debian.sh" "$here/.work/debian"
-init=(); [ "$LM_INIT" = none ] || init=(--lm-init-onnx "$LM_INIT" --tokenizer-from "$LM_INIT")
+init=()
 if [ "$LM_INIT" != none ]; then
   # The warm start reads the shipped model; keep a copy, since export-lm overwrites models/coderag-lm.
   rm -rf "$here/.work/init-lm" && cp -r "$LM_INIT" "$here/.work/init-lm"

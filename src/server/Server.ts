@@ -76,6 +76,13 @@ export function defaultCacheRoot(): string {
   return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'coderag');
 }
 
+/** The process's memory in MB (coderag/getStatus and coderag/memory). */
+function memoryMB(): { rssMB: number; heapUsedMB: number; externalMB: number; arrayBuffersMB: number } {
+  const m = process.memoryUsage();
+  const mb = (n: number): number => Math.round(n / 2 ** 20);
+  return { rssMB: mb(m.rss), heapUsedMB: mb(m.heapUsed), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers) };
+}
+
 export class Server {
   private readonly documents = new TextDocuments(TextDocument);
   private readonly status = new StatusReporter();
@@ -246,16 +253,13 @@ export class Server {
     this.loopDelay.enable();
     connection.onRequest(GetStatusRequest.type, () => {
       const status = this.status.snapshot();
-      const m = process.memoryUsage();
-      return { ...status, stats: { ...status.stats, memory: { rssMB: Math.round(m.rss / 2 ** 20), heapUsedMB: Math.round(m.heapUsed / 2 ** 20), externalMB: Math.round(m.external / 2 ** 20), arrayBuffersMB: Math.round(m.arrayBuffers / 2 ** 20) }, eventLoopDelayMs: this.takeLoopDelay() } };
+      return { ...status, stats: { ...status.stats, memory: memoryMB(), eventLoopDelayMs: this.takeLoopDelay() } };
     });
     connection.onRequest(MemoryRequest.type, (params) => {
       const gc = (globalThis as { gc?: () => void }).gc;
       const collected = Boolean(params?.collectGarbage && typeof gc === 'function');
       if (collected) gc!();
-      const m = process.memoryUsage();
-      const mb = (n: number): number => Math.round(n / 2 ** 20);
-      return { rssMB: mb(m.rss), heapUsedMB: mb(m.heapUsed), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers), collected };
+      return { ...memoryMB(), collected };
     });
     this.documents.onDidSave((e) => void this.indexer.onSaved(e.document.uri, e.document.getText()));
     connection.onShutdown(async () => {

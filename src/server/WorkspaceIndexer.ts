@@ -391,7 +391,7 @@ export class WorkspaceIndexer implements Feature {
             else if (e === undefined) log.info(`dense retrieval ready for ${folderIndex.name}: ${folderIndex.paths.dense?.size ?? 0} items embedded`);
             this.status.update({ indexing: undefined, folders: this.summaries() });
             // ProCC's windows after the dense vectors, so the two do not compete for the encoder.
-            if (e === undefined) this.startSimilar(folderIndex);
+            this.startSimilar(folderIndex);
           });
           log.info(`indexed ${name}: ${index.report.files} files, ${index.report.parsed} parsed, in ${index.report.elapsedMs.toFixed(0)} ms`);
         } catch (e) {

@@ -128,6 +128,8 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
   const check = ((values.check as string | undefined) ?? 'constrain') as CheckMode;
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
+  const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_MATCHES);
+  const bodyCompose = oneOf(values, 'body-compose', BODY_COMPOSES);
   const generate = values['no-generate'] !== true;
   const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
   // Option values are checked before anything is read: a bad one is a usage error (exit 2).
@@ -144,8 +146,8 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     pathBudgetMs: positiveInt(values, 'budget-ms', DEFAULT_RUN_OPTIONS.pathBudgetMs),
     bodyMaxNewTokens: positiveInt(values, 'body-max-new-tokens', DEFAULT_RUN_OPTIONS.bodyMaxNewTokens),
     bodyPromptForm: bodyPromptForm(values['body-prompt']),
-    ...(oneOf(values, 'body-signatures', SIGNATURE_MATCHES) ? { bodySignatures: oneOf(values, 'body-signatures', SIGNATURE_MATCHES) } : {}),
-    ...(oneOf(values, 'body-compose', BODY_COMPOSES) ? { bodyCompose: oneOf(values, 'body-compose', BODY_COMPOSES) } : {}),
+    ...(bodySignatures ? { bodySignatures } : {}),
+    ...(bodyCompose ? { bodyCompose } : {}),
     check,
     ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share']) } : {}),
   };

@@ -3,6 +3,7 @@
 // the line's indentation in the prompt it writes the statement, and the suggestion carries the
 // indentation the user would otherwise type.
 import { bodyIndentOf } from '../body/cutBody';
+import { previousNonEmptyLine } from '../generate/postprocess/postprocess';
 
 /** Text of a line with a trailing `//` or `#` comment removed (only where no quote precedes it). */
 function codeOf(line: string): string {
@@ -22,9 +23,7 @@ export function missingLineIndent(prefix: string, suffix: string): string {
   if (before.trim() !== '' || lineStart === 0) return '';
   const eol = suffix.indexOf('\n');
   if ((eol < 0 ? suffix : suffix.slice(0, eol)).trim() !== '') return '';
-  const lines = prefix.slice(0, lineStart - 1).split('\n');
-  let prev: string | undefined;
-  for (let i = lines.length - 1; i >= 0 && prev === undefined; i--) if ((lines[i] ?? '').trim() !== '') prev = lines[i];
+  const prev = previousNonEmptyLine(prefix);
   if (prev === undefined) return '';
   const indent = prev.match(/^[ \t]*/)?.[0] ?? '';
   const expected = /[{:]$/.test(codeOf(prev)) ? bodyIndentOf(prefix.slice(0, lineStart), indent) : indent;

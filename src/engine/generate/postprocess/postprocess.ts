@@ -41,7 +41,8 @@ function firstLine(text: string): string {
 }
 
 
-function previousNonEmptyLine(prefix: string): string | undefined {
+/** The last non-blank line before the prefix's own last line (the cursor's). */
+export function previousNonEmptyLine(prefix: string): string | undefined {
   const lines = prefix.split('\n');
   lines.pop();
   for (let i = lines.length - 1; i >= 0; i--) {

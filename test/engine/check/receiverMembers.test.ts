@@ -97,3 +97,13 @@ void test('Java: standard-library, generic and array receivers stay unconstraine
   assert.equal(await membersAt('javashop', APP, 14, '        Cart[] carts = new Cart[2];\n        carts.'), undefined);
   assert.equal(await membersAt('javashop', APP, 14, '        args.'), undefined);
 });
+
+void test('Java: a parameter of a method in an enum constant\'s own body (a state machine) is typed like any other', async () => {
+  const typer = new ReceiverTyper(await fixtureKb('javashop'), await parsers());
+  try {
+    const prefix = ['package com.example.shop.model;', '', 'enum State {', '    Open {', '        State next(Cart cart, int n) {', '            if (n > 0) {', '                return Closed;', '            }', '            cart.'].join('\n');
+    assertHas(typer.membersAt({ path: 'src/main/java/com/example/shop/model/State.java', lang: 'java', prefix }, new AbortController().signal), ['add', 'total', 'getOwner']);
+  } finally {
+    typer.dispose();
+  }
+});

@@ -164,6 +164,12 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
           walk(child, visible, inCursorClass);
           break;
         }
+        case 'enum_constant': {
+          // A constant's own class body (`Initial { boolean process(Token t) {...} }`): its methods are scopes too.
+          const body = child.childForFieldName('body');
+          if (body && contains(body)) walk(body, false, inCursorClass);
+          break;
+        }
         case 'import_declaration':
         case 'package_declaration':
           break;

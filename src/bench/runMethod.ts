@@ -121,6 +121,8 @@ export interface RunOptions {
   bodyCompose?: BodyCompose;
   /** Checking against the repository at dereferences (PipelineOptions.check); default constrain, as in the product. */
   check?: CheckMode;
+  /** The member prior's weight under `constrain` (PipelineOptions.check.prior); absent: the product's default. */
+  checkPrior?: number;
   /** Share of the prompt ProCC's window may take beside CodeRAG's knowledge (PipelineOptions.similar.promptShare). */
   similarShare?: number;
 }
@@ -175,7 +177,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
     // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's implicit join.
     body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(spec.rambo ? { knowledge: false } : {}) },
-    check: { mode: options.check ?? 'constrain' },
+    check: { mode: options.check ?? 'constrain', ...(options.checkPrior !== undefined ? { prior: options.checkPrior } : {}) },
     similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },
   });
 }

@@ -23,7 +23,7 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -49,6 +49,7 @@ const RUN_OPTIONS = {
   'body-compose': { type: 'string' },
   'body-max-new-tokens': { type: 'string' },
   check: { type: 'string' },
+  'check-prior': { type: 'string' },
   'bandit-state': { type: 'string' },
   'window-lines': { type: 'string' },
   'window-stride': { type: 'string' },
@@ -81,6 +82,12 @@ function bodyPromptForm(value: unknown): RunOptions['bodyPromptForm'] {
 function share(value: unknown): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError('--similar-share must be a number from 0 to 1');
+  return n;
+}
+
+function nonNegative(value: unknown, name: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a number of 0 or more`);
   return n;
 }
 
@@ -149,6 +156,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     ...(bodySignatures ? { bodySignatures } : {}),
     ...(bodyCompose ? { bodyCompose } : {}),
     check,
+    ...(values['check-prior'] !== undefined ? { checkPrior: nonNegative(values['check-prior'], 'check-prior') } : {}),
     ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share']) } : {}),
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);

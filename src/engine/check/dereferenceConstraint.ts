@@ -4,6 +4,7 @@
 // next `.` (at the cursor or in the generated text) whose receiver resolves.
 import type { ReceiverMembers } from './receiverMembers';
 import { applyMask, maskVocabulary, memberTokenMask, namePrefixes, type MaskVocabulary } from './tokenMask';
+import { applyBoosts, nameBoosts, PriorContext, type NameBoosts } from './memberPrior';
 
 /** One constrained member name, for the trace. */
 export interface ConstrainedName {
@@ -19,6 +20,8 @@ export interface ConstrainedName {
   minAllowed: number;
   /** The member name written (the typed part included). */
   written: string;
+  /** The member prior's best-ranked names (memberPrior.ts), best first, at most 5; absent when no cue spoke or the prior is off. */
+  favoured?: string[];
 }
 
 interface Active {
@@ -28,13 +31,15 @@ interface Active {
   partial: string;
   /** Length of the generated text when the dereference began. */
   from: number;
+  /** The member prior's logit boosts (empty when no cue spoke or the prior is off). */
+  boosts: NameBoosts | undefined;
 }
 
 const NOT_IDENT = /[^\p{L}\p{N}_$]/u;
 
 export class DereferenceConstraint {
   readonly events: ConstrainedName[] = [];
-  /** Time spent in apply() (masking and receiver typing of generated dereferences), and its calls. */
+  /** Time spent in apply() (masking and receiver typing of generated dereferences) and ranking the members, and apply()'s calls. */
   maskMs = 0;
   /** Of maskMs, the time spent typing receivers of dots the model wrote. */
   resolveMs = 0;
@@ -43,23 +48,39 @@ export class DereferenceConstraint {
   private vocab: MaskVocabulary | undefined;
   private vocabOf: readonly string[] | undefined;
   private lastResolvedAt = -1;
+  private priorContext: PriorContext | undefined;
 
   /**
    * `prefix`: the code before the cursor; `resolve`: the receiver typing of a text ending in a
-   * dereference (check/receiverMembers); `atCursor`: its answer for the prefix, when known.
+   * dereference (check/receiverMembers); `atCursor`: its answer for the prefix, when known;
+   * `priorWeight`: the member prior's weight against the model's logits (0: the mask alone).
    */
   constructor(
     private readonly prefix: string,
     private readonly resolve: (text: string) => ReceiverMembers | undefined,
     atCursor?: ReceiverMembers,
+    private readonly priorWeight = 0,
   ) {
-    if (atCursor) this.start(atCursor, 'cursor', 0);
+    if (atCursor) {
+      const t0 = performance.now();
+      this.start(atCursor, 'cursor', '');
+      this.maskMs += performance.now() - t0;
+    }
   }
 
-  private start(m: ReceiverMembers, at: 'cursor' | 'generated', from: number): void {
+  private start(m: ReceiverMembers, at: 'cursor' | 'generated', generated: string): void {
     const event: ConstrainedName = { receiver: m.receiver, entities: m.entities, names: m.names.size, at, steps: 0, minAllowed: Infinity, written: m.partial };
+    let boosts: NameBoosts | undefined;
+    if (this.priorWeight > 0) {
+      this.priorContext ??= new PriorContext(this.prefix);
+      const scores = this.priorContext.scores(this.prefix + generated, m.receiver, m.partial, m.names);
+      if (scores.size > 0) {
+        event.favoured = [...scores].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([n]) => n);
+        boosts = nameBoosts(scores, this.priorWeight);
+      }
+    }
     this.events.push(event);
-    this.active = { event, names: m.names, prefixes: namePrefixes(m.names), partial: m.partial, from };
+    this.active = { event, names: m.names, prefixes: namePrefixes(m.names), partial: m.partial, from: generated.length, boosts };
   }
 
   apply(tokenTexts: readonly string[], generated: string, logits: Float32Array): void {
@@ -84,7 +105,7 @@ export class DereferenceConstraint {
         const r0 = performance.now();
         const m = this.resolve(this.prefix + generated);
         this.resolveMs += performance.now() - r0;
-        if (m) this.start(m, 'generated', generated.length);
+        if (m) this.start(m, 'generated', generated);
         active = this.active;
       }
       if (!active) return;
@@ -92,6 +113,7 @@ export class DereferenceConstraint {
       const allowed = new Uint8Array(logits.length);
       const count = memberTokenMask(this.vocab!, active.names, active.prefixes, typed, allowed);
       applyMask(logits, allowed, count);
+      if (active.boosts && count > 0) applyBoosts(this.vocab!, active.boosts, typed, allowed, logits);
       active.event.steps++;
       active.event.minAllowed = Math.min(active.event.minAllowed, count);
     } finally {

@@ -277,7 +277,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
   let constraint: DereferenceConstraint | undefined;
   let guide: CallArgumentGuide | undefined;
   if (membersAt && constrains && model.backend === 'embedded') {
-    constraint = new DereferenceConstraint(request.prefix, membersAt, atCursor);
+    constraint = new DereferenceConstraint(request.prefix, membersAt, atCursor, options.check?.prior ?? 0);
     if (typer?.callAt) {
       const callAt = (text: string): CallSignature | undefined => {
         try {

@@ -16,7 +16,9 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // (the first 8 per language) that gave recall@20 not below df+s+d+dr's and the highest ES of the
   // compositions tried (issue 17 note).
   body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo', signatureMatch: 'jaccard', compose: 'rrf', knowledge: true },
-  check: { mode: 'constrain' },
+  // The member prior's weight: on the tuning dot cases (jinja2, meson; antlr4, jsoup, commons-codec)
+  // NIM rose with it up to 32 and stayed there (the prior decides where a cue speaks; issue 19 note).
+  check: { mode: 'constrain', prior: 32 },
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },
 };

@@ -70,7 +70,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     const c = trace.check;
     const lines = [`mode ${c.mode}${c.note ? ` (${c.note})` : ''}`];
     if (c.atCursor) lines.push(`receiver at the cursor \`${c.atCursor.receiver}\`: ${c.atCursor.entities.join('; ')} (${c.atCursor.names} names)`);
-    for (const e of c.constrained ?? []) lines.push(`constrained \`${e.receiver}.\` (${e.at}): ${e.steps} step(s), wrote \`${e.written}\``);
+    for (const e of c.constrained ?? []) lines.push(`constrained \`${e.receiver}.\` (${e.at}): ${e.steps} step(s), wrote \`${e.written}\`${e.favoured ? `; the code before it favoured ${e.favoured.map((n) => `\`${n}\``).join(', ')}` : ''}`);
     if (c.server) lines.push(`the model server constrained the member at the cursor (\`${c.server}\`)`);
     for (const g of c.calls ?? []) lines.push(`call \`${g.callee}(\` (${g.at}): parameters ${g.params.map((p) => `\`${p}\``).join(', ') || 'none'}${g.maxArgs === null ? ' and more' : ''}; names in scope ${g.preferred.map((p) => (p ? `\`${p}\`` : '-')).join(', ') || 'none'}; ${g.steps} step(s) guided`);
     if (c.steps !== undefined) lines.push(`${c.steps} decoding step(s), ${ms(c.maskMs ?? 0)} in the constraint`);

@@ -31,9 +31,9 @@ void describe('checked decoding with the embedded model', () => {
     kb?.dispose();
   });
 
-  async function completeAt(prefix: string, mode: 'constrain' | 'off', maxNewTokens = 8) {
+  async function completeAt(prefix: string, mode: 'constrain' | 'off', maxNewTokens = 8, prior?: number) {
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-    const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens }, check: { mode } }), {
+    const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens }, check: { mode, prior } }), {
       retrievers: () => paths.retrievers,
       model: () => model,
       receivers: () => paths.receivers,
@@ -55,6 +55,16 @@ void describe('checked decoding with the embedded model', () => {
     assert.ok((check?.steps ?? 0) > 0 && (check?.constrained?.[0]?.steps ?? 0) > 0);
     const off = await completeAt(prefix, 'off');
     assert.equal(off.trace.check, undefined, 'off: nothing checked');
+  });
+
+  void test('after cart. the member the lines before it name is written (the member prior), and the trace says which it favoured', async () => {
+    const prefix = 'from pyshop.models import Cart\n\n\ndef welcome_back(cart: Cart) -> None:\n    # a returning customer: apply the discount\n    cart.';
+    const { items, trace } = await completeAt(prefix, 'constrain');
+    assert.match(items[0]?.text ?? '', /^apply_discount\b/, `raw ${JSON.stringify(trace.model?.raw)}`);
+    // `_discount` holds every word of its name too: the two tie, and the model chose between them.
+    assert.deepEqual(trace.check?.constrained?.[0]?.favoured?.slice(0, 2).sort(), ['_discount', 'apply_discount']);
+    const alone = await completeAt(prefix, 'constrain', 8, 0);
+    assert.equal(alone.trace.check?.constrained?.[0]?.favoured, undefined, 'prior 0: the mask alone');
   });
 
   void test('the fixture\'s CheckoutService( line gets the arguments in scope, and no more than the constructor takes', async () => {

@@ -11,6 +11,8 @@
 // The weights were chosen on the tuning dot cases (issue 19 note); the model keeps the last word
 // wherever no cue speaks.
 import type { MaskVocabulary } from './tokenMask';
+import { identifierParts } from '../retrieve/sparse/codeTerms';
+import { escapeRegExp } from '../util/regex';
 
 /** Lines before the dot whose words count as the local context (the dot's own line included). */
 const CONTEXT_LINES = 3;
@@ -18,15 +20,11 @@ const MENTION_WEIGHT = 0.25;
 
 const IDENT = /[\p{L}_$][\p{L}\p{N}_$]*/gu;
 
-/** A name's lower-case subwords of two or more characters (`getModuleFilename`, `LSTRIP_BLOCKS`). */
-export function subwords(name: string): string[] {
-  const out: string[] = [];
-  for (const m of name.matchAll(/\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu)) if (m[0].length > 1) out.push(m[0].toLowerCase());
-  return out;
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The lower-case words of two or more letters or digits in a name or a text (`getModuleFilename`, `LSTRIP_BLOCKS`), split as the sparse path splits identifiers. */
+export function subwords(text: string): string[] {
+  return identifierParts(text)
+    .filter((p) => p.length > 1 && /^[\p{L}\p{N}]/u.test(p))
+    .map((p) => p.toLowerCase());
 }
 
 /** What the cues read of the text before the dot, computed once per text and reused for every dot in it. */
@@ -54,7 +52,7 @@ export class PriorContext {
     const before = text.slice(0, text.length - partial.length - 1 - receiver.length);
     // The receiver's earlier uses: `receiver.name` not preceded by another identifier or dot.
     const uses = new Map<string, number>();
-    const re = new RegExp(`(?<![\\p{L}\\p{N}_$.])${escapeRe(receiver)}\\s*\\.\\s*([\\p{L}_$][\\p{L}\\p{N}_$]*)`, 'gu');
+    const re = new RegExp(`(?<![\\p{L}\\p{N}_$.])${escapeRegExp(receiver)}\\s*\\.\\s*([\\p{L}_$][\\p{L}\\p{N}_$]*)`, 'gu');
     for (const m of before.matchAll(re)) if (names.has(m[1]!)) uses.set(m[1]!, (uses.get(m[1]!) ?? 0) + 1);
     // The local words: the last lines up to the receiver.
     let start = before.length;

@@ -11,6 +11,7 @@ import { FlowResolver, returnTypeText, variableTypeText, type FlowEntity, type F
 import type { Disposable } from '../util/disposable';
 import { bareTypeName, findOpenCall, parseParameters, type CallSignature, type Parameter } from './callArguments';
 import { throwIfAborted } from '../util/errors';
+import { escapeRegExp } from '../util/regex';
 
 export interface Dereference {
   /** The receiver expression as written (`self.cart`, `make_gateway("x")`). */
@@ -106,13 +107,9 @@ function isContainerType(typeText: string | undefined): boolean {
   return /[[<]/.test(t);
 }
 
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /** Whether the prefix declares `name` (a variable, a field or a function's return) with a container type, or as a Java array. */
 function declaredAsContainer(prefix: string, name: string, lang: Lang): boolean {
-  const n = escapeRe(name);
+  const n = escapeRegExp(name);
   if (lang === 'python') {
     for (const m of prefix.matchAll(new RegExp(`(?:^|[^\\w.]|self\\.|cls\\.)${n}\\s*:\\s*([^=\\n]+)`, 'gmu'))) if (isContainerType(m[1])) return true;
     for (const m of prefix.matchAll(new RegExp(`\\bdef\\s+${n}\\s*\\([^]*?\\)\\s*->\\s*([^:\\n]+):`, 'gu'))) if (isContainerType(m[1])) return true;

@@ -6,6 +6,7 @@ import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
 import { AnswerTooLargeError, openAiBase, openAiRequest, RedirectRefusedError } from './httpApi';
 import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
+import { escapeRegExp } from '../util/regex';
 
 export interface OpenAICompatibleOptions {
   /** Base URL, with or without `/v1` (e.g. http://gpu-box:8000). */
@@ -28,10 +29,6 @@ const PROBE_LIMIT_MS = 1500;
 /** A server-side way to restrict what the model writes: vLLM's `guided_regex`, llama.cpp's `grammar` (GBNF). */
 export type ServerConstraintKind = 'guided_regex' | 'grammar';
 
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 function gbnfString(s: string): string {
   return `"${s.replace(/[\\"]/g, '\\$&')}"`;
 }
@@ -43,7 +40,7 @@ function gbnfString(s: string): string {
 export function memberConstraintParam(kind: ServerConstraintKind, names: readonly string[], partial: string): Record<string, string> | undefined {
   const rests = [...new Set(names.filter((n) => n.startsWith(partial) && n.length > 0).map((n) => n.slice(partial.length)))].sort((a, b) => b.length - a.length);
   if (rests.length === 0) return undefined;
-  if (kind === 'guided_regex') return { guided_regex: `(?:${rests.map(escapeRegex).join('|')})(?:[^A-Za-z0-9_$][\\s\\S]*)?` };
+  if (kind === 'guided_regex') return { guided_regex: `(?:${rests.map(escapeRegExp).join('|')})(?:[^A-Za-z0-9_$][\\s\\S]*)?` };
   // GBNF has no empty literal: a name already complete makes the name optional.
   const nonEmpty = rests.filter((r) => r.length > 0);
   if (nonEmpty.length === 0) return undefined;

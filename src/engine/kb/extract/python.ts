@@ -7,6 +7,7 @@
 import type { Node, Tree } from 'web-tree-sitter';
 import type { FileExtraction, KbClass, KbImport, KbItem } from '../types';
 import { IdAllocator, capSignature, cleanDoc, dedentLines, lineIndent, makeItem, rangeOf, renderStub } from './common';
+import { escapeRegExp } from '../../util/regex';
 
 interface ClassScope {
   qualifiedName: string;
@@ -323,7 +324,7 @@ class PythonExtractor {
 function receiverAssignments(source: string, start: number, end: number, receiver: string, patterns: Map<string, RegExp>): number[] {
   let re = patterns.get(receiver);
   if (!re) {
-    const escaped = receiver.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const escaped = escapeRegExp(receiver);
     re = new RegExp(`(?<![\\p{L}\\p{N}_])${escaped}\\s*\\.\\s*[\\p{L}\\p{N}_]+(?=\\s*:|[^=]{0,500}=(?!=))`, 'gu');
     patterns.set(receiver, re);
   }

@@ -6,6 +6,7 @@ import { snippetOfItem, type ScoredSnippet, type Snippet } from '../types';
 import { chainText, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, PYTHON_KEYWORDS, PYTHON_TYPE_IGNORE, chainsOfText, typeChains, type Binding, type Chain, type FileFlow, type LocalClass } from './flowGraph';
 import { nearestCopy, type RepoSymbols } from './repoSymbols';
 import { identifierParts } from '../sparse/codeTerms';
+import { escapeRegExp } from '../../util/regex';
 
 export type FlowEntity = Entity;
 type Scope = FlowScope;
@@ -547,7 +548,7 @@ export class FlowResolver {
       if (chain.length === 1 && !chain[0]!.call && item.className) {
         // `self.cart = cart`: the type hint of that parameter of the same class's __init__.
         const ctor = this.symbols.membersOf(item.path, item.className).find((m) => m.name === '__init__');
-        const hint = ctor ? new RegExp(`\\b${escapeRe(chain[0]!.name)}\\s*:\\s*([^,=)]+)`).exec(ctor.signature)?.[1] : undefined;
+        const hint = ctor ? new RegExp(`\\b${escapeRegExp(chain[0]!.name)}\\s*:\\s*([^,=)]+)`).exec(ctor.signature)?.[1] : undefined;
         if (hint) out.push(...this.typesIn(hint, item.path, item.lang, depth + 1));
         continue;
       }
@@ -755,10 +756,6 @@ function dedupe(entities: Entity[]): Entity[] {
     seen.add(k);
     return true;
   });
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** `def f(...) -> X:` -> X; Java `public static Foo<Bar> make(...)` -> Foo<Bar>. */

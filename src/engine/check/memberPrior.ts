@@ -67,7 +67,9 @@ export class PriorContext {
       for (const w of ws) shared.set(w, (shared.get(w) ?? 0) + 1);
     }
     const mentions = this.mentions();
-    const extra = text.length > this.text.length ? text.slice(this.text.length) : '';
+    // Mentions in the generated text after this context's own, counted once for every name.
+    const extraMentions = new Map<string, number>();
+    if (text.length > this.text.length) for (const m of text.slice(this.text.length).matchAll(IDENT)) extraMentions.set(m[0], (extraMentions.get(m[0]) ?? 0) + 1);
     for (const n of names) {
       let lexical = 0;
       const ws = nameWords.get(n)!;
@@ -81,8 +83,7 @@ export class PriorContext {
         }
         lexical = all > 0 ? found / all : 0;
       }
-      let mentioned = mentions.get(n) ?? 0;
-      if (extra) for (const m of extra.matchAll(IDENT)) if (m[0] === n) mentioned++;
+      const mentioned = (mentions.get(n) ?? 0) + (extraMentions.get(n) ?? 0);
       const score = lexical + Math.log1p(uses.get(n) ?? 0) + MENTION_WEIGHT * Math.log1p(mentioned);
       if (score > 0) out.set(n, score);
     }

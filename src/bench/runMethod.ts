@@ -65,8 +65,10 @@ export function parseMethod(name: string): MethodSpec {
   if (plus && RAMBO_METHODS[plus[1]!]) return { ...parseMethod(plus[2]!), name: n, iterative: false, rambo: RAMBO_METHODS[plus[1]!] };
   const procc = PROCC_METHODS[n];
   if (procc) return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false, similar: procc };
-  // `df+s+d+dr+pc`: a CodeRAG method with ProCC's bandit-chosen window added to its prompt.
-  if (n.endsWith('+pc') && n !== '+pc') return { ...parseMethod(n.slice(0, -3)), name: n, similar: 'bandit' };
+  // `df+s+d+dr+pc`: a CodeRAG method with ProCC's bandit-chosen window added to its prompt;
+  // `+pc-lex`, `+pc-hyp`, `+pc-sum`: with one perspective's window (each arm's reward, to fit the bandit offline).
+  const pc = /^(.+)\+pc(?:-(lex|hyp|sum))?$/.exec(n);
+  if (pc) return { ...parseMethod(pc[1]!), name: n, similar: pc[2] ? PROCC_METHODS[`procc-${pc[2]}`]! : 'bandit' };
   if (n === 'draco') return { name: n, paths: ['dataflow'], rerank: 'none', iterative: false, usesQuery: false };
   const paths = new Set<PathName>();
   let rerank: RerankMode = 'none';

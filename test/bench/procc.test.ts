@@ -10,7 +10,7 @@ import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod } from '../../src/bench/r
 import { runEval } from '../../src/bench/runEval';
 import type { BenchCase, Prediction } from '../../src/bench/cases';
 import { scorePredictions, topWindowRelevance } from '../../src/bench/score';
-import { replayFrozenBandit } from '../../src/bench/banditReplay';
+import { armMethodsOf, contextsOf, fitBandit, frozenChoices, replayFrozenBandit } from '../../src/bench/banditReplay';
 import { compareMethods, formatComparisonMarkdown } from '../../src/bench/compare';
 import { ModelRegistry } from '../../src/engine/models';
 import { EmbeddedClient } from '../../src/engine/generate/EmbeddedClient';
@@ -31,6 +31,9 @@ void test('parseMethod: ProCC\'s methods and a CodeRAG method with ProCC\'s wind
   assert.deepEqual(parseMethod('procc').paths, []);
   const pc = parseMethod('df+s+d+dr+pc');
   assert.deepEqual([pc.name, pc.paths, pc.rerank, pc.similar], ['df+s+d+dr+pc', ['dataflow', 'sparse', 'dense'], 'distilled', 'bandit']);
+  // One perspective's window beside CodeRAG's knowledge: each arm's reward for the offline fit.
+  assert.deepEqual(['lex', 'hyp', 'sum'].map((p) => parseMethod(`df+s+d+dr+pc-${p}`).similar), ['lexical', 'hypothetical', 'summary']);
+  assert.deepEqual(parseMethod('df+s+pc-sum').paths, ['dataflow', 'sparse']);
   assert.deepEqual(methodNeeds([parseMethod('procc-hyp')], 'probe'), { prober: false, encoder: true, llmReranker: false, distilledReranker: false, similar: true });
 });
 
@@ -112,4 +115,37 @@ void test('runEval: every ProCC method runs on every case; the online bandit is 
   assert.match(md, /\| REL \|/);
   assert.match(md, /sim-hypothetical/);
   assert.equal(scorePredictions(cases, written.get('procc-union')!).overall.n, 2);
+});
+
+void test('fitBandit: fitted offline with every arm\'s reward, the frozen bandit picks the arm whose completions score best, and returns that arm\'s prediction', () => {
+  const cases: BenchCase[] = [0, 1, 2].map((i) => ({
+    prompt: 'x = 1\n',
+    groundtruth: 'total = price * count',
+    right_context: '',
+    metadata: { task_id: `r${i % 2}/${i}`, repository: `r${i % 2}`, file: 'a.py', lang: 'python', crossfile_defs: [] },
+  }));
+  const { arms, bandit: banditMethod } = armMethodsOf('df+s');
+  assert.deepEqual([arms.none, arms.summary, banditMethod], ['df+s', 'df+s+pc-sum', 'df+s+pc']);
+  const pred = (id: string, text: string): Prediction => ({ task_id: id, prediction: text, contexts: [], timings_ms: {} });
+  const byMethod = new Map<string, Prediction[]>();
+  // Summary's window gives the right line; the others a wrong one.
+  for (const [arm, m] of Object.entries(arms)) byMethod.set(m, cases.map((c) => pred(c.metadata.task_id, arm === 'summary' ? 'total = price * count' : 'print(x)')));
+  const x = [1, 0.5, 0.2, 0.4, 0.1, 0.6, 0.3];
+  byMethod.set(banditMethod, cases.map((c) => ({ ...pred(c.metadata.task_id, ''), similar: { arm: 'none', chosen_by: 'bandit', features: x } })));
+  const features = contextsOf(byMethod.get(banditMethod));
+  const { bandit, fitted } = fitBandit(cases.slice(0, 2), byMethod, features, arms);
+  assert.deepEqual(fitted, ['r0/0', 'r1/1']);
+  // Two full-information updates per arm: A = I + 2xx^T for every arm, b = 2 * ES/100 * x.
+  const state = bandit.toJSON();
+  assert.deepEqual(state.pulls, { lexical: 2, hypothetical: 2, summary: 2, none: 2 });
+  assert.equal(state.b.summary![0], 2);
+  assert.ok(state.b.none![0]! < 0.5, String(state.b.none![0]));
+  const out = frozenChoices(bandit, cases.slice(2), byMethod, features, arms);
+  assert.deepEqual(out.chosen, { summary: 1 });
+  assert.equal(out.predictions[0]!.prediction, 'total = price * count');
+  assert.equal(out.predictions[0]!.similar?.arm, 'summary');
+  // A run without one arm's method cannot be fitted as if it had it.
+  const missing = new Map(byMethod);
+  missing.delete(arms.lexical);
+  assert.deepEqual(fitBandit(cases, missing, features, arms).bandit.arms, ['hypothetical', 'summary', 'none']);
 });

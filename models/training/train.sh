@@ -7,6 +7,8 @@
 #   FROM=encoder bash models/training/train.sh      # resume at a stage (see pipeline.py)
 #   LM_INIT=none LM_SIZE=medium bash models/training/train.sh   # the LM from scratch, another size
 #   DEVICE=cuda LM_INIT=none LM_SIZE=large bash models/training/train.sh   # on a GPU machine
+#   DEV_REPOS=DIR: the dev repositories checked out as DIR/python/* and DIR/java/* (default: fetched
+#   into .work/dev-repos); the corpus drops near copies of their files.
 # By default the LM continues from the shipped model (models/coderag-lm) on the larger corpus
 # and keeps its tokenizer, so the encoder and reranker stay compatible.
 set -euo pipefail
@@ -29,6 +31,14 @@ if [ -z "${SKIP_APT:-}" ]; then
 fi
 
 bash "$here/fetch_debian.sh" "$here/.work/debian"
+# The dev repositories themselves, so that the corpus drops near copies of their files (vendored
+# or repackaged code inside allowed packages); without them only files on a dev path are dropped.
+DEV_REPOS="${DEV_REPOS:-$here/.work/dev-repos}"
+for lang in python java; do
+  [ -d "$DEV_REPOS/$lang" ] && [ -n "$(ls -A "$DEV_REPOS/$lang")" ] || node "$root/bin/coderag.js" bench fetch "$here/../../../shared/bench/dev-$lang.txt" "$DEV_REPOS/$lang"
+done
+dev_repos=("$DEV_REPOS"/python/* "$DEV_REPOS"/java/*)
+[ -d "${dev_repos[0]}" ] || { echo "train.sh: no dev repositories under $DEV_REPOS (needed to drop their near copies from the corpus)" >&2; exit 2; }
 init=()
 if [ "$LM_INIT" != none ]; then
   # The warm start reads the shipped model; keep a copy, since export-lm overwrites models/coderag-lm.
@@ -42,7 +52,7 @@ cd "$here"
 nice -n 10 "$PY" pipeline.py --work "$here/.work" --models "$root/models" \
   --fixtures "$root/test/engine/models/fixtures/tokenizer_parity.json" \
   --lm-minutes "$LM_MINUTES" --lm2-minutes "$LM2_MINUTES" --enc-minutes "$ENC_MINUTES" --from "$FROM" \
-  --device "$DEVICE" --lm-size "$LM_SIZE" "${init[@]}"
+  --device "$DEVICE" --lm-size "$LM_SIZE" "${init[@]}" --dev-repos "${dev_repos[@]}"
 cp "$here/.work/lm_reference.json" "$root/test/engine/models/fixtures/lm_reference.json"
 nice -n 10 "$PY" report.py --work "$here/.work" --models "$root/models"
 

@@ -18,19 +18,14 @@ const { values } = parseArgs({ options: { run: { type: 'string', multiple: true 
 
 /**
  * A fresh bandit whose context weights (all but the bias) start with ridge weight `ridge` instead of
- * 1: pseudo-observations sqrt(ridge - 1) * e_i with reward 0 add (ridge - 1) to A's diagonal.
+ * 1: A = diag(1, ridge, ..., ridge), b = 0, loaded through the saved-state path.
  */
 function ridged(arms: readonly SimilarArm[], ridge: number): LinUcb<SimilarArm> {
-  const { bandit } = createSimilarBandit(undefined, arms);
-  if (ridge > 1) {
-    for (const a of arms) {
-      for (let i = 1; i < bandit.dim; i++) {
-        const x = new Array<number>(bandit.dim).fill(0);
-        x[i] = Math.sqrt(ridge - 1);
-        bandit.update(a, x, 0);
-      }
-    }
-  }
+  const fresh = createSimilarBandit(undefined, arms).bandit.toJSON();
+  const d = fresh.dim;
+  for (const a of arms) for (let i = 1; i < d; i++) fresh.A[a]![i * d + i] = Math.max(1, ridge);
+  const { bandit, error } = createSimilarBandit(fresh, arms);
+  if (error) throw new Error(`--ridge ${ridge}: ${error}`);
   return bandit;
 }
 
@@ -51,6 +46,8 @@ async function main(): Promise<void> {
     }
   }
   const features = contextsOf(byMethod.get(banditMethod));
+  const armList = Object.keys(arms) as SimilarArm[];
+  const ridge = Number(values.ridge);
   const repoOf = (c: BenchCase): string => c.metadata.repository ?? c.metadata.task_id.split('/')[0]!;
   const repos = [...new Set(cases.map(repoOf))];
   const held: Prediction[] = [];
@@ -58,8 +55,7 @@ async function main(): Promise<void> {
   for (const repo of repos) {
     const train = cases.filter((c) => repoOf(c) !== repo);
     const test = cases.filter((c) => repoOf(c) === repo);
-    const ridge = Number(values.ridge);
-    const { bandit } = fitBandit(train, byMethod, features, arms, ridged(Object.keys(arms) as SimilarArm[], ridge));
+    const { bandit } = fitBandit(train, byMethod, features, arms, ridged(armList, ridge));
     const out = frozenChoices(bandit, test, byMethod, features, arms);
     held.push(...out.predictions);
     for (const [a, n] of Object.entries(out.chosen)) chosen[a as SimilarArm] = (chosen[a as SimilarArm] ?? 0) + n;
@@ -69,7 +65,7 @@ async function main(): Promise<void> {
   for (const [arm, m] of Object.entries(arms)) lines.push(`| ${arm} always (${m}) | ${es(byMethod.get(m)!)} |`);
   lines.push(`| ${banditMethod} as run (online from its start) | ${es(byMethod.get(banditMethod)!)} |`);
   lines.push(`| frozen bandit, fitted on the other repositories | ${es(held)} |`, '', `chosen: ${JSON.stringify(chosen)}`);
-  const { bandit, fitted } = fitBandit(cases, byMethod, features, arms, ridged(Object.keys(arms) as SimilarArm[], Number(values.ridge)));
+  const { bandit, fitted } = fitBandit(cases, byMethod, features, arms, ridged(armList, ridge));
   lines.push(`fitted on all ${fitted.length} cases with a context; its choices there: ${JSON.stringify(frozenChoices(bandit, cases, byMethod, features, arms).chosen)}`);
   process.stdout.write(lines.join('\n') + '\n');
   if (values.out) {

@@ -43,7 +43,7 @@ export function contextsOf(predictions: readonly Prediction[] | undefined): Map<
 /**
  * A LinUCB fitted on `cases` with every arm's reward (ES / 100, as the online runs). Arms whose
  * method is missing from `byMethod` are left out of the bandit; cases without a context are skipped.
- * `into` continues an existing bandit (fitting on several runs).
+ * `into`: fit into this bandit instead of a fresh one (its arms are the ones fitted).
  */
 export function fitBandit(
   cases: readonly BenchCase[],

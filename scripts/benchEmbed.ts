@@ -5,27 +5,33 @@
 //     server's old chunks (<= 16 items and <= 512 characters per embed call);
 //   2 chunks of 32 items (each run pads to its own longest item);
 //   3 the cached byte-level BPE on a prefix of each text;
-//   4 the int8 graph (the shipped setting: int8, items at 256 tokens);
-//   5, 6 (measured, not shipped: Java dev recall fell at 128) items at 128 and at 96 tokens.
-// Usage: npx tsx scripts/benchEmbed.ts <repo> --old-graph OLD/model.onnx [--sample 2000] [--rounds 2]
+//   4 the int8 graph of the 4-block encoder;
+//   5 the 2-block encoder distilled from it, int8 (the shipped graph);
+//   6 + what the dense path embeds (Python docstrings cut to a first sentence; Java as it is): the shipped setting.
+// Usage: npx tsx scripts/benchEmbed.ts <repo> --old-graph OLD/model.onnx --int8-graph INT8/model.onnx [--sample 2000] [--rounds 2]
+//   (OLD: git show d0705f4^:models/coderag-encoder/onnx/model.onnx; INT8: git show 9c85e28:models/coderag-encoder/onnx/model.onnx)
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KnowledgeBase } from '../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../src/engine/kb/parsers';
 import { OnnxEncoder } from '../src/engine/models/OnnxEncoder';
 import { loadTokenizer, loadTokenizers, readJsonFile } from '../src/engine/models/tokenizer';
+import { denseText } from '../src/engine/retrieve/dense/denseText';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'old-graph': { type: 'string' }, sample: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '2' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'old-graph': { type: 'string' }, 'int8-graph': { type: 'string' }, sample: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '2' } } });
 
 async function main(): Promise<void> {
   const repo = resolve(positionals[0] ?? '.');
   if (!values['old-graph']) throw new Error('--old-graph: the float16-stored graph before issue 21 (git show d0705f4^:models/coderag-encoder/onnx/model.onnx)');
+  if (!values['int8-graph']) throw new Error('--int8-graph: the 4-block int8 graph (git show 9c85e28:models/coderag-encoder/onnx/model.onnx)');
   const parsers = await loadParsers(join(__dirname, '..', 'grammars'));
   const kb = await KnowledgeBase.open({ repoRoot: repo, parsers });
   await kb.index(() => undefined, new AbortController().signal);
-  const all = [...new Set(kb.paths().flatMap((p) => (kb.file(p)?.items ?? []).map((i) => i.text)))];
+  const items = [...new Map(kb.paths().flatMap((p) => (kb.file(p)?.items ?? []).map((i) => [i.text, i] as const))).values()];
   const sample = Number(values.sample);
-  const texts = all.filter((_, i) => i % Math.max(1, Math.floor(all.length / sample)) === 0).slice(0, sample);
+  const picked = items.filter((_, i) => i % Math.max(1, Math.floor(items.length / sample)) === 0).slice(0, sample);
+  const texts = picked.map((i) => i.text);
+  const dense = picked.map((i) => denseText(i.text, i.lang));
   const dir = join(__dirname, '..', 'models', 'coderag-encoder');
   const config = await readJsonFile(join(dir, 'config.json'), 'coderag-encoder');
   const tokenizer = await loadTokenizer(dir, 'coderag-encoder');
@@ -33,10 +39,8 @@ async function main(): Promise<void> {
   const library = new Tokenizer(await readJsonFile(join(dir, 'tokenizer.json'), 'e'), await readJsonFile(join(dir, 'tokenizer_config.json'), 'e'));
   const open = (file: string, maxLength: number): Promise<OnnxEncoder> => OnnxEncoder.load({ name: 'coderag-encoder', dir, file, config, tokenizer, session: { threads: 2 }, maxLength, warmup: true });
   const old256 = await open(resolve(values['old-graph']), 256);
-  const old128 = await open(resolve(values['old-graph']), 128);
-  const int8at256 = await open(join(dir, 'onnx', 'model.onnx'), 256);
-  const int8 = await open(join(dir, 'onnx', 'model.onnx'), 128);
-  const int8at96 = await open(join(dir, 'onnx', 'model.onnx'), 96);
+  const int8 = await open(resolve(values['int8-graph']), 256);
+  const shipped = await open(join(dir, 'onnx', 'model.onnx'), 256);
   const signal = new AbortController().signal;
   const oldChunks = (): string[][] => {
     const sorted = [...texts].sort((a, b) => a.length - b.length);
@@ -52,8 +56,8 @@ async function main(): Promise<void> {
     if (part.length) out.push(part);
     return out;
   };
-  const chunks32 = (): string[][] => {
-    const sorted = [...texts].sort((a, b) => a.length - b.length);
+  const chunks32 = (of: string[] = texts): string[][] => {
+    const sorted = [...of].sort((a, b) => a.length - b.length);
     const out: string[][] = [];
     for (let i = 0; i < sorted.length; i += 32) out.push(sorted.slice(i, i + 32));
     return out;
@@ -66,12 +70,11 @@ async function main(): Promise<void> {
     ['1 old: float16-stored graph, 256 tokens, tokenizers.js, old chunks', async () => { for (const c of oldChunks()) await old256.embedTokens(c.map((t) => libraryIds(t, 256)), signal); }],
     ['2 + chunks of 32 items', async () => { for (const c of chunks32()) await old256.embedTokens(c.map((t) => libraryIds(t, 256)), signal); }],
     ['3 + cached BPE on a prefix', async () => { for (const c of chunks32()) await old256.embedTokens(c.map((t) => old256.tokenize(t)), signal); }],
-    ['4 + int8 graph (shipped)', async () => { for (const c of chunks32()) await int8at256.embedItems(c, signal); }],
-    ['5 (not shipped) + items at 128 tokens', async () => { for (const c of chunks32()) await int8.embedItems(c, signal); }],
-    ['6 (not shipped) items at 96 tokens', async () => { for (const c of chunks32()) await int8at96.embedItems(c, signal); }],
-    ['(float16-stored graph at 128 tokens, for the int8 ratio)', async () => { for (const c of chunks32()) await old128.embedTokens(c.map((t) => old128.tokenize(t)), signal); }],
+    ['4 + int8 graph (4 blocks)', async () => { for (const c of chunks32()) await int8.embedItems(c, signal); }],
+    ['5 + 2 blocks distilled from it (the shipped graph)', async () => { for (const c of chunks32()) await shipped.embedItems(c, signal); }],
+    ['6 + Python docstrings cut (the shipped setting)', async () => { for (const c of chunks32(dense)) await shipped.embedItems(c, signal); }],
   ];
-  process.stdout.write(`# benchEmbed: ${repo}, ${texts.length} of ${all.length} distinct item texts, onnxruntime 2 threads, in-process\n`);
+  process.stdout.write(`# benchEmbed: ${repo}, ${texts.length} of ${items.length} distinct item texts, onnxruntime 2 threads, in-process\n`);
   for (let round = 1; round <= Number(values.rounds); round++) {
     const rates: number[] = [];
     for (const [name, run] of steps) {
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
       process.stdout.write(`round ${round} | ${name.padEnd(66)} | ${rate.toFixed(0).padStart(5)} items/s | x${(rate / rates[0]!).toFixed(2)} of step 1\n`);
     }
   }
-  await Promise.all([old256.dispose(), old128.dispose(), int8at256.dispose(), int8.dispose(), int8at96.dispose()]);
+  await Promise.all([old256.dispose(), int8.dispose(), shipped.dispose()]);
 }
 
 main().catch((e: unknown) => {

@@ -2,16 +2,17 @@
 // engine's own loader, so that a re-exported or quantised graph, or a shorter item length, is
 // checked as the product would run it. Candidates keep their first item_max_length tokens (the
 // knowledge-base items' length, or --doc-length), queries their last 256 (as the card's evaluation).
-// Usage: npx tsx models/training/eval_encoder.ts TASK.json [--graph onnx/model.onnx] [--doc-length N (default: config.json's item_max_length)]
+// Usage: npx tsx models/training/eval_encoder.ts TASK.json [--graph onnx/model.onnx] [--doc-length N (default: config.json's item_max_length)] [--dense-text (candidates as the dense path embeds items)]
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OnnxEncoder } from '../../src/engine/models/OnnxEncoder';
 import { loadTokenizer, readJsonFile } from '../../src/engine/models/tokenizer';
+import { denseText } from '../../src/engine/retrieve/dense/denseText';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { graph: { type: 'string', default: 'onnx/model.onnx' }, 'doc-length': { type: 'string' }, threads: { type: 'string', default: '2' } },
+  options: { graph: { type: 'string', default: 'onnx/model.onnx' }, 'dense-text': { type: 'boolean', default: false }, 'doc-length': { type: 'string' }, threads: { type: 'string', default: '2' } },
 });
 
 interface Task {
@@ -30,7 +31,11 @@ async function main(): Promise<void> {
   const docLength = enc.itemMaxLength;
   const signal = new AbortController().signal;
   const t0 = performance.now();
-  const docs = await enc.embedItems(task.docs, signal);
+  // --dense-text: candidates as the dense path embeds items (Python docstrings cut to a first sentence;
+  // the task has no language per candidate: a Python stub is one with a `def` and no line ending in `{`, `}` or `;`).
+  const isPython = (d: string): boolean => /\bdef\s+\w+\s*\(/.test(d) && !/[{};]\s*$/m.test(d);
+  const docTexts = values['dense-text'] ? task.docs.map((d) => (isPython(d) ? denseText(d, 'python') : d)) : task.docs;
+  const docs = await enc.embedItems(docTexts, signal);
   const docMs = performance.now() - t0;
   const queries = await enc.embedTokens(
     task.queries.map((q) => {
@@ -59,7 +64,7 @@ async function main(): Promise<void> {
     }
   });
   const n = task.gold.length;
-  const out = { graph: values.graph, docLength, candidates: task.docs.length, queries: n, 'mrr@10': mrr / n, 'recall@10': r10 / n, 'recall@1': r1 / n, docItemsPerSecond: Math.round((task.docs.length / docMs) * 1000) };
+  const out = { graph: values.graph, docLength, denseText: values['dense-text'], candidates: task.docs.length, queries: n, 'mrr@10': mrr / n, 'recall@10': r10 / n, 'recall@1': r1 / n, docItemsPerSecond: Math.round((task.docs.length / docMs) * 1000) };
   process.stdout.write(`${JSON.stringify(out)}\n`);
   await enc.dispose();
 }

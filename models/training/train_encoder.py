@@ -32,6 +32,14 @@ def pool(h, mask):
     return F.normalize(v, dim=-1)
 
 
+def warmup_cosine(opt, base_lr, step, frac, warmup=30):
+    """Sets the learning rate for this step: linear warm-up, then cosine over the time budget (frac of it used)."""
+    lr = base_lr * min(1.0, (step + 1) / warmup) * (0.5 * (1 + math.cos(math.pi * frac)))
+    for g in opt.param_groups:
+        g['lr'] = lr
+    return lr
+
+
 def batchify(seqs, pad):
     L = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), L), pad, dtype=torch.long)
@@ -194,10 +202,7 @@ def main(argv=None):
     step, i, ema = 0, 0, None
     model.train()
     while time.time() - t_start < budget and step < args.max_steps:
-        frac = (time.time() - t_start) / budget
-        lr = args.lr * min(1.0, (step + 1) / 30) * (0.5 * (1 + math.cos(math.pi * frac)))
-        for g in opt.param_groups:
-            g['lr'] = lr
+        lr = warmup_cosine(opt, args.lr, step, (time.time() - t_start) / budget)
         batch, seen = [], set()
         while len(batch) < args.batch:
             if i >= len(enc_pairs):

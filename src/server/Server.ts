@@ -44,7 +44,7 @@ const log = getLogger('server');
 /**
  * Background embedding in chunks of this many items, on the encoder's thread (WorkerEncoder), so
  * the main thread only waits; between chunks a completion request goes first (one chunk, about
- * 80 ms of the two cores, may still finish beside it). Without the thread the ONNX runs are
+ * 40 ms of the two cores with the 2-block encoder, may still finish beside it). Without the thread the ONNX runs are
  * synchronous on the main thread: chunks of at most DENSE_CHUNK_CHARS characters of item text hold
  * the event loop for 15-40 ms each instead of the 600 ms a 16-item batch of long items took.
  */

@@ -69,6 +69,26 @@ void test('the training pipeline trains and exports tiny models that the Node lo
       await reg.dispose();
     }
 
+    // The shallower encoder distilled from the exported one (the shipped encoder's recipe), exported
+    // as the encoder is and run by the same loader.
+    const distilled = join(work, 'encoder-distilled');
+    const d = await run(python, ['distill_encoder.py', '--work', work, '--teacher', join(models, 'coderag-encoder', 'onnx', 'model.onnx'), '--out', distilled,
+      '--layers', '1', '--blocks', '0', '--max-steps', '2', '--batch', '4', '--max-len', '64', '--max-files', '10', '--eval-max-files', '3'], 180_000);
+    assert.equal(d.code, 0, d.output.slice(-3000));
+    const dres = JSON.parse(readFileSync(join(distilled, 'results.json'), 'utf8')) as { teacher: { 'mrr@10': number }; student: { 'mrr@10': number }; steps: number };
+    assert.ok(dres.teacher['mrr@10'] >= 0 && dres.student['mrr@10'] >= 0 && dres.steps === 2, JSON.stringify(dres));
+    const studentModels = join(tmp.path, 'student-models');
+    const se = await run(python, ['export_encoder.py', '--work', work, '--ckpt', join(distilled, 'encoder.pt'), '--out', join(studentModels, 'coderag-encoder'), '--max-length', '64'], 120_000);
+    assert.equal(se.code, 0, se.output.slice(-2000));
+    const reg3 = new ModelRegistry({ modelsDir: studentModels, threads: 1 });
+    try {
+      const enc = await reg3.encoder();
+      const [v] = await enc.embed(['class A: pass'], new AbortController().signal);
+      assert.equal(v!.length, enc.dim);
+    } finally {
+      await reg3.dispose();
+    }
+
     // Resumable: a second run with --resume continues from the checkpoint's step.
     const tiny = ['--layers', '1', '--d', '32', '--heads', '2', '--ctx', '64', '--batch', '2', '--eval-tokens', '512'];
     const resumed = await run(python, ['train_lm.py', '--work', work, '--resume', '--max-steps', '5', ...tiny], 120_000);

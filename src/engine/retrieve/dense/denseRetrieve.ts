@@ -9,6 +9,7 @@ import { onnxRowScorer, type RowScorer } from '../../models/OnnxRowScorer';
 import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
 import { TopK } from '../topK';
 import { denseFilePath, readVectorCache, saveVectors, textHash, type DenseRow } from './denseStore';
+import { denseText } from './denseText';
 import type { Disposable } from '../../util/disposable';
 import { errorMessage, throwIfAborted } from '../../util/errors';
 import { getLogger } from '../../util/logger';
@@ -59,6 +60,20 @@ export const ONNX_MIN_ROWS = 4096;
 
 /** Characters of one text counted against chunkChars: about the encoder's 256-token window of code. */
 const TEXT_CHARS_COUNTED = 1024;
+
+/** What the encoder embeds for an item (denseText: Python docstrings cut to their first sentence). */
+function embeddedText(item: KbItem): string {
+  return denseText(item.text, item.lang);
+}
+
+const hashes = new WeakMap<KbItem, string>();
+
+/** textHash of embeddedText(item): the key of the item's vector (items are immutable; a changed file brings new ones). */
+function itemHash(item: KbItem): string {
+  let h = hashes.get(item);
+  if (h === undefined) hashes.set(item, (h = textHash(embeddedText(item))));
+  return h;
+}
 
 /** What the last prepare() did, for the trace and the tests. */
 export interface DensePrepareReport {
@@ -193,9 +208,9 @@ export class DenseRetriever implements Retriever, Disposable {
     let reused = 0;
     for (const items of touched.values()) {
       for (const item of items) {
-        const hash = textHash(item.text);
+        const hash = itemHash(item);
         if (this.vectors.has(hash)) reused++;
-        else need.set(hash, item.text);
+        else if (!need.has(hash)) need.set(hash, embeddedText(item));
       }
     }
     const todo = [...need.entries()];
@@ -244,7 +259,7 @@ export class DenseRetriever implements Retriever, Disposable {
       const matrix = new Float32Array(items.length * dim);
       const fileRows = new Map<string, [number, number]>();
       items.forEach((item, i) => {
-        const hash = textHash(item.text);
+        const hash = itemHash(item);
         used.add(hash);
         const v = this.vectors.get(hash);
         if (v) {
@@ -271,7 +286,7 @@ export class DenseRetriever implements Retriever, Disposable {
     const all = [...this.functions.items, ...this.variables.items];
     const vectors = new Float32Array(all.length * dim);
     all.forEach((item, i) => {
-      const hash = textHash(item.text);
+      const hash = itemHash(item);
       rows.push({ id: item.id, hash });
       const v = this.vectors.get(hash);
       if (v) vectors.set(v, i * dim);

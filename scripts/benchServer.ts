@@ -38,6 +38,7 @@ import {
   GetStatusRequest,
   InlineCompletionRequest,
   MemoryRequest,
+  SERVER_PROCESS_ENV,
   StatusNotification,
   type ExplainResult,
   type InlineCompletionItem,
@@ -131,7 +132,7 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
   // CODERAG_BENCH_NODE_ARGS: extra node flags for the server process (e.g. --cpu-prof, --trace-gc).
   // --expose-gc: memory is read after a full collection, so garbage not yet collected is not counted.
   const nodeArgs = ['--expose-gc', ...(process.env.CODERAG_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
-  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { cwd: dirname(dirname(serverPath)), env: { ...process.env, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { cwd: dirname(dirname(serverPath)), env: { ...process.env, ...SERVER_PROCESS_ENV, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));

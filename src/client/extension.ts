@@ -13,6 +13,7 @@ import {
   RebuildIndexRequest,
   ResetLearningRequest,
   SetApiKeyNotification,
+  SERVER_PROCESS_ENV,
   SetRerankerRequest,
   StatusNotification,
   type ExplainResult,
@@ -115,8 +116,8 @@ class CodeRagExtension implements vscode.Disposable {
   private async startClient(): Promise<void> {
     const module = this.context.asAbsolutePath('dist/server.js');
     const serverOptions: ServerOptions = {
-      run: { module, transport: TransportKind.ipc },
-      debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6009'] } },
+      run: { module, transport: TransportKind.ipc, options: { env: { ...process.env, ...SERVER_PROCESS_ENV } } },
+      debug: { module, transport: TransportKind.ipc, options: { env: { ...process.env, ...SERVER_PROCESS_ENV }, execArgv: ['--nolazy', '--inspect=6009'] } },
     };
     const initializationOptions: InitializationOptions = {
       trusted: vscode.workspace.isTrusted,

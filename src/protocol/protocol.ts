@@ -1,20 +1,20 @@
 // The client <-> server protocol: LSP 3.18 inline completion (declared here because
 // vscode-languageserver 9 only has it as a proposal) and CodeRAG's own requests and
 // notifications, each a documented namespace with `method` and `type` (STYLE.md rule 5).
-// Types only: shared by src/client and src/server; imports nothing of theirs.
+// Types and constants only (and the environment the server process starts with): shared by src/client and src/server; imports nothing of theirs.
 import { NotificationType, ProtocolRequestType, RequestType, RequestType0, type TextDocumentPositionParams, type WorkDoneProgressParams, type Range } from 'vscode-languageserver-protocol';
-
-// ---------------------------------------------------------------------------------------------
-// LSP 3.18 textDocument/inlineCompletion
 
 /**
  * Environment the editor starts the language server with (the benchmarks start it the same way).
  * glibc gives each thread that allocates its own malloc arena and keeps what is freed in them; the
- * server's threads (the encoder's thread, ONNX Runtime's pools) left hundreds of MB resident. With
+ * server's threads (the encoder's thread, ONNX Runtime's pools) left about 100 MB more resident. With
  * two arenas, RSS after indexing the JDK's java.base fell from 943 to 845 MB at the same embedding
  * rate (npm run bench:server; README "Large repositories").
  */
 export const SERVER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+// ---------------------------------------------------------------------------------------------
+// LSP 3.18 textDocument/inlineCompletion
 
 export const InlineCompletionTriggerKind = { Invoked: 1, Automatic: 2 } as const;
 export type InlineCompletionTriggerKind = 1 | 2;

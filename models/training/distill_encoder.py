@@ -17,28 +17,16 @@ first 256.
       [--layers 2] [--blocks 0,2] [--minutes 20]
 writes OUT/encoder.pt in train_encoder.py's format (export_encoder.py --ckpt OUT/encoder.pt exports
 it) and OUT/results.json with teacher and student on the held-out task (train_encoder.eval_task).
-The teacher is export_encoder.py's float16-stored graph; its weights are read by name.
+The teacher is export_encoder.py's float16-stored graph; its weights are read by name (onnx_weights.onnx_gpt_state).
 """
 import argparse, json, os, random, time
-import numpy as np
 import torch
 import torch.nn.functional as F
 from bpe import Tokenizer
 from gpt import GPT
+from onnx_weights import onnx_gpt_state
 from pairs import definitions, call_pairs, doc_pairs
 from train_encoder import Encoder, pool, batchify, evaluate, eval_task, warmup_cosine
-
-
-def teacher_state(path):
-    """The exported graph's initializers as a GPT state dict (float32)."""
-    import onnx
-    from onnx import numpy_helper
-    sd = {}
-    for init in onnx.load(path).graph.initializer:
-        name = init.name[:-len('__fp16')] if init.name.endswith('__fp16') else init.name
-        if name.startswith('gpt.'):
-            sd[name[len('gpt.'):]] = torch.from_numpy(numpy_helper.to_array(init).astype(np.float32).copy())
-    return sd
 
 
 def build(sd, layers, n_head, blocks=None):
@@ -113,7 +101,7 @@ def main(argv=None):
         log.flush()
 
     tok = Tokenizer.load(os.path.join(args.work, 'tokenizer', 'tokenizer.json'))
-    sd = teacher_state(args.teacher)
+    sd = onnx_gpt_state(args.teacher)
     teacher = Encoder(build(sd, 1 + max(int(k.split('.')[1]) for k in sd if k.startswith('blocks.')), args.heads)).eval()
     blocks = [int(b) for b in args.blocks.split(',')][:args.layers]
     gpt = build(sd, args.layers, args.heads, blocks)

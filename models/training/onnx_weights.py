@@ -1,5 +1,6 @@
 """Read a shipped ONNX decoder (export_lm.py's layout) back into a GPT module: the warm start
-from the model in models/coderag-lm when its checkpoint is not on this machine."""
+from the model in models/coderag-lm when its checkpoint is not on this machine; and any exported
+graph's weights as a state dict (distill_encoder.py's teacher)."""
 import json, os
 import numpy as np
 import onnx
@@ -8,22 +9,25 @@ from onnx import numpy_helper
 from gpt import GPT
 
 
+def onnx_gpt_state(path):
+    """The `gpt.*` initialisers of an exported graph (export_lm.py's or export_encoder.py's) as a
+    GPT state dict, float32 (float16-stored ones widened, under their plain name)."""
+    state = {}
+    for init in onnx.load(path).graph.initializer:
+        name = init.name
+        if name.endswith('__fp16'):
+            name = name[:-len('__fp16')]
+        if name.startswith('gpt.'):
+            state[name[len('gpt.'):]] = torch.from_numpy(numpy_helper.to_array(init).astype(np.float32).copy())
+    return state
+
+
 def load_gpt_from_onnx(model_dir):
     """GPT with the weights of MODEL_DIR/onnx/decoder_model_merged.onnx (float16 initialisers widened)."""
     cfg = json.load(open(os.path.join(model_dir, 'config.json')))
     gpt = GPT(cfg['vocab_size'], cfg['n_positions'], cfg['n_embd'], cfg['n_layer'], cfg['n_head'])
-    m = onnx.load(os.path.join(model_dir, 'onnx', 'decoder_model_merged.onnx'))
     want = gpt.state_dict()
-    got = {}
-    for init in m.graph.initializer:
-        name = init.name
-        if name.endswith('__fp16'):
-            name = name[:-len('__fp16')]
-        if not name.startswith('gpt.'):
-            continue
-        key = name[len('gpt.'):]
-        if key in want:
-            got[key] = torch.from_numpy(numpy_helper.to_array(init).astype(np.float32).copy())
+    got = {k: v for k, v in onnx_gpt_state(os.path.join(model_dir, 'onnx', 'decoder_model_merged.onnx')).items() if k in want}
     missing = sorted(set(want) - set(got))
     if missing:
         raise ValueError(f'{model_dir}: the ONNX graph lacks {len(missing)} weights (first: {missing[0]}); not this project\'s export?')

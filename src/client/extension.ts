@@ -115,9 +115,10 @@ class CodeRagExtension implements vscode.Disposable {
 
   private async startClient(): Promise<void> {
     const module = this.context.asAbsolutePath('dist/server.js');
+    const env = { ...process.env, ...SERVER_PROCESS_ENV };
     const serverOptions: ServerOptions = {
-      run: { module, transport: TransportKind.ipc, options: { env: { ...process.env, ...SERVER_PROCESS_ENV } } },
-      debug: { module, transport: TransportKind.ipc, options: { env: { ...process.env, ...SERVER_PROCESS_ENV }, execArgv: ['--nolazy', '--inspect=6009'] } },
+      run: { module, transport: TransportKind.ipc, options: { env } },
+      debug: { module, transport: TransportKind.ipc, options: { env, execArgv: ['--nolazy', '--inspect=6009'] } },
     };
     const initializationOptions: InitializationOptions = {
       trusted: vscode.workspace.isTrusted,

@@ -13,7 +13,7 @@
 //     first completion sent right after opening (answered with the paths ready by then); event-loop delay (max, p99) and the
 //     round trip of a tiny request while it indexes and while it embeds; completion requests sent
 //     while it embeds;
-//   - RSS after indexing and after the requests;
+//   - RSS after indexing, 5 s later (idle: the encoder thread has stopped) and after the requests;
 //   - ~100 completion requests at varied cursors in real files: server overhead (handler time
 //     minus debounce, query/retrieve/rerank/generate stages and model preparation: what the
 //     server adds), full request time (client round trip), first request in a newly opened file
@@ -24,7 +24,9 @@
 // full time), --cache DIR (reuse an index cache instead of a fresh one), --json FILE (write the
 // figures), --query STRATEGY (probe|last3|last10|jaccard; default probe, as users get), --check MODE
 // (coderag.check.mode: constrain|repair|off; default the server's own).
-// CODERAG_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process.
+// CODERAG_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process;
+// CODERAG_BENCH_PAUSE_MS=N holds it N ms after indexing and prints its pid (for /proc/PID/smaps,
+// or a heap snapshot with CODERAG_BENCH_NODE_ARGS="--heapsnapshot-signal=SIGUSR2").
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +52,8 @@ import {
 const root = resolve(__dirname, '..');
 let serverPath = join(root, 'dist', 'server.js');
 const MODEL = 'bench-instant:latest';
+/** How long the bench waits, idle, after indexing before reading memory again. */
+const SETTLE_MS = 5000;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -253,6 +257,10 @@ interface RepoFigures {
   rssAfterIndexMB: number;
   heapAfterIndexMB: number;
   externalAfterIndexMB: number;
+  /** SETTLE_MS after indexing, idle. */
+  rssSettledMB: number;
+  heapSettledMB: number;
+  externalSettledMB: number;
   rssAfterRequestsMB: number;
   heapAfterRequestsMB: number;
   externalAfterRequestsMB: number;
@@ -361,6 +369,13 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     const kbMs = kbLine ? Number(kbLine[1]) : 0;
     const afterIndex = await lsp.status();
     const memAfterIndex = await lsp.memory();
+    // Idle for a moment: the encoder's thread stops soon after a bulk run (Server.ts) and its memory comes back.
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const memSettled = await lsp.memory();
+    if (process.env.CODERAG_BENCH_PAUSE_MS) {
+      process.stderr.write(`paused: server pid ${lsp.child.pid} ${JSON.stringify(memSettled)}\n`);
+      await new Promise((r) => setTimeout(r, Number(process.env.CODERAG_BENCH_PAUSE_MS)));
+    }
     const items = afterIndex.folders.reduce((n, f) => n + (f.items ?? 0), 0);
 
     // Phase 3: completion requests at varied cursors, four per file, files spread over the repository.
@@ -444,6 +459,9 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       rssAfterIndexMB: memAfterIndex.rssMB,
       heapAfterIndexMB: memAfterIndex.heapUsedMB,
       externalAfterIndexMB: memAfterIndex.externalMB,
+      rssSettledMB: memSettled.rssMB,
+      heapSettledMB: memSettled.heapUsedMB,
+      externalSettledMB: memSettled.externalMB,
       rssAfterRequestsMB: memEnd.rssMB,
       heapAfterRequestsMB: memEnd.heapUsedMB,
       externalAfterRequestsMB: memEnd.externalMB,
@@ -480,7 +498,7 @@ function print(f: RepoFigures): void {
   line(`round trip of coderag/getStatus while indexing: ${fmt(f.pingWhileIndexing)}`);
   line(`round trip of coderag/getStatus while embedding: ${fmt(f.pingWhileEmbedding)}`);
   line(`completion requests while embedding (full time): ${fmt(f.completionWhileEmbedding)}`);
-  line(`memory${f.memoryAfterGc ? ' (after a full collection)' : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssAfterIndexMB ? (((f.rssAfterRequestsMB - f.rssAfterIndexMB) / f.rssAfterIndexMB) * 100).toFixed(1) : '?'}% growth)`);
+  line(`memory${f.memoryAfterGc ? ' (after a full collection)' : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssSettledMB} MB ${SETTLE_MS / 1000} s later, idle (JS heap ${f.heapSettledMB} MB, external ${f.externalSettledMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssSettledMB ? (((f.rssAfterRequestsMB - f.rssSettledMB) / f.rssSettledMB) * 100).toFixed(1) : '?'}% growth from the idle figure)`);
   line(`server overhead per request (handler minus debounce, query, retrieve, rerank, generate, model preparation): ${fmt(f.overhead)}`);
   line(`  first request in a newly opened file: ${fmt(f.overheadFirst)}`);
   line(`  later requests in the file:           ${fmt(f.overheadLater)}`);
@@ -492,7 +510,7 @@ function print(f: RepoFigures): void {
   const c = f.cacheHitServer;
   line(`typing-through cache hits: round trip ${fmt(f.cacheHitRoundTrip)}; server handler ${c ? `median ${c.median.toFixed(2)} ms, p95 ${c.p95.toFixed(2)} ms (n=${c.samples})` : 'none'}`);
   line(`requests with an item: ${f.itemsReturned}/${f.overhead.n}`);
-  line(`summary | ${relative(root, f.repo) || f.repo} | files ${f.files} | items ${f.items} | kb ${(f.kbMs / 1000).toFixed(1)} s | ready ${(f.readyMs / 1000).toFixed(1)} s | dense ${((f.embeddedMs - f.readyMs) / 1000).toFixed(1)} s | ${f.denseItemsPerSecond.toFixed(0)} items/s | first completion ${(f.firstCompletion.atMs / 1000).toFixed(2)} s | all paths ${(f.embeddedMs / 1000).toFixed(1)} s | rss ${f.rssAfterIndexMB} MB -> ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests |`);
+  line(`summary | ${relative(root, f.repo) || f.repo} | files ${f.files} | items ${f.items} | kb ${(f.kbMs / 1000).toFixed(1)} s | ready ${(f.readyMs / 1000).toFixed(1)} s | dense ${((f.embeddedMs - f.readyMs) / 1000).toFixed(1)} s | ${f.denseItemsPerSecond.toFixed(0)} items/s | first completion ${(f.firstCompletion.atMs / 1000).toFixed(2)} s | all paths ${(f.embeddedMs / 1000).toFixed(1)} s | rss ${f.rssAfterIndexMB} MB, ${f.rssSettledMB} MB idle -> ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests |`);
   const goals = [`overhead median ${f.overhead.median.toFixed(2)} ms ${f.overhead.median <= 15 ? '<=' : '>'} 15 ms`, `cache hit median ${(c?.median ?? f.cacheHitRoundTrip.median).toFixed(2)} ms ${(c?.median ?? f.cacheHitRoundTrip.median) <= 5 ? '<=' : '>'} 5 ms`];
   line(`goals: ${goals.join('; ')}`);
 }

@@ -9,9 +9,12 @@ import { NotificationType, ProtocolRequestType, RequestType, RequestType0, type 
  * glibc gives each thread that allocates its own malloc arena and keeps what is freed in them; the
  * server's threads (the encoder's thread, ONNX Runtime's pools) left about 100 MB more resident. With
  * two arenas, RSS after indexing the JDK's java.base fell from 943 to 845 MB at the same embedding
- * rate (npm run bench:server; README "Large repositories").
+ * rate (npm run bench:server; README "Large repositories"). A fixed mmap threshold of 128 KB keeps
+ * glibc from raising it after a large free, so that blocks from 128 KB up are mapped on their own
+ * and given back when freed instead of staying in the arenas: 862 -> 688 MB after indexing
+ * java.base, 640 -> 557 MB after the requests that followed.
  */
-export const SERVER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+export const SERVER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
 
 // ---------------------------------------------------------------------------------------------
 // LSP 3.18 textDocument/inlineCompletion
@@ -314,6 +317,8 @@ export interface MemoryParams {
 export interface MemoryResult {
   rssMB: number;
   heapUsedMB: number;
+  /** The JS heap the process holds (used plus free space V8 has not returned). */
+  heapTotalMB: number;
   externalMB: number;
   arrayBuffersMB: number;
   /** Whether garbage was collected before measuring. */

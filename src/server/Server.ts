@@ -59,6 +59,12 @@ const WINDOW_CHUNK = 8;
 const WINDOW_CHUNK_IN_PROCESS = 1;
 /** The encoder's thread stops after this long without work (its ~50 MB come back); a save starts it again. */
 const ENCODER_THREAD_IDLE_MS = 20_000;
+/**
+ * After a repository's first embedding run the thread stops sooner: with the ONNX arena it grew, it
+ * held about 180 MB after the JDK's java.base (server RSS 637 MB when embedding ended, 460 MB five
+ * seconds later; npm run bench:server).
+ */
+const ENCODER_THREAD_IDLE_AFTER_BULK_MS = 2_000;
 
 export interface ServerHost {
   /** Folder holding grammars/ and models/ (dist/ for the bundles). */
@@ -77,10 +83,10 @@ export function defaultCacheRoot(): string {
 }
 
 /** The process's memory in MB (coderag/getStatus and coderag/memory). */
-function memoryMB(): { rssMB: number; heapUsedMB: number; externalMB: number; arrayBuffersMB: number } {
+function memoryMB(): { rssMB: number; heapUsedMB: number; heapTotalMB: number; externalMB: number; arrayBuffersMB: number } {
   const m = process.memoryUsage();
   const mb = (n: number): number => Math.round(n / 2 ** 20);
-  return { rssMB: mb(m.rss), heapUsedMB: mb(m.heapUsed), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers) };
+  return { rssMB: mb(m.rss), heapUsedMB: mb(m.heapUsed), heapTotalMB: mb(m.heapTotal), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers) };
 }
 
 export class Server {
@@ -187,7 +193,7 @@ export class Server {
   private itemEncoder(encoder: Encoder, entry: WorkerEntry): Promise<WorkerEncoder | undefined> {
     this.itemEncoderPromise ??= (async () => {
       try {
-        const thread = await WorkerEncoder.start(entry, { registry: this.registryOptions() }, { idleMs: ENCODER_THREAD_IDLE_MS });
+        const thread = await WorkerEncoder.start(entry, { registry: this.registryOptions() }, { idleMs: ENCODER_THREAD_IDLE_MS, idleAfterBulkMs: ENCODER_THREAD_IDLE_AFTER_BULK_MS });
         if (thread.fingerprint !== encoder.fingerprint || thread.dim !== encoder.dim) {
           log.warn('the encoder thread loaded another build of the encoder: items are embedded on the main thread');
           await thread.dispose();

@@ -37,11 +37,11 @@ export function extractFile(parsers: Parsers, lang: Lang, path: string, source: 
   }
   const trees = [tree];
   try {
-    if (lang === 'java') return extractJava(tree, path, source);
+    if (lang === 'java') return detached(extractJava(tree, path, source));
     const hasSyntaxErrors = tree.rootNode.hasError;
     const recovered = hasSyntaxErrors ? recoverTopLevel(parse, tree, source) : { tree, source, extraTrees: [] };
     trees.push(...recovered.extraTrees);
-    return { ...extractPython(recovered.tree, path, recovered.source), hasSyntaxErrors };
+    return detached({ ...extractPython(recovered.tree, path, recovered.source), hasSyntaxErrors });
   } catch (e) {
     // A bug on an unusual tree must not stop indexing the rest of the repository.
     log.warn(`${path}: could not extract items: ${errorMessage(e)}`);
@@ -49,6 +49,16 @@ export function extractFile(parsers: Parsers, lang: Lang, path: string, source: 
   } finally {
     for (const t of trees) t.delete();
   }
+}
+
+/**
+ * A copy whose strings own their characters. Names, signatures and stubs are slices of the file's
+ * source, and V8 keeps a slice's whole parent string alive: after a cold index of the JDK's
+ * java.base the items held 55 MB of file texts (heap snapshot of the server). The copy is what a
+ * saved index reads back, so a fresh and a reloaded knowledge base are the same.
+ */
+function detached(extraction: FileExtraction): FileExtraction {
+  return JSON.parse(JSON.stringify(extraction)) as FileExtraction;
 }
 
 function parseWithin(parser: Parser, text: string, deadline: number): ReturnType<Parser['parse']> {

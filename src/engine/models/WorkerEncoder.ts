@@ -93,7 +93,16 @@ export interface WorkerEncoderOptions {
    * again on the next one (about a second). Default: it stays.
    */
   idleMs?: number;
+  /**
+   * After a thread has embedded at least BULK_TEXTS texts (a repository's first index), it ends
+   * after this shorter wait instead: its ONNX arena has grown to the longest batch of the run, and
+   * the edits that follow need little. Default: idleMs.
+   */
+  idleAfterBulkMs?: number;
 }
+
+/** Texts a thread embeds before idleAfterBulkMs applies to it. */
+export const BULK_TEXTS = 1000;
 
 export class WorkerEncoder implements Encoder {
   readonly timings: ModelTimings = newTimings();
@@ -103,6 +112,8 @@ export class WorkerEncoder implements Encoder {
   private worker: Worker | undefined;
   private starting: Promise<Worker> | undefined;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Texts the running thread has been sent. */
+  private textsOnThread = 0;
   /** Threads started so far (the first included), for the log and tests. */
   starts = 1;
 
@@ -224,21 +235,24 @@ export class WorkerEncoder implements Encoder {
     signal.addEventListener('abort', onAbort, { once: true });
     // A pending request keeps the process alive (a CLI run waits for its vectors).
     worker.ref();
+    this.textsOnThread += texts.length;
     worker.postMessage({ kind: 'embed', id, texts, items } satisfies WorkerRequest);
     return answer;
   }
 
   private scheduleIdle(): void {
-    const idleMs = this.options.idleMs;
+    const { idleMs, idleAfterBulkMs } = this.options;
     if (idleMs === undefined || this.closed || this.idleTimer) return;
+    const wait = idleAfterBulkMs !== undefined && this.textsOnThread >= BULK_TEXTS ? Math.min(idleMs, idleAfterBulkMs) : idleMs;
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
       const worker = this.worker;
       if (!worker || this.pending.size > 0 || this.starting) return;
       this.worker = undefined;
+      this.textsOnThread = 0;
       worker.postMessage({ kind: 'close' } satisfies WorkerRequest);
       setTimeout(() => void worker.terminate(), 2000).unref();
-    }, idleMs);
+    }, wait);
     this.idleTimer.unref();
   }
 

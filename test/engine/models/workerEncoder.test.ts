@@ -4,7 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ModelRegistry } from '../../../src/engine/models';
-import { WorkerEncoder, encoderWorkerEntry } from '../../../src/engine/models/WorkerEncoder';
+import { BULK_TEXTS, WorkerEncoder, encoderWorkerEntry } from '../../../src/engine/models/WorkerEncoder';
 import { CancellationError } from '../../../src/engine/util/errors';
 import { repoRoot } from '../../helpers/paths';
 
@@ -40,5 +40,27 @@ void test('the thread embeds as the in-process encoder, cancels, stops when idle
   } finally {
     await thread.dispose();
     await local.dispose();
+  }
+});
+
+void test('after a bulk run the thread stops after the shorter wait; after a few texts it stays for the longer one', async () => {
+  const entry = encoderWorkerEntry(join(repoRoot, 'no-bundle-here'))!;
+  const thread = await WorkerEncoder.start(entry, { registry: registryOptions }, { idleMs: 60_000, idleAfterBulkMs: 200 });
+  try {
+    const signal = new AbortController().signal;
+    const stopped = async (): Promise<boolean> => {
+      for (let waited = 0; thread.running && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      return !thread.running;
+    };
+    await thread.embedItems(texts.slice(0, 2), signal);
+    assert.equal(await stopped(), false, 'a few texts: the thread stays (60 s wait)');
+    const many = Array.from({ length: BULK_TEXTS }, (_, i) => `def f${i}(x):\n    return x + ${i}\n`);
+    for (let i = 0; i < many.length; i += 64) await thread.embedItems(many.slice(i, i + 64), signal);
+    assert.equal(await stopped(), true, 'after a bulk run the thread stops');
+    await thread.embedItems(texts.slice(0, 2), signal);
+    assert.equal(thread.starts, 2);
+    assert.equal(await stopped(), false, 'the new thread has done little: the long wait again');
+  } finally {
+    await thread.dispose();
   }
 });

@@ -285,7 +285,7 @@ export class CodeWindowIndex implements Disposable {
     if (!path) return;
     const rows: DenseRow[] = this.windowList.map((w) => ({ id: w.id, hash: textHash(w.text) }));
     try {
-      await saveVectors(path, { encoder: this.encoder.name, fingerprint: this.encoder.fingerprint ?? '', dim: this.encoder.dim, rows, vectors: this.matrix });
+      await saveVectors(path, { encoder: this.encoder.name, fingerprint: this.encoder.fingerprint ?? '', dim: this.encoder.dim, rows, data: { layout: 'float32', vectors: this.matrix } });
       this.storeStatus = 'loaded';
     } catch (e) {
       log.warn(`could not save window vectors to ${path}: ${errorMessage(e)}`);

@@ -12,6 +12,9 @@ import type { FileExtraction, KbItem } from '../../../src/engine/kb/types';
 import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
 import { DenseRetriever, type DenseEncoder } from '../../../src/engine/retrieve/dense/denseRetrieve';
 import { denseFilePath, loadVectors } from '../../../src/engine/retrieve/dense/denseStore';
+import { dequantize, quantize, quantizeInto, scanInt8Rows } from '../../../src/engine/retrieve/dense/int8Rows';
+import { TopK } from '../../../src/engine/retrieve/topK';
+import { writeFramedFile } from '../../../src/engine/util/framedFile';
 import { CancellationError } from '../../../src/engine/util/errors';
 import { copyFixture, repoRoot, tempDir } from '../../helpers/paths';
 import { bagOfWordsEncoder, fixtureKb, JAVA_ROOT, parsers, unfinishedAfter } from './retrieveFixtures';
@@ -196,21 +199,49 @@ function syntheticKb(files: number, perFile: number): { paths(): string[]; file(
   return { paths: () => [...extractions.keys()], file: (p) => extractions.get(p), onDidChange: () => ({ dispose: () => undefined }) };
 }
 
-void test('the ONNX row scorer: its graph loads in onnxruntime and its scores are the dot products', async () => {
+void test('the ONNX row scorer: its graph loads in onnxruntime and its scores are the integer dot products of the int8 codes', async () => {
   const scorer = await onnxRowScorer();
   const rows = 700;
   const dim = 36;
-  const matrix = Float32Array.from({ length: rows * dim }, (_, i) => Math.sin(i * 12.9898) * 0.5);
-  const query = Float32Array.from({ length: dim }, (_, i) => Math.cos(i * 78.233));
+  const matrix = Int8Array.from({ length: rows * dim }, (_, i) => Math.round(Math.sin(i * 12.9898) * 127));
+  const query = Int8Array.from({ length: dim }, (_, i) => Math.round(Math.cos(i * 78.233) * 127));
   const scores = await scorer.scores(matrix, rows, query);
   assert.equal(scores.length, rows);
   for (let r = 0; r < rows; r++) {
     let dot = 0;
     for (let d = 0; d < dim; d++) dot += matrix[r * dim + d]! * query[d]!;
-    assert.ok(Math.abs(scores[r]! - dot) < 1e-4, `row ${r}: ${scores[r]} vs ${dot}`);
+    assert.equal(scores[r], dot, `row ${r}`);
   }
-  assert.deepEqual(await scorer.scores(matrix, 0, query), new Float32Array(0));
+  assert.deepEqual(await scorer.scores(matrix, 0, query), new Int32Array(0));
   await assert.rejects(scorer.scores(matrix.subarray(0, 10), 2, query), /fewer than 2 x 36/);
+});
+
+void test('int8 rows: scores are the float cosines within 0.01, and a row comes back within half a step', () => {
+  const dim = 192;
+  const unit = (seed: number): Float32Array => {
+    const v = Float32Array.from({ length: dim }, (_, d) => Math.sin(seed * 12.9898 + d * 78.233) * (1 + (d % 7)));
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  };
+  const q = unit(1);
+  const query = quantize(q);
+  for (let seed = 2; seed < 50; seed++) {
+    const v = unit(seed);
+    const codes = new Int8Array(dim);
+    const scale = quantizeInto(v, codes, 0);
+    const back = dequantize(codes, Float32Array.of(scale), dim);
+    v.forEach((x, d) => assert.ok(Math.abs(x - back[d]!) <= scale / 2 + 1e-7));
+    const top = new TopK<number>(1);
+    scanInt8Rows(codes, Float32Array.of(scale), [seed], query.codes, query.scale, 0, 1, top);
+    let cosine = 0;
+    for (let d = 0; d < dim; d++) cosine += v[d]! * q[d]!;
+    const [hit] = top.sorted();
+    if (hit) assert.ok(Math.abs(hit.score - cosine) < 0.01, `${hit.score} vs ${cosine}`);
+    else assert.ok(cosine <= 0.01, 'a row is left out only for a score at or below 0');
+  }
+  const zero = new Int8Array(4).fill(5);
+  assert.equal(quantizeInto(new Float32Array(4), zero, 0), 0);
+  assert.deepEqual([...zero], [0, 0, 0, 0]);
 });
 
 void test('a large repository is searched by the ONNX row scorer with the same results as the JavaScript loop, the unfinished file skipped', async () => {
@@ -262,5 +293,37 @@ void test('a large repository is searched by the ONNX row scorer with the same r
   } finally {
     onnx.dispose();
     js.dispose();
+  }
+});
+
+void test('a float32 vector file of format 1 (before the int8 layout) is read without embedding again, with the same results', async () => {
+  const cache = tempDir();
+  try {
+    const kb = await fixtureKb('pyshop');
+    const enc = countingEncoder();
+    const first = new DenseRetriever(kb, enc, { indexFolder: cache.path });
+    await first.prepare(new AbortController().signal);
+    const request = { file: { path: 'app/main.py', lang: 'python' as const, prefix: '' }, query: { strategy: 'last3' as const, text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 };
+    const expected = (await first.retrieve(request, new AbortController().signal)).results.map((r) => r.snippet.id);
+    first.dispose();
+    const file = denseFilePath(cache.path, enc.name);
+    const saved = await loadVectors(file, { encoder: enc.name, dim: enc.dim });
+    assert.equal(saved.status, 'ok');
+    if (saved.status !== 'ok' || saved.stored.data.layout !== 'int8') throw new Error('the dense path writes int8 rows');
+    const int8Bytes = readFileSync(file).length;
+    // The same vectors as an older build wrote them: float32 rows, version 1, no layout field.
+    const { rows, dim, data } = saved.stored;
+    const floats = dequantize(data.codes, data.scales, dim);
+    await writeFramedFile(file, { magic: 'coderag-dense-vectors', version: 1, encoder: enc.name, fingerprint: '', dim, rows: rows.map((r) => [r.id, r.hash]) }, Buffer.from(floats.buffer));
+    assert.ok(readFileSync(file).length - int8Bytes > rows.length * dim * 2.9, 'the int8 file takes about a byte per value where float32 takes four');
+    const enc2 = countingEncoder();
+    const again = new DenseRetriever(kb, enc2, { indexFolder: cache.path });
+    await again.prepare(new AbortController().signal);
+    assert.equal(again.lastReport?.store, 'loaded');
+    assert.equal(enc2.seen.length, 0, 'nothing embedded again');
+    assert.deepEqual((await again.retrieve(request, new AbortController().signal)).results.map((r) => r.snippet.id), expected);
+    again.dispose();
+  } finally {
+    cache.cleanup();
   }
 });

@@ -1,13 +1,19 @@
 // On-disk dense vectors of one knowledge base (CodeRAG section 2.2.1, dense path): a file in the
 // KB's index folder, `dense-<encoder>.bin`, holding a JSON header line (format version, encoder
-// name and build fingerprint, dim, the row ids with their text hashes, a checksum) and then the rows as little-endian
-// float32. Written atomically; a corrupt, truncated or foreign file is reported and never trusted.
+// name and build fingerprint, dim, layout, the row ids with their text hashes, a checksum) and then
+// the rows: little-endian float32 (layout float32, ProCC's windows), or one float32 scale per row
+// followed by the int8 codes (layout int8, the dense path's items; int8Rows.ts). Written atomically;
+// a corrupt, truncated or foreign file is reported and never trusted. Format 1 files (float32, from
+// before the int8 layout) are still read.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { payloadProblem, readFramedFile, writeFramedFile } from '../../util/framedFile';
+import { quantizeInto } from './int8Rows';
 
 /** Bump whenever the layout or the text the vectors are computed from changes. */
-export const DENSE_FORMAT_VERSION = 1;
+export const DENSE_FORMAT_VERSION = 2;
+/** Older formats this reader still understands (1: float32 rows, no layout field). */
+const READABLE_VERSIONS = [1, DENSE_FORMAT_VERSION];
 const MAGIC = 'coderag-dense-vectors';
 
 export interface DenseRow {
@@ -16,14 +22,16 @@ export interface DenseRow {
   hash: string;
 }
 
+/** The rows' values: float32 (rows.length * dim, row-major), or int8 codes with one scale per row. */
+export type VectorData = { layout: 'float32'; vectors: Float32Array } | { layout: 'int8'; codes: Int8Array; scales: Float32Array };
+
 export interface StoredVectors {
   encoder: string;
   /** The encoder build the vectors came from (Encoder.fingerprint; '' when it has none). */
   fingerprint: string;
   dim: number;
   rows: DenseRow[];
-  /** rows.length * dim values, row-major. */
-  vectors: Float32Array;
+  data: VectorData;
 }
 
 interface Header {
@@ -32,6 +40,8 @@ interface Header {
   encoder: string;
   fingerprint?: string;
   dim: number;
+  /** Absent in format 1: float32. */
+  layout?: VectorData['layout'];
   rows: Array<[string, string]>;
 }
 
@@ -46,14 +56,25 @@ export function textHash(text: string): string {
   return createHash('sha1').update(text).digest('hex').slice(0, 20);
 }
 
+/** Bytes of the payload for `rows` rows of `dim` values in `layout`. */
+function payloadBytes(layout: VectorData['layout'], rows: number, dim: number): number {
+  return layout === 'float32' ? rows * dim * 4 : rows * 4 + rows * dim;
+}
+
 export async function saveVectors(path: string, stored: StoredVectors): Promise<void> {
-  const payload = Buffer.from(stored.vectors.buffer, stored.vectors.byteOffset, stored.rows.length * stored.dim * 4);
+  const n = stored.rows.length;
+  const { data } = stored;
+  const payload =
+    data.layout === 'float32'
+      ? Buffer.from(data.vectors.buffer, data.vectors.byteOffset, n * stored.dim * 4)
+      : Buffer.concat([Buffer.from(data.scales.buffer, data.scales.byteOffset, n * 4), Buffer.from(data.codes.buffer, data.codes.byteOffset, n * stored.dim)]);
   const header: Header = {
     magic: MAGIC,
     version: DENSE_FORMAT_VERSION,
     encoder: stored.encoder,
     fingerprint: stored.fingerprint,
     dim: stored.dim,
+    layout: data.layout,
     rows: stored.rows.map((r) => [r.id, r.hash]),
   };
   await writeFramedFile(path, header, payload);
@@ -65,37 +86,81 @@ export async function loadVectors(path: string, expect: { encoder: string; dim: 
   if (read.status !== 'ok') return read;
   const { header, payload } = read;
   if (header.magic !== MAGIC) return { status: 'invalid', reason: 'not a CodeRAG vector file' };
-  if (header.version !== DENSE_FORMAT_VERSION) return { status: 'invalid', reason: `format version ${header.version}, expected ${DENSE_FORMAT_VERSION}` };
+  if (!READABLE_VERSIONS.includes(header.version)) return { status: 'invalid', reason: `format version ${header.version}, expected ${DENSE_FORMAT_VERSION}` };
   if (header.encoder !== expect.encoder) return { status: 'invalid', reason: `written by encoder "${header.encoder}", expected "${expect.encoder}"` };
   if ((header.fingerprint ?? '') !== (expect.fingerprint ?? '')) return { status: 'invalid', reason: `written by another build of encoder "${header.encoder}" (fingerprint ${header.fingerprint || 'none'}, expected ${expect.fingerprint || 'none'})` };
   if (header.dim !== expect.dim) return { status: 'invalid', reason: `dimension ${header.dim}, expected ${expect.dim}` };
   if (!Array.isArray(header.rows)) return { status: 'invalid', reason: 'malformed header' };
-  if (payload.length !== header.rows.length * header.dim * 4) return { status: 'invalid', reason: `truncated (${payload.length} of ${header.rows.length * header.dim * 4} bytes)` };
+  const layout = header.layout ?? 'float32';
+  if (layout !== 'float32' && layout !== 'int8') return { status: 'invalid', reason: `unknown layout ${String(layout)}` };
+  const n = header.rows.length;
+  const expected = payloadBytes(layout, n, header.dim);
+  if (payload.length !== expected) return { status: 'invalid', reason: `truncated (${payload.length} of ${expected} bytes)` };
   const problem = payloadProblem(header, payload);
   if (problem) return { status: 'invalid', reason: problem };
-  // Copy: the payload's offset in the file buffer need not be 4-byte aligned.
-  const vectors = new Float32Array(payload.length / 4);
-  Buffer.from(vectors.buffer).set(payload);
+  // Copies: the payload's offset in the file buffer need not be 4-byte aligned.
+  let data: VectorData;
+  if (layout === 'float32') {
+    const vectors = new Float32Array(n * header.dim);
+    Buffer.from(vectors.buffer).set(payload);
+    data = { layout, vectors };
+  } else {
+    const scales = new Float32Array(n);
+    Buffer.from(scales.buffer).set(payload.subarray(0, n * 4));
+    const codes = new Int8Array(n * header.dim);
+    Buffer.from(codes.buffer).set(payload.subarray(n * 4));
+    data = { layout, codes, scales };
+  }
   const rows: DenseRow[] = [];
   for (const r of header.rows) {
     if (!Array.isArray(r) || typeof r[0] !== 'string' || typeof r[1] !== 'string') return { status: 'invalid', reason: 'malformed header' };
     rows.push({ id: r[0], hash: r[1] });
   }
-  return { status: 'ok', stored: { encoder: header.encoder, fingerprint: header.fingerprint ?? '', dim: header.dim, rows, vectors } };
+  return { status: 'ok', stored: { encoder: header.encoder, fingerprint: header.fingerprint ?? '', dim: header.dim, rows, data } };
 }
 
 /** What reading a vector cache found: vectors loaded, no file yet, or a file that could not be used (and why). */
 export type VectorCacheStatus = 'loaded' | 'missing' | { invalid: string };
 
 /**
- * Fill `into` (text hash -> vector, each a view into the loaded matrix) from the vector file at
- * `path`, written for this encoder build and dimension; an invalid file is reported, not thrown.
+ * Fill `into` (text hash -> vector, each a view into the loaded matrix) from the float32 vector file
+ * at `path`, written for this encoder build and dimension; an invalid file (or one of another
+ * layout) is reported, not thrown.
  */
 export async function readVectorCache(path: string, encoder: { name: string; dim: number; fingerprint?: string }, into: Map<string, Float32Array>): Promise<VectorCacheStatus> {
   const result = await loadVectors(path, { encoder: encoder.name, dim: encoder.dim, fingerprint: encoder.fingerprint ?? '' });
   if (result.status === 'missing') return 'missing';
   if (result.status === 'invalid') return { invalid: result.reason };
-  const { rows, vectors, dim } = result.stored;
-  rows.forEach((r, i) => into.set(r.hash, vectors.subarray(i * dim, (i + 1) * dim)));
+  const { rows, data, dim } = result.stored;
+  if (data.layout !== 'float32') return { invalid: `layout ${data.layout}, expected float32` };
+  rows.forEach((r, i) => into.set(r.hash, data.vectors.subarray(i * dim, (i + 1) * dim)));
+  return 'loaded';
+}
+
+/** One row's int8 codes (a view) and scale. */
+export interface CodedRow {
+  codes: Int8Array;
+  scale: number;
+}
+
+/**
+ * Fill `into` (text hash -> int8 row) from the vector file at `path`, as readVectorCache does; a
+ * float32 file (format 1, written before the int8 layout) is quantized as it is read, so an
+ * upgrade does not embed the repository again.
+ */
+export async function readCodedCache(path: string, encoder: { name: string; dim: number; fingerprint?: string }, into: Map<string, CodedRow>): Promise<VectorCacheStatus> {
+  const result = await loadVectors(path, { encoder: encoder.name, dim: encoder.dim, fingerprint: encoder.fingerprint ?? '' });
+  if (result.status === 'missing') return 'missing';
+  if (result.status === 'invalid') return { invalid: result.reason };
+  const { rows, data, dim } = result.stored;
+  let codes: Int8Array;
+  let scales: Float32Array;
+  if (data.layout === 'int8') ({ codes, scales } = data);
+  else {
+    codes = new Int8Array(rows.length * dim);
+    scales = new Float32Array(rows.length);
+    for (let i = 0; i < rows.length; i++) scales[i] = quantizeInto(data.vectors.subarray(i * dim, (i + 1) * dim), codes, i * dim);
+  }
+  rows.forEach((r, i) => into.set(r.hash, { codes: codes.subarray(i * dim, (i + 1) * dim), scale: scales[i]! }));
   return 'loaded';
 }

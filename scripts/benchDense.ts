@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     await dense.retrieve({ file: { path, lang: 'java', prefix: '' }, query: { strategy: 'last10', text: `int x = method${i % perFile}();`, spans: [] }, topJ: 15 });
     search.push(performance.now() - t);
   }
-  console.log(`search by ${js ? 'JavaScript loop' : 'ONNX MatMul'} (stand-in query vector, two families, top-15 each; first call excluded): ${stats(search.slice(1))}`);
+  console.log(`search by ${js ? 'JavaScript loop' : 'ONNX MatMulInteger over int8 codes'} (stand-in query vector, two families, top-15 each; first call excluded): ${stats(search.slice(1))}`);
   const query = 'public void close() throws IOException {\n    if (closed) {\n        return;\n    }\n    closed = true;\n    in.close();';
   const embed: number[] = [];
   for (let i = 0; i < 30; i++) {

@@ -32,9 +32,9 @@ function sha256(data: Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Write `header` (plus the payload's length and checksum) and `payload` atomically. */
-export async function writeFramedFile(path: string, header: object, payload: Buffer): Promise<void> {
-  const full = { ...header, bytes: payload.length, sha256: sha256(payload) };
+/** Write `header` (plus the payload's length and checksum) and `payload` atomically; `checksum`: the payload's SHA-256 when the caller has it already. */
+export async function writeFramedFile(path: string, header: object, payload: Buffer, checksum?: string): Promise<void> {
+  const full = { ...header, bytes: payload.length, sha256: checksum ?? sha256(payload) };
   await writeFileAtomic(path, Buffer.concat([Buffer.from(JSON.stringify(full) + '\n', 'utf8'), payload]));
 }
 

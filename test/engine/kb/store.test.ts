@@ -31,6 +31,31 @@ test('an index round-trips through disk and leaves no temp files', async () => {
   }
 });
 
+test('an index of many files is written as one JSON document, byte for byte what JSON.stringify gives, and reads back', async () => {
+  const dir = tempDir();
+  try {
+    const files: StoredIndex['files'] = {};
+    for (let i = 0; i < 3000; i++) {
+      const path = `pkg/m${i}.py`;
+      const item = { id: `${path}#function:f${i}`, kind: 'function' as const, lang: 'python' as const, path, name: `f${i}`, qualifiedName: `f${i}`, signature: `def f${i}(x):`, docstring: 'Doc "quoted" \\ \u00e9', range: { startLine: 0, endLine: 1 }, text: `# ${path}\ndef f${i}(x):\n    return x` };
+      files[path] = { hash: `h${i}`, size: 40, lines: 2, extraction: { path, lang: 'python', items: [item], classes: [], imports: [], hasSyntaxErrors: false } };
+    }
+    const index: StoredIndex = { repoRoot: '/repo "x"', savedAt: sample.savedAt, files };
+    const folder = indexFolderFor(dir.path, '/many');
+    await saveIndex(folder, index);
+    const raw = readFileSync(indexFilePath(folder));
+    assert.equal(raw.subarray(raw.indexOf(0x0a) + 1).toString('utf8'), JSON.stringify(index));
+    const loaded = await loadIndex(folder);
+    assert.equal(loaded.status, 'ok');
+    assert.deepEqual(loaded.status === 'ok' && loaded.index, index);
+    const empty: StoredIndex = { repoRoot: '/e', savedAt: sample.savedAt, files: {} };
+    await saveIndex(folder, empty);
+    assert.deepEqual(await loadIndex(folder), { status: 'ok', index: empty });
+  } finally {
+    dir.cleanup();
+  }
+});
+
 test('a missing index is reported as missing', async () => {
   const dir = tempDir();
   try {

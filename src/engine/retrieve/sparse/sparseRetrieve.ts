@@ -4,6 +4,7 @@
 import type { KbItem } from '../../kb/types';
 import type { KnowledgeBase } from '../../kb/KnowledgeBase';
 import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { TfIdfIndex } from './TfIdfIndex';
 import type { TermOptions } from './codeTerms';
 import type { Disposable } from '../../util/disposable';
@@ -53,12 +54,20 @@ export class SparseRetriever implements Retriever, Disposable {
     this.refreshTimer.unref?.();
   }
 
-  /** Tokenise every item (first call) or the files changed since; postings rebuild lazily. */
+  /**
+   * Tokenise every item (first call) or the files changed since; postings rebuild lazily. Hands the
+   * event loop back every ~25 ms: the first call on the JDK's java.base tokenises for about a second.
+   */
   async prepare(signal: AbortSignal): Promise<void> {
     const paths = this.loaded ? [...this.pending] : this.kb.paths();
     this.pending.clear();
     this.loaded = true;
+    let lastYield = performance.now();
     for (let i = 0; i < paths.length; i++) {
+      if (performance.now() - lastYield > 25) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
       if (signal.aborted) {
         // Keep what is left for the next call.
         for (const rest of paths.slice(i)) this.pending.add(rest);

@@ -54,6 +54,8 @@ let serverPath = join(root, 'dist', 'server.js');
 const MODEL = 'bench-instant:latest';
 /** How long the bench waits, idle, after indexing before reading memory again. */
 const SETTLE_MS = 5000;
+/** Memory is read again after this many completion requests. */
+const WARM_REQUESTS = 20;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -259,6 +261,8 @@ interface RepoFigures {
   externalAfterIndexMB: number;
   /** SETTLE_MS after indexing, idle. */
   rssSettledMB: number;
+  /** After the first WARM_REQUESTS requests (when more are sent). */
+  rssWarmMB?: number;
   heapSettledMB: number;
   externalSettledMB: number;
   rssAfterRequestsMB: number;
@@ -386,6 +390,8 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     const cacheRoundTrips: number[] = [];
     const seenTraces = new Set<string>();
     let version = 10;
+    // Memory once the first requests have loaded and warmed what completions use (sessions, caches): growth after it is what the requests keep.
+    let memWarm: MemoryResult | undefined;
     for (let f = 0; f < fileCount && samples.length < requestCount; f++) {
       const file = files[Math.floor(f * step)]!;
       const text = readFileSync(file, 'utf8');
@@ -421,6 +427,7 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
           stages,
           item: result.length > 0,
         });
+        if (samples.length === WARM_REQUESTS && requestCount > WARM_REQUESTS) memWarm = await lsp.memory();
         // Typing through the shown suggestion: its first characters, one request each, from the cache.
         const shown = result[0] && typeof result[0].insertText === 'string' ? result[0].insertText : '';
         for (let typed = 1; typed <= Math.min(3, shown.length - 1); typed++) {
@@ -460,6 +467,7 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       heapAfterIndexMB: memAfterIndex.heapUsedMB,
       externalAfterIndexMB: memAfterIndex.externalMB,
       rssSettledMB: memSettled.rssMB,
+      rssWarmMB: memWarm?.rssMB,
       heapSettledMB: memSettled.heapUsedMB,
       externalSettledMB: memSettled.externalMB,
       rssAfterRequestsMB: memEnd.rssMB,
@@ -498,7 +506,7 @@ function print(f: RepoFigures): void {
   line(`round trip of coderag/getStatus while indexing: ${fmt(f.pingWhileIndexing)}`);
   line(`round trip of coderag/getStatus while embedding: ${fmt(f.pingWhileEmbedding)}`);
   line(`completion requests while embedding (full time): ${fmt(f.completionWhileEmbedding)}`);
-  line(`memory${f.memoryAfterGc ? ' (after a full collection)' : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssSettledMB} MB ${SETTLE_MS / 1000} s later, idle (JS heap ${f.heapSettledMB} MB, external ${f.externalSettledMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssSettledMB ? (((f.rssAfterRequestsMB - f.rssSettledMB) / f.rssSettledMB) * 100).toFixed(1) : '?'}% growth from the idle figure)`);
+  line(`memory${f.memoryAfterGc ? ' (after a full collection)' : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssSettledMB} MB ${SETTLE_MS / 1000} s later, idle (JS heap ${f.heapSettledMB} MB, external ${f.externalSettledMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssSettledMB ? (((f.rssAfterRequestsMB - f.rssSettledMB) / f.rssSettledMB) * 100).toFixed(1) : '?'}% growth from the idle figure${f.rssWarmMB ? `; ${f.rssWarmMB} MB after the first ${WARM_REQUESTS}, ${(((f.rssAfterRequestsMB - f.rssWarmMB) / f.rssWarmMB) * 100).toFixed(1)}% growth from there` : ''})`);
   line(`server overhead per request (handler minus debounce, query, retrieve, rerank, generate, model preparation): ${fmt(f.overhead)}`);
   line(`  first request in a newly opened file: ${fmt(f.overheadFirst)}`);
   line(`  later requests in the file:           ${fmt(f.overheadLater)}`);

@@ -127,7 +127,7 @@ export class Server {
   ) {
     this.cacheRoot = host.cacheRoot ?? defaultCacheRoot();
     this.config = mergeConfig().config;
-    this.registry = new ModelRegistry({ modelsDir: join(host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2, memoryArena: false });
+    this.registry = new ModelRegistry({ modelsDir: join(host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2 });
     const parsers = (): Promise<Parsers> => (this.parsersPromise ??= loadParsers(join(host.assetsDir, 'grammars')));
     this.indexer = new WorkspaceIndexer(
       {
@@ -301,11 +301,7 @@ export class Server {
     for (const p of problems) log.warn(`setting ignored: ${p}`);
     // No model is loaded before initialized(): open them on the configured device.
     void this.registry.dispose();
-    // The main thread's models run one request's small batches: without ONNX Runtime's arena their
-    // tensors go back after each run. Over 200 completions on sympy RSS grew 7.1% instead of 14.2%
-    // after the first 20, at the same probing latency (models/training/bench_latency.ts). The encoder's
-    // thread keeps it: its 16 x 256 batches ran 7-15% slower without.
-    this.registry = new ModelRegistry({ ...this.registryOptions(), memoryArena: false });
+    this.registry = new ModelRegistry(this.registryOptions());
     const folders: WorkspaceFolder[] = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: params.rootUri.split('/').pop() ?? 'root' }] : params.rootPath ? [{ uri: `file://${params.rootPath}`, name: params.rootPath }] : []);
     this.indexer.setWorkspaceFolders(folders);
     this.indexer.trusted = trusted;

@@ -36,11 +36,6 @@ export interface ModelRegistryOptions {
   cacheDir?: string;
   /** Intra-op threads per ONNX session (default: all cores). */
   threads?: number;
-  /**
-   * ONNX Runtime's CPU memory arena for the sessions it opens (default on). Off, each run's tensors
-   * go back to the allocator when it ends instead of staying reserved at the largest run's size.
-   */
-  memoryArena?: boolean;
   /** Execution provider of every model it opens (`coderag.models.device`, --device; default `auto`). */
   device?: ModelDevice;
   /** Rows per ONNX call for batched APIs (default 16). */
@@ -159,7 +154,7 @@ export class ModelRegistry {
       dir: model.dir,
       config,
       tokenizer,
-      session: { threads: this.opts.threads, device: this.opts.device ?? 'auto', ...(this.opts.memoryArena === false ? { memoryArena: false } : {}) },
+      session: { threads: this.opts.threads, device: this.opts.device ?? 'auto' },
       batchSize: this.opts.batchSize,
       warmup: this.opts.warmup,
     };

@@ -72,8 +72,6 @@ export async function onnxRowScorer(): Promise<RowScorer> {
   const ort = await loadOrt();
   const session = await ort.InferenceSession.create(matVecModel(), {
     graphOptimizationLevel: 'all',
-    // Each call's scores (a few hundred KB) go back instead of staying reserved.
-    enableCpuMemArena: false,
     extra: NO_SPINNING,
   });
   return new OnnxRowScorer(ort, session);

@@ -34,8 +34,6 @@ export interface SessionOptions {
   threads?: number;
   /** Execution provider to ask for (default `cpu`; the registry passes the user's `coderag.models.device`). */
   device?: ModelDevice;
-  /** ONNX Runtime's CPU memory arena (default on; ModelRegistryOptions.memoryArena). */
-  memoryArena?: boolean;
 }
 
 /** What the registry hands a model class's load(): the folder, its files, config and tokenizer. */
@@ -120,7 +118,6 @@ function createSession(ort: OrtModule, file: string, opts: SessionOptions, provi
   return ort.InferenceSession.create(file, {
     graphOptimizationLevel: 'all',
     executionProviders: [provider],
-    ...(opts.memoryArena === false ? { enableCpuMemArena: false } : {}),
     ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
     extra: NO_SPINNING,
   });

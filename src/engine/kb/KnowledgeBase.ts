@@ -1,7 +1,6 @@
 // The per-repository knowledge base (CodeRAG section 2.1): scan, extract, persist, update incrementally.
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FileExtraction, ItemKind, KbClass, KbItem, Lang } from './types';
 import { ITEM_KINDS } from './types';
 import type { Parsers } from './parsers';
@@ -11,6 +10,7 @@ import { loadIndex, saveIndex, type StoredFile, type StoredIndex } from './store
 import { Emitter, type Disposable } from '../util/disposable';
 import { getLogger } from '../util/logger';
 import { throwIfAborted } from '../util/errors';
+import { eventLoopYielder } from '../util/yielder';
 
 const log = getLogger('kb');
 
@@ -126,13 +126,10 @@ export class KnowledgeBase implements Disposable {
     let parsed = 0;
     let parsedLines = 0;
     let done = 0;
-    let lastYield = performance.now();
+    const pause = eventLoopYielder();
     for (const file of scan.files) {
       // Parsing is synchronous: hand the event loop back every ~25 ms so requests and cancellation get through.
-      if (performance.now() - lastYield > 25) {
-        await yieldToEventLoop();
-        lastYield = performance.now();
-      }
+      await pause();
       throwIfAborted(signal);
       onProgress?.({ done, total: scan.files.length, path: file.path });
       done++;

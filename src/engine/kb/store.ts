@@ -1,7 +1,7 @@
 // On-disk knowledge-base index per repository: versioned, checksummed, written atomically.
 // A corrupt, truncated or foreign-version file is reported and never trusted.
 import { createHash } from 'node:crypto';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { eventLoopYielder } from '../util/yielder';
 import { basename, join, resolve } from 'node:path';
 import { payloadProblem, readFramedFile, writeFramedFile } from '../util/framedFile';
 
@@ -60,12 +60,7 @@ export async function saveIndex(indexFolder: string, index: StoredIndex): Promis
   // The parts stay strings (JS heap) and are written into one buffer: thousands of mid-sized
   // buffers freed at once left the allocator's heap holding about 40 MB after the save.
   const parts: string[] = [`{"repoRoot":${JSON.stringify(index.repoRoot)},"savedAt":${JSON.stringify(index.savedAt)},"files":{`];
-  let lastYield = performance.now();
-  const pause = async (): Promise<void> => {
-    if (performance.now() - lastYield <= 25) return;
-    await yieldToEventLoop();
-    lastYield = performance.now();
-  };
+  const pause = eventLoopYielder();
   for (const [path, file] of Object.entries(index.files)) {
     await pause();
     parts.push(`${parts.length > 1 ? ',' : ''}${JSON.stringify(path)}:${JSON.stringify(file)}`);

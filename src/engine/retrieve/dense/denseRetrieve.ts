@@ -7,7 +7,6 @@ import type { KnowledgeBase } from '../../kb/KnowledgeBase';
 import type { Encoder } from '../../models/types';
 import { onnxRowScorer, type RowScorer } from '../../models/OnnxRowScorer';
 import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { TopK } from '../topK';
 import { denseFilePath, readCodedCache, saveVectors, textHash, type CodedRow, type DenseRow } from './denseStore';
 import { quantize, quantizeInto, scanInt8Rows } from './int8Rows';
@@ -15,6 +14,7 @@ import { denseText } from './denseText';
 import type { Disposable } from '../../util/disposable';
 import { errorMessage, throwIfAborted } from '../../util/errors';
 import { getLogger } from '../../util/logger';
+import { eventLoopYielder } from '../../util/yielder';
 
 const log = getLogger('retrieve');
 
@@ -211,12 +211,9 @@ export class DenseRetriever implements Retriever, Disposable {
     const need = new Map<string, string>();
     let reused = 0;
     // Hashing every item's text takes a while on a large repository (java.base: 71,000 items): hand the event loop back now and then.
-    let lastYield = performance.now();
+    const pause = eventLoopYielder();
     for (const items of touched.values()) {
-      if (performance.now() - lastYield > 25) {
-        await yieldToEventLoop();
-        lastYield = performance.now();
-      }
+      await pause();
       for (const item of items) {
         const hash = itemHash(item);
         if (this.vectors.has(hash)) reused++;

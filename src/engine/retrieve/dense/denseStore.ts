@@ -122,16 +122,25 @@ export async function loadVectors(path: string, expect: { encoder: string; dim: 
 /** What reading a vector cache found: vectors loaded, no file yet, or a file that could not be used (and why). */
 export type VectorCacheStatus = 'loaded' | 'missing' | { invalid: string };
 
+type CacheEncoder = { name: string; dim: number; fingerprint?: string };
+
+/** The vector file at `path` as written for this encoder build and dimension, or why it cannot be used. */
+async function storedFor(path: string, encoder: CacheEncoder): Promise<StoredVectors | Exclude<VectorCacheStatus, 'loaded'>> {
+  const result = await loadVectors(path, { encoder: encoder.name, dim: encoder.dim, fingerprint: encoder.fingerprint ?? '' });
+  if (result.status === 'missing') return 'missing';
+  if (result.status === 'invalid') return { invalid: result.reason };
+  return result.stored;
+}
+
 /**
  * Fill `into` (text hash -> vector, each a view into the loaded matrix) from the float32 vector file
  * at `path`, written for this encoder build and dimension; an invalid file (or one of another
  * layout) is reported, not thrown.
  */
-export async function readVectorCache(path: string, encoder: { name: string; dim: number; fingerprint?: string }, into: Map<string, Float32Array>): Promise<VectorCacheStatus> {
-  const result = await loadVectors(path, { encoder: encoder.name, dim: encoder.dim, fingerprint: encoder.fingerprint ?? '' });
-  if (result.status === 'missing') return 'missing';
-  if (result.status === 'invalid') return { invalid: result.reason };
-  const { rows, data, dim } = result.stored;
+export async function readVectorCache(path: string, encoder: CacheEncoder, into: Map<string, Float32Array>): Promise<VectorCacheStatus> {
+  const stored = await storedFor(path, encoder);
+  if (stored === 'missing' || 'invalid' in stored) return stored;
+  const { rows, data, dim } = stored;
   if (data.layout !== 'float32') return { invalid: `layout ${data.layout}, expected float32` };
   rows.forEach((r, i) => into.set(r.hash, data.vectors.subarray(i * dim, (i + 1) * dim)));
   return 'loaded';
@@ -148,11 +157,10 @@ export interface CodedRow {
  * float32 file (format 1, written before the int8 layout) is quantized as it is read, so an
  * upgrade does not embed the repository again.
  */
-export async function readCodedCache(path: string, encoder: { name: string; dim: number; fingerprint?: string }, into: Map<string, CodedRow>): Promise<VectorCacheStatus> {
-  const result = await loadVectors(path, { encoder: encoder.name, dim: encoder.dim, fingerprint: encoder.fingerprint ?? '' });
-  if (result.status === 'missing') return 'missing';
-  if (result.status === 'invalid') return { invalid: result.reason };
-  const { rows, data, dim } = result.stored;
+export async function readCodedCache(path: string, encoder: CacheEncoder, into: Map<string, CodedRow>): Promise<VectorCacheStatus> {
+  const stored = await storedFor(path, encoder);
+  if (stored === 'missing' || 'invalid' in stored) return stored;
+  const { rows, data, dim } = stored;
   let codes: Int8Array;
   let scales: Float32Array;
   if (data.layout === 'int8') ({ codes, scales } = data);

@@ -4,12 +4,12 @@
 import type { KbItem } from '../../kb/types';
 import type { KnowledgeBase } from '../../kb/KnowledgeBase';
 import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { TfIdfIndex } from './TfIdfIndex';
 import type { TermOptions } from './codeTerms';
 import type { Disposable } from '../../util/disposable';
 import { errorMessage, throwIfAborted } from '../../util/errors';
 import { getLogger } from '../../util/logger';
+import { eventLoopYielder } from '../../util/yielder';
 
 const log = getLogger('retrieve');
 
@@ -62,12 +62,9 @@ export class SparseRetriever implements Retriever, Disposable {
     const paths = this.loaded ? [...this.pending] : this.kb.paths();
     this.pending.clear();
     this.loaded = true;
-    let lastYield = performance.now();
+    const pause = eventLoopYielder();
     for (let i = 0; i < paths.length; i++) {
-      if (performance.now() - lastYield > 25) {
-        await yieldToEventLoop();
-        lastYield = performance.now();
-      }
+      await pause();
       if (signal.aborted) {
         // Keep what is left for the next call.
         for (const rest of paths.slice(i)) this.pending.add(rest);

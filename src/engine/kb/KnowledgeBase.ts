@@ -11,6 +11,7 @@ import { Emitter, type Disposable } from '../util/disposable';
 import { getLogger } from '../util/logger';
 import { throwIfAborted } from '../util/errors';
 import { eventLoopYielder } from '../util/yielder';
+import { packExtraction } from './packedText';
 
 const log = getLogger('kb');
 
@@ -84,7 +85,12 @@ export class KnowledgeBase implements Disposable {
     } else if (options.indexFolder) {
       const result = await loadIndex(options.indexFolder);
       if (result.status === 'ok') {
-        kb.files = new Map(Object.entries(result.index.files));
+        // Texts packed as they are after an extraction (packedText.ts), yielding between files.
+        const pause = eventLoopYielder();
+        for (const [path, stored] of Object.entries(result.index.files)) {
+          await pause();
+          kb.files.set(path, { ...stored, extraction: packExtraction(stored.extraction) });
+        }
         kb.loaded = 'loaded';
       } else if (result.status === 'missing') {
         kb.loaded = 'missing';
@@ -216,7 +222,7 @@ export class KnowledgeBase implements Disposable {
   }
 
   private extract(lang: Lang, path: string, text: string, hash: string, size: number): StoredFile {
-    const extraction = extractFile(this.options.parsers, lang, path, text);
+    const extraction = packExtraction(extractFile(this.options.parsers, lang, path, text));
     let lines = 1;
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
     if (text.endsWith('\n')) lines--;

@@ -87,8 +87,24 @@ export interface RetrievalTrace {
   elapsedMs: number;
 }
 
+/**
+ * The item's text is read on first use: most of a request's candidates are ranked and dropped
+ * unread, and an item's text is inflated from its file's block when read (kb/packedText.ts).
+ */
 export function snippetOfItem(item: KbItem): Snippet {
-  return { id: item.id, kind: item.kind, path: item.path, name: item.name, qualifiedName: item.qualifiedName, range: item.range, text: item.text, item };
+  let text: string | undefined;
+  return {
+    id: item.id,
+    kind: item.kind,
+    path: item.path,
+    name: item.name,
+    qualifiedName: item.qualifiedName,
+    range: item.range,
+    get text(): string {
+      return (text ??= item.text);
+    },
+    item,
+  };
 }
 
 export function isFunctionKind(kind: Snippet['kind']): boolean {

@@ -20,6 +20,8 @@ import type { PathTrace, Retriever, Snippet } from '../src/engine/retrieve/types
 const args = process.argv.slice(2);
 const repos = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--cases').map((r) => resolve(r));
 const caseLimit = Number(args[args.indexOf('--cases') + 1] ?? 300) || 300;
+// The bench never cancels a request.
+const NO_ABORT = new AbortController().signal;
 
 function stats(xs: number[]): string {
   if (xs.length === 0) return 'n=0';
@@ -103,12 +105,12 @@ async function timeRetriever(r: Retriever, cases: Case[], strategy: QueryStrateg
   for (const c of cases) {
     const query = await buildQuery(c.file.prefix, { strategy });
     let t = performance.now();
-    const res = await r.retrieve({ file: c.file, query, topJ: 15 });
+    const res = await r.retrieve({ file: c.file, query, topJ: 15 }, NO_ABORT);
     times.push(performance.now() - t);
     let best = Infinity;
     for (let k = 0; k < 3; k++) {
       t = performance.now();
-      await r.retrieve({ file: c.file, query, topJ: 15 });
+      await r.retrieve({ file: c.file, query, topJ: 15 }, NO_ABORT);
       best = Math.min(best, performance.now() - t);
     }
     repeats.push(best);
@@ -127,7 +129,7 @@ async function benchRepo(repo: string): Promise<void> {
   for (const split of [false, true]) {
     const sparse = new SparseRetriever(kb, { splitIdentifiers: split });
     t = performance.now();
-    await sparse.prepare();
+    await sparse.prepare(NO_ABORT);
     console.log(`sparse index build${split ? ' (+identifier parts)' : ''}: ${(performance.now() - t).toFixed(1)} ms`);
     sparse.dispose();
   }
@@ -140,11 +142,11 @@ async function benchRepo(repo: string): Promise<void> {
   const rg1 = new Rg1Retriever(kb);
   for (const r of [sparse, sparseSplit, dataflow, rg1]) {
     t = performance.now();
-    await r.prepare();
+    await r.prepare(NO_ABORT);
     if (r === rg1) console.log(`rg1 window index: ${(performance.now() - t).toFixed(0)} ms`);
   }
   // Warm-up (JIT, wasm).
-  for (const c of cases.slice(0, 5)) await dataflow.retrieve({ file: c.file, query: await buildQuery(c.file.prefix, { strategy: 'last10' }), topJ: 15 });
+  for (const c of cases.slice(0, 5)) await dataflow.retrieve({ file: c.file, query: await buildQuery(c.file.prefix, { strategy: 'last10' }), topJ: 15 }, NO_ABORT);
 
   const results: Record<string, PathTrace[][]> = {};
   for (const [label, r, strategy] of [
@@ -177,7 +179,7 @@ async function benchRepo(repo: string): Promise<void> {
   for (let i = 0; i < 5; i++) {
     t = performance.now();
     await kb.updateFile(onePath, readFileSync(join(repo, onePath), 'utf8') + `\n# edit ${i}\n`);
-    await sparse.retrieve({ file: cases[0]!.file, query: await buildQuery(cases[0]!.file.prefix, { strategy: 'last10' }), topJ: 15 });
+    await sparse.retrieve({ file: cases[0]!.file, query: await buildQuery(cases[0]!.file.prefix, { strategy: 'last10' }), topJ: 15 }, NO_ABORT);
     times.push(performance.now() - t);
   }
   console.log(`incremental (knowledge base re-extracts one file, sparse re-indexes it, one query): ${stats(times)}`);

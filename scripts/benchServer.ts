@@ -54,6 +54,8 @@ let serverPath = join(root, 'dist', 'server.js');
 const MODEL = 'bench-instant:latest';
 /** How long the bench waits, idle, after indexing before reading memory again. */
 const SETTLE_MS = 5000;
+/** How long after a full collection memory is read (coderag/memory). */
+const COLLECTION_SETTLE_MS = 1000;
 /** Memory is read again after this many completion requests. */
 const WARM_REQUESTS = 20;
 
@@ -129,8 +131,8 @@ interface Session {
   logs: string[];
   statuses: StatusParams[];
   status(): Promise<StatusParams>;
-  /** Memory after a full collection (the server runs with --expose-gc). */
-  memory(): Promise<MemoryResult>;
+  /** Memory a second after a full collection (the server runs with --expose-gc), and RSS at the collection. */
+  memory(): Promise<MemoryResult & { rssAtCollectionMB: number }>;
   close(): Promise<void>;
 }
 
@@ -172,7 +174,14 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
     logs,
     statuses,
     status: () => connection.sendRequest(GetStatusRequest.method) as Promise<StatusParams>,
-    memory: () => connection.sendRequest(MemoryRequest.method, { collectGarbage: true }) as Promise<MemoryResult>,
+    async memory() {
+      // Read again a second after the collection: right after it, RSS still holds the pages the
+      // collector evacuated from (returned by its background threads; 40-70 MB more on java.base).
+      const collected = (await connection.sendRequest(MemoryRequest.method, { collectGarbage: true })) as MemoryResult;
+      await new Promise((r) => setTimeout(r, COLLECTION_SETTLE_MS));
+      const settled = (await connection.sendRequest(MemoryRequest.method, { collectGarbage: false })) as MemoryResult;
+      return { ...settled, collected: collected.collected, rssAtCollectionMB: collected.rssMB };
+    },
     async close() {
       try {
         await Promise.race([connection.sendRequest('shutdown'), new Promise((r) => setTimeout(r, 5000))]);
@@ -266,6 +275,8 @@ interface RepoFigures {
   heapSettledMB: number;
   externalSettledMB: number;
   rssAfterRequestsMB: number;
+  /** RSS at the full collection itself, before the collector returned its pages. */
+  rssAfterRequestsAtCollectionMB: number;
   heapAfterRequestsMB: number;
   externalAfterRequestsMB: number;
   /** Both memory readings were taken after a full collection. */
@@ -471,6 +482,7 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       heapSettledMB: memSettled.heapUsedMB,
       externalSettledMB: memSettled.externalMB,
       rssAfterRequestsMB: memEnd.rssMB,
+      rssAfterRequestsAtCollectionMB: memEnd.rssAtCollectionMB,
       heapAfterRequestsMB: memEnd.heapUsedMB,
       externalAfterRequestsMB: memEnd.externalMB,
       memoryAfterGc: memAfterIndex.collected && memEnd.collected,
@@ -506,7 +518,7 @@ function print(f: RepoFigures): void {
   line(`round trip of coderag/getStatus while indexing: ${fmt(f.pingWhileIndexing)}`);
   line(`round trip of coderag/getStatus while embedding: ${fmt(f.pingWhileEmbedding)}`);
   line(`completion requests while embedding (full time): ${fmt(f.completionWhileEmbedding)}`);
-  line(`memory${f.memoryAfterGc ? ' (after a full collection)' : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssSettledMB} MB ${SETTLE_MS / 1000} s later, idle (JS heap ${f.heapSettledMB} MB, external ${f.externalSettledMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssSettledMB ? (((f.rssAfterRequestsMB - f.rssSettledMB) / f.rssSettledMB) * 100).toFixed(1) : '?'}% growth from the idle figure${f.rssWarmMB ? `; ${f.rssWarmMB} MB after the first ${WARM_REQUESTS}, ${(((f.rssAfterRequestsMB - f.rssWarmMB) / f.rssWarmMB) * 100).toFixed(1)}% growth from there` : ''})`);
+  line(`memory${f.memoryAfterGc ? ` (${COLLECTION_SETTLE_MS / 1000} s after a full collection)` : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssSettledMB} MB ${SETTLE_MS / 1000} s later, idle (JS heap ${f.heapSettledMB} MB, external ${f.externalSettledMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (${f.rssAfterRequestsAtCollectionMB} MB at the collection; JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssSettledMB ? (((f.rssAfterRequestsMB - f.rssSettledMB) / f.rssSettledMB) * 100).toFixed(1) : '?'}% growth from the idle figure${f.rssWarmMB ? `; ${f.rssWarmMB} MB after the first ${WARM_REQUESTS}, ${(((f.rssAfterRequestsMB - f.rssWarmMB) / f.rssWarmMB) * 100).toFixed(1)}% growth from there` : ''})`);
   line(`server overhead per request (handler minus debounce, query, retrieve, rerank, generate, model preparation): ${fmt(f.overhead)}`);
   line(`  first request in a newly opened file: ${fmt(f.overheadFirst)}`);
   line(`  later requests in the file:           ${fmt(f.overheadLater)}`);

@@ -26,7 +26,8 @@
 // (coderag.check.mode: constrain|repair|off; default the server's own).
 // CODERAG_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process;
 // CODERAG_BENCH_PAUSE_MS=N holds it N ms after indexing and prints its pid (for /proc/PID/smaps,
-// or a heap snapshot with CODERAG_BENCH_NODE_ARGS="--heapsnapshot-signal=SIGUSR2").
+// or a heap snapshot with CODERAG_BENCH_NODE_ARGS="--heapsnapshot-signal=SIGUSR2");
+// CODERAG_BENCH_PAUSE_END_MS=N does the same after the requests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -455,6 +456,10 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     }
     const end = await lsp.status();
     const memEnd = await lsp.memory();
+    if (process.env.CODERAG_BENCH_PAUSE_END_MS) {
+      process.stderr.write(`paused after the requests: server pid ${lsp.child.pid} ${JSON.stringify(memEnd)}\n`);
+      await new Promise((r) => setTimeout(r, Number(process.env.CODERAG_BENCH_PAUSE_END_MS)));
+    }
     const stageNames = [...new Set(samples.flatMap((s) => Object.keys(s.stages)))];
     const figures: RepoFigures = {
       repo,

@@ -6,6 +6,7 @@ import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { KbClass, KbItem } from '../kb/types';
 import type { Disposable } from '../util/disposable';
 import { identifierTokens } from '../util/codeText';
+import { ownStrings } from '../util/ownString';
 import { signatureKey, subwordSet, tokenSet, type Tokenize } from './tokens';
 
 export interface MethodEntry {
@@ -66,7 +67,8 @@ export class RepoMethods implements Disposable {
     for (const item of items) {
       if (item.kind !== 'function' && item.kind !== 'classFunction') continue;
       const body = bodyText(item);
-      const entry: MethodEntry = { item, used: new Set(identifierTokens(body)), signatureTokens: tokenSet(signatureKey(item.lang, item.signature), this.tokenize), textTokens: subwordSet(item.text) };
+      // Own copies: identifiers and subwords cut from the text would keep the whole text (util/ownString.ts).
+      const entry: MethodEntry = { item, used: ownStrings(identifierTokens(body)), signatureTokens: tokenSet(signatureKey(item.lang, item.signature), this.tokenize), textTokens: ownStrings(subwordSet(item.text)) };
       entries.push(entry);
       for (const id of entry.used) {
         let set = this.byIdentifier.get(id);

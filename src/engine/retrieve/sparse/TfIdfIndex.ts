@@ -4,6 +4,7 @@
 // compressed sparse layout rebuilt lazily (one pass over cached term vectors) before a query.
 import { codeTerms, type TermOptions } from './codeTerms';
 import { TopK } from '../topK';
+import { ownString } from '../../util/ownString';
 
 /**
  * One group's documents and their term vectors, packed: document i's terms and counts are
@@ -72,7 +73,8 @@ export class TfIdfIndex<T> {
         let id = this.termIds.get(term);
         if (id === undefined) {
           id = this.termIds.size;
-          this.termIds.set(term, id);
+          // The term may be a slice of the item's text: kept as a key, it would keep the text.
+          this.termIds.set(ownString(term), id);
         }
         bag.set(id, (bag.get(id) ?? 0) + 1);
       }

@@ -6,17 +6,34 @@ import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { KbClass, KbItem } from '../kb/types';
 import type { Disposable } from '../util/disposable';
 import { identifierTokens } from '../util/codeText';
-import { ownStrings } from '../util/ownString';
+import { ownString } from '../util/ownString';
 import { signatureKey, subwordSet, tokenSet, type Tokenize } from './tokens';
+
+/** Whether the ascending run words[from, to) holds id (binary search). */
+function contains(words: Uint32Array, from: number, to: number, id: number): boolean {
+  let lo = from;
+  let hi = to - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const w = words[mid]!;
+    if (w === id) return true;
+    if (w < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
 
 export interface MethodEntry {
   item: KbItem;
-  /** Identifiers its body uses (its declaration line excluded). */
-  used: Set<string>;
   /** Token set of its signature key (Rambo step a). */
   signatureTokens: Set<string | number>;
-  /** Subword set of its text (ranking usages by similarity to the sketch). */
-  textTokens: Set<string>;
+  /** Its file's word ids (RepoMethods' own numbering), each method's two runs in it. */
+  readonly words: Uint32Array;
+  /** Identifiers its body uses (its declaration line excluded): words[usedFrom, textFrom), ascending ids. */
+  readonly usedFrom: number;
+  /** Subwords of its text (ranking usages by similarity to the sketch): words[textFrom, textTo), ascending ids. */
+  readonly textFrom: number;
+  readonly textTo: number;
 }
 
 /** The part of a method's text after its declaration. */
@@ -35,7 +52,13 @@ export class RepoMethods implements Disposable {
   private byPath = new Map<string, MethodEntry[]>();
   /** The encoder's vectors of signatures (step a's encoder option), by signature text: embedded once, on first use. */
   private signatureVectors = new Map<string, Float32Array>();
-  private byIdentifier = new Map<string, Set<MethodEntry>>();
+  /**
+   * The methods using each identifier, by word id. Words are numbered once for the index's life
+   * (a changed file may leave unused ones): the per-method sets of strings this replaces held about
+   * 190 MB on the JDK's java.base.
+   */
+  private byIdentifier = new Map<number, MethodEntry[]>();
+  private readonly wordIds = new Map<string, number>();
   private built = false;
   private names: { classes: KbClass[]; functions: Map<string, KbItem[]>; fields: Map<string, KbItem[]>; subwords: Map<string, Set<string>> } | undefined;
   private readonly subscription: Disposable;
@@ -59,25 +82,64 @@ export class RepoMethods implements Disposable {
     this.built = true;
   }
 
+  /** The word's id, numbered on first sight (an own copy is kept: util/ownString.ts). */
+  private wordId(word: string): number {
+    let id = this.wordIds.get(word);
+    if (id === undefined) this.wordIds.set(ownString(word), (id = this.wordIds.size));
+    return id;
+  }
+
+  /** Ascending unique ids of the words. */
+  private idsOf(words: Iterable<string>): number[] {
+    const ids = new Set<number>();
+    for (const w of words) ids.add(this.wordId(w));
+    return [...ids].sort((a, b) => a - b);
+  }
+
   private indexFile(path: string): void {
-    for (const entry of this.byPath.get(path) ?? []) for (const id of entry.used) this.byIdentifier.get(id)?.delete(entry);
-    this.byPath.delete(path);
-    const items = this.kb.file(path)?.items ?? [];
-    const entries: MethodEntry[] = [];
-    for (const item of items) {
-      if (item.kind !== 'function' && item.kind !== 'classFunction') continue;
-      const body = bodyText(item);
-      // Own copies: identifiers and subwords cut from the text would keep the whole text (util/ownString.ts).
-      const entry: MethodEntry = { item, used: ownStrings(identifierTokens(body)), signatureTokens: tokenSet(signatureKey(item.lang, item.signature), this.tokenize), textTokens: ownStrings(subwordSet(item.text)) };
-      entries.push(entry);
-      for (const id of entry.used) {
-        let set = this.byIdentifier.get(id);
-        if (!set) this.byIdentifier.set(id, (set = new Set()));
-        set.add(entry);
+    for (const entry of this.byPath.get(path) ?? []) {
+      for (let k = entry.usedFrom; k < entry.textFrom; k++) {
+        const id = entry.words[k]!;
+        const users = this.byIdentifier.get(id)?.filter((m) => m !== entry) ?? [];
+        if (users.length > 0) this.byIdentifier.set(id, users);
+        else this.byIdentifier.delete(id);
       }
     }
+    this.byPath.delete(path);
+    const items = (this.kb.file(path)?.items ?? []).filter((item) => item.kind === 'function' || item.kind === 'classFunction');
+    const runs = items.map((item) => ({ used: this.idsOf(identifierTokens(bodyText(item))), text: this.idsOf(subwordSet(item.text)) }));
+    const words = new Uint32Array(runs.reduce((n, r) => n + r.used.length + r.text.length, 0));
+    let at = 0;
+    const entries = items.map((item, i): MethodEntry => {
+      const { used, text } = runs[i]!;
+      words.set(used, at);
+      words.set(text, at + used.length);
+      const entry: MethodEntry = { item, signatureTokens: tokenSet(signatureKey(item.lang, item.signature), this.tokenize), words, usedFrom: at, textFrom: at + used.length, textTo: at + used.length + text.length };
+      at = entry.textTo;
+      for (const id of used) {
+        const users = this.byIdentifier.get(id);
+        if (users) users.push(entry);
+        else this.byIdentifier.set(id, [entry]);
+      }
+      return entry;
+    });
     if (entries.length > 0) this.byPath.set(path, entries);
     if (this.built) this.updates++;
+  }
+
+  /**
+   * Jaccard of a word set with a method's text subwords (Rambo step d's ranking): the same figure
+   * as between two sets of strings.
+   */
+  textSimilarity(words: ReadonlySet<string>, m: MethodEntry): number {
+    const size = m.textTo - m.textFrom;
+    if (words.size === 0 || size === 0) return 0;
+    let both = 0;
+    for (const w of words) {
+      const id = this.wordIds.get(w);
+      if (id !== undefined && contains(m.words, m.textFrom, m.textTo, id)) both++;
+    }
+    return both / (words.size + size - both);
   }
 
   /** Every method and function, in path order. */
@@ -89,7 +151,8 @@ export class RepoMethods implements Disposable {
   /** The methods whose bodies use `identifier` (Rambo: "uses e" = the name occurs in the body). */
   using(identifier: string): readonly MethodEntry[] {
     this.ensure();
-    return [...(this.byIdentifier.get(identifier) ?? [])];
+    const id = this.wordIds.get(identifier);
+    return id === undefined ? [] : [...(this.byIdentifier.get(id) ?? [])];
   }
 
   /** The signature's vector, once embedSignatures has run. */

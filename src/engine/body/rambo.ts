@@ -67,7 +67,7 @@ export function rankUsages(target: BodyTarget, filePath: string, identifiers: re
   }
   const sketchTokens = subwordSet(`${target.signature}\n${sketch}`);
   return [...found]
-    .map(([m, via]) => ({ item: m.item, score: jaccard(sketchTokens, m.textTokens), via }))
+    .map(([m, via]) => ({ item: m.item, score: repo.textSimilarity(sketchTokens, m), via }))
     .sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id))
     .slice(0, topK);
 }

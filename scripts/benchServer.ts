@@ -41,6 +41,7 @@ import {
   GetStatusRequest,
   InlineCompletionRequest,
   MemoryRequest,
+  SERVER_EXEC_ARGV,
   SERVER_PROCESS_ENV,
   StatusNotification,
   type ExplainResult,
@@ -140,7 +141,7 @@ interface Session {
 async function startServer(repo: string, model: OllamaTestServer, cacheDir: string): Promise<Session> {
   // CODERAG_BENCH_NODE_ARGS: extra node flags for the server process (e.g. --cpu-prof, --trace-gc).
   // --expose-gc: memory is read after a full collection, so garbage not yet collected is not counted.
-  const nodeArgs = ['--expose-gc', ...(process.env.CODERAG_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
+  const nodeArgs = ['--expose-gc', ...SERVER_EXEC_ARGV, ...(process.env.CODERAG_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, serverPath, '--stdio'], { cwd: dirname(dirname(serverPath)), env: { ...process.env, ...SERVER_PROCESS_ENV, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));

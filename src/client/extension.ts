@@ -13,6 +13,7 @@ import {
   RebuildIndexRequest,
   ResetLearningRequest,
   SetApiKeyNotification,
+  SERVER_EXEC_ARGV,
   SERVER_PROCESS_ENV,
   SetRerankerRequest,
   StatusNotification,
@@ -117,8 +118,8 @@ class CodeRagExtension implements vscode.Disposable {
     const module = this.context.asAbsolutePath('dist/server.js');
     const env = { ...process.env, ...SERVER_PROCESS_ENV };
     const serverOptions: ServerOptions = {
-      run: { module, transport: TransportKind.ipc, options: { env } },
-      debug: { module, transport: TransportKind.ipc, options: { env, execArgv: ['--nolazy', '--inspect=6009'] } },
+      run: { module, transport: TransportKind.ipc, options: { env, execArgv: [...SERVER_EXEC_ARGV] } },
+      debug: { module, transport: TransportKind.ipc, options: { env, execArgv: [...SERVER_EXEC_ARGV, '--nolazy', '--inspect=6009'] } },
     };
     const initializationOptions: InitializationOptions = {
       trusted: vscode.workspace.isTrusted,

@@ -18,6 +18,15 @@ import { NotificationType, ProtocolRequestType, RequestType, RequestType0, type 
  */
 export const SERVER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
 
+/**
+ * Node flags the editor starts the language server with (the benchmarks too). V8's young
+ * generation grows to 16 MB semi-spaces under the allocation bursts of completion requests and
+ * stays that size: on java.base the JS heap's committed size went from 128 to 179 MB over 200
+ * requests with 119 MB in use. With 4 MB semi-spaces RSS after those requests was 411 MB against
+ * 435-440 MB, at the same stage latencies (npm run bench:server; README "Large repositories").
+ */
+export const SERVER_EXEC_ARGV: readonly string[] = ['--max-semi-space-size=4'];
+
 // ---------------------------------------------------------------------------------------------
 // LSP 3.18 textDocument/inlineCompletion
 

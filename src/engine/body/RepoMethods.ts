@@ -97,13 +97,14 @@ export class RepoMethods implements Disposable {
   }
 
   private indexFile(path: string): void {
-    for (const entry of this.byPath.get(path) ?? []) {
-      for (let k = entry.usedFrom; k < entry.textFrom; k++) {
-        const id = entry.words[k]!;
-        const users = this.byIdentifier.get(id)?.filter((m) => m !== entry) ?? [];
-        if (users.length > 0) this.byIdentifier.set(id, users);
-        else this.byIdentifier.delete(id);
-      }
+    // Each identifier's users are filtered once per file (a common one has tens of thousands).
+    const old = new Set(this.byPath.get(path) ?? []);
+    const touched = new Set<number>();
+    for (const entry of old) for (let k = entry.usedFrom; k < entry.textFrom; k++) touched.add(entry.words[k]!);
+    for (const id of touched) {
+      const users = this.byIdentifier.get(id)?.filter((m) => !old.has(m)) ?? [];
+      if (users.length > 0) this.byIdentifier.set(id, users);
+      else this.byIdentifier.delete(id);
     }
     this.byPath.delete(path);
     const items = (this.kb.file(path)?.items ?? []).filter((item) => item.kind === 'function' || item.kind === 'classFunction');

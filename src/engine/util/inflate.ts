@@ -29,6 +29,13 @@ interface Huffman {
 
 export class InflateError extends Error {}
 
+/** The low `n` bits of `code` in reverse order (codes are sent most significant bit first). */
+function reverseBits(code: number, n: number): number {
+  let reversed = 0;
+  for (let b = 0; b < n; b++) reversed |= ((code >>> b) & 1) << (n - 1 - b);
+  return reversed;
+}
+
 function huffman(lengths: ArrayLike<number>, count: number): Huffman {
   const counts = new Uint16Array(16);
   for (let s = 0; s < count; s++) counts[lengths[s]!]!++;
@@ -44,16 +51,11 @@ function huffman(lengths: ArrayLike<number>, count: number): Huffman {
     for (let k = 0; k < counts[len]!; k++, code++, index++) {
       if (len > FAST_BITS) {
         // Every longer code starting with these FAST_BITS bits goes the slow way.
-        const head = code >>> (len - FAST_BITS);
-        let reversed = 0;
-        for (let b = 0; b < FAST_BITS; b++) reversed |= ((head >>> b) & 1) << (FAST_BITS - 1 - b);
-        fast[reversed] = -2;
+        fast[reverseBits(code >>> (len - FAST_BITS), FAST_BITS)] = -2;
         continue;
       }
-      let reversed = 0;
-      for (let b = 0; b < len; b++) reversed |= ((code >>> b) & 1) << (len - 1 - b);
       const entry = (symbols[index]! << 4) | len;
-      for (let i = reversed; i < fast.length; i += 1 << len) fast[i] = entry;
+      for (let i = reverseBits(code, len); i < fast.length; i += 1 << len) fast[i] = entry;
     }
     code <<= 1;
   }
@@ -74,12 +76,19 @@ function fixedCodes(): { lit: Huffman; dist: Huffman } {
   return fixed;
 }
 
-/** Input bits, least significant first; used for block headers and rare codes. */
+/** Input bits, least significant first: block headers, lengths' extra bits, distances and rare codes. */
 class Bits {
   pos = 0;
   buf = 0;
   count = 0;
   constructor(readonly input: Uint8Array) {}
+
+  /** Take over a bit buffer kept in locals. */
+  set(pos: number, buf: number, count: number): void {
+    this.pos = pos;
+    this.buf = buf;
+    this.count = count;
+  }
 
   need(n: number): void {
     while (this.count < n) {
@@ -199,7 +208,6 @@ function inflateBlock(bits: Bits, lit: Huffman, dist: Huffman, out: Uint8Array, 
   const input = bits.input;
   const end = input.length;
   const litFast = lit.fast;
-  const distFast = dist.fast;
   let pos = bits.pos;
   let buf = bits.buf;
   let count = bits.count;
@@ -212,24 +220,20 @@ function inflateBlock(bits: Bits, lit: Huffman, dist: Huffman, out: Uint8Array, 
         pos += 2;
         count += 16;
       } else {
-        bits.pos = pos;
-        bits.buf = buf;
-        bits.count = count;
+        bits.set(pos, buf, count);
         bits.need(15);
         ({ pos, buf, count } = bits);
       }
     }
     let sym: number;
-    let entry = litFast[buf & FAST_MASK]!;
+    const entry = litFast[buf & FAST_MASK]!;
     if (entry >= 0) {
       const n = entry & 15;
       buf >>>= n;
       count -= n;
       sym = entry >>> 4;
     } else {
-      bits.pos = pos;
-      bits.buf = buf;
-      bits.count = count;
+      bits.set(pos, buf, count);
       sym = bits.decode(lit);
       ({ pos, buf, count } = bits);
     }
@@ -241,25 +245,12 @@ function inflateBlock(bits: Bits, lit: Huffman, dist: Huffman, out: Uint8Array, 
     if (sym === 256) break;
     const l = sym - 257;
     if (l >= 29) throw new InflateError('invalid length code');
-    let len = LENGTH_BASE[l]!;
-    const lenExtra = LENGTH_EXTRA[l]!;
-    // The distance code and its extra bits: up to 15 + 13 bits after the length's extra bits.
-    bits.pos = pos;
-    bits.buf = buf;
-    bits.count = count;
-    if (lenExtra > 0) len += bits.take(lenExtra);
-    bits.need(FAST_BITS);
-    entry = distFast[bits.buf & FAST_MASK]!;
-    let d: number;
-    if (entry >= 0) {
-      const n = entry & 15;
-      bits.buf >>>= n;
-      bits.count -= n;
-      d = entry >>> 4;
-    } else d = bits.decode(dist);
+    // The length's extra bits, the distance code and its extra bits: read through Bits.
+    bits.set(pos, buf, count);
+    const len = LENGTH_BASE[l]! + bits.take(LENGTH_EXTRA[l]!);
+    const d = bits.decode(dist);
     if (d >= 30) throw new InflateError('invalid distance code');
-    const distExtra = DIST_EXTRA[d]!;
-    const distance = DIST_BASE[d]! + (distExtra > 0 ? bits.take(distExtra) : 0);
+    const distance = DIST_BASE[d]! + bits.take(DIST_EXTRA[d]!);
     ({ pos, buf, count } = bits);
     if (distance > op) throw new InflateError('distance before the start');
     if (op + len > out.length) throw new InflateError('output larger than expected');
@@ -267,8 +258,6 @@ function inflateBlock(bits: Bits, lit: Huffman, dist: Huffman, out: Uint8Array, 
     else for (let k = 0; k < len; k++) out[op + k] = out[op + k - distance]!;
     op += len;
   }
-  bits.pos = pos;
-  bits.buf = buf;
-  bits.count = count;
+  bits.set(pos, buf, count);
   return op;
 }

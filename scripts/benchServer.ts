@@ -138,6 +138,14 @@ interface Session {
   close(): Promise<void>;
 }
 
+/** Hold the server as long as the environment variable says (ms), printing its pid, for smaps or a heap snapshot. */
+async function holdIfAsked(variable: string, label: string, lsp: Session, memory: MemoryResult): Promise<void> {
+  const ms = Number(process.env[variable] ?? 0);
+  if (!ms) return;
+  process.stderr.write(`${label}: server pid ${lsp.child.pid} ${JSON.stringify(memory)}\n`);
+  await new Promise((r) => setTimeout(r, ms));
+}
+
 async function startServer(repo: string, model: OllamaTestServer, cacheDir: string): Promise<Session> {
   // CODERAG_BENCH_NODE_ARGS: extra node flags for the server process (e.g. --cpu-prof, --trace-gc).
   // --expose-gc: memory is read after a full collection, so garbage not yet collected is not counted.
@@ -178,7 +186,7 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
     status: () => connection.sendRequest(GetStatusRequest.method) as Promise<StatusParams>,
     async memory() {
       // Read again a second after the collection: right after it, RSS still holds the pages the
-      // collector evacuated from (returned by its background threads; 40-70 MB more on java.base).
+      // collector evacuated from (returned by its background threads; 10-60 MB more on java.base).
       const collected = (await connection.sendRequest(MemoryRequest.method, { collectGarbage: true })) as MemoryResult;
       await new Promise((r) => setTimeout(r, COLLECTION_SETTLE_MS));
       const settled = (await connection.sendRequest(MemoryRequest.method, { collectGarbage: false })) as MemoryResult;
@@ -389,10 +397,7 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     // Idle for a moment: the encoder's thread stops soon after a bulk run (Server.ts) and its memory comes back.
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const memSettled = await lsp.memory();
-    if (process.env.CODERAG_BENCH_PAUSE_MS) {
-      process.stderr.write(`paused: server pid ${lsp.child.pid} ${JSON.stringify(memSettled)}\n`);
-      await new Promise((r) => setTimeout(r, Number(process.env.CODERAG_BENCH_PAUSE_MS)));
-    }
+    await holdIfAsked('CODERAG_BENCH_PAUSE_MS', 'paused', lsp, memSettled);
     const items = afterIndex.folders.reduce((n, f) => n + (f.items ?? 0), 0);
 
     // Phase 3: completion requests at varied cursors, four per file, files spread over the repository.
@@ -457,10 +462,7 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     }
     const end = await lsp.status();
     const memEnd = await lsp.memory();
-    if (process.env.CODERAG_BENCH_PAUSE_END_MS) {
-      process.stderr.write(`paused after the requests: server pid ${lsp.child.pid} ${JSON.stringify(memEnd)}\n`);
-      await new Promise((r) => setTimeout(r, Number(process.env.CODERAG_BENCH_PAUSE_END_MS)));
-    }
+    await holdIfAsked('CODERAG_BENCH_PAUSE_END_MS', 'paused after the requests', lsp, memEnd);
     const stageNames = [...new Set(samples.flatMap((s) => Object.keys(s.stages)))];
     const figures: RepoFigures = {
       repo,

@@ -22,6 +22,13 @@ const PREFIX_CHARS_PER_TOKEN = 6;
 const BATCH_TOKENS = 4096;
 
 /**
+ * The output of a graph that mean-pools over the attention mask itself ([B, D];
+ * models/training/fuse_encoder.py): fetched alone, the [B, S, D] hidden states are neither copied
+ * out of the runtime nor summed here.
+ */
+export const POOLED_OUTPUT = 'sentence_embedding';
+
+/**
  * The first index at or after `from` that ends a byte-level BPE pre-token in `text` whatever
  * follows: a whitespace character right after a non-whitespace one (text.length if none).
  */
@@ -41,6 +48,8 @@ export class OnnxEncoder implements Encoder {
   /** The execution provider the session runs on (device.ts). */
   placement: ModelPlacement = { device: 'cpu', provider: 'cpu' };
   private readonly usesTokenTypes: boolean;
+  /** The graph pools itself (POOLED_OUTPUT): only that output is fetched. */
+  private readonly pooled: boolean;
   private readonly output: string;
 
   private constructor(
@@ -57,7 +66,8 @@ export class OnnxEncoder implements Encoder {
     readonly fingerprint: string,
   ) {
     this.usesTokenTypes = session.inputNames.includes('token_type_ids');
-    this.output = session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0]!;
+    this.pooled = session.outputNames.includes(POOLED_OUTPUT);
+    this.output = this.pooled ? POOLED_OUTPUT : session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0]!;
   }
 
   static async load(opts: ModelLoadOptions): Promise<OnnxEncoder> {
@@ -157,38 +167,56 @@ export class OnnxEncoder implements Encoder {
     const { ort } = this;
     const width = Math.max(1, ...batch.map((b) => b.length));
     const rows = batch.length;
-    const idData = new BigInt64Array(rows * width).fill(BigInt(this.padId));
+    const idData = new BigInt64Array(rows * width);
     const maskData = new BigInt64Array(rows * width);
+    // Ids and mask bits are small non-negative integers: write each int64 as its low 32-bit word
+    // (little-endian), the high word staying 0, instead of converting every token to a BigInt.
+    const ids32 = new Int32Array(idData.buffer);
+    const mask32 = new Int32Array(maskData.buffer);
+    for (let k = 0; k < rows * width; k++) ids32[2 * k] = this.padId;
     batch.forEach((b, r) => {
+      const base = 2 * r * width;
       for (let s = 0; s < b.length; s++) {
-        idData[r * width + s] = BigInt(b[s]!);
-        maskData[r * width + s] = 1n;
+        ids32[base + 2 * s] = b[s]!;
+        mask32[base + 2 * s] = 1;
       }
     });
     const feeds: Record<string, OrtTensor> = { input_ids: new ort.Tensor('int64', idData, [rows, width]), attention_mask: new ort.Tensor('int64', maskData, [rows, width]) };
     if (this.usesTokenTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(rows * width), [rows, width]);
-    const out = await runSession(this.session, feeds, this.timings, this.name);
+    const out = await runSession(this.session, feeds, this.timings, this.name, this.pooled ? [this.output] : undefined);
     const h = out[this.output];
-    if (!h || h.dims.length !== 3 || h.dims[2] !== this.dim) {
-      throw new ModelError('config', `Model "${this.name}": output ${this.output} has shape [${h?.dims.join(', ')}], expected [B, S, ${this.dim}].`, this.name);
+    const D = this.dim;
+    if (this.pooled) {
+      if (!h || h.dims.length !== 2 || h.dims[0] !== rows || h.dims[1] !== D) {
+        throw new ModelError('config', `Model "${this.name}": output ${this.output} has shape [${h?.dims.join(', ')}], expected [${rows}, ${D}].`, this.name);
+      }
+      const data = h.data as Float32Array;
+      return batch.map((_, i) => normalized(data.slice(i * D, (i + 1) * D)));
+    }
+    if (!h || h.dims.length !== 3 || h.dims[2] !== D) {
+      throw new ModelError('config', `Model "${this.name}": output ${this.output} has shape [${h?.dims.join(', ')}], expected [B, S, ${D}].`, this.name);
     }
     const data = h.data as Float32Array;
-    const D = this.dim;
     return batch.map((b, i) => {
       const v = new Float32Array(D);
       for (let s = 0; s < b.length; s++) {
         const base = (i * width + s) * D;
         for (let d = 0; d < D; d++) v[d]! += data[base + d]!;
       }
-      let norm = 0;
-      for (let d = 0; d < D; d++) norm += v[d]! * v[d]!;
-      norm = Math.sqrt(norm) || 1;
-      for (let d = 0; d < D; d++) v[d]! /= norm;
-      return v;
+      return normalized(v);
     });
   }
 
   async dispose(): Promise<void> {
     await this.session.release();
   }
+}
+
+/** v scaled to unit length in place (a zero vector stays zero). */
+function normalized(v: Float32Array): Float32Array {
+  let norm = 0;
+  for (let d = 0; d < v.length; d++) norm += v[d]! * v[d]!;
+  norm = Math.sqrt(norm) || 1;
+  for (let d = 0; d < v.length; d++) v[d]! /= norm;
+  return v;
 }

@@ -132,16 +132,17 @@ export function newTimings(): ModelTimings {
   return { loadMs: 0, warmupMs: 0, calls: 0, totalRunMs: 0 };
 }
 
-/** Runs the session, timing the call and turning runtime failures into ModelErrors. */
+/** Runs the session (only the `fetches` outputs when given), timing the call and turning runtime failures into ModelErrors. */
 export async function runSession(
   session: OrtSession,
   feeds: Record<string, OrtTensor>,
   timings: ModelTimings,
   modelName: string,
+  fetches?: readonly string[],
 ): Promise<Record<string, OrtTensor>> {
   const t0 = performance.now();
   try {
-    return await session.run(feeds);
+    return await (fetches ? session.run(feeds, fetches) : session.run(feeds));
   } catch (e) {
     throw new ModelError('runtime', `Model "${modelName}" failed to run: ${String(e)}`, modelName, { cause: e });
   } finally {

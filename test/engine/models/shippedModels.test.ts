@@ -9,6 +9,8 @@ import { ModelRegistry, maxLogProb } from '../../../src/engine/models';
 import type { CausalLM, Encoder } from '../../../src/engine/models';
 import { CancellationError } from '../../../src/engine/util/errors';
 import { repoRoot } from '../../helpers/paths';
+import { loadOrt } from '../../../src/engine/models/onnxSession';
+import { POOLED_OUTPUT } from '../../../src/engine/models/OnnxEncoder';
 
 const modelsDir = join(repoRoot, 'models');
 const fixtures = join(__dirname, 'fixtures');
@@ -116,6 +118,34 @@ void test('embeddings are L2-normalised, of the expected dimension, and independ
   // (cosine >= 0.9991 over 200 JDK items, models/coderag-encoder/README.md).
   const cosine = single!.reduce((s, x, i) => s + x * vs[0]![i]!, 0);
   assert.ok(cosine > 0.999, `cosine ${cosine}`);
+});
+
+void test("the shipped encoder graph pools itself: its sentence_embedding is the mean of its hidden states over the mask", async () => {
+  const ort = await loadOrt();
+  const session = await ort.InferenceSession.create(join(modelsDir, 'coderag-encoder', 'onnx', 'model.onnx'));
+  try {
+    assert.ok(session.outputNames.includes(POOLED_OUTPUT), `outputs ${session.outputNames.join(', ')}`);
+    // Two rows of different lengths: the shorter one is padded, and its padding must not count.
+    const rows = [[5, 100, 2000, 31, 7, 450, 12], [900, 33, 4]];
+    const width = Math.max(...rows.map((r) => r.length));
+    const ids = new BigInt64Array(2 * width);
+    const mask = new BigInt64Array(2 * width);
+    rows.forEach((r, i) => r.forEach((t, s) => ((ids[i * width + s] = BigInt(t)), (mask[i * width + s] = 1n))));
+    const out = await session.run({ input_ids: new ort.Tensor('int64', ids, [2, width]), attention_mask: new ort.Tensor('int64', mask, [2, width]) }, ['last_hidden_state', POOLED_OUTPUT]);
+    const hidden = out.last_hidden_state!.data as Float32Array;
+    const pooled = out[POOLED_OUTPUT]!.data as Float32Array;
+    const D = encoder.dim;
+    assert.deepEqual(out[POOLED_OUTPUT]!.dims, [2, D]);
+    rows.forEach((r, i) => {
+      for (let d = 0; d < D; d++) {
+        let sum = 0;
+        for (let s = 0; s < r.length; s++) sum += hidden[(i * width + s) * D + d]!;
+        assert.ok(Math.abs(sum / r.length - pooled[i * D + d]!) < 1e-4, `row ${i} dim ${d}: ${sum / r.length} vs ${pooled[i * D + d]}`);
+      }
+    });
+  } finally {
+    await session.release();
+  }
 });
 
 void test('the encoder ranks a definition closer to its call site than an unrelated one', async () => {

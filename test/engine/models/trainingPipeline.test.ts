@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelRegistry } from '../../../src/engine/models';
 import { repoRoot, tempDir } from '../../helpers/paths';
@@ -81,12 +81,27 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     const se = await run(python, ['export_encoder.py', '--work', work, '--ckpt', join(distilled, 'encoder.pt'), '--out', join(studentModels, 'coderag-encoder'), '--max-length', '64'], 120_000);
     assert.equal(se.code, 0, se.output.slice(-2000));
     const reg3 = new ModelRegistry({ modelsDir: studentModels, threads: 1 });
+    // fuse_encoder.py (the shipped graph's last step): the graph pools itself, and the loader's
+    // vectors from it are the ones it pooled in JavaScript before, for a padded batch too.
+    const fusedModels = join(tmp.path, 'fused-models');
+    cpSync(join(studentModels, 'coderag-encoder'), join(fusedModels, 'coderag-encoder'), { recursive: true });
+    const fusedGraph = join(fusedModels, 'coderag-encoder', 'onnx', 'model.onnx');
+    const fu = await run(python, ['fuse_encoder.py', '--model', join(studentModels, 'coderag-encoder', 'onnx', 'model.onnx'), '--out', fusedGraph], 60_000);
+    assert.equal(fu.code, 0, fu.output.slice(-2000));
+    const reg4 = new ModelRegistry({ modelsDir: fusedModels, threads: 1 });
     try {
       const enc = await reg3.encoder();
-      const [v] = await enc.embed(['class A: pass'], new AbortController().signal);
-      assert.equal(v!.length, enc.dim);
+      const texts = ['class A: pass', 'def area(self):\n    return self.width * self.height\n', 'x = 1'];
+      const plain = await enc.embed(texts, new AbortController().signal);
+      assert.equal(plain[0]!.length, enc.dim);
+      const fused = await (await reg4.encoder()).embed(texts, new AbortController().signal);
+      plain.forEach((v, i) => {
+        const cosine = v.reduce((s, x, d) => s + x * fused[i]![d]!, 0);
+        assert.ok(cosine > 0.99999, `text ${i}: cosine ${cosine}`);
+      });
     } finally {
       await reg3.dispose();
+      await reg4.dispose();
     }
 
     // Resumable: a second run with --resume continues from the checkpoint's step.

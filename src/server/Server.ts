@@ -155,7 +155,22 @@ export class Server {
           return createRetrievalPaths(kb, parsers, {
             ...(dense ? { dense: { encoder: dense, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, ...chunking, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
             // ProCC's code windows: the same encoder (windows on its thread), built after the dense vectors, paced the same way.
-            ...(dense ? { similar: { encoder: dense, indexFolder: context.indexFolder, chunkSize: threadEntry ? WINDOW_CHUNK : WINDOW_CHUNK_IN_PROCESS, pace: (signal: AbortSignal) => this.foreground.yield(signal), nextLine: () => this.nextLine } } : {}),
+            ...(dense && encoder
+              ? {
+                  similar: {
+                    encoder: dense,
+                    // Windows at the query length, on the encoder's thread (WorkerEncoder.embed runs there).
+                    embedWindows: async (texts: string[], signal: AbortSignal) => {
+                      const worker = await thread;
+                      return worker ? worker.embed(texts, signal) : encoder.embed(texts, signal);
+                    },
+                    indexFolder: context.indexFolder,
+                    chunkSize: threadEntry ? WINDOW_CHUNK : WINDOW_CHUNK_IN_PROCESS,
+                    pace: (signal: AbortSignal) => this.foreground.yield(signal),
+                    nextLine: () => this.nextLine,
+                  },
+                }
+              : {}),
           });
         },
       },

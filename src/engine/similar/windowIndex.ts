@@ -47,6 +47,12 @@ export interface WindowIndexOptions {
   /** Awaited before each embed call of a background run: the host lets foreground work go first. */
   pace?: (signal: AbortSignal) => Promise<void>;
   onProgress?: (p: { done: number; total: number }) => void;
+  /**
+   * Embeds a chunk of windows at the encoder's full length, as the queries that search them are
+   * (ProCC's figures were measured so; knowledge-base items are embedded shorter, the encoder's
+   * item_max_length): a host with an encoder thread runs it there. Default: encoder.embed.
+   */
+  embedWindows?: (texts: string[], signal: AbortSignal) => Promise<Float32Array[]>;
 }
 
 /** Window size and stride chosen by measurement on the tuning cases (see the issue-18 report). */
@@ -201,8 +207,7 @@ export class CodeWindowIndex implements Disposable {
         if (this.options.pace) await this.options.pace(signal);
         const part = todo.slice(i, i + size);
         const texts = part.map(([, t]) => t);
-        // Index texts as the dense path embeds items (on the encoder's thread where the host has one).
-        const vecs = await (this.encoder.embedItems ? this.encoder.embedItems(texts, signal) : this.encoder.embed(texts, signal));
+        const vecs = await (this.options.embedWindows ? this.options.embedWindows(texts, signal) : this.encoder.embed(texts, signal));
         part.forEach(([h], j) => {
           const v = vecs[j];
           if (!v || v.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${this.encoder.dim}`);

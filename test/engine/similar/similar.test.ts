@@ -78,6 +78,31 @@ void test('the window index builds fixed windows with vectors, persists them, re
   }
 });
 
+
+void test('windows are embedded as queries are (the full length), never at the shorter item length; a host routes them through embedWindows', async () => {
+  const kb = await fixtureKb('pyshop');
+  const enc = await encoder();
+  const calls = { embed: 0, embedItems: 0, embedWindows: 0 };
+  const counting = {
+    name: enc.name,
+    dim: enc.dim,
+    embed: (texts: string[], signal: AbortSignal) => ((calls.embed += texts.length), enc.embed(texts, signal)),
+    embedItems: (texts: string[], signal: AbortSignal) => ((calls.embedItems += texts.length), enc.embedItems!(texts, signal)),
+  };
+  const plain = new CodeWindowIndex(kb, counting, { windowLines: 10 });
+  const built = await plain.prepare(never);
+  assert.deepEqual(calls, { embed: built.embedded, embedItems: 0, embedWindows: 0 });
+  plain.dispose();
+  const routed = new CodeWindowIndex(kb, counting, {
+    windowLines: 10,
+    embedWindows: (texts, signal) => ((calls.embedWindows += texts.length), enc.embed(texts, signal)),
+  });
+  const again = await routed.prepare(never);
+  assert.deepEqual(calls, { embed: built.embedded, embedItems: 0, embedWindows: again.embedded });
+  // The encoder really embeds items shorter than queries, so the choice shows in the vectors.
+  assert.ok(enc.maxLength > (enc as { itemMaxLength?: number }).itemMaxLength!, `${enc.maxLength}`);
+  routed.dispose();
+});
 void test('each perspective returns the expected window first (lexical, hypothetical line, summary), the unfinished file excluded', async () => {
   const kb = await fixtureKb('pyshop');
   const index = new CodeWindowIndex(kb, await encoder(), { windowLines: 10 });

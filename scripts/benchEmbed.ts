@@ -7,9 +7,12 @@
 //   3 the cached byte-level BPE on a prefix of each text;
 //   4 the int8 graph of the 4-block encoder;
 //   5 the 2-block encoder distilled from it, int8 (the shipped graph);
-//   6 + what the dense path embeds (Python docstrings cut to a first sentence; Java as it is): the shipped setting.
-// Usage: npx tsx scripts/benchEmbed.ts <repo> --old-graph OLD/model.onnx --int8-graph INT8/model.onnx [--sample 2000] [--rounds 2]
-//   (OLD: git show d0705f4^:models/coderag-encoder/onnx/model.onnx; INT8: git show 9c85e28:models/coderag-encoder/onnx/model.onnx)
+//   6 + what the dense path embeds (Python docstrings cut to a first sentence; Java as it is);
+//   7 + the graph that pools itself (models/training/fuse_encoder.py: only [B, D] leaves the runtime);
+//   8 + items at the shipped item_max_length (config.json; 192 tokens instead of 256): the shipped setting.
+// Usage: npx tsx scripts/benchEmbed.ts <repo> --old-graph OLD/model.onnx --int8-graph INT8/model.onnx --unpooled-graph 2BLOCK/model.onnx [--sample 2000] [--rounds 2]
+//   (OLD: git show d0705f4^:models/coderag-encoder/onnx/model.onnx; INT8: git show 9c85e28:models/coderag-encoder/onnx/model.onnx;
+//    2BLOCK: git show 27921c6:models/coderag-encoder/onnx/model.onnx, the 2-block graph before it pooled itself)
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KnowledgeBase } from '../src/engine/kb/KnowledgeBase';
@@ -18,12 +21,13 @@ import { OnnxEncoder } from '../src/engine/models/OnnxEncoder';
 import { loadTokenizer, loadTokenizers, readJsonFile } from '../src/engine/models/tokenizer';
 import { denseText } from '../src/engine/retrieve/dense/denseText';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'old-graph': { type: 'string' }, 'int8-graph': { type: 'string' }, sample: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '2' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'old-graph': { type: 'string' }, 'int8-graph': { type: 'string' }, 'unpooled-graph': { type: 'string' }, sample: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '2' } } });
 
 async function main(): Promise<void> {
   const repo = resolve(positionals[0] ?? '.');
   if (!values['old-graph']) throw new Error('--old-graph: the float16-stored graph before issue 21 (git show d0705f4^:models/coderag-encoder/onnx/model.onnx)');
   if (!values['int8-graph']) throw new Error('--int8-graph: the 4-block int8 graph (git show 9c85e28:models/coderag-encoder/onnx/model.onnx)');
+  if (!values['unpooled-graph']) throw new Error('--unpooled-graph: the 2-block int8 graph before it pooled itself (git show 27921c6:models/coderag-encoder/onnx/model.onnx)');
   const parsers = await loadParsers(join(__dirname, '..', 'grammars'));
   const kb = await KnowledgeBase.open({ repoRoot: repo, parsers });
   await kb.index(() => undefined, new AbortController().signal);
@@ -40,7 +44,10 @@ async function main(): Promise<void> {
   const open = (file: string, maxLength: number): Promise<OnnxEncoder> => OnnxEncoder.load({ name: 'coderag-encoder', dir, file, config, tokenizer, session: { threads: 2 }, maxLength, warmup: true });
   const old256 = await open(resolve(values['old-graph']), 256);
   const int8 = await open(resolve(values['int8-graph']), 256);
-  const shipped = await open(join(dir, 'onnx', 'model.onnx'), 256);
+  const unpooled = await open(resolve(values['unpooled-graph']), 256);
+  const pooled256 = await open(join(dir, 'onnx', 'model.onnx'), 256);
+  // The shipped item length (config.json's item_max_length): what the dense path embeds items at.
+  const shipped = await OnnxEncoder.load({ name: 'coderag-encoder', dir, file: join(dir, 'onnx', 'model.onnx'), config, tokenizer, session: { threads: 2 }, warmup: true });
   const signal = new AbortController().signal;
   const oldChunks = (): string[][] => {
     const sorted = [...texts].sort((a, b) => a.length - b.length);
@@ -71,8 +78,10 @@ async function main(): Promise<void> {
     ['2 + chunks of 32 items', async () => { for (const c of chunks32()) await old256.embedTokens(c.map((t) => libraryIds(t, 256)), signal); }],
     ['3 + cached BPE on a prefix', async () => { for (const c of chunks32()) await old256.embedTokens(c.map((t) => old256.tokenize(t)), signal); }],
     ['4 + int8 graph (4 blocks)', async () => { for (const c of chunks32()) await int8.embedItems(c, signal); }],
-    ['5 + 2 blocks distilled from it (the shipped graph)', async () => { for (const c of chunks32()) await shipped.embedItems(c, signal); }],
-    ['6 + Python docstrings cut (the shipped setting)', async () => { for (const c of chunks32(dense)) await shipped.embedItems(c, signal); }],
+    ['5 + 2 blocks distilled from it', async () => { for (const c of chunks32()) await unpooled.embedItems(c, signal); }],
+    ['6 + Python docstrings cut', async () => { for (const c of chunks32(dense)) await unpooled.embedItems(c, signal); }],
+    ['7 + the graph pools itself', async () => { for (const c of chunks32(dense)) await pooled256.embedItems(c, signal); }],
+    [`8 + items at ${shipped.itemMaxLength} tokens (the shipped setting)`, async () => { for (const c of chunks32(dense)) await shipped.embedItems(c, signal); }],
   ];
   process.stdout.write(`# benchEmbed: ${repo}, ${texts.length} of ${items.length} distinct item texts, onnxruntime 2 threads, in-process\n`);
   for (let round = 1; round <= Number(values.rounds); round++) {
@@ -85,7 +94,7 @@ async function main(): Promise<void> {
       process.stdout.write(`round ${round} | ${name.padEnd(66)} | ${rate.toFixed(0).padStart(5)} items/s | x${(rate / rates[0]!).toFixed(2)} of step 1\n`);
     }
   }
-  await Promise.all([old256.dispose(), int8.dispose(), shipped.dispose()]);
+  await Promise.all([old256.dispose(), int8.dispose(), unpooled.dispose(), pooled256.dispose(), shipped.dispose()]);
 }
 
 main().catch((e: unknown) => {

@@ -13,7 +13,8 @@
 //     first completion sent right after opening (answered with the paths ready by then); event-loop delay (max, p99) and the
 //     round trip of a tiny request while it indexes and while it embeds; completion requests sent
 //     while it embeds;
-//   - RSS after indexing, 5 s later (idle: the encoder thread has stopped) and after the requests;
+//   - RSS after indexing, 5 s later (idle: the encoder thread has stopped), after the requests (a
+//     second after a full collection) and 15 s after that with no collection forced (rested);
 //   - ~100 completion requests at varied cursors in real files: server overhead (handler time
 //     minus debounce, query/retrieve/rerank/generate stages and model preparation: what the
 //     server adds), full request time (client round trip), first request in a newly opened file
@@ -58,6 +59,8 @@ const MODEL = 'bench-instant:latest';
 const SETTLE_MS = 5000;
 /** How long after a full collection memory is read (coderag/memory). */
 const COLLECTION_SETTLE_MS = 1000;
+/** After the requests' reading, memory is read once more this much later, with no collection forced. */
+const RESTED_MS = 15000;
 /** Memory is read again after this many completion requests. */
 const WARM_REQUESTS = 20;
 
@@ -288,6 +291,11 @@ interface RepoFigures {
   /** RSS at the full collection itself, before the collector returned its pages. */
   rssAfterRequestsAtCollectionMB: number;
   heapAfterRequestsMB: number;
+  /** The JS heap V8 holds (used plus free space not returned) after the requests. */
+  heapTotalAfterRequestsMB: number;
+  /** RSS and the JS heap V8 holds RESTED_MS after that reading, with no collection forced. */
+  rssRestedMB: number;
+  heapTotalRestedMB: number;
   externalAfterRequestsMB: number;
   /** Both memory readings were taken after a full collection. */
   memoryAfterGc: boolean;
@@ -463,6 +471,10 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
     const end = await lsp.status();
     const memEnd = await lsp.memory();
     await holdIfAsked('CODERAG_BENCH_PAUSE_END_MS', 'paused after the requests', lsp, memEnd);
+    // What an editor's server holds once the user pauses: no forced collection, after V8's memory
+    // reducer (it starts 8 s after allocation slows down) has had its turn.
+    await new Promise((r) => setTimeout(r, RESTED_MS));
+    const memRested = (await lsp.connection.sendRequest(MemoryRequest.method, { collectGarbage: false })) as MemoryResult;
     const stageNames = [...new Set(samples.flatMap((s) => Object.keys(s.stages)))];
     const figures: RepoFigures = {
       repo,
@@ -492,6 +504,9 @@ async function benchRepo(repo: string): Promise<RepoFigures> {
       rssAfterRequestsMB: memEnd.rssMB,
       rssAfterRequestsAtCollectionMB: memEnd.rssAtCollectionMB,
       heapAfterRequestsMB: memEnd.heapUsedMB,
+      heapTotalAfterRequestsMB: memEnd.heapTotalMB,
+      rssRestedMB: memRested.rssMB,
+      heapTotalRestedMB: memRested.heapTotalMB,
       externalAfterRequestsMB: memEnd.externalMB,
       memoryAfterGc: memAfterIndex.collected && memEnd.collected,
       overhead: summary(samples.map((s) => s.overheadMs)),
@@ -526,7 +541,7 @@ function print(f: RepoFigures): void {
   line(`round trip of coderag/getStatus while indexing: ${fmt(f.pingWhileIndexing)}`);
   line(`round trip of coderag/getStatus while embedding: ${fmt(f.pingWhileEmbedding)}`);
   line(`completion requests while embedding (full time): ${fmt(f.completionWhileEmbedding)}`);
-  line(`memory${f.memoryAfterGc ? ` (${COLLECTION_SETTLE_MS / 1000} s after a full collection)` : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssSettledMB} MB ${SETTLE_MS / 1000} s later, idle (JS heap ${f.heapSettledMB} MB, external ${f.externalSettledMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (${f.rssAfterRequestsAtCollectionMB} MB at the collection; JS heap ${f.heapAfterRequestsMB} MB, external ${f.externalAfterRequestsMB} MB; ${f.rssSettledMB ? (((f.rssAfterRequestsMB - f.rssSettledMB) / f.rssSettledMB) * 100).toFixed(1) : '?'}% growth from the idle figure${f.rssWarmMB ? `; ${f.rssWarmMB} MB after the first ${WARM_REQUESTS}, ${(((f.rssAfterRequestsMB - f.rssWarmMB) / f.rssWarmMB) * 100).toFixed(1)}% growth from there` : ''})`);
+  line(`memory${f.memoryAfterGc ? ` (${COLLECTION_SETTLE_MS / 1000} s after a full collection)` : ''}: rss ${f.rssAfterIndexMB} MB after indexing (JS heap ${f.heapAfterIndexMB} MB, external ${f.externalAfterIndexMB} MB, native rest ${f.rssAfterIndexMB - f.heapAfterIndexMB - f.externalAfterIndexMB} MB), rss ${f.rssSettledMB} MB ${SETTLE_MS / 1000} s later, idle (JS heap ${f.heapSettledMB} MB, external ${f.externalSettledMB} MB), rss ${f.rssAfterRequestsMB} MB after ${f.overhead.n} requests (${f.rssAfterRequestsAtCollectionMB} MB at the collection; JS heap ${f.heapAfterRequestsMB} MB of ${f.heapTotalAfterRequestsMB} MB held, external ${f.externalAfterRequestsMB} MB; ${f.rssSettledMB ? (((f.rssAfterRequestsMB - f.rssSettledMB) / f.rssSettledMB) * 100).toFixed(1) : '?'}% growth from the idle figure${f.rssWarmMB ? `; ${f.rssWarmMB} MB after the first ${WARM_REQUESTS}, ${(((f.rssAfterRequestsMB - f.rssWarmMB) / f.rssWarmMB) * 100).toFixed(1)}% growth from there` : ''}); ${RESTED_MS / 1000} s later, no collection forced: rss ${f.rssRestedMB} MB (JS heap ${f.heapTotalRestedMB} MB held)`);
   line(`server overhead per request (handler minus debounce, query, retrieve, rerank, generate, model preparation): ${fmt(f.overhead)}`);
   line(`  first request in a newly opened file: ${fmt(f.overheadFirst)}`);
   line(`  later requests in the file:           ${fmt(f.overheadLater)}`);

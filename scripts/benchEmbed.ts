@@ -9,7 +9,8 @@
 //   5 the 2-block encoder distilled from it, int8 (the shipped graph);
 //   6 + what the dense path embeds (Python docstrings cut to a first sentence; Java as it is);
 //   7 + the graph that pools itself (models/training/fuse_encoder.py: only [B, D] leaves the runtime);
-//   8 + items at the shipped item_max_length (config.json; 192 tokens instead of 256): the shipped setting.
+//   8 + items at the shipped item_max_length (config.json; 192 tokens instead of 256): the shipped setting;
+// then steps 6-8 again, interleaved chunk by chunk (the ratios to read on a shared machine).
 // Usage: npx tsx scripts/benchEmbed.ts <repo> --old-graph OLD/model.onnx --int8-graph INT8/model.onnx --unpooled-graph 2BLOCK/model.onnx [--sample 2000] [--rounds 2]
 //   (OLD: git show d0705f4^:models/coderag-encoder/onnx/model.onnx; INT8: git show 9c85e28:models/coderag-encoder/onnx/model.onnx;
 //    2BLOCK: git show 27921c6:models/coderag-encoder/onnx/model.onnx, the 2-block graph before it pooled itself)
@@ -94,6 +95,20 @@ async function main(): Promise<void> {
       process.stdout.write(`round ${round} | ${name.padEnd(66)} | ${rate.toFixed(0).padStart(5)} items/s | x${(rate / rates[0]!).toFixed(2)} of step 1\n`);
     }
   }
+  // Steps 6-8 once more, interleaved chunk by chunk (each chunk embedded by the three in turn, the
+  // order rotating): the machine's speed drifts between whole passes, not within one chunk.
+  const last: Array<[string, OnnxEncoder]> = [['6', unpooled], ['7', pooled256], ['8', shipped]];
+  const spent = last.map(() => 0);
+  const shared = chunks32(dense);
+  for (let c = 0; c < shared.length; c++) {
+    for (let k = 0; k < last.length; k++) {
+      const e = (c + k) % last.length;
+      const t0 = performance.now();
+      await last[e]![1].embedItems(shared[c]!, signal);
+      spent[e]! += performance.now() - t0;
+    }
+  }
+  last.forEach(([name], i) => process.stdout.write(`interleaved | step ${name} | ${(texts.length / (spent[i]! / 1000)).toFixed(0).padStart(5)} items/s | x${(spent[0]! / spent[i]!).toFixed(2)} of step 6\n`));
   await Promise.all([old256.dispose(), int8.dispose(), unpooled.dispose(), pooled256.dispose(), shipped.dispose()]);
 }
 

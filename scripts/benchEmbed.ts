@@ -42,13 +42,13 @@ async function main(): Promise<void> {
   const tokenizer = await loadTokenizer(dir, 'coderag-encoder');
   const { Tokenizer } = await loadTokenizers();
   const library = new Tokenizer(await readJsonFile(join(dir, 'tokenizer.json'), 'e'), await readJsonFile(join(dir, 'tokenizer_config.json'), 'e'));
-  const open = (file: string, maxLength: number): Promise<OnnxEncoder> => OnnxEncoder.load({ name: 'coderag-encoder', dir, file, config, tokenizer, session: { threads: 2 }, maxLength, warmup: true });
+  // Without maxLength: the config's lengths (items at item_max_length), as the dense path embeds them.
+  const open = (file: string, maxLength?: number): Promise<OnnxEncoder> => OnnxEncoder.load({ name: 'coderag-encoder', dir, file, config, tokenizer, session: { threads: 2 }, ...(maxLength ? { maxLength } : {}), warmup: true });
   const old256 = await open(resolve(values['old-graph']), 256);
   const int8 = await open(resolve(values['int8-graph']), 256);
   const unpooled = await open(resolve(values['unpooled-graph']), 256);
   const pooled256 = await open(join(dir, 'onnx', 'model.onnx'), 256);
-  // The shipped item length (config.json's item_max_length): what the dense path embeds items at.
-  const shipped = await OnnxEncoder.load({ name: 'coderag-encoder', dir, file: join(dir, 'onnx', 'model.onnx'), config, tokenizer, session: { threads: 2 }, warmup: true });
+  const shipped = await open(join(dir, 'onnx', 'model.onnx'));
   const signal = new AbortController().signal;
   const oldChunks = (): string[][] => {
     const sorted = [...texts].sort((a, b) => a.length - b.length);

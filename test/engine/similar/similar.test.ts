@@ -78,7 +78,6 @@ void test('the window index builds fixed windows with vectors, persists them, re
   }
 });
 
-
 void test('windows are embedded as queries are (the full length), never at the shorter item length; a host routes them through embedWindows', async () => {
   const kb = await fixtureKb('pyshop');
   const enc = await encoder();
@@ -99,10 +98,11 @@ void test('windows are embedded as queries are (the full length), never at the s
   });
   const again = await routed.prepare(never);
   assert.deepEqual(calls, { embed: built.embedded, embedItems: 0, embedWindows: again.embedded });
-  // The encoder really embeds items shorter than queries, so the choice shows in the vectors.
+  // The encoder really embeds items shorter than queries, so which method windows go through matters.
   assert.ok(enc.maxLength > (enc as { itemMaxLength?: number }).itemMaxLength!, `${enc.maxLength}`);
   routed.dispose();
 });
+
 void test('each perspective returns the expected window first (lexical, hypothetical line, summary), the unfinished file excluded', async () => {
   const kb = await fixtureKb('pyshop');
   const index = new CodeWindowIndex(kb, await encoder(), { windowLines: 10 });

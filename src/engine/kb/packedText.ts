@@ -6,7 +6,7 @@
 // items' `text` and `docstring` getters; the texts of the blocks read last stay decoded.
 import { deflateRawSync } from 'node:zlib';
 import { inflateRawInto } from '../util/inflate';
-import type { FileExtraction, ItemKind, KbItem, Lang, LineRange } from './types';
+import { ITEM_KINDS, type FileExtraction, type ItemKind, type KbItem, type Lang, type LineRange } from './types';
 
 /** Blocks whose texts stay decoded for the next reads (a block holds up to about 16K characters). */
 const CACHE_BLOCKS = 64;
@@ -85,6 +85,11 @@ class TextBlock {
   }
 }
 
+/** The kind as the module's own constant string (an item's may be a copy: one per item). */
+function canonicalKind(kind: ItemKind): ItemKind {
+  return ITEM_KINDS.find((k) => k === kind) ?? kind;
+}
+
 /** A knowledge-base item whose text and docstring live in its file's TextBlock. */
 class PackedItem implements KbItem {
   id: string;
@@ -101,16 +106,17 @@ class PackedItem implements KbItem {
     item: KbItem,
     private readonly block: TextBlock,
     private readonly at: number,
+    shared: (value: string) => string,
   ) {
     this.id = item.id;
-    this.kind = item.kind;
-    this.lang = item.lang;
-    this.path = item.path;
+    this.kind = canonicalKind(item.kind);
+    this.lang = item.lang === 'java' ? 'java' : 'python';
+    this.path = shared(item.path);
     this.name = item.name;
     this.qualifiedName = item.qualifiedName;
     this.signature = item.signature;
     this.range = item.range;
-    if (item.className !== undefined) this.className = item.className;
+    if (item.className !== undefined) this.className = shared(item.className);
   }
 
   get text(): string {
@@ -139,6 +145,14 @@ const BLOCK_TEXT_CHARS = 16 * 1024;
 export function packExtraction(extraction: FileExtraction): FileExtraction {
   if (extraction.items.length === 0) return extraction;
   const items: KbItem[] = [];
+  // One string per distinct path and class name of the file: every item repeats them, each its own copy as extracted.
+  const seen = new Map<string, string>();
+  const shared = (value: string): string => {
+    const had = seen.get(value);
+    if (had !== undefined) return had;
+    seen.set(value, value);
+    return value;
+  };
   let start = 0;
   let chars = 0;
   extraction.items.forEach((item, i) => {
@@ -146,7 +160,7 @@ export function packExtraction(extraction: FileExtraction): FileExtraction {
     if (chars < BLOCK_TEXT_CHARS && i < extraction.items.length - 1) return;
     const group = extraction.items.slice(start, i + 1);
     const block = TextBlock.of(group.flatMap((it) => [it.text, it.docstring]));
-    group.forEach((it, k) => items.push(new PackedItem(it, block, k)));
+    group.forEach((it, k) => items.push(new PackedItem(it, block, k, shared)));
     start = i + 1;
     chars = 0;
   });

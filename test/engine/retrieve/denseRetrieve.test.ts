@@ -103,6 +103,11 @@ void test('vectors persist in the index folder, are reused, and only a changed f
     assert.match(enc2.seen[0]!, /brand_new_helper/);
     const after = await again.retrieve({ file: { path: 'x.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'brand_new_helper value', spans: [] }, topJ: 1 }, new AbortController().signal);
     assert.equal(after.results[0]?.snippet.name, 'brand_new_helper');
+    // Items of the files not edited keep their vectors through the rebuild: the same hit, the same score.
+    const beforeHit = before.results.find((r) => r.snippet.name === 'make_gateway')!;
+    const unchanged = await again.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 }, new AbortController().signal);
+    const unchangedHit = unchanged.results.find((r) => r.snippet.name === 'make_gateway');
+    assert.equal(unchangedHit?.score, beforeHit.score);
     // Saved: a third retriever reuses the new vector too.
     const enc3 = countingEncoder();
     const third = new DenseRetriever(kb, enc3, { indexFolder: cache.path });

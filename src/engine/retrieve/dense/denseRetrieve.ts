@@ -97,14 +97,24 @@ interface Family {
   fileRows: Map<string, [number, number]>;
 }
 
+/** A compiled vector's place: row `row` of the functions (parity 0) or the variables (parity 1). */
+function rowKey(row: number, parity: 0 | 1): number {
+  return row * 2 + parity;
+}
+
 function isFunction(item: KbItem): boolean {
   return item.kind === 'function' || item.kind === 'classFunction';
 }
 
 export class DenseRetriever implements Retriever, Disposable {
   readonly name = 'dense' as const;
-  /** Vectors by text hash: identical text, identical vector (and a moved item keeps its vector). */
-  private readonly vectors = new Map<string, CodedRow>();
+  /**
+   * Vectors by text hash: identical text, identical vector (and a moved item keeps its vector).
+   * A compiled vector is known by its row alone (rowKey: no object per vector); `loose` holds the
+   * ones not yet compiled (the saved store's, those embedded since) until compile().
+   */
+  private rows = new Map<string, number>();
+  private readonly loose = new Map<string, CodedRow>();
   /** Items per file, as last embedded. */
   private readonly files = new Map<string, KbItem[]>();
   private readonly pending = new Set<string>();
@@ -171,7 +181,7 @@ export class DenseRetriever implements Retriever, Disposable {
     this.storeRead = true;
     const path = this.storePath;
     if (!path) return;
-    this.storeStatus = await readCodedCache(path, this.encoder, this.vectors);
+    this.storeStatus = await readCodedCache(path, this.encoder, this.loose);
     if (typeof this.storeStatus === 'object') log.warn(`dense vectors at ${path} are invalid (${this.storeStatus.invalid}); re-embedding`);
   }
 
@@ -216,7 +226,7 @@ export class DenseRetriever implements Retriever, Disposable {
       await pause();
       for (const item of items) {
         const hash = itemHash(item);
-        if (this.vectors.has(hash)) reused++;
+        if (this.rows.has(hash) || this.loose.has(hash)) reused++;
         else if (!need.has(hash)) need.set(hash, embeddedText(item));
       }
     }
@@ -237,7 +247,7 @@ export class DenseRetriever implements Retriever, Disposable {
           const v = vecs[j];
           if (!v || v.length !== dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${dim}`);
           const scale = quantizeInto(v, codes, j * dim);
-          this.vectors.set(hash, { codes: codes.subarray(j * dim, (j + 1) * dim), scale });
+          this.loose.set(hash, { codes: codes.subarray(j * dim, (j + 1) * dim), scale });
         });
         done += part.length;
       }
@@ -258,36 +268,50 @@ export class DenseRetriever implements Retriever, Disposable {
     return { store: found, embedded: todo.length, reused, items: this.size, elapsedMs: performance.now() - start };
   }
 
-  /** Rebuild the two contiguous matrices (the vector cache then points into them) and drop vectors no item uses any more. */
+  /** The vector of a text hash: a loose one, or a row of the compiled matrices. */
+  private vector(hash: string): CodedRow | undefined {
+    const loose = this.loose.get(hash);
+    if (loose) return loose;
+    const key = this.rows.get(hash);
+    if (key === undefined) return undefined;
+    const family = key % 2 === 0 ? this.functions : this.variables;
+    const row = Math.floor(key / 2);
+    const dim = this.encoder.dim;
+    return { codes: family.codes.subarray(row * dim, (row + 1) * dim), scale: family.scales[row]! };
+  }
+
+  /** Rebuild the two contiguous matrices; every vector an item uses becomes a row of them, the rest are dropped. */
   private compile(): void {
     const dim = this.encoder.dim;
     const fns: KbItem[] = [];
     const vars: KbItem[] = [];
     for (const path of [...this.files.keys()].sort()) for (const item of this.files.get(path)!) (isFunction(item) ? fns : vars).push(item);
-    const used = new Set<string>();
-    const build = (items: KbItem[]): Family => {
+    const rows = new Map<string, number>();
+    const build = (items: KbItem[], parity: 0 | 1): Family => {
       const codes = new Int8Array(items.length * dim);
       const scales = new Float32Array(items.length);
       const fileRows = new Map<string, [number, number]>();
       items.forEach((item, i) => {
         const hash = itemHash(item);
-        used.add(hash);
-        const v = this.vectors.get(hash);
+        const v = this.vector(hash);
         if (v) {
           codes.set(v.codes, i * dim);
           scales[i] = v.scale;
-          // The cache keeps a view of the matrix row, not a second copy of every vector.
-          this.vectors.set(hash, { codes: codes.subarray(i * dim, (i + 1) * dim), scale: v.scale });
+          if (!rows.has(hash)) rows.set(hash, rowKey(i, parity));
         }
-        const rows = fileRows.get(item.path);
-        if (rows) rows[1] = i + 1;
+        const span = fileRows.get(item.path);
+        if (span) span[1] = i + 1;
         else fileRows.set(item.path, [i, i + 1]);
       });
       return { items, codes, scales, fileRows };
     };
-    this.functions = build(fns);
-    this.variables = build(vars);
-    for (const hash of [...this.vectors.keys()]) if (!used.has(hash)) this.vectors.delete(hash);
+    // Both built before either replaces the old matrices, which vector() still reads.
+    const functions = build(fns, 0);
+    const variables = build(vars, 1);
+    this.functions = functions;
+    this.variables = variables;
+    this.rows = rows;
+    this.loose.clear();
   }
 
   private async save(): Promise<void> {
@@ -301,7 +325,7 @@ export class DenseRetriever implements Retriever, Disposable {
     all.forEach((item, i) => {
       const hash = itemHash(item);
       rows.push({ id: item.id, hash });
-      const v = this.vectors.get(hash);
+      const v = this.vector(hash);
       if (v) {
         codes.set(v.codes, i * dim);
         scales[i] = v.scale;

@@ -52,8 +52,13 @@ export function denseFilePath(indexFolder: string, encoderName: string): string 
   return join(indexFolder, `dense-${encoderName.replace(/[^A-Za-z0-9._-]/g, '_')}.bin`);
 }
 
+/**
+ * The first 20 hex digits of the text's SHA-1. Written from the digest's first 10 bytes, a flat
+ * 20-character string: `.slice(0, 20)` of the 40-digit one made a slice that kept all 40 alive
+ * for as long as the key lives (one per knowledge-base item).
+ */
 export function textHash(text: string): string {
-  return createHash('sha1').update(text).digest('hex').slice(0, 20);
+  return createHash('sha1').update(text).digest().toString('hex', 0, 10);
 }
 
 /** Bytes of the payload for `rows` rows of `dim` values in `layout`. */

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from bpe import Tokenizer
 from gpt import GPT
-from onnx_weights import onnx_gpt_state
+from onnx_weights import onnx_gpt_state, onnx_int8_gpt_state
 from pairs import definitions, call_pairs, doc_pairs
 from train_encoder import Encoder, pool, batchify, evaluate, eval_task, warmup_cosine
 
@@ -48,7 +48,7 @@ def build(sd, layers, n_head, blocks=None):
     return gpt
 
 
-def mine_texts(work, tok, max_len, rng, max_files=10 ** 9):
+def mine_texts(work, tok, max_len, rng, max_files=10 ** 9, item_len=None):
     pairs = []
     for n, line in enumerate(open(os.path.join(work, 'corpus', 'train.jsonl'))):
         if n >= max_files:
@@ -66,7 +66,7 @@ def mine_texts(work, tok, max_len, rng, max_files=10 ** 9):
     rng.shuffle(pairs)
     out = []
     for q, t in pairs:
-        qi, ti = tok.encode(q)[-max_len:], tok.encode(t)[:max_len]
+        qi, ti = tok.encode(q)[-max_len:], tok.encode(t)[:item_len or max_len]
         if qi and ti:
             out.append((qi, ti))
     return out
@@ -84,6 +84,8 @@ def main(argv=None):
     ap.add_argument('--max-steps', type=int, default=10 ** 9)
     ap.add_argument('--batch', type=int, default=32)
     ap.add_argument('--max-len', type=int, default=256)
+    ap.add_argument('--item-len', type=int, default=None, help="definitions' first N tokens (default --max-len; the product embeds items at config.json's item_max_length)")
+    ap.add_argument('--init', default=None, help="start the student from this graph's weights instead of teacher blocks (an int8 graph is widened back: a shipped student trained further)")
     ap.add_argument('--lr', type=float, default=3e-4)
     ap.add_argument('--temp', type=float, default=0.05)
     ap.add_argument('--threads', type=int, default=2)
@@ -104,11 +106,16 @@ def main(argv=None):
     sd = onnx_gpt_state(args.teacher)
     teacher = Encoder(build(sd, 1 + max(int(k.split('.')[1]) for k in sd if k.startswith('blocks.')), args.heads)).eval()
     blocks = [int(b) for b in args.blocks.split(',')][:args.layers]
-    gpt = build(sd, args.layers, args.heads, blocks)
+    if args.init:
+        init = onnx_int8_gpt_state(args.init)
+        gpt = build(init, 1 + max(int(k.split('.')[1]) for k in init if k.startswith('blocks.')), args.heads)
+        blocks = f'init {args.init}'
+    else:
+        gpt = build(sd, args.layers, args.heads, blocks)
     student = Encoder(gpt)
     t0 = time.time()
     rng = random.Random(0)
-    data = mine_texts(args.work, tok, args.max_len, rng, args.max_files)
+    data = mine_texts(args.work, tok, args.max_len, rng, args.max_files, args.item_len)
     say(f'distill: {len(data)} query/definition pairs in {time.time() - t0:.0f}s; student {args.layers} blocks from teacher blocks {blocks}')
     task = eval_task(args.work, max_files=args.eval_max_files)
     results = {'task': {'queries': len(task[1]), 'candidates': len(task[0])}}
@@ -150,7 +157,7 @@ def main(argv=None):
     results['student'], _ = evaluate(student, tok, args.work, args.max_len, task)
     results.update({'steps': step, 'minutes': minutes, 'batch': args.batch, 'pairs': len(data), 'layers': args.layers, 'blocks': blocks})
     say(f"student after {step} steps ({minutes:.1f} min): {json.dumps(results['student'])}")
-    cfg = {'vocab': gpt.cfg['vocab'], 'n_positions': gpt.cfg['n_positions'], 'd': gpt.cfg['d'], 'n_layer': args.layers, 'n_head': args.heads}
+    cfg = {'vocab': gpt.cfg['vocab'], 'n_positions': gpt.cfg['n_positions'], 'd': gpt.cfg['d'], 'n_layer': len(gpt.blocks), 'n_head': args.heads}
     torch.save({'model': gpt.state_dict(), 'cfg': cfg, 'results': results}, os.path.join(args.out, 'encoder.pt'))
     json.dump(results, open(os.path.join(args.out, 'results.json'), 'w'), indent=1)
 

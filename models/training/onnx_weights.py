@@ -1,7 +1,7 @@
 """Read a shipped ONNX decoder (export_lm.py's layout) back into a GPT module: the warm start
 from the model in models/coderag-lm when its checkpoint is not on this machine; and any exported
 graph's weights as a state dict (distill_encoder.py's teacher)."""
-import json, os
+import json, os, re
 import numpy as np
 import onnx
 import torch
@@ -19,6 +19,23 @@ def onnx_gpt_state(path):
             name = name[:-len('__fp16')]
         if name.startswith('gpt.'):
             state[name[len('gpt.'):]] = torch.from_numpy(numpy_helper.to_array(init).astype(np.float32).copy())
+    return state
+
+
+def onnx_int8_gpt_state(path):
+    """onnx_gpt_state of a dynamically quantised graph (quantize_encoder.py's, as shipped): each
+    int8 MatMul weight `/blocks.N/NAME/Transpose_output_0_quantized` [in, out], with its per-column
+    scale and zero point, is widened back to `blocks.N.NAME.weight` [out, in] (a warm start, not the
+    float weights it was quantised from: each differs by at most half a step)."""
+    state = onnx_gpt_state(path)
+    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    for name, q in inits.items():
+        m = re.fullmatch(r'/blocks\.(\d+)/(\w+)/Transpose_output_0_quantized', name)
+        if not m:
+            continue
+        base = name[:-len('_quantized')]
+        w = (q.astype(np.float32) - inits[base + '_zero_point'].astype(np.float32)) * inits[base + '_scale'].astype(np.float32)
+        state[f'blocks.{m.group(1)}.{m.group(2)}.weight'] = torch.from_numpy(np.ascontiguousarray(w.T))
     return state
 
 

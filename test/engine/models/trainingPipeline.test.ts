@@ -103,6 +103,29 @@ void test('the training pipeline trains and exports tiny models that the Node lo
       await reg3.dispose();
       await reg4.dispose();
     }
+    // A student trained further starts from a graph's weights (--init; the shipped one is int8):
+    // with no step taken, the graph exported from it gives the vectors of the graph it started from.
+    const again = join(work, 'encoder-distilled-again');
+    const d2 = await run(python, ['distill_encoder.py', '--work', work, '--teacher', join(models, 'coderag-encoder', 'onnx', 'model.onnx'), '--out', again,
+      '--init', fusedGraph, '--item-len', '32', '--max-steps', '0', '--batch', '4', '--max-len', '64', '--max-files', '10', '--eval-max-files', '3'], 180_000);
+    assert.equal(d2.code, 0, d2.output.slice(-3000));
+    const againModels = join(tmp.path, 'again-models');
+    const se2 = await run(python, ['export_encoder.py', '--work', work, '--ckpt', join(again, 'encoder.pt'), '--out', join(againModels, 'coderag-encoder'), '--max-length', '64'], 120_000);
+    assert.equal(se2.code, 0, se2.output.slice(-2000));
+    const reg5 = new ModelRegistry({ modelsDir: fusedModels, threads: 1 });
+    const reg6 = new ModelRegistry({ modelsDir: againModels, threads: 1 });
+    try {
+      const texts = ['class A: pass', 'def area(self):\n    return self.width * self.height\n'];
+      const from = await (await reg5.encoder()).embed(texts, new AbortController().signal);
+      const back = await (await reg6.encoder()).embed(texts, new AbortController().signal);
+      from.forEach((v, i) => {
+        const cosine = v.reduce((s, x, d) => s + x * back[i]![d]!, 0);
+        assert.ok(cosine > 0.999, `text ${i}: cosine ${cosine}`);
+      });
+    } finally {
+      await reg5.dispose();
+      await reg6.dispose();
+    }
 
     // Resumable: a second run with --resume continues from the checkpoint's step.
     const tiny = ['--layers', '1', '--d', '32', '--heads', '2', '--ctx', '64', '--batch', '2', '--eval-tokens', '512'];

@@ -29,6 +29,11 @@ from pairs import definitions, call_pairs, doc_pairs
 from train_encoder import Encoder, pool, batchify, evaluate, eval_task, warmup_cosine
 
 
+def block_count(sd):
+    """How many blocks a GPT state dict holds."""
+    return 1 + max(int(k.split('.')[1]) for k in sd if k.startswith('blocks.'))
+
+
 def build(sd, layers, n_head, blocks=None):
     vocab, d = sd['wte.weight'].shape
     n_pos = sd['wpe.weight'].shape[0]
@@ -104,11 +109,11 @@ def main(argv=None):
 
     tok = Tokenizer.load(os.path.join(args.work, 'tokenizer', 'tokenizer.json'))
     sd = onnx_gpt_state(args.teacher)
-    teacher = Encoder(build(sd, 1 + max(int(k.split('.')[1]) for k in sd if k.startswith('blocks.')), args.heads)).eval()
+    teacher = Encoder(build(sd, block_count(sd), args.heads)).eval()
     blocks = [int(b) for b in args.blocks.split(',')][:args.layers]
     if args.init:
         init = onnx_int8_gpt_state(args.init)
-        gpt = build(init, 1 + max(int(k.split('.')[1]) for k in init if k.startswith('blocks.')), args.heads)
+        gpt = build(init, block_count(init), args.heads)
         blocks = f'init {args.init}'
     else:
         gpt = build(sd, args.layers, args.heads, blocks)
@@ -116,7 +121,7 @@ def main(argv=None):
     t0 = time.time()
     rng = random.Random(0)
     data = mine_texts(args.work, tok, args.max_len, rng, args.max_files, args.item_len)
-    say(f'distill: {len(data)} query/definition pairs in {time.time() - t0:.0f}s; student {args.layers} blocks from teacher blocks {blocks}')
+    say(f'distill: {len(data)} query/definition pairs in {time.time() - t0:.0f}s; student {len(gpt.blocks)} blocks from teacher blocks {blocks}')
     task = eval_task(args.work, max_files=args.eval_max_files)
     results = {'task': {'queries': len(task[1]), 'candidates': len(task[0])}}
     results['teacher'], _ = evaluate(teacher, tok, args.work, args.max_len, task)
@@ -155,7 +160,7 @@ def main(argv=None):
     minutes = (time.time() - t_start) / 60
     student.eval()
     results['student'], _ = evaluate(student, tok, args.work, args.max_len, task)
-    results.update({'steps': step, 'minutes': minutes, 'batch': args.batch, 'pairs': len(data), 'layers': args.layers, 'blocks': blocks})
+    results.update({'steps': step, 'minutes': minutes, 'batch': args.batch, 'pairs': len(data), 'layers': len(gpt.blocks), 'blocks': blocks})
     say(f"student after {step} steps ({minutes:.1f} min): {json.dumps(results['student'])}")
     cfg = {'vocab': gpt.cfg['vocab'], 'n_positions': gpt.cfg['n_positions'], 'd': gpt.cfg['d'], 'n_layer': len(gpt.blocks), 'n_head': args.heads}
     torch.save({'model': gpt.state_dict(), 'cfg': cfg, 'results': results}, os.path.join(args.out, 'encoder.pt'))

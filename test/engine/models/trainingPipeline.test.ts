@@ -18,6 +18,16 @@ function missingPython(): string | undefined {
   return undefined;
 }
 
+/** Each vector of `a` points where the same one of `b` does (unit vectors: the cosine is the dot product). */
+function assertSameDirections(a: Float32Array[], b: Float32Array[], minCosine: number): void {
+  assert.equal(a.length, b.length);
+  a.forEach((v, i) => {
+    let cosine = 0;
+    for (let d = 0; d < v.length; d++) cosine += v[d]! * b[i]![d]!;
+    assert.ok(cosine > minCosine, `text ${i}: cosine ${cosine}`);
+  });
+}
+
 function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return runEnv(cmd, args, {}, timeoutMs);
 }
@@ -95,10 +105,7 @@ void test('the training pipeline trains and exports tiny models that the Node lo
       const plain = await enc.embed(texts, new AbortController().signal);
       assert.equal(plain[0]!.length, enc.dim);
       const fused = await (await reg4.encoder()).embed(texts, new AbortController().signal);
-      plain.forEach((v, i) => {
-        const cosine = v.reduce((s, x, d) => s + x * fused[i]![d]!, 0);
-        assert.ok(cosine > 0.99999, `text ${i}: cosine ${cosine}`);
-      });
+      assertSameDirections(plain, fused, 0.99999);
     } finally {
       await reg3.dispose();
       await reg4.dispose();
@@ -118,10 +125,7 @@ void test('the training pipeline trains and exports tiny models that the Node lo
       const texts = ['class A: pass', 'def area(self):\n    return self.width * self.height\n'];
       const from = await (await reg5.encoder()).embed(texts, new AbortController().signal);
       const back = await (await reg6.encoder()).embed(texts, new AbortController().signal);
-      from.forEach((v, i) => {
-        const cosine = v.reduce((s, x, d) => s + x * back[i]![d]!, 0);
-        assert.ok(cosine > 0.999, `text ${i}: cosine ${cosine}`);
-      });
+      assertSameDirections(from, back, 0.999);
     } finally {
       await reg5.dispose();
       await reg6.dispose();

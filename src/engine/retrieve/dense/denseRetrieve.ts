@@ -268,16 +268,26 @@ export class DenseRetriever implements Retriever, Disposable {
     return { store: found, embedded: todo.length, reused, items: this.size, elapsedMs: performance.now() - start };
   }
 
-  /** The vector of a text hash: a loose one, or a row of the compiled matrices. */
-  private vector(hash: string): CodedRow | undefined {
+  /**
+   * Copies the vector of a text hash (a loose one, or a row of the compiled matrices) into row `at`
+   * of `codes` / `scales`, with no view or object made for a compiled one; false when there is none.
+   */
+  private copyVector(hash: string, codes: Int8Array, scales: Float32Array, at: number): boolean {
+    const dim = this.encoder.dim;
     const loose = this.loose.get(hash);
-    if (loose) return loose;
+    if (loose) {
+      codes.set(loose.codes, at * dim);
+      scales[at] = loose.scale;
+      return true;
+    }
     const key = this.rows.get(hash);
-    if (key === undefined) return undefined;
+    if (key === undefined) return false;
     const family = key % 2 === 0 ? this.functions : this.variables;
     const row = Math.floor(key / 2);
-    const dim = this.encoder.dim;
-    return { codes: family.codes.subarray(row * dim, (row + 1) * dim), scale: family.scales[row]! };
+    const from = family.codes;
+    for (let d = 0, src = row * dim, dst = at * dim; d < dim; d++) codes[dst + d] = from[src + d]!;
+    scales[at] = family.scales[row]!;
+    return true;
   }
 
   /** Rebuild the two contiguous matrices; every vector an item uses becomes a row of them, the rest are dropped. */
@@ -293,19 +303,14 @@ export class DenseRetriever implements Retriever, Disposable {
       const fileRows = new Map<string, [number, number]>();
       items.forEach((item, i) => {
         const hash = itemHash(item);
-        const v = this.vector(hash);
-        if (v) {
-          codes.set(v.codes, i * dim);
-          scales[i] = v.scale;
-          if (!rows.has(hash)) rows.set(hash, rowKey(i, parity));
-        }
+        if (this.copyVector(hash, codes, scales, i) && !rows.has(hash)) rows.set(hash, rowKey(i, parity));
         const span = fileRows.get(item.path);
         if (span) span[1] = i + 1;
         else fileRows.set(item.path, [i, i + 1]);
       });
       return { items, codes, scales, fileRows };
     };
-    // Both built before either replaces the old matrices, which vector() still reads.
+    // Both built before either replaces the old matrices, which copyVector() still reads.
     const functions = build(fns, 0);
     const variables = build(vars, 1);
     this.functions = functions;
@@ -325,11 +330,7 @@ export class DenseRetriever implements Retriever, Disposable {
     all.forEach((item, i) => {
       const hash = itemHash(item);
       rows.push({ id: item.id, hash });
-      const v = this.vector(hash);
-      if (v) {
-        codes.set(v.codes, i * dim);
-        scales[i] = v.scale;
-      }
+      this.copyVector(hash, codes, scales, i);
     });
     try {
       await saveVectors(path, { encoder: this.encoder.name, fingerprint: this.encoder.fingerprint ?? '', dim, rows, data: { layout: 'int8', codes, scales } });

@@ -2,12 +2,13 @@
 // is configured, and what the tests and the demo run. Plain prefix prompts (no FIM training).
 import { throwIfAborted } from '../util/errors';
 import { raceCancellation } from '../util/abort';
+import { applyLoopGuard, DEFAULT_LOOP_GUARD, type LoopGuardOptions } from './loopGuard';
 import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from './types';
 
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
 export interface EmbeddedLM {
   /** Greedy generation; the text after the prompt. */
-  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[]; logitsFilter?: (generated: string, logits: Float32Array) => void }, signal: AbortSignal): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop' }>;
+  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[]; logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void }, signal: AbortSignal): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop' }>;
   /** Each vocabulary id's text, for checked decoding. */
   tokenTexts?(): readonly string[];
   encode?(text: string): ArrayLike<number>;
@@ -32,6 +33,8 @@ export interface EmbeddedClientOptions {
   load: () => Promise<EmbeddedLM>;
   /** Name shown in traces and status. */
   model?: string;
+  /** Mask the token that would extend a cycle of the model's own output (default on); `false` turns it off. */
+  loopGuard?: LoopGuardOptions | false;
 }
 
 export class EmbeddedClient implements ModelClient {
@@ -101,11 +104,13 @@ export class EmbeddedClient implements ModelClient {
     const texts = constraint && lm.tokenTexts ? lm.tokenTexts() : undefined;
     const hold = request.holdEnd;
     const eos = lm.eosId;
+    const guard = this.options.loopGuard === false ? undefined : (this.options.loopGuard ?? DEFAULT_LOOP_GUARD);
     const logitsFilter =
-      (constraint && texts) || (hold && eos !== undefined)
-        ? (generated: string, logits: Float32Array): void => {
+      (constraint && texts) || (hold && eos !== undefined) || guard
+        ? (generated: string, logits: Float32Array, ids: readonly number[]): void => {
             if (constraint && texts) constraint.apply(texts, generated, logits);
             if (hold && eos !== undefined && hold(generated)) maskEnd(logits, eos);
+            if (guard && ids) applyLoopGuard(ids, logits, guard);
           }
         : undefined;
     const out = await lm.generate(request.prompt, { maxNewTokens: request.maxNewTokens, stop: request.stop, ...(logitsFilter ? { logitsFilter } : {}) }, signal);

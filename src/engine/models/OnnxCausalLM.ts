@@ -221,7 +221,7 @@ export class OnnxCausalLM implements CausalLM {
       const step = await this.forward(rows, mask, past);
       past = step.present;
       const row = step.lastLogits[0]!;
-      opts.logitsFilter?.(text, row);
+      opts.logitsFilter?.(text, row, generated);
       const { id } = maxLogProb(row);
       if (id === this.eosId) {
         opts.onStop?.('eos');

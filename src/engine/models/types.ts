@@ -23,8 +23,8 @@ export interface GenerateOptions {
   maxNewTokens: number;
   /** Stop when the generated text contains one of these (the stop string is cut off). */
   stop?: string[];
-  /** Called before each greedy pick with the text generated so far; may set logits to -Infinity (checked decoding). */
-  logitsFilter?: (generated: string, logits: Float32Array) => void;
+  /** Called before each greedy pick with the text and the ids generated so far; may set logits to -Infinity (checked decoding, the loop guard). */
+  logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
   /** Told why generation ended: the model's end token (`eos`), the token limit (`length`) or a stop string (`stop`). */
   onStop?: (reason: 'eos' | 'length' | 'stop') => void;
 }

@@ -10,7 +10,8 @@ import { repoRoot } from '../../helpers/paths';
 import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { OllamaClient } from '../../../src/engine/generate/OllamaClient';
 import { OpenAICompatibleClient } from '../../../src/engine/generate/OpenAICompatibleClient';
-import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
+import { EmbeddedClient, type EmbeddedLM } from '../../../src/engine/generate/EmbeddedClient';
+import { loopContinuations } from '../../../src/engine/generate/loopGuard';
 import { isModelClientError, type ModelClient, type ModelErrorKind } from '../../../src/engine/generate/types';
 import { LatestWinsGate } from '../../../src/engine/generate/modelGate';
 import { embeddedLMOf } from '../../../src/engine/pipeline';
@@ -18,6 +19,8 @@ import { isCancellationError } from '../../../src/engine/util/errors';
 
 const MODEL = 'coderag-lm:test';
 const PROMPT = 'import os\n\n\ndef read_config(path):\n    with open(path) as f:\n        return ';
+/** A prompt any small greedy model continues in a cycle. */
+const LOOPING = `ZEROS = [${'0, '.repeat(30)}`;
 
 function rawPrompt(prompt: string): string {
   return /^<\|im_start\|>user\n([\s\S]*)<\|im_end\|>\n<\|im_start\|>assistant\n$/.exec(prompt)?.[1] ?? prompt;
@@ -169,6 +172,29 @@ void describe('model clients', () => {
     const held = await client.generate({ prompt: ended, maxNewTokens: 6, stop: [], holdEnd: (g) => (seen.push(g), g.length < 4) }, signal);
     assert.ok(held.text.length >= 4, JSON.stringify(held));
     assert.equal(seen[0], '', 'asked before the first token');
+  });
+
+  void test('the embedded client\'s loop guard keeps the model from writing the same cycle again and again', async () => {
+    // The ids the model generated, as the filter last saw them plus the final pick (decoded back).
+    const run = async (loopGuard: boolean): Promise<{ text: string; ids: number[] }> => {
+      const inner = embeddedLMOf(lm);
+      let ids: readonly number[] = [];
+      const spied: EmbeddedLM = {
+        ...inner,
+        generate: (prompt, options, s) =>
+          inner.generate(prompt, { ...options, logitsFilter: (g, logits, seen) => ((ids = seen), options.logitsFilter?.(g, logits, seen)) }, s),
+      };
+      const client = new EmbeddedClient({ load: () => Promise.resolve(spied), ...(loopGuard ? {} : { loopGuard: false as const }) });
+      const result = await client.generate({ prompt: LOOPING, maxNewTokens: 40, stop: [] }, signal);
+      return { text: result.text, ids: [...ids] };
+    };
+    const loops = (ids: number[]): number => ids.filter((id, k) => loopContinuations(ids.slice(0, k)).includes(id)).length;
+    const off = await run(false);
+    assert.ok(loops(off.ids) > 0, `without the guard the model cycles: ${JSON.stringify(off.text)}`);
+    const on = await run(true);
+    assert.equal(loops(on.ids), 0, `with the guard no pick extends a cycle: ${JSON.stringify(on.text)}`);
+    assert.notEqual(on.text, off.text);
+    assert.ok(on.text.trim().length > 0);
   });
 
   void test('the gate keeps one model call in flight: the newest request aborts the running one, overtaken waiters never run', async () => {

@@ -28,6 +28,16 @@ function maskEnd(logits: Float32Array, eos: number): void {
   }
 }
 
+/** Mask `ids` unless that would leave no finite choice. */
+function maskUnlessAll(logits: Float32Array, ids: ReadonlySet<number>): void {
+  for (let i = 0; i < logits.length; i++) {
+    if (!ids.has(i) && logits[i]! > -Infinity) {
+      for (const id of ids) logits[id] = -Infinity;
+      return;
+    }
+  }
+}
+
 export interface EmbeddedClientOptions {
   /** Loads the model on first use (the registry caches it). */
   load: () => Promise<EmbeddedLM>;
@@ -74,6 +84,19 @@ export class EmbeddedClient implements ModelClient {
   }
 
   private readonly lineTokens = new Map<string, number>();
+  private lineEnders: Set<number> | undefined;
+
+  /** The end token and every token holding a line break (what `holdLine` masks). */
+  private enders(lm: EmbeddedLM): Set<number> | undefined {
+    if (this.lineEnders) return this.lineEnders;
+    const texts = lm.tokenTexts?.();
+    if (!texts || lm.eosId === undefined) return undefined;
+    const ids = new Set<number>([lm.eosId]);
+    texts.forEach((t, id) => {
+      if (t.includes('\n') || t.includes('\r')) ids.add(id);
+    });
+    return (this.lineEnders = ids);
+  }
 
   /**
    * Tokens by the model's tokenizer, counted line by line with a memo: between keystrokes only
@@ -105,11 +128,14 @@ export class EmbeddedClient implements ModelClient {
     const hold = request.holdEnd;
     const eos = lm.eosId;
     const guard = this.options.loopGuard === false ? undefined : (this.options.loopGuard ?? DEFAULT_LOOP_GUARD);
+    const holdLine = request.holdLine;
+    const enders = holdLine ? this.enders(lm) : undefined;
     const logitsFilter =
-      (constraint && texts) || (hold && eos !== undefined) || guard
+      (constraint && texts) || (hold && eos !== undefined) || guard || enders
         ? (generated: string, logits: Float32Array, ids: readonly number[]): void => {
             if (constraint && texts) constraint.apply(texts, generated, logits);
             if (hold && eos !== undefined && hold(generated)) maskEnd(logits, eos);
+            if (holdLine && enders && holdLine(generated)) maskUnlessAll(logits, enders);
             if (guard && ids) applyLoopGuard(ids, logits, guard);
           }
         : undefined;

@@ -22,6 +22,12 @@ export interface GenerateRequest {
    * sees logits does not let the model end (its end token is masked); others ignore it.
    */
   holdEnd?: (generated: string) => boolean;
+  /**
+   * While this says the line is still blank (the cursor on an empty line), a client that sees
+   * logits does not let the model end or break the line (its end token and every token holding a
+   * line break are masked), so it writes the statement; others ignore it.
+   */
+  holdLine?: (generated: string) => boolean;
 }
 
 /** A per-step restriction of the next token (check/dereferenceConstraint: members at a `.`). */

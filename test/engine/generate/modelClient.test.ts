@@ -174,6 +174,17 @@ void describe('model clients', () => {
     assert.equal(seen[0], '', 'asked before the first token');
   });
 
+  void test('the embedded client does not let the model end or break a blank line while holdLine says it is blank', async () => {
+    const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    // At the start of a new line after a finished script, the shipped model ends at once.
+    const ended = 'if __name__ == "__main__":\n    main()\n';
+    const free = await client.generate({ prompt: ended, maxNewTokens: 8, stop: [] }, signal);
+    assert.equal(free.text.trim(), '', JSON.stringify(free));
+    const held = await client.generate({ prompt: ended, maxNewTokens: 8, stop: [], holdLine: (g) => g.trim() === '' }, signal);
+    const firstLine = held.text.split('\n')[0] ?? '';
+    assert.notEqual(firstLine.trim(), '', `the first line has the statement: ${JSON.stringify(held.text)}`);
+  });
+
   void test('the embedded client\'s loop guard keeps the model from writing the same cycle again and again', async () => {
     // The ids the model generated, as the filter last saw them plus the final pick (decoded back).
     const run = async (loopGuard: boolean): Promise<{ text: string; ids: number[] }> => {

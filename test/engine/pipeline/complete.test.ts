@@ -8,7 +8,7 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
-import { ModelClientError, type ModelClient } from '../../../src/engine/generate/types';
+import { ModelClientError, type GenerateRequest, type ModelClient } from '../../../src/engine/generate/types';
 import { causalLMProber, complete, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, LINE_MODE, pipelineOptions, probingQueryBuilder, type CompletionRequest, type PipelineStages } from '../../../src/engine/pipeline';
 import { snippetForPrompt } from '../../../src/engine/prompt/snippetForPrompt';
 import { multiPathRetrieve } from '../../../src/engine/retrieve/multiPathRetrieve';
@@ -127,6 +127,27 @@ void describe('pipeline.complete', () => {
     const nothing = await complete(request, { ...stages, model: () => answering('', 'eos') }, options, LINE_MODE, signal);
     assert.equal(nothing.trace.empty, 'the model wrote nothing (stopped by its end token)');
     assert.match(formatTraceMarkdown(nothing.trace), /no suggestion: the model wrote nothing \(stopped by its end token\)/);
+  });
+
+  void test('on an empty line the model is held to the line until it writes something; after typed text it is not', async () => {
+    const seen: GenerateRequest[] = [];
+    const recording: ModelClient = {
+      backend: 'embedded',
+      model: 'm',
+      family: 'plain',
+      endpoint: 'embedded',
+      generate: (r) => (seen.push(r), Promise.resolve({ text: 'x = 1', model: 'm', elapsedMs: 1, stoppedBy: 'eos' })),
+    };
+    const at = request.prefix.lastIndexOf('\n') + 1;
+    const blank = { ...request, prefix: `${request.prefix.slice(0, at)}    `, suffix: '\n' };
+    const typed = { ...request, prefix: `${request.prefix.slice(0, at)}    receipt = `, suffix: '\n' };
+    await complete(blank, { ...stages, model: () => recording }, options, LINE_MODE, signal);
+    await complete(typed, { ...stages, model: () => recording }, options, LINE_MODE, signal);
+    const [onBlank, onTyped] = seen;
+    assert.ok(onBlank?.holdLine, 'held on the empty line');
+    assert.equal(onBlank.holdLine('  '), true);
+    assert.equal(onBlank.holdLine('  x'), false);
+    assert.equal(onTyped?.holdLine, undefined, 'not held after typed text');
   });
 
   void test('cancellation ends the request, whichever stage is running', async () => {

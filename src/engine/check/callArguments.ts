@@ -1,13 +1,15 @@
 // Checked decoding at calls (issue 19 item 3): at `f(` where `f` resolves to a repository callable,
 // its parameters are known. For each argument position the generator prefers a name in scope that
 // matches the parameter (by name, else by type), and it never writes more arguments than the
-// signature takes. The call is read from the text, the callable from ReceiverTyper.callAt.
+// signature takes, nor closes the call before the ones every overload needs. The call is read from the text, the callable from ReceiverTyper.callAt.
 import type { Lang } from '../kb/types';
 
 export interface Parameter {
   name: string;
   /** The declared type as written (`Cart`, `PaymentGateway | None`), when there is one. */
   type?: string;
+  /** A call may leave it out: it has a default, is keyword-only (Python) or is a Java varargs parameter. */
+  optional?: boolean;
 }
 
 /** The repository callable of the call the text is inside, and the names in scope that fit it. */
@@ -22,6 +24,8 @@ export interface CallSignature {
   variadic: boolean;
   /** The most arguments any overload takes. */
   maxArgs: number;
+  /** The fewest positional arguments any overload needs (0 when unknown). */
+  minArgs?: number;
   /** Per argument position, the name in scope that fits it (by name, else by type); undefined: none. */
   preferred: (string | undefined)[];
 }
@@ -191,23 +195,30 @@ export function parseParameters(signature: string, lang: Lang, dropReceiver: boo
   let variadic = false;
   if (lang === 'python') {
     if (dropReceiver && parts.length > 0 && /^(self|cls)\b/.test(parts[0]!)) parts.shift();
+    let keywordOnly = false;
     for (const p of parts) {
-      if (p === '/' || p === '*') continue;
-      if (p.startsWith('*')) {
-        variadic = true;
+      if (p === '/') continue;
+      if (p === '*') {
+        keywordOnly = true;
         continue;
       }
-      const m = /^([\p{L}_][\p{L}\p{N}_]*)\s*(?::\s*([^=]+?))?\s*(?:=.*)?$/su.exec(p);
+      if (p.startsWith('*')) {
+        variadic = true;
+        keywordOnly = true;
+        continue;
+      }
+      const m = /^([\p{L}_][\p{L}\p{N}_]*)\s*(?::\s*([^=]+?))?\s*(=.*)?$/su.exec(p);
       if (!m) return undefined;
-      params.push({ name: m[1]!, ...(m[2] ? { type: m[2].trim() } : {}) });
+      params.push({ name: m[1]!, ...(m[2] ? { type: m[2].trim() } : {}), ...(m[3] || keywordOnly ? { optional: true } : {}) });
     }
   } else {
     for (const raw of parts) {
       const p = raw.replace(/@[\p{L}_$][\p{L}\p{N}_$.]*(\([^)]*\))?\s*/gu, '').replace(/\bfinal\s+/g, '').trim();
-      if (p.includes('...')) variadic = true;
+      const varargs = p.includes('...');
+      if (varargs) variadic = true;
       const m = /^(.*?)\s*([\p{L}_$][\p{L}\p{N}_$]*)\s*(\[\s*\])*$/su.exec(p);
       if (!m || !m[1]) return undefined;
-      params.push({ name: m[2]!, type: m[1].replace(/\.\.\.$/, '').trim() });
+      params.push({ name: m[2]!, type: m[1].replace(/\.\.\.$/, '').trim(), ...(varargs ? { optional: true } : {}) });
     }
   }
   return { params, variadic };
@@ -246,6 +257,8 @@ interface ActiveCall {
 interface GuideVocabulary {
   /** Ids of tokens holding a comma (the only ones that can add an argument). */
   comma: number[];
+  /** Ids of tokens holding a `)` (the only ones that can close the call). */
+  close: number[];
   /** Ids of tokens that start with an identifier character (they would continue a name). */
   identStart: number[];
   /** Ids by their first character. */
@@ -257,11 +270,12 @@ const VOCABULARIES = new WeakMap<readonly string[], GuideVocabulary>();
 function guideVocabulary(tokenTexts: readonly string[]): GuideVocabulary {
   let v = VOCABULARIES.get(tokenTexts);
   if (!v) {
-    v = { comma: [], identStart: [], byFirst: new Map() };
+    v = { comma: [], close: [], identStart: [], byFirst: new Map() };
     for (let i = 0; i < tokenTexts.length; i++) {
       const t = tokenTexts[i]!;
       if (!t) continue;
       if (t.includes(',')) v.comma.push(i);
+      if (t.includes(')')) v.close.push(i);
       if (IDENT_START.test(t)) v.identStart.push(i);
       const first = t[0]!;
       const list = v.byFirst.get(first);
@@ -375,6 +389,18 @@ export class CallArgumentGuide {
         // The preferred name is written: it ends here (no longer identifier).
         for (const id of vocab.identStart) {
           if (id < logits.length && logits[id] !== -Infinity) {
+            logits[id] = -Infinity;
+            changed = true;
+          }
+        }
+      }
+      if (state.argIndex < (sig.minArgs ?? 0)) {
+        // Not before the arguments every overload needs: no token that closes the call short of them.
+        const args = text.slice(active.argsStart);
+        for (const id of vocab.close) {
+          if (id >= logits.length || logits[id] === -Infinity) continue;
+          const after = argumentState(args + tokenTexts[id]!);
+          if (after.closed && after.argIndex + (after.current.trim() ? 1 : 0) < sig.minArgs!) {
             logits[id] = -Infinity;
             changed = true;
           }

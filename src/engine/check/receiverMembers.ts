@@ -198,6 +198,7 @@ export class ReceiverTyper implements Disposable {
     }
     if (overloads.length === 0) return undefined;
     const maxArgs = Math.max(...overloads.map((o) => o.length));
+    const minArgs = Math.min(...overloads.map((o) => o.filter((p) => !p.optional).length));
     // Names in scope before the call's line, with the class each is bound to where the resolver proves one.
     const callLine = file.prefix.slice(0, cutAt).split('\n').length - 1;
     const inScope: Array<{ name: string; line: number; types: string[] }> = [];
@@ -238,7 +239,7 @@ export class ReceiverTyper implements Disposable {
       }
       preferred.push(pick);
     }
-    return { callee: open.callee, entities: entities.map(describe), overloads, variadic, maxArgs, preferred };
+    return { callee: open.callee, entities: entities.map(describe), overloads, variadic, maxArgs, minArgs, preferred };
   }
 
   /** The dataflow scope of the prefix cut at `cutAt` (the expression's start) and a resolver over it. */

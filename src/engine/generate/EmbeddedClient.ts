@@ -84,18 +84,22 @@ export class EmbeddedClient implements ModelClient {
   }
 
   private readonly lineTokens = new Map<string, number>();
-  private lineEnders: Set<number> | undefined;
+  private blankLineBans: Set<number> | undefined;
 
-  /** The end token and every token holding a line break (what `holdLine` masks). */
-  private enders(lm: EmbeddedLM): Set<number> | undefined {
-    if (this.lineEnders) return this.lineEnders;
+  /**
+   * What `holdLine` masks: the end token, every token holding a line break, and every token whose
+   * text starts (after spaces) with a closing bracket, which the single-line postprocess would cut
+   * away on a blank line (`balanceBrackets`), leaving nothing.
+   */
+  private blankLineTokens(lm: EmbeddedLM): Set<number> | undefined {
+    if (this.blankLineBans) return this.blankLineBans;
     const texts = lm.tokenTexts?.();
     if (!texts || lm.eosId === undefined) return undefined;
     const ids = new Set<number>([lm.eosId]);
     texts.forEach((t, id) => {
-      if (t.includes('\n') || t.includes('\r')) ids.add(id);
+      if (t.includes('\n') || t.includes('\r') || /^[ \t]*[)\]}]/.test(t)) ids.add(id);
     });
-    return (this.lineEnders = ids);
+    return (this.blankLineBans = ids);
   }
 
   /**
@@ -129,7 +133,7 @@ export class EmbeddedClient implements ModelClient {
     const eos = lm.eosId;
     const guard = this.options.loopGuard === false ? undefined : (this.options.loopGuard ?? DEFAULT_LOOP_GUARD);
     const holdLine = request.holdLine;
-    const enders = holdLine ? this.enders(lm) : undefined;
+    const enders = holdLine ? this.blankLineTokens(lm) : undefined;
     const logitsFilter =
       (constraint && texts) || (hold && eos !== undefined) || guard || enders
         ? (generated: string, logits: Float32Array, ids: readonly number[]): void => {

@@ -24,8 +24,8 @@ export interface GenerateRequest {
   holdEnd?: (generated: string) => boolean;
   /**
    * While this says the line is still blank (the cursor on an empty line), a client that sees
-   * logits does not let the model end or break the line (its end token and every token holding a
-   * line break are masked), so it writes the statement; others ignore it.
+   * logits does not let the model end or break the line, nor begin it with a closing bracket (the
+   * line's postprocess would cut that away): it writes the statement. Others ignore it.
    */
   holdLine?: (generated: string) => boolean;
 }

@@ -17,12 +17,12 @@ import { extractElements, mapElements, type MappedElement, type SketchElements }
 import type { Tokenize } from '../body/tokens';
 import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
-import { isModelClientError, type GenerateResult, type ModelClient } from '../generate/types';
+import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../generate/types';
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
 import { errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 import { timed } from './complete';
-import { LINE_MODE } from './modes';
+import { isBlank, LINE_MODE } from './modes';
 import { newTraceId, type BodyTrace, type CompletionTrace } from './trace';
 import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions } from './types';
 
@@ -84,10 +84,16 @@ function methodBody(m: ScoredMethod): string {
   return at < 0 ? m.item.text : m.item.text.slice(at + m.item.signature.length).replace(/^\s*[{:]?/, '');
 }
 
+/**
+ * The body goes on until it ends (Java: its closing brace; Python: at least one statement), and it
+ * may not close the method before its first statement (the cut would leave no body).
+ */
+function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
+  return { holdEnd: (generated) => bodyUnfinished(lang, generated), holdLine: isBlank };
+}
+
 async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal, lang?: Lang): Promise<GenerateResult> {
-  // The body goes on until it ends (Java: its closing brace; Python: at least one statement).
-  const holdEnd = lang ? (generated: string): boolean => bodyUnfinished(lang, generated) : undefined;
-  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature, ...(holdEnd ? { holdEnd } : {}) }, s);
+  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature, ...(lang ? bodyHold(lang) : {}) }, s);
   return stages.gate ? stages.gate.run(work, signal) : work(signal);
 }
 
@@ -325,6 +331,7 @@ export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): Comple
     name: 'body',
     postprocess: postprocessBody,
     prime: (request) => missingBodyIndent(request.lang, request.prefix),
+    hold: (request) => bodyHold(request.lang),
     ...(opts.retrieval === 'line' ? {} : { complete: (request: CompletionRequest, stages: ModelStages, options: PipelineOptions, signal: AbortSignal) => completeBody(request, stages, options, deps, opts, signal) }),
   };
   return mode;

@@ -105,14 +105,6 @@ export async function timed<T>(
   }
 }
 
-const isBlank = (generated: string): boolean => generated.trim() === '';
-
-/** Nothing but whitespace on the cursor's line, before and after it. */
-function cursorLineBlank(prefix: string, suffix: string): boolean {
-  const eol = suffix.search(/\r?\n/);
-  return prefix.slice(prefix.lastIndexOf('\n') + 1).trim() === '' && (eol < 0 ? suffix : suffix.slice(0, eol)).trim() === '';
-}
-
 /**
  * One completion. Resolves with no items when a stage leaves nothing to show (the trace says
  * which and why); rejects only with CancellationError when `signal` aborts.
@@ -309,8 +301,8 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
           },
         } : constraint;
 
-  // On an empty line a blank answer shows nothing: the model writes the statement before it may end or break the line.
-  const blankLine = cursorLineBlank(request.prefix, request.suffix);
+  // What the model may not do yet (line mode on an empty line: end or break the line before it writes something).
+  const hold = mode.hold?.(request) ?? {};
 
   // e. generate (one model request in flight per server, through the gate)
   const generated = await timed<GenerateResult | undefined>(
@@ -318,7 +310,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     'generate',
     signal,
     () => {
-      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}), ...(blankLine ? { holdLine: isBlank } : {}) }, s);
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}), ...hold }, s);
       return stages.gate ? stages.gate.run(work, signal) : work(signal);
     },
     (e) => {

@@ -1,13 +1,24 @@
 // The completion modes the pipeline knows. Line mode: CodeRAG's line completion, cut to the scope
 // of the cursor's line (postprocess); on an empty line the prompt carries the line's indentation
-// and so does the suggestion (lineIndent).
+// and so does the suggestion (lineIndent), and the model may not leave it blank (hold).
 import { postprocessCompletion, postprocessEmptyReason } from '../generate/postprocess/postprocess';
 import type { CompletionMode } from './types';
 import { missingLineIndent } from './lineIndent';
 
+/** The answer so far holds nothing but whitespace. */
+export const isBlank = (generated: string): boolean => generated.trim() === '';
+
+/** Nothing but whitespace on the cursor's line, before and after it. */
+export function cursorLineBlank(prefix: string, suffix: string): boolean {
+  const eol = suffix.search(/\r?\n/);
+  return prefix.slice(prefix.lastIndexOf('\n') + 1).trim() === '' && (eol < 0 ? suffix : suffix.slice(0, eol)).trim() === '';
+}
+
 export const LINE_MODE: CompletionMode = {
   name: 'line',
   prime: (request) => missingLineIndent(request.prefix, request.suffix),
+  // On an empty line a blank answer shows nothing: the model writes the statement before it may end or break the line.
+  hold: (request) => (cursorLineBlank(request.prefix, request.suffix) ? { holdLine: isBlank } : {}),
   postprocess: (raw, context, options) => postprocessCompletion(raw, context, { maxLines: options.maxLines, maxChars: options.maxChars }),
   whyEmpty: (raw, context, options) => postprocessEmptyReason(raw, context, { maxLines: options.maxLines, maxChars: options.maxChars }),
 };

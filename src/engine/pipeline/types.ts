@@ -6,7 +6,7 @@ import type { QueryStageOptions } from '../query/types';
 import type { Candidate, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
 import type { RerankOutcome } from '../rerank/types';
 import type { CompletionTrace } from './trace';
-import type { ModelClient, ModelGate } from '../generate/types';
+import type { GenerateRequest, ModelClient, ModelGate } from '../generate/types';
 import type { SimilarStageOptions } from '../similar/similarStage';
 
 export interface CompletionRequest {
@@ -131,6 +131,11 @@ export interface CompletionMode {
    * starts (the body mode: the body's indentation on an empty line); the inserted text begins with it.
    */
   prime?(request: CompletionRequest): string;
+  /**
+   * What the model may not do yet (GenerateRequest.holdEnd / holdLine), for the request as primed:
+   * line mode on an empty line, the body mode before the body's first statement and until it ends.
+   */
+  hold?(request: CompletionRequest): Pick<GenerateRequest, 'holdEnd' | 'holdLine'>;
   /** The mode that completes this request (auto: body inside an empty method body, else line); absent: this one. */
   select?(request: CompletionRequest): CompletionMode;
   /**

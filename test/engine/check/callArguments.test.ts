@@ -39,10 +39,11 @@ void test('findOpenCall: the innermost open call, its argument index; not defini
 });
 
 void test('parseParameters: Python self, annotations, defaults, *args; Java types, annotations, varargs', () => {
-  assert.deepEqual(parseParameters('def __init__(self, cart: Cart, gateway: PaymentGateway | None = None):', 'python', true), { params: [{ name: 'cart', type: 'Cart' }, { name: 'gateway', type: 'PaymentGateway | None' }], variadic: false });
-  assert.deepEqual(parseParameters('def f(a, *args, b=1, **kw):', 'python', false), { params: [{ name: 'a' }, { name: 'b' }], variadic: true });
+  assert.deepEqual(parseParameters('def __init__(self, cart: Cart, gateway: PaymentGateway | None = None):', 'python', true), { params: [{ name: 'cart', type: 'Cart' }, { name: 'gateway', type: 'PaymentGateway | None', optional: true }], variadic: false });
+  assert.deepEqual(parseParameters('def f(a, *args, b=1, **kw):', 'python', false), { params: [{ name: 'a' }, { name: 'b', optional: true }], variadic: true });
   assert.deepEqual(parseParameters('public CheckoutService(@NonNull final PaymentGateway gateway, Map<String, Integer> m)', 'java', false), { params: [{ name: 'gateway', type: 'PaymentGateway' }, { name: 'm', type: 'Map<String, Integer>' }], variadic: false });
-  assert.equal(parseParameters('void log(String... parts)', 'java', false)?.variadic, true);
+  assert.deepEqual(parseParameters('void log(String tag, String... parts)', 'java', false), { params: [{ name: 'tag', type: 'String' }, { name: 'parts', type: 'String', optional: true }], variadic: true });
+  assert.deepEqual(parseParameters('def g(a, b, *, key):', 'python', false)?.params.map((p) => p.optional === true), [false, false, true], 'keyword-only');
   assert.equal(bareTypeName('Optional[Cart]'), 'Cart');
   assert.equal(bareTypeName('PaymentGateway | None'), 'PaymentGateway');
   assert.equal(bareTypeName('list[Cart]'), undefined);
@@ -53,6 +54,7 @@ void test('Python fixture: CheckoutService( takes cart and gateway, both bound r
   assert.ok(sig, 'resolved');
   assert.deepEqual(sig.overloads[0]!.map((p) => p.name), ['cart', 'gateway']);
   assert.equal(sig.maxArgs, 2);
+  assert.equal(sig.minArgs, 1, 'gateway has a default');
   assert.equal(sig.variadic, false);
   assert.deepEqual(sig.preferred, ['cart', 'gateway']);
 });
@@ -98,6 +100,16 @@ void test('the guide writes the preferred names and no third argument', () => {
   assert.deepEqual(allowedAfter(guide, 'cart, gateway)'), VOCAB);
   assert.equal(guide.events.length, 1);
   assert.ok(guide.events[0]!.steps >= 4);
+});
+
+void test('the call does not close before the arguments every overload needs', () => {
+  // Both parameters required: after `cart` no token closes the call; with a default on `gateway`, `)` may follow `cart`.
+  const needsTwo = new CallArgumentGuide('s = CheckoutService(', 'python', () => undefined, { ...SIG, preferred: [undefined, undefined], minArgs: 2 });
+  assert.deepEqual(allowedAfter(needsTwo, 'cart'), VOCAB.filter((t) => !t.includes(')')));
+  assert.ok(allowedAfter(needsTwo, 'cart, gateway').includes(')'), 'closing allowed once both are written');
+  const needsOne = new CallArgumentGuide('s = CheckoutService(', 'python', () => undefined, { ...SIG, preferred: [undefined, undefined], minArgs: 1 });
+  assert.deepEqual(allowedAfter(needsOne, 'cart'), VOCAB);
+  assert.deepEqual(allowedAfter(needsOne, ''), VOCAB.filter((t) => t !== ')' && t !== '),'), 'no empty call');
 });
 
 void test('no preference: only the argument count is enforced; a call the model opens is resolved', () => {

@@ -174,7 +174,7 @@ void describe('model clients', () => {
     assert.equal(seen[0], '', 'asked before the first token');
   });
 
-  void test('the embedded client does not let the model end or break a blank line while holdLine says it is blank', async () => {
+  void test('the embedded client does not let the model end, break or close a blank line while holdLine says it is blank', async () => {
     const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
     // At the start of a new line after a finished script, the shipped model ends at once.
     const ended = 'if __name__ == "__main__":\n    main()\n';
@@ -183,6 +183,13 @@ void describe('model clients', () => {
     const held = await client.generate({ prompt: ended, maxNewTokens: 8, stop: [], holdLine: (g) => g.trim() === '' }, signal);
     const firstLine = held.text.split('\n')[0] ?? '';
     assert.notEqual(firstLine.trim(), '', `the first line has the statement: ${JSON.stringify(held.text)}`);
+    // Nor may it begin the line with a closing bracket (the line's postprocess would cut it to nothing).
+    const javaEnd = 'public class Box {\n    private int size;\n\n    public int getSize() {\n        return size;\n    }\n';
+    const closes = await client.generate({ prompt: javaEnd, maxNewTokens: 8, stop: [] }, signal);
+    assert.match(closes.text, /^\s*\}/, `the model closes the class: ${JSON.stringify(closes.text)}`);
+    const opened = await client.generate({ prompt: javaEnd, maxNewTokens: 8, stop: [], holdLine: (g) => g.trim() === '' }, signal);
+    const javaLine = opened.text.split('\n')[0] ?? '';
+    assert.ok(javaLine.trim() !== '' && !/^\s*[)\]}]/.test(javaLine), JSON.stringify(opened.text));
   });
 
   void test('the embedded client\'s loop guard keeps the model from writing the same cycle again and again', async () => {

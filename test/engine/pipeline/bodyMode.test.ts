@@ -9,6 +9,7 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
+import type { GenerateRequest, ModelClient } from '../../../src/engine/generate/types';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
 import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 
@@ -112,6 +113,29 @@ void describe('body mode through createPipeline', () => {
       assert.equal(result.trace.body?.sketchSource, sketch);
       assert.notEqual(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok', `${sketch}: no model sketch`);
       if (sketch === 'oracle') assert.ok(result.trace.body?.elements.some((e) => e.matched === 'PaymentGateway'), JSON.stringify(result.trace.body?.elements));
+    }
+  });
+
+  void test('both body paths hold the model to the body: no end before it closes, no blank or closing first line', async () => {
+    for (const opts of [{}, { retrieval: 'line' as const }]) {
+      const seen: GenerateRequest[] = [];
+      const recording: ModelClient = {
+        backend: 'embedded',
+        model: 'm',
+        family: 'plain',
+        endpoint: 'embedded',
+        generate: (r) => (seen.push(r), Promise.resolve({ text: 'return null;\n    }', model: 'm', elapsedMs: 1, stoppedBy: 'stop' })),
+      };
+      const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }, opts));
+      const result = await pipeline.complete(emptied(), signal);
+      assert.ok(seen.length > 0);
+      for (const r of seen) {
+        assert.equal(r.holdEnd?.(''), true, `${JSON.stringify(opts)}: not ended before the body closes`);
+        assert.equal(r.holdEnd?.('return null;\n    }'), false);
+        assert.equal(r.holdLine?.('   '), true, 'held while blank');
+        assert.equal(r.holdLine?.('return'), false);
+      }
+      assert.match(result.items[0]?.text ?? '', /return null;/);
     }
   });
 });

@@ -52,7 +52,8 @@ void test('shipped encoder: an item\'s own text ranks it first; a docstring-like
   const file = { path: 'app/main.py', lang: 'python' as const, prefix: '' };
   const self = await dense.retrieve({ file, query: { strategy: 'last3', text: item.text, spans: [] }, topJ: 15 }, new AbortController().signal);
   assert.equal(self.results[0]?.snippet.id, item.id);
-  assert.ok(Math.abs(self.results[0]!.score - 1) < 1e-3);
+  // Item vectors are stored as int8 rows: the self score is 1 within their rounding (0.9983 on an AVX2-only CPU).
+  assert.ok(Math.abs(self.results[0]!.score - 1) < 5e-3, `self score ${self.results[0]!.score}`);
   const doc = await dense.retrieve({ file, query: { strategy: 'last3', text: `${item.signature}\n${item.docstring}`, spans: [] }, topJ: 15 }, new AbortController().signal);
   assert.ok(doc.results.some((x) => x.snippet.id === item.id), doc.results.map((x) => x.snippet.id).join('\n'));
   for (let i = 1; i < self.results.length; i++) assert.ok(self.results[i]!.score <= 1.0001);

@@ -133,13 +133,13 @@ export class EmbeddedClient implements ModelClient {
     const eos = lm.eosId;
     const guard = this.options.loopGuard === false ? undefined : (this.options.loopGuard ?? DEFAULT_LOOP_GUARD);
     const holdLine = request.holdLine;
-    const enders = holdLine ? this.blankLineTokens(lm) : undefined;
+    const blankBans = holdLine ? this.blankLineTokens(lm) : undefined;
     const logitsFilter =
-      (constraint && texts) || (hold && eos !== undefined) || guard || enders
+      (constraint && texts) || (hold && eos !== undefined) || guard || blankBans
         ? (generated: string, logits: Float32Array, ids: readonly number[]): void => {
             if (constraint && texts) constraint.apply(texts, generated, logits);
             if (hold && eos !== undefined && hold(generated)) maskEnd(logits, eos);
-            if (holdLine && enders && holdLine(generated)) maskUnlessAll(logits, enders);
+            if (holdLine && blankBans && holdLine(generated)) maskUnlessAll(logits, blankBans);
             if (guard && ids) applyLoopGuard(ids, logits, guard);
           }
         : undefined;

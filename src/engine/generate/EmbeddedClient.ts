@@ -3,6 +3,7 @@
 import { throwIfAborted } from '../util/errors';
 import { raceCancellation } from '../util/abort';
 import { applyLoopGuard, DEFAULT_LOOP_GUARD, type LoopGuardOptions } from './loopGuard';
+import { maskUnlessNothingLeft } from './maskTokens';
 import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from './types';
 
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
@@ -16,26 +17,6 @@ export interface EmbeddedLM {
   readonly contextTokens?: number;
   /** The end-of-text token (masked while a request's holdEnd says the answer is unfinished). */
   readonly eosId?: number;
-}
-
-/** Mask the end token unless it is the only finite choice (never leave the model nothing to pick). */
-function maskEnd(logits: Float32Array, eos: number): void {
-  for (let i = 0; i < logits.length; i++) {
-    if (i !== eos && logits[i]! > -Infinity) {
-      logits[eos] = -Infinity;
-      return;
-    }
-  }
-}
-
-/** Mask `ids` unless that would leave no finite choice. */
-function maskUnlessAll(logits: Float32Array, ids: ReadonlySet<number>): void {
-  for (let i = 0; i < logits.length; i++) {
-    if (!ids.has(i) && logits[i]! > -Infinity) {
-      for (const id of ids) logits[id] = -Infinity;
-      return;
-    }
-  }
 }
 
 export interface EmbeddedClientOptions {
@@ -130,16 +111,16 @@ export class EmbeddedClient implements ModelClient {
     const constraint = request.constraint;
     const texts = constraint && lm.tokenTexts ? lm.tokenTexts() : undefined;
     const hold = request.holdEnd;
-    const eos = lm.eosId;
+    const endOnly = lm.eosId !== undefined ? new Set([lm.eosId]) : undefined;
     const guard = this.options.loopGuard === false ? undefined : (this.options.loopGuard ?? DEFAULT_LOOP_GUARD);
     const holdLine = request.holdLine;
     const blankBans = holdLine ? this.blankLineTokens(lm) : undefined;
     const logitsFilter =
-      (constraint && texts) || (hold && eos !== undefined) || guard || blankBans
+      (constraint && texts) || (hold && endOnly) || guard || blankBans
         ? (generated: string, logits: Float32Array, ids: readonly number[]): void => {
             if (constraint && texts) constraint.apply(texts, generated, logits);
-            if (hold && eos !== undefined && hold(generated)) maskEnd(logits, eos);
-            if (holdLine && blankBans && holdLine(generated)) maskUnlessAll(logits, blankBans);
+            if (hold && endOnly && hold(generated)) maskUnlessNothingLeft(logits, endOnly);
+            if (holdLine && blankBans && holdLine(generated)) maskUnlessNothingLeft(logits, blankBans);
             if (guard && ids) applyLoopGuard(ids, logits, guard);
           }
         : undefined;

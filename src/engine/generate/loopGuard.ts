@@ -3,6 +3,7 @@
 // Before each greedy pick, the token that would extend a cycle past its allowance is masked, so
 // the model writes its next-best token instead (a new line, another name, the end). Only the
 // generated ids are read: repeating the prompt (copying retrieved code) is never held back.
+import { maskUnlessNothingLeft } from './maskTokens';
 
 export interface LoopGuardOptions {
   /** Longest cycle looked for, in tokens (a short line). */
@@ -37,13 +38,9 @@ export function loopContinuations(ids: readonly number[], options: LoopGuardOpti
   return banned;
 }
 
-/** Mask the cycle-extending tokens, unless that would leave no finite choice. */
+/** Mask the cycle-extending tokens, unless that would leave no finite choice; how many it masked. */
 export function applyLoopGuard(ids: readonly number[], logits: Float32Array, options: LoopGuardOptions = DEFAULT_LOOP_GUARD): number {
   const banned = loopContinuations(ids, options).filter((id) => logits[id]! > -Infinity);
   if (banned.length === 0) return 0;
-  let finite = 0;
-  for (let i = 0; i < logits.length && finite <= banned.length; i++) if (logits[i]! > -Infinity) finite++;
-  if (finite <= banned.length) return 0;
-  for (const id of banned) logits[id] = -Infinity;
-  return banned.length;
+  return maskUnlessNothingLeft(logits, new Set(banned)) ? banned.length : 0;
 }

@@ -11,6 +11,12 @@ function codeOf(line: string): string {
   return (m ? m[1]! : line).trimEnd();
 }
 
+/** Nothing but whitespace on the cursor's line, before and after it. */
+export function cursorLineBlank(prefix: string, suffix: string): boolean {
+  const eol = suffix.indexOf('\n');
+  return prefix.slice(prefix.lastIndexOf('\n') + 1).trim() === '' && (eol < 0 ? suffix : suffix.slice(0, eol)).trim() === '';
+}
+
 /**
  * The whitespace to add before the cursor when it sits on an empty line (nothing but indentation
  * before it, nothing after it on the line) below code: the previous non-blank line's indentation,
@@ -19,10 +25,8 @@ function codeOf(line: string): string {
  */
 export function missingLineIndent(prefix: string, suffix: string): string {
   const lineStart = prefix.lastIndexOf('\n') + 1;
+  if (lineStart === 0 || !cursorLineBlank(prefix, suffix)) return '';
   const before = prefix.slice(lineStart);
-  if (before.trim() !== '' || lineStart === 0) return '';
-  const eol = suffix.indexOf('\n');
-  if ((eol < 0 ? suffix : suffix.slice(0, eol)).trim() !== '') return '';
   const prev = previousNonEmptyLine(prefix);
   if (prev === undefined) return '';
   const indent = prev.match(/^[ \t]*/)?.[0] ?? '';

@@ -3,16 +3,10 @@
 // and so does the suggestion (lineIndent), and the model may not leave it blank (hold).
 import { postprocessCompletion, postprocessEmptyReason } from '../generate/postprocess/postprocess';
 import type { CompletionMode } from './types';
-import { missingLineIndent } from './lineIndent';
+import { cursorLineBlank, missingLineIndent } from './lineIndent';
 
 /** The answer so far holds nothing but whitespace. */
 export const isBlank = (generated: string): boolean => generated.trim() === '';
-
-/** Nothing but whitespace on the cursor's line, before and after it. */
-export function cursorLineBlank(prefix: string, suffix: string): boolean {
-  const eol = suffix.search(/\r?\n/);
-  return prefix.slice(prefix.lastIndexOf('\n') + 1).trim() === '' && (eol < 0 ? suffix : suffix.slice(0, eol)).trim() === '';
-}
 
 export const LINE_MODE: CompletionMode = {
   name: 'line',

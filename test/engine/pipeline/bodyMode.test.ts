@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir, grammarsDir, repoRoot } from '../../helpers/paths';
+import { recordingModel } from '../../helpers/recordingModel';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
-import type { GenerateRequest, ModelClient } from '../../../src/engine/generate/types';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
 import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 
@@ -118,14 +118,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('both body paths hold the model to the body: no end before it closes, no blank or closing first line', async () => {
     for (const opts of [{}, { retrieval: 'line' as const }]) {
-      const seen: GenerateRequest[] = [];
-      const recording: ModelClient = {
-        backend: 'embedded',
-        model: 'm',
-        family: 'plain',
-        endpoint: 'embedded',
-        generate: (r) => (seen.push(r), Promise.resolve({ text: 'return null;\n    }', model: 'm', elapsedMs: 1, stoppedBy: 'stop' })),
-      };
+      const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
       const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }, opts));
       const result = await pipeline.complete(emptied(), signal);
       assert.ok(seen.length > 0);

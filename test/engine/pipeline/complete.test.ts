@@ -8,7 +8,8 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
-import { ModelClientError, type GenerateRequest, type ModelClient } from '../../../src/engine/generate/types';
+import { ModelClientError, type ModelClient } from '../../../src/engine/generate/types';
+import { recordingModel } from '../../helpers/recordingModel';
 import { causalLMProber, complete, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, LINE_MODE, pipelineOptions, probingQueryBuilder, type CompletionRequest, type PipelineStages } from '../../../src/engine/pipeline';
 import { snippetForPrompt } from '../../../src/engine/prompt/snippetForPrompt';
 import { multiPathRetrieve } from '../../../src/engine/retrieve/multiPathRetrieve';
@@ -130,14 +131,7 @@ void describe('pipeline.complete', () => {
   });
 
   void test('on an empty line the model is held to the line until it writes something; after typed text it is not', async () => {
-    const seen: GenerateRequest[] = [];
-    const recording: ModelClient = {
-      backend: 'embedded',
-      model: 'm',
-      family: 'plain',
-      endpoint: 'embedded',
-      generate: (r) => (seen.push(r), Promise.resolve({ text: 'x = 1', model: 'm', elapsedMs: 1, stoppedBy: 'eos' })),
-    };
+    const { client: recording, seen } = recordingModel('x = 1', 'eos');
     const at = request.prefix.lastIndexOf('\n') + 1;
     const blank = { ...request, prefix: `${request.prefix.slice(0, at)}    `, suffix: '\n' };
     const typed = { ...request, prefix: `${request.prefix.slice(0, at)}    receipt = `, suffix: '\n' };

@@ -47,7 +47,8 @@ def main():
         for f in ('tokenizer.json', 'tokenizer_config.json'):
             shutil.copy(os.path.join(args.tokenizer_from, f), os.path.join(args.work, 'tokenizer', f))
     # A warm start (the shipped model on the corpus): batch 8 x 512, lr 1e-3, 100 warm-up steps, as
-    # the shipped model was trained (batch 8 is also the fastest per token with bf16 on this CPU).
+    # the shipped model was trained (batch 8 is also the fastest per token,
+    # with bf16 autocast on a CPU with native bf16 and in fp32 without: train_lm.py's --bf16 -1 picks).
     lm_args = ['--device', args.device] + (['--init-onnx', args.lm_init_onnx, '--batch', '8', '--lr', '1e-3', '--warmup', '100'] if args.lm_init_onnx else
                                             ['--size', args.lm_size] if args.lm_size else [])
     lm2 = os.path.join(args.work, 'lm2', 'best.pt')

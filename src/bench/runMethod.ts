@@ -127,6 +127,8 @@ export interface RunOptions {
   checkPrior?: number;
   /** Share of the prompt ProCC's window may take beside CodeRAG's knowledge (PipelineOptions.similar.promptShare). */
   similarShare?: number;
+  /** Share of the prompt the code before the cursor keeps at least (PipelineOptions.prompt.contextShare). */
+  contextShare?: number;
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48, bodyMaxNewTokens: 128, bodyPromptForm: 'rambo' };
@@ -175,7 +177,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     query: { strategy: spec.usesQuery ? options.query : 'last10' },
     retrieval: { topJ: options.topJ, budgetsMs },
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
-    prompt: { budgetTokens: options.budgetTokens },
+    prompt: { budgetTokens: options.budgetTokens, ...(options.contextShare !== undefined ? { contextShare: options.contextShare } : {}) },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
     // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's implicit join.
     body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(spec.rambo ? { knowledge: false } : {}) },

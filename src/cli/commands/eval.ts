@@ -23,7 +23,7 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--loop-guard on|off]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--loop-guard on|off]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -55,6 +55,7 @@ const RUN_OPTIONS = {
   'window-stride': { type: 'string' },
   'hyp-match': { type: 'string' },
   'similar-share': { type: 'string' },
+  'context-share': { type: 'string' },
   'loop-guard': { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
@@ -80,9 +81,9 @@ function bodyPromptForm(value: unknown): RunOptions['bodyPromptForm'] {
 }
 
 
-function share(value: unknown): number {
+function share(value: unknown, name = 'similar-share'): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError('--similar-share must be a number from 0 to 1');
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError(`--${name} must be a number from 0 to 1`);
   return n;
 }
 
@@ -159,6 +160,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     check,
     ...(values['check-prior'] !== undefined ? { checkPrior: nonNegative(values['check-prior'], 'check-prior') } : {}),
     ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share']) } : {}),
+    ...(values['context-share'] !== undefined ? { contextShare: share(values['context-share'], 'context-share') } : {}),
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
   let cases = await readCases(casesFile);

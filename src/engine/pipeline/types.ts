@@ -28,7 +28,8 @@ export interface PipelineOptions {
   query: QueryStageOptions;
   retrieval: RetrievalStageOptions;
   rerank: { topU: number; timeoutMs: number };
-  prompt: { budgetTokens: number; suffixShare: number; repoFormat?: RepoFormat };
+  /** contextShare: the share of the budget the code before the cursor keeps at least when snippets want more. */
+  prompt: { budgetTokens: number; suffixShare: number; contextShare?: number; repoFormat?: RepoFormat };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
   /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */

@@ -35,6 +35,8 @@ export interface PromptInput {
   budgetTokens?: number;
   /** Share of the budget the suffix may take at most (default 0.15). */
   suffixShare?: number;
+  /** Share of the budget the code context keeps at least when snippets want more (default 0.5, CodeRAG's rule). */
+  contextShare?: number;
   countTokens?: (text: string) => number;
   /** How snippets enter the prompt (templates.ts RepoFormat; default `auto`). */
   repoFormat?: RepoFormat;
@@ -117,9 +119,9 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
   const snippetsWanted =
     input.snippets.length === 0 ? 0 : overhead + input.snippets.reduce((n, s) => n + count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`), 0);
-  // CodeRAG's rule: a context within half the budget stays whole and the snippets are cut; a larger
-  // context is cut from the left so that the snippets keep up to half the budget.
-  const contextCap = Math.max(0, budget - reserved - Math.min(snippetsWanted, Math.floor(budget * 0.5)));
+  // CodeRAG's rule (contextShare 0.5): a context within half the budget stays whole and the
+  // snippets are cut; a larger context is cut from the left so that the snippets keep up to half.
+  const contextCap = Math.max(0, budget - reserved - Math.min(snippetsWanted, Math.floor(budget * (1 - (input.contextShare ?? 0.5)))));
   let prefix = input.prefix;
   let prefixCut = false;
   if (count(prefix) > contextCap) {

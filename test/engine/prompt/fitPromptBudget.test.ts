@@ -61,6 +61,22 @@ test('a code context larger than the budget keeps its end', () => {
   assert.ok(estimateTokens(fitted.promptPrefix.slice(0, fitted.promptPrefix.indexOf('# a.py\n'))) <= 256 + 8, 'and no more than half');
 });
 
+test('contextShare: a long code context keeps at least that share of the budget, the snippets the rest', () => {
+  const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
+  const many = Array.from({ length: 40 }, (_, i) => ({ path: `m${i}.py`, text: `def f${i}(a, b):\n    return a + b + ${i}` }));
+  const blockOf = (share: number | undefined): number => {
+    const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets: many, family: 'plain', budgetTokens: 512, ...(share !== undefined ? { contextShare: share } : {}) });
+    assert.ok(fitted.prompt.endsWith('\nlast = '));
+    assert.ok(estimateTokens(fitted.prompt) <= 512);
+    return estimateTokens(fitted.promptPrefix.slice(0, fitted.promptPrefix.indexOf('# a.py\n')));
+  };
+  const half = blockOf(undefined);
+  const quarter = blockOf(0.75);
+  assert.ok(half > 200 && half <= 256 + 8, `CodeRAG's half by default (${half})`);
+  assert.ok(quarter > 80 && quarter <= 128 + 8, `a quarter with contextShare 0.75 (${quarter})`);
+  assert.equal(blockOf(1), 0, 'no snippet when the context takes it all');
+});
+
 test('with no snippets the code context may use the whole budget', () => {
   const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
   const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets: [], family: 'plain', budgetTokens: 512 });

@@ -129,6 +129,10 @@ export interface RunOptions {
   similarShare?: number;
   /** Share of the prompt the code before the cursor keeps at least (PipelineOptions.prompt.contextShare). */
   contextShare?: number;
+  /** Share of the body prompt the code before the cursor keeps at least (PipelineOptions.body.contextShare). */
+  bodyContextShare?: number;
+  /** CodeRAG's g: the probing query's best chunks beside the target chunk (PipelineOptions.query.g). */
+  probeTop?: number;
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48, bodyMaxNewTokens: 128, bodyPromptForm: 'rambo' };
@@ -174,13 +178,13 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
   for (const p of spec.paths) budgetsMs[p] = options.pathBudgetMs;
   return withDefaults({
     // Methods that do not use the query (RG-1, dataflow only) retrieve with the last ten lines: no probing.
-    query: { strategy: spec.usesQuery ? options.query : 'last10' },
+    query: { strategy: spec.usesQuery ? options.query : 'last10', ...(options.probeTop !== undefined ? { g: options.probeTop } : {}) },
     retrieval: { topJ: options.topJ, budgetsMs },
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
     prompt: { budgetTokens: options.budgetTokens, ...(options.contextShare !== undefined ? { contextShare: options.contextShare } : {}) },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
     // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's implicit join.
-    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(spec.rambo ? { knowledge: false } : {}) },
+    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(spec.rambo ? { knowledge: false } : {}), ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}) },
     check: { mode: options.check ?? 'constrain', ...(options.checkPrior !== undefined ? { prior: options.checkPrior } : {}) },
     similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },
   });

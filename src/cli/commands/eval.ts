@@ -23,7 +23,7 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--loop-guard on|off]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard on|off]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -43,6 +43,7 @@ const RUN_OPTIONS = {
   'budget-ms': { type: 'string' },
   'probe-budget-ms': { type: 'string' },
   'probe-batch': { type: 'string' },
+  'probe-top': { type: 'string' },
   'timeout-ms': { type: 'string' },
   'body-prompt': { type: 'string' },
   'body-signatures': { type: 'string' },
@@ -56,6 +57,7 @@ const RUN_OPTIONS = {
   'hyp-match': { type: 'string' },
   'similar-share': { type: 'string' },
   'context-share': { type: 'string' },
+  'body-context-share': { type: 'string' },
   'loop-guard': { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
@@ -160,7 +162,9 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     check,
     ...(values['check-prior'] !== undefined ? { checkPrior: nonNegative(values['check-prior'], 'check-prior') } : {}),
     ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share']) } : {}),
+    ...(values['probe-top'] !== undefined ? { probeTop: positiveInt(values, 'probe-top', 1) } : {}),
     ...(values['context-share'] !== undefined ? { contextShare: share(values['context-share'], 'context-share') } : {}),
+    ...(values['body-context-share'] !== undefined ? { bodyContextShare: share(values['body-context-share'], 'body-context-share') } : {}),
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
   let cases = await readCases(casesFile);

@@ -189,7 +189,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       family: model?.family ?? 'plain',
       budgetTokens,
       suffixShare: options.prompt.suffixShare,
-      ...(options.prompt.contextShare !== undefined ? { contextShare: options.prompt.contextShare } : {}),
+      ...(options.body.contextShare !== undefined ? { contextShare: options.body.contextShare } : {}),
       ...(model?.countTokens ? { countTokens: model.countTokens } : {}),
     });
   const stops = bodyStops(request.lang, target.signatureIndent);

@@ -47,6 +47,8 @@ export interface PipelineOptions {
     compose?: BodyCompose;
     /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
     knowledge?: boolean;
+    /** The share of the body prompt's budget the code before the cursor keeps at least when fragments want more. */
+    contextShare?: number;
   };
   /**
    * Checking against the repository at dereferences (check/): `constrain` masks the embedded

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir, grammarsDir, repoRoot } from '../../helpers/paths';
 import { recordingModel } from '../../helpers/recordingModel';
+import { estimateTokens } from '../../../src/engine/prompt/fitPromptBudget';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
@@ -114,6 +115,26 @@ void describe('body mode through createPipeline', () => {
       assert.notEqual(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok', `${sketch}: no model sketch`);
       if (sketch === 'oracle') assert.ok(result.trace.body?.elements.some((e) => e.matched === 'PaymentGateway'), JSON.stringify(result.trace.body?.elements));
     }
+  });
+
+  void test('the body prompt keeps body.contextShare of its budget for the code before the cursor, the fragments the rest', async () => {
+    const budget = 300;
+    const parts = async (contextShare: number): Promise<{ context: number; fragments: number; cut: boolean }> => {
+      const { client, seen } = recordingModel('return null;\n    }', 'stop');
+      const pipeline = createPipeline(pipelineOptions({ prompt: { budgetTokens: budget }, body: { maxNewTokens: 16, contextShare } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }));
+      const result = await pipeline.complete(emptied(), signal);
+      const prompt = seen.at(-1)?.prompt ?? '';
+      const instruction = '// Based on above, complete the method body of the class\n';
+      const at = prompt.indexOf(instruction);
+      assert.ok(at > 0, `fragments precede the code (${contextShare})`);
+      assert.ok(prompt.endsWith(emptied().prefix.slice(-40)), 'the code ends at the cursor');
+      return { context: estimateTokens(prompt.slice(at + instruction.length)), fragments: result.trace.prompt?.snippets.length ?? 0, cut: result.trace.prompt?.prefixCut ?? false };
+    };
+    const half = await parts(0.5);
+    const most = await parts(0.8);
+    assert.ok(half.cut && half.context <= budget * 0.5 + 8 && half.context > budget * 0.2, `half: the code is cut to half (${half.context} tokens)`);
+    assert.ok(!most.cut && most.context > half.context, `0.8: the whole code fits (${most.context} tokens)`);
+    assert.ok(half.fragments >= most.fragments && most.fragments >= 1, `fragments ${half.fragments} / ${most.fragments}`);
   });
 
   void test('both body paths hold the model to the body: no end before it closes, no blank or closing first line', async () => {

@@ -178,7 +178,9 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   const sigIndentText = (request.prefix.split('\n')[target.signatureRow] ?? '').match(/^\s*/)?.[0] ?? '';
   const primed = missingBodyIndent(request.lang, request.prefix, sigIndentText);
   const prefix = request.prefix + primed;
-  const promptOf = (ranked: readonly Candidate[]): BodyPrompt =>
+  // The sketch drafts from the signature-similar methods with the line prompt's share of code; the
+  // body, whose fragments the sketch chose, keeps the body's (larger) share.
+  const promptOf = (ranked: readonly Candidate[], contextShare = options.body.contextShare): BodyPrompt =>
     bodyPrompt({
       lang: request.lang,
       filePath: request.filePath,
@@ -189,7 +191,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       family: model?.family ?? 'plain',
       budgetTokens,
       suffixShare: options.prompt.suffixShare,
-      ...(options.body.contextShare !== undefined ? { contextShare: options.body.contextShare } : {}),
+      ...(contextShare !== undefined ? { contextShare } : {}),
       ...(model?.countTokens ? { countTokens: model.countTokens } : {}),
     });
   const stops = bodyStops(request.lang, target.signatureIndent);
@@ -213,7 +215,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       'sketch',
       signal,
       async () => {
-        const drafted = promptOf(similar.map(signatureCandidate));
+        const drafted = promptOf(similar.map(signatureCandidate), options.prompt.contextShare);
         // The prompt leaves the process (to a model server, or the embedded model): credentials first.
         const prompt = { ...drafted, prompt: redactSecrets(drafted.prompt).text };
         const out = await raceDeadline((s) => generateOnce(model, stages, prompt, options.body.sketchTokens, stops, options.generate.temperature, s, request.lang), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));

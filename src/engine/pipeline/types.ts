@@ -47,7 +47,7 @@ export interface PipelineOptions {
     compose?: BodyCompose;
     /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
     knowledge?: boolean;
-    /** The share of the body prompt's budget the code before the cursor keeps at least when fragments want more. */
+    /** The share of the body prompt's budget the code before the cursor keeps at least when fragments want more (the sketch keeps prompt.contextShare). */
     contextShare?: number;
   };
   /**

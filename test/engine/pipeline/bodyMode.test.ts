@@ -90,7 +90,7 @@ void describe('body mode through createPipeline', () => {
     assert.deepEqual(result.trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
   });
 
-  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (fused by rank; knowledge-first puts them first); body.knowledge false leaves them out', async () => {
+  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (in turns with the definitions; knowledge-first puts them first); body.knowledge false leaves them out', async () => {
     const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const deps = { retrievers: () => [...paths.retrievers], model: () => model };
@@ -135,6 +135,18 @@ void describe('body mode through createPipeline', () => {
     assert.ok(half.cut && half.context <= budget * 0.5 + 8 && half.context > budget * 0.2, `half: the code is cut to half (${half.context} tokens)`);
     assert.ok(!most.cut && most.context > half.context, `0.8: the whole code fits (${most.context} tokens)`);
     assert.ok(half.fragments >= most.fragments && most.fragments >= 1, `fragments ${half.fragments} / ${most.fragments}`);
+  });
+
+  void test('the sketch keeps the line prompt\'s share of code, the body its own', async () => {
+    const { client, seen } = recordingModel('return null;\n    }', 'stop');
+    const options = pipelineOptions({ prompt: { budgetTokens: 300, contextShare: 0.5 }, body: { maxNewTokens: 16, contextShare: 0.8 } });
+    await createPipeline(options, { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model' })).complete(emptied(), signal);
+    assert.equal(seen.length, 2, 'a sketch call and a body call');
+    const instruction = '// Based on above, complete the method body of the class\n';
+    const context = (prompt: string): number => estimateTokens(prompt.slice(prompt.indexOf(instruction) + instruction.length));
+    const [sketch, body] = seen.map((r) => r.prompt);
+    assert.ok(sketch!.includes(instruction) && context(sketch!) <= 150 + 8, `the sketch's code is cut to half (${context(sketch!)} tokens)`);
+    assert.ok(context(body!) > context(sketch!), `the body keeps more code (${context(body!)} tokens)`);
   });
 
   void test('both body paths hold the model to the body: no end before it closes, no blank or closing first line', async () => {

@@ -83,7 +83,7 @@ function bodyPromptForm(value: unknown): RunOptions['bodyPromptForm'] {
 }
 
 
-function share(value: unknown, name = 'similar-share'): number {
+function share(value: unknown, name: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError(`--${name} must be a number from 0 to 1`);
   return n;
@@ -161,7 +161,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     ...(bodyCompose ? { bodyCompose } : {}),
     check,
     ...(values['check-prior'] !== undefined ? { checkPrior: nonNegative(values['check-prior'], 'check-prior') } : {}),
-    ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share']) } : {}),
+    ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share'], 'similar-share') } : {}),
     ...(values['probe-top'] !== undefined ? { probeTop: positiveInt(values, 'probe-top', 1) } : {}),
     ...(values['context-share'] !== undefined ? { contextShare: share(values['context-share'], 'context-share') } : {}),
     ...(values['body-context-share'] !== undefined ? { bodyContextShare: share(values['body-context-share'], 'body-context-share') } : {}),

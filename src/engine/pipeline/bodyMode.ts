@@ -180,7 +180,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   const prefix = request.prefix + primed;
   // The sketch drafts from the signature-similar methods with the line prompt's share of code; the
   // body, whose fragments the sketch chose, keeps the body's (larger) share.
-  const promptOf = (ranked: readonly Candidate[], contextShare = options.body.contextShare): BodyPrompt =>
+  const promptOf = (ranked: readonly Candidate[], contextShare: number): BodyPrompt =>
     bodyPrompt({
       lang: request.lang,
       filePath: request.filePath,
@@ -191,7 +191,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       family: model?.family ?? 'plain',
       budgetTokens,
       suffixShare: options.prompt.suffixShare,
-      ...(contextShare !== undefined ? { contextShare } : {}),
+      contextShare,
       ...(model?.countTokens ? { countTokens: model.countTokens } : {}),
     });
   const stops = bodyStops(request.lang, target.signatureIndent);
@@ -290,7 +290,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     trace,
     'prompt',
     signal,
-    () => Promise.resolve(promptOf(ranked)),
+    () => Promise.resolve(promptOf(ranked, options.body.contextShare)),
     (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
   );
   if (!prompt) {

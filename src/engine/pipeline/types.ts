@@ -29,7 +29,7 @@ export interface PipelineOptions {
   retrieval: RetrievalStageOptions;
   rerank: { topU: number; timeoutMs: number };
   /** contextShare: the share of the budget the code before the cursor keeps at least when snippets want more. */
-  prompt: { budgetTokens: number; suffixShare: number; contextShare?: number; repoFormat?: RepoFormat };
+  prompt: { budgetTokens: number; suffixShare: number; contextShare: number; repoFormat?: RepoFormat };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
   /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */
@@ -48,7 +48,7 @@ export interface PipelineOptions {
     /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
     knowledge?: boolean;
     /** The share of the body prompt's budget the code before the cursor keeps at least when fragments want more (the sketch keeps prompt.contextShare). */
-    contextShare?: number;
+    contextShare: number;
   };
   /**
    * Checking against the repository at dereferences (check/): `constrain` masks the embedded

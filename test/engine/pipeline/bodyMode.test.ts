@@ -17,6 +17,15 @@ import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf,
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
 const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
 
+// Rambo's prompt form ends its fragments with this line; the code before the cursor follows it.
+const RAMBO_INSTRUCTION = '// Based on above, complete the method body of the class\n';
+
+/** Tokens of the code after Rambo's instruction line (the whole prompt when there is none). */
+function codeTokens(prompt: string): number {
+  const at = prompt.indexOf(RAMBO_INSTRUCTION);
+  return estimateTokens(at < 0 ? prompt : prompt.slice(at + RAMBO_INSTRUCTION.length));
+}
+
 function emptied(): CompletionRequest {
   const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
   const start = text.indexOf(HEADER) + HEADER.length;
@@ -124,11 +133,9 @@ void describe('body mode through createPipeline', () => {
       const pipeline = createPipeline(pipelineOptions({ prompt: { budgetTokens: budget }, body: { maxNewTokens: 16, contextShare } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }));
       const result = await pipeline.complete(emptied(), signal);
       const prompt = seen.at(-1)?.prompt ?? '';
-      const instruction = '// Based on above, complete the method body of the class\n';
-      const at = prompt.indexOf(instruction);
-      assert.ok(at > 0, `fragments precede the code (${contextShare})`);
+      assert.ok(prompt.indexOf(RAMBO_INSTRUCTION) > 0, `fragments precede the code (${contextShare})`);
       assert.ok(prompt.endsWith(emptied().prefix.slice(-40)), 'the code ends at the cursor');
-      return { context: estimateTokens(prompt.slice(at + instruction.length)), fragments: result.trace.prompt?.snippets.length ?? 0, cut: result.trace.prompt?.prefixCut ?? false };
+      return { context: codeTokens(prompt), fragments: result.trace.prompt?.snippets.length ?? 0, cut: result.trace.prompt?.prefixCut ?? false };
     };
     const half = await parts(0.5);
     const most = await parts(0.8);
@@ -142,11 +149,9 @@ void describe('body mode through createPipeline', () => {
     const options = pipelineOptions({ prompt: { budgetTokens: 300, contextShare: 0.5 }, body: { maxNewTokens: 16, contextShare: 0.8 } });
     await createPipeline(options, { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model' })).complete(emptied(), signal);
     assert.equal(seen.length, 2, 'a sketch call and a body call');
-    const instruction = '// Based on above, complete the method body of the class\n';
-    const context = (prompt: string): number => estimateTokens(prompt.slice(prompt.indexOf(instruction) + instruction.length));
     const [sketch, body] = seen.map((r) => r.prompt);
-    assert.ok(sketch!.includes(instruction) && context(sketch!) <= 150 + 8, `the sketch's code is cut to half (${context(sketch!)} tokens)`);
-    assert.ok(context(body!) > context(sketch!), `the body keeps more code (${context(body!)} tokens)`);
+    assert.ok(sketch!.includes(RAMBO_INSTRUCTION) && codeTokens(sketch!) <= 150 + 8, `the sketch's code is cut to half (${codeTokens(sketch!)} tokens)`);
+    assert.ok(codeTokens(body!) > codeTokens(sketch!), `the body keeps more code (${codeTokens(body!)} tokens)`);
   });
 
   void test('both body paths hold the model to the body: no end before it closes, no blank or closing first line', async () => {

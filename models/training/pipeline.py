@@ -5,14 +5,14 @@ ONNX export -> contrastive encoder (+ TF-IDF comparison) -> ONNX export -> Node 
       [--debian .work/debian] [--dev-repos DIR ...] [--tokenizer-from ../coderag-lm]
       [--lm-init-onnx ../coderag-lm] [--lm-size small|medium|large] [--device cpu|cuda|auto]
   /usr/bin/python3 pipeline.py --smoke --work /tmp/x --models /tmp/x/models   # tiny, seconds
-  --from STAGE resumes (stages: corpus tokenizer encode lm lm2 export-lm encoder export-encoder fixtures)
+  --from STAGE resumes (stages: corpus tokenizer encode rag lm lm2 export-lm encoder export-encoder fixtures)
 """
 import argparse, json, os, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-STAGES = ['corpus', 'tokenizer', 'encode', 'lm', 'lm2', 'export-lm', 'encoder', 'export-encoder', 'fixtures']
+STAGES = ['corpus', 'tokenizer', 'encode', 'rag', 'lm', 'lm2', 'export-lm', 'encoder', 'export-encoder', 'fixtures']
 
 
 def main():
@@ -22,6 +22,7 @@ def main():
     ap.add_argument('--fixtures', default=None, help='tokenizer parity fixture path (default: none)')
     ap.add_argument('--lm-minutes', type=float, default=90)
     ap.add_argument('--lm2-minutes', type=float, default=0, help='a warm restart of the LM from its best checkpoint (lr 1e-3, batch 8); 0: none')
+    ap.add_argument('--lm-rag-frac', type=float, default=0.5, help='share of each LM batch from the retrieval-augmented examples (rag stage); 0: plain windows only')
     ap.add_argument('--enc-minutes', type=float, default=25)
     ap.add_argument('--from', dest='start', default='corpus', choices=STAGES)
     ap.add_argument('--to', dest='stop', default='fixtures', choices=STAGES)
@@ -34,7 +35,7 @@ def main():
     ap.add_argument('--device', default='cpu', choices=('cpu', 'cuda', 'auto'))
     args = ap.parse_args()
     torch.set_num_threads(2)
-    import corpus, bpe, encode_corpus, train_lm, export_lm, train_encoder, export_encoder, make_fixtures
+    import corpus, bpe, encode_corpus, rag_examples, train_lm, export_lm, train_encoder, export_encoder, make_fixtures
     import shutil
     w = ['--work', args.work]
     debian = args.debian or os.path.join(args.work, 'debian')
@@ -46,11 +47,13 @@ def main():
         os.makedirs(os.path.join(args.work, 'tokenizer'), exist_ok=True)
         for f in ('tokenizer.json', 'tokenizer_config.json'):
             shutil.copy(os.path.join(args.tokenizer_from, f), os.path.join(args.work, 'tokenizer', f))
-    # A warm start (the shipped model on the corpus): batch 8 x 512, lr 1e-3, 100 warm-up steps, as
-    # the shipped model was trained (batch 8 is also the fastest per token,
-    # with bf16 autocast on a CPU with native bf16 and in fp32 without: train_lm.py's --bf16 -1 picks).
-    lm_args = ['--device', args.device] + (['--init-onnx', args.lm_init_onnx, '--batch', '8', '--lr', '1e-3', '--warmup', '100'] if args.lm_init_onnx else
-                                            ['--size', args.lm_size] if args.lm_size else [])
+    # A warm start (the shipped model on the corpus) as the shipped model's last run was trained:
+    # batch 8 x 512, lr 4e-4, 30 warm-up steps, 60% Python windows, half of each batch
+    # retrieval-augmented examples (rag_examples.py); batch 8 is also the fastest per token, with
+    # bf16 autocast on a CPU with native bf16 and fp32 without (train_lm.py's --bf16 -1 picks).
+    rag = ['--rag-frac', str(args.lm_rag_frac)] if args.lm_rag_frac > 0 else []
+    lm_args = ['--device', args.device] + rag + (['--init-onnx', args.lm_init_onnx, '--batch', '8', '--lr', '4e-4', '--warmup', '30', '--py-frac', '0.6'] if args.lm_init_onnx else
+                                                  ['--size', args.lm_size] if args.lm_size else [])
     lm2 = os.path.join(args.work, 'lm2', 'best.pt')
     lm1 = os.path.join(args.work, 'lm', 'best.pt')
 
@@ -62,10 +65,11 @@ def main():
         'corpus': lambda: corpus.main(w + corpus_args + (['--max-python-files', '40', '--max-java-mb', '0.4', '--val-frac', '0.2'] if s else [])),
         'tokenizer': tokenizer,
         'encode': lambda: encode_corpus.main(w + (['--procs', '1'] if s else [])),
-        'lm': lambda: train_lm.main(w + (['--max-steps', '3', '--layers', '1', '--d', '32', '--heads', '2', '--ctx', '64', '--batch', '2',
-                                          '--eval-tokens', '512', '--device', args.device] if s else ['--minutes', str(args.lm_minutes)] + lm_args)),
+        'rag': lambda: args.lm_rag_frac > 0 and rag_examples.main(w + (['--per-split', 'train=40,val=8', '--ctx', '128', '--frag-share', '0.6', '--procs', '1'] if s else [])),
+        'lm': lambda: train_lm.main(w + (['--max-steps', '3', '--layers', '1', '--d', '32', '--heads', '2', '--ctx', '128', '--batch', '2',
+                                          '--eval-tokens', '512', '--device', args.device] + rag if s else ['--minutes', str(args.lm_minutes)] + lm_args)),
         'lm2': lambda: (not s and args.lm2_minutes > 0) and train_lm.main(w + ['--init', os.path.join(args.work, 'lm', 'best.pt'), '--out', os.path.join(args.work, 'lm2'),
-                                                                         '--minutes', str(args.lm2_minutes), '--lr', '1e-3', '--batch', '8', '--warmup', '100', '--device', args.device]),
+                                                                         '--minutes', str(args.lm2_minutes), '--lr', '1e-3', '--batch', '8', '--warmup', '100', '--device', args.device] + rag),
         'export-lm': lambda: export_lm.main(w + ['--out', os.path.join(args.models, 'coderag-lm')] + ['--ckpt', final_lm()]),
         'encoder': lambda: train_encoder.main(w + (['--max-steps', '2', '--batch', '4', '--layers', '1', '--max-files', '10',
                                                     '--skip-baseline', '--max-len', '64', '--eval-max-files', '3'] if s else

@@ -59,6 +59,42 @@ def evaluate(model, val, lang, T, max_tokens, device='cpu'):
             'java': tot[1][0] / max(tot[1][1], 1), 'tokens': alln}
 
 
+def load_rag(work, split, T):
+    """rag_examples.py's examples of a split cut to T tokens: (inputs, targets with -100 where no
+    loss, lang); only examples with targets within the first T positions; None when there are none."""
+    path = os.path.join(work, 'tokens', f'rag_{split}.npz')
+    if not os.path.exists(path):
+        return None
+    d = np.load(path)
+    keep = d['start'] < min(T, d['x'].shape[1] - 1) - 8
+    if not keep.any():
+        return None
+    x = d['x'][keep].astype(np.int64)
+    y = x[:, 1:].copy()
+    pos = np.arange(1, x.shape[1])[None, :]
+    y[(pos < d['start'][keep][:, None]) | (pos >= d['length'][keep][:, None])] = -100
+    return x[:, :T], y[:, :T], d['lang'][keep]
+
+
+def evaluate_rag(model, rag, device='cpu'):
+    """Mean loss (nats/token) per language on the tokens after the fragments of the held-out rag examples."""
+    x, y, lang = rag
+    model.eval()
+    tot = {0: [0.0, 0], 1: [0.0, 0]}
+    with torch.no_grad():
+        for k in range(0, len(x), 8):
+            xb = torch.from_numpy(x[k:k + 8]).to(device)
+            yb = torch.from_numpy(y[k:k + 8]).to(device)
+            logits = model(xb).float()
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), yb.reshape(-1), reduction='none').view(yb.shape).cpu()
+            for i in range(len(xb)):
+                m = yb[i].cpu() != -100
+                tot[int(lang[k + i])][0] += float(loss[i][m].sum())
+                tot[int(lang[k + i])][1] += int(m.sum())
+    model.train()
+    return {'python': tot[0][0] / tot[0][1] if tot[0][1] else float('nan'), 'java': tot[1][0] / tot[1][1] if tot[1][1] else float('nan')}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument('--work', required=True)
@@ -85,6 +121,8 @@ def main(argv=None):
                     help='CPU: bf16 autocast for matmuls, 1 on, 0 off, -1 (default) on where the CPU has native bf16 '
                          '(AMX-BF16 or AVX512-BF16: about 2x faster there; without them about 15x slower than fp32)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--rag-frac', type=float, default=0.0,
+                    help='share of each batch drawn from WORK/tokens/rag_train.npz (rag_examples.py: code after retrieved definitions; loss after them only)')
     ap.add_argument('--py-frac', type=float, default=0.5, help='share of each batch drawn from Python windows (the rest Java); -1: uniform over tokens')
     args = ap.parse_args(argv)
     if args.size:
@@ -118,6 +156,10 @@ def main(argv=None):
         if model.cfg['vocab'] != vocab:
             raise SystemExit(f"train_lm: {args.init_onnx} has {model.cfg['vocab']} tokens, the corpus tokenizer {vocab}")
         args.layers, args.d, args.heads, args.ctx = model.cfg['n_layer'], model.cfg['d'], model.cfg['n_head'], model.cfg['n_positions']
+    rag_train = load_rag(args.work, 'train', args.ctx) if args.rag_frac > 0 else None
+    rag_val = load_rag(args.work, 'val', args.ctx) if args.rag_frac > 0 else None
+    if args.rag_frac > 0 and rag_train is None:
+        raise SystemExit(f'train_lm: --rag-frac needs examples with targets within {args.ctx} tokens in WORK/tokens/rag_train.npz (run rag_examples.py with --ctx {args.ctx})')
     model.to(device)
     nparams = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -154,6 +196,9 @@ def main(argv=None):
     say(f'lm: {nparams / 1e6:.2f}M params ({args.layers}x{args.d}, {args.heads} heads), {len(train) / 1e6:.1f}M train tokens, '
         f'budget {args.minutes} min, device {device}' + (f', {amp_dtype} autocast'.replace('torch.', '') if use_amp else ', fp32') + (f", from {state['init']['path']}" if state.get('init') else '')
         + (f", resumed at step {state['step']}" if state['step'] else ''))
+    if rag_val is not None and state['step'] == 0:
+        r0 = evaluate_rag(model, rag_val, device)
+        say(f"start rag (held-out repositories, tokens after the fragments): py {r0['python']:.3f} java {r0['java']:.3f}")
     t_start = time.time() - state['elapsed']
     last_ck = last_ev = time.time()
     T, B = args.ctx, args.batch
@@ -172,8 +217,15 @@ def main(argv=None):
             ix = np.concatenate([rng.choice(starts_by_lang[0], npy), rng.choice(starts_by_lang[1], B - npy)])
         else:
             ix = rng.integers(0, len(train) - T - 1, B)
-        x = torch.from_numpy(np.stack([train[i:i + T] for i in ix]).astype(np.int64)).to(device, non_blocking=True)
-        y = torch.from_numpy(np.stack([train[i + 1:i + T + 1] for i in ix]).astype(np.int64)).to(device, non_blocking=True)
+        xs = np.stack([train[i:i + T] for i in ix]).astype(np.int64)
+        ys = np.stack([train[i + 1:i + T + 1] for i in ix]).astype(np.int64)
+        if rag_train is not None:
+            nrag = int(rng.binomial(B, args.rag_frac))
+            if nrag:
+                j = rng.integers(0, len(rag_train[0]), nrag)
+                xs[:nrag], ys[:nrag] = rag_train[0][j, :T], rag_train[1][j, :T]
+        x = torch.from_numpy(xs).to(device, non_blocking=True)
+        y = torch.from_numpy(ys).to(device, non_blocking=True)
         with torch.autocast(device, dtype=amp_dtype, enabled=use_amp):
             loss = model(x, y)
         opt.zero_grad(set_to_none=True)
@@ -197,7 +249,10 @@ def main(argv=None):
         if time.time() - last_ev > args.eval_minutes * 60:
             ev = evaluate(model, val, val_lang, T, args.eval_tokens, device)
             state['history'].append({'step': state['step'], 'minutes': state['elapsed'] / 60, 'train': loss_ema, **ev})
-            say(f"eval step {state['step']}: val {ev['loss']:.3f} (py {ev['python']:.3f} java {ev['java']:.3f})")
+            if rag_val is not None:
+                ev['rag'] = evaluate_rag(model, tuple(a[:200] for a in rag_val), device)
+            say(f"eval step {state['step']}: val {ev['loss']:.3f} (py {ev['python']:.3f} java {ev['java']:.3f})"
+                + (f" rag py {ev['rag']['python']:.3f} java {ev['rag']['java']:.3f}" if 'rag' in ev else ''))
             if ev['loss'] < state['best']:
                 state['best'] = ev['loss']
                 save('best.pt')
@@ -206,6 +261,9 @@ def main(argv=None):
             save('last.pt')
             last_ck = time.time()
     ev = evaluate(model, val, val_lang, T, args.eval_tokens, device)
+    if rag_val is not None:
+        ev['rag'] = evaluate_rag(model, rag_val, device)
+        say(f"final rag (held-out repositories, tokens after the fragments): py {ev['rag']['python']:.3f} java {ev['rag']['java']:.3f}")
     state['history'].append({'step': state['step'], 'minutes': state['elapsed'] / 60, 'train': loss_ema, **ev})
     say(f"final step {state['step']}: val {ev['loss']:.3f} (py {ev['python']:.3f} java {ev['java']:.3f})")
     if ev['loss'] <= state['best']:

@@ -57,9 +57,13 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     const fixture = join(tmp.path, 'parity.json');
     const r = await run(python, ['pipeline.py', '--smoke', '--work', work, '--models', models, '--fixtures', fixture], 240_000);
     assert.equal(r.code, 0, r.output.slice(-3000));
-    for (const stage of ['corpus', 'tokenizer', 'encode', 'lm', 'export-lm', 'encoder', 'export-encoder', 'fixtures']) {
+    for (const stage of ['corpus', 'tokenizer', 'encode', 'rag', 'lm', 'export-lm', 'encoder', 'export-encoder', 'fixtures']) {
       assert.match(r.output, new RegExp(`== ${stage} done`));
     }
+    // The retrieval-augmented examples were built and the LM trained on them (loss measured after their fragments).
+    const rag = /rag train: (\d+) examples/.exec(r.output);
+    assert.ok(rag && Number(rag[1]) > 0, r.output.slice(-3000));
+    assert.match(r.output, /final rag \(held-out repositories, tokens after the fragments\): py \d/);
     const results = JSON.parse(readFileSync(join(work, 'encoder', 'results.json'), 'utf8')) as { tfidf: { 'mrr@10': number }; encoder: { 'mrr@10': number } };
     assert.ok(results.tfidf['mrr@10'] >= 0 && results.encoder['mrr@10'] >= 0);
 
@@ -132,7 +136,7 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     }
 
     // Resumable: a second run with --resume continues from the checkpoint's step.
-    const tiny = ['--layers', '1', '--d', '32', '--heads', '2', '--ctx', '64', '--batch', '2', '--eval-tokens', '512'];
+    const tiny = ['--layers', '1', '--d', '32', '--heads', '2', '--ctx', '128', '--batch', '2', '--eval-tokens', '512'];
     const resumed = await run(python, ['train_lm.py', '--work', work, '--resume', '--max-steps', '5', ...tiny], 120_000);
     assert.equal(resumed.code, 0, resumed.output.slice(-2000));
     assert.match(resumed.output, /resumed at step 3/);
@@ -157,9 +161,11 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     mkdirSync(out);
     const job = await runEnv('bash', ['gpu_job.sh'], {
       CARRY: carry, OUT: out, DEVICE: 'cpu', SIZE: 'tiny', MINUTES: '1', BATCH: '2', GPU_WORK: join(tmp.path, 'gpu-work'),
-      PYTHON: python, EXTRA: '--max-steps 3 --ctx 64 --eval-tokens 512',
+      PYTHON: python, EXTRA: '--max-steps 3 --eval-tokens 512', CTX: '128', RAG_SPLIT: 'train=40,val=8', RAG_FRAG_SHARE: '0.6',
     }, 180_000);
     assert.equal(job.code, 0, job.output.slice(-3000));
+    // The device job builds the retrieval-augmented examples there and trains on them too.
+    assert.match(readFileSync(join(out, 'train.log'), 'utf8'), /final rag \(held-out repositories/);
     const back = readdirSync(out);
     assert.ok(back.length <= 8 && back.every((f) => statSync(join(out, f)).size < 16 * 2 ** 20 && /^[A-Za-z0-9._-]+$/.test(f)), back.join(' '));
     const ckpt = join(tmp.path, 'lm-gpu', 'best.pt');

@@ -163,7 +163,8 @@ def jobs_for(rows, rng, count, ctx, frag_share):
     tries = 0
     while any(want.values()) and tries < count * 60:
         tries += 1
-        lang = [l for l in want if want[l]][int(rng.integers(len([l for l in want if want[l]])))]
+        open_langs = [l for l in want if want[l]]
+        lang = open_langs[int(rng.integers(len(open_langs)))]
         ids, w = pools[lang]
         (repo, lang), files = repos[ids[rng.choice(len(ids), p=w)]]
         fi = int(rng.integers(len(files)))

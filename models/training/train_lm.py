@@ -31,6 +31,14 @@ def cpu_has_native_bf16():
 SIZES = {'tiny': (1, 32, 2), 'small': (4, 192, 4), 'medium': (6, 256, 8), 'large': (8, 384, 8)}
 
 
+def add_by_lang(tot, loss, lang):
+    """Adds per-token losses to tot[language] = [sum, count]; lang holds each token's language (0 Python, 1 Java)."""
+    for l in (0, 1):
+        m = lang == l
+        tot[l][0] += float(loss[m].sum())
+        tot[l][1] += int(m.sum())
+
+
 def evaluate(model, val, lang, T, max_tokens, device='cpu'):
     """Mean loss (nats/token) per language over T-token windows of the held-out tokens: every
     window when max_tokens covers them all, else max_tokens // T windows spread evenly over the
@@ -47,11 +55,7 @@ def evaluate(model, val, lang, T, max_tokens, device='cpu'):
             y = torch.from_numpy(np.stack([val[i + 1:i + T + 1] for i in st]).astype(np.int64)).to(device)
             logits = model(x).float()
             loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), reduction='none').cpu()
-            lg = torch.from_numpy(np.stack([lang[i + 1:i + T + 1] for i in st]).astype(np.int64)).view(-1)
-            for l in (0, 1):
-                m = lg == l
-                tot[l][0] += float(loss[m].sum())
-                tot[l][1] += int(m.sum())
+            add_by_lang(tot, loss, torch.from_numpy(np.stack([lang[i + 1:i + T + 1] for i in st]).astype(np.int64)).view(-1))
     model.train()
     allsum = tot[0][0] + tot[1][0]
     alln = tot[0][1] + tot[1][1]
@@ -86,11 +90,11 @@ def evaluate_rag(model, rag, device='cpu'):
             xb = torch.from_numpy(x[k:k + 8]).to(device)
             yb = torch.from_numpy(y[k:k + 8]).to(device)
             logits = model(xb).float()
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), yb.reshape(-1), reduction='none').view(yb.shape).cpu()
-            for i in range(len(xb)):
-                m = yb[i].cpu() != -100
-                tot[int(lang[k + i])][0] += float(loss[i][m].sum())
-                tot[int(lang[k + i])][1] += int(m.sum())
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), yb.reshape(-1), reduction='none').cpu()
+            # Each target token takes its example's language; tokens without loss (-100) take none.
+            lg = torch.from_numpy(lang[k:k + 8].astype(np.int64))[:, None].repeat(1, yb.size(1))
+            lg[yb.cpu() == -100] = -1
+            add_by_lang(tot, loss, lg.view(-1))
     model.train()
     return {'python': tot[0][0] / tot[0][1] if tot[0][1] else float('nan'), 'java': tot[1][0] / tot[1][1] if tot[1][1] else float('nan')}
 

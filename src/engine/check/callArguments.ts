@@ -42,7 +42,6 @@ export interface OpenCall {
 }
 
 const IDENT_END = /[\p{L}_$][\p{L}\p{N}_$]*$/u;
-const IDENT_START = /^[\p{L}\p{N}_$]/u;
 
 /** The argument state of an argument list text (after `(`): top-level commas, the current argument, and whether it closed. */
 export function argumentState(args: string): { argIndex: number; current: string; closed: boolean; inString: boolean } {
@@ -259,8 +258,6 @@ interface GuideVocabulary {
   comma: number[];
   /** Ids of tokens holding a `)` (the only ones that can close the call). */
   close: number[];
-  /** Ids of tokens that start with an identifier character (they would continue a name). */
-  identStart: number[];
   /** Ids by their first character. */
   byFirst: Map<string, number[]>;
 }
@@ -270,13 +267,12 @@ const VOCABULARIES = new WeakMap<readonly string[], GuideVocabulary>();
 function guideVocabulary(tokenTexts: readonly string[]): GuideVocabulary {
   let v = VOCABULARIES.get(tokenTexts);
   if (!v) {
-    v = { comma: [], close: [], identStart: [], byFirst: new Map() };
+    v = { comma: [], close: [], byFirst: new Map() };
     for (let i = 0; i < tokenTexts.length; i++) {
       const t = tokenTexts[i]!;
       if (!t) continue;
       if (t.includes(',')) v.comma.push(i);
       if (t.includes(')')) v.close.push(i);
-      if (IDENT_START.test(t)) v.identStart.push(i);
       const first = t[0]!;
       const list = v.byFirst.get(first);
       if (list) list.push(i);
@@ -386,11 +382,17 @@ export class CallArgumentGuide {
         }
       }
       if (want !== undefined && want !== ')' && written === want && !current.includes('\n')) {
-        // The preferred name is written: it ends here (no longer identifier).
-        for (const id of vocab.identStart) {
-          if (id < logits.length && logits[id] !== -Infinity) {
-            logits[id] = -Infinity;
-            changed = true;
+        // The preferred name is written: the argument ends here, as when a token writes the name
+        // and goes on (above). No longer identifier, and no `.`, `(` or `[` after it: `cart.add(...)`
+        // is not the `cart` that fits the parameter. Python may still make it a keyword (`cart=`).
+        const ends = this.lang === 'python' ? /^[\s,)=]/ : /^[\s,)]/;
+        for (const [first, ids] of vocab.byFirst) {
+          if (ends.test(first)) continue;
+          for (const id of ids) {
+            if (id < logits.length && logits[id] !== -Infinity) {
+              logits[id] = -Infinity;
+              changed = true;
+            }
           }
         }
       }

@@ -76,7 +76,7 @@ void test('Java fixture: new CheckoutService( has one constructor taking the gat
 });
 
 // A hand-made vocabulary: the guide's decisions are visible as the allowed ids.
-const VOCAB = ['c', 'cart', 'ca', 'rt', ',', ' ', ' gate', 'way', ')', '),', 'c_dict', ' c_dict', 'x', ', ', ' gateway', 'cart,', 'gateway)'];
+const VOCAB = ['c', 'cart', 'ca', 'rt', ',', ' ', ' gate', 'way', ')', '),', 'c_dict', ' c_dict', 'x', ', ', ' gateway', 'cart,', 'gateway)', '.add', '='];
 
 function allowedAfter(guide: CallArgumentGuide, generated: string): string[] {
   const logits = new Float32Array(VOCAB.length);
@@ -93,9 +93,13 @@ void test('the guide writes the preferred names and no third argument', () => {
   assert.deepEqual(allowedAfter(guide, 'ca'), ['rt']);
   assert.deepEqual(allowedAfter(guide, 'cart,'), [' ', ' gate', ' gateway', 'gateway)']);
   assert.deepEqual(allowedAfter(guide, 'cart, gate'), ['way']);
-  // The name is written, on the last argument: the name ends (no identifier character next) and no
-  // token may add a top-level comma (`),` closes the call first).
-  assert.deepEqual(allowedAfter(guide, 'cart, gateway'), [' ', ' gate', ')', '),', ' c_dict', ' gateway']);
+  // The name is written: the argument ends there (no identifier character, no `.add` making it
+  // another value; Python's keyword `=` stays open).
+  assert.deepEqual(allowedAfter(guide, 'cart'), [',', ' ', ' gate', ')', '),', ' c_dict', ', ', ' gateway', '=']);
+  // On the last argument, no token may add a top-level comma either (`),` closes the call first).
+  assert.deepEqual(allowedAfter(guide, 'cart, gateway'), [' ', ' gate', ')', '),', ' c_dict', ' gateway', '=']);
+  const java = new CallArgumentGuide('service = new CheckoutService(', 'java', () => undefined, SIG);
+  assert.deepEqual(allowedAfter(java, 'cart'), [',', ' ', ' gate', ')', '),', ' c_dict', ', ', ' gateway']);
   // After the call closes the guide lets go.
   assert.deepEqual(allowedAfter(guide, 'cart, gateway)'), VOCAB);
   assert.equal(guide.events.length, 1);

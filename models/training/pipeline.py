@@ -21,7 +21,8 @@ def main():
     ap.add_argument('--models', required=True, help='folder receiving coderag-lm/ and coderag-encoder/')
     ap.add_argument('--fixtures', default=None, help='tokenizer parity fixture path (default: none)')
     ap.add_argument('--lm-minutes', type=float, default=90)
-    ap.add_argument('--lm2-minutes', type=float, default=0, help='a warm restart of the LM from its best checkpoint (lr 1e-3, batch 8); 0: none')
+    ap.add_argument('--lm2-minutes', type=float, default=0, help='a warm restart of the LM from its best checkpoint (batch 8; lr 2e-4 after a warm start, else 1e-3); 0: none')
+    ap.add_argument('--lm2-rag-frac', type=float, default=0.3, help='the retrieval-augmented share of the warm restart\'s batches (0 without the rag stage)')
     ap.add_argument('--lm-rag-frac', type=float, default=0.5, help='share of each LM batch from the retrieval-augmented examples (rag stage); 0: plain windows only')
     ap.add_argument('--enc-minutes', type=float, default=25)
     ap.add_argument('--from', dest='start', default='corpus', choices=STAGES)
@@ -54,6 +55,10 @@ def main():
     rag = ['--rag-frac', str(args.lm_rag_frac)] if args.lm_rag_frac > 0 else []
     lm_args = ['--device', args.device] + rag + (['--init-onnx', args.lm_init_onnx, '--batch', '8', '--lr', '4e-4', '--warmup', '30', '--py-frac', '0.6'] if args.lm_init_onnx else
                                                   ['--size', args.lm_size] if args.lm_size else [])
+    # The restart of a warm start as the shipped model's second run: lr 2e-4, 20 warm-up steps, 30%
+    # retrieval-augmented (its held-out loss still fell at the end of the first run).
+    rag2 = ['--rag-frac', str(args.lm2_rag_frac)] if args.lm_rag_frac > 0 and args.lm2_rag_frac > 0 else []
+    lm2_args = (['--lr', '2e-4', '--warmup', '20', '--py-frac', '0.6'] if args.lm_init_onnx else ['--lr', '1e-3', '--warmup', '100']) + rag2
     lm2 = os.path.join(args.work, 'lm2', 'best.pt')
     lm1 = os.path.join(args.work, 'lm', 'best.pt')
 
@@ -69,7 +74,7 @@ def main():
         'lm': lambda: train_lm.main(w + (['--max-steps', '3', '--layers', '1', '--d', '32', '--heads', '2', '--ctx', '128', '--batch', '2',
                                           '--eval-tokens', '512', '--device', args.device] + rag if s else ['--minutes', str(args.lm_minutes)] + lm_args)),
         'lm2': lambda: (not s and args.lm2_minutes > 0) and train_lm.main(w + ['--init', os.path.join(args.work, 'lm', 'best.pt'), '--out', os.path.join(args.work, 'lm2'),
-                                                                         '--minutes', str(args.lm2_minutes), '--lr', '1e-3', '--batch', '8', '--warmup', '100', '--device', args.device] + rag),
+                                                                         '--minutes', str(args.lm2_minutes), '--batch', '8', '--device', args.device] + lm2_args),
         'export-lm': lambda: export_lm.main(w + ['--out', os.path.join(args.models, 'coderag-lm')] + ['--ckpt', final_lm()]),
         'encoder': lambda: train_encoder.main(w + (['--max-steps', '2', '--batch', '4', '--layers', '1', '--max-files', '10',
                                                     '--skip-baseline', '--max-len', '64', '--eval-max-files', '3'] if s else

@@ -3,7 +3,7 @@
 # needs, builds the corpus allowed by ../shared/bench/train.txt, trains the BPE tokenizer, the
 # causal LM and the code encoder under wall-clock budgets, exports ONNX into models/, writes the
 # Node test fixtures, then validates with the Node tests and prints latency.
-#   LM_MINUTES=90 LM2_MINUTES=0 ENC_MINUTES=25 bash models/training/train.sh
+#   LM_MINUTES=60 LM2_MINUTES=45 ENC_MINUTES=25 bash models/training/train.sh   # the defaults: the shipped model's two runs
 #   FROM=encoder bash models/training/train.sh      # resume at a stage (see pipeline.py)
 #   LM_INIT=none LM_SIZE=medium bash models/training/train.sh   # the LM from scratch, another size
 #   DEVICE=cuda LM_INIT=none LM_SIZE=large bash models/training/train.sh   # on a GPU machine
@@ -14,8 +14,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-LM_MINUTES="${LM_MINUTES:-90}"
-LM2_MINUTES="${LM2_MINUTES:-0}"
+LM_MINUTES="${LM_MINUTES:-60}"
+LM2_MINUTES="${LM2_MINUTES:-45}"
 LM_INIT="${LM_INIT:-$root/models/coderag-lm}"
 LM_SIZE="${LM_SIZE:-small}"
 DEVICE="${DEVICE:-cpu}"

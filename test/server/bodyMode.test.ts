@@ -9,10 +9,11 @@ import { copyFixture } from '../helpers/paths';
 import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
 
 const MODEL = 'coderag-lm:test';
-const REL = 'src/main/java/com/example/shop/payment/Gateways.java';
-// The one-argument overload: the small test model writes this body on several lines (for the
-// two-argument one it writes `return name;`, a body but not a multi-line one).
-const HEADER = 'public static PaymentGateway create(String name) {';
+const REL = 'src/main/java/com/example/shop/service/CheckoutService.java';
+// A method whose body is several statements. The shipped model, answering through the test's
+// Ollama server (plain greedy decoding), writes it on several lines; for Gateways.create(String)
+// it writes one statement (`return factory.get(name);`), for create(String, String) nothing.
+const HEADER = 'public Receipt checkout(Cart cart) {';
 
 void describe('body mode over the language server', () => {
   let model: RemoteModelServer;
@@ -67,7 +68,7 @@ void describe('body mode over the language server', () => {
     assert.match(explained.markdown, /## Body \(Rambo\)/);
     assert.match(explained.markdown, /Sketch:|sketch: model/);
     assert.match(explained.markdown, /Elements found/);
-    assert.match(explained.markdown, /Usages:\n\n- [\d.]+ `src\/main\/java\/com\/example\/shop\/(?!payment\/Gateways)/);
+    assert.match(explained.markdown, /Usages:\n\n- [\d.]+ `src\/main\/java\/com\/example\/shop\/(?!service\/CheckoutService)/);
   });
 
   void test('typing through a body suggestion, across its first line break, is served from the cache without a model request', async () => {

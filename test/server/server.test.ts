@@ -22,10 +22,12 @@ function settings(url: string, extra: Record<string, unknown> = {}): Record<stri
   };
 }
 
-// app/main.py line 19 (0-based 18): `    service = CheckoutService(cart, gateway)`; the cursor after
-// `CheckoutService(` needs CheckoutService.__init__ from pyshop/services/checkout.py.
+// app/main.py line 19 (0-based 18): `    service = CheckoutService(cart, gateway)`; the cursor before
+// the second argument needs CheckoutService.__init__ from pyshop/services/checkout.py. (Right after
+// `CheckoutService(` the shipped model, through a plain Ollama prompt, breaks the line first, and
+// a line completion that begins with a line break is empty.)
 const LINE = 18;
-const COL = '    service = CheckoutService('.length;
+const COL = '    service = CheckoutService(cart, '.length;
 
 void describe('language server over stdio', () => {
   let model: RemoteModelServer;

@@ -36,7 +36,8 @@ void describe('pipeline.complete', () => {
     await kb.index();
     ({ retrievers, dispose } = createRetrievalPaths(kb, parsers));
     lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
-    const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    // The loop guard off: the raw output below is the model's own greedy decoding.
+    const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false });
     const prober = causalLMProber(lm);
     stages = { query: probingQueryBuilder(() => prober), retrieval: { retrieve: (r, o, s) => multiPathRetrieve(retrievers, r, o, s) }, reranker: () => undefined, model: () => model };
   });

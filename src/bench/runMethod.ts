@@ -5,7 +5,7 @@
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import { checkCompletion } from '../engine/check/repairCompletion';
-import type { BodyCompose, CheckMode, ReceiverTyping, SignatureMatch } from '../engine/pipeline';
+import type { BodyCompose, BodyElements, CheckMode, ReceiverTyping, SignatureMatch } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -121,6 +121,7 @@ export interface RunOptions {
   bodySignatures?: SignatureMatch;
   /** Rambo step e: the order of its lists and CodeRAG's items (default: turns). */
   bodyCompose?: BodyCompose;
+  bodyElements?: BodyElements;
   /** Checking against the repository at dereferences (PipelineOptions.check); default constrain, as in the product. */
   check?: CheckMode;
   /** The member prior's weight under `constrain` (PipelineOptions.check.prior); absent: the product's default. */
@@ -184,7 +185,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     prompt: { budgetTokens: options.budgetTokens, ...(options.contextShare !== undefined ? { contextShare: options.contextShare } : {}) },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
     // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's implicit join.
-    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(spec.rambo ? { knowledge: false } : {}), ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}) },
+    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(options.bodyElements ? { elements: options.bodyElements } : {}), ...(spec.rambo ? { knowledge: false } : {}), ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}) },
     check: { mode: options.check ?? 'constrain', ...(options.checkPrior !== undefined ? { prior: options.checkPrior } : {}) },
     similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },
   });

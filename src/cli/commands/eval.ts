@@ -17,13 +17,13 @@ import { comparisonChartSvg } from '../../bench/chart';
 import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
 import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
-import { CHECK_MODES, embeddedLMOf, type BodyCompose, type CheckMode, type SignatureMatch } from '../../engine/pipeline';
+import { BODY_ELEMENTS, CHECK_MODES, embeddedLMOf, type BodyCompose, type CheckMode, type SignatureMatch } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard on|off]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard on|off]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -48,6 +48,7 @@ const RUN_OPTIONS = {
   'body-prompt': { type: 'string' },
   'body-signatures': { type: 'string' },
   'body-compose': { type: 'string' },
+  'body-elements': { type: 'string' },
   'body-max-new-tokens': { type: 'string' },
   check: { type: 'string' },
   'check-prior': { type: 'string' },
@@ -141,6 +142,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
   const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_MATCHES);
   const bodyCompose = oneOf(values, 'body-compose', BODY_COMPOSES);
+  const bodyElements = oneOf(values, 'body-elements', BODY_ELEMENTS);
   const generate = values['no-generate'] !== true;
   const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
   // Option values are checked before anything is read: a bad one is a usage error (exit 2).
@@ -159,6 +161,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
     bodyPromptForm: bodyPromptForm(values['body-prompt']),
     ...(bodySignatures ? { bodySignatures } : {}),
     ...(bodyCompose ? { bodyCompose } : {}),
+    ...(bodyElements ? { bodyElements } : {}),
     check,
     ...(values['check-prior'] !== undefined ? { checkPrior: nonNegative(values['check-prior'], 'check-prior') } : {}),
     ...(values['similar-share'] !== undefined ? { similarShare: share(values['similar-share'], 'similar-share') } : {}),

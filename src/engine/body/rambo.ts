@@ -76,6 +76,8 @@ export function rankUsages(target: BodyTarget, filePath: string, identifiers: re
 export interface BodyLists<T> {
   usages: readonly T[];
   definitions: readonly T[];
+  /** Definitions of the elements only the signature-similar methods use (body.elements 'sketch+similar'): after the sketch's and CodeRAG's. */
+  related?: readonly T[];
   /** CodeRAG's reranked knowledge items, where they join. */
   knowledge: readonly T[];
   signatures: readonly T[];
@@ -87,15 +89,16 @@ const RRF_K = 60;
 /** Step e's order (see BodyCompose), each snippet once. */
 export function composeBodyLists<T extends { snippet: { id: string } }>(lists: BodyLists<T>, compose: 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf'): T[] {
   const { usages, definitions, knowledge, signatures } = lists;
+  const related = lists.related ?? [];
   switch (compose) {
     case 'knowledge-first':
-      return mergeInTurns([[...knowledge, ...mergeInTurns([usages, definitions, signatures])]]);
+      return mergeInTurns([[...knowledge, ...mergeInTurns([usages, definitions, signatures]), ...related]]);
     case 'definitions-first':
-      return mergeInTurns([[...mergeInTurns([definitions, knowledge]), ...mergeInTurns([usages, signatures])]]);
+      return mergeInTurns([[...mergeInTurns([definitions, knowledge]), ...mergeInTurns([usages, related, signatures])]]);
     case 'rrf': {
       const score = new Map<string, { item: T; score: number; first: number }>();
       let order = 0;
-      for (const list of [usages, definitions, knowledge, signatures]) {
+      for (const list of [usages, definitions, knowledge, signatures, related]) {
         list.forEach((item, rank) => {
           const s = score.get(item.snippet.id);
           if (s) s.score += 1 / (RRF_K + rank + 1);
@@ -105,7 +108,7 @@ export function composeBodyLists<T extends { snippet: { id: string } }>(lists: B
       return [...score.values()].sort((a, b) => b.score - a.score || a.first - b.first).map((s) => s.item);
     }
     default:
-      return mergeInTurns([usages, definitions, knowledge, signatures]);
+      return mergeInTurns([usages, definitions, knowledge, signatures, related]);
   }
 }
 

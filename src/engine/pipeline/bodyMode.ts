@@ -228,12 +228,13 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   if (sketch) body.sketch = sketch;
 
   // c. essential code elements
-  const mapped = await timed<{ mapped: MappedElement[]; identifiers: string[]; definitions: Snippet[] }>(
+  type Mapped = { mapped: MappedElement[]; identifiers: string[]; definitions: Snippet[]; related: Snippet[] };
+  const mapped = await timed<Mapped>(
     trace,
     'elements',
     signal,
     () => {
-      if (!repo) return Promise.resolve({ mapped: [], identifiers: [], definitions: [] });
+      if (!repo) return Promise.resolve({ mapped: [], identifiers: [], definitions: [], related: [] });
       const collect = (sources: readonly string[]): SketchElements => {
         const all: SketchElements = { types: [], calls: [], fields: [] };
         for (const text of sources) {
@@ -244,19 +245,36 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
         }
         return all;
       };
-      let all = collect(sketchSource === 'none' || !sketch ? similar.map(methodBody) : [sketch]);
-      let result = mapElements(all, repo, request.lang);
-      // A sketch that names nothing of the repository (a small model's) leaves the usages to the signature hits' elements.
-      if (result.mapped.length === 0 && sketchSource === 'model' && sketch) {
-        body.elementsFrom = 'signature-similar methods (the sketch named nothing of the repository)';
-        all = collect(similar.map(methodBody));
-        result = mapElements(all, repo, request.lang);
+      const fromSimilar = similar.map(methodBody);
+      let all = collect(sketchSource === 'none' || !sketch ? fromSimilar : [sketch]);
+      let result: Mapped = { ...mapElements(all, repo, request.lang), related: [] };
+      if (sketchSource === 'model' && sketch) {
+        if (result.mapped.length === 0) {
+          // A sketch that names nothing of the repository (a small model's) leaves the usages to the signature hits' elements.
+          body.elementsFrom = 'signature-similar methods (the sketch named nothing of the repository)';
+          all = collect(fromSimilar);
+          result = { ...mapElements(all, repo, request.lang), related: [] };
+        } else if (options.body.elements === 'sketch+similar') {
+          // The signature hits' elements as well: their names join the usage search, their definitions a list of their own after the sketch's.
+          body.elementsFrom = 'sketch, then the signature-similar methods';
+          const more = collect(fromSimilar);
+          const extra = mapElements(more, repo, request.lang);
+          const known = new Set(result.definitions.map((d) => d.id));
+          const seen = new Set(result.mapped.map((m) => m.name));
+          result = {
+            mapped: [...result.mapped, ...extra.mapped.filter((m) => !seen.has(m.name))],
+            identifiers: [...new Set([...result.identifiers, ...extra.identifiers])],
+            definitions: result.definitions,
+            related: extra.definitions.filter((d) => !known.has(d.id)),
+          };
+          all = { types: [...all.types, ...more.types], calls: [...all.calls, ...more.calls], fields: [...all.fields, ...more.fields] };
+        }
       }
       const matchedNames = new Set(result.mapped.map((m) => m.name));
-      body.unmapped = [...all.types, ...all.calls, ...all.fields].filter((n) => !matchedNames.has(n));
+      body.unmapped = [...new Set([...all.types, ...all.calls, ...all.fields])].filter((n) => !matchedNames.has(n));
       return Promise.resolve(result);
     },
-    (e) => ({ value: { mapped: [], identifiers: [], definitions: [] }, ...degrade(e) }),
+    (e) => ({ value: { mapped: [], identifiers: [], definitions: [], related: [] }, ...degrade(e) }),
     stages.checkpoint,
   );
   body.elements = mapped.mapped;
@@ -279,7 +297,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
   const ranked = composeBodyLists(
-    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), signatures: similar.map(signatureCandidate) },
+    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), related: mapped.related.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), signatures: similar.map(signatureCandidate) },
     options.body.compose ?? 'turns',
   );
   contexts = ranked;

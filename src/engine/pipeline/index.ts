@@ -10,5 +10,5 @@ export { autoMode, bodyMode, completeBody } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
-export { CHECK_MODES } from './types';
-export type { BodyCompose, CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PostprocessContext, SignatureMatch } from './types';
+export { BODY_ELEMENTS, CHECK_MODES } from './types';
+export type { BodyCompose, BodyElements, CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PostprocessContext, SignatureMatch } from './types';

@@ -45,6 +45,8 @@ export interface PipelineOptions {
     signatureMatch?: SignatureMatch;
     /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits). */
     compose?: BodyCompose;
+    /** Step c's sources: the sketch alone (Rambo; the signature hits only when it names nothing of the repository), or the sketch then the signature hits' bodies. */
+    elements?: BodyElements;
     /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
     knowledge?: boolean;
     /** The share of the body prompt's budget the code before the cursor keeps at least when fragments want more (the sketch keeps prompt.contextShare). */
@@ -64,6 +66,9 @@ export interface PipelineOptions {
    */
   similar?: SimilarStageOptions;
 }
+
+export type BodyElements = 'sketch' | 'sketch+similar';
+export const BODY_ELEMENTS: readonly BodyElements[] = ['sketch', 'sketch+similar'];
 
 export type CheckMode = 'constrain' | 'repair' | 'off';
 export const CHECK_MODES: readonly CheckMode[] = ['constrain', 'repair', 'off'];

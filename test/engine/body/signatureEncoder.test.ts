@@ -72,6 +72,13 @@ void describe('step e: composing the lists', () => {
     assert.deepEqual(ids(composeBodyLists(lists, 'definitions-first')), ['d1', 'k1', 'shared', 'k2', 'u1', 'g1', 'u2']);
   });
 
+  void test('related definitions (the signature hits\' elements) come after the sketch\'s definitions and CodeRAG\'s items', () => {
+    const withRelated = { ...lists, related: [s('r1'), s('d1')] };
+    assert.deepEqual(ids(composeBodyLists(withRelated, 'definitions-first')), ['d1', 'k1', 'shared', 'k2', 'u1', 'r1', 'g1', 'u2']);
+    assert.deepEqual(ids(composeBodyLists(withRelated, 'knowledge-first')), ['k1', 'k2', 'd1', 'u1', 'g1', 'u2', 'shared', 'r1']);
+    assert.deepEqual(ids(composeBodyLists(withRelated, 'turns')), ['u1', 'd1', 'k1', 'g1', 'r1', 'u2', 'shared', 'k2']);
+  });
+
   void test('rrf: a snippet in two lists rises above one found once at the same rank', () => {
     const fused = ids(composeBodyLists(lists, 'rrf'));
     assert.equal(fused[0], 'd1', `d1 is first in definitions and third in CodeRAG's items: ${fused.join(', ')}`);

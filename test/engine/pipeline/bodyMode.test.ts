@@ -116,6 +116,26 @@ void describe('body mode through createPipeline', () => {
     }
   });
 
+  void test("body.elements 'sketch+similar': the signature hits' elements join the sketch's, their definitions listed after the sketch's own", async () => {
+    const run = async (elements: 'sketch' | 'sketch+similar') => {
+      const { client } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
+      return createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', retrievalOnly: true })).complete(emptied(), signal);
+    };
+    const sketchOnly = await run('sketch');
+    const both = await run('sketch+similar');
+    const names = (r: typeof both): string[] => (r.trace.body?.elements ?? []).map((e) => e.matched);
+    assert.ok(names(sketchOnly).includes('PaymentGateway'), `the sketch's element: ${names(sketchOnly).join(', ')}`);
+    assert.equal(sketchOnly.trace.body?.elementsFrom, undefined);
+    assert.deepEqual(names(both).slice(0, names(sketchOnly).length), names(sketchOnly), 'the sketch\'s elements lead');
+    assert.ok(names(both).length > names(sketchOnly).length, `more elements from the signature hits: ${names(both).join(', ')}`);
+    assert.match(both.trace.body?.elementsFrom ?? '', /signature-similar/);
+    assert.match(formatTraceMarkdown(both.trace), /from the sketch, then the signature-similar methods/);
+    const defs = (r: typeof both): string[] => r.contexts.filter((c) => c.source === 'definition').map((c) => c.snippet.text);
+    const own = defs(sketchOnly);
+    assert.deepEqual(defs(both).slice(0, own.length), own, 'the sketch\'s definitions first, in their order');
+    assert.ok(defs(both).length > own.length, `definitions of the signature hits' elements follow: ${defs(both).length} vs ${own.length}`);
+  });
+
   void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {
     for (const sketch of ['none', 'oracle'] as const) {
       const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch, oracleSketch: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' }));

@@ -3,7 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { completionMode, postprocessCompletion } from '../../../src/engine/generate/postprocess/postprocess';
+import { completionMode, postprocessCompletion, postprocessEmptyReason } from '../../../src/engine/generate/postprocess/postprocess';
 import type { Lang } from '../../../src/engine/kb/types';
 
 interface GoldenCase {
@@ -83,4 +83,19 @@ void test('a model that ends the empty cursor line first gives the next line\'s 
   assert.equal(postprocessCompletion('\n    return items.size();\n}\n', java), 'return items.size();');
   const midLine = { lang: 'python' as Lang, prefix: 'x = ', suffix: '\n' };
   assert.equal(postprocessCompletion('\n    y = 1', midLine), '', 'mid-line, a line break ends the completion');
+});
+
+void test('after an open bracket, lines that never close it, or close what the line did not open, are no completion, and the reason says so', () => {
+  const call = { lang: 'python' as Lang, prefix: 'def f(cart):\n    total = compute(', suffix: '\n' };
+  const unclosed = `\n${Array.from({ length: 20 }, (_, i) => `        a${i},`).join('\n')}`;
+  assert.equal(postprocessCompletion(unclosed, call), '');
+  assert.equal(postprocessEmptyReason(unclosed, call), 'the lines it wrote after the open bracket did not close it within 12 lines');
+  assert.equal(postprocessCompletion('\n        cart]\n', call), '', 'a mismatched closer');
+  assert.equal(postprocessCompletion('\n        cart,\n    )', call), '\n        cart,\n    )');
+  const service = { lang: 'python' as Lang, prefix: 'def f(cart, engine):\n    service = CheckoutService(', suffix: '\n    service.run()\n' };
+  assert.equal(postprocessCompletion(' \n        cart,\n        engine,\n    )\n    service.run()\n', service), '\n        cart,\n        engine,\n    )', 'the arguments through the closing line, nothing after it');
+  const java = { lang: 'java' as Lang, prefix: 'Order make() {\n        Order order = factory.create(', suffix: '\n' };
+  assert.equal(postprocessCompletion('\n            cart, "sku-(9",\n            engine.rates());\n        return order;', java), '\n            cart, "sku-(9",\n            engine.rates());', 'the rest of the closing line stays; brackets in strings do not count');
+  const javaBlock = { lang: 'java' as Lang, prefix: 'void f() {\n    if (ready) {', suffix: '\n' };
+  assert.equal(postprocessCompletion('\n        go();\n    }', javaBlock), '', 'a Java block after its brace is not arguments: the line ends');
 });

@@ -125,7 +125,11 @@ void describe('pipeline.complete', () => {
     });
     const endsLine = await complete(request, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE_MODE, signal);
     assert.deepEqual(endsLine.items, []);
-    assert.equal(endsLine.trace.empty, 'its first line was empty (the model ended the line at the cursor) (stopped by the token limit)');
+    // The cursor follows an open bracket: a line break first means arguments on the next lines, and these never close it.
+    assert.equal(endsLine.trace.empty, 'the lines it wrote after the open bracket did not close it within 12 lines (stopped by the token limit)');
+    const typed = { ...request, prefix: `${request.prefix}cart, engine)` };
+    const endsTyped = await complete(typed, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE_MODE, signal);
+    assert.equal(endsTyped.trace.empty, 'its first line was empty (the model ended the line at the cursor) (stopped by the token limit)');
     const nothing = await complete(request, { ...stages, model: () => answering('', 'eos') }, options, LINE_MODE, signal);
     assert.equal(nothing.trace.empty, 'the model wrote nothing (stopped by its end token)');
     assert.match(formatTraceMarkdown(nothing.trace), /no suggestion: the model wrote nothing \(stopped by its end token\)/);

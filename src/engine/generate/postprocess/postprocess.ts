@@ -78,8 +78,54 @@ export function skipLeadingBreak(completion: string, before: string): string {
 }
 
 /** Single line: up to the first line break (skipping leading blank lines on an empty cursor line). */
-export function trimToLine(completion: string, ctx: CompletionContext): string {
-  return firstLine(skipLeadingBreak(completion, lastLine(ctx.prefix)));
+export function trimToLine(completion: string, ctx: CompletionContext, maxLines = 12): string {
+  const before = lastLine(ctx.prefix);
+  if (argumentsFollow(completion, ctx)) return argumentsOnNextLines(completion, openOnLine(before), maxLines);
+  return firstLine(skipLeadingBreak(completion, before));
+}
+
+/** Whether the completion breaks a cursor line whose innermost open bracket takes arguments or items (Java's `{` opens a block). */
+function argumentsFollow(completion: string, ctx: CompletionContext): boolean {
+  const before = lastLine(ctx.prefix);
+  if (before.trim() === '' || !/^[ \t]*\n/.test(completion)) return false;
+  const inner = openOnLine(before).at(-1);
+  return inner === '(' || inner === '[' || (inner === '{' && ctx.lang === 'python');
+}
+
+/**
+ * After an open bracket at the end of the cursor line, a model that breaks the line first writes
+ * the arguments (or items) on the next lines: they are the completion, through the line where the
+ * cursor line's brackets close, when that is within `maxLines` lines; else nothing.
+ */
+export function argumentsOnNextLines(completion: string, open: readonly string[], maxLines: number): string {
+  const text = completion.replace(/^[ \t]+\n/, '\n');
+  const stack = [...open];
+  let quote = '';
+  let lines = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] ?? '';
+    if (ch === '\n') {
+      quote = '';
+      if (++lines > maxLines) return '';
+      continue;
+    }
+    if (quote) {
+      if (ch === '\\') i++;
+      else if (ch === quote) quote = '';
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (OPEN.includes(ch)) stack.push(ch);
+    else if (CLOSE.includes(ch)) {
+      const top = stack.pop();
+      if (top === undefined || OPEN.indexOf(top) !== CLOSE.indexOf(ch)) return '';
+      if (stack.length === 0) {
+        const end = text.indexOf('\n', i);
+        return (end < 0 ? text : text.slice(0, end)).replace(/\s+$/, '');
+      }
+    }
+  }
+  return '';
 }
 
 /** Block: lines while they stay inside the block's indentation (and, in Java, its braces). */
@@ -211,14 +257,17 @@ export function stopAtRepeatingLines(completion: string, ctx: CompletionContext)
 }
 
 /** The chain's steps in order, each named by what it removes when it leaves nothing. */
-function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why: string; run: (text: string) => string }> {
+function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why: string | ((input: string) => string); run: (text: string) => string }> {
   const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
   const line = completionMode(ctx) === 'singleLine';
   return [
     { why: 'only control characters or whitespace', run: (t) => stripControlChars(t.length > 4 * maxChars ? t.slice(0, 4 * maxChars) : t) },
     ...(line
       ? [
-          { why: 'its first line was empty (the model ended the line at the cursor)', run: (t: string) => trimToLine(t, ctx) },
+          {
+            why: (t: string) => (argumentsFollow(t, ctx) ? `the lines it wrote after the open bracket did not close it within ${options.maxLines ?? 12} lines` : 'its first line was empty (the model ended the line at the cursor)'),
+            run: (t: string) => trimToLine(t, ctx, options.maxLines ?? 12),
+          },
           { why: 'it only closed brackets the cursor line did not open', run: (t: string) => balanceBrackets(t, ctx) },
         ]
       : [{ why: 'its lines fell outside the block at the cursor', run: (t: string) => trimToBlock(t, ctx, options.maxLines ?? 12) }]),
@@ -240,8 +289,9 @@ export function postprocessEmptyReason(raw: string, ctx: CompletionContext, opti
   if (raw.trim() === '') return 'the model wrote nothing';
   let out = raw;
   for (const step of steps(ctx, options)) {
+    const input = out;
     out = step.run(out);
-    if (out.trim() === '') return step.why;
+    if (out.trim() === '') return typeof step.why === 'string' ? step.why : step.why(input);
   }
   return undefined;
 }

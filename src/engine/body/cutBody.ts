@@ -87,6 +87,19 @@ export function cutBody(raw: string, lang: Lang, prefix: string, maxLines: numbe
   return text.trim() === '' ? '' : text;
 }
 
+/** Whether the raw text ends the method (Java: an unmatched `}`; Python: a line indented at or above the signature). */
+export function bodyEndFound(raw: string, lang: Lang, prefix: string, signatureIndent = signatureIndentOf(lang, prefix)): boolean {
+  const cursorColumn = prefix.length - (prefix.lastIndexOf('\n') + 1);
+  const cut = lang === 'java' ? cutAtUnmatchedBrace(raw) : cutAtDedent(raw, signatureIndent, cursorColumn);
+  return cut.trimEnd().length < raw.trimEnd().length;
+}
+
+/** A body the token limit stopped before the method ended loses its last line, which the limit cut (when another line is left). */
+export function dropUnfinishedLine(body: string): string {
+  const at = body.trimEnd().lastIndexOf('\n');
+  return at <= 0 || body.slice(0, at).trim() === '' ? body : body.slice(0, at).trimEnd();
+}
+
 /**
  * Whether a body being generated is unfinished: in Java no brace closes it yet; in Python it has
  * no statement yet (a Python body ends by dedenting, which the stops see). The embedded model may

@@ -5,7 +5,7 @@
 // answer (STYLE.md rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
 import type { Parsers } from '../kb/parsers';
 import type { Lang } from '../kb/types';
-import { bodyUnfinished, cutBody, missingBodyIndent } from '../body/cutBody';
+import { bodyEndFound, bodyUnfinished, cutBody, dropUnfinishedLine, missingBodyIndent } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
 import { composeBodyLists, rankUsages, signatureSimilar, signatureSimilarByVector, type ScoredMethod } from '../body/rambo';
@@ -62,8 +62,9 @@ function bodyStops(lang: Lang, indent: number): string[] {
   return lang === 'java' ? [`\n${pad}}`] : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
 }
 
-function postprocessBody(raw: string, context: { lang: Lang; prefix: string }, options: PipelineOptions['postprocess']): string {
-  return cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60));
+function postprocessBody(raw: string, context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] }, options: PipelineOptions['postprocess']): string {
+  const body = cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60));
+  return context.stoppedBy === 'length' && !bodyEndFound(raw, context.lang, context.prefix) ? dropUnfinishedLine(body) : body;
 }
 
 function candidateOf(snippet: Snippet, source: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
@@ -335,13 +336,26 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   );
   if (!generated) return finish([]);
   trace.model = { backend: model.backend, model: generated.model, endpoint: model.endpoint, elapsedMs: generated.elapsedMs, raw: stripControlChars(generated.text), ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}), ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) };
+  let unfinished: string | undefined;
   const text = await timed(
     trace,
     'postprocess',
     signal,
-    () => Promise.resolve(capLength(cut(stripControlChars(generated.text)), options.postprocess.maxChars)),
+    () => {
+      const raw = stripControlChars(generated.text);
+      let body = cut(raw);
+      // The token limit stopped the model inside the body: its last line is cut mid-way.
+      if (generated.stoppedBy === 'length' && !bodyEndFound(raw, request.lang, prefix, target.signatureIndent)) {
+        const kept = dropUnfinishedLine(body);
+        if (kept !== body) unfinished = body.slice(kept.length).trim();
+        body = kept;
+      }
+      return Promise.resolve(capLength(body, options.postprocess.maxChars));
+    },
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
+  const post = trace.stages.at(-1);
+  if (unfinished !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(unfinished.slice(0, 60))})`;
   trace.completion = text;
   return finish(text ? [{ text }] : []);
 }

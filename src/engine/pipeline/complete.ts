@@ -343,7 +343,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     // A prompt primed with the line's indentation ends in whitespace, where a byte-level BPE model
     // usually puts the last space into the next word's token (" if"): its answer then starts with
     // that space, which the indentation already holds.
-    () => Promise.resolve(mode.postprocess(lead ? generated.text.replace(/^[ \t]+/, '') : generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }, options.postprocess)),
+    () => Promise.resolve(mode.postprocess(lead ? generated.text.replace(/^[ \t]+/, '') : generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix, ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) }, options.postprocess)),
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
   // A model whose decoding was not constrained: check its finished answer (repair or cut).

@@ -6,7 +6,7 @@ import type { QueryStageOptions } from '../query/types';
 import type { Candidate, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
 import type { RerankOutcome } from '../rerank/types';
 import type { CompletionTrace } from './trace';
-import type { GenerateRequest, ModelClient, ModelGate } from '../generate/types';
+import type { GenerateRequest, GenerateResult, ModelClient, ModelGate } from '../generate/types';
 import type { SimilarStageOptions } from '../similar/similarStage';
 
 export interface CompletionRequest {
@@ -93,6 +93,8 @@ export interface PostprocessContext {
   lang: Lang;
   prefix: string;
   suffix: string;
+  /** Why the model stopped, where known (the body mode drops a last line the token limit cut). */
+  stoppedBy?: GenerateResult['stoppedBy'];
 }
 
 /** Rambo step a: how signatures are compared. */

@@ -2,7 +2,7 @@
 // strings and comments do not count); Python at the first line indented at or above the signature.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bodyIndentOf, bodyUnfinished, cutAtDedent, cutAtUnmatchedBrace, cutBody } from '../../../src/engine/body/cutBody';
+import { bodyEndFound, bodyIndentOf, bodyUnfinished, cutAtDedent, cutAtUnmatchedBrace, cutBody, dropUnfinishedLine } from '../../../src/engine/body/cutBody';
 
 void describe('cutting a generated body where the method ends', () => {
   void test('Java: nested blocks stay, the method\'s own `}` and what follows go', () => {
@@ -43,6 +43,17 @@ void describe('cutting a generated body where the method ends', () => {
   void test('the body indentation follows the file\'s unit', () => {
     assert.equal(bodyIndentOf('class A {\n\tvoid f() {\n', '\t'), '\t\t');
     assert.equal(bodyIndentOf('class A:\n  def f(self):\n', '  '), '    ');
+  });
+
+  void test('a body the token limit cut inside the method loses its unfinished last line', () => {
+    const javaPrefix = 'class A {\n    int f() {\n';
+    assert.equal(bodyEndFound('        return n;\n    }\n', 'java', javaPrefix), true);
+    assert.equal(bodyEndFound('        int n = 1;\n        if (o instanceof', 'java', javaPrefix), false);
+    const pyPrefix = 'class A:\n    def f(self):\n';
+    assert.equal(bodyEndFound('        return 1\n    def g(self):', 'python', pyPrefix), true);
+    assert.equal(bodyEndFound('        x = 1\n        self.gcc = sub.get_source_', 'python', pyPrefix), false);
+    assert.equal(dropUnfinishedLine('        x = 1\n        self.gcc = sub.get_source_'), '        x = 1');
+    assert.equal(dropUnfinishedLine('        self.gcc = sub.get_source_'), '        self.gcc = sub.get_source_', 'a single line stays');
   });
 
   void test('a body is unfinished until Java closes it or Python writes a statement', () => {

@@ -136,6 +136,19 @@ void describe('body mode through createPipeline', () => {
     assert.ok(defs(both).length > own.length, `definitions of the signature hits' elements follow: ${defs(both).length} vs ${own.length}`);
   });
 
+  void test('a body the token limit stopped inside the method loses the line it cut, and the trace says so; a finished one keeps every line', async () => {
+    const text = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) thr';
+    for (const retrieval of [undefined, 'line' as const]) {
+      const { client: cutShort } = recordingModel(text, 'length');
+      const cut = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(retrieval ? { retrieval } : {}) })).complete(emptied(), signal);
+      assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', `${retrieval ?? 'rambo'}: ${JSON.stringify(cut.items[0]?.text)}`);
+      if (!retrieval) assert.match(cut.trace.stages.find((s) => s.stage === 'postprocess')?.message ?? '', /token limit ended the body mid-way.*if \(factory == null\) thr/);
+      const { client: stopped } = recordingModel(text, 'stop');
+      const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(retrieval ? { retrieval } : {}) })).complete(emptied(), signal);
+      assert.match(kept.items[0]?.text ?? '', /thr$/, `${retrieval ?? 'rambo'}: not stopped by the limit, nothing is dropped`);
+    }
+  });
+
   void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {
     for (const sketch of ['none', 'oracle'] as const) {
       const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch, oracleSketch: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' }));

@@ -101,6 +101,16 @@ export function dropUnfinishedLine(body: string): string {
 }
 
 /**
+ * The cut body `body` of the model's `raw` answer, less the line the token limit cut mid-way when
+ * the model stopped by its limit before the method ended; `dropped` is that line.
+ */
+export function withoutLineCutByLimit(body: string, raw: string, stoppedBy: string | undefined, lang: Lang, prefix: string, signatureIndent?: number): { body: string; dropped?: string } {
+  if (stoppedBy !== 'length' || bodyEndFound(raw, lang, prefix, signatureIndent)) return { body };
+  const kept = dropUnfinishedLine(body);
+  return kept === body ? { body } : { body: kept, dropped: body.slice(kept.length).trim() };
+}
+
+/**
  * Whether a body being generated is unfinished: in Java no brace closes it yet; in Python it has
  * no statement yet (a Python body ends by dedenting, which the stops see). The embedded model may
  * not end such a body (GenerateRequest.holdEnd).

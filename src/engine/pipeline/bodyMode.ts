@@ -5,7 +5,7 @@
 // answer (STYLE.md rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
 import type { Parsers } from '../kb/parsers';
 import type { Lang } from '../kb/types';
-import { bodyEndFound, bodyUnfinished, cutBody, dropUnfinishedLine, missingBodyIndent } from '../body/cutBody';
+import { bodyUnfinished, cutBody, missingBodyIndent, withoutLineCutByLimit } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
 import { composeBodyLists, rankUsages, signatureSimilar, signatureSimilarByVector, type ScoredMethod } from '../body/rambo';
@@ -63,8 +63,7 @@ function bodyStops(lang: Lang, indent: number): string[] {
 }
 
 function postprocessBody(raw: string, context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] }, options: PipelineOptions['postprocess']): string {
-  const body = cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60));
-  return context.stoppedBy === 'length' && !bodyEndFound(raw, context.lang, context.prefix) ? dropUnfinishedLine(body) : body;
+  return withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body;
 }
 
 function candidateOf(snippet: Snippet, source: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
@@ -343,13 +342,8 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     signal,
     () => {
       const raw = stripControlChars(generated.text);
-      let body = cut(raw);
-      // The token limit stopped the model inside the body: its last line is cut mid-way.
-      if (generated.stoppedBy === 'length' && !bodyEndFound(raw, request.lang, prefix, target.signatureIndent)) {
-        const kept = dropUnfinishedLine(body);
-        if (kept !== body) unfinished = body.slice(kept.length).trim();
-        body = kept;
-      }
+      const { body, dropped } = withoutLineCutByLimit(cut(raw), raw, generated.stoppedBy, request.lang, prefix, target.signatureIndent);
+      unfinished = dropped;
       return Promise.resolve(capLength(body, options.postprocess.maxChars));
     },
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),

@@ -29,11 +29,14 @@ export function describeGenerator(g: GeneratorSpec): string {
   return g.kind === 'embedded' ? 'embedded' : g.kind === 'ollama' ? `ollama ${g.model} @ ${g.host}` : `openai ${g.model} @ ${g.baseUrl}`;
 }
 
-/** The completion client, checked: the embedded model loads, the server answers with the model. `loopGuard` false: the embedded model's loop guard off (an A/B of it). */
-export async function openGenerator(g: GeneratorSpec, loadEmbedded: () => Promise<EmbeddedLM>, timeoutMs: number, signal?: AbortSignal, loopGuard = true): Promise<ModelClient> {
+/**
+ * The completion client, checked: the embedded model loads, the server answers with the model.
+ * `embedded.loopGuard` / `copyPrior` false: that rule of the embedded model's decoding off (an A/B of it).
+ */
+export async function openGenerator(g: GeneratorSpec, loadEmbedded: () => Promise<EmbeddedLM>, timeoutMs: number, signal?: AbortSignal, embedded: { loopGuard?: boolean; copyPrior?: boolean } = {}): Promise<ModelClient> {
   const check = signal ?? new AbortController().signal;
   if (g.kind === 'embedded') {
-    const client = new EmbeddedClient({ load: loadEmbedded, ...(loopGuard ? {} : { loopGuard: false as const }) });
+    const client = new EmbeddedClient({ load: loadEmbedded, ...(embedded.loopGuard === false ? { loopGuard: false as const } : {}), ...(embedded.copyPrior === false ? { copyPrior: false as const } : {}) });
     try {
       await client.prepare(check);
     } catch (e) {

@@ -23,7 +23,7 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard on|off]';
+const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard on|off] [--copy-prior on|off]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -60,6 +60,7 @@ const RUN_OPTIONS = {
   'context-share': { type: 'string' },
   'body-context-share': { type: 'string' },
   'loop-guard': { type: 'string' },
+  'copy-prior': { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
 } as const;
@@ -182,6 +183,7 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   }
   if (needs.distilledReranker) rerankers.distilled = await openDistilledReranker(join(assetsDir(), 'models'), modelDevice());
   const loopGuard = oneOf(values, 'loop-guard', ['on', 'off'] as const) ?? 'on';
+  const copyPrior = oneOf(values, 'copy-prior', ['on', 'off'] as const) ?? 'on';
   const hypMatch = (values['hyp-match'] as string | undefined) ?? 'embed';
   if (hypMatch !== 'lexical' && hypMatch !== 'embed') throw new UsageError('--hyp-match must be lexical or embed');
   let banditState: unknown;
@@ -199,12 +201,12 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   try {
     if (needs.encoder && !models.encoder) throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
     const model = generator
-      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM().then(embeddedLMOf)), timeoutMs, signal, loopGuard === 'on')
+      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM().then(embeddedLMOf)), timeoutMs, signal, { loopGuard: loopGuard === 'on', copyPrior: copyPrior === 'on' })
       : undefined;
     const prober = needs.prober && models.lm ? lmChunkProber(models.lm, { budgetMs: positiveInt(values, 'probe-budget-ms', DEFAULT_PROBE_BUDGET_MS), batchSize: positiveInt(values, 'probe-batch', DEFAULT_PROBE_BATCH) }) : undefined;
     const p = await parsers();
     const cache = cacheRoot(values['index-dir'] as string | undefined);
-    const describe = `${cases.length} cases, query ${query}${needs.prober && !prober ? ' (model missing: Jaccard fallback)' : ''}, ${generator ? `generator ${describeGenerator(generator)}${generator.kind === 'embedded' && loopGuard === 'off' ? ' (loop guard off)' : ''}` : 'retrieval only'}`;
+    const describe = `${cases.length} cases, query ${query}${needs.prober && !prober ? ' (model missing: Jaccard fallback)' : ''}, ${generator ? `generator ${describeGenerator(generator)}${generator.kind === 'embedded' && loopGuard === 'off' ? ' (loop guard off)' : ''}${generator.kind === 'embedded' && copyPrior === 'off' ? ' (copy prior off)' : ''}` : 'retrieval only'}`;
     return {
       cases,
       reposDir: resolve(reposDir),

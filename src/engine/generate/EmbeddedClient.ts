@@ -3,6 +3,7 @@
 import { throwIfAborted } from '../util/errors';
 import { raceCancellation } from '../util/abort';
 import { applyLoopGuard, DEFAULT_LOOP_GUARD, type LoopGuardOptions } from './loopGuard';
+import { CopyPrior, DEFAULT_COPY_PRIOR, TokenLookup, type CopyPriorOptions } from './copyPrior';
 import { maskUnlessNothingLeft } from './maskTokens';
 import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from './types';
 
@@ -26,6 +27,8 @@ export interface EmbeddedClientOptions {
   model?: string;
   /** Mask the token that would extend a cycle of the model's own output (default on); `false` turns it off. */
   loopGuard?: LoopGuardOptions | false;
+  /** Mix the prompt's continuations of the text so far into the model's choice (copyPrior.ts); `false` turns it off. */
+  copyPrior?: CopyPriorOptions | false;
 }
 
 export class EmbeddedClient implements ModelClient {
@@ -65,6 +68,14 @@ export class EmbeddedClient implements ModelClient {
   }
 
   private readonly lineTokens = new Map<string, number>();
+  private lookup: TokenLookup | undefined;
+
+  /** The vocabulary by text, for the copy prior (built once). */
+  private tokenLookup(lm: EmbeddedLM): TokenLookup | undefined {
+    if (this.lookup) return this.lookup;
+    const texts = lm.tokenTexts?.();
+    return texts ? (this.lookup = new TokenLookup(texts)) : undefined;
+  }
   private blankLineBans: Set<number> | undefined;
 
   /**
@@ -115,9 +126,14 @@ export class EmbeddedClient implements ModelClient {
     const guard = this.options.loopGuard === false ? undefined : (this.options.loopGuard ?? DEFAULT_LOOP_GUARD);
     const holdLine = request.holdLine;
     const blankBans = holdLine ? this.blankLineTokens(lm) : undefined;
+    const copyOptions = this.options.copyPrior === false ? undefined : (this.options.copyPrior ?? DEFAULT_COPY_PRIOR);
+    const lookup = copyOptions ? this.tokenLookup(lm) : undefined;
+    const copy = copyOptions && lookup ? new CopyPrior(request.prompt, lookup, copyOptions) : undefined;
     const logitsFilter =
-      (constraint && texts) || (hold && endOnly) || guard || blankBans
+      (constraint && texts) || (hold && endOnly) || guard || blankBans || copy
         ? (generated: string, logits: Float32Array, ids: readonly number[]): void => {
+            // First the copy prior (it mixes probabilities), then the masks, which it may not undo.
+            if (copy) copy.apply(generated, logits);
             if (constraint && texts) constraint.apply(texts, generated, logits);
             if (hold && endOnly && hold(generated)) maskUnlessNothingLeft(logits, endOnly);
             if (holdLine && blankBans && holdLine(generated)) maskUnlessNothingLeft(logits, blankBans);

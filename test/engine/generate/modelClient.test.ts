@@ -148,8 +148,8 @@ void describe('model clients', () => {
   });
 
   void test('the embedded client generates in process and counts tokens with the model\'s tokenizer', async () => {
-    // The loop guard off: the client's greedy decoding is the model's own (the guard has its own test).
-    const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false });
+    // The loop guard and the copy prior off: the client's greedy decoding is the model's own (each has its own test).
+    const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false, copyPrior: false });
     await client.prepare(new AbortController().signal);
     assert.equal(client.contextTokens, lm.maxPositions);
     const result = await client.generate({ prompt: PROMPT, maxNewTokens: 12, stop: [] }, signal);
@@ -203,7 +203,7 @@ void describe('model clients', () => {
         generate: (prompt, options, s) =>
           inner.generate(prompt, { ...options, logitsFilter: (g, logits, seen) => ((ids = seen), options.logitsFilter?.(g, logits, seen)) }, s),
       };
-      const client = new EmbeddedClient({ load: () => Promise.resolve(spied), ...(loopGuard ? {} : { loopGuard: false as const }) });
+      const client = new EmbeddedClient({ load: () => Promise.resolve(spied), copyPrior: false, ...(loopGuard ? {} : { loopGuard: false as const }) });
       const result = await client.generate({ prompt: LOOPING, maxNewTokens: 40, stop: [] }, signal);
       return { text: result.text, ids: [...ids] };
     };
@@ -214,6 +214,19 @@ void describe('model clients', () => {
     assert.equal(loops(on.ids), 0, `with the guard no pick extends a cycle: ${JSON.stringify(on.text)}`);
     assert.notEqual(on.text, off.text);
     assert.ok(on.text.trim().length > 0);
+  });
+
+  void test('the embedded client\'s copy prior lets the model write again what its prompt says after the same words', async () => {
+    // A repository name the model never saw, used once above; the cursor after `registry = ` again.
+    const prompt = 'def load(path):\n    registry = build_frobnicated_widget_registry(path, strict=True)\n    return registry\n\n\ndef reload(path):\n    registry = ';
+    const complete = async (copyPrior: boolean): Promise<string> => {
+      const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), ...(copyPrior ? {} : { copyPrior: false as const }) });
+      return (await client.generate({ prompt, maxNewTokens: 32, stop: ['\n'] }, signal)).text;
+    };
+    const without = await complete(false);
+    assert.ok(!without.startsWith('build_frobnicated_widget_registry('), `the model alone: ${JSON.stringify(without)}`);
+    const withPrior = await complete(true);
+    assert.ok(withPrior.startsWith('build_frobnicated_widget_registry(path'), `with the copy prior: ${JSON.stringify(withPrior)}`);
   });
 
   void test('the gate keeps one model call in flight: the newest request aborts the running one, overtaken waiters never run', async () => {

@@ -128,7 +128,7 @@ export class EmbeddedClient implements ModelClient {
     const blankBans = holdLine ? this.blankLineTokens(lm) : undefined;
     const copyOptions = this.options.copyPrior === false ? undefined : (this.options.copyPrior ?? DEFAULT_COPY_PRIOR);
     const lookup = copyOptions ? this.tokenLookup(lm) : undefined;
-    const copy = copyOptions && lookup ? new CopyPrior(request.prompt, lookup, copyOptions) : undefined;
+    const copy = copyOptions && lookup ? new CopyPrior(request.prompt, lookup, copyOptions, request.copyFrom) : undefined;
     const logitsFilter =
       (constraint && texts) || (hold && endOnly) || guard || blankBans || copy
         ? (generated: string, logits: Float32Array, ids: readonly number[]): void => {

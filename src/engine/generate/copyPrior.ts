@@ -1,7 +1,8 @@
 // The embedded model's copy prior: a small model is poor at copying from its own prompt, yet the
 // prompt is where the repository's code is (the retrieved definitions and usages, the file above
 // the cursor). Before each greedy pick, the longest tail of the text so far (prompt + generated)
-// that also occurs earlier in the prompt is found; the text that followed it there votes for the
+// that also occurs earlier in the prompt, or in the file above the cursor beyond the prompt's
+// window, is found; the text that followed it there votes for the
 // vocabulary's longest token it starts with, and the votes are mixed with the model's own
 // distribution by a weight that grows with the length of the match. Matching characters, not
 // tokens, matters: at the cursor the prompt ends in a token the text further up never has (the
@@ -59,26 +60,36 @@ export class TokenLookup {
   }
 }
 
+/** Between the file's text and the prompt: no match crosses it. */
+const SEPARATOR = '\u0000';
+
 export class CopyPrior {
-  /** Character -> positions in the prompt where it occurs and something follows it. */
+  /** Character -> positions in the memory where it occurs and something follows it. */
   private readonly at = new Map<string, number[]>();
 
+  /** `before`, the separator, then the prompt: the tail is read at its end. */
+  private readonly memory: string;
+
+  /** `before`: text to copy from besides the prompt (the file above the cursor, beyond the prompt's window). */
   constructor(
-    private readonly prompt: string,
+    prompt: string,
     private readonly tokens: TokenLookup,
     private readonly options: CopyPriorOptions = DEFAULT_COPY_PRIOR,
+    before?: string,
   ) {
-    for (let i = 0; i + 1 < prompt.length; i++) {
-      const c = prompt[i]!;
+    const memory = (this.memory = before ? `${before}${SEPARATOR}${prompt}` : prompt);
+    for (let i = 0; i + 1 < memory.length; i++) {
+      const c = memory[i]!;
+      if (c === SEPARATOR || memory[i + 1] === SEPARATOR) continue;
       let list = this.at.get(c);
       if (!list) this.at.set(c, (list = []));
       list.push(i);
     }
   }
 
-  /** The votes of the prompt's continuations of the longest tail of prompt + generated; undefined below minChars. */
+  /** The votes of the memory's continuations of the longest tail of prompt + generated; undefined below minChars. */
   vote(generated: string): CopyVote | undefined {
-    const p = this.prompt;
+    const p = this.memory;
     const total = p.length + generated.length;
     if (total === 0) return undefined;
     const char = (k: number): string => (k < p.length ? p[k]! : generated[k - p.length]!);

@@ -28,6 +28,11 @@ export interface GenerateRequest {
    * line's postprocess would cut that away): it writes the statement. Others ignore it.
    */
   holdLine?: (generated: string) => boolean;
+  /**
+   * The file above the cursor, beyond what the prompt holds: a client that sees logits may copy
+   * from it as from the prompt (copyPrior.ts). Others ignore it.
+   */
+  copyFrom?: string;
 }
 
 /** A per-step restriction of the next token (check/dereferenceConstraint: members at a `.`). */

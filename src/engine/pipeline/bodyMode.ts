@@ -21,7 +21,7 @@ import { isModelClientError, type GenerateRequest, type GenerateResult, type Mod
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
 import { errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
-import { timed } from './complete';
+import { fileToCopyFrom, timed } from './complete';
 import { isBlank, LINE_MODE } from './modes';
 import { newTraceId, type BodyTrace, type CompletionTrace } from './trace';
 import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions } from './types';
@@ -92,8 +92,8 @@ function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
   return { holdEnd: (generated) => bodyUnfinished(lang, generated), holdLine: isBlank };
 }
 
-async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal, lang?: Lang): Promise<GenerateResult> {
-  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature, ...(lang ? bodyHold(lang) : {}) }, s);
+async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal, lang?: Lang, fileAbove?: string): Promise<GenerateResult> {
+  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature, ...(lang ? bodyHold(lang) : {}), ...(fileAbove !== undefined ? { copyFrom: fileToCopyFrom(fileAbove) } : {}) }, s);
   return stages.gate ? stages.gate.run(work, signal) : work(signal);
 }
 
@@ -326,7 +326,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     trace,
     'generate',
     signal,
-    () => generateOnce(model, stages, { ...prompt, prompt: redacted.text }, options.body.maxNewTokens, stops, options.generate.temperature, signal, request.lang),
+    () => generateOnce(model, stages, { ...prompt, prompt: redacted.text }, options.body.maxNewTokens, stops, options.generate.temperature, signal, request.lang, request.prefix),
     (e) => {
       trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
       return { value: undefined, status: 'failed', message: errorMessage(e) };

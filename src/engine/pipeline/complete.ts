@@ -311,7 +311,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     'generate',
     signal,
     () => {
-      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}), ...hold }, s);
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}), ...hold, copyFrom: fileToCopyFrom(request.prefix) }, s);
       return stages.gate ? stages.gate.run(work, signal) : work(signal);
     },
     (e) => {
@@ -365,3 +365,11 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
   return finish(inserted ? [{ text: inserted }] : []);
 }
 
+
+/** Most characters of the file above the cursor a model may copy from beyond its prompt (GenerateRequest.copyFrom). */
+const COPY_FROM_CHARS = 32_000;
+
+/** The file above the cursor, its last COPY_FROM_CHARS characters, for GenerateRequest.copyFrom. */
+export function fileToCopyFrom(prefix: string): string {
+  return prefix.length > COPY_FROM_CHARS ? prefix.slice(prefix.length - COPY_FROM_CHARS) : prefix;
+}

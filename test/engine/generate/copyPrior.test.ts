@@ -52,6 +52,15 @@ void describe('copy prior', () => {
     assert.equal(new CopyPrior('', lookup, options).vote(''), undefined);
   });
 
+  void test('text besides the prompt (the file above its window) is copied from too, but no match crosses into the prompt', () => {
+    const prior = new CopyPrior('z.load(', lookup, options, 'x.load(a)\n');
+    const v = prior.vote('');
+    assert.ok(v);
+    assert.deepEqual([...v.next], [[id('a'), 1]]);
+    // `before` ends in `load(`: its end is followed by nothing (the separator), not by the prompt's start.
+    assert.equal(new CopyPrior('abc', lookup, options, 'x.load(').vote('x.load('), undefined);
+  });
+
   void test('the prompt\'s own end is never its match: nothing follows it', () => {
     const prior = new CopyPrior('load(', lookup, options);
     assert.equal(prior.vote(''), undefined);

@@ -227,6 +227,11 @@ void describe('model clients', () => {
     assert.ok(!without.startsWith('build_frobnicated_widget_registry('), `the model alone: ${JSON.stringify(without)}`);
     const withPrior = await complete(true);
     assert.ok(withPrior.startsWith('build_frobnicated_widget_registry(path'), `with the copy prior: ${JSON.stringify(withPrior)}`);
+    // The same line only in the file above the prompt's window (GenerateRequest.copyFrom).
+    const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
+    const [above, window] = [prompt.slice(0, prompt.indexOf('\n\n\n')), prompt.slice(prompt.indexOf('\n\n\n') + 3)];
+    const fromAbove = await client.generate({ prompt: window, copyFrom: above, maxNewTokens: 32, stop: ['\n'] }, signal);
+    assert.ok(fromAbove.text.startsWith('build_frobnicated_widget_registry(path'), `copied from above the window: ${JSON.stringify(fromAbove.text)}`);
   });
 
   void test('the gate keeps one model call in flight: the newest request aborts the running one, overtaken waiters never run', async () => {

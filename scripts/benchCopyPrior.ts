@@ -1,8 +1,10 @@
 // `node --import tsx scripts/benchCopyPrior.ts --cases FILE [--limit 16]`: per-step cost of the
-// embedded model's copy prior, not a test. For each case's code before the cursor (the last 1,800
-// characters, about the embedded model's window), the embedded model writes 32 tokens with the
+// embedded model's copy prior, not a test. For each case's code before the cursor (the prompt: its
+// last 1,800 characters, about the embedded model's window; the file above it to copy from: the
+// last 32,000 characters, as the pipeline passes), the embedded model writes 32 tokens with the
 // copy prior on and off; it prints the median time per decoding step of each, the copy prior's
-// own share (its vote and mix timed alone on the same text) and how often the two outputs differ.
+// own share (built and then voting and mixing alone on the same text) and how often the two
+// outputs differ.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,7 +20,8 @@ const prompts = readFileSync(values.cases, 'utf8')
   .split('\n')
   .filter((l) => l.trim() !== '')
   .slice(0, Number(values.limit))
-  .map((l) => (JSON.parse(l) as { prompt: string }).prompt.slice(-1800));
+  .map((l) => (JSON.parse(l) as { prompt: string }).prompt)
+  .map((file) => ({ prompt: file.slice(-1800), above: file.slice(-32000) }));
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -30,10 +33,10 @@ void (async () => {
   const lookup = new TokenLookup(lm.tokenTexts());
   const perStep = { on: [] as number[], off: [] as number[], prior: [] as number[] };
   let differ = 0;
-  await on.generate({ prompt: prompts[0]!, maxNewTokens: 4, stop: [] }, signal);
-  for (const prompt of prompts) {
+  await on.generate({ prompt: prompts[0]!.prompt, maxNewTokens: 4, stop: [] }, signal);
+  for (const { prompt, above } of prompts) {
     const a = await off.generate({ prompt, maxNewTokens: 32, stop: [] }, signal);
-    const b = await on.generate({ prompt, maxNewTokens: 32, stop: [] }, signal);
+    const b = await on.generate({ prompt, copyFrom: above, maxNewTokens: 32, stop: [] }, signal);
     const steps = (text: string): number => Math.max(1, lm.encode(text).length);
     perStep.off.push(a.elapsedMs / steps(a.text));
     perStep.on.push(b.elapsedMs / steps(b.text));
@@ -41,7 +44,7 @@ void (async () => {
     // The prior alone: built once per request, then one vote and mix per generated prefix.
     const logits = new Float32Array(lm.vocabSize);
     const start = performance.now();
-    const prior = new CopyPrior(prompt, lookup);
+    const prior = new CopyPrior(prompt, lookup, undefined, above);
     const n = Math.max(1, b.text.length);
     for (let k = 0; k < n; k += Math.ceil(n / 32)) prior.apply(b.text.slice(0, k), logits.fill(0));
     perStep.prior.push((performance.now() - start) / Math.min(32, n));

@@ -144,6 +144,6 @@ export class EmbeddedClient implements ModelClient {
     throwIfAborted(signal);
     const cut = cutAtStop(typeof out === 'string' ? out : out.text, request.stop);
     const reason = typeof out === 'string' ? undefined : out.stoppedBy;
-    return { text: cut.text, model: this.model, elapsedMs: performance.now() - start, stoppedBy: cut.stopped ? 'stop' : (reason ?? 'unknown') };
+    return { text: cut.text, model: this.model, elapsedMs: performance.now() - start, stoppedBy: cut.stopped ? 'stop' : (reason ?? 'unknown'), ...(copy ? { copyPrior: { ...copy.stats } } : {}) };
   }
 }

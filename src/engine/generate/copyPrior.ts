@@ -34,6 +34,17 @@ export interface CopyVote {
   weight: number;
 }
 
+export interface CopyPriorStats {
+  /** Decoding steps it saw. */
+  steps: number;
+  /** Steps where a tail match voted. */
+  voted: number;
+  /** Steps where the votes changed the model's top choice (before the masks that follow). */
+  changed: number;
+  /** Non-space characters of the longest tail match. */
+  longestMatch: number;
+}
+
 /** The vocabulary by token text, for the longest token a text starts with. */
 export class TokenLookup {
   private readonly byText = new Map<string, number>();
@@ -126,20 +137,35 @@ export class CopyPrior {
     return { next, match: best, weight: Math.min(maxWeight, minWeight + weightPerChar * (best - minChars)) };
   }
 
+  /** What the prior did over the steps it was applied to (for the trace). */
+  readonly stats: CopyPriorStats = { steps: 0, voted: 0, changed: 0, longestMatch: 0 };
+
   /** Mix the votes into the logits in place (as the log of the mixed probabilities); whether it voted. */
   apply(generated: string, logits: Float32Array): boolean {
+    this.stats.steps++;
     const v = this.vote(generated);
     if (!v) return false;
     let max = -Infinity;
-    for (let i = 0; i < logits.length; i++) if (logits[i]! > max) max = logits[i]!;
+    let top = -1;
+    for (let i = 0; i < logits.length; i++) {
+      if (logits[i]! > max) {
+        max = logits[i]!;
+        top = i;
+      }
+    }
     if (max === -Infinity) return false;
     let sum = 0;
     for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - max);
     const keep = 1 - v.weight;
+    let mixedTop = -1;
     for (let i = 0; i < logits.length; i++) {
       const prob = (Math.exp(logits[i]! - max) / sum) * keep + v.weight * (v.next.get(i) ?? 0);
       logits[i] = Math.log(prob);
+      if (mixedTop < 0 || logits[i]! > logits[mixedTop]!) mixedTop = i;
     }
+    this.stats.voted++;
+    if (mixedTop !== top) this.stats.changed++;
+    this.stats.longestMatch = Math.max(this.stats.longestMatch, v.match);
     return true;
   }
 }

@@ -1,6 +1,7 @@
 // Model clients (ARCHITECTURE.md "generate"): one interface for Ollama, OpenAI-compatible servers
 // and the embedded ONNX causal LM, with typed errors the server turns into a status.
 import type { ModelFamily } from '../prompt/templates';
+import type { CopyPriorStats } from './copyPrior';
 
 export interface GenerateRequest {
   /** The full model input (already FIM-rendered when the family supports it). */
@@ -51,6 +52,8 @@ export interface GenerateResult {
   tokens?: number;
   /** Why generation ended: a stop sequence, the token limit, the model's end token, or not reported by the server. */
   stoppedBy?: 'stop' | 'length' | 'eos' | 'unknown';
+  /** What the embedded model's copy prior did (copyPrior.ts), when it was on. */
+  copyPrior?: CopyPriorStats;
   /** The server constraint the request carried (`guided_regex`, `grammar`), when it carried one. */
   serverConstraint?: string;
 }

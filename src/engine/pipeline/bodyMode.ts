@@ -334,7 +334,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     stages.checkpoint,
   );
   if (!generated) return finish([]);
-  trace.model = { backend: model.backend, model: generated.model, endpoint: model.endpoint, elapsedMs: generated.elapsedMs, raw: stripControlChars(generated.text), ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}), ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) };
+  trace.model = { backend: model.backend, model: generated.model, endpoint: model.endpoint, elapsedMs: generated.elapsedMs, raw: stripControlChars(generated.text), ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}), ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}), ...(generated.copyPrior ? { copyPrior: generated.copyPrior } : {}) };
   let unfinished: string | undefined;
   const text = await timed(
     trace,

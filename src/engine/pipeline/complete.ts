@@ -333,6 +333,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     ...(generated.firstTokenMs !== undefined ? { firstTokenMs: generated.firstTokenMs } : {}),
     ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}),
     ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),
+    ...(generated.copyPrior ? { copyPrior: generated.copyPrior } : {}),
   };
 
   // f. postprocess

@@ -1,6 +1,7 @@
 // The trace as readable Markdown ("Explain Last Completion", `coderag complete`).
 import { formatRunsOn } from '../models/device';
 import type { CompletionTrace } from './trace';
+import type { CopyPriorStats } from '../generate/copyPrior';
 
 function ms(n: number | undefined): string {
   return n === undefined ? '-' : `${n.toFixed(1)} ms`;
@@ -64,7 +65,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   }
   if (trace.model) {
     const m = trace.model;
-    out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', 'Raw output:', '', fence(m.raw), '');
+    out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', ...(m.copyPrior ? [copyPriorLine(m.copyPrior), ''] : []), 'Raw output:', '', fence(m.raw), '');
   }
   if (trace.check) {
     const c = trace.check;
@@ -85,4 +86,10 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     if (options.includePrompt !== false) out.push(fence(p.text), '');
   }
   return out.join('\n');
+}
+
+/** What the embedded model's copy prior did, in a sentence. */
+function copyPriorLine(c: CopyPriorStats): string {
+  if (c.voted === 0) return `Copy prior: no part of the text matched the prompt or the file above it in ${c.steps} steps.`;
+  return `Copy prior: the prompt and the file above it voted on ${c.voted} of ${c.steps} steps and changed the model's first choice on ${c.changed} (longest match ${c.longestMatch} characters).`;
 }

@@ -8,6 +8,7 @@ import type { Candidate, PathName, RetrievalTrace } from '../retrieve/types';
 import type { RerankDecision } from '../rerank/types';
 import type { ModelFamily } from '../prompt/templates';
 import type { ModelErrorKind } from '../generate/types';
+import type { CopyPriorStats } from '../generate/copyPrior';
 import type { ModelRunsOn } from '../models/device';
 import type { ConstrainedName } from '../check/dereferenceConstraint';
 import type { MemberFix } from '../check/repairCompletion';
@@ -90,7 +91,7 @@ export interface CompletionTrace {
     snippetsDropped: number;
     prefixCut: boolean;
   };
-  model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string };
+  model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string; copyPrior?: CopyPriorStats };
   completion?: string;
   /** Why there is no suggestion although the model answered (the model wrote nothing, or which postprocessing or check step left nothing). */
   empty?: string;

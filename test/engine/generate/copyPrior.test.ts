@@ -80,7 +80,11 @@ void describe('copy prior', () => {
     assert.ok(Math.abs(sum - 1) < 1e-4, String(sum));
     // No match: the logits stay as they were.
     const untouched = new Float32Array([1, 2, 3]);
-    assert.equal(new CopyPrior('abc', lookup, options).apply('', untouched), false);
+    const silent = new CopyPrior('abc', lookup, options);
+    assert.equal(silent.apply('', untouched), false);
     assert.deepEqual([...untouched], [1, 2, 3]);
+    // What each did, for the trace: the first voted once and changed the model's choice (load -> build).
+    assert.deepEqual(prior.stats, { steps: 1, voted: 1, changed: 1, longestMatch: 4 });
+    assert.deepEqual(silent.stats, { steps: 1, voted: 0, changed: 0, longestMatch: 0 });
   });
 });

@@ -221,7 +221,11 @@ void describe('model clients', () => {
     const prompt = 'def load(path):\n    registry = build_frobnicated_widget_registry(path, strict=True)\n    return registry\n\n\ndef reload(path):\n    registry = ';
     const complete = async (copyPrior: boolean): Promise<string> => {
       const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), ...(copyPrior ? {} : { copyPrior: false as const }) });
-      return (await client.generate({ prompt, maxNewTokens: 32, stop: ['\n'] }, signal)).text;
+      const result = await client.generate({ prompt, maxNewTokens: 32, stop: ['\n'] }, signal);
+      // The result says what the prior did: nothing when it is off; votes that changed the model's choice when on.
+      if (!copyPrior) assert.equal(result.copyPrior, undefined);
+      else assert.ok(result.copyPrior && result.copyPrior.changed > 0 && result.copyPrior.longestMatch >= 9, JSON.stringify(result.copyPrior));
+      return result.text;
     };
     const without = await complete(false);
     assert.ok(!without.startsWith('build_frobnicated_widget_registry('), `the model alone: ${JSON.stringify(without)}`);

@@ -65,6 +65,10 @@ void describe('pipeline.complete', () => {
     assert.equal(again.trace.prompt?.text, trace.prompt?.text);
     const md = formatTraceMarkdown(trace);
     for (const heading of ['## Stages', '## Query', '## Retrieval', '## Rerank', '## Model', '## Prompt']) assert.ok(md.includes(heading), heading);
+    // The embedded model's copy prior says what it did, step by step counted.
+    const copy = trace.model?.copyPrior;
+    assert.ok(copy && copy.steps > 0 && copy.voted <= copy.steps && copy.changed <= copy.voted, JSON.stringify(copy));
+    assert.match(md, /Copy prior: /);
   });
 
   void test('on an empty line at column 0 the prompt and the suggestion carry the line\'s indentation', async () => {

@@ -30,6 +30,11 @@ export interface GenerateRequest {
    */
   holdLine?: (generated: string) => boolean;
   /**
+   * The answer is complete: more text could not change what is kept of it (a single line that has
+   * ended). A client that decodes token by token stops there (stoppedBy `stop`); others ignore it.
+   */
+  until?: (generated: string) => boolean;
+  /**
    * The file above the cursor, beyond what the prompt holds: a client that sees logits may copy
    * from it as from the prompt (copyPrior.ts). Others ignore it.
    */

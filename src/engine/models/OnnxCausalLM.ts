@@ -234,6 +234,10 @@ export class OnnxCausalLM implements CausalLM {
         opts.onStop?.('stop');
         return text.slice(0, stopAt);
       }
+      if (opts.until?.(text)) {
+        opts.onStop?.('stop');
+        return text;
+      }
       rows = [[id]];
       mask = [[...mask[0]!, 1]];
     }

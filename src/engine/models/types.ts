@@ -25,6 +25,8 @@ export interface GenerateOptions {
   stop?: string[];
   /** Called before each greedy pick with the text and the ids generated so far; may set logits to -Infinity (checked decoding, the loop guard). */
   logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
+  /** Stop (as by a stop string) once this says the text generated so far is complete. */
+  until?: (generated: string) => boolean;
   /** Told why generation ended: the model's end token (`eos`), the token limit (`length`) or a stop string (`stop`). */
   onStop?: (reason: 'eos' | 'length' | 'stop') => void;
 }

@@ -304,6 +304,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
 
   // What the model may not do yet (line mode on an empty line: end or break the line before it writes something).
   const hold = mode.hold?.(request) ?? {};
+  const until = mode.until?.(request);
 
   // e. generate (one model request in flight per server, through the gate)
   const generated = await timed<GenerateResult | undefined>(
@@ -311,7 +312,7 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     'generate',
     signal,
     () => {
-      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}), ...hold, copyFrom: fileToCopyFrom(request.prefix) }, s);
+      const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: redacted.text, maxNewTokens: options.generate.maxNewTokens, stop: prompt.stop, temperature: options.generate.temperature, ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}), ...hold, ...(until ? { until } : {}), copyFrom: fileToCopyFrom(request.prefix) }, s);
       return stages.gate ? stages.gate.run(work, signal) : work(signal);
     },
     (e) => {

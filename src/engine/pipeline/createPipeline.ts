@@ -170,7 +170,7 @@ export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
   return {
     generate: async (prompt, options, signal) => {
       let stoppedBy: 'eos' | 'length' | 'stop' | undefined;
-      const text = await lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}), ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}), onStop: (r) => (stoppedBy = r) }, signal);
+      const text = await lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}), ...(options.until ? { until: options.until } : {}), ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}), onStop: (r) => (stoppedBy = r) }, signal);
       return { text, ...(stoppedBy ? { stoppedBy } : {}) };
     },
     encode: (text) => lm.encode(text),

@@ -1,7 +1,7 @@
 // The completion modes the pipeline knows. Line mode: CodeRAG's line completion, cut to the scope
 // of the cursor's line (postprocess); on an empty line the prompt carries the line's indentation
 // and so does the suggestion (lineIndent), and the model may not leave it blank (hold).
-import { postprocessCompletion, postprocessEmptyReason } from '../generate/postprocess/postprocess';
+import { lineSettled, postprocessCompletion, postprocessEmptyReason } from '../generate/postprocess/postprocess';
 import type { CompletionMode } from './types';
 import { cursorLineBlank, missingLineIndent } from './lineIndent';
 
@@ -13,6 +13,8 @@ export const LINE_MODE: CompletionMode = {
   prime: (request) => missingLineIndent(request.prefix, request.suffix),
   // On an empty line a blank answer shows nothing: the model writes the statement before it may end or break the line.
   hold: (request) => (cursorLineBlank(request.prefix, request.suffix) ? { holdLine: isBlank } : {}),
+  // A single line is complete once it ends: the model need not write the 48 tokens its limit allows.
+  until: (request) => (generated) => lineSettled(generated, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }),
   postprocess: (raw, context, options) => postprocessCompletion(raw, context, { maxLines: options.maxLines, maxChars: options.maxChars }),
   whyEmpty: (raw, context, options) => postprocessEmptyReason(raw, context, { maxLines: options.maxLines, maxChars: options.maxChars }),
 };

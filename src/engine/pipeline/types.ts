@@ -146,6 +146,11 @@ export interface CompletionMode {
    * line mode on an empty line, the body mode before the body's first statement and until it ends.
    */
   hold?(request: CompletionRequest): Pick<GenerateRequest, 'holdEnd' | 'holdLine'>;
+  /**
+   * When the answer is complete for this mode (GenerateRequest.until): more text could not change
+   * what the mode's postprocess keeps. Line mode: a single line, once it has ended.
+   */
+  until?(request: CompletionRequest): ((generated: string) => boolean) | undefined;
   /** The mode that completes this request (auto: body inside an empty method body, else line); absent: this one. */
   select?(request: CompletionRequest): CompletionMode;
   /**

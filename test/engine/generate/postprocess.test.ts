@@ -3,7 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { completionMode, postprocessCompletion, postprocessEmptyReason } from '../../../src/engine/generate/postprocess/postprocess';
+import { completionMode, lineSettled, postprocessCompletion, postprocessEmptyReason } from '../../../src/engine/generate/postprocess/postprocess';
 import type { Lang } from '../../../src/engine/kb/types';
 
 interface GoldenCase {
@@ -98,4 +98,21 @@ void test('after an open bracket, lines that never close it, or close what the l
   assert.equal(postprocessCompletion('\n            cart, "sku-(9",\n            engine.rates());\n        return order;', java), '\n            cart, "sku-(9",\n            engine.rates());', 'the rest of the closing line stays; brackets in strings do not count');
   const javaBlock = { lang: 'java' as Lang, prefix: 'void f() {\n    if (ready) {', suffix: '\n' };
   assert.equal(postprocessCompletion('\n        go();\n    }', javaBlock), '', 'a Java block after its brace is not arguments: the line ends');
+});
+
+void test('a single line is settled once it has ended after some code; a block, a blank start or arguments on the next lines are not', () => {
+  const py = (prefix: string) => ({ lang: 'python' as Lang, prefix, suffix: '\n' });
+  const empty = py('x = 1\n    ');
+  assert.equal(lineSettled('foo()', empty), false, 'the line has not ended');
+  assert.equal(lineSettled('foo()\n', empty), true);
+  assert.equal(lineSettled('\n    foo()\n    bar', empty), true, 'leading blank lines are skipped on an empty line');
+  assert.equal(lineSettled('\n', empty), false, 'nothing written yet');
+  // What more text cannot change: the chain keeps the same first line.
+  assert.equal(postprocessCompletion('foo()\n', empty), postprocessCompletion('foo()\n    bar()\n', empty));
+  // A block after `def f():` keeps several lines: never settled by one.
+  assert.equal(lineSettled('a = 1\nb = 2\n', py('def f():\n    ')), false);
+  // After an open bracket, a model that breaks the line writes the arguments on the next lines.
+  const call = py('    run(');
+  assert.equal(lineSettled('\n        a,\n', call), false);
+  assert.equal(lineSettled('a, b)\n', call), true);
 });

@@ -80,6 +80,20 @@ void describe('pipeline.complete', () => {
     assert.match(items[0]!.text, /^ {4}\S/, 'four spaces, then code: the indentation once, not the model\'s extra space too');
   });
 
+  void test('a single line stops being generated once it has ended: the same suggestion, fewer tokens', async () => {
+    const at = mainPy.indexOf('    receipt = service.checkout()');
+    const emptyLine: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, at), suffix: '\n' + mainPy.slice(mainPy.indexOf('\n', at) + 1) };
+    // The shipped limit (this suite's 12 tokens may end before the line does).
+    const shipped = { ...options, generate: { ...options.generate, maxNewTokens: 48 } };
+    const early = await complete(emptyLine, stages, shipped, LINE_MODE, signal);
+    const full = await complete(emptyLine, stages, shipped, { ...LINE_MODE, until: undefined }, signal);
+    assert.equal(early.items[0]?.text, full.items[0]?.text);
+    assert.ok(early.items.length === 1, JSON.stringify(early.trace.model?.raw));
+    assert.equal(early.trace.model?.stoppedBy, 'stop');
+    assert.ok(full.trace.model?.raw.startsWith(early.trace.model?.raw ?? '?'), `${JSON.stringify(early.trace.model?.raw)} begins ${JSON.stringify(full.trace.model?.raw)}`);
+    assert.ok((early.trace.model?.raw.length ?? 0) < (full.trace.model?.raw.length ?? 0), 'the full run wrote past the line');
+  });
+
   void test('a failing query, retrieval or rerank stage degrades the answer and the trace says why', async () => {
     const failing: PipelineStages = {
       ...stages,

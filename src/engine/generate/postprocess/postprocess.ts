@@ -84,6 +84,16 @@ export function trimToLine(completion: string, ctx: CompletionContext, maxLines 
   return firstLine(skipLeadingBreak(completion, before));
 }
 
+/**
+ * Whether more text could no longer change what the single-line chain keeps: the completion has
+ * ended a line after writing something on it, and it does not go on with the cursor line's open
+ * bracket on the next lines (argumentsFollow). Block mode is never settled here.
+ */
+export function lineSettled(completion: string, ctx: CompletionContext): boolean {
+  if (completionMode(ctx) !== 'singleLine' || argumentsFollow(completion, ctx)) return false;
+  return /\S[^\n]*\n/.test(skipLeadingBreak(completion, lastLine(ctx.prefix)));
+}
+
 /** Whether the completion breaks a cursor line whose innermost open bracket takes arguments or items (Java's `{` opens a block). */
 function argumentsFollow(completion: string, ctx: CompletionContext): boolean {
   const before = lastLine(ctx.prefix);

@@ -14,7 +14,7 @@ export const LINE_MODE: CompletionMode = {
   // On an empty line a blank answer shows nothing: the model writes the statement before it may end or break the line.
   hold: (request) => (cursorLineBlank(request.prefix, request.suffix) ? { holdLine: isBlank } : {}),
   // A single line is complete once it ends: the model need not write the 48 tokens its limit allows.
-  until: (request) => (generated) => lineSettled(generated, { lang: request.lang, prefix: request.prefix, suffix: request.suffix }),
+  until: (request) => lineSettled({ lang: request.lang, prefix: request.prefix, suffix: request.suffix }),
   postprocess: (raw, context, options) => postprocessCompletion(raw, context, { maxLines: options.maxLines, maxChars: options.maxChars }),
   whyEmpty: (raw, context, options) => postprocessEmptyReason(raw, context, { maxLines: options.maxLines, maxChars: options.maxChars }),
 };

@@ -103,16 +103,19 @@ void test('after an open bracket, lines that never close it, or close what the l
 void test('a single line is settled once it has ended after some code; a block, a blank start or arguments on the next lines are not', () => {
   const py = (prefix: string) => ({ lang: 'python' as Lang, prefix, suffix: '\n' });
   const empty = py('x = 1\n    ');
-  assert.equal(lineSettled('foo()', empty), false, 'the line has not ended');
-  assert.equal(lineSettled('foo()\n', empty), true);
-  assert.equal(lineSettled('\n    foo()\n    bar', empty), true, 'leading blank lines are skipped on an empty line');
-  assert.equal(lineSettled('\n', empty), false, 'nothing written yet');
+  const settled = lineSettled(empty);
+  assert.ok(settled);
+  assert.equal(settled('foo()'), false, 'the line has not ended');
+  assert.equal(settled('foo()\n'), true);
+  assert.equal(settled('\n    foo()\n    bar'), true, 'leading blank lines are skipped on an empty line');
+  assert.equal(settled('\n'), false, 'nothing written yet');
   // What more text cannot change: the chain keeps the same first line.
   assert.equal(postprocessCompletion('foo()\n', empty), postprocessCompletion('foo()\n    bar()\n', empty));
-  // A block after `def f():` keeps several lines: never settled by one.
-  assert.equal(lineSettled('a = 1\nb = 2\n', py('def f():\n    ')), false);
+  // A block after `def f():` keeps several lines: no single-line check.
+  assert.equal(lineSettled(py('def f():\n    ')), undefined);
   // After an open bracket, a model that breaks the line writes the arguments on the next lines.
-  const call = py('    run(');
-  assert.equal(lineSettled('\n        a,\n', call), false);
-  assert.equal(lineSettled('a, b)\n', call), true);
+  const call = lineSettled(py('    run('));
+  assert.ok(call);
+  assert.equal(call('\n        a,\n'), false);
+  assert.equal(call('a, b)\n'), true);
 });

@@ -85,13 +85,15 @@ export function trimToLine(completion: string, ctx: CompletionContext, maxLines 
 }
 
 /**
- * Whether more text could no longer change what the single-line chain keeps: the completion has
- * ended a line after writing something on it, and it does not go on with the cursor line's open
- * bracket on the next lines (argumentsFollow). Block mode is never settled here.
+ * For a single-line cursor, whether more text could no longer change what the chain keeps: the
+ * completion has ended a line after writing something on it, and it does not go on with the cursor
+ * line's open bracket on the next lines (argumentsFollow). Undefined in block mode (several lines
+ * are kept). The mode is worked out once, not at each token (it reads the lines above).
  */
-export function lineSettled(completion: string, ctx: CompletionContext): boolean {
-  if (completionMode(ctx) !== 'singleLine' || argumentsFollow(completion, ctx)) return false;
-  return /\S[^\n]*\n/.test(skipLeadingBreak(completion, lastLine(ctx.prefix)));
+export function lineSettled(ctx: CompletionContext): ((completion: string) => boolean) | undefined {
+  if (completionMode(ctx) !== 'singleLine') return undefined;
+  const before = lastLine(ctx.prefix);
+  return (completion) => !argumentsFollow(completion, ctx) && /\S[^\n]*\n/.test(skipLeadingBreak(completion, before));
 }
 
 /** Whether the completion breaks a cursor line whose innermost open bracket takes arguments or items (Java's `{` opens a block). */

@@ -119,6 +119,13 @@ export class OllamaClient implements ModelClient {
             stream.abort();
             break;
           }
+          // The answer is complete for the request (a single line that has ended): closing the
+          // stream stops the server generating the rest of num_predict.
+          if (!part.done && request.until?.(text)) {
+            stoppedBy = 'stop';
+            stream.abort();
+            break;
+          }
           if (part.done) {
             sawDone = true;
             tokens = part.eval_count;

@@ -31,7 +31,8 @@ export interface GenerateRequest {
   holdLine?: (generated: string) => boolean;
   /**
    * The answer is complete: more text could not change what is kept of it (a single line that has
-   * ended). A client that decodes token by token stops there (stoppedBy `stop`); others ignore it.
+   * ended). The embedded model stops there, a streaming client closes the stream (stoppedBy `stop`);
+   * others ignore it.
    */
   until?: (generated: string) => boolean;
   /**

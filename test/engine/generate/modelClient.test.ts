@@ -89,6 +89,22 @@ void describe('model clients', () => {
     assert.deepEqual(body.options, { num_predict: 7, temperature: 0, stop: ['\n\n'] });
   });
 
+  void test('the Ollama client closes the stream once the request says the answer is complete', async () => {
+    // A long answer streams in many parts; a single line is complete after the first.
+    const long = `a = 1\n${'b = 2\n'.repeat(3000)}`;
+    const lines = await startOllamaTestServer(() => Promise.resolve({ text: long }), { models: [MODEL] });
+    try {
+      const client = new OllamaClient({ host: lines.url, model: MODEL, timeoutMs: 5000 });
+      const whole = await client.generate({ prompt: PROMPT, maxNewTokens: 16, stop: [] }, signal);
+      assert.equal(whole.text, long);
+      const early = await client.generate({ prompt: PROMPT, maxNewTokens: 16, stop: [], until: (t) => t.includes('\n') }, signal);
+      assert.equal(early.stoppedBy, 'stop');
+      assert.ok(early.text.startsWith('a = 1\n') && early.text.length < long.length, `${early.text.length} of ${long.length} characters`);
+    } finally {
+      await lines.close();
+    }
+  });
+
   void test('start-up check: a pulled model passes, a missing one is reported, pull reports progress and fixes it', async () => {
     assert.equal(await new OllamaClient({ host: server.url, model: MODEL }).check(signal), undefined);
     const missing = new OllamaClient({ host: server.url, model: 'qwen2.5-coder:1.5b-base' });

@@ -367,7 +367,6 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
   return finish(inserted ? [{ text: inserted }] : []);
 }
 
-
 /** Most characters of the file above the cursor a model may copy from beyond its prompt (GenerateRequest.copyFrom). */
 const COPY_FROM_CHARS = 32_000;
 

@@ -44,8 +44,8 @@ export interface ServerConfig {
   learning: { enable: boolean };
   /** ProCC's similar code in the prompt: off, the bandit's choice, the union, or one perspective. */
   similar: { mode: SimilarMode };
-  /** The body mode (Rambo): whether CodeRAG's reranked knowledge items join its prompt's list. */
-  body: { knowledge: boolean };
+  /** The body mode (Rambo): whether CodeRAG's reranked knowledge items join its prompt's list, and the body's token limit. */
+  body: { knowledge: boolean; maxNewTokens: number };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -66,8 +66,11 @@ export const DEFAULT_CONFIG: ServerConfig = {
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'constrain' },
   learning: { enable: true },
   similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
-  body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? true },
+  body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? true, maxNewTokens: PIPELINE_DEFAULTS.body.maxNewTokens },
 };
+
+/** The body's token limit (package.json's minimum and maximum for coderag.body.maxNewTokens). */
+export const BODY_MAX_NEW_TOKENS = { min: 16, max: 512 } as const;
 
 type Json = unknown;
 
@@ -121,7 +124,12 @@ export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems
   const problems: string[] = [];
   let config = DEFAULT_CONFIG;
   for (const layer of layers) config = mergeInto(config, layer, 'coderag', problems);
-  config = { ...config, debounceMs: clamp(config.debounceMs, 0, 2000), cache: { size: clamp(config.cache.size, 0, 100_000) } };
+  config = {
+    ...config,
+    debounceMs: clamp(config.debounceMs, 0, 2000),
+    cache: { size: clamp(config.cache.size, 0, 100_000) },
+    body: { ...config.body, maxNewTokens: Math.round(clamp(config.body.maxNewTokens, BODY_MAX_NEW_TOKENS.min, BODY_MAX_NEW_TOKENS.max)) },
+  };
   const device = config.models.device.trim().toLowerCase();
   if (isModelDevice(device)) config = { ...config, models: { device } };
   else {
@@ -145,6 +153,6 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
     check: { mode: config.check.mode },
     similar: { mode: config.similar.mode },
-    body: { knowledge: config.body.knowledge },
+    body: { knowledge: config.body.knowledge, maxNewTokens: config.body.maxNewTokens },
   });
 }

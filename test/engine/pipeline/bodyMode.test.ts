@@ -13,6 +13,7 @@ import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
 import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { mergeConfig, pipelineOptions as serverPipelineOptions } from '../../../src/server/config';
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
 const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
@@ -201,5 +202,17 @@ void describe('body mode through createPipeline', () => {
       }
       assert.match(result.items[0]?.text ?? '', /return null;/);
     }
+  });
+
+  void test('coderag.body.maxNewTokens is the body call\'s token limit (the sketch keeps its own); out-of-range values are clamped', async () => {
+    const limits: number[][] = [];
+    for (const setting of [40, 5, 5000]) {
+      const { client, seen } = recordingModel('return null;\n    }', 'stop');
+      const options = serverPipelineOptions(mergeConfig({ body: { maxNewTokens: setting } }).config);
+      await createPipeline(options, { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model' })).complete(emptied(), signal);
+      limits.push(seen.map((r) => r.maxNewTokens));
+    }
+    assert.deepEqual(limits, [[64, 40], [64, 16], [64, 512]]);
+    assert.equal(serverPipelineOptions(mergeConfig({}).config).body.maxNewTokens, 128);
   });
 });

@@ -60,8 +60,11 @@ async function main(): Promise<void> {
     held.push(...out.predictions);
     for (const [a, n] of Object.entries(out.chosen)) chosen[a as SimilarArm] = (chosen[a as SimilarArm] ?? 0) + n;
   }
-  const es = (preds: readonly Prediction[]): string => scorePredictions(cases, preds).overall.es.toFixed(2);
-  const lines = [`# bandit fitted offline: ${cases.length} cases from ${repos.length} repositories (${repos.join(', ')}); arms ${JSON.stringify(arms)}`, '', `| leave one repository out (ridge ${values.ridge}) | ES |`, '|---|---:|'];
+  const es = (preds: readonly Prediction[]): string => {
+    const o = scorePredictions(cases, preds).overall;
+    return [o.em, o.es, o.id_f1, o.rel].map((v) => v.toFixed(2)).join(' | ');
+  };
+  const lines = [`# bandit fitted offline: ${cases.length} cases from ${repos.length} repositories (${repos.join(', ')}); arms ${JSON.stringify(arms)}`, '', `| leave one repository out (ridge ${values.ridge}) | EM | ES | ID-F1 | REL |`, '|---|---:|---:|---:|---:|'];
   for (const [arm, m] of Object.entries(arms)) lines.push(`| ${arm} always (${m}) | ${es(byMethod.get(m)!)} |`);
   lines.push(`| ${banditMethod} as run (online from its start) | ${es(byMethod.get(banditMethod)!)} |`);
   lines.push(`| frozen bandit, fitted on the other repositories | ${es(held)} |`, '', `chosen: ${JSON.stringify(chosen)}`);

@@ -93,15 +93,25 @@ export function trimToLine(completion: string, ctx: CompletionContext, maxLines 
 export function lineSettled(ctx: CompletionContext): ((completion: string) => boolean) | undefined {
   if (completionMode(ctx) !== 'singleLine') return undefined;
   const before = lastLine(ctx.prefix);
-  return (completion) => !argumentsFollow(completion, ctx) && /\S[^\n]*\n/.test(skipLeadingBreak(completion, before));
+  const takesArguments = opensArguments(ctx);
+  return (completion) => !(takesArguments && breaksFirst(completion)) && /\S[^\n]*\n/.test(skipLeadingBreak(completion, before));
 }
 
-/** Whether the completion breaks a cursor line whose innermost open bracket takes arguments or items (Java's `{` opens a block). */
-function argumentsFollow(completion: string, ctx: CompletionContext): boolean {
+/** Whether the cursor line's innermost open bracket takes arguments or items (Java's `{` opens a block). */
+function opensArguments(ctx: CompletionContext): boolean {
   const before = lastLine(ctx.prefix);
-  if (before.trim() === '' || !/^[ \t]*\n/.test(completion)) return false;
+  if (before.trim() === '') return false;
   const inner = openOnLine(before).at(-1);
   return inner === '(' || inner === '[' || (inner === '{' && ctx.lang === 'python');
+}
+
+function breaksFirst(completion: string): boolean {
+  return /^[ \t]*\n/.test(completion);
+}
+
+/** Whether the completion breaks a cursor line whose innermost open bracket takes arguments or items. */
+function argumentsFollow(completion: string, ctx: CompletionContext): boolean {
+  return breaksFirst(completion) && opensArguments(ctx);
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 } from '../protocol/protocol';
 import type { CodeRagApi, CodeRagStatusSnapshot } from './api';
 import { OutcomeTracker, outcomeSender, type OutcomeReport } from './outcomeTracker';
+import { explicitOnly } from './settings';
 import { statusBarView } from './statusBar';
 
 export type { CodeRagApi, CodeRagStatusSnapshot } from './api';
@@ -36,7 +37,6 @@ const API_KEY_SECRET = 'coderag.openai.apiKey';
 /** Run by VS Code when a suggestion is accepted with Tab (an item's command); not in the palette. */
 const ACCEPTED_COMMAND = 'coderag.suggestionAccepted';
 
-/** Everything the extension holds while active; disposed through context.subscriptions. */
 /** Shows the server's work-done progress for `token` in a VS Code progress notification. */
 function forwardProgress(client: LanguageClient, token: string, progress: vscode.Progress<{ message?: string; increment?: number }>): vscode.Disposable {
   let last = 0;
@@ -61,8 +61,8 @@ class CodeRagExtension implements vscode.Disposable {
   private status: StatusParams | undefined;
   private lastTraceId: string | undefined;
   private offeredPull = new Set<string>();
-  /** What became of each shown suggestion, sent to the server for learning (when coderag.learning.enable). */
-  private readonly outcomes = new OutcomeTracker(outcomeSender(() => vscode.workspace.getConfiguration('coderag').get<boolean>('learning.enable', true), (r) => this.sendOutcome(r)));
+  /** What became of each shown suggestion, sent to the server for learning (only the `bandit` similar-code mode learns). */
+  private readonly outcomes = new OutcomeTracker(outcomeSender(() => vscode.workspace.getConfiguration('coderag').get<string>('similar.mode', 'off') === 'bandit', (r) => this.sendOutcome(r)));
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.disposables.push(this.output, this.statusItem, this.traceChanged, this.statusChanged);
@@ -109,8 +109,14 @@ class CodeRagExtension implements vscode.Disposable {
 
   private settings(): unknown {
     // The configuration proxy carries methods; send plain data (without the ignored plain key).
-    const plain = JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('coderag'))) as { openai?: { apiKey?: unknown } };
+    const config = vscode.workspace.getConfiguration('coderag');
+    const plain = JSON.parse(JSON.stringify(config)) as { openai?: { apiKey?: unknown }; experimental?: unknown };
     if (plain.openai) delete plain.openai.apiKey;
+    // Only the experimental values a person set: their defaults would hide a value still set under its old name.
+    plain.experimental = explicitOnly(plain.experimental, 'experimental', (key) => {
+      const seen = config.inspect(key);
+      return [seen?.globalValue, seen?.workspaceValue, seen?.workspaceFolderValue].some((v) => v !== undefined);
+    });
     return plain;
   }
 

@@ -363,7 +363,7 @@ export interface CompletionOutcomeParams {
 /**
  * `coderag/completionOutcome` (client -> server): what became of a shown suggestion. The server
  * rewards the similar-code perspective that produced it (accepted 1, partly accepted the share of
- * characters, rejected 0), once per trace. Not sent when `coderag.learning.enable` is false.
+ * characters, rejected 0), once per trace. Sent only while `coderag.similar.mode` is `bandit` (the one mode that learns).
  */
 export namespace CompletionOutcomeNotification {
   export const method = 'coderag/completionOutcome' as const;

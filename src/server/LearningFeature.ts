@@ -2,8 +2,8 @@
 // chooses the similar-code perspective of each completion (the pipeline reads it); the client's
 // `coderag/completionOutcome` becomes that choice's reward. The state is saved per folder under
 // the index cache (`learning/<folder>.json`), never sent anywhere; `coderag/resetLearning` and
-// the command "CodeRAG: Reset Learned Preferences" forget it. With `coderag.learning.enable` off
-// the server learns nothing (the client also sends nothing).
+// the command "CodeRAG: Reset Learned Preferences" forget it. Only the bandit learns: with
+// `coderag.similar.mode` other than `bandit` the server learns nothing (the client sends nothing).
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
@@ -66,7 +66,7 @@ export class LearningFeature implements Feature {
   }
 
   updateConfig(config: ServerConfig): void {
-    this.enabled = config.learning.enable;
+    this.enabled = config.similar.mode === 'bandit';
   }
 
   /** The bandit of a workspace folder (loaded from its saved state on first use). */

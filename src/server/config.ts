@@ -40,9 +40,7 @@ export interface ServerConfig {
   models: { device: ModelDevice };
   /** Checking completions against the repository at dereferences (constrain | repair | off). */
   check: { mode: CheckMode };
-  /** Learn from accepted and rejected suggestions which similar-code perspective to use (kept on this machine). */
-  learning: { enable: boolean };
-  /** ProCC's similar code in the prompt: off, the bandit's choice, the union, or one perspective. */
+  /** ProCC's similar code in the prompt: off, the bandit's choice (which learns from accepted and rejected suggestions), the union, or one perspective. */
   similar: { mode: SimilarMode };
   /** The body mode (Rambo): whether CodeRAG's reranked knowledge items join its prompt's list, and the body's token limit. */
   body: { knowledge: boolean; maxNewTokens: number };
@@ -64,7 +62,6 @@ export const DEFAULT_CONFIG: ServerConfig = {
   cache: { size: 1000 },
   models: { device: 'auto' },
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'constrain' },
-  learning: { enable: true },
   similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
   body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? true, maxNewTokens: PIPELINE_DEFAULTS.body.maxNewTokens },
 };
@@ -77,6 +74,33 @@ type Json = unknown;
 /** Deprecated: never read from settings (the key lives in the client's secret storage). */
 const SECRET_SETTING = 'coderag.openai.apiKey';
 
+/**
+ * Research knobs, set as `coderag.experimental.<key>` (package.json lists them under "CodeRAG:
+ * Experimental"); the configuration object keeps them at `<key>`. Their old names, `coderag.<key>`,
+ * are still read (a new name wins), and `mergeConfig` reports each old name it saw in `renamed`.
+ */
+export const EXPERIMENTAL_KEYS = [
+  'maxFileBytes',
+  'model.maxNewTokens',
+  'model.temperature',
+  'ollama.keepAlive',
+  'rerank.timeoutMs',
+  'rerank.topU',
+  'query.strategy',
+  'retrieval.topJ',
+  'prompt.budgetTokens',
+  'prompt.repoFormat',
+  'check.mode',
+  'body.knowledge',
+  'body.maxNewTokens',
+  'cache.size',
+] as const;
+
+/** Settings no longer read, with what replaced them. */
+const RETIRED: Readonly<Record<string, string>> = {
+  'learning.enable': 'learning follows coderag.similar.mode: `bandit` learns from the suggestions you accept or reject; the other modes learn nothing',
+};
+
 /** Settings whose value is one of a list (package.json `enum`); another string is a problem, and the value stays. */
 const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.model.provider': ['auto', 'ollama', 'openai', 'embedded'],
@@ -87,6 +111,11 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.prompt.repoFormat': REPO_FORMATS,
   'coderag.similar.mode': SIMILAR_MODES,
 };
+
+/** The allowed values of a setting, under its name or its experimental name. */
+function enumOf(where: string): readonly string[] | undefined {
+  return ENUMS[where.replace(/^coderag\.experimental\./, 'coderag.')];
+}
 
 function isRecord(x: Json): x is Record<string, Json> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -112,18 +141,49 @@ function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T
     else if (Array.isArray(current)) {
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value;
       else problems.push(`${where} must be a list of strings`);
-    } else if (typeof value === 'string' && ENUMS[where] && !ENUMS[where].includes(value)) problems.push(`${where} must be one of ${ENUMS[where].join(', ')} (got ${JSON.stringify(value)})`);
+    } else if (typeof value === 'string' && enumOf(where) && !enumOf(where)!.includes(value)) problems.push(`${where} must be one of ${enumOf(where)!.join(', ')} (got ${JSON.stringify(value)})`);
     else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
     else problems.push(`${where} must be a ${typeof current}`);
   }
   return out as T;
 }
 
-/** defaults < each layer in order; returns the problems found (unknown types) for the log. */
-export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems: string[] } {
+function valueAt(obj: Json, path: string): Json {
+  let at = obj;
+  for (const key of path.split('.')) at = isRecord(at) ? at[key] : undefined;
+  return at;
+}
+
+/** The part of `obj` at the given dotted paths, as a nested object (undefined values left out). */
+function pick(obj: Json, paths: readonly string[]): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const path of paths) {
+    const value = valueAt(obj, path);
+    if (value === undefined) continue;
+    const keys = path.split('.');
+    let at = out;
+    for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as Record<string, Json>;
+    at[keys[keys.length - 1]!] = value;
+  }
+  return out;
+}
+
+/**
+ * defaults < each layer in order. Within a layer, a research knob's experimental name wins over
+ * its old name. Returns the problems found (wrong types, values outside a list, retired settings)
+ * and the old names of experimental settings that were set (`renamed`), both for the log.
+ */
+export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems: string[]; renamed: string[] } {
   const problems: string[] = [];
+  const renamed = new Set<string>();
   let config = DEFAULT_CONFIG;
-  for (const layer of layers) config = mergeInto(config, layer, 'coderag', problems);
+  for (const layer of layers) {
+    config = mergeInto(config, layer, 'coderag', problems);
+    for (const key of EXPERIMENTAL_KEYS) if (valueAt(layer, key) !== undefined) renamed.add(`coderag.${key} is now coderag.experimental.${key} (the old name is still read)`);
+    for (const [key, why] of Object.entries(RETIRED)) if (valueAt(layer, key) !== undefined) problems.push(`coderag.${key} is no longer read: ${why}`);
+    const experimental = pick(valueAt(layer, 'experimental'), EXPERIMENTAL_KEYS);
+    config = mergeInto(config, experimental, 'coderag.experimental', problems);
+  }
   config = {
     ...config,
     debounceMs: clamp(config.debounceMs, 0, 2000),
@@ -136,7 +196,7 @@ export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems
     problems.push(`coderag.models.device must be one of ${MODEL_DEVICES.join(', ')} (got "${config.models.device}"); using auto`);
     config = { ...config, models: { device: 'auto' } };
   }
-  return { config, problems };
+  return { config, problems, renamed: [...renamed] };
 }
 
 function clamp(n: number, lo: number, hi: number): number {

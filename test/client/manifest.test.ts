@@ -6,17 +6,27 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers/paths';
-import { DEFAULT_CONFIG, mergeConfig } from '../../src/server/config';
+import { DEFAULT_CONFIG, EXPERIMENTAL_KEYS, mergeConfig } from '../../src/server/config';
 
 interface Manifest {
   main: string;
   activationEvents: string[];
   capabilities: { untrustedWorkspaces: { supported: string | boolean } };
-  contributes: { commands: Array<{ command: string; title: string; category?: string }>; configuration: { properties: Record<string, { default: unknown; type: string }> } };
+  contributes: { commands: Array<{ command: string; title: string; category?: string }>; configuration: Array<{ title: string; properties: Record<string, Setting> }> };
+}
+
+interface Setting {
+  default: unknown;
+  type: string;
+  scope?: string;
+  markdownDescription?: string;
+  tags?: string[];
 }
 
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as Manifest;
 const clientSource = readFileSync(join(repoRoot, 'src', 'client', 'extension.ts'), 'utf8');
+const [userSection, experimentalSection] = manifest.contributes.configuration;
+const allSettings: Record<string, Setting> = { ...userSection?.properties, ...experimentalSection?.properties };
 
 function flatten(obj: Record<string, unknown>, prefix = 'coderag'): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -35,11 +45,28 @@ void test('the commands the client registers are the ones package.json contribut
   for (const t of ['CodeRAG: Rebuild Repository Index', 'CodeRAG: Toggle Reranker (LLM / Distilled)', 'CodeRAG: Explain Last Completion', 'CodeRAG: Enable/Disable Completions']) assert.ok(titles.includes(t), t);
 });
 
-void test('every coderag.* setting is a server configuration key with the same default, and every key has a setting', () => {
+void test('every coderag.* setting is a server configuration key with the same default, and every key but the secret has a setting', () => {
   const server = flatten(DEFAULT_CONFIG as unknown as Record<string, unknown>);
-  const settings = manifest.contributes.configuration.properties;
-  assert.deepEqual(Object.keys(settings).sort(), Object.keys(server).sort());
-  for (const [key, spec] of Object.entries(settings)) assert.deepEqual(spec.default, server[key], key);
+  delete server['coderag.openai.apiKey'];
+  const asConfigKey = (setting: string): string => setting.replace(/^coderag\.experimental\./, 'coderag.');
+  assert.deepEqual(Object.keys(allSettings).map(asConfigKey).sort(), Object.keys(server).sort());
+  for (const [key, spec] of Object.entries(allSettings)) assert.deepEqual(spec.default, server[asConfigKey(key)], key);
+});
+
+void test('at most 15 settings a user sees first, each saying what it is for; the research knobs are under coderag.experimental.*', () => {
+  assert.equal(userSection?.title, 'CodeRAG');
+  const user = Object.keys(userSection?.properties ?? {});
+  assert.ok(user.length <= 15, `${user.length} user-facing settings`);
+  for (const key of user) {
+    assert.ok(!key.startsWith('coderag.experimental.'), key);
+    assert.ok((userSection!.properties[key]!.markdownDescription ?? '').length >= 40, `${key} has a description`);
+  }
+  assert.equal(experimentalSection?.title, 'CodeRAG: Experimental');
+  assert.deepEqual(Object.keys(experimentalSection?.properties ?? {}).sort(), EXPERIMENTAL_KEYS.map((k) => `coderag.experimental.${k}`).sort());
+  for (const spec of Object.values(experimentalSection!.properties)) assert.deepEqual(spec.tags, ['experimental']);
+  // Learning is what the `bandit` similar-code mode does, not a toggle of its own; the plain API key is not offered.
+  assert.equal(allSettings['coderag.learning.enable'], undefined);
+  assert.equal(allSettings['coderag.openai.apiKey'], undefined);
 });
 
 void test('settings merge in layers over the defaults; wrong types are reported and ignored', () => {
@@ -57,10 +84,8 @@ void test('activation on Python and Java, the bundled client as main, limited su
   assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
 });
 
-void test('the settings that choose where code is sent are machine-scoped (a repository\'s settings cannot set them); the API key setting is deprecated for secret storage', () => {
-  const settings = manifest.contributes.configuration.properties as Record<string, { scope?: string; markdownDeprecationMessage?: string }>;
-  for (const key of ['coderag.ollama.host', 'coderag.openai.baseUrl', 'coderag.openai.apiKey']) assert.equal(settings[key]?.scope, 'machine', key);
-  assert.match(settings['coderag.openai.apiKey']?.markdownDeprecationMessage ?? '', /Set OpenAI-compatible API Key/);
+void test('the settings that choose where code is sent are machine-scoped (a repository\'s settings cannot set them); the API key is kept in secret storage', () => {
+  for (const key of ['coderag.ollama.host', 'coderag.openai.baseUrl']) assert.equal(allSettings[key]?.scope, 'machine', key);
   assert.ok(manifest.contributes.commands.some((c) => c.command === 'coderag.setOpenAiApiKey' && `${c.category}: ${c.title}` === 'CodeRAG: Set OpenAI-compatible API Key'));
   assert.match(clientSource, /secrets\.store\(API_KEY_SECRET/);
 });

@@ -287,7 +287,7 @@ function setUpWorkspace(tmp, modelUrl) {
     // CodeRAG against the test server (package.json contributes.configuration).
     'coderag.model.provider': 'ollama',
     'coderag.model.family': 'plain',
-    'coderag.model.maxNewTokens': 24,
+    'coderag.experimental.model.maxNewTokens': 24,
     'coderag.model.timeoutMs': 15000,
     'coderag.ollama.host': modelUrl,
     'coderag.ollama.completionModel': COMPLETION_MODEL,
@@ -295,7 +295,7 @@ function setUpWorkspace(tmp, modelUrl) {
     'coderag.rerank.llmModel': RERANK_MODEL,
     'coderag.debounceMs': 100,
     // The test model's window: 512 positions less a body's 128 new tokens (the server cannot tell it).
-    'coderag.prompt.budgetTokens': 384,
+    'coderag.experimental.prompt.budgetTokens': 384,
   };
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   // The endpoint settings are machine-scoped: a remote window (the extension development host of

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_CONFIG, mergeConfig, pipelineOptions } from '../../src/server/config';
 
 void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
-  const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, query: { strategy: 'random' } });
+  const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, experimental: { query: { strategy: 'random' } } });
   assert.equal(config.model.provider, DEFAULT_CONFIG.model.provider);
   assert.equal(config.model.family, DEFAULT_CONFIG.model.family);
   assert.equal(config.rerank.kind, DEFAULT_CONFIG.rerank.kind);
@@ -13,7 +13,7 @@ void test('enum settings reject values outside their list: each is a problem, th
     'coderag.model.provider must be one of auto, ollama, openai, embedded (got "gpt-cloud")',
     'coderag.model.family must be one of auto, qwen2.5-coder, starcoder2, codellama, deepseek-coder, plain (got "llama9")',
     'coderag.rerank.kind must be one of llm, distilled, none (got "magic")',
-    'coderag.query.strategy must be one of probe, last3, last10, jaccard (got "random")',
+    'coderag.experimental.query.strategy must be one of probe, last3, last10, jaccard (got "random")',
   ]);
 });
 
@@ -24,19 +24,44 @@ void test('a valid enum value in a later layer applies; an invalid one keeps the
   assert.equal(problems.length, 1);
 });
 
-void test('coderag.check.mode: constrain, repair or off (default constrain) reaches the pipeline options; another value is a problem', () => {
+void test('coderag.experimental.check.mode: constrain, repair or off (default constrain) reaches the pipeline options; another value is a problem', () => {
   assert.equal(DEFAULT_CONFIG.check.mode, 'constrain');
-  const ok = mergeConfig({ check: { mode: 'off' } });
+  const ok = mergeConfig({ experimental: { check: { mode: 'off' } } });
   assert.equal(pipelineOptions(ok.config).check?.mode, 'off');
-  const bad = mergeConfig({ check: { mode: 'strict' } });
+  const bad = mergeConfig({ experimental: { check: { mode: 'strict' } } });
   assert.equal(bad.config.check.mode, 'constrain');
-  assert.deepEqual(bad.problems, ['coderag.check.mode must be one of constrain, repair, off (got "strict")']);
+  assert.deepEqual(bad.problems, ['coderag.experimental.check.mode must be one of constrain, repair, off (got "strict")']);
 });
 
-void test('coderag.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
+void test('coderag.experimental.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
   assert.equal(pipelineOptions(DEFAULT_CONFIG).body.knowledge, true);
-  assert.equal(pipelineOptions(mergeConfig({ body: { knowledge: false } }).config).body.knowledge, false);
-  const bad = mergeConfig({ body: { knowledge: 'yes' } });
+  assert.equal(pipelineOptions(mergeConfig({ experimental: { body: { knowledge: false } } }).config).body.knowledge, false);
+  const bad = mergeConfig({ experimental: { body: { knowledge: 'yes' } } });
   assert.equal(bad.config.body.knowledge, true);
-  assert.ok(bad.problems.some((p) => p.includes('coderag.body.knowledge')), bad.problems.join('; '));
+  assert.ok(bad.problems.some((p) => p.includes('coderag.experimental.body.knowledge')), bad.problems.join('; '));
+});
+
+void test('a research knob set under its old name is still read and reported as renamed; its experimental name wins', () => {
+  const old = mergeConfig({ rerank: { topU: 4 }, prompt: { budgetTokens: 512 } });
+  assert.equal(old.config.rerank.topU, 4);
+  assert.equal(pipelineOptions(old.config).prompt.budgetTokens, 512);
+  assert.deepEqual(old.problems, []);
+  assert.deepEqual(old.renamed.sort(), [
+    'coderag.prompt.budgetTokens is now coderag.experimental.prompt.budgetTokens (the old name is still read)',
+    'coderag.rerank.topU is now coderag.experimental.rerank.topU (the old name is still read)',
+  ]);
+  const both = mergeConfig({ rerank: { topU: 4 }, experimental: { rerank: { topU: 7 } } });
+  assert.equal(both.config.rerank.topU, 7);
+  // A later layer's old name still beats an earlier layer (initializationOptions < settings).
+  assert.equal(mergeConfig({ experimental: { rerank: { topU: 7 } } }, { rerank: { topU: 3 } }).config.rerank.topU, 3);
+  // Only research knobs have an experimental name: a user-facing setting there is not read.
+  assert.equal(mergeConfig({ experimental: { enable: false, model: { provider: 'embedded' } } }).config.enable, true);
+  assert.equal(mergeConfig({ experimental: { model: { provider: 'embedded' } } }).config.model.provider, 'auto');
+  assert.deepEqual(mergeConfig({ experimental: { rerank: { topU: 7 } } }).renamed, []);
+});
+
+void test('coderag.learning.enable is retired: reported, and learning follows coderag.similar.mode', () => {
+  const { problems } = mergeConfig({ learning: { enable: false } });
+  assert.equal(problems.length, 1);
+  assert.match(problems[0]!, /^coderag\.learning\.enable is no longer read: learning follows coderag\.similar\.mode/);
 });

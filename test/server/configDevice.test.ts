@@ -10,8 +10,8 @@ import { repoRoot } from '../helpers/paths';
 
 void test('coderag.models.device defaults to auto and takes each device of the setting enum', () => {
   assert.equal(DEFAULT_CONFIG.models.device, 'auto');
-  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { enum?: string[]; default?: unknown }> } } };
-  const setting = manifest.contributes.configuration.properties['coderag.models.device'];
+  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { contributes: { configuration: Array<{ properties: Record<string, { enum?: string[]; default?: unknown }> }> } };
+  const setting = manifest.contributes.configuration.find((section) => 'coderag.models.device' in section.properties)?.properties['coderag.models.device'];
   assert.deepEqual(setting?.enum, [...MODEL_DEVICES]);
   assert.equal(setting?.default, 'auto');
   for (const device of MODEL_DEVICES) {

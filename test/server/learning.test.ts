@@ -89,10 +89,10 @@ void describe('learning from suggestion outcomes over the language server', () =
       const second = await traceAt(lsp, uri, 19, '    receipt = service.'.length);
       assert.equal((await outcome(lsp, { traceId: second.id, outcome: 'rejected', acceptedChars: 0, shownChars: 7 })).similar!.reward, 0);
 
-      lsp.configure(settings(model.url, { learning: { enable: false } }));
+      lsp.configure(settings(model.url, { similar: { mode: 'lexical' } }));
       await sleep(200);
       const third = await traceAt(lsp, uri, 20, '    print('.length);
-      assert.equal((await outcome(lsp, { traceId: third.id, outcome: 'accepted', acceptedChars: 3, shownChars: 3 })).similar!.reward, undefined, 'learning off: nothing learned');
+      assert.equal((await outcome(lsp, { traceId: third.id, outcome: 'accepted', acceptedChars: 3, shownChars: 3 })).similar!.reward, undefined, 'a fixed perspective: nothing learned');
       lsp.configure(settings(model.url));
       await sleep(200);
       await lsp.close();

@@ -71,13 +71,15 @@ void test('reset forgets memory and saved state', () => {
   assert.deepEqual(feature(cache, new Map()).banditFor('/repo/a').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
 });
 
-void test('learning turned off learns nothing; fixed choices and unknown traces are not learned', () => {
+void test('a similar-code mode other than the bandit learns nothing; fixed choices and unknown traces are not learned', () => {
   const cache = tempDir('learning-off-').path;
   const traces = new Map([['t1', trace('t1', 'lexical', [1, 1, 1])], ['t2', trace('t2', 'lexical', [1, 1, 1], 'fixed')]]);
   const a = feature(cache, traces);
-  a.updateConfig(mergeConfig({ learning: { enable: false } }).config);
+  a.updateConfig(mergeConfig({ similar: { mode: 'lexical' } }).config);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
-  a.updateConfig(mergeConfig({}).config);
+  a.updateConfig(mergeConfig({ similar: { mode: 'off' } }).config);
+  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
+  a.updateConfig(mergeConfig({ similar: { mode: 'bandit' } }).config);
   assert.equal(a.onOutcome({ traceId: 't2', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
   assert.equal(a.onOutcome({ traceId: 'gone', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'bogus' as 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);

@@ -1,5 +1,5 @@
-// `npm run bench`: the standard comparison on the dev repositories (docs/BENCHMARK.md). Fetches
-// the Debian sources listed in ../shared/bench/dev-{python,java}.txt into a gitignored cache,
+// `npm run bench`: the standard comparison on the dev repositories (docs/BENCHMARKS.md). Fetches
+// the Debian sources listed in bench/lists/dev-{python,java}.txt into a gitignored cache,
 // mines cross-file line cases with a fixed seed, runs `coderag eval compare` per language, and
 // writes the report under bench-out/ (gitignored).
 //
@@ -68,7 +68,7 @@ for (const lang of langs) {
   let repos = values[`repos-${lang}`];
   if (!repos) {
     repos = join(cache, `repos-${lang}`);
-    const list = resolve(root, '..', 'shared', 'bench', `dev-${lang}.txt`);
+    const list = join(root, 'bench', 'lists', `dev-${lang}.txt`);
     if (!existsSync(list)) throw new Error(`package list not found: ${list} (or pass --repos-${lang} DIR)`);
     // Cached and idempotent: a second run only checks the folders.
     run(['bench', 'fetch', list, repos], `fetch ${lang} repositories`);

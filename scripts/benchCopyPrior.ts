@@ -15,7 +15,7 @@ import { CopyPrior, TokenLookup } from '../src/engine/generate/copyPrior';
 import { embeddedLMOf } from '../src/engine/pipeline';
 
 const { values } = parseArgs({ options: { cases: { type: 'string' }, limit: { type: 'string', default: '16' } } });
-if (!values.cases) throw new Error('--cases FILE (a BENCHMARK.md case file) is required');
+if (!values.cases) throw new Error('--cases FILE (a case file in the format of docs/BENCHMARKS.md) is required');
 const prompts = readFileSync(values.cases, 'utf8')
   .split('\n')
   .filter((l) => l.trim() !== '')

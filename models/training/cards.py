@@ -15,7 +15,7 @@ def corpus_table(res):
     return '\n'.join(rows)
 
 
-CORPUS_NOTE = """Only what `../shared/bench/train.txt` allows: the Python 3.11 standard library of Debian's
+CORPUS_NOTE = """Only what `bench/lists/train.txt` allows: the Python 3.11 standard library of Debian's
 interpreter (`/usr/lib/python3.11`, tests excluded), Debian's `python3-sympy` and `python3-toml`
 sources (both listed in train.txt), and OpenJDK 17's `src.zip` from `openjdk-17-source` (up to
 9 MB per module from java.base, java.desktop, java.management, java.naming, java.compiler,

@@ -1,4 +1,4 @@
-"""Build the training corpus allowed by ../shared/bench/train.txt.
+"""Build the training corpus allowed by bench/lists/train.txt.
 
 Sources ("repositories"): the Python standard library of the machine's interpreter, OpenJDK 17's
 src.zip (openjdk-17-source; each module is one repository), the upstream tarballs of the Debian

@@ -11,7 +11,7 @@ def main(argv=None):
     tpath = os.path.join(args.work, 'tokens', 'stats.json')
     t = json.load(open(tpath)) if os.path.exists(tpath) else None
     print('# The training corpus (built by corpus.py)\n')
-    print('Everything ../shared/bench/train.txt allows, fetched by `fetch_debian.sh`; no dev repository. '
+    print('Everything bench/lists/train.txt allows, fetched by `fetch_debian.sh`; no dev repository. '
           f"Held out for validation, whole repositories: {', '.join(c['val_repos'])}.\n")
     if t:
         print('| split | tokens | Python tokens | Java tokens | files | characters |')

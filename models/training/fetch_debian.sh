@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Fetch the Debian packages that ../shared/bench/train.txt allows into DEST:
+# Fetch the Debian packages that bench/lists/train.txt allows into DEST:
 #   DEST/src/PKG_VER.orig.tar.*   upstream sources of the listed source packages (apt-get source --download-only)
 #   DEST/bin/python3-NAME_*.deb   the listed python3-* binary packages (their .py files feed the corpus)
-# Never a dev repository (../shared/bench/dev-*.txt): the script refuses to fetch one.
+# Never a dev repository (bench/lists/dev-*.txt): the script refuses to fetch one.
 #   bash models/training/fetch_debian.sh [DEST] [TRAIN_TXT]
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 DEST="$(mkdir -p "${1:-$here/.work/debian}" && cd "${1:-$here/.work/debian}" && pwd)"
-TRAIN="${2:-$here/../../../shared/bench/train.txt}"
+TRAIN="${2:-$here/../../bench/lists/train.txt}"
 [ -f "$TRAIN" ] || { echo "fetch_debian: $TRAIN not found (pass the path of train.txt as the second argument)" >&2; exit 2; }
 DEV="$(dirname "$TRAIN")"
 C="$DEST/apt"

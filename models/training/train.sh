@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for the shipped models (npm run models:train): installs the Debian packages it
-# needs, builds the corpus allowed by ../shared/bench/train.txt, trains the BPE tokenizer, the
+# needs, builds the corpus allowed by bench/lists/train.txt, trains the BPE tokenizer, the
 # causal LM and the code encoder under wall-clock budgets, exports ONNX into models/, writes the
 # Node test fixtures, then validates with the Node tests and prints latency.
 #   LM_MINUTES=60 LM2_MINUTES=45 ENC_MINUTES=25 bash models/training/train.sh   # the defaults: the shipped model's two runs
@@ -35,7 +35,7 @@ bash "$here/fetch_debian.sh" "$here/.work/debian"
 # or repackaged code inside allowed packages); without them only files on a dev path are dropped.
 DEV_REPOS="${DEV_REPOS:-$here/.work/dev-repos}"
 for lang in python java; do
-  [ -d "$DEV_REPOS/$lang" ] && [ -n "$(ls -A "$DEV_REPOS/$lang")" ] || node "$root/bin/coderag.js" bench fetch "$here/../../../shared/bench/dev-$lang.txt" "$DEV_REPOS/$lang"
+  [ -d "$DEV_REPOS/$lang" ] && [ -n "$(ls -A "$DEV_REPOS/$lang")" ] || node "$root/bin/coderag.js" bench fetch "$root/bench/lists/dev-$lang.txt" "$DEV_REPOS/$lang"
 done
 dev_repos=("$DEV_REPOS"/python/* "$DEV_REPOS"/java/*)
 [ -d "${dev_repos[0]}" ] || { echo "train.sh: no dev repositories under $DEV_REPOS (needed to drop their near copies from the corpus)" >&2; exit 2; }

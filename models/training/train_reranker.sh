@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The distilled reranker, end to end (npm run models:train-reranker; train.sh runs it last):
-#  1. fetch training repositories (Debian source packages from ../shared/bench/train.txt, never the
+#  1. fetch training repositories (Debian source packages from bench/lists/train.txt, never the
 #     evaluation repositories) and copy a few Python standard library packages as extra repositories;
 #  2. mine line-completion cases from them (`coderag bench build`);
 #  3. run the pipeline's query and multi-path retrieval on every case and write the distillation
@@ -27,7 +27,7 @@ printf 'sympy\n' > "$WORK/sympy.txt"
 mkdir -p "$WORK/repos/sympy"
 printf 'commons-pool2\njcommander\ncommons-exec\nlibcommons-net-java\npicocli\njline3\nlibcommons-logging-java\njunit4\nlibhamcrest-java\n' > "$WORK/java.txt"
 for pkg in $(cat "$WORK/python.txt" "$WORK/sympy.txt" "$WORK/java.txt"); do
-  grep -qx "$pkg" "$root/../shared/bench/train.txt" || { echo "$pkg is not in ../shared/bench/train.txt" >&2; exit 1; }
+  grep -qx "$pkg" "$root/bench/lists/train.txt" || { echo "$pkg is not in bench/lists/train.txt" >&2; exit 1; }
 done
 cli bench fetch "$WORK/python.txt" "$WORK/repos/python"
 cli bench fetch "$WORK/java.txt" "$WORK/repos/java"

@@ -1,7 +1,7 @@
 // Builds platform-specific VSIXs: node scripts/package.mjs [--target T ...|--target all] [--no-build] [--out DIR]
 // Each VSIX carries dist/ (client, server, CLI, grammars, models) and the runtime externals the
 // bundles load (web-tree-sitter, onnxruntime-node; the tokenizer library is bundled) with only the
-// target's onnxruntime binaries (STYLE.md rule 13). vsce runs in a staging folder holding exactly that
+// target's onnxruntime binaries (CONTRIBUTING.md, code rule 13). vsce runs in a staging folder holding exactly that
 // dependency closure, so the VSIX does not depend on what else node_modules holds.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,8 @@ const TARGETS = {
 };
 /** What the bundles load at run time (esbuild externals minus `vscode`). */
 const RUNTIME_PACKAGES = ['web-tree-sitter', 'onnxruntime-node'];
+/** Dependencies of onnxruntime-node's install script only (download and unzip), which the extension never runs. */
+const INSTALL_SCRIPT_ONLY = new Set(['adm-zip', 'global-agent']);
 function fail(message) {
   console.error(`package failed: ${message}`);
   process.exit(1);
@@ -86,7 +88,7 @@ function closure(names) {
     if (found.has(dir)) return;
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     found.set(dir, pkg);
-    for (const dep of Object.keys(pkg.dependencies ?? {})) visit(dir, dep, false);
+    for (const dep of Object.keys(pkg.dependencies ?? {})) if (!INSTALL_SCRIPT_ONLY.has(dep)) visit(dir, dep, false);
     for (const dep of Object.keys(pkg.optionalDependencies ?? {})) visit(dir, dep, true);
   };
   for (const name of names) visit(root, name, false);
@@ -118,13 +120,28 @@ function stage(target) {
   delete staged.scripts;
   staged.dependencies = Object.fromEntries(RUNTIME_PACKAGES.map((n) => [n, manifest.dependencies[n]]));
   writeFileSync(join(dir, 'package.json'), JSON.stringify(staged, null, 2) + '\n');
-  for (const f of ['README.md', 'CHANGELOG.md', 'LICENSE', 'LICENSE.md', '.vscodeignore']) if (existsSync(join(root, f))) cpSync(join(root, f), join(dir, f));
+  for (const f of ['README.md', 'CHANGELOG.md', 'CONTRIBUTING.md', 'LICENSE', '.vscodeignore']) if (existsSync(join(root, f))) cpSync(join(root, f), join(dir, f));
+  // The documents the README links, the icon and the walkthrough's pages.
+  for (const d of ['docs', 'media']) if (existsSync(join(root, d))) cpSync(join(root, d), join(dir, d), { recursive: true });
   cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
-  for (const [pkgDir] of closure(RUNTIME_PACKAGES)) {
+  for (const [pkgDir, pkg] of closure(RUNTIME_PACKAGES)) {
     const to = join(dir, relative(root, pkgDir));
     cpSync(pkgDir, to, { recursive: true, filter: packageFilter(pkgDir, target) });
+    // The staged copy declares only what it loads, so vsce's dependency check does not ask for the install script's packages.
+    const dropped = Object.keys(pkg.dependencies ?? {}).filter((d) => INSTALL_SCRIPT_ONLY.has(d));
+    if (dropped.length > 0) {
+      const staged = { ...pkg, dependencies: Object.fromEntries(Object.entries(pkg.dependencies).filter(([d]) => !INSTALL_SCRIPT_ONLY.has(d))) };
+      writeFileSync(join(to, 'package.json'), JSON.stringify(staged, null, 2) + '\n');
+    }
   }
   return dir;
+}
+
+/** The repository files README.md links to or shows (relative targets, without their #anchor). */
+function readmeTargets() {
+  const text = readFileSync(join(root, 'README.md'), 'utf8');
+  const targets = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith('#'));
+  return [...new Set(targets.map((t) => t.split('#')[0]))];
 }
 
 /** The zip's file list (vsce writes the extension under extension/). */
@@ -146,6 +163,9 @@ function verifyVsix(vsix, target, assets) {
   for (const a of [...assets, 'package.json', 'node_modules/web-tree-sitter/package.json', 'node_modules/onnxruntime-node/package.json']) {
     if (!set.has(a)) fail(`${vsix} lacks ${a}`);
   }
+  // What the README links must open from the installed extension too (vsce stores the README as readme.md, LICENSE as LICENSE.txt).
+  const stored = (f) => ({ 'README.md': 'readme.md', 'CHANGELOG.md': 'changelog.md', LICENSE: 'LICENSE.txt' })[f] ?? f;
+  for (const t of [...readmeTargets(), manifest.icon]) if (t && !set.has(stored(t))) fail(`${vsix} lacks ${t}, which README.md or the manifest names`);
   const bindings = files.filter((f) => f.endsWith('onnxruntime_binding.node'));
   const foreign = bindings.filter((f) => !f.includes(`/${os}/${arch}/`));
   if (foreign.length > 0) fail(`${vsix} carries other platforms' binaries: ${foreign.join(', ')}`);
@@ -170,8 +190,8 @@ for (const target of args.targets) {
   const dir = stage(target);
   const vsix = join(args.out, `${manifest.name}-${manifest.version}-${target}.vsix`);
   rmSync(vsix, { force: true });
-  // No repository or LICENSE file in this private package: say so instead of being prompted.
-  run(process.execPath, [vsce, 'package', '--target', target, '--out', vsix, '--allow-missing-repository', '--skip-license', '--no-update-package-json', '--no-git-tag-version'], { cwd: dir });
+  // No public repository yet: the README's relative links stay relative (the documents are inside the VSIX).
+  run(process.execPath, [vsce, 'package', '--target', target, '--out', vsix, '--allow-missing-repository', '--no-rewrite-relative-links', '--no-update-package-json', '--no-git-tag-version'], { cwd: dir });
   const count = verifyVsix(vsix, target, assets);
   const mb = (statSync(vsix).size / (1024 * 1024)).toFixed(1);
   console.log(`packaged ${relative(process.cwd(), vsix) || vsix}: ${mb} MiB, ${count} files, ${target} (${((Date.now() - started) / 1000).toFixed(1)} s)`);

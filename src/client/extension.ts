@@ -26,7 +26,7 @@ import {
 import type { CodeRagApi, CodeRagStatusSnapshot } from './api';
 import { OutcomeTracker, outcomeSender, type OutcomeReport } from './outcomeTracker';
 import { explicitOnly } from './settings';
-import { statusBarView } from './statusBar';
+import { modelFixes, statusBarView } from './statusBar';
 
 export type { CodeRagApi, CodeRagStatusSnapshot } from './api';
 
@@ -34,6 +34,8 @@ const LANGUAGES = ['python', 'java'];
 const TRACE_SCHEME = 'coderag-trace';
 /** The OpenAI-compatible server's key in VS Code's SecretStorage (never a setting: a repository could set one). */
 const API_KEY_SECRET = 'coderag.openai.apiKey';
+/** The walkthrough of package.json (contributes.walkthroughs): connect a model, watch indexing, accept, explain. */
+const WALKTHROUGH = 'coderag.gettingStarted';
 /** Run by VS Code when a suggestion is accepted with Tab (an item's command); not in the palette. */
 const ACCEPTED_COMMAND = 'coderag.suggestionAccepted';
 
@@ -66,7 +68,6 @@ class CodeRagExtension implements vscode.Disposable {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.disposables.push(this.output, this.statusItem, this.traceChanged, this.statusChanged);
-    this.statusItem.command = 'coderag.toggleReranker';
     this.showStatus(undefined);
     this.statusItem.show();
   }
@@ -236,6 +237,7 @@ class CodeRagExtension implements vscode.Disposable {
     command('coderag.showLog', () => Promise.resolve(this.output.show(true)));
     command('coderag.setOpenAiApiKey', () => this.setApiKey());
     command('coderag.resetLearning', () => this.resetLearning());
+    command('coderag.fixModel', () => this.fixModel());
   }
 
   /** One suggestion's outcome to the server (outcomeSender has checked that learning is on). */
@@ -243,6 +245,29 @@ class CodeRagExtension implements vscode.Disposable {
     const client = this.client;
     if (!client || !client.isRunning()) return;
     void client.sendNotification(CompletionOutcomeNotification.type, report).catch((e: unknown) => this.output.appendLine(`sending a suggestion's outcome failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  /** The status item's click on a model problem (or the shipped model standing in): the ways out, likeliest first. */
+  private async fixModel(): Promise<void> {
+    const picked = await vscode.window.showQuickPick(modelFixes(this.status), { title: 'CodeRAG: connect a model', placeHolder: this.status?.model.message ?? this.status?.message });
+    switch (picked?.action) {
+      case 'pull':
+        return this.pullModel(this.status?.model.model);
+      case 'walkthrough':
+        await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${this.context.extension.id}#${WALKTHROUGH}`, false);
+        return;
+      case 'useEmbedded':
+        await vscode.workspace.getConfiguration('coderag').update('model.provider', 'embedded', vscode.ConfigurationTarget.Global);
+        return;
+      case 'settings':
+        await vscode.commands.executeCommand('workbench.action.openSettings', `@ext:${this.context.extension.id}`);
+        return;
+      case 'log':
+        this.output.show(true);
+        return;
+      case undefined:
+        return;
+    }
   }
 
   private async resetLearning(): Promise<void> {
@@ -361,6 +386,7 @@ class CodeRagExtension implements vscode.Disposable {
     this.statusItem.text = view.text;
     this.statusItem.tooltip = new vscode.MarkdownString(view.tooltip);
     this.statusItem.backgroundColor = view.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.statusItem.command = view.command;
   }
 
   async dispose(): Promise<void> {

@@ -10,6 +10,35 @@ export interface StatusBarView {
   tooltip: string;
   /** Shown on the warning background (a model problem). */
   warning: boolean;
+  /** What a click runs: the fix of a model problem, else the reranker switch. */
+  command: typeof FIX_MODEL_COMMAND | typeof TOGGLE_RERANKER_COMMAND;
+}
+
+export const FIX_MODEL_COMMAND = 'coderag.fixModel';
+export const TOGGLE_RERANKER_COMMAND = 'coderag.toggleReranker';
+
+/** One way out of a model problem, as the status item's click offers it. */
+export interface ModelFix {
+  label: string;
+  detail: string;
+  action: 'walkthrough' | 'useEmbedded' | 'pull' | 'settings' | 'log';
+}
+
+/** `auto` found no model server and the shipped model writes the suggestions (the server's note says why). */
+export function onFallbackModel(status: StatusParams): boolean {
+  return status.model.backend === 'embedded' && /^using the embedded model\b/.test(status.model.message ?? '');
+}
+
+/** The fixes offered for the model the status shows: the first is the likeliest. */
+export function modelFixes(status: StatusParams | undefined): ModelFix[] {
+  const m = status?.model;
+  const fixes: ModelFix[] = [];
+  if (m?.state === 'modelMissing' && m.backend === 'ollama') fixes.push({ label: `Pull ${m.model} in Ollama`, detail: 'Downloads the model into your Ollama server, with progress.', action: 'pull' });
+  fixes.push({ label: 'Connect a model server', detail: 'The setup guide: Ollama on this machine, or an OpenAI-compatible server (vLLM, llama.cpp, TGI).', action: 'walkthrough' });
+  if (m && m.backend !== 'embedded') fixes.push({ label: 'Use the shipped model', detail: 'Sets coderag.model.provider to embedded: works offline, modest quality.', action: 'useEmbedded' });
+  fixes.push({ label: 'Open the CodeRAG settings', detail: 'Model provider, Ollama host, OpenAI-compatible server.', action: 'settings' });
+  fixes.push({ label: 'Show the server log', detail: 'What the server tried and what answered.', action: 'log' });
+  return fixes;
 }
 
 /** The words after "CodeRAG:" in the status bar for each model problem. */
@@ -37,6 +66,7 @@ const UNTRUSTED: StatusBarView = {
   text: '$(shield) CodeRAG',
   tooltip: 'CodeRAG is off in untrusted workspaces: no indexing, no completions. Trust the workspace to turn it on.',
   warning: false,
+  command: TOGGLE_RERANKER_COMMAND,
 };
 
 /** `3/40` while parsing; `indexing 41% · dense 12,000/39,000` while the dense path embeds. */
@@ -48,7 +78,8 @@ export function indexingLabel(p: IndexingProgress): string {
 
 export function statusBarView(status: StatusParams | undefined, trusted: boolean): StatusBarView {
   if (!trusted) return UNTRUSTED;
-  if (!status) return { text: '$(loading~spin) CodeRAG', tooltip: 'CodeRAG is starting', warning: false };
+  if (!status) return { text: '$(loading~spin) CodeRAG', tooltip: 'CodeRAG is starting', warning: false, command: TOGGLE_RERANKER_COMMAND };
+  const fallback = onFallbackModel(status);
   const reranker = status.reranker.current === 'none' ? 'no reranker' : `${status.reranker.current} reranker`;
   let text: string;
   let warning = false;
@@ -60,7 +91,8 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
       text = '$(loading~spin) CodeRAG';
       break;
     case 'ready':
-      text = `$(check) CodeRAG · ${status.reranker.current}`;
+      // No model server answered: say so in the text, not only the tooltip (a click offers the fix).
+      text = fallback ? '$(info) CodeRAG · shipped model' : `$(check) CodeRAG · ${status.reranker.current}`;
       break;
     case 'modelProblem':
       text = `$(warning) CodeRAG: ${modelProblemLabel(status.model.state, status.model.backend)}`;
@@ -77,15 +109,20 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
   if (status.state === 'modelProblem') {
     lines.push(`Model: ${m.backend} \`${m.model}\`${m.endpoint ? ` at ${m.endpoint}` : ''}`);
     if (m.action) lines.push(`**What to do:** ${m.action}`);
+  } else if (fallback) {
+    lines.push(`No model server answered, so the small model shipped with the extension writes the suggestions (${m.message ?? ''}).`);
+    lines.push('**Click** to connect Ollama or an OpenAI-compatible server.');
   } else {
     lines.push(`Model: ${m.backend} \`${m.model}\` (${m.state})`);
   }
-  lines.push(`Reranker: ${reranker} — click to switch between LLM and distilled`);
+  const fix = status.state === 'modelProblem' || fallback;
+  if (status.state === 'modelProblem') lines.push('**Click** for the ways to fix it.');
+  lines.push(`Reranker: ${reranker}${fix ? '' : ' — click to switch between LLM and distilled'}`);
   if (status.models?.length) {
     lines.push(`Local models run on: ${status.models.map((d) => `${d.model} ${d.provider}`).join(', ')}`);
     for (const error of new Set(status.models.flatMap((d) => (d.error ? [d.error] : [])))) lines.push(`**Device error:** ${error}`);
   }
   const o = status.stats.overheadMs;
   if (o) lines.push(`Server overhead per request: median ${o.median.toFixed(1)} ms (p95 ${o.p95.toFixed(1)} ms); ${status.stats.cacheHits}/${status.stats.requests} from the cache`);
-  return { text, tooltip: lines.join('\n\n'), warning };
+  return { text, tooltip: lines.join('\n\n'), warning, command: fix ? FIX_MODEL_COMMAND : TOGGLE_RERANKER_COMMAND };
 }

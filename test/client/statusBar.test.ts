@@ -3,7 +3,7 @@
 // once the model answers again.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { modelProblemLabel, statusBarView } from '../../src/client/statusBar';
+import { modelFixes, modelProblemLabel, statusBarView } from '../../src/client/statusBar';
 import type { ModelState, StatusParams } from '../../src/protocol/protocol';
 
 function status(over: Partial<StatusParams> = {}): StatusParams {
@@ -82,4 +82,30 @@ void test('the tooltip lists where each local model runs and states a device err
   assert.equal(view.tooltip.split('**Device error:**').length - 1, 1);
   assert.ok(view.tooltip.includes(`**Device error:** ${error}`));
   assert.doesNotMatch(statusBarView(status(), true).tooltip, /Local models/);
+});
+
+void test('no model server answered under auto: the text says the shipped model stands in, and a click offers the fixes', () => {
+  const fallback = status({ model: { backend: 'embedded', model: 'coderag-lm', endpoint: 'embedded', state: 'ok', message: 'using the embedded model (Ollama is not reachable at http://127.0.0.1:11434)' } });
+  const view = statusBarView(fallback, true);
+  assert.equal(view.text, '$(info) CodeRAG · shipped model');
+  assert.equal(view.command, 'coderag.fixModel');
+  assert.match(view.tooltip, /No model server answered/);
+  assert.match(view.tooltip, /Ollama is not reachable/);
+  // The fixes lead with connecting a server; the shipped model is what runs already, so not offered again.
+  assert.deepEqual(modelFixes(fallback).map((f) => f.action), ['walkthrough', 'settings', 'log']);
+  // Chosen on purpose (provider embedded: no note), the shipped model is a normal ready state.
+  const chosen = statusBarView(status({ model: { backend: 'embedded', model: 'coderag-lm', endpoint: 'embedded', state: 'ok' } }), true);
+  assert.equal(chosen.text, '$(check) CodeRAG · distilled');
+  assert.equal(chosen.command, 'coderag.toggleReranker');
+});
+
+void test('a model problem: a click offers the fixes, a missing Ollama model first of all its pull', () => {
+  const unreachable = status({ state: 'modelProblem', message: 'Ollama is not reachable', model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'unreachable' } });
+  const view = statusBarView(unreachable, true);
+  assert.equal(view.command, 'coderag.fixModel');
+  assert.match(view.tooltip, /Click\*\* for the ways to fix it/);
+  assert.deepEqual(modelFixes(unreachable).map((f) => f.action), ['walkthrough', 'useEmbedded', 'settings', 'log']);
+  const missing = status({ state: 'modelProblem', message: 'not pulled', model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'modelMissing' } });
+  assert.equal(modelFixes(missing)[0]?.label, 'Pull qwen2.5-coder:1.5b-base in Ollama');
+  assert.equal(statusBarView(status(), true).command, 'coderag.toggleReranker');
 });

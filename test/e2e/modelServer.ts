@@ -5,7 +5,8 @@
 import { createInterface } from 'node:readline';
 import { startModelServer } from '../server/lspHarness';
 
-const models = (process.argv[2] ?? 'coderag-lm:test,qwen3:8b').split(',');
+// An empty list starts with no model pulled (the README step pulls them through /api/pull, as `ollama pull` does).
+const models = (process.argv[2] ?? 'coderag-lm:test,qwen3:8b').split(',').filter((m) => m.length > 0);
 
 async function main(): Promise<void> {
   const model = await startModelServer(models);

@@ -1,9 +1,10 @@
 // The end-to-end stage (issue 8): the packaged VSIX in a real VS Code (code-server 4.100.3) driven
 // through Debian's Chromium with playwright-core, completing through the Ollama-compatible test
 // server answered by the embedded model; then the extension-host mocha suite inside the same
-// code-server. Recipe: ../shared/docs/ENVIRONMENT.md. Screenshots go to artifacts/e2e/.
+// code-server; last, a fresh profile that follows only the README (issue 46). Install notes:
+// test/e2e/README.md. Screenshots go to artifacts/e2e/.
 //
-// Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host] [--grep TEXT] [--keep] [--headed]
+// Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host|readme] [--grep TEXT] [--keep] [--headed]
 // Prints one line per check and closes with `N passed, N failed` (exit 1 when any failed).
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
@@ -171,8 +172,8 @@ function startChild(cmd, cmdArgs, options, logFile) {
   return child;
 }
 
-async function startModelServer() {
-  const child = startChild(process.execPath, ['--import', 'tsx', join(root, 'test', 'e2e', 'modelServer.ts'), `${COMPLETION_MODEL},${RERANK_MODEL}`], { cwd: root, keepStdout: true }, join(artifacts, 'model-server.log'));
+async function startModelServer(models = [COMPLETION_MODEL, RERANK_MODEL], logName = 'model-server.log') {
+  const child = startChild(process.execPath, ['--import', 'tsx', join(root, 'test', 'e2e', 'modelServer.ts'), models.join(',')], { cwd: root, keepStdout: true }, join(artifacts, logName));
   const lines = createInterface({ input: child.stdout });
   const waiters = [];
   lines.on('line', (line) => {
@@ -843,6 +844,128 @@ async function hostChecks(context, env) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A new user following only the README (issue 46)
+
+/** What README.md tells a new user to do to connect Ollama: the `ollama pull` commands and the settings block. */
+function readmeOllamaSteps() {
+  const text = readFileSync(join(root, 'README.md'), 'utf8');
+  const start = text.indexOf('\n## Connect Ollama');
+  if (start < 0) throw new Error('README.md has no "## Connect Ollama" section');
+  const end = text.indexOf('\n## ', start + 1);
+  const section = text.slice(start, end < 0 ? undefined : end);
+  const blocks = [...section.matchAll(/```(\w*)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], body: m[2] }));
+  // The required steps come before "Optionally": the completion model's pull and its settings.
+  const required = section.slice(0, section.indexOf('Optionally') < 0 ? undefined : section.indexOf('Optionally'));
+  const pulls = [...required.matchAll(/^ollama pull (\S+)$/gm)].map((m) => m[1]);
+  const settingsBlock = blocks.find((b) => b.lang === 'jsonc' && required.includes(b.body));
+  if (pulls.length === 0 || !settingsBlock) throw new Error(`README's Ollama section lacks its pull command or its settings block (pulls: ${pulls.join(', ')})`);
+  const settings = JSON.parse(settingsBlock.body.replace(/^\s*\/\/.*$/gm, ''));
+  return { pulls, settings };
+}
+
+/**
+ * The README's steps on a fresh profile: install the VSIX with the editor's command line, pull the
+ * model and apply the README's settings with the test server standing in for Ollama (the README
+ * says to change the host when Ollama runs elsewhere), open a repository, type, get a suggestion.
+ * Photographs the walkthrough and the settings page on the way.
+ */
+async function readmeChecks(context, env) {
+  const name = 'README: install the VSIX, connect "Ollama" with the README\'s pull command and settings, open the walkthrough and the settings page, get a suggestion';
+  const tmp = mkdtempSync(join(env.tmp, 'readme-'));
+  let model;
+  let codeServer;
+  await check(name, async () => {
+    const steps = readmeOllamaSteps();
+    // Ollama with nothing pulled yet; `ollama pull NAME` is POST /api/pull on it.
+    model = await startModelServer([], 'readme-model-server.log');
+    for (const pull of steps.pulls) {
+      const r = await fetch(`${model.url}/api/pull`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: pull, stream: false }) });
+      if (!r.ok) throw new Error(`ollama pull ${pull} against the test server: HTTP ${r.status}`);
+    }
+    const settings = { ...steps.settings, 'coderag.ollama.host': model.url };
+    const userData = join(tmp, 'user-data');
+    mkdirSync(join(userData, 'User'), { recursive: true });
+    writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+    const extensions = join(tmp, 'extensions');
+    const ws = join(tmp, 'ws');
+    cpSync(join(root, 'test', 'fixtures', 'pyshop'), join(ws, 'pyshop'), { recursive: true });
+    const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', env.config];
+    // `code --install-extension FILE.vsix`, as code-server spells it.
+    sh(process.execPath, [env.entry, ...common, '--install-extension', env.vsix], { env: env.processEnv });
+    const port = await freePort();
+    codeServer = startChild(process.execPath, [env.entry, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', ...common, join(ws, 'pyshop')], { env: env.processEnv, cwd: tmp }, join(artifacts, 'readme-code-server.log'));
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHealth(url, 30_000);
+    const page = await context.newPage();
+    await page.addInitScript(recorderScript);
+    const wb = new Workbench(page, ws);
+    const previous = currentWorkbench;
+    currentWorkbench = wb;
+    try {
+      await page.goto(`${url}/?folder=${encodeURIComponent(join(ws, 'pyshop'))}`, { waitUntil: 'domcontentloaded' });
+      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      await sleep(1500);
+      await wb.openFile('pyshop/app/main.py');
+      await wb.statusItem().waitFor({ timeout: 60_000 });
+      // The walkthrough, as a new user finds it in the Command Palette.
+      await wb.quickInput('F1', '>Welcome: Open Walkthrough', 'Open Walkthrough');
+      const input = page.locator('.quick-input-widget .quick-input-box input');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill('CodeRAG');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Get started with CodeRAG' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      const walkthrough = page.locator('.gettingStartedContainer, .getting-started-category').first();
+      await walkthrough.waitFor({ timeout: 20_000 });
+      await page.locator('text=Connect a model, or use the shipped one').first().waitFor({ timeout: 20_000 });
+      // The step's page (markdown) renders in a webview beside the steps; give it time to paint.
+      await page.locator('.gettingStartedContainer iframe, .getting-started-media iframe, .gettingStartedSlide .getting-started-media').first().waitFor({ timeout: 10_000 }).catch(() => undefined);
+      await sleep(4000);
+      const walkthroughShot = await wb.shot('readme-walkthrough');
+      const walkthroughText = await page.evaluate(() => document.querySelector('.gettingStartedContainer')?.textContent ?? '');
+      for (const step of ['Connect a model, or use the shipped one', 'Open a repository and watch it index', 'Accept a suggestion', 'Explain a completion']) {
+        if (!walkthroughText.includes(step)) throw new Error(`the walkthrough lacks the step "${step}" [${walkthroughShot}]`);
+      }
+      await page.keyboard.press('Control+W');
+      // The settings page, filtered to the extension.
+      await wb.runCommand('Preferences: Open Settings (UI)');
+      // The search box is a small editor: click its visible frame (its textarea sits off-screen), then type.
+      const search = page.locator('.settings-editor .settings-header .suggest-input-container').first();
+      await search.waitFor({ state: 'visible', timeout: 20_000 });
+      await sleep(500);
+      await search.click({ timeout: 5_000 }).catch(() => undefined);
+      // Ctrl+F is the settings editor's own "focus the search" key, whatever the click did.
+      await page.keyboard.press('Control+F');
+      await page.keyboard.press('Control+A');
+      await page.keyboard.type('@ext:coderag.coderag-vscode', { delay: 10 });
+      await page.locator('.settings-editor .setting-item-contents', { hasText: /Provider/ }).first().waitFor({ timeout: 20_000 });
+      await sleep(1200);
+      const settingsShot = await wb.shot('readme-settings');
+      const shown = await page.evaluate(() => [...document.querySelectorAll('.settings-editor .setting-item-contents .setting-item-label')].map((e) => (e.textContent ?? '').trim()));
+      if (!shown.some((t) => /Provider/.test(t)) || !shown.some((t) => /Completion Model/.test(t))) throw new Error(`the settings page does not show the model settings: ${JSON.stringify(shown)} [${settingsShot}]`);
+      await page.keyboard.press('Control+W');
+      // The status bar settles on the model the README connected; then a suggestion.
+      await wb.openFile('pyshop/app/main.py');
+      const ready = await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 120_000, 'ready with the README\'s Ollama settings');
+      await retypeLine(wb, 19, PY_TYPED);
+      // Default settings: the editor's own word suggestions may open; Escape closes them, the ghost text is asked again.
+      await page.keyboard.press('Escape');
+      const ghost = await wb.waitForGhostText(60_000);
+      const ghostShot = await wb.shot('readme-ghost-text');
+      if (!ghost.trim()) throw new Error(`no ghost text after typing \`${PY_TYPED}\` with the README's settings (status: ${(await wb.currentStatus())?.text}) [${ghostShot}]`);
+      const stats = await model.command('stats');
+      const generated = stats.paths.filter((p) => p === '/api/generate').length;
+      if (generated === 0) throw new Error(`the suggestion did not come from the "Ollama" server (its requests: ${[...new Set(stats.paths)].join(', ')})`);
+      return `pulled ${steps.pulls.join(', ')}; settings ${Object.keys(steps.settings).join(', ')}; status ${JSON.stringify(ready.text)}; ghost text ${JSON.stringify(ghost.slice(0, 60))}; ${generated} /api/generate request(s); screenshots ${walkthroughShot}, ${settingsShot}, ${ghostShot}`;
+    } finally {
+      currentWorkbench = previous;
+      await page.close().catch(() => undefined);
+    }
+  }, 300_000);
+  await model?.command('close').catch(() => undefined);
+  if (codeServer && codeServer.exitCode === null) codeServer.kill('SIGTERM');
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main() {
   rmSync(artifacts, { recursive: true, force: true });
@@ -874,7 +997,7 @@ async function main() {
     const url = `http://127.0.0.1:${port}`;
     await waitForHealth(url, 30_000);
     log(`code-server ${CODE_SERVER_VERSION} at ${url}`);
-    env = { ...ws, url, model, suite };
+    env = { ...ws, url, model, suite, entry, vsix, config, processEnv, tmp };
   } catch (e) {
     record('setup (system packages, code-server, VSIX, model server)', 'failed', e instanceof Error ? e.message : String(e));
   }
@@ -888,7 +1011,7 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
     });
     try {
-      if (args.only !== 'host') {
+      if (args.only === undefined || args.only === 'ui') {
         const page = context.pages()[0] ?? (await context.newPage());
         await page.addInitScript(recorderScript);
         const wb = new Workbench(page, env.ws);
@@ -900,7 +1023,8 @@ async function main() {
         }
         await page.close().catch(() => undefined);
       }
-      if (args.only !== 'ui') await hostChecks(context, env);
+      if (args.only === undefined || args.only === 'host') await hostChecks(context, env);
+      if (args.only === undefined || args.only === 'readme') await readmeChecks(context, env);
     } finally {
       await context.close().catch(() => undefined);
     }

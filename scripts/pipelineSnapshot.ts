@@ -16,6 +16,7 @@ import { ModelRegistry, type CausalLM } from '../src/engine/models';
 import { EmbeddedClient } from '../src/engine/generate/EmbeddedClient';
 import type { GenerateRequest, ModelClient } from '../src/engine/generate/types';
 import { RepoMethods } from '../src/engine/body/RepoMethods';
+import { originLabel } from '../src/engine/retrieve/types';
 import {
   autoMode,
   bodyMode,
@@ -84,7 +85,7 @@ function snapshotOf(result: CompletionResult): unknown {
   const { id: _id, ...trace } = result.trace;
   return {
     items: result.items.map((i) => i.text),
-    contexts: result.contexts.map((c) => ({ id: c.snippet.id, source: c.source ?? null })),
+    contexts: result.contexts.map((c) => ({ id: c.snippet.id, source: originLabel(c) ?? null })),
     trace: stable(trace),
   };
 }

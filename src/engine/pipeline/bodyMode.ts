@@ -66,8 +66,8 @@ function postprocessBody(raw: string, context: { lang: Lang; prefix: string; sto
   return withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body;
 }
 
-function candidateOf(snippet: Snippet, source: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
-  return { snippet, paths: [], scores: {}, ranks: {}, reasons: [reason ? `${source} ${reason}` : source], source };
+function candidateOf(snippet: Snippet, kind: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
+  return { snippet, paths: [], scores: {}, ranks: {}, reasons: [reason ? `${kind} ${reason}` : kind], origin: { kind } };
 }
 
 function usageCandidate(m: ScoredMethod): Candidate {
@@ -297,7 +297,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
   const ranked = composeBodyLists(
-    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), related: mapped.related.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), signatures: similar.map(signatureCandidate) },
+    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), related: mapped.related.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })), signatures: similar.map(signatureCandidate) },
     options.body.compose ?? 'turns',
   );
   contexts = ranked;

@@ -53,13 +53,13 @@ export function windowCandidate(w: CodeWindow, arm: string): Candidate {
     paths: [],
     scores: {},
     ranks: {},
-    source: `similar:${arm}`,
+    origin: { kind: 'similar', arm },
   };
 }
 
 /** A candidate as the prompt shows it; ProCC's window gets its heading and, with a share, is budgeted first up to it. */
 function promptSnippetOf(c: Candidate, similarCap: number | undefined): PromptSnippet {
-  if (!c.source?.startsWith('similar:')) return snippetForPrompt(c);
+  if (c.origin?.kind !== 'similar') return snippetForPrompt(c);
   const heading = `Compare this snippet from ${c.snippet.path}:`;
   if (similarCap === 0) return { path: c.snippet.path, text: c.snippet.text, heading };
   return { path: c.snippet.path, text: c.snippet.text, heading, pinned: true, ...(similarCap !== undefined ? { maxTokens: similarCap } : {}) };

@@ -38,7 +38,7 @@ const { values } = parseArgs({ options: { out: { type: 'string', default: 'pipel
 const never = new AbortController().signal;
 const JAVA = 'src/main/java/com/example/shop';
 
-/** A model server that answers `text` and keeps what it was asked (its backend decides what checking may ask of it). */
+/** A model server that answers `text` and keeps what it was asked (what checking may ask of it: the real client's of that backend). */
 function recordingServer(backend: 'openai' | 'ollama', text: string): { client: ModelClient; seen: GenerateRequest[] } {
   const seen: GenerateRequest[] = [];
   const client: ModelClient = {
@@ -46,6 +46,8 @@ function recordingServer(backend: 'openai' | 'ollama', text: string): { client: 
     model: `recording-${backend}`,
     family: 'qwen2.5-coder',
     endpoint: `http://${backend}.test`,
+    // As the real clients say: an OpenAI-compatible server may take a member choice, Ollama nothing.
+    ...(backend === 'openai' ? { capabilities: { memberChoice: true } } : {}),
     generate: (r) => (seen.push(r), Promise.resolve({ text, model: `recording-${backend}`, elapsedMs: 1, stoppedBy: 'stop' as const })),
   };
   return { client, seen };

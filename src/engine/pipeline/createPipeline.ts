@@ -16,17 +16,17 @@ import { DenseRetriever, type DenseEncoder, type DenseRetrieverOptions } from '.
 import { multiPathRetrieve } from '../retrieve/multiPathRetrieve';
 import { Rg1Retriever } from '../retrieve/rg1/rg1Retrieve';
 import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
-import type { Candidate, PathName, RetrievalStage, Retriever } from '../retrieve/types';
+import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
-import { complete, type PipelineStages, type ReceiverTyping } from './complete';
+import { complete } from './complete';
 import { LINE_MODE } from './modes';
 import type { LinUcb } from '../similar/linUcb';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieval, type SimilarRetrieverOptions } from '../similar/perspectives';
 import { CodeWindowIndex, type WindowIndexOptions } from '../similar/windowIndex';
 import type { SimilarArm } from '../similar/types';
-import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
+import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, ReceiverTyping } from './types';
 
 /** What the host owns and lends to a pipeline; each function is read per request. */
 export interface PipelineDeps {
@@ -75,31 +75,23 @@ function multiPathStage(retrievers: () => readonly Retriever[]): RetrievalStage 
 }
 
 export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mode: CompletionMode = LINE_MODE): Pipeline {
-  // The line stages without a model: CodeRAG's reranked knowledge items (the body mode's step e may add them).
-  const retrievalStages: PipelineStages = {
+  const stages: PipelineStages = {
     query: deps.queryBuilder ?? probingQueryBuilder(deps.prober ?? (() => undefined)),
     retrieval: multiPathStage(deps.retrievers),
+    hasRetrieval: () => deps.retrievers().length > 0,
     reranker: deps.rerankers ? bestFitStage(deps.rerankers) : () => undefined,
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
-  };
-  const knowledgeOf = (request: CompletionRequest, signal: AbortSignal): Promise<Candidate[]> => complete(request, retrievalStages, options, LINE_MODE, signal).then((r) => r.contexts);
-  const stages: PipelineStages = {
-    ...retrievalStages,
     ...(deps.model ? { model: deps.model } : {}),
     ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
     ...(deps.bandit ? { bandit: deps.bandit } : {}),
-    lineKnowledge: () => (deps.retrievers().length > 0 ? knowledgeOf : undefined),
   };
   return {
     mode,
     options,
-    complete: (request, signal) => {
-      const chosen = mode.select?.(request) ?? mode;
-      return chosen.complete ? chosen.complete(request, stages, options, signal) : complete(request, stages, options, chosen, signal);
-    },
+    complete: (request, signal) => complete(request, stages, options, mode, signal),
   };
 }
 

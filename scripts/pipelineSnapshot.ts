@@ -6,9 +6,11 @@
 // it writes one JSON of what each request showed: the stages run, the prompt text, the contexts
 // (ids and origins), what the model was asked and the completion. Timings are left out, so two runs
 // of the same code give the same file: diff the files of two versions to see what a change did.
+// Each request's line on stderr gives its completion and how many times it parsed a syntax tree.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Parser } from 'web-tree-sitter';
 import { fixturesDir, grammarsDir, repoRoot } from '../test/helpers/paths';
 import { KnowledgeBase } from '../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../src/engine/kb/parsers';
@@ -33,6 +35,14 @@ import {
   type PipelineOverrides,
   type RetrievalPaths,
 } from '../src/engine/pipeline';
+
+// Syntax-tree parses per request (printed, not in the JSON): what the request context saves.
+let parses = 0;
+const parse = Parser.prototype.parse;
+Parser.prototype.parse = function (this: Parser, ...args: Parameters<Parser['parse']>) {
+  parses++;
+  return parse.apply(this, args);
+};
 
 const { values } = parseArgs({ options: { out: { type: 'string', default: 'pipeline-snapshot.json' } } });
 const never = new AbortController().signal;
@@ -148,8 +158,9 @@ async function main(): Promise<void> {
     const chosen = typeof mode === 'function' ? mode(fx) : mode;
     const pipeline = createPipeline(pipelineOptions({ ...budgets, ...overrides, retrieval: { ...budgets.retrieval, ...overrides.retrieval } }), { retrievers: () => fx.paths.retrievers, receivers: () => fx.paths.receivers, model: () => model, ...extra }, chosen);
     const before = seen?.length ?? 0;
+    const parsed = parses;
     const result = await pipeline.complete(request, never);
-    process.stderr.write(`${name}: ${JSON.stringify(result.items[0]?.text ?? '')}\n`);
+    process.stderr.write(`${name} (${parses - parsed} parses): ${JSON.stringify(result.items[0]?.text ?? '')}\n`);
     return { name, mode: chosen.name, ...(snapshotOf(result) as object), ...(seen ? { asked: seen.slice(before).map(asked) } : {}) };
   };
 

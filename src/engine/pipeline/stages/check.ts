@@ -30,16 +30,18 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
   const check: NonNullable<typeof trace.check> = { mode: checkMode, ...(typer ? {} : { note: 'no receiver typing in this host' }) };
   trace.check = check;
   if (!typer) return NOTHING;
-  // Receiver typing is guarded so it never fails the completion.
-  const membersAt = (text: string): ReceiverMembers | undefined => {
-    try {
-      return typer.membersAt({ path: request.filePath, lang: request.lang, prefix: text }, signal);
-    } catch (e) {
-      if (isCancellationError(e)) throw e;
-      check.note = `receiver typing failed: ${errorMessage(e)}`;
-      return undefined;
-    }
-  };
+  // Receiver typing is guarded so it never fails the completion; a text is typed once per request
+  // (the receiver at the cursor is asked for before decoding and again when the answer is checked).
+  const membersAt = (text: string): ReceiverMembers | undefined =>
+    context.memo(`check.members\0${text}`, () => {
+      try {
+        return typer.membersAt({ path: request.filePath, lang: request.lang, prefix: text }, signal);
+      } catch (e) {
+        if (isCancellationError(e)) throw e;
+        check.note = `receiver typing failed: ${errorMessage(e)}`;
+        return undefined;
+      }
+    });
   const can = model.capabilities ?? {};
   // The receiver at the cursor, for a model that can be constrained (by its tokens, or by its server's own mechanism).
   const constrains = checkMode === 'constrain' && (can.decodeConstraint === true || can.memberChoice === true);

@@ -6,7 +6,6 @@ import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { Parsers } from '../kb/parsers';
 import type { CausalLM } from '../models/types';
 import type { EmbeddedLM } from '../generate/EmbeddedClient';
-import type { ModelClient, ModelGate } from '../generate/types';
 import { buildQuery } from '../query/buildQuery';
 import { lmChunkProber } from '../query/lmChunkProber';
 import type { ChunkProber } from '../query/probeQuery';
@@ -22,36 +21,24 @@ import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
 import { complete } from './complete';
 import { LINE_MODE } from './modes';
-import type { LinUcb } from '../similar/linUcb';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieval, type SimilarRetrieverOptions } from '../similar/perspectives';
 import { CodeWindowIndex, type WindowIndexOptions } from '../similar/windowIndex';
-import type { SimilarArm } from '../similar/types';
-import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, ReceiverTyping } from './types';
+import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages } from './types';
 
-/** What the host owns and lends to a pipeline; each function is read per request. */
-export interface PipelineDeps {
+/**
+ * What the host owns and lends to a pipeline; each function is read per request. The model, the
+ * gates, the checkpoint, receiver typing and ProCC's perspectives and bandit go to the stages as
+ * they are (PipelineStages says what each does).
+ */
+export interface PipelineDeps extends Pick<PipelineStages, 'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit'> {
   /** The repository's retrieval paths ready now (a path still preparing is left out). */
   retrievers: () => readonly Retriever[];
   /** The probing model (CodeRAG Alg. 1), once loaded; until then the query falls back. */
   prober?: () => ChunkProber | undefined;
-  /** The completion model; absent: retrieval only (contexts, no prompt, no generation). */
-  model?: () => ModelClient;
   /** Which BestFit reranker runs; absent: the retrieval order. */
   rerankers?: RerankerSwitch;
   /** Replaces the query stage (the bench shares one query per case across its methods). */
   queryBuilder?: QueryBuilder;
-  /** One model-server request in flight. */
-  gate?: ModelGate;
-  /** One in-process probing run at a time. */
-  probeGate?: ModelGate;
-  /** Before each stage: the host lets pending messages through and throws when superseded. */
-  checkpoint?: (signal: AbortSignal) => Promise<void>;
-  /** Receiver typing for `check` (check/receiverMembers' ReceiverTyper over the knowledge base). */
-  receivers?: () => ReceiverTyping | undefined;
-  /** ProCC's perspectives over the repository's code windows (ready or not); absent: no similar-code stage. */
-  similar?: () => SimilarRetrieval | undefined;
-  /** The host's LinUCB for the similar-code choice; the pipeline only chooses, the host rewards. */
-  bandit?: () => LinUcb<SimilarArm> | undefined;
 }
 
 export interface Pipeline {

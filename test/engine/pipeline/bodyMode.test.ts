@@ -151,6 +151,15 @@ void describe('body mode through createPipeline', () => {
     }
   });
 
+  void test('a streaming model server\'s time to first token is in the body\'s trace, as in the line mode\'s', async () => {
+    const { client } = recordingModel('return null;', 'stop');
+    const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
+    for (const mode of [bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }), bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrieval: 'line' })]) {
+      const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, mode).complete(emptied(), signal);
+      assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
+    }
+  });
+
   void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {
     for (const sketch of ['none', 'oracle'] as const) {
       const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch, oracleSketch: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' }));

@@ -11,7 +11,7 @@ import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import type { QueryBuilder, QueryStrategy, RetrievalQuery } from '../engine/query/types';
-import type { Candidate, PathName, Retriever } from '../engine/retrieve/types';
+import { originLabel, type Candidate, type PathName, type Retriever } from '../engine/retrieve/types';
 import type { Reranker } from '../engine/rerank/types';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { ModelClient } from '../engine/generate/types';
@@ -244,7 +244,7 @@ function timingsOf(result: CompletionResult, generate: boolean): StageTimings {
 
 /** The contexts in prompt order: the reranked top-u that entered the prompt (all of them in retrieval-only runs). */
 function contextsOf(result: CompletionResult): PredictionContext[] {
-  return result.contexts.map((c) => ({ path: c.snippet.path, text: snippetForPrompt(c).text, source: c.source ?? c.paths.join('+') }));
+  return result.contexts.map((c) => ({ path: c.snippet.path, text: snippetForPrompt(c).text, source: originLabel(c) ?? c.paths.join('+') }));
 }
 
 /** Degradations worth counting in a report: a path that timed out or failed, a probing fallback, a failed stage. */

@@ -1,12 +1,13 @@
 // textDocument/inlineCompletion: per document debounce, abort of the superseded request, the
-// typing-through cache, the pipeline behind one model gate, traces for `coderag/explain`.
+// typing-through cache, one pipeline per workspace folder (built once, again when the settings
+// change) behind one model gate, traces for `coderag/explain`.
 import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilities, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
-import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, type CompletionTrace, type PipelineOptions } from '../engine/pipeline';
+import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, type Pipeline, type PipelineOptions } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
@@ -19,21 +20,12 @@ import type { ForegroundActivity } from './ForegroundActivity';
 import type { ModelFeature } from './ModelFeature';
 import type { RerankFeature } from './RerankFeature';
 import type { StatusReporter } from './StatusReporter';
-import type { WorkspaceIndexer } from './WorkspaceIndexer';
+import type { FolderIndex, WorkspaceIndexer } from './WorkspaceIndexer';
+import { FolderPipelines } from './FolderPipelines';
+import type { TraceLog } from './TraceLog';
 
 const log = getLogger('completion');
 
-interface ServerTiming {
-  debounceMs: number;
-  handlerMs: number;
-  overheadMs: number;
-  cache: 'hit' | 'miss';
-  /** Of the overhead: yielding to pending messages between stages, and prompt assembly + postprocessing. */
-  checkpointMs?: number;
-  promptMs?: number;
-}
-
-const TRACES_KEPT = 100;
 const OVERHEAD_SAMPLES = 500;
 
 function langOf(doc: TextDocument): Lang | undefined {
@@ -51,20 +43,19 @@ export class CompletionFeature implements Feature {
   private options: PipelineOptions | undefined;
   private cache = new CompletionCache(1000);
   private readonly pending = new Map<string, AbortController>();
-  private readonly traces = new Map<string, { trace: CompletionTrace; server: ServerTiming; folderRoot?: string }>();
-  private lastAny: string | undefined;
+  private readonly pipelines = new FolderPipelines<FolderIndex>((folder, ready) => this.buildPipeline(folder, ready));
   private requests = 0;
   private cacheHits = 0;
   private readonly overheads: number[] = [];
   private readonly cacheHitTimes: number[] = [];
   trusted = true;
-  /**
-   * The LinUCB that chooses ProCC's perspective for a workspace folder (its root; undefined for a
-   * file outside every folder). The learning feature owns it, saves it and rewards it. Unset, or
-   * returning undefined: `bandit` mode uses its fixed fallback perspective (lexical).
-   */
-  banditProvider: ((folderRoot: string | undefined) => LinUcb<SimilarArm> | undefined) | undefined;
 
+  /**
+   * `traces`: where each completion's trace is kept (explain, learning). `bandits`: the LinUCB that
+   * chooses ProCC's perspective for a workspace folder (its root; undefined for a file outside
+   * every folder); the learning feature owns it, saves it and rewards it. Undefined: `bandit` mode
+   * uses its fixed fallback perspective (lexical).
+   */
   constructor(
     private readonly documents: TextDocuments<TextDocument>,
     private readonly indexer: WorkspaceIndexer,
@@ -73,14 +64,15 @@ export class CompletionFeature implements Feature {
     private readonly prober: () => ChunkProber | undefined,
     private readonly status: StatusReporter,
     private readonly foreground: ForegroundActivity,
+    private readonly traces: TraceLog,
+    private readonly bandits: (folderRoot: string | undefined) => LinUcb<SimilarArm> | undefined,
   ) {}
 
   initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
     this.updateConfig(config);
     connection.onRequest(InlineCompletionRequest.type, (params, token) => this.provide(params, token));
     connection.onRequest(ExplainRequest.type, (params): ExplainResult | null => {
-      const id = params.traceId ?? this.lastAny;
-      const entry = id !== undefined ? this.traces.get(id) : undefined;
+      const entry = this.traces.get(params.traceId);
       if (!entry) return null;
       return { trace: entry.trace, markdown: formatTraceMarkdown(entry.trace), server: entry.server };
     });
@@ -92,6 +84,8 @@ export class CompletionFeature implements Feature {
     const changedModel = this.config !== undefined && JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt]) !== JSON.stringify([config.model, config.ollama, config.openai, config.prompt]);
     this.config = config;
     this.options = pipelineOptions(config);
+    // The pipelines hold the options: each is built again on its folder's next request.
+    this.pipelines.clear();
     this.cache.resize(config.cache.size);
     // Completions of another model are not what typing through should show.
     if (changedModel) this.cache.clear();
@@ -118,19 +112,40 @@ export class CompletionFeature implements Feature {
     });
   }
 
-  /** A kept trace (the last 100) and the workspace folder it was made in. */
-  traceOf(traceId: string): { trace: CompletionTrace; folderRoot?: string } | undefined {
-    return this.traces.get(traceId);
+  /**
+   * The pipeline of a workspace folder: the repository's stages and the auto mode (body mode in an
+   * empty method body) once it is ready, line mode without retrieval before.
+   */
+  private buildPipeline(folder: FolderIndex | undefined, ready: boolean): Pipeline {
+    const repo = ready ? folder : undefined;
+    const mode = repo ? autoMode({ parsers: repo.parsers, repo: () => repo.methods }) : LINE_MODE;
+    // Readiness is read per stage: a folder that starts indexing again mid-request lends nothing more.
+    const readyNow = (): FolderIndex | undefined => (folder && folder.state === 'ready' ? folder : undefined);
+    const options = this.options;
+    if (!options) throw new Error('completion requested before the settings arrived');
+    return createPipeline(
+      options,
+      {
+        retrievers: () => readyNow()?.retrievers ?? [],
+        receivers: () => readyNow()?.receivers,
+        prober: this.prober,
+        similar: () => readyNow()?.similar,
+        bandit: () => this.bandits(folder?.root),
+        // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).
+        model: () => this.models.clientNow,
+        rerankers: this.rerank.switcher,
+        gate: this.models.gate,
+        probeGate: this.models.probeGate,
+        // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
+        checkpoint: (s) => this.settle(s, 1),
+      },
+      mode,
+    );
   }
 
-  private keepTrace(trace: CompletionTrace, server: ServerTiming, folderRoot?: string): void {
-    this.traces.set(trace.id, { trace, server, ...(folderRoot !== undefined ? { folderRoot } : {}) });
-    while (this.traces.size > TRACES_KEPT) {
-      const oldest = this.traces.keys().next();
-      if (oldest.done) break;
-      this.traces.delete(oldest.value);
-    }
-    this.lastAny = trace.id;
+  /** Pipelines built since start (one per folder and settings; tests read it). */
+  get pipelinesBuilt(): number {
+    return this.pipelines.built;
   }
 
   /** One inline-completion request; null when there is nothing to show or it was superseded. */
@@ -177,24 +192,10 @@ export class CompletionFeature implements Feature {
       if (config.debounceMs > 0) await sleep(config.debounceMs, signal);
       await this.settle(signal);
       debounceMs = performance.now() - d0;
-      const model = await this.models.client();
+      await this.models.client(signal);
       const folder = hit?.folder;
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
-      const ready = folder && folder.state === 'ready' ? folder : undefined;
-      const mode = ready ? autoMode({ parsers: ready.parsers, repo: () => ready.methods }) : LINE_MODE;
-      const pipeline = createPipeline(options, {
-        retrievers: () => (folder && folder.state === 'ready' ? folder.retrievers : []),
-        receivers: () => (folder && folder.state === 'ready' ? folder.receivers : undefined),
-        prober: this.prober,
-        similar: () => (folder && folder.state === 'ready' ? folder.similar : undefined),
-        bandit: () => this.banditProvider?.(folder?.root),
-        model: () => model,
-        rerankers: this.rerank.switcher,
-        gate: this.models.gate,
-        probeGate: this.models.probeGate,
-        // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
-        checkpoint: (s) => this.settle(s, 1),
-      }, mode);
+      const pipeline = this.pipelines.for(folder);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;
       if (this.status.current.models) result.trace.models = this.status.current.models;
@@ -205,7 +206,7 @@ export class CompletionFeature implements Feature {
       this.record(this.overheads, overheadMs);
       const item = result.items[0];
       const promptMs = result.trace.stages.filter((st) => st.stage === 'prompt' || st.stage === 'postprocess').reduce((n, st) => n + st.elapsedMs, 0);
-      this.keepTrace(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
+      this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
       this.publishStats();
       if (!item) return null;
       this.cache.put(filePath, prefix, suffix, { text: item.text, traceId: result.trace.id });

@@ -8,6 +8,7 @@ import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engin
 import { LatestWinsGate } from '../engine/generate/modelGate';
 import type { ModelClient } from '../engine/generate/types';
 import type { CompletionTrace } from '../engine/pipeline';
+import { raceCancellation } from '../engine/util/abort';
 import { errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
 import { PullModelRequest, type ModelState, type PullModelResult } from '../protocol/protocol';
@@ -98,9 +99,9 @@ export class ModelFeature implements Feature {
     });
   }
 
-  /** The client for the request starting now (waits for a settings change being applied). */
-  async client(): Promise<ModelClient> {
-    await this.resolving;
+  /** The client for the request starting now: waits for a settings change being applied, until `signal` aborts. */
+  async client(signal: AbortSignal): Promise<ModelClient> {
+    await raceCancellation(this.resolving, signal);
     return this.current;
   }
 

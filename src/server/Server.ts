@@ -37,6 +37,7 @@ import { ForegroundActivity } from './ForegroundActivity';
 import { ModelFeature } from './ModelFeature';
 import { RerankFeature } from './RerankFeature';
 import { StatusReporter } from './StatusReporter';
+import { TraceLog } from './TraceLog';
 import { WorkspaceIndexer } from './WorkspaceIndexer';
 
 const log = getLogger('server');
@@ -178,10 +179,11 @@ export class Server {
     );
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
     this.rerank = new RerankFeature(this.status);
-    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground);
-    // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it.
-    this.learning = new LearningFeature({ cacheRoot: () => this.cacheRoot, newBandit: (saved) => createSimilarBandit(saved), traceOf: (id) => this.completion.traceOf(id) });
-    this.completion.banditProvider = (folderRoot) => (folderRoot !== undefined ? this.learning.banditFor(folderRoot) : undefined);
+    // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it (read from the kept traces).
+    const traces = new TraceLog();
+    this.learning = new LearningFeature({ cacheRoot: () => this.cacheRoot, newBandit: (saved) => createSimilarBandit(saved), traceOf: (id) => traces.get(id) });
+    const learning = this.learning;
+    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground, traces, (folderRoot) => (folderRoot !== undefined ? learning.banditFor(folderRoot) : undefined));
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
   }
 

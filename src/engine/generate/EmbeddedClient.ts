@@ -5,7 +5,7 @@ import { raceCancellation } from '../util/abort';
 import { applyLoopGuard, DEFAULT_LOOP_GUARD, type LoopGuardOptions } from './loopGuard';
 import { CopyPrior, DEFAULT_COPY_PRIOR, TokenLookup, type CopyPriorOptions } from './copyPrior';
 import { maskUnlessNothingLeft } from './maskTokens';
-import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from './types';
+import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelCapabilities, type ModelClient } from './types';
 
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
 export interface EmbeddedLM {
@@ -33,6 +33,8 @@ export interface EmbeddedClientOptions {
 
 export class EmbeddedClient implements ModelClient {
   readonly backend = 'embedded' as const;
+  /** It sees the logits: checking masks its tokens. */
+  readonly capabilities: ModelCapabilities = { decodeConstraint: true };
   readonly family = 'plain' as const;
   readonly endpoint = 'embedded';
   private lm: EmbeddedLM | undefined;

@@ -5,7 +5,7 @@ import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
 import { AnswerTooLargeError, openAiBase, openAiRequest, RedirectRefusedError } from './httpApi';
-import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
+import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelCapabilities, type ModelClient, type ModelProblem } from './types';
 import { escapeRegExp } from '../util/regex';
 
 export interface OpenAICompatibleOptions {
@@ -49,6 +49,8 @@ export function memberConstraintParam(kind: ServerConstraintKind, names: readonl
 
 export class OpenAICompatibleClient implements ModelClient {
   readonly backend = 'openai' as const;
+  /** Its server may offer a constraint mechanism (guided_regex, grammar) for the member at the cursor. */
+  readonly capabilities: ModelCapabilities = { memberChoice: true };
   readonly family: ModelFamily;
   /** Found once, on the first request that can use it. */
   private constraintKind: Promise<ServerConstraintKind | undefined> | undefined;

@@ -66,6 +66,17 @@ export interface GenerateResult {
 
 export type ModelBackend = 'ollama' | 'openai' | 'embedded';
 
+/**
+ * What a client can do with checking's output (the pipeline's check stage asks for nothing else):
+ * `decodeConstraint`, apply a per-token DecodeConstraint (a client that sees the logits);
+ * `memberChoice`, ask its server to finish one of a set of member names (a server-side constraint
+ * mechanism). A client with neither gets its finished answer checked.
+ */
+export interface ModelCapabilities {
+  readonly decodeConstraint?: boolean;
+  readonly memberChoice?: boolean;
+}
+
 /** A completion model. Streaming clients still resolve with the whole (stop-trimmed) text. */
 export interface ModelClient {
   readonly backend: ModelBackend;
@@ -73,6 +84,8 @@ export interface ModelClient {
   readonly family: ModelFamily;
   /** Where it lives, for messages (`http://127.0.0.1:11434`, `embedded`). */
   readonly endpoint: string;
+  /** What it can do with checking's output; absent: nothing (its answers are checked after). */
+  readonly capabilities?: ModelCapabilities;
   generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult>;
   /** Checks the server answers and the model exists; resolves with a problem or undefined. */
   check?(signal: AbortSignal): Promise<ModelProblem | undefined>;

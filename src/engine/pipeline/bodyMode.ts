@@ -17,14 +17,16 @@ import { extractElements, mapElements, type MappedElement, type SketchElements }
 import type { Tokenize } from '../body/tokens';
 import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
-import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../generate/types';
+import type { GenerateRequest, GenerateResult } from '../generate/types';
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
-import { errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
-import { fileToCopyFrom, timed } from './complete';
+import { errorMessage } from '../util/errors';
+import { knowledgeStage } from './stages/knowledge';
+import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages } from './stages/model';
+import { timed } from './stages/timed';
 import { isBlank, LINE_MODE } from './modes';
 import { newTraceId, type BodyTrace, type CompletionTrace } from './trace';
-import type { CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions } from './types';
+import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, RequestContext } from './types';
 
 /** What the body mode reads besides the request: the grammars, the repository's methods, the model's tokenizer. */
 export interface BodyModeDeps {
@@ -66,8 +68,8 @@ function postprocessBody(raw: string, context: { lang: Lang; prefix: string; sto
   return withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body;
 }
 
-function candidateOf(snippet: Snippet, source: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
-  return { snippet, paths: [], scores: {}, ranks: {}, reasons: [reason ? `${source} ${reason}` : source], source };
+function candidateOf(snippet: Snippet, kind: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
+  return { snippet, paths: [], scores: {}, ranks: {}, reasons: [reason ? `${kind} ${reason}` : kind], origin: { kind } };
 }
 
 function usageCandidate(m: ScoredMethod): Candidate {
@@ -92,23 +94,16 @@ function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
   return { holdEnd: (generated) => bodyUnfinished(lang, generated), holdLine: isBlank };
 }
 
-async function generateOnce(model: ModelClient, stages: ModelStages, prompt: BodyPrompt, maxNewTokens: number, stop: string[], temperature: number, signal: AbortSignal, lang?: Lang, fileAbove?: string): Promise<GenerateResult> {
-  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate({ prompt: prompt.prompt, maxNewTokens, stop: [...prompt.stop, ...stop], temperature, ...(lang ? bodyHold(lang) : {}), ...(fileAbove !== undefined ? { copyFrom: fileToCopyFrom(fileAbove) } : {}) }, s);
-  return stages.gate ? stages.gate.run(work, signal) : work(signal);
+/** The method whose empty body holds the cursor, read from the syntax tree once per request (auto mode's choice and the detect stage share it). */
+function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | undefined {
+  const { request } = context;
+  return context.memo('body.target', () => detectBodyTarget(parsers, request.lang, request.prefix, request.suffix));
 }
 
-/** Rambo's orchestration for one request. */
-export async function completeBody(request: CompletionRequest, stages: ModelStages, options: PipelineOptions, deps: BodyModeDeps, opts: BodyModeOptions, signal: AbortSignal): Promise<CompletionResult> {
-  const start = performance.now();
+/** Rambo's composition of the stages for one request. */
+export async function completeBody(context: RequestContext, deps: BodyModeDeps, opts: BodyModeOptions): Promise<CompletionResult> {
+  const { request, stages, options, signal, trace } = context;
   const sketchSource = opts.sketch ?? 'model';
-  const trace: CompletionTrace = { id: newTraceId(), mode: 'body', startedAt: new Date().toISOString(), filePath: request.filePath, lang: request.lang, stages: [], totalMs: 0, nonModelMs: 0 };
-  let contexts: Candidate[] = [];
-  const finish = (items: CompletionItem[]): CompletionResult => {
-    trace.totalMs = performance.now() - start;
-    const modelMs = trace.stages.filter((s) => s.stage === 'generate' || s.stage === 'sketch').reduce((n, s) => n + s.elapsedMs, 0);
-    trace.nonModelMs = trace.totalMs - modelMs - (trace.modelPrepareMs ?? 0);
-    return { items, trace, contexts };
-  };
   const degrade = (e: unknown): { status: 'degraded'; message: string } => ({ status: 'degraded', message: errorMessage(e) });
 
   // The method: from the syntax tree, else (a forced body request) the last declaration line.
@@ -117,7 +112,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
     'detect',
     signal,
     () => {
-      const detected = detectBodyTarget(deps.parsers, request.lang, request.prefix, request.suffix);
+      const detected = bodyTargetOf(context, deps.parsers);
       if (detected) return Promise.resolve({ target: detected, detected: true });
       const guessed = guessBodyTarget(request.lang, request.prefix);
       return Promise.resolve(guessed ? { target: guessed, detected: false } : undefined);
@@ -127,7 +122,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   );
   if (!found) {
     trace.error = { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' };
-    return finish([]);
+    return context.finish([], { contexts: [] });
   }
   const target: BodyTarget = found.target;
   const body: BodyTrace = {
@@ -164,15 +159,8 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   body.signatureSimilar = similar.map((m) => ({ id: m.item.id, score: m.score }));
 
   const model = stages.model?.();
-  if (model) {
-    const prepareStart = performance.now();
-    await model.prepare?.(signal).catch((e: unknown) => {
-      if (isCancellationError(e)) throw e;
-    });
-    throwIfAborted(signal);
-    trace.modelPrepareMs = performance.now() - prepareStart;
-  }
-  const budgetTokens = Math.max(64, Math.min(options.prompt.budgetTokens, (model?.contextTokens ?? Infinity) - options.body.maxNewTokens));
+  if (model) await prepareModel(context, model);
+  const budgetTokens = promptBudget(options, model, options.body.maxNewTokens);
   // A cursor at the start of an empty line: the body's indentation goes into the prompt, so the
   // model starts a statement, and into the inserted text.
   const sigIndentText = (request.prefix.split('\n')[target.signatureRow] ?? '').match(/^\s*/)?.[0] ?? '';
@@ -180,7 +168,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   const prefix = request.prefix + primed;
   // The sketch drafts from the signature-similar methods with the line prompt's share of code; the
   // body, whose fragments the sketch chose, keeps the body's (larger) share.
-  const promptOf = (ranked: readonly Candidate[], contextShare: number): BodyPrompt =>
+  const promptOf = (ranked: readonly Candidate[], contextShare: number, budget = budgetTokens): BodyPrompt =>
     bodyPrompt({
       lang: request.lang,
       filePath: request.filePath,
@@ -189,7 +177,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       suffix: request.suffix,
       snippets: ranked.map(snippetForPrompt),
       family: model?.family ?? 'plain',
-      budgetTokens,
+      budgetTokens: budget,
       suffixShare: options.prompt.suffixShare,
       contextShare,
       ...(model?.countTokens ? { countTokens: model.countTokens } : {}),
@@ -218,7 +206,8 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
         const drafted = promptOf(similar.map(signatureCandidate), options.prompt.contextShare);
         // The prompt leaves the process (to a model server, or the embedded model): credentials first.
         const prompt = { ...drafted, prompt: redactSecrets(drafted.prompt).text };
-        const out = await raceDeadline((s) => generateOnce(model, stages, prompt, options.body.sketchTokens, stops, options.generate.temperature, s, request.lang), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
+        const ask: GenerateRequest = { prompt: prompt.prompt, maxNewTokens: options.body.sketchTokens, stop: [...prompt.stop, ...stops], temperature: options.generate.temperature, ...bodyHold(request.lang) };
+        const out = await raceDeadline((s) => callModel(context, model, ask, s), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
         return cut(stripControlChars(out.text));
       },
       (e) => ({ value: '', ...degrade(e) }),
@@ -291,67 +280,49 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   );
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
   // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
-  const knowledge = opts.knowledge ?? (options.body.knowledge === false ? undefined : stages.lineKnowledge?.());
+  const knowledge = opts.knowledge ?? (options.body.knowledge === false || !stages.hasRetrieval() ? undefined : (asked: CompletionRequest) => knowledgeItems(context, asked));
   const items = knowledge
     ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge({ ...request, prefix }, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
   const ranked = composeBodyLists(
-    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), related: mapped.related.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, source: c.source ?? `coderag:${c.paths.join('+')}` })), signatures: similar.map(signatureCandidate) },
+    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), related: mapped.related.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })), signatures: similar.map(signatureCandidate) },
     options.body.compose ?? 'turns',
   );
-  contexts = ranked;
-  if (!model || opts.retrievalOnly) return finish([]);
+  if (!model || opts.retrievalOnly) return context.finish([], { contexts: ranked });
 
-  // e. prompt
-  const prompt = await timed<BodyPrompt | undefined>(
-    trace,
-    'prompt',
-    signal,
-    () => Promise.resolve(promptOf(ranked, options.body.contextShare)),
-    (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
-  );
-  if (!prompt) {
-    contexts = [];
-    trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
-    return finish([]);
-  }
-  const usedIds = new Set(prompt.snippetsUsed.map((s) => s.text));
-  contexts = ranked.filter((c) => usedIds.has(snippetForPrompt(c).text));
-  const redacted = redactSecrets(prompt.prompt);
-  trace.prompt = { text: redacted.text, redactions: redacted.count, tokens: prompt.tokens, budgetTokens, family: model.family, fim: prompt.fim, snippets: prompt.snippetsUsed.map((s) => s.path), snippetsDropped: prompt.snippetsDropped, prefixCut: prompt.prefixCut };
-
-  // f. the body (second model call), cut where the method ends
-  const generated = await timed<GenerateResult | undefined>(
-    trace,
-    'generate',
-    signal,
-    () => generateOnce(model, stages, { ...prompt, prompt: redacted.text }, options.body.maxNewTokens, stops, options.generate.temperature, signal, request.lang, request.prefix),
-    (e) => {
-      trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
-      return { value: undefined, status: 'failed', message: errorMessage(e) };
+  // e. prompt -> f. the body (second model call), cut where the method ends
+  const answer = await runModelStages(context, model, {
+    maxNewTokens: options.body.maxNewTokens,
+    prompt: (budget) => {
+      const prompt = promptOf(ranked, options.body.contextShare, budget);
+      const usedIds = new Set(prompt.snippetsUsed.map((s) => s.text));
+      return {
+        prompt: prompt.prompt,
+        stop: prompt.stop,
+        contexts: ranked.filter((c) => usedIds.has(snippetForPrompt(c).text)),
+        trace: { tokens: prompt.tokens, fim: prompt.fim, snippets: prompt.snippetsUsed.map((s) => s.path), snippetsDropped: prompt.snippetsDropped, prefixCut: prompt.prefixCut },
+      };
     },
-    stages.checkpoint,
-  );
-  if (!generated) return finish([]);
-  trace.model = { backend: model.backend, model: generated.model, endpoint: model.endpoint, elapsedMs: generated.elapsedMs, raw: stripControlChars(generated.text), ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}), ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}), ...(generated.copyPrior ? { copyPrior: generated.copyPrior } : {}) };
-  let unfinished: string | undefined;
-  const text = await timed(
-    trace,
-    'postprocess',
-    signal,
-    () => {
+    generate: { stop: stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
+    postprocess: (generated) => {
       const raw = stripControlChars(generated.text);
-      const { body, dropped } = withoutLineCutByLimit(cut(raw), raw, generated.stoppedBy, request.lang, prefix, target.signatureIndent);
-      unfinished = dropped;
-      return Promise.resolve(capLength(body, options.postprocess.maxChars));
+      const { body: kept, dropped } = withoutLineCutByLimit(cut(raw), raw, generated.stoppedBy, request.lang, prefix, target.signatureIndent);
+      return { text: capLength(kept, options.postprocess.maxChars), lead: '', ...(dropped !== undefined ? { message: `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(dropped.slice(0, 60))})` } : {}) };
     },
-    (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
-  );
-  const post = trace.stages.at(-1);
-  if (unfinished !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(unfinished.slice(0, 60))})`;
-  trace.completion = text;
-  return finish(text ? [{ text }] : []);
+  });
+  return context.finish(answer.items, { contexts: answer.contexts });
+}
+
+/**
+ * CodeRAG's knowledge items for the body (the knowledge stage the line mode runs, at the cursor as
+ * the line mode primes it); its steps are timed into a trace of their own, the body's trace shows
+ * the stage as one step (`knowledge`).
+ */
+function knowledgeItems(context: RequestContext, asked: CompletionRequest): Promise<Candidate[]> {
+  const lead = LINE_MODE.prime?.(asked) ?? '';
+  const scratch: CompletionTrace = { id: newTraceId(), mode: 'line', startedAt: new Date().toISOString(), filePath: asked.filePath, lang: asked.lang, stages: [], totalMs: 0, nonModelMs: 0 };
+  return knowledgeStage(context, lead ? { ...asked, prefix: asked.prefix + lead } : asked, scratch).then((k) => k.ranked);
 }
 
 /** The body mode: Rambo's stages (or, with `retrieval: 'line'`, the line stages with the body's cut). */
@@ -361,7 +332,7 @@ export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): Comple
     postprocess: postprocessBody,
     prime: (request) => missingBodyIndent(request.lang, request.prefix),
     hold: (request) => bodyHold(request.lang),
-    ...(opts.retrieval === 'line' ? {} : { complete: (request: CompletionRequest, stages: ModelStages, options: PipelineOptions, signal: AbortSignal) => completeBody(request, stages, options, deps, opts, signal) }),
+    ...(opts.retrieval === 'line' ? {} : { complete: (context: RequestContext) => completeBody(context, deps, opts) }),
   };
   return mode;
 }
@@ -372,6 +343,6 @@ export function autoMode(deps: BodyModeDeps): CompletionMode {
   return {
     name: 'auto',
     postprocess: LINE_MODE.postprocess,
-    select: (request) => (detectBodyTarget(deps.parsers, request.lang, request.prefix, request.suffix) ? body : LINE_MODE),
+    select: (context) => (bodyTargetOf(context, deps.parsers) ? body : LINE_MODE),
   };
 }

@@ -6,7 +6,6 @@ import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { Parsers } from '../kb/parsers';
 import type { CausalLM } from '../models/types';
 import type { EmbeddedLM } from '../generate/EmbeddedClient';
-import type { ModelClient, ModelGate } from '../generate/types';
 import { buildQuery } from '../query/buildQuery';
 import { lmChunkProber } from '../query/lmChunkProber';
 import type { ChunkProber } from '../query/probeQuery';
@@ -16,42 +15,30 @@ import { DenseRetriever, type DenseEncoder, type DenseRetrieverOptions } from '.
 import { multiPathRetrieve } from '../retrieve/multiPathRetrieve';
 import { Rg1Retriever } from '../retrieve/rg1/rg1Retrieve';
 import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
-import type { Candidate, PathName, RetrievalStage, Retriever } from '../retrieve/types';
+import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
-import { complete, type PipelineStages, type ReceiverTyping } from './complete';
+import { complete } from './complete';
 import { LINE_MODE } from './modes';
-import type { LinUcb } from '../similar/linUcb';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieval, type SimilarRetrieverOptions } from '../similar/perspectives';
 import { CodeWindowIndex, type WindowIndexOptions } from '../similar/windowIndex';
-import type { SimilarArm } from '../similar/types';
-import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions } from './types';
+import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages } from './types';
 
-/** What the host owns and lends to a pipeline; each function is read per request. */
-export interface PipelineDeps {
+/**
+ * What the host owns and lends to a pipeline; each function is read per request. The model, the
+ * gates, the checkpoint, receiver typing and ProCC's perspectives and bandit go to the stages as
+ * they are (PipelineStages says what each does).
+ */
+export interface PipelineDeps extends Pick<PipelineStages, 'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit'> {
   /** The repository's retrieval paths ready now (a path still preparing is left out). */
   retrievers: () => readonly Retriever[];
   /** The probing model (CodeRAG Alg. 1), once loaded; until then the query falls back. */
   prober?: () => ChunkProber | undefined;
-  /** The completion model; absent: retrieval only (contexts, no prompt, no generation). */
-  model?: () => ModelClient;
   /** Which BestFit reranker runs; absent: the retrieval order. */
   rerankers?: RerankerSwitch;
   /** Replaces the query stage (the bench shares one query per case across its methods). */
   queryBuilder?: QueryBuilder;
-  /** One model-server request in flight. */
-  gate?: ModelGate;
-  /** One in-process probing run at a time. */
-  probeGate?: ModelGate;
-  /** Before each stage: the host lets pending messages through and throws when superseded. */
-  checkpoint?: (signal: AbortSignal) => Promise<void>;
-  /** Receiver typing for `check` (check/receiverMembers' ReceiverTyper over the knowledge base). */
-  receivers?: () => ReceiverTyping | undefined;
-  /** ProCC's perspectives over the repository's code windows (ready or not); absent: no similar-code stage. */
-  similar?: () => SimilarRetrieval | undefined;
-  /** The host's LinUCB for the similar-code choice; the pipeline only chooses, the host rewards. */
-  bandit?: () => LinUcb<SimilarArm> | undefined;
 }
 
 export interface Pipeline {
@@ -75,31 +62,23 @@ function multiPathStage(retrievers: () => readonly Retriever[]): RetrievalStage 
 }
 
 export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mode: CompletionMode = LINE_MODE): Pipeline {
-  // The line stages without a model: CodeRAG's reranked knowledge items (the body mode's step e may add them).
-  const retrievalStages: PipelineStages = {
+  const stages: PipelineStages = {
     query: deps.queryBuilder ?? probingQueryBuilder(deps.prober ?? (() => undefined)),
     retrieval: multiPathStage(deps.retrievers),
+    hasRetrieval: () => deps.retrievers().length > 0,
     reranker: deps.rerankers ? bestFitStage(deps.rerankers) : () => undefined,
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
-  };
-  const knowledgeOf = (request: CompletionRequest, signal: AbortSignal): Promise<Candidate[]> => complete(request, retrievalStages, options, LINE_MODE, signal).then((r) => r.contexts);
-  const stages: PipelineStages = {
-    ...retrievalStages,
     ...(deps.model ? { model: deps.model } : {}),
     ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
     ...(deps.bandit ? { bandit: deps.bandit } : {}),
-    lineKnowledge: () => (deps.retrievers().length > 0 ? knowledgeOf : undefined),
   };
   return {
     mode,
     options,
-    complete: (request, signal) => {
-      const chosen = mode.select?.(request) ?? mode;
-      return chosen.complete ? chosen.complete(request, stages, options, signal) : complete(request, stages, options, chosen, signal);
-    },
+    complete: (request, signal) => complete(request, stages, options, mode, signal),
   };
 }
 

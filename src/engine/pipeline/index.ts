@@ -1,8 +1,7 @@
-// The pipeline: one composition function, one orchestration, its trace and the completion modes.
+// The pipeline: one composition function, the stages every mode composes, its trace and the completion modes.
 export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber, probingQueryBuilder } from './createPipeline';
 export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } from './createPipeline';
-export { complete } from './complete';
-export type { PipelineStages, ReceiverTyping } from './complete';
+export { complete, completeLine } from './complete';
 export { MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions } from './defaults';
 export type { PipelineOverrides } from './defaults';
 export { LINE_MODE } from './modes';
@@ -11,4 +10,4 @@ export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { BODY_ELEMENTS, CHECK_MODES } from './types';
-export type { BodyCompose, BodyElements, CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PostprocessContext, SignatureMatch } from './types';
+export type { BodyCompose, BodyElements, CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PipelineStages, ReceiverTyping, RequestContext, PostprocessContext, SignatureMatch } from './types';

@@ -2,12 +2,17 @@
 // completion mode: the value that tells the one pipeline which kind of completion it makes.
 import type { RepoFormat } from '../prompt/templates';
 import type { Lang } from '../kb/types';
-import type { QueryStageOptions } from '../query/types';
-import type { Candidate, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
-import type { RerankOutcome } from '../rerank/types';
+import type { QueryBuilder, QueryStageOptions } from '../query/types';
+import type { Candidate, RetrievalStage, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
+import type { RerankOutcome, RerankStage } from '../rerank/types';
 import type { CompletionTrace } from './trace';
 import type { GenerateRequest, GenerateResult, ModelClient, ModelGate } from '../generate/types';
 import type { SimilarStageOptions } from '../similar/similarStage';
+import type { ReceiverMembers } from '../check/receiverMembers';
+import type { CallSignature } from '../check/callArguments';
+import type { SimilarRetrieval } from '../similar/perspectives';
+import type { LinUcb } from '../similar/linUcb';
+import type { SimilarArm } from '../similar/types';
 
 export interface CompletionRequest {
   /** Repo-relative path with forward slashes. */
@@ -108,7 +113,7 @@ export type SignatureMatch = 'jaccard' | 'encoder';
  */
 export type BodyCompose = 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf';
 
-/** The stages every mode shares with the line orchestration: the model, its gate, the host's checkpoint. */
+/** The stages every mode shares: the model, its gate, the host's checkpoint. */
 export interface ModelStages {
   /** The completion model; absent: retrieval only (no prompt, no generation). */
   model?: () => ModelClient;
@@ -119,11 +124,48 @@ export interface ModelStages {
    * waiting to supersede this one) and throws CancellationError when the signal has fired.
    */
   checkpoint?: (signal: AbortSignal) => Promise<void>;
-  /**
-   * The line stages without the model (query, retrieval, rerank): CodeRAG's reranked knowledge
-   * items for a request; undefined while there is no retrieval path to ask.
-   */
-  lineKnowledge?: () => ((request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>) | undefined;
+}
+
+/** What checking needs of check/receiverMembers' ReceiverTyper. */
+export interface ReceiverTyping {
+  membersAt(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): ReceiverMembers | undefined;
+  /** The repository callable of the call the text ends inside, with the names in scope that fit its parameters. */
+  callAt?(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): CallSignature | undefined;
+}
+
+/** The stages one request runs through, as createPipeline assembles them; every mode composes these. */
+export interface PipelineStages extends ModelStages {
+  query: QueryBuilder;
+  retrieval: RetrievalStage;
+  /** Whether a retrieval path is ready now (the body mode asks the knowledge stage only then). */
+  hasRetrieval: () => boolean;
+  /** Read per request, so a reranker switch applies to the next request. */
+  reranker: () => RerankStage | undefined;
+  /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
+  probeGate?: ModelGate;
+  /** Receiver typing for checked completions (check/receiverMembers); absent: no checking. */
+  receivers?: () => ReceiverTyping | undefined;
+  /** ProCC's perspectives over the repository's code windows, ready or not (absent: no similar-code stage). */
+  similar?: () => SimilarRetrieval | undefined;
+  /** The host's LinUCB; the pipeline only chooses with it (the host rewards later). */
+  bandit?: () => LinUcb<SimilarArm> | undefined;
+}
+
+/**
+ * One request as every stage sees it: the request as given, the options, the stages, the trace
+ * the stages write and the signal. What one stage works out of the file (the syntax tree's
+ * answers) is kept in `memo` for the next stage of the same request, so the file is read once.
+ */
+export interface RequestContext {
+  readonly request: CompletionRequest;
+  readonly options: PipelineOptions;
+  readonly stages: PipelineStages;
+  readonly trace: CompletionTrace;
+  readonly signal: AbortSignal;
+  /** This request's value under `key`, computed on first use. */
+  memo<T>(key: string, compute: () => T): T;
+  /** The result: the trace closed with its totals. */
+  finish(items: CompletionItem[], outputs: { contexts: Candidate[]; retrieval?: RetrievalTrace; rerank?: RerankOutcome }): CompletionResult;
 }
 
 /**
@@ -152,10 +194,11 @@ export interface CompletionMode {
    */
   until?(request: CompletionRequest): ((generated: string) => boolean) | undefined;
   /** The mode that completes this request (auto: body inside an empty method body, else line); absent: this one. */
-  select?(request: CompletionRequest): CompletionMode;
+  select?(context: RequestContext): CompletionMode;
   /**
-   * The mode's own orchestration over the shared model stages (the body mode: its retrieval,
-   * a sketch call and a body call); absent: the line stages (query, retrieve, rerank, prompt).
+   * The mode's own composition of the stages (the body mode: Rambo's lists, the knowledge stage,
+   * a sketch call and the model stages); absent: the line composition (knowledge, similar code,
+   * the model stages).
    */
-  complete?(request: CompletionRequest, stages: ModelStages, options: PipelineOptions, signal: AbortSignal): Promise<CompletionResult>;
+  complete?(context: RequestContext): Promise<CompletionResult>;
 }

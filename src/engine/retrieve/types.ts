@@ -76,8 +76,24 @@ export interface Candidate {
   scores: Partial<Record<PathName, number>>;
   ranks: Partial<Record<PathName, number>>;
   reasons?: string[];
-  /** Found by a stage other than a retrieval path (the body mode: `usage`, `signature`). */
-  source?: string;
+  /** Found by a stage other than the retrieval paths (absent: the paths in `paths` found it). */
+  origin?: CandidateOrigin;
+}
+
+/**
+ * Which stage put a candidate into the list: ProCC's similar-code stage (with the perspective that
+ * chose the window), the body mode's lists (Rambo's usages, element definitions, signature hits),
+ * or CodeRAG's reranked knowledge items joining those lists.
+ */
+export type CandidateOrigin = { kind: 'similar'; arm: string } | { kind: 'usage' } | { kind: 'definition' } | { kind: 'signature' } | { kind: 'knowledge' };
+
+/** The candidate's origin as traces, predictions and the CLI name it (`similar:lexical`, `usage`, `coderag:sparse+dense`); undefined for a plain retrieval hit. */
+export function originLabel(c: Pick<Candidate, 'origin' | 'paths'>): string | undefined {
+  const o = c.origin;
+  if (!o) return undefined;
+  if (o.kind === 'similar') return `similar:${o.arm}`;
+  if (o.kind === 'knowledge') return `coderag:${c.paths.join('+')}`;
+  return o.kind;
 }
 
 export interface RetrievalTrace {

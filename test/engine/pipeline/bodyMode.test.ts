@@ -12,6 +12,7 @@ import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
+import { originLabel } from '../../../src/engine/retrieve/types';
 import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 import { mergeConfig, pipelineOptions as serverPipelineOptions } from '../../../src/server/config';
 
@@ -70,7 +71,7 @@ void describe('body mode through createPipeline', () => {
     assert.ok(trace.body!.usages.every((u) => u.path !== rel || !u.id.includes('#classFunction:Gateways.create')), 'the target is never its own usage');
     assert.ok(result.items.length === 1 && result.items[0]!.text.trim().length > 0, `a body (raw ${JSON.stringify(trace.model?.raw)})`);
     assert.ok(!result.items[0]!.text.includes('\n    }'), 'cut where the method ends');
-    assert.ok(result.contexts.length > 0 && result.contexts.every((c) => c.source), 'contexts in prompt order with their source');
+    assert.ok(result.contexts.length > 0 && result.contexts.every((c) => c.origin), 'contexts in prompt order with their source');
     const md = formatTraceMarkdown(trace);
     assert.match(md, /## Body \(Rambo\)/);
     assert.match(md, /Usages:/);
@@ -106,12 +107,12 @@ void describe('body mode through createPipeline', () => {
       const deps = { retrievers: () => [...paths.retrievers], model: () => model };
       const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
       assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
-      assert.ok(joined.contexts.some((c) => (c.source ?? '').startsWith('coderag:')), `CodeRAG items among the contexts: ${joined.contexts.map((c) => c.source).join(', ')}`);
+      assert.ok(joined.contexts.some((c) => c.origin?.kind === 'knowledge'), `CodeRAG items among the contexts: ${joined.contexts.map((c) => originLabel(c)).join(', ')}`);
       const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, compose: 'knowledge-first' } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
-      assert.match(first.contexts[0]?.source ?? '', /^coderag:/, `a CodeRAG item leads: ${first.contexts.map((c) => c.source).join(', ')}`);
+      assert.equal(first.contexts[0]?.origin?.kind, 'knowledge', `a CodeRAG item leads: ${first.contexts.map((c) => originLabel(c)).join(', ')}`);
       const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);
-      assert.ok(alone.contexts.every((c) => !(c.source ?? '').startsWith('coderag:')), alone.contexts.map((c) => c.source).join(', '));
+      assert.ok(alone.contexts.every((c) => c.origin?.kind !== 'knowledge'), alone.contexts.map((c) => originLabel(c)).join(', '));
     } finally {
       paths.dispose();
     }
@@ -131,7 +132,7 @@ void describe('body mode through createPipeline', () => {
     assert.ok(names(both).length > names(sketchOnly).length, `more elements from the signature hits: ${names(both).join(', ')}`);
     assert.match(both.trace.body?.elementsFrom ?? '', /signature-similar/);
     assert.match(formatTraceMarkdown(both.trace), /from the sketch, then the signature-similar methods/);
-    const defs = (r: typeof both): string[] => r.contexts.filter((c) => c.source === 'definition').map((c) => c.snippet.text);
+    const defs = (r: typeof both): string[] => r.contexts.filter((c) => c.origin?.kind === 'definition').map((c) => c.snippet.text);
     const own = defs(sketchOnly);
     assert.deepEqual(defs(both).slice(0, own.length), own, 'the sketch\'s definitions first, in their order');
     assert.ok(defs(both).length > own.length, `definitions of the signature hits' elements follow: ${defs(both).length} vs ${own.length}`);
@@ -147,6 +148,15 @@ void describe('body mode through createPipeline', () => {
       const { client: stopped } = recordingModel(text, 'stop');
       const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(retrieval ? { retrieval } : {}) })).complete(emptied(), signal);
       assert.match(kept.items[0]?.text ?? '', /thr$/, `${retrieval ?? 'rambo'}: not stopped by the limit, nothing is dropped`);
+    }
+  });
+
+  void test('a streaming model server\'s time to first token is in the body\'s trace, as in the line mode\'s', async () => {
+    const { client } = recordingModel('return null;', 'stop');
+    const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
+    for (const mode of [bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }), bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrieval: 'line' })]) {
+      const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, mode).complete(emptied(), signal);
+      assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
     }
   });
 

@@ -39,7 +39,7 @@ void describe('pipeline.complete', () => {
     // The loop guard off: the raw output below is the model's own greedy decoding.
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false });
     const prober = causalLMProber(lm);
-    stages = { query: probingQueryBuilder(() => prober), retrieval: { retrieve: (r, o, s) => multiPathRetrieve(retrievers, r, o, s) }, reranker: () => undefined, model: () => model };
+    stages = { query: probingQueryBuilder(() => prober), retrieval: { retrieve: (r, o, s) => multiPathRetrieve(retrievers, r, o, s) }, hasRetrieval: () => retrievers.length > 0, reranker: () => undefined, model: () => model };
   });
   after(() => {
     dispose?.();

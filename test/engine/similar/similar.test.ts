@@ -208,7 +208,7 @@ void test('the pipeline puts the chosen top-1 window into the prompt under ProCC
   assert.deepEqual(similar.snippets, [target.id]);
   assert.equal(similar.features.length, SIMILAR_FEATURE_DIM);
   assert.ok(result.trace.prompt!.text.includes(`Compare this snippet from ${target.path}:`), result.trace.prompt!.text.slice(0, 400));
-  assert.ok(result.contexts.some((c) => c.source === 'similar:lexical' && c.snippet.id === target.id));
+  assert.ok(result.contexts.some((c) => c.origin?.kind === 'similar' && c.origin.arm === 'lexical' && c.snippet.id === target.id));
   assert.ok(result.trace.stages.some((s) => s.stage === 'similar' && s.status === 'ok'));
   assert.match(formatTraceMarkdown(result.trace), /## Similar code \(ProCC\)[\s\S]*\| lexical \| ok \|/);
 

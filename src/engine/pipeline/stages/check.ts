@@ -1,0 +1,94 @@
+// The check stage (issue 19; issue 47 item 2): checking against the repository gives the model
+// client what that client says it can use (ModelClient.capabilities): a per-token constraint for a
+// client that sees logits, a member choice for a server with its own constraint mechanism, and a
+// repair of the finished answer for every answer decoding did not constrain.
+import { DereferenceConstraint } from '../../check/dereferenceConstraint';
+import { CallArgumentGuide, type CallSignature } from '../../check/callArguments';
+import type { ReceiverMembers } from '../../check/receiverMembers';
+import { checkCompletion } from '../../check/repairCompletion';
+import type { DecodeConstraint, GenerateRequest, GenerateResult, ModelClient } from '../../generate/types';
+import { errorMessage, isCancellationError } from '../../util/errors';
+import type { RequestContext } from '../types';
+
+export interface CheckPlan {
+  /** What the generate request carries: a decode constraint, a member choice (each only where the client can use it). */
+  request: Pick<GenerateRequest, 'constraint' | 'memberChoice'>;
+  /** After the model call (answered or not): what the constraint did goes into the trace. */
+  generated(result: GenerateResult | undefined): void;
+  /** The finished answer checked (repaired, or cut before a member its receiver lacks); the text itself where nothing is checked. */
+  repair(text: string): string;
+}
+
+const NOTHING: CheckPlan = { request: {}, generated: () => undefined, repair: (text) => text };
+
+/** The check stage at `prefix` (the text before the cursor as the prompt ends) for `model`. */
+export function checkStage(context: RequestContext, model: ModelClient, prefix: string): CheckPlan {
+  const { options, stages, signal, request, trace } = context;
+  const checkMode = options.check?.mode ?? 'off';
+  if (checkMode === 'off') return NOTHING;
+  const typer = stages.receivers?.();
+  const check: NonNullable<typeof trace.check> = { mode: checkMode, ...(typer ? {} : { note: 'no receiver typing in this host' }) };
+  trace.check = check;
+  if (!typer) return NOTHING;
+  // Receiver typing is guarded so it never fails the completion; a text is typed once per request
+  // (the receiver at the cursor is asked for before decoding and again when the answer is checked).
+  const membersAt = (text: string): ReceiverMembers | undefined =>
+    context.memo(`check.members\0${text}`, () => {
+      try {
+        return typer.membersAt({ path: request.filePath, lang: request.lang, prefix: text }, signal);
+      } catch (e) {
+        if (isCancellationError(e)) throw e;
+        check.note = `receiver typing failed: ${errorMessage(e)}`;
+        return undefined;
+      }
+    });
+  const can = model.capabilities ?? {};
+  // The receiver at the cursor, for a model that can be constrained (by its tokens, or by its server's own mechanism).
+  const constrains = checkMode === 'constrain' && (can.decodeConstraint === true || can.memberChoice === true);
+  const atCursor = constrains ? membersAt(prefix) : undefined;
+  if (atCursor) check.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
+  let constraint: DereferenceConstraint | undefined;
+  let guide: CallArgumentGuide | undefined;
+  if (constrains && can.decodeConstraint) {
+    constraint = new DereferenceConstraint(prefix, membersAt, atCursor, options.check?.prior ?? 0);
+    const callAtTyped = typer.callAt?.bind(typer);
+    if (callAtTyped) {
+      const callAt = (text: string): CallSignature | undefined => {
+        try {
+          return callAtTyped({ path: request.filePath, lang: request.lang, prefix: text }, signal);
+        } catch (e) {
+          if (isCancellationError(e)) throw e;
+          check.note = `call typing failed: ${errorMessage(e)}`;
+          return undefined;
+        }
+      };
+      guide = new CallArgumentGuide(prefix, request.lang, callAt, callAt(prefix));
+    }
+  }
+  // A model server that offers a constraint mechanism is asked to finish a member of the receiver at the cursor.
+  const memberChoice = atCursor && can.memberChoice ? { names: [...atCursor.names], partial: atCursor.partial } : undefined;
+  // Both constraints see every step: the call guide first, the member mask after it (it has the last word at a dot).
+  const decodeConstraint: DecodeConstraint | undefined =
+    constraint && guide
+      ? {
+          apply: (texts, generated, logits) => {
+            guide.apply(texts, generated, logits);
+            constraint.apply(texts, generated, logits);
+          },
+        }
+      : constraint;
+  return {
+    request: { ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}) },
+    generated: (result) => {
+      if (constraint) Object.assign(check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs + (guide?.ms ?? 0), resolveMs: constraint.resolveMs, ...(guide && guide.events.length > 0 ? { calls: guide.events } : {}) });
+      if (result?.serverConstraint) check.server = result.serverConstraint;
+    },
+    // A model whose decoding was not constrained: its finished answer is checked (repaired or cut).
+    repair: (text) => {
+      if (!text || (checkMode !== 'repair' && constraint)) return text;
+      const checked = checkCompletion(prefix, text, membersAt);
+      Object.assign(check, { checked: checked.checked, fixes: checked.fixes });
+      return checked.text;
+    },
+  };
+}

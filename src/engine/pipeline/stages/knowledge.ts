@@ -1,0 +1,103 @@
+// CodeRAG's knowledge stage (query, Alg. 1 -> multi-path retrieval, 2.2.1 -> BestFit rerank, 2.3)
+// and ProCC's similar-code stage: what every mode asks for the code the prompt shows. The line
+// mode's prompt is built from them; the body mode adds the knowledge items to Rambo's lists.
+import { lastLinesQuery } from '../../query/lastLinesQuery';
+import type { UnfinishedFile } from '../../query/unfinishedFile';
+import type { Candidate, RetrievalTrace } from '../../retrieve/types';
+import type { RerankOutcome } from '../../rerank/types';
+import { raceDeadline } from '../../util/abort';
+import { errorMessage } from '../../util/errors';
+import { similarStage, type SimilarOutcome } from '../../similar/similarStage';
+import type { CodeWindow } from '../../similar/windowIndex';
+import { retrievalTraceOf, type CompletionTrace } from '../trace';
+import type { CompletionRequest, RequestContext } from '../types';
+import { timed } from './timed';
+
+export interface Knowledge {
+  /** The reranked top-u (retrieval order without a reranker). */
+  ranked: Candidate[];
+  retrieval?: RetrievalTrace;
+  rerank?: RerankOutcome;
+}
+
+/**
+ * The knowledge items for `request` (the request as the mode primed it), each step timed into
+ * `trace` (the request's own, or a scratch one where the mode records the stage as a whole).
+ */
+export async function knowledgeStage(context: RequestContext, request: CompletionRequest, trace: CompletionTrace = context.trace): Promise<Knowledge> {
+  const { stages, options, signal } = context;
+  const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
+
+  // a. query
+  const query = await timed(
+    trace,
+    'query',
+    signal,
+    () => (stages.probeGate ? stages.probeGate.run((s) => stages.query.build(file, options.query, s), signal) : stages.query.build(file, options.query, signal)),
+    (e) => ({ value: { ...lastLinesQuery(request.prefix, 10), fallbackReason: `query failed: ${errorMessage(e)}` }, status: 'degraded', message: errorMessage(e) }),
+    stages.checkpoint,
+  );
+  trace.query = { strategy: query.strategy, text: query.text, spans: query.spans, ...(query.chunkScores ? { chunkScores: query.chunkScores } : {}), ...(query.fallbackReason ? { fallbackReason: query.fallbackReason } : {}) };
+
+  // b. retrieve
+  const retrievalFile = request.retrievalSuffix ? { ...file, prefix: request.prefix + request.retrievalSuffix } : file;
+  const retrieval = await timed<RetrievalTrace | undefined>(
+    trace,
+    'retrieve',
+    signal,
+    () => stages.retrieval.retrieve({ file: retrievalFile, query, topJ: options.retrieval.topJ }, options.retrieval, signal),
+    (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
+    stages.checkpoint,
+  );
+  const candidates = retrieval?.candidates ?? [];
+  if (retrieval) trace.retrieval = retrievalTraceOf(retrieval);
+
+  // c. rerank (without a reranker, or when it fails, the candidates stay in retrieval order)
+  const reranker = stages.reranker();
+  const inOrder = candidates.slice(0, options.rerank.topU);
+  if (!reranker || candidates.length <= 1) {
+    trace.stages.push({ stage: 'rerank', status: 'skipped', elapsedMs: 0, message: reranker ? 'fewer than two candidates' : 'no reranker; retrieval order' });
+    trace.rerank = { reranker: reranker?.name ?? 'none', calls: [], picked: inOrder.map((c) => c.snippet.id) };
+    return { ranked: inOrder, ...(retrieval ? { retrieval } : {}) };
+  }
+  const rerank = await timed<RerankOutcome>(
+    trace,
+    'rerank',
+    signal,
+    () => raceDeadline((s) => reranker.rerank({ file, candidates, topU: options.rerank.topU }, s), options.rerank.timeoutMs, signal, () => new Error(`rerank exceeded ${options.rerank.timeoutMs} ms`)),
+    (e) => ({ value: { ranked: inOrder, calls: [], notes: [`failed: ${errorMessage(e)}`] }, status: 'degraded', message: errorMessage(e) }),
+    stages.checkpoint,
+  );
+  trace.rerank = { reranker: reranker.name, calls: rerank.calls, picked: rerank.ranked.map((c) => c.snippet.id), ...(rerank.notes ? { notes: rerank.notes } : {}), ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}) };
+  return { ranked: rerank.ranked, ...(retrieval ? { retrieval } : {}), rerank };
+}
+
+/** A similar-code window as a candidate: it enters the contexts and the prompt under ProCC's heading. */
+export function windowCandidate(w: CodeWindow, arm: string): Candidate {
+  return {
+    snippet: { id: w.id, kind: 'window', path: w.path, name: (w.text.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 60), qualifiedName: `${w.path}:${w.startLine + 1}-${w.endLine + 1}`, range: { startLine: w.startLine, endLine: w.endLine }, text: w.text },
+    paths: [],
+    scores: {},
+    ranks: {},
+    origin: { kind: 'similar', arm },
+  };
+}
+
+/** ProCC's similar code: the chosen top-1 window(s) as candidates; none when the stage is off or absent. */
+export async function similarCodeStage(context: RequestContext, request: CompletionRequest): Promise<Candidate[]> {
+  const { stages, options, signal, trace } = context;
+  const similarOptions = options.similar;
+  if (!similarOptions || similarOptions.mode === 'off' || !stages.similar) return [];
+  const similar = stages.similar();
+  const outcome = await timed<SimilarOutcome | undefined>(
+    trace,
+    'similar',
+    signal,
+    () => similarStage({ filePath: request.filePath, lang: request.lang, prefix: request.prefix, suffix: request.suffix }, similar, stages.bandit?.(), similarOptions, signal),
+    (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
+    stages.checkpoint,
+  );
+  if (!outcome) return [];
+  trace.similar = outcome.trace;
+  return outcome.windows.map((w) => windowCandidate(w, outcome.trace.arm));
+}

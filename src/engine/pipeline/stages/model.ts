@@ -1,0 +1,152 @@
+// The model stages every mode ends with (issue 47 item 1): prompt -> check -> generate (through
+// the gate) -> postprocess, each timed into the trace; the mode says how its prompt is built, what
+// the model may not do yet and how the answer is cut (a ModelPlan), the rest is one code path.
+import { redactSecrets } from '../../prompt/redact';
+import { stripControlChars } from '../../generate/postprocess/controlChars';
+import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../../generate/types';
+import type { Candidate } from '../../retrieve/types';
+import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
+import type { CompletionTrace } from '../trace';
+import type { CompletionItem, PipelineOptions, RequestContext } from '../types';
+import { checkStage } from './check';
+import { timed } from './timed';
+
+/** A prompt as a mode built it within the budget, with what the trace shows of it. */
+export interface ModelPrompt {
+  /** Before redaction. */
+  prompt: string;
+  stop: readonly string[];
+  /** The candidates that made it into the prompt, in prompt order. */
+  contexts: Candidate[];
+  trace: Omit<NonNullable<CompletionTrace['prompt']>, 'text' | 'redactions' | 'budgetTokens' | 'family'>;
+}
+
+/** What a mode asks of the model stages. */
+export interface ModelPlan {
+  maxNewTokens: number;
+  /** The prompt within `budgetTokens` (throws: the prompt stage fails). */
+  prompt(budgetTokens: number): ModelPrompt;
+  /** The generate request's mode-specific parts: more stops, what the model may not do yet, when the answer is complete, what it may copy. */
+  generate: Pick<GenerateRequest, 'holdEnd' | 'holdLine' | 'until' | 'copyFrom'> & { stop?: readonly string[] };
+  /** Where the check stage reads the code before the cursor (the prompt's); absent: this mode is not checked. */
+  checkAt?: string;
+  /** The answer cut to what the mode inserts: `text` (checked after) and the `lead` the inserted text begins with; `message` notes the stage. */
+  postprocess(generated: GenerateResult): { text: string; lead: string; message?: string };
+  /** Why postprocessing left nothing of the answer (absent: the trace gives no reason). */
+  whyEmpty?(generated: GenerateResult): string | undefined;
+}
+
+/** The prompt budget: the options' within the model's context window, less the answer's tokens. */
+export function promptBudget(options: PipelineOptions, model: ModelClient | undefined, maxNewTokens: number): number {
+  return Math.max(64, Math.min(options.prompt.budgetTokens, (model?.contextTokens ?? Infinity) - maxNewTokens));
+}
+
+/**
+ * Load what the model needs (first request only) once per request; its time is model time, not
+ * prompt assembly. A model that cannot load leaves the generate stage to report it.
+ */
+export function prepareModel(context: RequestContext, model: ModelClient): Promise<void> {
+  return context.memo('model.prepare', async () => {
+    const prepareStart = performance.now();
+    await model.prepare?.(context.signal).catch((e: unknown) => {
+      if (isCancellationError(e)) throw e;
+    });
+    throwIfAborted(context.signal);
+    context.trace.modelPrepareMs = performance.now() - prepareStart;
+  });
+}
+
+/** Most characters of the file above the cursor a model may copy from beyond its prompt (GenerateRequest.copyFrom). */
+const COPY_FROM_CHARS = 32_000;
+
+/** The file above the cursor, its last COPY_FROM_CHARS characters, for GenerateRequest.copyFrom. */
+export function fileToCopyFrom(prefix: string): string {
+  return prefix.length > COPY_FROM_CHARS ? prefix.slice(prefix.length - COPY_FROM_CHARS) : prefix;
+}
+
+/** One call of the model through the host's gate (one model-server request in flight). */
+export function callModel(context: RequestContext, model: ModelClient, request: GenerateRequest, signal: AbortSignal = context.signal): Promise<GenerateResult> {
+  const gate = context.stages.gate;
+  const work = (s: AbortSignal): Promise<GenerateResult> => model.generate(request, s);
+  return gate ? gate.run(work, signal) : work(signal);
+}
+
+/** Prompt, check, generate, postprocess: the suggestion (if any) and the contexts that entered the prompt. */
+export async function runModelStages(context: RequestContext, model: ModelClient, plan: ModelPlan): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
+  const { trace, signal, stages, options } = context;
+  await prepareModel(context, model);
+  const budgetTokens = promptBudget(options, model, plan.maxNewTokens);
+
+  // d. prompt
+  const prompt = await timed<ModelPrompt | undefined>(
+    trace,
+    'prompt',
+    signal,
+    () => Promise.resolve().then(() => plan.prompt(budgetTokens)),
+    (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
+  );
+  if (!prompt) {
+    trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
+    return { items: [], contexts: [] };
+  }
+  // The prompt leaves the process (to a model server, or the embedded model): credentials first.
+  const redacted = redactSecrets(prompt.prompt);
+  const { format, ...shown } = prompt.trace;
+  trace.prompt = { text: redacted.text, redactions: redacted.count, tokens: shown.tokens, budgetTokens, family: model.family, fim: shown.fim, ...(format ? { format } : {}), snippets: shown.snippets, snippetsDropped: shown.snippetsDropped, prefixCut: shown.prefixCut };
+
+  // Checking against the repository: what this client can use of it.
+  const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt) : undefined;
+
+  // e. generate (one model request in flight per server, through the gate)
+  const { stop, ...generateParts } = plan.generate;
+  const generated = await timed<GenerateResult | undefined>(
+    trace,
+    'generate',
+    signal,
+    () => callModel(context, model, { prompt: redacted.text, maxNewTokens: plan.maxNewTokens, stop: [...prompt.stop, ...(stop ?? [])], temperature: options.generate.temperature, ...check?.request, ...generateParts }),
+    (e) => {
+      trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
+      return { value: undefined, status: 'failed', message: errorMessage(e) };
+    },
+    stages.checkpoint,
+  );
+  check?.generated(generated);
+  if (!generated) return { items: [], contexts: prompt.contexts };
+  trace.model = {
+    backend: model.backend,
+    model: generated.model,
+    endpoint: model.endpoint,
+    elapsedMs: generated.elapsedMs,
+    // Shown in the editor's trace view and the terminal: without control characters.
+    raw: stripControlChars(generated.text),
+    ...(generated.firstTokenMs !== undefined ? { firstTokenMs: generated.firstTokenMs } : {}),
+    ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}),
+    ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),
+    ...(generated.copyPrior ? { copyPrior: generated.copyPrior } : {}),
+  };
+
+  // f. postprocess
+  let message: string | undefined;
+  const cut = await timed(
+    trace,
+    'postprocess',
+    signal,
+    () =>
+      Promise.resolve().then(() => {
+        const out = plan.postprocess(generated);
+        message = out.message;
+        return out;
+      }),
+    (e) => ({ value: { text: '', lead: '' }, status: 'failed', message: errorMessage(e) }),
+  );
+  const post = trace.stages.at(-1);
+  if (message !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = message;
+  const checked = check ? check.repair(cut.text) : cut.text;
+  const inserted = checked ? cut.lead + checked : '';
+  trace.completion = inserted;
+  if (!inserted && plan.whyEmpty) {
+    const stopped = generated.stoppedBy && generated.stoppedBy !== 'unknown' ? ` (stopped by ${generated.stoppedBy === 'eos' ? 'its end token' : generated.stoppedBy === 'length' ? 'the token limit' : 'a stop sequence'})` : '';
+    trace.empty = cut.text ? 'checking cut the whole suggestion (it names a member its receiver lacks)' : `${plan.whyEmpty(generated) ?? 'postprocessing left nothing'}${stopped}`;
+  }
+  return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };
+}

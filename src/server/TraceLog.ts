@@ -1,0 +1,42 @@
+// The traces of the last completions (for `coderag/explain` and the learning feature's rewards),
+// with the server-side timing of each and the workspace folder it was made in.
+import type { CompletionTrace } from '../engine/pipeline';
+
+export interface ServerTiming {
+  debounceMs: number;
+  handlerMs: number;
+  overheadMs: number;
+  cache: 'hit' | 'miss';
+  /** Of the overhead: yielding to pending messages between stages, and prompt assembly + postprocessing. */
+  checkpointMs?: number;
+  promptMs?: number;
+}
+
+export interface KeptTrace {
+  trace: CompletionTrace;
+  server: ServerTiming;
+  folderRoot?: string;
+}
+
+const TRACES_KEPT = 100;
+
+export class TraceLog {
+  private readonly traces = new Map<string, KeptTrace>();
+  private last: string | undefined;
+
+  keep(trace: CompletionTrace, server: ServerTiming, folderRoot?: string): void {
+    this.traces.set(trace.id, { trace, server, ...(folderRoot !== undefined ? { folderRoot } : {}) });
+    while (this.traces.size > TRACES_KEPT) {
+      const oldest = this.traces.keys().next();
+      if (oldest.done) break;
+      this.traces.delete(oldest.value);
+    }
+    this.last = trace.id;
+  }
+
+  /** A kept trace (the last 100); without an id, the newest. */
+  get(traceId?: string): KeptTrace | undefined {
+    const id = traceId ?? this.last;
+    return id !== undefined ? this.traces.get(id) : undefined;
+  }
+}

@@ -1,7 +1,7 @@
 // The per-repository knowledge base (CodeRAG section 2.1): scan, extract, persist, update incrementally.
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import type { FileExtraction, ItemKind, KbClass, KbItem, Lang } from './types';
+import type { FileExtraction, ItemKind, KbChangeEvent, KbClass, KbItem, Lang } from './types';
 import { ITEM_KINDS } from './types';
 import type { Parsers } from './parsers';
 import { extractFile } from './extract';
@@ -12,6 +12,7 @@ import { getLogger } from '../util/logger';
 import { throwIfAborted } from '../util/errors';
 import { eventLoopYielder } from '../util/yielder';
 import { packExtraction } from './packedText';
+import { KbSymbols } from '../symbols/kbSymbols';
 
 const log = getLogger('kb');
 
@@ -52,10 +53,7 @@ export interface IndexReport {
   savedIndex: 'loaded' | 'missing' | 'discarded' | { invalid: string } | 'inMemory';
 }
 
-export interface KbChangeEvent {
-  changed: string[];
-  removed: string[];
-}
+export type { KbChangeEvent };
 
 export class KnowledgeBase implements Disposable {
   private files = new Map<string, StoredFile>();
@@ -68,6 +66,8 @@ export class KnowledgeBase implements Disposable {
   private readonly changeEmitter = new Emitter<KbChangeEvent>();
   /** Fires after files were added, changed or removed. */
   readonly onDidChange = this.changeEmitter.event;
+  /** The symbol table of this knowledge base (dataflow retrieval and receiver typing share it). */
+  readonly symbols = new KbSymbols(this);
 
   private options: KnowledgeBaseOptions;
 
@@ -309,6 +309,7 @@ export class KnowledgeBase implements Disposable {
   }
 
   dispose(): void {
+    this.symbols.dispose();
     this.changeEmitter.dispose();
   }
 }

@@ -13,7 +13,7 @@ import type { Lang } from '../src/engine/kb/types';
 import { DataflowRetriever } from '../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { ReceiverTyper } from '../src/engine/check/receiverMembers';
 import { lastLinesQuery } from '../src/engine/query/lastLinesQuery';
-import { analyzeFile, RepoSymbols } from '../src/bench/crossfile';
+import { analyzeFile, CrossfileSymbols } from '../src/bench/crossfile';
 
 const REPOS = ['pyshop', 'javashop', 'twocopies', 'benchrepos/minipy', 'benchrepos/minijava'];
 
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     await kb.index();
     const retriever = new DataflowRetriever(kb, parsers);
     const typer = new ReceiverTyper(kb, parsers);
-    const mined = new RepoSymbols(kb);
+    const mined = new CrossfileSymbols(kb);
     const files: Record<string, unknown> = {};
     for (const path of sourceFiles(root)) {
       const lang: Lang = path.endsWith('.java') ? 'java' : 'python';

@@ -37,6 +37,11 @@ export class ChangeScheduler implements Disposable {
     });
   }
 
+  /** Whether a run is in progress. */
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
   /** Whether paths changed since the last take(). */
   get hasPending(): boolean {
     return this.pending.size > 0;

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   for (const repo of REPOS) {
     const root = join(fixturesDir, repo);
     const kb = await KnowledgeBase.open({ repoRoot: root, parsers });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const retriever = new DataflowRetriever(kb, parsers);
     const typer = new ReceiverTyper(kb, parsers);
     const mined = new CrossfileSymbols(kb);

@@ -14,7 +14,7 @@ void test('minijava: Java receivers resolve through declared types, return types
   const expected = JSON.parse(readFileSync(join(fixturesDir, 'benchrepos', 'minijava.receivers.expected.json'), 'utf8')) as { file: string; rows: Record<string, string[]> };
   const p = await parsers();
   const kb = await KnowledgeBase.open({ repoRoot: root, parsers: p });
-  await kb.index();
+  await kb.index(undefined, new AbortController().signal);
   try {
     const text = readFileSync(join(root, expected.file), 'utf8');
     const analysis = analyzeFile(new CrossfileSymbols(kb), kb, p, expected.file, 'java', text);

@@ -118,11 +118,11 @@ export class KnowledgeBase implements Disposable {
   }
 
   /** Bring the index up to date with the files on disk; only changed files are parsed. */
-  index(onProgress?: (p: IndexProgress) => void, signal?: AbortSignal): Promise<IndexReport> {
+  index(onProgress: ((p: IndexProgress) => void) | undefined, signal: AbortSignal): Promise<IndexReport> {
     return this.serialize(() => this.runIndex(onProgress, signal));
   }
 
-  private async runIndex(onProgress: ((p: IndexProgress) => void) | undefined, signal: AbortSignal | undefined): Promise<IndexReport> {
+  private async runIndex(onProgress: ((p: IndexProgress) => void) | undefined, signal: AbortSignal): Promise<IndexReport> {
     const start = performance.now();
     const scan = await scanRepository(this.options.repoRoot, this.options, signal);
     const timings = { scanMs: performance.now() - start, readMs: 0, extractMs: 0, saveMs: 0, extractCpuMs: 0 };

@@ -81,9 +81,9 @@ test('a knowledge base built, saved and reloaded gives the items the extraction 
     const expected = extractFile(parsers, 'python', 'pkg/util.py', readFileSync(path.join(repo, 'pkg', 'util.py'), 'utf8'));
     const indexFolder = path.join(dir, 'index');
     const fresh = await KnowledgeBase.open({ repoRoot: repo, indexFolder, parsers });
-    await fresh.index();
+    await fresh.index(undefined, new AbortController().signal);
     const reopened = await KnowledgeBase.open({ repoRoot: repo, indexFolder, parsers });
-    assert.equal((await reopened.index()).savedIndex, 'loaded');
+    assert.equal((await reopened.index(undefined, new AbortController().signal)).savedIndex, 'loaded');
     for (const kb of [fresh, reopened]) {
       assert.deepEqual(
         kb.items().map((i) => [i.id, i.text, i.docstring]),

@@ -250,7 +250,7 @@ void test('DataflowRetriever follows knowledge-base changes', async () => {
   try {
     writeRepo(dir.path, { 'a.py': 'x = 1\n' });
     const kb = await KnowledgeBase.open({ repoRoot: dir.path, parsers: await parsers() });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const file: UnfinishedFile = { path: 'main.py', lang: 'python', prefix: 'from tools.b import make_thing\nt = make_thing(' };
     const df = new DataflowRetriever(kb, await parsers());
     const ids = async (): Promise<string[]> => (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal)).results.map((r) => r.snippet.id);

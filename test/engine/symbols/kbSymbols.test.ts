@@ -23,7 +23,7 @@ void test('dataflow retrieval and receiver typing share the knowledge base symbo
     write(dir.path, 'tools/__init__.py', '');
     write(dir.path, 'tools/b.py', 'def old_thing():\n    return 1\n');
     const kb = await KnowledgeBase.open({ repoRoot: dir.path, parsers: await parsers() });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const p = await parsers();
     const df = new DataflowRetriever(kb, p);
     const typer = new ReceiverTyper(kb, p);

@@ -11,7 +11,7 @@ import { Emitter, type Disposable } from '../util/disposable';
 import { getLogger } from '../util/logger';
 import { throwIfAborted } from '../util/errors';
 import { eventLoopYielder } from '../util/yielder';
-import { packExtraction } from './packedText';
+import { packExtraction, PackedTexts } from './packedText';
 import { KbSymbols } from '../symbols/kbSymbols';
 
 const log = getLogger('kb');
@@ -63,6 +63,8 @@ export class KnowledgeBase implements Disposable {
   private dirty = false;
   private loaded: IndexReport['savedIndex'] = 'inMemory';
   private queue: Promise<unknown> = Promise.resolve();
+  /** Where this knowledge base's item texts are packed (kb/packedText.ts). */
+  private readonly packed = new PackedTexts();
   private readonly changeEmitter = new Emitter<KbChangeEvent>();
   /** Fires after files were added, changed or removed. */
   readonly onDidChange = this.changeEmitter.event;
@@ -89,7 +91,7 @@ export class KnowledgeBase implements Disposable {
         const pause = eventLoopYielder();
         for (const [path, stored] of Object.entries(result.index.files)) {
           await pause();
-          kb.files.set(path, { ...stored, extraction: packExtraction(stored.extraction) });
+          kb.files.set(path, { ...stored, extraction: packExtraction(stored.extraction, kb.packed) });
         }
         kb.loaded = 'loaded';
       } else if (result.status === 'missing') {
@@ -222,7 +224,7 @@ export class KnowledgeBase implements Disposable {
   }
 
   private extract(lang: Lang, path: string, text: string, hash: string, size: number): StoredFile {
-    const extraction = packExtraction(extractFile(this.options.parsers, lang, path, text));
+    const extraction = packExtraction(extractFile(this.options.parsers, lang, path, text), this.packed);
     let lines = 1;
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
     if (text.endsWith('\n')) lines--;

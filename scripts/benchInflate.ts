@@ -4,30 +4,21 @@
 // sources under DIR (java.base: unzip the JDK's lib/src.zip) cut into the blocks packedText makes
 // (about 16K characters, deflated raw at level 1). Prints, per decoder, the median time of a pass
 // over every block and the growth of RSS and external memory over the passes. Not a test.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { inflateSync } from 'fflate';
+import { sourcePaths } from './sourceTree';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { passes: { type: 'string', default: '7' } } });
 const root = positionals[0];
 if (!root) throw new Error('usage: benchInflate.ts DIR [--passes N]');
 const passes = Math.max(3, Number(values.passes));
 
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sources(p));
-    else if (/\.(java|py)$/.test(name)) out.push(p);
-  }
-  return out.sort();
-}
 
 const BLOCK_CHARS = 16 * 1024;
 const blocks: Array<{ data: Uint8Array; size: number }> = [];
-for (const file of sources(root)) {
+for (const file of sourcePaths(root)) {
   const text = readFileSync(file, 'utf8');
   for (let at = 0; at < text.length; at += BLOCK_CHARS) {
     const raw = Buffer.from(text.slice(at, at + BLOCK_CHARS), 'utf8');

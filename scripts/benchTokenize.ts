@@ -4,30 +4,22 @@
 // JDK's lib/src.zip). Texts as the engine encodes them: item-sized pieces (40 lines, what the dense
 // path embeds) and whole files cut at 8,000 characters (prompt-sized). Each pass encodes every text
 // once; the first pass finds both caches empty. Prints each pass's time. Not a test.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ByteLevelBpe } from '../src/engine/models/byteLevelBpe';
 import { loadTokenizers, readJsonFile } from '../src/engine/models/tokenizer';
 import { repoRoot } from '../test/helpers/paths';
+import { sourcePaths } from './sourceTree';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { passes: { type: 'string', default: '3' }, model: { type: 'string', default: 'coderag-encoder' } } });
 const root = positionals[0];
 if (!root) throw new Error('usage: benchTokenize.ts DIR [--passes N] [--model coderag-encoder|coderag-lm]');
 const passes = Math.max(2, Number(values.passes));
 
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sources(p));
-    else if (/\.(java|py)$/.test(name)) out.push(p);
-  }
-  return out.sort();
-}
 
 async function main(): Promise<void> {
-  const files = sources(root!).map((f) => readFileSync(f, 'utf8'));
+  const files = sourcePaths(root!).map((f) => readFileSync(f, 'utf8'));
   const pieces: string[] = [];
   for (const f of files) {
     const lines = f.split('\n');

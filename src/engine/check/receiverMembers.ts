@@ -136,9 +136,6 @@ function describe(e: Entity): string {
 
 /** Types receivers with the knowledge base's symbol table and the expression evaluator. */
 export class ReceiverTyper implements Disposable {
-  /** The table of the request in progress (the knowledge base's, as it was when the request began). */
-  private symbols!: SymbolTable;
-
   constructor(
     private readonly kb: DataflowSource,
     private readonly parsers: Parsers,
@@ -185,7 +182,7 @@ export class ReceiverTyper implements Disposable {
     const overloads: Parameter[][] = [];
     let variadic = false;
     for (const e of entities) {
-      const of = this.parametersOf(e, scope);
+      const of = this.parametersOf(resolver.symbols, e, scope);
       if (!of) return undefined;
       for (const o of of) {
         overloads.push(o.params);
@@ -240,16 +237,15 @@ export class ReceiverTyper implements Disposable {
 
   /** The dataflow scope of the prefix cut at `cutAt` (the expression's start) and a resolver over it. */
   private scopeAt(file: { path: string; lang: Lang; prefix: string }, cutAt: number, signal: AbortSignal): { scope: Scope; resolver: Evaluator } {
-    this.symbols = this.kb.symbols.table();
+    const symbols = this.kb.symbols.table();
     const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix.slice(0, cutAt));
     throwIfAborted(signal);
     const scope: Scope = { path: file.path, lang: file.lang, extraction, flow };
-    return { scope, resolver: new Evaluator(this.symbols, { unfinished: scope, typedLocalCalls: true }) };
+    return { scope, resolver: new Evaluator(symbols, { unfinished: scope, typedLocalCalls: true }) };
   }
 
   /** A callable entity's parameter lists (a class: its constructors); undefined when not a proven repository callable. */
-  private parametersOf(e: Entity, scope: Scope): Array<{ params: Parameter[]; variadic: boolean }> | undefined {
-    const symbols = this.symbols;
+  private parametersOf(symbols: SymbolTable, e: Entity, scope: Scope): Array<{ params: Parameter[]; variadic: boolean }> | undefined {
     let cls: KbClass | undefined;
     if (e.kind === 'class' && !e.instance) cls = e.cls;
     else if (e.kind === 'local' && !e.instance) cls = symbols.file(scope.path)?.classes.find((c) => c.name === e.cls.name);
@@ -344,7 +340,7 @@ export class ReceiverTyper implements Disposable {
   }
 
   private namesOf(resolver: Evaluator, e: Entity, scope: Scope, prefix: string, seen: Set<string>): string[] | undefined {
-    const symbols = this.symbols;
+    const symbols = resolver.symbols;
     switch (e.kind) {
       case 'module': {
         if (seen.has(`m:${e.key}`)) return [];
@@ -391,7 +387,7 @@ export class ReceiverTyper implements Disposable {
     const key = `c:${cls.path}#${cls.qualifiedName}`;
     if (seen.has(key)) return [];
     seen.add(key);
-    const symbols = this.symbols;
+    const symbols = resolver.symbols;
     if (cls.kind === 'record') return undefined;
     const members: readonly KbItem[] = symbols.classMembers(cls);
     if (members.some((m) => m.name === '__getattr__' || m.name === '__getattribute__')) return undefined;

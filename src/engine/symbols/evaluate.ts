@@ -61,7 +61,8 @@ export class Evaluator {
   private readonly maxSteps: number;
 
   constructor(
-    private readonly symbols: SymbolTable,
+    /** The table names are looked up in (one knowledge base's, as it was when the request began). */
+    readonly symbols: SymbolTable,
     options: EvaluatorOptions = {},
   ) {
     this.unfinished = options.unfinished;

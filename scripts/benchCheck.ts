@@ -37,7 +37,7 @@ function median(xs: number[]): number {
 
 async function main(): Promise<void> {
   const parsers = await loadParsers(grammarsDir);
-  const lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+  const lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
   const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
   const t0 = performance.now();
   lm.tokenTexts?.();
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const kbs = new Map<string, { kb: KnowledgeBase; paths: ReturnType<typeof createRetrievalPaths> }>();
   for (const fixture of ['pyshop', 'javashop']) {
     const kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, fixture), parsers });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     kbs.set(fixture, { kb, paths: createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] }) });
   }
   console.log('case | mode | steps | model ms/step | constraint ms/step (of it: typing generated dots) | share | written');

@@ -26,7 +26,7 @@ const prompts = readFileSync(values.cases, 'utf8')
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 void (async () => {
-  const lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+  const lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
   const signal = new AbortController().signal;
   const on = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
   const off = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), copyPrior: false });

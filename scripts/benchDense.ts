@@ -35,7 +35,7 @@ function stats(xs: number[]): string {
 
 async function main(): Promise<void> {
   const registry = new ModelRegistry({ modelsDir: join(__dirname, '..', 'models') });
-  const real = await registry.encoder();
+  const real = await registry.encoder(undefined, new AbortController().signal);
   const dim = real.dim;
   // A stand-in encoder: a deterministic unit vector per text, no model time.
   const fake: DenseEncoder = {

@@ -37,7 +37,7 @@ function stats(xs: number[]): string {
 async function main(): Promise<void> {
   const root = resolve(__dirname, '..');
   const kb = await KnowledgeBase.open({ repoRoot: repo!, parsers: await loadParsers(join(root, 'grammars')) });
-  await kb.index();
+  await kb.index(undefined, new AbortController().signal);
   const items = kb.items();
   const files = kb.paths();
   if (items.length < 31 || files.length === 0) throw new Error(`${repo} has too few items (${items.length})`);

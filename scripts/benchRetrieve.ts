@@ -123,7 +123,7 @@ async function benchRepo(repo: string): Promise<void> {
   const parsers = await loadParsers(resolve(__dirname, '..', 'grammars'));
   let t = performance.now();
   const kb = await KnowledgeBase.open({ repoRoot: repo, parsers });
-  const report = await kb.index();
+  const report = await kb.index(undefined, new AbortController().signal);
   console.log(`\n== ${repo}\nknowledge base: ${report.files} files, ${kb.items().length} items, ${report.classes} classes, indexed in ${(performance.now() - t).toFixed(0)} ms`);
 
   for (const split of [false, true]) {

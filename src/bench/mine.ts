@@ -31,7 +31,7 @@ import { decodeSource } from '../engine/kb/scan';
 import type { Lang } from '../engine/kb/types';
 import { throwIfAborted } from '../engine/util/errors';
 import type { BenchCase } from './cases';
-import { analyzeFile, isTestPath, RepoSymbols, type FileAnalysis } from './crossfile';
+import { analyzeFile, isTestPath, CrossfileSymbols, type FileAnalysis } from './crossfile';
 
 export { isTestPath };
 import type { CrossfileDef } from './metrics';
@@ -93,7 +93,7 @@ export interface RepoMineResult {
 /** Every candidate of one repository (sorted by file, then row) and the sampled cases. */
 export async function mineRepository(kb: KnowledgeBase, parsers: Parsers, repository: string, options: MineOptions, signal?: AbortSignal): Promise<RepoMineResult> {
   const start = performance.now();
-  const symbols = new RepoSymbols(kb);
+  const symbols = new CrossfileSymbols(kb);
   const texts = new Map<string, { text: string; starts: number[] }>();
   const candidates: Candidate[] = [];
   let files = 0;

@@ -23,19 +23,19 @@ export interface CliModels {
 }
 
 /** The shipped models the probing query and the dense path use; one that does not load is a warning, and its stage falls back. */
-export async function openModels(need: { lm: boolean; encoder: boolean }, warn: (message: string) => void): Promise<CliModels> {
+export async function openModels(need: { lm: boolean; encoder: boolean }, warn: (message: string) => void, signal: AbortSignal): Promise<CliModels> {
   const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2, device: modelDevice() });
   const out: CliModels = { registry };
   if (need.lm) {
     try {
-      out.lm = await registry.causalLM();
+      out.lm = await registry.causalLM(undefined, signal);
     } catch (e) {
       warn(`probing model not available (${errorMessage(e)}); the query falls back to a model-free strategy`);
     }
   }
   if (need.encoder) {
     try {
-      out.encoder = await registry.encoder();
+      out.encoder = await registry.encoder(undefined, signal);
     } catch (e) {
       warn(`dense retrieval skipped: code encoder not available (${errorMessage(e)})`);
     }

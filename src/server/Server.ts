@@ -96,6 +96,8 @@ export class Server {
   /** Completion requests being served; background embedding waits for them. */
   private readonly foreground = new ForegroundActivity();
   private registry: ModelRegistry;
+  /** Aborted at shutdown: the models' loads stop waiting then. */
+  private readonly lifetime = new AbortController();
   /** Where the distilled reranker runs (it loads outside the registry). */
   private distilledPlacement: ModelPlacement | undefined;
   private readonly indexer: WorkspaceIndexer;
@@ -189,7 +191,7 @@ export class Server {
 
   /** The shipped code encoder for dense retrieval; undefined (dense off, logged once) when it does not load. */
   private encoder(): Promise<Encoder | undefined> {
-    this.encoderPromise ??= this.registry.encoder().then(
+    this.encoderPromise ??= this.registry.encoder(undefined, this.lifetime.signal).then(
       (encoder) => {
         log.info(`code encoder ${encoder.name} loaded (dim ${encoder.dim}) on ${encoder.placement?.provider ?? 'cpu'}`);
         this.publishModelDevices();
@@ -230,7 +232,7 @@ export class Server {
   }
 
   private causalLM(): Promise<CausalLM> {
-    this.lmPromise ??= this.registry.causalLM().then(
+    this.lmPromise ??= this.registry.causalLM(undefined, this.lifetime.signal).then(
       (lm) => {
         this.publishModelDevices();
         return lm;
@@ -287,6 +289,7 @@ export class Server {
     this.documents.onDidSave((e) => void this.indexer.onSaved(e.document.uri, e.document.getText()));
     connection.onShutdown(async () => {
       this.loopDelay.disable();
+      this.lifetime.abort();
       for (const f of [...this.features].reverse()) await f.shutdown?.();
       this.status.dispose();
       await (await this.itemEncoderPromise)?.dispose().catch(() => undefined);

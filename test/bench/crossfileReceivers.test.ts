@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KnowledgeBase } from '../../src/engine/kb/KnowledgeBase';
-import { analyzeFile, RepoSymbols } from '../../src/bench/crossfile';
+import { analyzeFile, CrossfileSymbols } from '../../src/bench/crossfile';
 import { parsers } from './mineHelpers';
 import { fixturesDir } from '../helpers/paths';
 
@@ -14,10 +14,10 @@ void test('minijava: Java receivers resolve through declared types, return types
   const expected = JSON.parse(readFileSync(join(fixturesDir, 'benchrepos', 'minijava.receivers.expected.json'), 'utf8')) as { file: string; rows: Record<string, string[]> };
   const p = await parsers();
   const kb = await KnowledgeBase.open({ repoRoot: root, parsers: p });
-  await kb.index();
+  await kb.index(undefined, new AbortController().signal);
   try {
     const text = readFileSync(join(root, expected.file), 'utf8');
-    const analysis = analyzeFile(new RepoSymbols(kb), kb, p, expected.file, 'java', text);
+    const analysis = analyzeFile(new CrossfileSymbols(kb), kb, p, expected.file, 'java', text);
     const rows: Record<string, string[]> = {};
     for (const [row, defs] of [...analysis.defsByRow].sort((a, b) => a[0] - b[0])) rows[String(row)] = defs.map((d) => `${d.kind} ${d.name} ${d.file}`).sort();
     const want: Record<string, string[]> = {};

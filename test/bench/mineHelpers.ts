@@ -13,7 +13,7 @@ export const parsers = (): Promise<Parsers> => (parsersPromise ??= loadParsers(g
 export async function mineFixture(repoRoot: string, name: string, lang: Lang, task: MineTask, perRepo = 1_000_000, seed: string | number = 1): Promise<RepoMineResult> {
   const p = await parsers();
   const kb = await KnowledgeBase.open({ repoRoot, parsers: p });
-  await kb.index();
+  await kb.index(undefined, new AbortController().signal);
   try {
     return await mineRepository(kb, p, name, { lang, task, perRepo, seed });
   } finally {

@@ -56,8 +56,8 @@ void test('runEval: every ProCC method runs on every case; the online bandit is 
     right_context: lines.slice(row + 1).join('\n'),
     metadata: { task_id: `pyshop/${i}`, repository: 'pyshop', file: 'app/main.py', lang: 'python', crossfile_defs: [] },
   }));
-  const lm = await registry.causalLM();
-  const encoder = await registry.encoder();
+  const lm = await registry.causalLM(undefined, new AbortController().signal);
+  const encoder = await registry.encoder(undefined, new AbortController().signal);
   const methods = ['zero-shot', 'procc-lex', 'procc-hyp', 'procc-sum', 'procc-union', 'procc', 'df+s+pc'].map(parseMethod);
   const written = new Map<string, Prediction[]>();
   const report = await runEval(

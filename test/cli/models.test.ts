@@ -23,7 +23,7 @@ void test('--device is taken out of any command line, validated, and remembered 
 });
 
 void test('models --device cpu: every shipped model, its files, and the CPU', async () => {
-  const report = await modelsReport(modelsDir, 'cpu');
+  const report = await modelsReport(modelsDir, 'cpu', new AbortController().signal);
   assert.equal(report.device, 'cpu');
   assert.deepEqual(
     report.models.map((m) => [m.name, m.role, m.placement?.provider]),
@@ -48,7 +48,7 @@ void test('models --device cpu: every shipped model, its files, and the CPU', as
 });
 
 void test('models --device cuda without the CUDA provider: each model on the CPU with the error', async (t) => {
-  const report = await modelsReport(modelsDir, 'cuda');
+  const report = await modelsReport(modelsDir, 'cuda', new AbortController().signal);
   const cuda = report.providers.find((p) => p.provider === 'cuda');
   if (cuda?.available) {
     t.skip('the CUDA provider is installed here');

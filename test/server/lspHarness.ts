@@ -167,7 +167,7 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
 /** The shipped causal LM, loaded once per test process. */
 let lmPromise: Promise<CausalLM> | undefined;
 export function embeddedLM(): Promise<CausalLM> {
-  lmPromise ??= new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+  lmPromise ??= new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
   return lmPromise;
 }
 

@@ -55,7 +55,7 @@ async function fetchCommand(argv: string[]): Promise<number> {
 }
 
 
-async function buildCommand(argv: string[]): Promise<number> {
+async function buildCommand(argv: string[], signal: AbortSignal): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     repos: { type: 'string' },
     lang: { type: 'string' },
@@ -91,10 +91,10 @@ async function buildCommand(argv: string[]): Promise<number> {
     const start = performance.now();
     const kb = await openKnowledgeBase(resolve(reposDir, name), { indexDir: values['index-dir'] as string | undefined });
     const progress = progressPrinter(`indexing ${name}`);
-    await kb.index((x) => progress.update(x));
+    await kb.index((x) => progress.update(x), signal);
     progress.done();
     const indexMs = performance.now() - start;
-    const mined = await mineRepository(kb, p, name, { lang: lang as Lang, task: task as MineTask, perRepo, seed });
+    const mined = await mineRepository(kb, p, name, { lang: lang as Lang, task: task as MineTask, perRepo, seed }, signal);
     kb.dispose();
     all.push(...mined.cases);
     report.push({ repository: name, files: mined.files, candidates: mined.candidates, cases: mined.cases.length, indexMs, mineMs: mined.elapsedMs });
@@ -128,7 +128,7 @@ export const benchCommand: CliCommand = {
   async run(argv, signal) {
     const [sub, ...rest] = argv;
     if (sub === 'fetch') return fetchCommand(rest);
-    if (sub === 'build') return buildCommand(rest);
+    if (sub === 'build') return buildCommand(rest, signal);
     if (sub === 'midline') return midLineCommand(rest);
     throw new UsageError(
       sub ? `unknown subcommand "${sub}" (expected fetch, build or midline)\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}` : `expected a subcommand\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}`,

@@ -127,7 +127,7 @@ export const completeCommand: CliCommand = {
 
     const { kb } = await indexedKnowledgeBase(repo, values, signal);
     const warn = (m: string): boolean => process.stderr.write(`warning: ${m}\n`);
-    const models = await openModels({ lm: true, encoder: values['no-dense'] !== true }, warn);
+    const models = await openModels({ lm: true, encoder: values['no-dense'] !== true }, warn, signal);
     const host = (values['ollama-host'] as string | undefined) ?? MODEL_DEFAULTS.ollamaHost;
     const rerankers = await openRerankers({ choice: reranker, ollamaHost: host, ...(values['rerank-model'] ? { model: values['rerank-model'] as string } : {}) }).catch((e: unknown) => {
       if (e instanceof UserError) warn(`${e.message}; candidates stay in retrieval order`);
@@ -146,7 +146,7 @@ export const completeCommand: CliCommand = {
         openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey: process.env.OPENAI_API_KEY ?? '' },
       };
       const lm = models.lm;
-      const resolved = await resolveModelClient(modelSettings, () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM().then(embeddedLMOf)), signal);
+      const resolved = await resolveModelClient(modelSettings, () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)), signal);
       if (resolved.note) process.stderr.write(`${resolved.note}\n`);
       if (resolved.problem) warn(resolved.problem.message);
       const prober = lm ? causalLMProber(lm) : undefined;

@@ -197,11 +197,11 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   }
   const windowLines = values['window-lines'] === undefined ? undefined : positiveInt(values, 'window-lines', 20);
   const windowStride = values['window-stride'] === undefined ? undefined : positiveInt(values, 'window-stride', 20);
-  const models = await openModels({ lm: needs.prober || needs.similar || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`));
+  const models = await openModels({ lm: needs.prober || needs.similar || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`), signal);
   try {
     if (needs.encoder && !models.encoder) throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
     const model = generator
-      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM().then(embeddedLMOf)), timeoutMs, signal, { loopGuard: loopGuard === 'on', copyPrior: copyPrior === 'on' })
+      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)), timeoutMs, signal, { loopGuard: loopGuard === 'on', copyPrior: copyPrior === 'on' })
       : undefined;
     const prober = needs.prober && models.lm ? lmChunkProber(models.lm, { budgetMs: positiveInt(values, 'probe-budget-ms', DEFAULT_PROBE_BUDGET_MS), batchSize: positiveInt(values, 'probe-batch', DEFAULT_PROBE_BATCH) }) : undefined;
     const p = await parsers();

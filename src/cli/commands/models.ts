@@ -46,7 +46,7 @@ const USED_FOR: Record<string, string> = {
   reranker: 'distilled reranker (BestFit)',
 };
 
-export async function modelsReport(modelsDir: string, device: ModelDevice): Promise<ModelsReport> {
+export async function modelsReport(modelsDir: string, device: ModelDevice, signal: AbortSignal): Promise<ModelsReport> {
   const manifestPath = join(modelsDir, 'manifest.json');
   if (!existsSync(manifestPath)) throw new UsageError(`no shipped models: ${manifestPath} is missing`);
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { models?: ManifestModel[] };
@@ -69,7 +69,7 @@ export async function modelsReport(modelsDir: string, device: ModelDevice): Prom
       };
       try {
         if (m.role === 'causalLM' || m.role === 'encoder') {
-          const model = m.role === 'causalLM' ? await registry.causalLM(m.name) : await registry.encoder(m.name);
+          const model = m.role === 'causalLM' ? await registry.causalLM(m.name, signal) : await registry.encoder(m.name, signal);
           report.placement = model.placement;
           report.loadMs = Math.round(model.timings.loadMs);
         } else if (m.role === 'reranker') {
@@ -107,10 +107,10 @@ export function formatModelsReport(r: ModelsReport): string {
 export const modelsCommand: CliCommand = {
   name: 'models',
   usage: 'models [--json] [--device auto|cpu|cuda|dml|coreml]  (the shipped models, their files and the execution provider each loads on)',
-  async run(argv) {
+  async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } });
     if (positionals.length > 0) throw new UsageError('models takes no positional arguments');
-    const report = await modelsReport(join(assetsDir(), 'models'), modelDevice());
+    const report = await modelsReport(join(assetsDir(), 'models'), modelDevice(), signal);
     process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatModelsReport(report)) + '\n');
     return report.models.every((m) => m.placement) ? 0 : 1;
   },

@@ -126,7 +126,7 @@ export const retrieveCommand: CliCommand = {
     timings.index = performance.now() - t;
 
     t = performance.now();
-    const models = await openModels({ lm: strategy === 'probe', encoder: paths.includes('dense') }, (m) => process.stderr.write(`warning: ${m}\n`));
+    const models = await openModels({ lm: strategy === 'probe', encoder: paths.includes('dense') }, (m) => process.stderr.write(`warning: ${m}\n`), signal);
     if (models.lm || models.encoder) timings['load models'] = performance.now() - t;
     try {
       const prepared = await preparedPaths(kb, repo, paths, models.encoder, values['index-dir'] as string | undefined, signal);

@@ -6,8 +6,9 @@ import type { KbClass, KbItem, Lang } from '../kb/types';
 import type { Parsers } from '../kb/parsers';
 import { analyseUnfinished, type DataflowSource } from '../retrieve/dataflow/dataflowRetrieve';
 import { chainsOfText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain } from '../retrieve/dataflow/flowGraph';
-import { RepoSymbols } from '../retrieve/dataflow/repoSymbols';
-import { FlowResolver, returnTypeText, variableTypeText, type FlowEntity, type FlowScope } from '../retrieve/dataflow/resolveFlow';
+import { returnTypeText, variableTypeText } from '../symbols/declaredTypes';
+import { Evaluator, type Entity, type Scope } from '../symbols/evaluate';
+import type { SymbolTable } from '../symbols/symbolTable';
 import type { Disposable } from '../util/disposable';
 import { bareTypeName, findOpenCall, parseParameters, type CallSignature, type Parameter } from './callArguments';
 import { throwIfAborted } from '../util/errors';
@@ -118,7 +119,7 @@ function declaredAsContainer(prefix: string, name: string, lang: Lang): boolean 
   return new RegExp(`(>|\\])\\s*${n}\\s*[=;,)(]`, 'u').test(prefix) || new RegExp(`\\b${n}\\s*\\[\\s*\\]`, 'u').test(prefix);
 }
 
-function describe(e: FlowEntity): string {
+function describe(e: Entity): string {
   switch (e.kind) {
     case 'module':
       return `module ${e.key}`;
@@ -133,20 +134,12 @@ function describe(e: FlowEntity): string {
   }
 }
 
-/**
- * Types receivers with the knowledge base and the dataflow resolver. The repository tables are
- * rebuilt after the knowledge base changes.
- */
+/** Types receivers with the knowledge base's symbol table and the expression evaluator. */
 export class ReceiverTyper implements Disposable {
-  private symbols: RepoSymbols | undefined;
-  private readonly subscription: Disposable;
-
   constructor(
     private readonly kb: DataflowSource,
     private readonly parsers: Parsers,
-  ) {
-    this.subscription = kb.onDidChange(() => (this.symbols = undefined));
-  }
+  ) {}
 
   /** The valid member names at the dereference the prefix ends in; undefined when none or not proven. */
   membersAt(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): ReceiverMembers | undefined {
@@ -189,7 +182,7 @@ export class ReceiverTyper implements Disposable {
     const overloads: Parameter[][] = [];
     let variadic = false;
     for (const e of entities) {
-      const of = this.parametersOf(e, scope);
+      const of = this.parametersOf(resolver.symbols, e, scope);
       if (!of) return undefined;
       for (const o of of) {
         overloads.push(o.params);
@@ -243,17 +236,16 @@ export class ReceiverTyper implements Disposable {
   }
 
   /** The dataflow scope of the prefix cut at `cutAt` (the expression's start) and a resolver over it. */
-  private scopeAt(file: { path: string; lang: Lang; prefix: string }, cutAt: number, signal: AbortSignal): { scope: FlowScope; resolver: FlowResolver } {
-    this.symbols ??= new RepoSymbols(this.kb);
+  private scopeAt(file: { path: string; lang: Lang; prefix: string }, cutAt: number, signal: AbortSignal): { scope: Scope; resolver: Evaluator } {
+    const symbols = this.kb.symbols.table();
     const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix.slice(0, cutAt));
     throwIfAborted(signal);
-    const scope: FlowScope = { path: file.path, lang: file.lang, extraction, flow };
-    return { scope, resolver: new FlowResolver(this.symbols).withUnfinished(scope) };
+    const scope: Scope = { path: file.path, lang: file.lang, extraction, flow };
+    return { scope, resolver: new Evaluator(symbols, { unfinished: scope, typedLocalCalls: true }) };
   }
 
   /** A callable entity's parameter lists (a class: its constructors); undefined when not a proven repository callable. */
-  private parametersOf(e: FlowEntity, scope: FlowScope): Array<{ params: Parameter[]; variadic: boolean }> | undefined {
-    const symbols = this.symbols!;
+  private parametersOf(symbols: SymbolTable, e: Entity, scope: Scope): Array<{ params: Parameter[]; variadic: boolean }> | undefined {
     let cls: KbClass | undefined;
     if (e.kind === 'class' && !e.instance) cls = e.cls;
     else if (e.kind === 'local' && !e.instance) cls = symbols.file(scope.path)?.classes.find((c) => c.name === e.cls.name);
@@ -284,10 +276,10 @@ export class ReceiverTyper implements Disposable {
   }
 
   /** The receiver's entities, each step proven; undefined as soon as one is not. `values`: a variable or property stands for its value. */
-  private evaluate(resolver: FlowResolver, chain: Chain, scope: FlowScope, prefix: string, superCall: boolean, values = true): FlowEntity[] | undefined {
+  private evaluate(resolver: Evaluator, chain: Chain, scope: Scope, prefix: string, superCall: boolean, values = true): Entity[] | undefined {
     const flow = scope.flow!;
     const head = chain[0]!;
-    let current: FlowEntity[];
+    let current: Entity[];
     if (superCall) {
       const cls = flow.enclosingClass;
       if (!cls || cls.bases.length === 0) return undefined;
@@ -295,7 +287,7 @@ export class ReceiverTyper implements Disposable {
       for (const base of cls.bases) {
         const found = resolver.evaluate(base, scope).filter((e) => e.kind === 'class' || e.kind === 'local');
         if (found.length === 0) return undefined;
-        current.push(...found.map((e) => ({ ...e, instance: true }) as FlowEntity));
+        current.push(...found.map((e) => ({ ...e, instance: true }) as Entity));
       }
       return current;
     }
@@ -316,7 +308,7 @@ export class ReceiverTyper implements Disposable {
       if (scope.lang === 'python' && declaredAsContainer(prefix, seg.name, 'python') && current.some((e) => e.kind === 'local')) return undefined;
       current = current.flatMap((e) => this.valueOf(resolver, e) ?? [e]).flatMap((e) => resolver.memberOf(e, seg.name));
       if (seg.call) {
-        const called: FlowEntity[] = [];
+        const called: Entity[] = [];
         for (const e of current) {
           if (e.kind === 'item' && isContainerType(returnTypeText(e.item))) return undefined;
           called.push(...resolver.callOf(e));
@@ -325,7 +317,7 @@ export class ReceiverTyper implements Disposable {
       }
     }
     if (!values) return current;
-    const out: FlowEntity[] = [];
+    const out: Entity[] = [];
     for (const e of current) {
       const v = this.valueOf(resolver, e);
       if (v === undefined) out.push(e);
@@ -336,7 +328,7 @@ export class ReceiverTyper implements Disposable {
   }
 
   /** An item's value (a variable's class, a property's return type); undefined for other entities. */
-  private valueOf(resolver: FlowResolver, e: FlowEntity): FlowEntity[] | undefined {
+  private valueOf(resolver: Evaluator, e: Entity): Entity[] | undefined {
     if (e.kind !== 'item') return undefined;
     const item = e.item;
     if (item.kind === 'function' || item.kind === 'classFunction') {
@@ -347,8 +339,8 @@ export class ReceiverTyper implements Disposable {
     return resolver.valueOfItem(item).filter((v) => v.kind !== 'item');
   }
 
-  private namesOf(resolver: FlowResolver, e: FlowEntity, scope: FlowScope, prefix: string, seen: Set<string>): string[] | undefined {
-    const symbols = this.symbols!;
+  private namesOf(resolver: Evaluator, e: Entity, scope: Scope, prefix: string, seen: Set<string>): string[] | undefined {
+    const symbols = resolver.symbols;
     switch (e.kind) {
       case 'module': {
         if (seen.has(`m:${e.key}`)) return [];
@@ -391,11 +383,11 @@ export class ReceiverTyper implements Disposable {
   }
 
   /** A class's members, its nested classes and its bases' members; undefined when a base is not a repository class. */
-  private classNames(resolver: FlowResolver, cls: KbClass, typeName: boolean, seen: Set<string>): string[] | undefined {
+  private classNames(resolver: Evaluator, cls: KbClass, typeName: boolean, seen: Set<string>): string[] | undefined {
     const key = `c:${cls.path}#${cls.qualifiedName}`;
     if (seen.has(key)) return [];
     seen.add(key);
-    const symbols = this.symbols!;
+    const symbols = resolver.symbols;
     if (cls.kind === 'record') return undefined;
     const members: readonly KbItem[] = symbols.classMembers(cls);
     if (members.some((m) => m.name === '__getattr__' || m.name === '__getattribute__')) return undefined;
@@ -426,7 +418,6 @@ export class ReceiverTyper implements Disposable {
     return out;
   }
 
-  dispose(): void {
-    this.subscription.dispose();
-  }
+  /** The symbol table belongs to the knowledge base: nothing to release here. */
+  dispose(): void {}
 }

@@ -1,7 +1,7 @@
 // The per-repository knowledge base (CodeRAG section 2.1): scan, extract, persist, update incrementally.
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import type { FileExtraction, ItemKind, KbClass, KbItem, Lang } from './types';
+import type { FileExtraction, ItemKind, KbChangeEvent, KbClass, KbItem, Lang } from './types';
 import { ITEM_KINDS } from './types';
 import type { Parsers } from './parsers';
 import { extractFile } from './extract';
@@ -11,7 +11,8 @@ import { Emitter, type Disposable } from '../util/disposable';
 import { getLogger } from '../util/logger';
 import { throwIfAborted } from '../util/errors';
 import { eventLoopYielder } from '../util/yielder';
-import { packExtraction } from './packedText';
+import { packExtraction, PackedTexts } from './packedText';
+import { KbSymbols } from '../symbols/kbSymbols';
 
 const log = getLogger('kb');
 
@@ -52,10 +53,7 @@ export interface IndexReport {
   savedIndex: 'loaded' | 'missing' | 'discarded' | { invalid: string } | 'inMemory';
 }
 
-export interface KbChangeEvent {
-  changed: string[];
-  removed: string[];
-}
+export type { KbChangeEvent };
 
 export class KnowledgeBase implements Disposable {
   private files = new Map<string, StoredFile>();
@@ -65,9 +63,13 @@ export class KnowledgeBase implements Disposable {
   private dirty = false;
   private loaded: IndexReport['savedIndex'] = 'inMemory';
   private queue: Promise<unknown> = Promise.resolve();
+  /** Where this knowledge base's item texts are packed (kb/packedText.ts). */
+  private readonly packed = new PackedTexts();
   private readonly changeEmitter = new Emitter<KbChangeEvent>();
   /** Fires after files were added, changed or removed. */
   readonly onDidChange = this.changeEmitter.event;
+  /** The symbol table of this knowledge base (dataflow retrieval and receiver typing share it). */
+  readonly symbols = new KbSymbols(this);
 
   private options: KnowledgeBaseOptions;
 
@@ -89,7 +91,7 @@ export class KnowledgeBase implements Disposable {
         const pause = eventLoopYielder();
         for (const [path, stored] of Object.entries(result.index.files)) {
           await pause();
-          kb.files.set(path, { ...stored, extraction: packExtraction(stored.extraction) });
+          kb.files.set(path, { ...stored, extraction: packExtraction(stored.extraction, kb.packed) });
         }
         kb.loaded = 'loaded';
       } else if (result.status === 'missing') {
@@ -118,11 +120,11 @@ export class KnowledgeBase implements Disposable {
   }
 
   /** Bring the index up to date with the files on disk; only changed files are parsed. */
-  index(onProgress?: (p: IndexProgress) => void, signal?: AbortSignal): Promise<IndexReport> {
+  index(onProgress: ((p: IndexProgress) => void) | undefined, signal: AbortSignal): Promise<IndexReport> {
     return this.serialize(() => this.runIndex(onProgress, signal));
   }
 
-  private async runIndex(onProgress: ((p: IndexProgress) => void) | undefined, signal: AbortSignal | undefined): Promise<IndexReport> {
+  private async runIndex(onProgress: ((p: IndexProgress) => void) | undefined, signal: AbortSignal): Promise<IndexReport> {
     const start = performance.now();
     const scan = await scanRepository(this.options.repoRoot, this.options, signal);
     const timings = { scanMs: performance.now() - start, readMs: 0, extractMs: 0, saveMs: 0, extractCpuMs: 0 };
@@ -222,7 +224,7 @@ export class KnowledgeBase implements Disposable {
   }
 
   private extract(lang: Lang, path: string, text: string, hash: string, size: number): StoredFile {
-    const extraction = packExtraction(extractFile(this.options.parsers, lang, path, text));
+    const extraction = packExtraction(extractFile(this.options.parsers, lang, path, text), this.packed);
     let lines = 1;
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
     if (text.endsWith('\n')) lines--;
@@ -309,6 +311,7 @@ export class KnowledgeBase implements Disposable {
   }
 
   dispose(): void {
+    this.symbols.dispose();
     this.changeEmitter.dispose();
   }
 }

@@ -230,7 +230,7 @@ function ignoredBy(layers: readonly IgnoreLayer[], relPath: string, isDir: boole
 }
 
 /** List the Python and Java files of a repository that may enter the knowledge base. */
-export async function scanRepository(repoRoot: string, options: ScanOptions = {}, signal?: AbortSignal): Promise<ScanResult> {
+export async function scanRepository(repoRoot: string, options: ScanOptions, signal: AbortSignal): Promise<ScanResult> {
   const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
   const files: SourceFile[] = [];

@@ -76,3 +76,9 @@ export interface FileExtraction {
   /** The parse had ERROR/MISSING nodes; items were still extracted from the rest of the tree. */
   hasSyntaxErrors: boolean;
 }
+
+/** Files the knowledge base added or changed, and removed, in one update. */
+export interface KbChangeEvent {
+  changed: string[];
+  removed: string[];
+}

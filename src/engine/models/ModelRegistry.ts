@@ -4,7 +4,7 @@
 
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { CancellationError } from '../util/errors';
+import { raceCancellation } from '../util/abort';
 import { getLogger } from '../util/logger';
 import type { ModelDevice, ModelPlacement } from './device';
 import { downloadModel, isHubId } from './download';
@@ -73,17 +73,17 @@ export class ModelRegistry {
   constructor(private readonly opts: ModelRegistryOptions) {}
 
   /** The causal LM named by a setting (default: the shipped coderag-lm). */
-  causalLM(nameOrPath?: string, signal?: AbortSignal): Promise<CausalLM> {
+  causalLM(nameOrPath: string | undefined, signal: AbortSignal): Promise<CausalLM> {
     return this.get('causalLM', nameOrPath || DEFAULT_CAUSAL_LM, signal) as Promise<CausalLM>;
   }
 
   /** The code encoder named by a setting (default: the shipped coderag-encoder). */
-  encoder(nameOrPath?: string, signal?: AbortSignal): Promise<Encoder> {
+  encoder(nameOrPath: string | undefined, signal: AbortSignal): Promise<Encoder> {
     return this.get('encoder', nameOrPath || DEFAULT_ENCODER, signal) as Promise<Encoder>;
   }
 
   /** Where a name would load from, downloading a Hugging Face model if needed. */
-  async resolve(kind: ModelKind, nameOrPath: string, signal?: AbortSignal): Promise<ResolvedModel> {
+  async resolve(kind: ModelKind, nameOrPath: string, signal: AbortSignal): Promise<ResolvedModel> {
     const looksLikePath = isAbsolute(nameOrPath) || nameOrPath.startsWith('.') || nameOrPath.startsWith('~');
     if (looksLikePath) {
       const dir = resolve(nameOrPath.replace(/^~(?=$|\/)/, process.env.HOME ?? '~'));
@@ -112,7 +112,7 @@ export class ModelRegistry {
           onProgress: this.opts.onDownloadProgress,
           fetch: this.opts.fetch ?? fetch,
         },
-        anySignal(this.aborter.signal, signal),
+        AbortSignal.any([this.aborter.signal, signal]),
       );
       return { name: nameOrPath, dir, source: 'hub' };
     }
@@ -124,7 +124,7 @@ export class ModelRegistry {
     );
   }
 
-  private get(kind: ModelKind, nameOrPath: string, signal?: AbortSignal): Promise<CausalLM | Encoder> {
+  private get(kind: ModelKind, nameOrPath: string, signal: AbortSignal): Promise<CausalLM | Encoder> {
     if (this.disposed) return Promise.reject(new ModelError('runtime', 'The model registry has been disposed.'));
     const key = `${kind}:${nameOrPath}`;
     let entry = this.loaded.get(key);
@@ -138,11 +138,12 @@ export class ModelRegistry {
         if (!isModelError(e)) log.error(`loading ${key} failed: ${String(e)}`);
       });
     }
-    return raceSignal(entry, signal);
+    return raceCancellation(entry, signal);
   }
 
   private async load(kind: ModelKind, nameOrPath: string): Promise<CausalLM | Encoder> {
-    const model = await this.resolve(kind, nameOrPath);
+    // Shared by every caller: only the registry's dispose stops it.
+    const model = await this.resolve(kind, nameOrPath, this.aborter.signal);
     for (const f of FILES[kind]) {
       const s = await stat(join(model.dir, f)).catch(() => undefined);
       if (!s) throw new ModelError('missing', `Model "${model.name}" (${model.dir}) is missing ${f}.`, model.name);
@@ -199,19 +200,3 @@ async function isDir(p: string): Promise<boolean> {
   return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
 }
 
-function anySignal(a: AbortSignal, b?: AbortSignal): AbortSignal {
-  return b ? AbortSignal.any([a, b]) : a;
-}
-
-function raceSignal<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.reject(new CancellationError());
-  return new Promise<T>((res, rej) => {
-    const onAbort = (): void => rej(new CancellationError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => (signal.removeEventListener('abort', onAbort), res(v)),
-      (e: unknown) => (signal.removeEventListener('abort', onAbort), rej(e)),
-    );
-  });
-}

@@ -17,12 +17,15 @@ async function main(): Promise<void> {
   setLogSink((level, tag, message) => post({ kind: 'log', level, tag, message }));
   const registry = new ModelRegistry(start.registry);
   const running = new Map<number, AbortController>();
+  /** Aborted when the main thread closes the thread: the first load stops with it. */
+  const lifetime = new AbortController();
   port.on('message', (msg: WorkerRequest) => {
     if (msg.kind === 'cancel') {
       running.get(msg.id)?.abort();
       return;
     }
     if (msg.kind === 'close') {
+      lifetime.abort();
       void registry.dispose().finally(() => port.close());
       return;
     }
@@ -30,7 +33,7 @@ async function main(): Promise<void> {
     running.set(msg.id, controller);
     void (async () => {
       try {
-        const encoder = await registry.encoder(start.name);
+        const encoder = await registry.encoder(start.name, controller.signal);
         const vectors = msg.items && encoder.embedItems ? await encoder.embedItems(msg.texts, controller.signal) : await encoder.embed(msg.texts, controller.signal);
         // One buffer for the whole answer, moved (not copied) to the main thread.
         const flat = new Float32Array(vectors.length * encoder.dim);
@@ -44,7 +47,7 @@ async function main(): Promise<void> {
     })();
   });
   try {
-    const encoder = await registry.encoder(start.name);
+    const encoder = await registry.encoder(start.name, lifetime.signal);
     post({
       kind: 'ready',
       info: {

@@ -7,6 +7,7 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { KbItem } from '../kb/types';
+import { ChangeScheduler } from '../kb/changeScheduler';
 import { wordSet } from '../query/bagOfWords';
 import type { DenseEncoder } from '../retrieve/dense/denseRetrieve';
 import { readVectorCache, saveVectors, textHash, type DenseRow } from '../retrieve/dense/denseStore';
@@ -102,17 +103,14 @@ export class CodeWindowIndex implements Disposable {
   readonly stride: number;
   private readonly vectors = new Map<string, Float32Array>();
   private readonly files = new Map<string, CodeWindow[]>();
-  private readonly pending = new Set<string>();
-  private readonly subscription: Disposable;
-  private readonly lifetime = new AbortController();
+  /** Re-embeds the windows of changed files soon after a change; runs take turns. */
+  private readonly changes: ChangeScheduler;
   private windowList: CodeWindow[] = [];
   private matrix = new Float32Array(0);
   private fileRows = new Map<string, [number, number]>();
   private loaded = false;
   private storeRead = false;
   private storeStatus: WindowIndexReport['store'] = 'inMemory';
-  private running: Promise<WindowIndexReport> | undefined;
-  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   lastReport: WindowIndexReport | undefined;
 
   constructor(
@@ -122,9 +120,10 @@ export class CodeWindowIndex implements Disposable {
   ) {
     this.windowLines = Math.max(1, options.windowLines ?? DEFAULT_WINDOW.lines);
     this.stride = Math.max(1, options.strideLines ?? this.windowLines);
-    this.subscription = kb.onDidChange((e) => {
-      for (const p of [...e.changed, ...e.removed]) this.pending.add(p);
-      this.scheduleRefresh();
+    this.changes = new ChangeScheduler(kb, {
+      built: () => this.loaded,
+      refresh: (signal) => this.prepare(signal),
+      onError: (e) => log.warn(`window re-embedding failed: ${errorMessage(e)}`),
     });
   }
 
@@ -150,33 +149,17 @@ export class CodeWindowIndex implements Disposable {
     return this.windowList;
   }
 
-  private scheduleRefresh(): void {
-    if (!this.loaded || this.refreshTimer !== undefined) return;
-    this.refreshTimer = setTimeout(() => {
-      this.refreshTimer = undefined;
-      if (this.pending.size > 0) this.prepare(this.lifetime.signal).catch((e: unknown) => log.warn(`window re-embedding failed: ${errorMessage(e)}`));
-    }, 50);
-    this.refreshTimer.unref?.();
-  }
-
   /** Build every window (first call) or those of files changed since; one run at a time. */
-  async prepare(signal: AbortSignal): Promise<WindowIndexReport> {
-    while (this.running) await this.running.catch(() => undefined);
-    this.running = this.run(signal);
-    try {
-      this.lastReport = await this.running;
-      return this.lastReport;
-    } finally {
-      this.running = undefined;
-    }
+  prepare(signal: AbortSignal): Promise<WindowIndexReport> {
+    return this.changes.exclusive(async () => (this.lastReport = await this.run(signal)));
   }
 
   private async run(signal: AbortSignal): Promise<WindowIndexReport> {
     const start = performance.now();
     if (!this.storeRead) await this.readStore();
     const found = this.storeStatus;
-    const paths = this.loaded ? [...this.pending] : this.kb.paths();
-    this.pending.clear();
+    const changed = this.changes.take();
+    const paths = this.loaded ? changed : this.kb.paths();
     const known = new Set(this.kb.paths());
     const read = this.options.readText ?? ((p: string) => fs.readFile(join(this.kb.repoRoot, p), 'utf8'));
     const touched = new Map<string, CodeWindow[]>();
@@ -226,7 +209,7 @@ export class CodeWindowIndex implements Disposable {
       return { store: found, windows: this.windowList.length, embedded: todo.length, reused, elapsedMs: performance.now() - start, bytes: this.bytes() };
     } catch (e) {
       // What was embedded stays cached; the files wait for the next run.
-      for (const p of paths) this.pending.add(p);
+      this.changes.putBack(paths);
       throw e;
     }
   }
@@ -337,8 +320,6 @@ export class CodeWindowIndex implements Disposable {
   }
 
   dispose(): void {
-    this.lifetime.abort();
-    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
-    this.subscription.dispose();
+    this.changes.dispose();
   }
 }

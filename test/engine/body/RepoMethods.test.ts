@@ -20,7 +20,7 @@ void describe('usage index', () => {
     const kb = await KnowledgeBase.open({ repoRoot: fixture.path, parsers });
     const repo = new RepoMethods(kb);
     try {
-      await kb.index();
+      await kb.index(undefined, new AbortController().signal);
       assert.deepEqual(usersOf(repo, 'taxRate'), ['src/main/java/com/example/shop/model/Cart.java#classFunction:Cart.total']);
       const rel = 'src/main/java/com/example/shop/util/Taxes.java';
       writeFileSync(join(fixture.path, rel), 'package com.example.shop.util;\n\nimport com.example.shop.model.Currency;\n\npublic class Taxes {\n    public static double grossOf(double net, Currency c) {\n        return net * (1 + c.taxRate());\n    }\n}\n');
@@ -48,7 +48,7 @@ void describe('usage index', () => {
     const kb = await KnowledgeBase.open({ repoRoot: fixture.path, parsers });
     const repo = new RepoMethods(kb);
     try {
-      await kb.index();
+      await kb.index(undefined, new AbortController().signal);
       const target = { lang: 'java' as const, name: 'total', className: 'Cart', signature: 'public double total()', signatureRow: 61, signatureIndent: 4 };
       const file = 'src/main/java/com/example/shop/model/Cart.java';
       const similar = signatureSimilar(target, file, repo, 10);

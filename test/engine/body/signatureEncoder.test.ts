@@ -21,7 +21,7 @@ void describe('signature-similar methods by the code encoder', () => {
     const parsers = await loadParsers(grammarsDir);
     const kb = await KnowledgeBase.open({ repoRoot: fixture.path, parsers });
     const repo = new RepoMethods(kb);
-    const encoder = await registry.encoder();
+    const encoder = await registry.encoder(undefined, new AbortController().signal);
     let embedded = 0;
     const embed = (texts: string[], signal: AbortSignal): Promise<Float32Array[]> => {
       embedded += texts.length;
@@ -29,7 +29,7 @@ void describe('signature-similar methods by the code encoder', () => {
     };
     const signal = new AbortController().signal;
     try {
-      await kb.index();
+      await kb.index(undefined, new AbortController().signal);
       const first = await repo.embedSignatures(embed, signal);
       assert.ok(first > 5, `every signature embedded (${first})`);
       assert.equal(await repo.embedSignatures(embed, signal), 0, 'a second call embeds nothing');

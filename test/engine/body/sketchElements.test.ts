@@ -33,7 +33,7 @@ void describe('essential code elements of a sketch', () => {
 
   void test('mapping: exact names first, else the best subword Jaccard; a class brings its members', async () => {
     const kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'javashop'), parsers });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const repo = new RepoMethods(kb);
     try {
       const { mapped, identifiers, definitions } = mapElements({ types: ['Cart', 'PaymentGateways'], calls: ['charge', 'taxRates'], fields: ['nothingLikeIt'] }, repo, 'java');

@@ -22,9 +22,9 @@ void describe('checked decoding with the embedded model', () => {
   before(async () => {
     const parsers = await loadParsers(grammarsDir);
     kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
-    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
   });
   after(() => {
     paths?.dispose();

@@ -48,7 +48,7 @@ void describe('model clients', () => {
   const signal = new AbortController().signal;
 
   before(async () => {
-    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
     server = await startOllamaTestServer(async (prompt, opts, s) => ({ text: await lm.generate(rawPrompt(prompt), { maxNewTokens: opts.maxNewTokens, stop: opts.stop }, s) }), { models: [MODEL] });
   });
   after(async () => {

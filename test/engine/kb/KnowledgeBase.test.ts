@@ -32,7 +32,7 @@ for (const fixture of ['pyshop', 'javashop']) {
     const s = await setup(fixture);
     try {
       const kb1 = await s.open();
-      const cold = await kb1.index();
+      const cold = await kb1.index(undefined, new AbortController().signal);
       assert.equal(cold.savedIndex, 'missing');
       assert.ok(cold.files > 3, 'fixture has several files');
       assert.equal(cold.parsed, cold.files);
@@ -41,7 +41,7 @@ for (const fixture of ['pyshop', 'javashop']) {
       const kb2 = await s.open();
       const events: KbChangeEvent[] = [];
       kb2.onDidChange((e) => events.push(e));
-      const warm = await kb2.index();
+      const warm = await kb2.index(undefined, new AbortController().signal);
       assert.equal(warm.savedIndex, 'loaded');
       assert.equal(warm.parsed, 0);
       assert.equal(warm.reused, cold.files);
@@ -52,7 +52,7 @@ for (const fixture of ['pyshop', 'javashop']) {
       assert.ok(target);
       const addition = fixture === 'pyshop' ? '\n\ndef added_by_test():\n    return 42\n' : '\nclass AddedByTest { int addedField; }\n';
       appendFileSync(join(s.repo, target), addition);
-      const after = await kb2.index();
+      const after = await kb2.index(undefined, new AbortController().signal);
       assert.equal(after.parsed, 1);
       assert.equal(after.reused, cold.files - 1);
       assert.deepEqual(events, [{ changed: [target], removed: [] }]);
@@ -60,7 +60,7 @@ for (const fixture of ['pyshop', 'javashop']) {
       assert.equal(kb2.itemsNamed(name)[0]?.path, target);
 
       rmSync(join(s.repo, target));
-      const removed = await kb2.index();
+      const removed = await kb2.index(undefined, new AbortController().signal);
       assert.equal(removed.removed, 1);
       assert.equal(removed.files, cold.files - 1);
       assert.deepEqual(kb2.itemsNamed(name), []);
@@ -76,7 +76,7 @@ test('updateFile and removeFile change one file and fire one event each', async 
   const s = await setup('pyshop');
   try {
     const kb = await s.open();
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const events: KbChangeEvent[] = [];
     kb.onDidChange((e) => events.push(e));
     const target = kb.paths().find((p) => p.endsWith('.py') && (kb.file(p)?.items.length ?? 0) > 0);
@@ -105,18 +105,18 @@ for (const { label, corrupt, reason } of INDEX_CORRUPTIONS) {
     const s = await setup('pyshop');
     try {
       const kb1 = await s.open();
-      const cold = await kb1.index();
+      const cold = await kb1.index(undefined, new AbortController().signal);
       kb1.dispose();
       corrupt(indexFilePath(s.indexFolder));
       const kb2 = await s.open();
-      const report = await kb2.index();
+      const report = await kb2.index(undefined, new AbortController().signal);
       assert.equal(typeof report.savedIndex, 'object');
       assert.match((report.savedIndex as { invalid: string }).invalid, reason);
       assert.equal(report.parsed, cold.files, 'every file re-parsed');
       assert.deepEqual(report.items, cold.items);
       kb2.dispose();
       const kb3 = await s.open();
-      assert.equal((await kb3.index()).savedIndex, 'loaded', 'the rebuilt index is saved again');
+      assert.equal((await kb3.index(undefined, new AbortController().signal)).savedIndex, 'loaded', 'the rebuilt index is saved again');
       kb3.dispose();
     } finally {
       s.cleanup();

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadParsers, langOfPath, type Parsers } from '../../../src/engine/kb/parsers';
 import { extractFile } from '../../../src/engine/kb/extract';
-import { packExtraction } from '../../../src/engine/kb/packedText';
+import { packExtraction, PackedTexts } from '../../../src/engine/kb/packedText';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import type { FileExtraction } from '../../../src/engine/kb/types';
 
@@ -37,7 +37,7 @@ test('packed items read back the texts and docstrings of every fixture file, and
   for (const abs of sourceFiles(fixtures)) {
     const lang = langOfPath(abs)!;
     const x = extractFile(parsers, lang, path.relative(fixtures, abs), readFileSync(abs, 'utf8'));
-    const packed = packExtraction(x);
+    const packed = packExtraction(x, new PackedTexts());
     assert.equal(packed.items.length, x.items.length);
     x.items.forEach((item, i) => {
       const p = packed.items[i]!;
@@ -60,7 +60,7 @@ test('a file of many items, non-ASCII docstrings and empty ones, spread over sev
   const source = `package p;\n\npublic class Big {\n${methods.join('\n')}}\n`;
   const x = extractFile(parsers, 'java', 'p/Big.java', source);
   assert.equal(x.items.length, 400);
-  const packed = packExtraction(x);
+  const packed = packExtraction(x, new PackedTexts());
   // Read backwards and interleaved: each read finds its own block.
   for (let i = x.items.length - 1; i >= 0; i -= 7) assert.equal(packed.items[i]!.text, x.items[i]!.text);
   for (let i = 0; i < x.items.length; i += 5) {
@@ -81,9 +81,9 @@ test('a knowledge base built, saved and reloaded gives the items the extraction 
     const expected = extractFile(parsers, 'python', 'pkg/util.py', readFileSync(path.join(repo, 'pkg', 'util.py'), 'utf8'));
     const indexFolder = path.join(dir, 'index');
     const fresh = await KnowledgeBase.open({ repoRoot: repo, indexFolder, parsers });
-    await fresh.index();
+    await fresh.index(undefined, new AbortController().signal);
     const reopened = await KnowledgeBase.open({ repoRoot: repo, indexFolder, parsers });
-    assert.equal((await reopened.index()).savedIndex, 'loaded');
+    assert.equal((await reopened.index(undefined, new AbortController().signal)).savedIndex, 'loaded');
     for (const kb of [fresh, reopened]) {
       assert.deepEqual(
         kb.items().map((i) => [i.id, i.text, i.docstring]),

@@ -36,7 +36,7 @@ test('scan keeps Python and Java sources and says why it skipped the rest', asyn
   const dir = tempDir();
   try {
     makeRepo(dir.path);
-    const result = await scanRepository(dir.path);
+    const result = await scanRepository(dir.path, {}, new AbortController().signal);
     assert.deepEqual(
       result.files.map((f) => [f.path, f.lang]),
       [
@@ -68,7 +68,7 @@ test('scan honours a custom size cap and extra exclude globs', async () => {
   const dir = tempDir();
   try {
     makeRepo(dir.path);
-    const result = await scanRepository(dir.path, { maxFileBytes: 10, exclude: ['src/'] });
+    const result = await scanRepository(dir.path, { maxFileBytes: 10, exclude: ['src/'] }, new AbortController().signal);
     assert.deepEqual(result.files.map((f) => f.path), ['pkg/__init__.py', 'pkg/sub/kept.py']);
     assert.equal(result.skipped.find((s) => s.path === 'pkg/a.py')?.reason, 'tooLarge');
   } finally {
@@ -125,7 +125,7 @@ test('scan never follows a symlink out of the repository; links inside keep work
     symlinkSync('..', join(repo, 'parent'));
     symlinkSync(join(outside, 'private.py'), join(repo, 'one.py'));
     symlinkSync('pkg/a.py', join(repo, 'alias.py'));
-    const result = await scanRepository(repo);
+    const result = await scanRepository(repo, {}, new AbortController().signal);
     assert.deepEqual(result.files.map((f) => f.path), ['alias.py', 'pkg/a.py']);
     const skipped = Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]));
     assert.deepEqual(skipped, { escape: 'symlinkOutside', 'one.py': 'symlinkOutside', parent: 'symlinkOutside' });
@@ -150,7 +150,7 @@ test('an unreadable .gitignore hides the folder it governs; .git/info/exclude is
     w('.git/info/exclude', 'local/\n');
     w('local/notes.py', 'n = 1\n');
     makeUnreadable(join(dir.path, 'sub', '.gitignore'));
-    const result = await scanRepository(dir.path);
+    const result = await scanRepository(dir.path, {}, new AbortController().signal);
     assert.deepEqual(result.files.map((f) => f.path), ['pkg/a.py']);
     assert.equal(result.skipped.find((s) => s.path === 'sub')?.reason, 'unreadableGitignore');
     assert.deepEqual(await checkPath(dir.path, 'sub/visible.py'), { index: false, reason: 'unreadableGitignore' });
@@ -166,7 +166,7 @@ test('names a prompt header cannot hold are skipped with their reason; a NUL any
     writeFileSync(join(dir.path, 'ok.py'), 'x = 1\n');
     writeFileSync(Buffer.concat([Buffer.from(`${dir.path}/caf`), Buffer.from([0xe9]), Buffer.from('.py')]), 'y = 1\n');
     writeFileSync(join(dir.path, 'evil\nname.py'), 'z = 1\n');
-    const result = await scanRepository(dir.path);
+    const result = await scanRepository(dir.path, {}, new AbortController().signal);
     assert.deepEqual(result.files.map((f) => f.path), ['ok.py']);
     assert.deepEqual(result.skipped.map((s) => s.reason).sort(), ['controlCharsInName', 'nameNotUtf8']);
     assert.ok(result.skipped.every((s) => !s.path.includes('\n')), 'reported paths are escaped');
@@ -183,8 +183,8 @@ test('more candidate files than maxFiles stop the scan; the root and the home fo
   const dir = tempDir();
   try {
     for (const n of ['a', 'b', 'c']) writeFileSync(join(dir.path, `${n}.py`), `${n} = 1\n`);
-    await assert.rejects(scanRepository(dir.path, { maxFiles: 2 }), (e: unknown) => isTooManyFilesError(e) && /more than 2 source files/.test(e.message));
-    assert.equal((await scanRepository(dir.path, { maxFiles: 3 })).files.length, 3);
+    await assert.rejects(scanRepository(dir.path, { maxFiles: 2 }, new AbortController().signal), (e: unknown) => isTooManyFilesError(e) && /more than 2 source files/.test(e.message));
+    assert.equal((await scanRepository(dir.path, { maxFiles: 3 }, new AbortController().signal)).files.length, 3);
     assert.match(workspaceRootProblem(dir.path, dir.path) ?? '', /home folder/);
     assert.match(workspaceRootProblem('/', dir.path) ?? '', /root of the file system/);
     assert.equal(workspaceRootProblem(dir.path, '/nonexistent-home'), undefined);
@@ -206,7 +206,7 @@ test("a linked worktree honours its main repository's info/exclude, as git does"
     writeFileSync(join(wt, '.git'), `gitdir: ${join(main, '.git', 'worktrees', 'wt')}\n`);
     writeFileSync(join(wt, 'a.py'), 'a = 1\n');
     writeFileSync(join(wt, 'scratch', 'b.py'), 'b = 1\n');
-    assert.deepEqual((await scanRepository(wt)).files.map((f) => f.path), ['a.py']);
+    assert.deepEqual((await scanRepository(wt, {}, new AbortController().signal)).files.map((f) => f.path), ['a.py']);
     assert.deepEqual(await checkPath(wt, 'scratch/b.py'), { index: false, reason: 'ignored' });
   } finally {
     dir.cleanup();

@@ -32,8 +32,8 @@ function copyModel(name: string, as: string): string {
 
 void test('an unknown model name is a "missing" error naming the folders searched', async () => {
   const reg = new ModelRegistry({ modelsDir, warmup: false });
-  await assert.rejects(reg.causalLM('no-such-model'), expectModelError('missing', /no-such-model.*not found/));
-  await assert.rejects(reg.encoder(join(tmp.path, 'nowhere')), expectModelError('missing', /does not exist/));
+  await assert.rejects(reg.causalLM('no-such-model', new AbortController().signal), expectModelError('missing', /no-such-model.*not found/));
+  await assert.rejects(reg.encoder(join(tmp.path, 'nowhere'), new AbortController().signal), expectModelError('missing', /does not exist/));
   await reg.dispose();
 });
 
@@ -43,8 +43,8 @@ void test('a model folder without its .onnx file is "missing"; an empty one is "
   const empty = copyModel('coderag-lm', 'empty-onnx');
   writeFileSync(join(empty, 'onnx', 'decoder_model_merged.onnx'), '');
   const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user'), warmup: false });
-  await assert.rejects(reg.causalLM('no-onnx'), expectModelError('missing', /missing onnx\/decoder_model_merged.onnx/));
-  await assert.rejects(reg.causalLM('empty-onnx'), expectModelError('corrupt', /empty/));
+  await assert.rejects(reg.causalLM('no-onnx', new AbortController().signal), expectModelError('missing', /missing onnx\/decoder_model_merged.onnx/));
+  await assert.rejects(reg.causalLM('empty-onnx', new AbortController().signal), expectModelError('corrupt', /empty/));
   await reg.dispose();
 });
 
@@ -55,10 +55,10 @@ void test('a truncated .onnx is a "corrupt" error, and the registry stays usable
   const encDir = copyModel('coderag-encoder', 'truncated-encoder');
   truncateSync(join(encDir, 'onnx', 'model.onnx'), 1000);
   const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user'), warmup: false });
-  await assert.rejects(reg.causalLM('truncated-lm'), expectModelError('corrupt', /not a loadable ONNX model/));
-  await assert.rejects(reg.encoder(encDir), expectModelError('corrupt'));
+  await assert.rejects(reg.causalLM('truncated-lm', new AbortController().signal), expectModelError('corrupt', /not a loadable ONNX model/));
+  await assert.rejects(reg.encoder(encDir, new AbortController().signal), expectModelError('corrupt'));
   // a failed load is not cached: the same registry still loads good models
-  const lm = await reg.causalLM();
+  const lm = await reg.causalLM(undefined, new AbortController().signal);
   assert.ok(lm.vocabSize > 0);
   await reg.dispose();
 });
@@ -74,10 +74,10 @@ void test('a wrong or unreadable config.json is a "config" / "corrupt" error', a
   const badJson = copyModel('coderag-encoder', 'bad-json');
   writeFileSync(join(badJson, 'config.json'), '{"model_type": "bert", ');
   const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user') });
-  await assert.rejects(reg.causalLM('wrong-type'), expectModelError('config', /model_type/));
-  await assert.rejects(reg.causalLM('wrong-layers'), expectModelError('config', /past_key_values/));
-  await assert.rejects(reg.causalLM('wrong-vocab'), expectModelError('config', /vocab_size/));
-  await assert.rejects(reg.encoder('bad-json'), expectModelError('corrupt', /not valid JSON/));
+  await assert.rejects(reg.causalLM('wrong-type', new AbortController().signal), expectModelError('config', /model_type/));
+  await assert.rejects(reg.causalLM('wrong-layers', new AbortController().signal), expectModelError('config', /past_key_values/));
+  await assert.rejects(reg.causalLM('wrong-vocab', new AbortController().signal), expectModelError('config', /vocab_size/));
+  await assert.rejects(reg.encoder('bad-json', new AbortController().signal), expectModelError('corrupt', /not valid JSON/));
   await reg.dispose();
 });
 
@@ -101,7 +101,7 @@ void test('a Hugging Face id downloads into the cache with progress, then loads 
   const cacheDir = join(tmp.path, 'cache');
   try {
     const reg = new ModelRegistry({ modelsDir, cacheDir, hubUrl, onDownloadProgress: (p) => progress.push(p), warmup: false });
-    const enc = await reg.encoder('acme/tiny-encoder');
+    const enc = await reg.encoder('acme/tiny-encoder', new AbortController().signal);
     assert.equal((await enc.embed(['def f(): pass'], new AbortController().signal))[0]!.length, enc.dim);
     assert.deepEqual(served.sort(), ['config.json', 'onnx/model.onnx', 'tokenizer.json', 'tokenizer_config.json']);
     const done = progress.filter((p) => p.done).map((p) => p.file);
@@ -112,9 +112,9 @@ void test('a Hugging Face id downloads into the cache with progress, then loads 
     // a second registry finds everything in the cache and fetches nothing
     served.length = 0;
     const again = new ModelRegistry({ modelsDir, cacheDir, hubUrl: 'http://127.0.0.1:9', warmup: false });
-    await again.encoder('acme/tiny-encoder');
+    await again.encoder('acme/tiny-encoder', new AbortController().signal);
     assert.equal(served.length, 0);
-    await assert.rejects(again.causalLM('acme/missing-model'), expectModelError('download', /Could not download/));
+    await assert.rejects(again.causalLM('acme/missing-model', new AbortController().signal), expectModelError('download', /Could not download/));
     await again.dispose();
   } finally {
     server.close();
@@ -124,7 +124,7 @@ void test('a Hugging Face id downloads into the cache with progress, then loads 
 void test('an unreachable hub is a "download" error, not a hang', async () => {
   const reg = new ModelRegistry({ modelsDir, cacheDir: join(tmp.path, 'cache2'), hubUrl: 'http://127.0.0.1:9', downloadStallTimeoutMs: 5000 });
   const t0 = Date.now();
-  await assert.rejects(reg.causalLM('someone/some-model'), expectModelError('download', /someone\/some-model/));
+  await assert.rejects(reg.causalLM('someone/some-model', new AbortController().signal), expectModelError('download', /someone\/some-model/));
   assert.ok(Date.now() - t0 < 6000);
   await reg.dispose();
 });
@@ -138,7 +138,7 @@ void test('a stalled download times out with a "download" error', async () => {
   const hubUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
     const reg = new ModelRegistry({ modelsDir, cacheDir: join(tmp.path, 'cache3'), hubUrl, downloadStallTimeoutMs: 300 });
-    await assert.rejects(reg.encoder('slow/model'), expectModelError('download', /no data for 300 ms/));
+    await assert.rejects(reg.encoder('slow/model', new AbortController().signal), expectModelError('download', /no data for 300 ms/));
     await reg.dispose();
   } finally {
     server.closeAllConnections();
@@ -154,7 +154,7 @@ void test('an encoder build has a fingerprint: a byte-identical copy shares it, 
   writeFileSync(configPath, JSON.stringify({ ...config, coderag: { ...config.coderag, max_length: 64 } }));
   const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user'), warmup: false });
   try {
-    const [shipped, copy, other] = await Promise.all([reg.encoder(), reg.encoder(same), reg.encoder(changed)]);
+    const [shipped, copy, other] = await Promise.all([reg.encoder(undefined, new AbortController().signal), reg.encoder(same, new AbortController().signal), reg.encoder(changed, new AbortController().signal)]);
     assert.match(shipped.fingerprint ?? '', /^[0-9a-f]{16}$/);
     assert.equal(copy.fingerprint, shipped.fingerprint, 'where the folder lives does not matter');
     assert.notEqual(other.fingerprint, shipped.fingerprint, 'vectors truncated at 64 tokens are different vectors');

@@ -37,7 +37,7 @@ test('ByteLevelBpe encodes as tokenizers.js on real files, lines and odd texts',
 });
 
 test('the encoder tokenises a long text from a prefix exactly', async () => {
-  const encoder = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 }).encoder();
+  const encoder = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 }).encoder(undefined, new AbortController().signal);
   assert.ok(encoder instanceof OnnxEncoder);
   const json = await readJsonFile(join(encoderDir, 'tokenizer.json'), 'coderag-encoder');
   const bpe = ByteLevelBpe.fromJson(json)!;

@@ -86,7 +86,7 @@ void test('this onnxruntime-node lists its providers; the CPU is always usable',
 void test('shipped models asked for cpu run on the CPU with nothing to report', async () => {
   const registry = new ModelRegistry({ modelsDir, threads: 1, warmup: false, device: 'cpu' });
   try {
-    const lm = await registry.causalLM();
+    const lm = await registry.causalLM(undefined, new AbortController().signal);
     assert.deepEqual(lm.placement, { device: 'cpu', provider: 'cpu' });
     assert.deepEqual(registry.placements(), [{ kind: 'causalLM', name: 'coderag-lm', placement: { device: 'cpu', provider: 'cpu' } }]);
   } finally {
@@ -103,8 +103,8 @@ void test('shipped models asked for cuda where CUDA cannot load: they run on the
   const onCpu = new ModelRegistry({ modelsDir, threads: 1, warmup: false, device: 'cpu' });
   const onCuda = new ModelRegistry({ modelsDir, threads: 1, warmup: false, device: 'cuda' });
   try {
-    const lm = await onCuda.causalLM();
-    const encoder = await onCuda.encoder();
+    const lm = await onCuda.causalLM(undefined, new AbortController().signal);
+    const encoder = await onCuda.encoder(undefined, new AbortController().signal);
     for (const m of [lm, encoder]) {
       assert.equal(m.placement?.device, 'cuda');
       assert.equal(m.placement?.provider, 'cpu');
@@ -119,7 +119,7 @@ void test('shipped models asked for cuda where CUDA cannot load: they run on the
     );
     const ids = lm.encode('def add(a, b):\n    return');
     const [fallback] = await lm.logitsNext([ids], new AbortController().signal);
-    const [reference] = await (await onCpu.causalLM()).logitsNext([ids], new AbortController().signal);
+    const [reference] = await (await onCpu.causalLM(undefined, new AbortController().signal)).logitsNext([ids], new AbortController().signal);
     assert.deepEqual(fallback, reference);
 
     const { scorer } = await loadDistilledReranker(join(modelsDir, DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1, device: 'cuda' });

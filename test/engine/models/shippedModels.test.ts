@@ -19,7 +19,7 @@ let lm: CausalLM;
 let encoder: Encoder;
 
 before(async () => {
-  [lm, encoder] = await Promise.all([registry.causalLM(), registry.encoder()]);
+  [lm, encoder] = await Promise.all([registry.causalLM(undefined, new AbortController().signal), registry.encoder(undefined, new AbortController().signal)]);
 });
 after(() => registry.dispose());
 
@@ -30,8 +30,8 @@ void test('every model listed in models/manifest.json has its files', () => {
 });
 
 void test('the registry caches loaded models and reports load and warm-up timings', async () => {
-  assert.equal(await registry.causalLM(), lm);
-  assert.equal(await registry.causalLM('coderag-lm'), lm);
+  assert.equal(await registry.causalLM(undefined, new AbortController().signal), lm);
+  assert.equal(await registry.causalLM('coderag-lm', new AbortController().signal), lm);
   assert.ok(lm.timings.loadMs > 0 && lm.timings.warmupMs > 0);
   assert.ok(encoder.timings.loadMs > 0);
 });

@@ -69,14 +69,14 @@ void test('the training pipeline trains and exports tiny models that the Node lo
 
     const reg = new ModelRegistry({ modelsDir: models, threads: 1 });
     try {
-      const lm = await reg.causalLM();
+      const lm = await reg.causalLM(undefined, new AbortController().signal);
       const { cases } = JSON.parse(readFileSync(fixture, 'utf8')) as { cases: { text: string; ids: number[] }[] };
       for (const c of cases) assert.deepEqual(lm.encode(c.text), c.ids);
       const out = await lm.generate('def f(x):\n', { maxNewTokens: 5 }, new AbortController().signal);
       assert.equal(typeof out, 'string');
       const [probe] = await lm.greedyProbe(['import os\n'], 3, new AbortController().signal);
       assert.equal(probe!.maxLogProbs.length, 3);
-      const enc = await reg.encoder();
+      const enc = await reg.encoder(undefined, new AbortController().signal);
       const [v] = await enc.embed(['class A: pass'], new AbortController().signal);
       assert.equal(v!.length, enc.dim);
     } finally {
@@ -104,11 +104,11 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     assert.equal(fu.code, 0, fu.output.slice(-2000));
     const reg4 = new ModelRegistry({ modelsDir: fusedModels, threads: 1 });
     try {
-      const enc = await reg3.encoder();
+      const enc = await reg3.encoder(undefined, new AbortController().signal);
       const texts = ['class A: pass', 'def area(self):\n    return self.width * self.height\n', 'x = 1'];
       const plain = await enc.embed(texts, new AbortController().signal);
       assert.equal(plain[0]!.length, enc.dim);
-      const fused = await (await reg4.encoder()).embed(texts, new AbortController().signal);
+      const fused = await (await reg4.encoder(undefined, new AbortController().signal)).embed(texts, new AbortController().signal);
       assertSameDirections(plain, fused, 0.99999);
     } finally {
       await reg3.dispose();
@@ -127,8 +127,8 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     const reg6 = new ModelRegistry({ modelsDir: againModels, threads: 1 });
     try {
       const texts = ['class A: pass', 'def area(self):\n    return self.width * self.height\n'];
-      const from = await (await reg5.encoder()).embed(texts, new AbortController().signal);
-      const back = await (await reg6.encoder()).embed(texts, new AbortController().signal);
+      const from = await (await reg5.encoder(undefined, new AbortController().signal)).embed(texts, new AbortController().signal);
+      const back = await (await reg6.encoder(undefined, new AbortController().signal)).embed(texts, new AbortController().signal);
       assertSameDirections(from, back, 0.999);
     } finally {
       await reg5.dispose();
@@ -176,7 +176,7 @@ void test('the training pipeline trains and exports tiny models that the Node lo
     assert.equal(exported.code, 0, exported.output);
     const reg2 = new ModelRegistry({ modelsDir: join(tmp.path, 'gpu-models'), threads: 1 });
     try {
-      const lm = await reg2.causalLM();
+      const lm = await reg2.causalLM(undefined, new AbortController().signal);
       assert.equal(typeof (await lm.generate('def f(x):\n', { maxNewTokens: 3 }, new AbortController().signal)), 'string');
     } finally {
       await reg2.dispose();

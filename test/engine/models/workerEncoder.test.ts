@@ -15,7 +15,7 @@ void test('the thread embeds as the in-process encoder, cancels, stops when idle
   // No bundle in the repository root: the TypeScript entry through tsx.
   const entry = encoderWorkerEntry(join(repoRoot, 'no-bundle-here'));
   assert.ok(entry, 'a worker entry for the sources');
-  const local = await new ModelRegistry(registryOptions).encoder();
+  const local = await new ModelRegistry(registryOptions).encoder(undefined, new AbortController().signal);
   const thread = await WorkerEncoder.start(entry, { registry: registryOptions }, { idleMs: 300 });
   try {
     assert.equal(thread.fingerprint, local.fingerprint);

@@ -47,9 +47,9 @@ void describe('body mode through createPipeline', () => {
   before(async () => {
     parsers = await loadParsers(grammarsDir);
     kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'javashop'), parsers });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     repo = new RepoMethods(kb);
-    const lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+    const lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
     model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
   });
   after(() => {
@@ -80,7 +80,7 @@ void describe('body mode through createPipeline', () => {
   void test('signatures by the encoder: the option is used where an encoder is given, else Jaccard with the reason in the trace', async () => {
     const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
     after(() => registry.dispose());
-    const encoder = await registry.encoder();
+    const encoder = await registry.encoder(undefined, new AbortController().signal);
     const options = pipelineOptions({ body: { signatureMatch: 'encoder', maxNewTokens: 8 } });
     const withEncoder = await createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo, embed: (t, s) => encoder.embed(t, s) }, { sketch: 'none' })).complete(emptied(), signal);
     assert.equal(withEncoder.trace.body?.signatureMatch, 'encoder');

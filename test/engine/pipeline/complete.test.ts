@@ -33,9 +33,9 @@ void describe('pipeline.complete', () => {
   before(async () => {
     const parsers = await loadParsers(grammarsDir);
     kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     ({ retrievers, dispose } = createRetrievalPaths(kb, parsers));
-    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM();
+    lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
     // The loop guard off: the raw output below is the model's own greedy decoding.
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false });
     const prober = causalLMProber(lm);

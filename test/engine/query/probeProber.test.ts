@@ -31,7 +31,7 @@ async function recomputedScore(lm: CausalLM, probe: string, m: number): Promise<
 }
 
 void test('shipped LM: the chosen chunk is deterministic and its score is the recomputed sum of max log-probs', async () => {
-  const lm = await registry.causalLM();
+  const lm = await registry.causalLM(undefined, new AbortController().signal);
   const text = readFileSync(join(fixturesDir, 'pyshop', 'app/main.py'), 'utf8');
   const prefix = prefixAt(text, 19, 25); // `    receipt = service.checkout(` area
   const prober = lmChunkProber(lm, { batchSize: 3, budgetMs: 60_000 });
@@ -83,7 +83,7 @@ void test('buildQuery with probing falls back to a model-free query when the mod
   const empty = tempDir();
   const reg = new ModelRegistry({ modelsDir: empty.path });
   try {
-    const lm = await reg.causalLM().catch(() => undefined);
+    const lm = await reg.causalLM(undefined, new AbortController().signal).catch(() => undefined);
     assert.equal(lm, undefined);
     const prefix = Array.from({ length: 20 }, (_, i) => `x${i} = f(${i})`).join('\n');
     const q = await buildQuery(prefix, { strategy: 'probe', fallback: 'last3' }, lm ? lmChunkProber(lm) : undefined, new AbortController().signal);

@@ -18,7 +18,7 @@ const shipped = existsSync(join(modelsDir, 'coderag-lm', 'onnx', 'decoder_model_
 
 void test('a rerank through the server answered by the embedded LM', { skip: shipped ? false : 'models/coderag-lm is not built yet' }, async () => {
   const registry = new ModelRegistry({ modelsDir, threads: 2 });
-  const lm = await registry.causalLM();
+  const lm = await registry.causalLM(undefined, new AbortController().signal);
   const generate = embeddedModelGenerate(lm);
   const answers: string[] = [];
   const server = await startOllamaTestServer(async (prompt, options, signal) => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataflowRetriever, analyseUnfinished, codeLines, namesUsed, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
-import { RepoSymbols } from '../../../src/engine/retrieve/dataflow/repoSymbols';
+import { SymbolTable } from '../../../src/engine/symbols/symbolTable';
 import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/retrieve/dataflow/foldPrefix';
 import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/retrieve/dataflow/flowGraph';
 import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
@@ -162,7 +162,7 @@ void test('Python import resolution: src/ layout, package root in a subfolder, r
       'tools/pkg/tool.py': 'def run_tool():\n    pass\n',
     });
     const kb = await knowledgeBase(dir.path);
-    const symbols = new RepoSymbols(kb);
+    const symbols = new SymbolTable(kb);
     assert.equal(symbols.pythonModule('acme.core', 'app.py'), 'src/acme/core');
     assert.equal(symbols.pythonModuleFile('src/acme'), 'src/acme/__init__.py');
     assert.equal(symbols.pythonModule('..core', 'src/acme/sub/leaf.py'), 'src/acme/core');
@@ -250,7 +250,7 @@ void test('DataflowRetriever follows knowledge-base changes', async () => {
   try {
     writeRepo(dir.path, { 'a.py': 'x = 1\n' });
     const kb = await KnowledgeBase.open({ repoRoot: dir.path, parsers: await parsers() });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const file: UnfinishedFile = { path: 'main.py', lang: 'python', prefix: 'from tools.b import make_thing\nt = make_thing(' };
     const df = new DataflowRetriever(kb, await parsers());
     const ids = async (): Promise<string[]> => (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal)).results.map((r) => r.snippet.id);

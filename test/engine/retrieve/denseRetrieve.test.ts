@@ -45,7 +45,7 @@ void test('the definition a usage query asks for is in the dense top results (py
 });
 
 void test('shipped encoder: an item\'s own text ranks it first; a docstring-like query finds it in the top j', async () => {
-  const encoder = await registry.encoder();
+  const encoder = await registry.encoder(undefined, new AbortController().signal);
   const kb = await fixtureKb('pyshop');
   const dense = new DenseRetriever(kb, encoder);
   const item = kb.items().find((i) => i.name === 'make_gateway')!;
@@ -66,7 +66,7 @@ void test('vectors persist in the index folder, are reused, and only a changed f
   try {
     const p = await parsers();
     const kb = await KnowledgeBase.open({ repoRoot: repo.path, parsers: p });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const enc = countingEncoder();
     const progress: number[] = [];
     const dense = new DenseRetriever(kb, enc, { indexFolder: cache.path, chunkSize: 8, onProgress: (x) => progress.push(x.done) });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataflowRetriever, analyseUnfinished } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
-import { nearestCopy } from '../../../src/engine/retrieve/dataflow/repoSymbols';
+import { nearestCopy } from '../../../src/engine/symbols/symbolTable';
 import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
 import { mergeCandidates } from '../../../src/engine/retrieve/mergeCandidates';
 import { dropFarCopies } from '../../../src/engine/retrieve/nearestCopies';

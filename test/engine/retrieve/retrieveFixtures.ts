@@ -19,7 +19,7 @@ export function knowledgeBase(repoRoot: string): Promise<KnowledgeBase> {
   if (!kb) {
     kb = (async () => {
       const k = await KnowledgeBase.open({ repoRoot, parsers: await parsers() });
-      await k.index();
+      await k.index(undefined, new AbortController().signal);
       return k;
     })();
     kbs.set(repoRoot, kb);

@@ -112,7 +112,7 @@ void test('SparseRetriever follows knowledge-base changes; a repository with no 
   const dir = tempDir();
   try {
     const kb = await KnowledgeBase.open({ repoRoot: dir.path, parsers: await parsers() });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const sparse = new SparseRetriever(kb);
     const file = { path: 'main.py', lang: 'python' as const, prefix: 'total = compute_invoice_total(' };
     const query = lastLinesQuery(file.prefix, 3);

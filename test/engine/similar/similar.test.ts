@@ -24,7 +24,7 @@ import { fixtureKb, parsers } from '../retrieve/retrieveFixtures';
 const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
 test.after(() => registry.dispose());
 let encoderPromise: Promise<Encoder> | undefined;
-const encoder = (): Promise<Encoder> => (encoderPromise ??= registry.encoder());
+const encoder = (): Promise<Encoder> => (encoderPromise ??= registry.encoder(undefined, new AbortController().signal));
 const never = new AbortController().signal;
 
 const STAGE: SimilarStageOptions = { mode: 'union', budgetsMs: { lexical: 5000, hypothetical: 20000, summary: 5000 }, fallback: 'lexical', topK: 5 };
@@ -39,7 +39,7 @@ void test('the window index builds fixed windows with vectors, persists them, re
   const cache = tempDir();
   try {
     const kb = await KnowledgeBase.open({ repoRoot: repo.path, parsers: await parsers() });
-    await kb.index();
+    await kb.index(undefined, new AbortController().signal);
     const enc = await encoder();
     const index = new CodeWindowIndex(kb, enc, { windowLines: 10, indexFolder: cache.path });
     assert.equal(index.ready, false);
@@ -133,7 +133,7 @@ void test('each perspective returns the expected window first (lexical, hypothet
   assert.ok(summary.hits.slice(0, 3).some((h) => h.window.id === target.id), summary.hits.map((h) => h.window.id).join('\n'));
 
   // The shipped causal LM writes one line (whatever it is) within the request.
-  const lm = await registry.causalLM();
+  const lm = await registry.causalLM(undefined, new AbortController().signal);
   const real = new SimilarRetriever(index, kb, () => (prompt, maxNewTokens, signal) => lm.generate(prompt, { maxNewTokens }, signal));
   const written = await real.search('hypothetical', requestAfter(target.text), 3, never);
   assert.ok(!written.query.includes('\n'));
@@ -194,7 +194,7 @@ void test('the stage reports a perspective that runs late or fails, chooses with
 void test('the pipeline puts the chosen top-1 window into the prompt under ProCC\'s heading and fills trace.similar', async () => {
   const kb = await fixtureKb('pyshop');
   const enc = await encoder();
-  const lm = await registry.causalLM();
+  const lm = await registry.causalLM(undefined, new AbortController().signal);
   const paths = createRetrievalPaths(kb, await parsers(), { paths: ['sparse'], similar: { encoder: enc, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) } });
   await paths.windows!.prepare(never);
   const target = paths.windows!.windows().find((w) => w.text.includes('def make_gateway'))!;

@@ -14,11 +14,11 @@ import { chainsOfText, chainText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain, ty
 import { foldPrefix } from './foldPrefix';
 import { buildJavaFlow } from './javaFlow';
 import { buildPythonFlow } from './pythonFlow';
-import { RepoSymbols } from './repoSymbols';
 import { identifierParts } from '../sparse/codeTerms';
-import { FlowResolver } from './resolveFlow';
+import { FlowRanker } from './rankFlow';
 
-export type DataflowSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
+/** The knowledge-base surface dataflow retrieval and receiver typing need: its symbol table. */
+export type DataflowSource = Pick<KnowledgeBase, 'symbols'>;
 
 /**
  * The line the walk starts from: the cursor's line when it names a variable, else the last
@@ -192,36 +192,20 @@ export function moduleHeader(text: string, lang: 'python' | 'java'): string {
 
 export class DataflowRetriever implements Retriever, Disposable {
   readonly name = 'dataflow' as const;
-  private symbols: RepoSymbols | undefined;
-  private readonly subscription: Disposable;
 
   constructor(
     private readonly kb: DataflowSource,
     private readonly parsers: Parsers,
-  ) {
-    this.subscription = kb.onDidChange(() => {
-      this.symbols = undefined;
-      // Rebuild soon after a change (tens of ms on a 500-file repository), not in the next request.
-      if (this.rebuildTimer === undefined) {
-        this.rebuildTimer = setTimeout(() => {
-          this.rebuildTimer = undefined;
-          this.symbols ??= new RepoSymbols(this.kb);
-        }, 50);
-        this.rebuildTimer.unref?.();
-      }
-    });
-  }
-
-  private rebuildTimer: ReturnType<typeof setTimeout> | undefined;
+  ) {}
 
   prepare(): Promise<void> {
-    this.symbols ??= new RepoSymbols(this.kb);
+    this.kb.symbols.table();
     return Promise.resolve();
   }
 
   async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {
     throwIfAborted(signal);
-    this.symbols ??= new RepoSymbols(this.kb);
+    const symbols = this.kb.symbols.table();
     const { file } = request;
     if (file.prefix.trim() === '') return { results: [], notes: ['empty file'] };
     const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix);
@@ -229,7 +213,7 @@ export class DataflowRetriever implements Retriever, Disposable {
     const scope = { path: file.path, lang: file.lang, extraction, flow };
     const recent = recentChains(file.prefix, file.lang, flow.seedLine);
     const code = codeLines(file.prefix, file.lang);
-    const resolution = new FlowResolver(this.symbols).withUnfinished(scope).resolve(scope, recent, namesUsed(code), nearWords(code, NEAR_WORD_LINES));
+    const resolution = new FlowRanker(symbols, scope).resolve(scope, recent, namesUsed(code), nearWords(code, NEAR_WORD_LINES));
     const results = resolution.results.filter((r) => r.snippet.path !== file.path);
     let bindings = 0;
     for (const list of flow.bindings.values()) bindings += list.length;
@@ -239,8 +223,6 @@ export class DataflowRetriever implements Retriever, Disposable {
     };
   }
 
-  dispose(): void {
-    if (this.rebuildTimer !== undefined) clearTimeout(this.rebuildTimer);
-    this.subscription.dispose();
-  }
+  /** The symbol table belongs to the knowledge base: nothing to release here. */
+  dispose(): void {}
 }

@@ -4,6 +4,7 @@
 // persisted next to the KB index and recomputed only for items whose text changed.
 import type { KbItem } from '../../kb/types';
 import type { KnowledgeBase } from '../../kb/KnowledgeBase';
+import { ChangeScheduler } from '../../kb/changeScheduler';
 import type { Encoder } from '../../models/types';
 import { onnxRowScorer, type RowScorer } from '../../models/OnnxRowScorer';
 import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, type ScoredSnippet } from '../types';
@@ -117,17 +118,13 @@ export class DenseRetriever implements Retriever, Disposable {
   private readonly loose = new Map<string, CodedRow>();
   /** Items per file, as last embedded. */
   private readonly files = new Map<string, KbItem[]>();
-  private readonly pending = new Set<string>();
-  private readonly subscription: Disposable;
+  /** Re-embeds changed files soon after a change, so that the next query does not pay for it. */
+  private readonly changes: ChangeScheduler;
   private functions: Family = emptyFamily();
   private variables: Family = emptyFamily();
   private loaded = false;
   private storeRead = false;
   private storeStatus: DensePrepareReport['store'] = 'inMemory';
-  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Aborts background re-embedding when the path is disposed. */
-  private readonly lifetime = new AbortController();
-  private running: Promise<DensePrepareReport> | undefined;
   lastReport: DensePrepareReport | undefined;
   private scorer: Promise<RowScorer | null> | undefined;
 
@@ -136,9 +133,10 @@ export class DenseRetriever implements Retriever, Disposable {
     private readonly encoder: DenseEncoder,
     private readonly options: DenseRetrieverOptions = {},
   ) {
-    this.subscription = kb.onDidChange((e) => {
-      for (const p of [...e.changed, ...e.removed]) this.pending.add(p);
-      this.scheduleRefresh();
+    this.changes = new ChangeScheduler(kb, {
+      built: () => this.loaded,
+      refresh: (signal) => this.prepare(signal),
+      onError: (e) => log.warn(`dense re-embedding failed: ${errorMessage(e)}`),
     });
   }
 
@@ -151,29 +149,15 @@ export class DenseRetriever implements Retriever, Disposable {
     return this.functions.items.length + this.variables.items.length;
   }
 
-  /** Re-embed changed files soon after a change, so that the next query does not pay for it. */
-  private scheduleRefresh(): void {
-    if (!this.loaded || this.refreshTimer !== undefined) return;
-    this.refreshTimer = setTimeout(() => {
-      this.refreshTimer = undefined;
-      if (this.pending.size > 0) this.prepare(this.lifetime.signal).catch((e: unknown) => log.warn(`dense re-embedding failed: ${errorMessage(e)}`));
-    }, 50);
-    this.refreshTimer.unref?.();
-  }
-
   /** Embed every item (first call) or the items of files changed since; one run at a time, paced by options.pace. */
   prepare(signal: AbortSignal): Promise<void> {
     return this.prepareWith(signal, true);
   }
 
-  private async prepareWith(signal: AbortSignal, paced: boolean): Promise<void> {
-    while (this.running) await this.running.catch(() => undefined);
-    this.running = this.run(signal, paced);
-    try {
-      this.lastReport = await this.running;
-    } finally {
-      this.running = undefined;
-    }
+  private prepareWith(signal: AbortSignal, paced: boolean): Promise<void> {
+    return this.changes.exclusive(async () => {
+      this.lastReport = await this.run(signal, paced);
+    });
   }
 
   private async readStore(): Promise<void> {
@@ -211,8 +195,8 @@ export class DenseRetriever implements Retriever, Disposable {
     const start = performance.now();
     await this.readStore();
     const found = this.storeStatus;
-    const paths = this.loaded ? [...this.pending] : this.kb.paths();
-    this.pending.clear();
+    const changed = this.changes.take();
+    const paths = this.loaded ? changed : this.kb.paths();
     const first = !this.loaded;
     this.loaded = true;
     const touched = new Map<string, KbItem[]>();
@@ -254,7 +238,7 @@ export class DenseRetriever implements Retriever, Disposable {
       this.options.onProgress?.({ done, total: todo.length });
     } catch (e) {
       // What was embedded stays cached; the files wait for the next call.
-      for (const p of paths) this.pending.add(p);
+      this.changes.putBack(paths);
       if (first) this.loaded = false;
       throw e;
     }
@@ -344,8 +328,8 @@ export class DenseRetriever implements Retriever, Disposable {
   async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {
     const notes: string[] = [];
     // A paced background run waits for the very request calling this: search what is embedded now.
-    if (this.running && this.options.pace) notes.push('embedding in the background: searching the vectors embedded so far');
-    else if (!this.loaded || this.pending.size > 0) await this.prepareWith(signal, false);
+    if (this.changes.busy && this.options.pace) notes.push('embedding in the background: searching the vectors embedded so far');
+    else if (!this.loaded || this.changes.hasPending) await this.prepareWith(signal, false);
     throwIfAborted(signal);
     const text = request.query.text;
     if (text.trim() === '' || this.size === 0) return { results: [], notes: [...notes, `${this.size} items embedded`] };
@@ -409,9 +393,7 @@ export class DenseRetriever implements Retriever, Disposable {
   }
 
   dispose(): void {
-    this.lifetime.abort();
-    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
-    this.subscription.dispose();
+    this.changes.dispose();
   }
 }
 

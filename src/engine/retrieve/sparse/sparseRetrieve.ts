@@ -7,6 +7,7 @@ import { snippetOfItem, type PathResult, type RetrievalRequest, type Retriever, 
 import { TfIdfIndex } from './TfIdfIndex';
 import type { TermOptions } from './codeTerms';
 import type { Disposable } from '../../util/disposable';
+import { ChangeScheduler } from '../../kb/changeScheduler';
 import { errorMessage, throwIfAborted } from '../../util/errors';
 import { getLogger } from '../../util/logger';
 import { eventLoopYielder } from '../../util/yielder';
@@ -24,9 +25,9 @@ export class SparseRetriever implements Retriever, Disposable {
   readonly name = 'sparse' as const;
   private readonly functions: TfIdfIndex<KbItem>;
   private readonly variables: TfIdfIndex<KbItem>;
-  private readonly subscription: Disposable;
+  /** Re-indexes changed files soon after a change, so that the next query does not pay for it. */
+  private readonly changes: ChangeScheduler;
   private loaded = false;
-  private pending = new Set<string>();
 
   constructor(
     private readonly kb: SparseSource,
@@ -34,40 +35,32 @@ export class SparseRetriever implements Retriever, Disposable {
   ) {
     this.functions = new TfIdfIndex<KbItem>((i) => i.text, options);
     this.variables = new TfIdfIndex<KbItem>((i) => i.text, options);
-    this.subscription = kb.onDidChange((e) => {
-      for (const p of [...e.changed, ...e.removed]) this.pending.add(p);
-      this.scheduleRefresh();
+    this.changes = new ChangeScheduler(kb, {
+      built: () => this.loaded,
+      refresh: (signal) => this.prepare(signal),
+      onError: (e) => log.warn(`sparse re-index failed: ${errorMessage(e)}`),
     });
-  }
-
-  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Aborts background re-indexing when the path is disposed. */
-  private readonly lifetime = new AbortController();
-
-  /** Re-index changed files soon after a change, so that the next query does not pay for it. */
-  private scheduleRefresh(): void {
-    if (!this.loaded || this.refreshTimer !== undefined) return;
-    this.refreshTimer = setTimeout(() => {
-      this.refreshTimer = undefined;
-      if (this.pending.size > 0) this.prepare(this.lifetime.signal).catch((e: unknown) => log.warn(`sparse re-index failed: ${errorMessage(e)}`));
-    }, 50);
-    this.refreshTimer.unref?.();
   }
 
   /**
    * Tokenise every item (first call) or the files changed since; postings rebuild lazily. Hands the
    * event loop back every ~25 ms: the first call on the JDK's java.base tokenises for about a second.
+   * One run at a time.
    */
-  async prepare(signal: AbortSignal): Promise<void> {
-    const paths = this.loaded ? [...this.pending] : this.kb.paths();
-    this.pending.clear();
+  prepare(signal: AbortSignal): Promise<void> {
+    return this.changes.exclusive(() => this.run(signal));
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const changed = this.changes.take();
+    const paths = this.loaded ? changed : this.kb.paths();
     this.loaded = true;
     const pause = eventLoopYielder();
     for (let i = 0; i < paths.length; i++) {
       await pause();
       if (signal.aborted) {
         // Keep what is left for the next call.
-        for (const rest of paths.slice(i)) this.pending.add(rest);
+        this.changes.putBack(paths.slice(i));
         throwIfAborted(signal);
       }
       const path = paths[i]!;
@@ -80,7 +73,7 @@ export class SparseRetriever implements Retriever, Disposable {
   }
 
   async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {
-    if (!this.loaded || this.pending.size > 0) await this.prepare(signal);
+    if (!this.loaded || this.changes.hasPending) await this.prepare(signal);
     throwIfAborted(signal);
     const j = request.topJ;
     const exclude = request.file.path;
@@ -95,8 +88,6 @@ export class SparseRetriever implements Retriever, Disposable {
   }
 
   dispose(): void {
-    this.lifetime.abort();
-    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
-    this.subscription.dispose();
+    this.changes.dispose();
   }
 }

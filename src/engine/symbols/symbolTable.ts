@@ -1,7 +1,7 @@
-// Repository-wide symbol tables for dataflow resolution (DraCo's repository context graph, kept
-// to what the walk needs): Python module paths -> files (absolute, relative, src/ layouts and
-// package roots in subfolders), Java fully qualified class names -> classes, class members.
-import type { FileExtraction, KbClass, KbItem } from '../../kb/types';
+// The repository's symbol table (DraCo's repository context graph, kept to what the walk needs):
+// Python module paths -> files (absolute, relative, src/ layouts and package roots in subfolders),
+// Java fully qualified class names -> classes, class members. One per knowledge base (KbSymbols).
+import type { FileExtraction, KbClass, KbItem } from '../kb/types';
 
 export interface SymbolSource {
   paths(): string[];
@@ -44,7 +44,7 @@ export const SECONDARY_TREE = /(^|\/)(tests?|build|target|dist|out|vendor|vendor
 /** Java test source trees (Maven / Gradle `src/test/`, a `test` or `tests` folder). */
 const JAVA_TEST_TREE = /(^|\/)(src\/test|tests?)\//;
 
-export class RepoSymbols {
+export class SymbolTable {
   private readonly pyFiles = new Set<string>();
   /** Every folder holding a Python file, directly or below. */
   private readonly pyDirs = new Set<string>(['']);

@@ -341,6 +341,8 @@ export class Server {
     } catch (e) {
       log.error(`loading the tree-sitter grammars failed: ${errorMessage(e)}`);
     }
+    // A shutdown while the grammars loaded: no model loads and nothing indexes.
+    if (this.lifecycle.phase === 'shutDown') return;
     // The probing model loads in the background; until then queries use the fallback strategy.
     this.causalLM().then(
       (lm) => {

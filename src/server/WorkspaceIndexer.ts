@@ -353,6 +353,8 @@ export class WorkspaceIndexer implements Feature {
   }
 
   private async indexAll(folders: readonly WorkspaceFolder[], attached: WorkDoneProgressReporter | undefined, signal: AbortSignal, full = false): Promise<FolderIndexSummary[]> {
+    // Stopped (shutdown) before it began: not even a progress bar.
+    if (signal.aborted) throw new CancellationError();
     const progress = await this.progressReporter(attached, 'CodeRAG: indexing');
     const summaries: FolderIndexSummary[] = [];
     try {

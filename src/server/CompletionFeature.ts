@@ -12,6 +12,7 @@ import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
+import { withLineBreak } from '../engine/util/documentText';
 import { ExplainRequest, InlineCompletionRequest, type ExplainResult, type InlineCompletionList, type InlineCompletionParams } from '../protocol/protocol';
 import { CompletionCache } from './completionCache';
 import { pipelineOptions, type ServerConfig } from './config';
@@ -23,6 +24,7 @@ import type { StatusReporter } from './StatusReporter';
 import type { FolderIndex, WorkspaceIndexer } from './WorkspaceIndexer';
 import { FolderPipelines } from './FolderPipelines';
 import type { TraceLog } from './TraceLog';
+import { cursorAt } from './positions';
 
 const log = getLogger('completion');
 
@@ -159,13 +161,14 @@ export class CompletionFeature implements Feature {
     if (!doc) return null;
     const lang = langOf(doc);
     if (!lang) return null;
-    const text = doc.getText();
-    const offset = doc.offsetAt(params.position);
+    // The engine reads LF line breaks and a cursor on a character boundary; the suggestion goes
+    // back with the document's line break, at the cursor as clamped.
+    const { text, offset, lineBreak, position } = cursorAt(doc, params.position);
     const prefix = text.slice(0, offset);
     const suffix = text.slice(offset);
     const hit = this.indexer.folderFor(doc.uri);
     const filePath = hit?.relPath ?? doc.uri;
-    const range = { start: params.position, end: params.position };
+    const range = { start: position, end: position };
 
     // Typing through a shown suggestion: no debounce, no model.
     const cached = this.cache.get(filePath, prefix, suffix);
@@ -173,7 +176,7 @@ export class CompletionFeature implements Feature {
       this.cacheHits++;
       this.record(this.cacheHitTimes, performance.now() - t0);
       this.publishStats();
-      return { items: [{ insertText: cached.text, range, traceId: cached.traceId, fromCache: true }] };
+      return { items: [{ insertText: withLineBreak(cached.text, lineBreak), range, traceId: cached.traceId, fromCache: true }] };
     }
 
     // The newest request of a document supersedes the one before it (debouncing or in flight).
@@ -210,7 +213,7 @@ export class CompletionFeature implements Feature {
       this.publishStats();
       if (!item) return null;
       this.cache.put(filePath, prefix, suffix, { text: item.text, traceId: result.trace.id });
-      return { items: [{ insertText: item.text, range, traceId: result.trace.id }] };
+      return { items: [{ insertText: withLineBreak(item.text, lineBreak), range, traceId: result.trace.id }] };
     } catch (e) {
       if (isCancellationError(e) || signal.aborted) {
         log.debug(`request superseded after ${(performance.now() - t0).toFixed(1)} ms (debounce ${debounceMs.toFixed(1)} ms)`);

@@ -12,7 +12,6 @@ import {
   type InitializeParams,
   type InitializeResult,
   type ServerCapabilities,
-  type WorkspaceFolder,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { loadParsers, type Parsers } from '../engine/kb/parsers';
@@ -34,11 +33,13 @@ import { createSimilarBandit } from '../engine/similar/bandit';
 import { mergeConfig, type ServerConfig } from './config';
 import type { Feature } from './feature';
 import { ForegroundActivity } from './ForegroundActivity';
+import type { LifecycleGuard } from './lifecycle';
 import { ModelFeature } from './ModelFeature';
 import { RerankFeature } from './RerankFeature';
 import { StatusReporter } from './StatusReporter';
 import { TraceLog } from './TraceLog';
 import { WorkspaceIndexer } from './WorkspaceIndexer';
+import { initialWorkspaceFolders } from './workspaceFolders';
 
 const log = getLogger('server');
 
@@ -127,6 +128,8 @@ export class Server {
   constructor(
     private readonly connection: Connection,
     private readonly host: ServerHost,
+    /** The connection's message strategy: what reaches the handlers below follows the LSP lifecycle. */
+    private readonly lifecycle: LifecycleGuard,
   ) {
     this.cacheRoot = host.cacheRoot ?? defaultCacheRoot();
     this.config = mergeConfig().config;
@@ -264,6 +267,7 @@ export class Server {
       else connection.console.log(line);
     }, minLevel);
     this.status.attach(connection);
+    this.lifecycle.attach(connection);
     connection.onInitialize((params) => this.initialize(params));
     connection.onInitialized(() => void this.initialized());
     connection.onDidChangeConfiguration((params) => {
@@ -322,7 +326,7 @@ export class Server {
     // No model is loaded before initialized(): open them on the configured device.
     void this.registry.dispose();
     this.registry = new ModelRegistry(this.registryOptions());
-    const folders: WorkspaceFolder[] = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: params.rootUri.split('/').pop() ?? 'root' }] : params.rootPath ? [{ uri: `file://${params.rootPath}`, name: params.rootPath }] : []);
+    const folders = initialWorkspaceFolders(params);
     this.indexer.setWorkspaceFolders(folders);
     this.indexer.trusted = trusted;
     this.completion.trusted = trusted;
@@ -342,6 +346,8 @@ export class Server {
     } catch (e) {
       log.error(`loading the tree-sitter grammars failed: ${errorMessage(e)}`);
     }
+    // A shutdown while the grammars loaded: no model loads and nothing indexes.
+    if (this.lifecycle.phase === 'shutDown') return;
     // The probing model loads in the background; until then queries use the fallback strategy.
     this.causalLM().then(
       (lm) => {

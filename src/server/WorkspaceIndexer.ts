@@ -23,12 +23,13 @@ import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
 import type { RetrievalPaths } from '../engine/pipeline';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import { DisposableStore, type Disposable } from '../engine/util/disposable';
-import { errorMessage, isCancellationError } from '../engine/util/errors';
+import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
 import { RebuildIndexRequest, type FolderIndexSummary, type RebuildIndexResult } from '../protocol/protocol';
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
 import type { StatusReporter } from './StatusReporter';
+import { localFolderPath } from './workspaceFolders';
 
 const log = getLogger('indexer');
 
@@ -61,6 +62,7 @@ export class FolderIndex implements Disposable {
   private similarPreparing: Promise<void> | undefined;
   private readonly store = new DisposableStore();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private disposed = false;
   /** The body mode's view of the repository: its methods and the identifier -> using-methods index, kept current per file. */
   readonly methods: RepoMethods;
 
@@ -152,7 +154,8 @@ export class FolderIndex implements Disposable {
 
   /** Saves are batched: many saves in a burst write the index once. */
   scheduleSave(): void {
-    if (this.saveTimer) return;
+    // A folder closed (shutdown, removed, rebuilt) writes nothing more.
+    if (this.saveTimer || this.disposed) return;
     this.saveTimer = setTimeout(() => {
       this.saveTimer = undefined;
       this.kb.save().catch((e: unknown) => log.warn(`saving the index of ${this.name} failed: ${errorMessage(e)}`));
@@ -160,6 +163,7 @@ export class FolderIndex implements Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.store.dispose();
   }
@@ -180,7 +184,7 @@ export class WorkspaceIndexer implements Feature {
   private connection: Connection | undefined;
   private config: ServerConfig | undefined;
   private folders = new Map<string, FolderIndex>();
-  /** Folders not indexed at all (the file-system root, the home folder), with the reason. */
+  /** Folders not indexed at all (not a local folder, the file-system root, the home folder, failed to open), with the reason. */
   private refused = new Map<string, string>();
   private workspaceFolders: WorkspaceFolder[] = [];
   private canCreateProgress = false;
@@ -298,13 +302,12 @@ export class WorkspaceIndexer implements Feature {
   }
 
   /** The folder's index, opened once; `fresh` starts it without the saved index (a full rebuild). */
-  private async openFolder(folder: WorkspaceFolder, fresh: boolean): Promise<FolderIndex> {
+  private async openFolder(folder: WorkspaceFolder, root: string, fresh: boolean): Promise<FolderIndex> {
     const existing = this.folders.get(folder.uri);
     if (existing) {
       existing.kb.setScanOptions(this.scanOptions());
       return existing;
     }
-    const root = fileURLToPath(folder.uri);
     const parsers = await this.host.parsers();
     const indexFolder = indexFolderFor(this.host.cacheRoot(), root);
     const kb = await KnowledgeBase.open({
@@ -350,27 +353,32 @@ export class WorkspaceIndexer implements Feature {
   }
 
   private async indexAll(folders: readonly WorkspaceFolder[], attached: WorkDoneProgressReporter | undefined, signal: AbortSignal, full = false): Promise<FolderIndexSummary[]> {
+    // Stopped (shutdown) before it began: not even a progress bar.
+    if (signal.aborted) throw new CancellationError();
     const progress = await this.progressReporter(attached, 'CodeRAG: indexing');
     const summaries: FolderIndexSummary[] = [];
     try {
       for (const wf of folders) {
+        if (signal.aborted) throw new CancellationError();
         let index: FolderIndex | undefined;
-        // The file-system root or the home folder: never indexed from an editor (the CLI has --force).
-        const refusal = workspaceRootProblem(fileURLToPath(wf.uri), homedir());
-        if (refusal) {
+        // Each folder on its own: one that is not a local folder, the file-system root or the home
+        // folder (never indexed from an editor; the CLI has --force) is skipped, and says so.
+        const { root, refusal } = rootOf(wf);
+        if (root === undefined) {
           log.warn(`${wf.name}: ${refusal}`);
           this.refused.set(wf.uri, refusal);
           this.status.update({ folders: this.summaries() });
           summaries.push({ uri: wf.uri, state: 'failed', files: 0, items: 0, message: refusal });
           continue;
         }
+        this.refused.delete(wf.uri);
         try {
           if (full) {
             // The protocol's promise: drop the saved index and parse every file again.
             this.folders.get(wf.uri)?.dispose();
             this.folders.delete(wf.uri);
           }
-          index = await this.openFolder(wf, full);
+          index = await this.openFolder(wf, root, full);
           index.state = 'indexing';
           this.publish();
           const name = wf.name;
@@ -400,6 +408,11 @@ export class WorkspaceIndexer implements Feature {
           if (index) {
             index.state = 'failed';
             index.message = errorMessage(e);
+          } else {
+            // Not even opened: the status still lists the folder, with why.
+            const message = `${wf.name}: ${errorMessage(e)}`;
+            this.refused.set(wf.uri, message);
+            summaries.push({ uri: wf.uri, state: 'failed', files: 0, items: 0, message });
           }
         } finally {
           this.status.update({ indexing: undefined, folders: this.summaries() });
@@ -416,7 +429,9 @@ export class WorkspaceIndexer implements Feature {
   async rebuild(folderUri: string | undefined, full: boolean, progress: WorkDoneProgressReporter | undefined, signal: AbortSignal): Promise<RebuildIndexResult> {
     if (!this.trusted) return { folders: [] };
     const targets = this.workspaceFolders.filter((f) => folderUri === undefined || f.uri === folderUri);
-    const run = this.indexing.catch(() => undefined).then(() => this.indexAll(targets, progress, signal, full));
+    // Shutdown stops a rebuild as it stops the background indexing.
+    const stop = AbortSignal.any([signal, this.abort.signal]);
+    const run = this.indexing.catch(() => undefined).then(() => this.indexAll(targets, progress, stop, full));
     this.indexing = run.catch(() => undefined);
     return { folders: await run };
   }
@@ -424,7 +439,7 @@ export class WorkspaceIndexer implements Feature {
   /** didSave: re-extract from the saved text. */
   async onSaved(uri: string, text: string): Promise<void> {
     const hit = this.folderFor(uri);
-    if (!hit || !this.trusted) return;
+    if (!hit || !this.trusted || this.abort.signal.aborted) return;
     try {
       if (await hit.folder.kb.updateFile(hit.relPath, text)) hit.folder.scheduleSave();
     } catch (e) {
@@ -434,7 +449,7 @@ export class WorkspaceIndexer implements Feature {
 
   private async onFileEvent(uri: string, deleted: boolean): Promise<void> {
     const hit = this.folderFor(uri);
-    if (!hit || !this.trusted) return;
+    if (!hit || !this.trusted || this.abort.signal.aborted) return;
     try {
       const changed = deleted ? await hit.folder.kb.removeFile(hit.relPath) : await hit.folder.kb.updateFile(hit.relPath);
       if (changed) {
@@ -453,6 +468,14 @@ export class WorkspaceIndexer implements Feature {
     for (const f of this.folders.values()) f.dispose();
     this.folders.clear();
   }
+}
+
+/** The folder's local path, or why it is not indexed (not a local folder, the file-system root, the home folder). */
+function rootOf(folder: WorkspaceFolder): { root: string; refusal?: undefined } | { root?: undefined; refusal: string } {
+  const local = localFolderPath(folder);
+  if ('problem' in local) return { refusal: local.problem };
+  const refusal = workspaceRootProblem(local.path, homedir());
+  return refusal !== undefined ? { refusal } : { root: local.path };
 }
 
 export function folderFromPath(path: string): WorkspaceFolder {

@@ -61,7 +61,7 @@ export interface LspSession {
   close(): Promise<void>;
 }
 
-export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean; initializationOptions?: Record<string, unknown> } = {}): Promise<LspSession> {
+export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean; initializationOptions?: Record<string, unknown>; /** Sent as they are instead of `workspace`'s folders. */ workspaceFolders?: Array<{ uri: string; name: string }> } = {}): Promise<LspSession> {
   buildOnce();
   const cache = tempDir('coderag-lsp-cache-');
   const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], { cwd: repoRoot, env: { ...process.env, CODERAG_CACHE_DIR: cache.path }, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -86,11 +86,11 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
   connection.onRequest('client/registerCapability', () => null);
   connection.onRequest('workspace/configuration', () => [settings]);
   connection.listen();
-  const roots = (Array.isArray(workspace) ? workspace : [workspace]).map((w) => pathToFileURL(w).toString());
+  const folders = options.workspaceFolders ?? (Array.isArray(workspace) ? workspace : [workspace]).map((w, i) => ({ uri: pathToFileURL(w).toString(), name: `ws${i}` }));
   await connection.sendRequest('initialize', {
     processId: process.pid,
-    rootUri: roots[0],
-    workspaceFolders: roots.map((uri, i) => ({ uri, name: `ws${i}` })),
+    rootUri: folders[0]?.uri ?? null,
+    workspaceFolders: folders,
     capabilities: { window: { workDoneProgress: true }, workspace: { didChangeWatchedFiles: { dynamicRegistration: true }, workspaceFolders: true } },
     initializationOptions: { trusted: options.trusted ?? true, settings, ...options.initializationOptions },
   });

@@ -15,6 +15,7 @@ import { resolveModelClient, type ModelSettings } from '../../engine/generate/cr
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
 import { UserError } from '../../engine/util/errors';
+import { clampToCharBoundary, engineText } from '../../engine/util/documentText';
 import { runsOn } from '../../engine/models/device';
 import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
@@ -89,11 +90,12 @@ export const completeCommand: CliCommand = {
     if (!lang) throw new UserError(`${rel}: only Python and Java files are completed`);
     let text: string;
     try {
-      text = readFileSync(abs, 'utf8').replace(/\r\n?/g, '\n');
+      // The engine's view of the file, as the language server makes it of an open document.
+      text = engineText(readFileSync(abs, 'utf8'), 0).text;
     } catch {
       throw new UserError(`cannot read ${abs}`);
     }
-    const offset = offsetAt(text, loc.line, loc.column);
+    const offset = clampToCharBoundary(text, offsetAt(text, loc.line, loc.column));
 
     const provider = (values.provider as string | undefined) ?? 'embedded';
     if (!['embedded', 'ollama', 'openai', 'auto'].includes(provider)) throw new UsageError('--provider must be embedded, ollama, openai or auto');

@@ -13,6 +13,7 @@ import type { EmbedTexts, RepoMethods } from '../body/RepoMethods';
 import { redactSecrets } from '../prompt/redact';
 import { stripControlChars } from '../generate/postprocess/controlChars';
 import { capLength } from '../generate/postprocess/postprocess';
+import { cutAtMalformed } from '../generate/postprocess/wellFormed';
 import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
 import type { Tokenize } from '../body/tokens';
 import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
@@ -64,7 +65,8 @@ function bodyStops(lang: Lang, indent: number): string[] {
   return lang === 'java' ? [`\n${pad}}`] : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
 }
 
-function postprocessBody(raw: string, context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] }, options: PipelineOptions['postprocess']): string {
+function postprocessBody(given: string, context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] }, options: PipelineOptions['postprocess']): string {
+  const raw = cutAtMalformed(stripControlChars(given));
   return withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body;
 }
 
@@ -306,7 +308,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     },
     generate: { stop: stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
     postprocess: (generated) => {
-      const raw = stripControlChars(generated.text);
+      const raw = cutAtMalformed(stripControlChars(generated.text));
       const { body: kept, dropped } = withoutLineCutByLimit(cut(raw), raw, generated.stoppedBy, request.lang, prefix, target.signatureIndent);
       return { text: capLength(kept, options.postprocess.maxChars), lead: '', ...(dropped !== undefined ? { message: `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(dropped.slice(0, 60))})` } : {}) };
     },

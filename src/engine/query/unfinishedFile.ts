@@ -1,5 +1,6 @@
 // The unfinished file CodeRAG completes (section 2.2): the text before the cursor of one repository file.
 import type { Lang } from '../kb/types';
+import { clampToCharBoundary, engineText } from '../util/documentText';
 
 export interface UnfinishedFile {
   /** Repo-relative path with forward slashes (excluded from retrieval: CodeRAG drops the current file). */
@@ -19,7 +20,7 @@ export function prefixLines(prefix: string): string[] {
  * CCEval line cases). A position past the end is clamped to the end of the text.
  */
 export function prefixAt(text: string, line: number, column = 1): string {
-  const normalised = text.replace(/\r\n?/g, '\n');
+  const normalised = engineText(text, 0).text;
   let offset = 0;
   for (let l = 1; l < line; l++) {
     const next = normalised.indexOf('\n', offset);
@@ -28,5 +29,5 @@ export function prefixAt(text: string, line: number, column = 1): string {
   }
   const lineEnd = normalised.indexOf('\n', offset);
   const end = lineEnd < 0 ? normalised.length : lineEnd;
-  return normalised.slice(0, Math.min(offset + Math.max(0, column - 1), end));
+  return normalised.slice(0, clampToCharBoundary(normalised, Math.min(offset + Math.max(0, column - 1), end)));
 }

@@ -3,6 +3,7 @@
 import type { Lang } from '../../kb/types';
 import { indentOf } from '../../util/codeText';
 import { stripControlChars } from './controlChars';
+import { cutAtMalformed } from './wellFormed';
 
 export interface CompletionContext {
   lang: Lang;
@@ -21,11 +22,11 @@ export interface PostprocessOptions {
 
 export const DEFAULT_MAX_CHARS = 4000;
 
-/** At most `maxChars` characters, cut after the last whole line that fits when there is one. */
+/** At most `maxChars` characters, cut after the last whole line that fits when there is one (never inside a surrogate pair). */
 export function capLength(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   const cut = text.lastIndexOf('\n', maxChars);
-  return cut > 0 ? text.slice(0, cut) : text.slice(0, maxChars);
+  return cut > 0 ? text.slice(0, cut) : cutAtMalformed(text.slice(0, maxChars));
 }
 
 const OPEN = '([{';
@@ -284,6 +285,7 @@ function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why
   const line = completionMode(ctx) === 'singleLine';
   return [
     { why: 'only control characters or whitespace', run: (t) => stripControlChars(t.length > 4 * maxChars ? t.slice(0, 4 * maxChars) : t) },
+    { why: 'it began with a character the model did not finish (U+FFFD or half a surrogate pair)', run: (t) => cutAtMalformed(t) },
     ...(line
       ? [
           {

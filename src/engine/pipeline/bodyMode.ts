@@ -12,7 +12,7 @@ import { composeBodyLists, rankUsages, signatureSimilar, signatureSimilarByVecto
 import type { EmbedTexts, RepoMethods } from '../body/RepoMethods';
 import { redactSecrets } from '../prompt/redact';
 import { stripControlChars } from '../generate/postprocess/controlChars';
-import { capLength } from '../generate/postprocess/postprocess';
+import { capLength, cutAtPlaceholder, placeholderNote } from '../generate/postprocess/postprocess';
 import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
 import type { Tokenize } from '../body/tokens';
 import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
@@ -63,7 +63,7 @@ function bodyStops(lang: Lang, indent: number): string[] {
 }
 
 function postprocessBody(raw: string, context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] }, options: PipelineOptions['postprocess']): string {
-  return withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body;
+  return cutAtPlaceholder(withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body);
 }
 
 function candidateOf(snippet: Snippet, source: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
@@ -216,9 +216,8 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       signal,
       async () => {
         const drafted = promptOf(similar.map(signatureCandidate), options.prompt.contextShare);
-        // The prompt leaves the process (to a model server, or the embedded model): credentials first.
-        const prompt = { ...drafted, prompt: redactSecrets(drafted.prompt).text };
-        const out = await raceDeadline((s) => generateOnce(model, stages, prompt, options.body.sketchTokens, stops, options.generate.temperature, s, request.lang), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
+        // stages.model is the redaction boundary: the sketch's prompt is redacted there.
+        const out = await raceDeadline((s) => generateOnce(model, stages, drafted, options.body.sketchTokens, stops, options.generate.temperature, s, request.lang), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
         return cut(stripControlChars(out.text));
       },
       (e) => ({ value: '', ...degrade(e) }),
@@ -318,7 +317,7 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
   }
   const usedIds = new Set(prompt.snippetsUsed.map((s) => s.text));
   contexts = ranked.filter((c) => usedIds.has(snippetForPrompt(c).text));
-  const redacted = redactSecrets(prompt.prompt);
+  const redacted = await redactSecrets(prompt.prompt);
   trace.prompt = { text: redacted.text, redactions: redacted.count, tokens: prompt.tokens, budgetTokens, family: model.family, fim: prompt.fim, snippets: prompt.snippetsUsed.map((s) => s.path), snippetsDropped: prompt.snippetsDropped, prefixCut: prompt.prefixCut };
 
   // f. the body (second model call), cut where the method ends
@@ -344,12 +343,14 @@ export async function completeBody(request: CompletionRequest, stages: ModelStag
       const raw = stripControlChars(generated.text);
       const { body, dropped } = withoutLineCutByLimit(cut(raw), raw, generated.stoppedBy, request.lang, prefix, target.signatureIndent);
       unfinished = dropped;
-      return Promise.resolve(capLength(body, options.postprocess.maxChars));
+      return Promise.resolve(capLength(cutAtPlaceholder(body), options.postprocess.maxChars));
     },
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
   const post = trace.stages.at(-1);
-  if (unfinished !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(unfinished.slice(0, 60))})`;
+  const placeholder = placeholderNote(generated.text);
+  if (placeholder && post?.stage === 'postprocess') post.message = placeholder;
+  else if (unfinished !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(unfinished.slice(0, 60))})`;
   trace.completion = text;
   return finish(text ? [{ text }] : []);
 }

@@ -15,6 +15,7 @@ import { CallArgumentGuide, type CallSignature } from '../check/callArguments';
 import type { ReceiverMembers } from '../check/receiverMembers';
 import { checkCompletion } from '../check/repairCompletion';
 import { stripControlChars } from '../generate/postprocess/controlChars';
+import { placeholderNote } from '../generate/postprocess/postprocess';
 import { isModelClientError, type DecodeConstraint, type GenerateResult, type ModelClient, type ModelGate } from '../generate/types';
 import { raceDeadline } from '../util/abort';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
@@ -237,8 +238,8 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     return finish([]);
   }
   contexts = prompt.usedIndices.map((i) => ranked[i]!);
-  // The prompt leaves the process (to a model server, or the embedded model): credentials first.
-  const redacted = redactSecrets(prompt.prompt);
+  // The trace shows the prompt as the redaction boundary (stages.model) sends it.
+  const redacted = await redactSecrets(prompt.prompt);
   trace.prompt = {
     text: redacted.text,
     redactions: redacted.count,
@@ -348,6 +349,9 @@ export async function complete(given: CompletionRequest, stages: PipelineStages,
     () => Promise.resolve(mode.postprocess(lead ? generated.text.replace(/^[ \t]+/, '') : generated.text, { lang: request.lang, prefix: request.prefix, suffix: request.suffix, ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) }, options.postprocess)),
     (e) => ({ value: '', status: 'failed', message: errorMessage(e) }),
   );
+  const placeholder = placeholderNote(generated.text);
+  const post = trace.stages.at(-1);
+  if (placeholder && post?.stage === 'postprocess') post.message = placeholder;
   // A model whose decoding was not constrained: check its finished answer (repair or cut).
   let checkedText = text;
   if (membersAt && text && (checkMode === 'repair' || !constraint)) {

@@ -21,6 +21,8 @@ import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
 import { complete, type PipelineStages, type ReceiverTyping } from './complete';
+import { redactingClient, redactingNextLine } from '../generate/redactBoundary';
+import { redactSecrets } from '../prompt/redact';
 import { LINE_MODE } from './modes';
 import type { LinUcb } from '../similar/linUcb';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieval, type SimilarRetrieverOptions } from '../similar/perspectives';
@@ -86,7 +88,8 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
   const knowledgeOf = (request: CompletionRequest, signal: AbortSignal): Promise<Candidate[]> => complete(request, retrievalStages, options, LINE_MODE, signal).then((r) => r.contexts);
   const stages: PipelineStages = {
     ...retrievalStages,
-    ...(deps.model ? { model: deps.model } : {}),
+    // Every prompt of every mode leaves through the redaction boundary.
+    ...(deps.model ? { model: () => redactingClient(deps.model!()) } : {}),
     ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
@@ -96,11 +99,19 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
   return {
     mode,
     options,
-    complete: (request, signal) => {
+    complete: async (request, signal) => {
       const chosen = mode.select?.(request) ?? mode;
-      return chosen.complete ? chosen.complete(request, stages, options, signal) : complete(request, stages, options, chosen, signal);
+      const result = await (chosen.complete ? chosen.complete(request, stages, options, signal) : complete(request, stages, options, chosen, signal));
+      await redactTraceQueries(result.trace);
+      return result;
     },
   };
+}
+
+/** The trace's queries quote the file above the cursor: Explain and --json show them redacted, as the prompt is. */
+async function redactTraceQueries(trace: CompletionResult['trace']): Promise<void> {
+  if (trace.query) trace.query.text = (await redactSecrets(trace.query.text)).text;
+  for (const p of trace.similar?.perspectives ?? []) if (p.query) p.query = (await redactSecrets(p.query)).text;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,7 +160,9 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
   if (options.similar) {
     const { encoder, nextLine, queryLines, hypotheticalMatch, hypotheticalTokens, hypotheticalContextChars, ...windowOptions } = options.similar;
     windows = new CodeWindowIndex(kb, encoder, windowOptions);
-    similar = new SimilarRetriever(windows, kb, nextLine, { ...(queryLines ? { queryLines } : {}), ...(hypotheticalMatch ? { hypotheticalMatch } : {}), ...(hypotheticalTokens ? { hypotheticalTokens } : {}), ...(hypotheticalContextChars ? { hypotheticalContextChars } : {}) });
+    // The hypothetical line's prompt leaves through the redaction boundary too.
+    const redactedLine = nextLine ? () => { const lm = nextLine(); return lm ? redactingNextLine(lm) : undefined; } : undefined;
+    similar = new SimilarRetriever(windows, kb, redactedLine, { ...(queryLines ? { queryLines } : {}), ...(hypotheticalMatch ? { hypotheticalMatch } : {}), ...(hypotheticalTokens ? { hypotheticalTokens } : {}), ...(hypotheticalContextChars ? { hypotheticalContextChars } : {}) });
   }
   return {
     byName,

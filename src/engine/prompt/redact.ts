@@ -5,8 +5,11 @@
 // strings and basic-auth URLs) for known token formats, then the project's own rules
 // (secretRules.ts) for the generic forms no format scanner knows: a literal bound to a name, key,
 // property or header that says secret, URL userinfo, comments stating a password, config lines,
-// random literals. Measured on test/fixtures/secrets/corpus.json by scripts/benchSecrets.ts: the
-// preset alone misses the generic forms, the own rules alone miss secretlint's newer formats.
+// random literals. scripts/benchSecrets.ts on test/fixtures/secrets/corpus.json (49 credential
+// forms, 45 look-alikes, ~6,000-character prompts): recall / false positives / median ms per prompt
+// were 36.7% / 20.0% / 0.31 for the old hand-written patterns, 12.2% / 0% / 0.39 for the preset
+// alone (it knows formats, not names), 98.0% / 0% / 0.76 for the own rules alone (they miss the
+// Slack webhook) and 100% / 0% / 1.14 (p95 2.5) for this set.
 // Kept on purpose: hex digests, UUIDs, URLs and paths, placeholders (`${DB_PASSWORD}`, `<token>`,
 // `changeme`), names of settings (`"DB_PASSWORD"`), empty values.
 import { getLogger } from '../util/logger';

@@ -290,7 +290,7 @@ export function cutAtPlaceholder(text: string): string {
   return text
     .slice(0, at)
     .replace(/(?:(?<!\w)[rRbBuUfF]{1,2})?["'`]$/, '')
-    .replace(/(?:[A-Za-z_][\w.-]*|["'][^"'\n]*["'])\s*(?::\s*[\w.[\], |]+?\s*=|:=|=>|=|:)\s*$/, '')
+    .replace(/(?:[A-Za-z_][\w.-]*(?:\[[^\]\n]*\])*|["'][^"'\n]*["'])\s*(?::\s*[\w.[\], |]+?\s*=|:=|=>|=|:)\s*$/, '')
     .replace(/[ \t]+$/, '');
 }
 

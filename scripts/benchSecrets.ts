@@ -1,5 +1,6 @@
-// `node --import tsx scripts/benchSecrets.ts`: issue 44's measure of secret detection, not a test.
-// Every case of test/fixtures/secrets/corpus.json (credential forms and look-alikes, each inside a
+// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout]`: issue 44's measure of
+// secret detection, not a test. Every case of test/fixtures/secrets/corpus.json (or heldout.json,
+// cases written after the rules were fixed) (credential forms and look-alikes, each inside a
 // prompt of about 6,000 characters of fixture code) goes through the real redaction boundary
 // (generate/redactBoundary) to the capturing test model server, once per rule set:
 //   (a) the hand-written patterns before issue 44 (src/engine/prompt/redact.ts at LEGACY_COMMIT),
@@ -13,6 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { redactGeneric, redactSecrets, redactWithSecretlint, type Redacted } from '../src/engine/prompt/redact';
 import type { Redactor } from '../src/engine/generate/redactBoundary';
 import { startOllamaTestServer } from '../test/helpers/ollamaServer';
@@ -32,7 +34,9 @@ async function legacyRedactor(dir: string): Promise<Redactor> {
 }
 
 async function main(): Promise<void> {
-  const corpus = loadSecretCorpus();
+  const { values } = parseArgs({ options: { corpus: { type: 'string', default: 'corpus' } } });
+  if (values.corpus !== 'corpus' && values.corpus !== 'heldout') throw new Error('--corpus must be corpus or heldout');
+  const corpus = loadSecretCorpus(values.corpus);
   const dir = mkdtempSync(join(tmpdir(), 'coderag-bench-secrets-'));
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL] });
   const signal = new AbortController().signal;
@@ -48,7 +52,7 @@ async function main(): Promise<void> {
     ];
     const prompts = corpus.map(corpusPrompt);
     const chars = prompts.map((p) => p.length).sort((a, b) => a - b);
-    console.log(`corpus: ${corpus.filter((c) => c.kind === 'secret').length} credential forms, ${corpus.filter((c) => c.kind === 'lookalike').length} look-alikes; prompts ${chars[0]}-${chars.at(-1)} characters (median ${chars[Math.floor(chars.length / 2)]}); secretlint's first load ${loadMs.toFixed(0)} ms\n`);
+    console.log(`${values.corpus}: ${corpus.filter((c) => c.kind === 'secret').length} credential forms, ${corpus.filter((c) => c.kind === 'lookalike').length} look-alikes; prompts ${chars[0]}-${chars.at(-1)} characters (median ${chars[Math.floor(chars.length / 2)]}); secretlint's first load ${loadMs.toFixed(0)} ms\n`);
     console.log('| rule set | recall | false positives | median ms/prompt | p95 ms/prompt | missed | look-alikes redacted |');
     console.log('|---|---:|---:|---:|---:|---|---|');
     for (const [name, redactor] of sets) {

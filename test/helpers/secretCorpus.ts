@@ -21,8 +21,9 @@ export interface CorpusCase {
   value: string;
 }
 
-export function loadSecretCorpus(): CorpusCase[] {
-  return JSON.parse(readFileSync(join(fixturesDir, 'secrets', 'corpus.json'), 'utf8')) as CorpusCase[];
+/** `corpus` (the rules were written against it) or `heldout` (written after the rules were fixed, never tuned on). */
+export function loadSecretCorpus(name: 'corpus' | 'heldout' = 'corpus'): CorpusCase[] {
+  return JSON.parse(readFileSync(join(fixturesDir, 'secrets', `${name}.json`), 'utf8')) as CorpusCase[];
 }
 
 /** Retrieved code around the case: fixture files up to about 6,000 characters, the size of a 2,048-token prompt. */

@@ -75,11 +75,19 @@ export async function redactWithSecretlint(text: string): Promise<Redacted> {
   return { text: out, count };
 }
 
+/** Load secretlint's preset now (a host at start-up), so the first completion does not wait for it. */
+export function preloadRedaction(): Promise<void> {
+  return loadSecretlint().then(
+    () => undefined,
+    (e: unknown) => log.warn(`secretlint did not load (the generic rules redact alone): ${errorMessage(e)}`),
+  );
+}
+
 /** Results of recent texts: the trace and the wire redact the same prompt, the reranker the same snippet in several windows. */
 const cache = new Map<string, Redacted>();
-const CACHE_ENTRIES = 256;
-/** Texts longer than this are not kept (the memory a cache entry holds). */
-const CACHE_CHARS = 64_000;
+const CACHE_ENTRIES = 128;
+/** Texts longer than this are not kept (at most about 16 MB held: 128 entries, text and result). */
+const CACHE_CHARS = 32_000;
 
 function remember(text: string, result: Redacted): void {
   if (text.length > CACHE_CHARS) return;

@@ -76,6 +76,8 @@ export function shannonEntropy(text: string): number {
 /** A literal that looks random: long, high entropy, several character classes, not a URL or path. */
 export function looksRandom(value: string): boolean {
   if (value.length < 24 || /\s/.test(value) || /:\/\/|^[./~]/.test(value)) return false;
+  // A hex digest, with or without its algorithm (`sha256:...`, `0x...`), is not random by shape.
+  if (/^(?:[a-z0-9]+[:$])?(?:0x)?[0-9a-f]{16,}$/i.test(value)) return false;
   const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(value)).length;
   return classes >= 3 && shannonEntropy(value) > 4.0;
 }
@@ -145,7 +147,7 @@ const RULES: readonly Rule[] = [
   {
     // Authorization values: `Bearer <token>`, `Basic <base64>`, `Token <token>`.
     name: 'authorization value',
-    pattern: /\b(Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{12,}=*)/g,
+    pattern: /\b(Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{12,}=*)/gi,
     replace: (m) => {
       const v = m[2] ?? '';
       return /[\d._~+/=-]/.test(v) || v.length >= 24 ? `${m[1]} ${REDACTED}` : undefined;
@@ -177,8 +179,20 @@ const RULES: readonly Rule[] = [
   {
     // name = "...", name: str = "...", "name": "...", name => "...", name := "...", keyword="...".
     name: 'bound literal',
-    pattern: new RegExp(String.raw`(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`, 'g'),
+    pattern: new RegExp(String.raw`(?<![\w.-])(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`, 'g'),
     replace: (m) => boundLiteral(m[1] ?? '', m, 4),
+  },
+  {
+    // A setter or builder method named for a secret, given one literal: setPassword("..."), .password("..."), withApiKey("...").
+    name: 'setter call',
+    pattern: new RegExp(String.raw`\.(?:set|with|use|update|change)?_?([A-Za-z][A-Za-z0-9_]{1,40})\s*\(\s*${LIT}\s*\)`, 'g'),
+    replace: (m) => {
+      const { value, quote } = litValue(m, 2);
+      const name = m[1] ?? '';
+      if (/^(?:get|has|is|check|validate|verify|hash|encode|decode|encrypt|decrypt|read|load|fetch|find|reset|matches|compare|require|prompt|ask|print|log|format|parse)/i.test(name)) return undefined;
+      if (!isSecretName(name) || !bareCredential(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
   },
   {
     // A comment that states a password: `# old admin password: ...`, `// the token is "..."`.
@@ -208,12 +222,14 @@ const RULES: readonly Rule[] = [
   {
     // Inside a string: connection strings and query strings (`;Password=...;`, `?password=...&`), command lines (`--password=...`).
     name: 'inline setting',
-    pattern: /(\\[nrt]|[?&;"'\s]|^)(-{1,2}[A-Za-z][\w-]{0,40}|[A-Za-z_][\w.-]{0,40})(=|[ \t]+(?=\S))([^\s&;"'<>(),\\]{4,200})/gm,
+    pattern: /(\\[nrt]|[?&;"'\s]|^)(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\w.-]{0,40}(?=[ \t]*[=:]))(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)([^\s&;"'<>(),\\]{4,200})/gm,
     replace: (m) => {
       const name = m[2] ?? '';
       const value = m[4] ?? '';
       const flag = name.startsWith('-');
-      if (m[3] !== '=' && !flag) return undefined;
+      // `name = value` with spaces only after an escaped line break (an INI or YAML text inside a string literal).
+      const spaced = m[3] !== '=' && /[=:]/.test(m[3] ?? '');
+      if (spaced ? !(m[1] ?? '').startsWith('\\') : m[3] !== '=' && !flag) return undefined;
       if (!isSecretName(flag ? name.replace(/^-+/, '') : name) || !bareCredential(value)) return undefined;
       return `${m[1]}${name}${m[3]}${REDACTED}`;
     },

@@ -23,7 +23,8 @@ void test('the corpus holds at least 40 credential forms (Python, Java, config t
   for (const c of corpus) assert.ok(c.code.includes(c.value), c.id);
 });
 
-for (const c of corpus) {
+// Each case of the corpus and of the held-out set (test/fixtures/secrets/heldout.json).
+for (const c of [...corpus, ...loadSecretCorpus('heldout')]) {
   void test(`${c.kind === 'secret' ? 'redacted' : 'kept'}: ${c.form} (${c.lang}, ${c.id})`, async () => {
     const { text } = await redactSecrets(c.code);
     if (c.kind === 'secret') {

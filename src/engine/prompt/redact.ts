@@ -11,7 +11,8 @@
 // (it knows formats, not names), 98.0% / 0% / 0.77 for the own rules alone (they miss a Slack
 // webhook) and 100% / 0% / 1.09 for this set; on heldout.json, written after the rules, this set
 // first scored 81.8% / 4.3% (setter and builder calls, INI text in a string, `token <hex>`, a
-// `sha256:` digest), now 100% / 0%.
+// `sha256:` digest), now 100% / 0%. In ordinary code (`--scan /usr/lib/python3.11`, 305k lines)
+// it redacts 2 values (the old patterns 167, mostly paths and format strings taken for random).
 // Kept on purpose: hex digests, UUIDs, URLs and paths, placeholders (`${DB_PASSWORD}`, `<token>`,
 // `changeme`), names of settings (`"DB_PASSWORD"`), empty values.
 import { getLogger } from '../util/logger';

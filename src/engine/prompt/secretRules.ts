@@ -24,6 +24,7 @@ const NOT_A_VALUE = new Set([
   'type', 'kind', 'length', 'len', 'size', 'min', 'max', 'regex', 'pattern', 'policy', 'format', 'count', 'timeout', 'ttl', 'expiry', 'expires', 'expiration', 'param', 'attr', 'attribute', 'error', 'err',
   'help', 'placeholder', 'description', 'desc', 'template', 'prefix', 'suffix', 'validator', 'id', 'hash', 'digest', 'checksum', 'required', 'enabled', 'flag', 'mode', 'method', 'scheme', 'version',
   'algorithm', 'alg', 'encoding', 'provider', 'class', 'service', 'source', 'location', 'host', 'port', 'user', 'username', 'header', 'headers', 'style', 'widget', 'input', 'question', 'icon', 'route',
+  'state', 'status',
 ]);
 
 function words(name: string): string[] {
@@ -46,7 +47,7 @@ export function isSecretName(name: string): boolean {
   return w.length > 1 && (w[w.length - 1] === 'pass' || w[w.length - 1] === 'pw');
 }
 
-const PLACEHOLDER_WORDS = /^(?:none|null|nil|undefined|true|false|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
+const PLACEHOLDER_WORDS = /^(?:none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
 
 /** Values that are clearly not secrets even when bound to a secret's name: placeholders, variable references, names of other settings, prose. */
 export function isPlaceholder(value: string): boolean {
@@ -58,6 +59,8 @@ export function isPlaceholder(value: string): boolean {
   // An environment variable's or a setting's name (`"DB_PASSWORD"`, `"mail.smtp.password"`), a URL or a path.
   if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)+$/.test(v)) return true;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v) || /^(?:\.{0,2}\/|~\/)/.test(v)) return true;
+  // A name, not a value: snake_case or CamelCase words without digits (`copy_context`, `TokenInfo`).
+  if (/^[A-Za-z]+(?:_[A-Za-z]+)+$/.test(v) || /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/.test(v)) return true;
   // Prose: a sentence, a question, a label with a colon, a format string.
   if (/\s/.test(v) && (/[:.?!]$/.test(v) || /%[sd]|\{\}/.test(v) || /^[A-Z][a-z]+\s/.test(v))) return true;
   return false;
@@ -78,6 +81,12 @@ export function looksRandom(value: string): boolean {
   if (value.length < 24 || /\s/.test(value) || /:\/\/|^[./~]/.test(value)) return false;
   // A hex digest, with or without its algorithm (`sha256:...`, `0x...`), is not random by shape.
   if (/^(?:[a-z0-9]+[:$])?(?:0x)?[0-9a-f]{16,}$/i.test(value)) return false;
+  // Code and templates (brackets, separators), a value without a digit, an alphabet or a long word.
+  if (/[{}()[\]<>|,;\\]/.test(value) || !/\d/.test(value) || /[A-Za-z]{17,}/.test(value)) return false;
+  // Paths, dotted names and platform tags: mostly word-like parts (`MAPPINGS/VENDORS/CP037.TXT`, `cpython-311-x86_64-linux-gnu`).
+  const parts = value.split(/[/._:@=+-]+/).filter(Boolean);
+  const wordy = parts.filter((p) => /^(?:[A-Z]{2,}|[a-z]{3,}|[A-Z][a-z]{2,}(?:[A-Z][a-z]+)*|[a-z]\d{2,})\d*$|^\d+$/.test(p)).length;
+  if (parts.length >= 2 && wordy / parts.length >= 0.7) return false;
   const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(value)).length;
   return classes >= 3 && shannonEntropy(value) > 4.0;
 }
@@ -119,7 +128,9 @@ function headOf(m: RegExpExecArray, value: string, quote: string): string {
 
 function boundLiteral(name: string, m: RegExpExecArray, dq: number): string | undefined {
   const { value, quote } = litValue(m, dq);
-  if (!isSecretName(name) || isPlaceholder(value.replace(/\\(.)/g, '$1'))) return undefined;
+  // A key is a plain name (`user[:passwd]` is a pattern); a value with spaces is a passphrase only under a password's or secret's name.
+  if (!/^[\w.\- ]+$/.test(name) || !isSecretName(name) || isPlaceholder(value.replace(/\\(.)/g, '$1'))) return undefined;
+  if (/\s/.test(value) && !/pass|secret|pwd/i.test(name)) return undefined;
   return literal(quote, headOf(m, value, quote));
 }
 
@@ -147,10 +158,10 @@ const RULES: readonly Rule[] = [
   {
     // Authorization values: `Bearer <token>`, `Basic <base64>`, `Token <token>`.
     name: 'authorization value',
-    pattern: /\b(Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{12,}=*)/gi,
+    pattern: /\b(Bearer|Basic|Token)[ \t]+([A-Za-z0-9._~+/-]{12,}=*)/gi,
     replace: (m) => {
       const v = m[2] ?? '';
-      return /[\d._~+/=-]/.test(v) || v.length >= 24 ? `${m[1]} ${REDACTED}` : undefined;
+      return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v) && v.length >= 16) ? `${m[1]} ${REDACTED}` : undefined;
     },
   },
   {
@@ -197,7 +208,7 @@ const RULES: readonly Rule[] = [
   {
     // A comment that states a password: `# old admin password: ...`, `// the token is "..."`.
     name: 'comment',
-    pattern: /((?:#|\/\/|\/\*|^[ \t]*\*|--)[^\n]*?(?:^|[\s(])(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)\b[^\n:=@/]{0,24}?(?:\s*[:=]\s*|\s+(?:is|was|are)\s+))(["'`]?)([^\s"'`]{4,128})\2/gim,
+    pattern: /((?:#|\/\/|\/\*|^[ \t]*\*|--)[^\n]*?(?:^|[\s(])(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)\b(?:[ \t]+[A-Za-z]+){0,3}?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|are)[ \t]+))(["'`]?)([^\s"'`]{4,128})\2/gim,
     replace: (m) => {
       const value = m[3] ?? '';
       if (isPlaceholder(value)) return undefined;
@@ -233,6 +244,12 @@ const RULES: readonly Rule[] = [
       if (!isSecretName(flag ? name.replace(/^-+/, '') : name) || !bareCredential(value)) return undefined;
       return `${m[1]}${name}${m[3]}${REDACTED}`;
     },
+  },
+  {
+    // A default in a settings placeholder: `${db.password:...}` (Spring), `${DB_PASSWORD:-...}` (shell, compose).
+    name: 'placeholder default',
+    pattern: /(\$\{([\w.-]{1,64}):-?)([^}\s]{3,200})\}/g,
+    replace: (m) => (isSecretName(m[2] ?? '') && !isPlaceholder(m[3] ?? '') ? `${m[1]}${REDACTED}}` : undefined),
   },
   {
     // A long random-looking literal, whatever its name.

@@ -47,7 +47,7 @@ export function isSecretName(name: string): boolean {
   return w.length > 1 && (w[w.length - 1] === 'pass' || w[w.length - 1] === 'pw');
 }
 
-const PLACEHOLDER_WORDS = /^(?:none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
+const PLACEHOLDER_WORDS = /^(?:none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|demo|dev|local|foo|bar|baz|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
 
 /** Values that are clearly not secrets even when bound to a secret's name: placeholders, variable references, names of other settings, prose. */
 export function isPlaceholder(value: string): boolean {

@@ -101,6 +101,8 @@ function bareCredential(value: string): boolean {
 // A string literal: optional Python prefix, then "..." or '...' with escapes, on one line.
 const LIT = String.raw`[rRbBuUfF]{0,2}(?:"((?:[^"\\\n]|\\.){1,512})"|'((?:[^'\\\n]|\\.){1,512})')`;
 const NAME = String.raw`[A-Za-z_][\w.-]{0,63}`;
+/** Ahead of a name or key: it holds one of the words isSecretName looks for (most candidates fail here, cheaply). */
+const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer))`;
 
 /** Replace a quoted value's inside, keeping its quotes. */
 function literal(quoteOf: string, before: string): string {
@@ -167,14 +169,14 @@ const RULES: readonly Rule[] = [
   {
     // config["db_password"] = "...", os.environ["API_TOKEN"] = "...", headers['X-Api-Key'] = '...'.
     name: 'subscript assignment',
-    pattern: new RegExp(String.raw`\[\s*(?:"([^"\n]{1,64})"|'([^'\n]{1,64})')\s*\]\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=(?!=)\s*${LIT}`, 'g'),
+    pattern: new RegExp(String.raw`\[\s*(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*\]\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=(?!=)\s*${LIT}`, 'gi'),
     replace: (m) => boundLiteral(m[1] ?? m[2] ?? '', m, 3),
   },
   {
     // A quoted key and its value as a call's two arguments: p.put("mail.smtp.password", "..."),
     // p.setProperty("password", "..."), os.environ.setdefault("API_TOKEN", "..."), Map.of("apiKey", "...").
     name: 'key-value call',
-    pattern: new RegExp(String.raw`(?:"([^"\n]{1,64})"|'([^'\n]{1,64})')\s*,\s*${LIT}`, 'g'),
+    pattern: new RegExp(String.raw`(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*,\s*${LIT}`, 'gi'),
     replace: (m) => boundLiteral(m[1] ?? m[2] ?? '', m, 3),
   },
   {
@@ -190,7 +192,7 @@ const RULES: readonly Rule[] = [
   {
     // name = "...", name: str = "...", "name": "...", name => "...", name := "...", keyword="...".
     name: 'bound literal',
-    pattern: new RegExp(String.raw`(?<![\w.-])(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`, 'g'),
+    pattern: new RegExp(String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`, 'gi'),
     replace: (m) => boundLiteral(m[1] ?? '', m, 4),
   },
   {

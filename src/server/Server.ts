@@ -25,6 +25,7 @@ import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pi
 import type { NextLineModel } from '../engine/similar/perspectives';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
+import { preloadRedaction } from '../engine/prompt/redact';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
 import { GetStatusRequest, MemoryRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
@@ -341,6 +342,8 @@ export class Server {
   }
 
   private async initialized(): Promise<void> {
+    // The redaction rules load in the background (the first completion need not wait for secretlint's preset).
+    void preloadRedaction();
     try {
       await (this.parsersPromise ??= loadParsers(join(this.host.assetsDir, 'grammars')));
     } catch (e) {

@@ -122,3 +122,100 @@ void test('the language server sends no credential of the repository to the comp
     await server.close();
   }
 });
+
+// Issue 44: each form below reached the model server unredacted (only an f-string form was caught).
+const ISSUE_FORMS: Array<[form: string, value: string]> = [
+  ['annotated assignment', 'Vx7-qu1ck-Falcon'],
+  ['value with spaces', 'correct horse battery staple'],
+  ['value with backslashes', 'p\\\\ss-W0rd\\\\2024'],
+  ['dict key', 'Kp9-Sable-Lantern'],
+  ['environment variable', 'tk-3f9a1c77e2b84d10'],
+  ['URL userinfo', 'S3cretPg-2291'],
+  ['Authorization header', '8f2kLq0Zp4Rt7Wm1Xc9Vb3'],
+  ['comment stating a password', 'Tr0ub4dor&3'],
+  ['tuple passed to auth', 'Qw3rty-Basil-88'],
+  ['Java Properties.put', 'Smtp-Relay-4471'],
+  ['Java setProperty', 'Jd8-Heron-Quill'],
+];
+const LEAKYSHOP = join(fixturesDir, 'secrets', 'leakyshop');
+
+/** The issue's forms found anywhere in what the server received (as written, or JSON-escaped). */
+function leaked(sent: string, forms: ReadonlyArray<[string, string]> = ISSUE_FORMS): string[] {
+  // A value written with backslashes arrives JSON-escaped once more.
+  return forms.filter(([, v]) => sent.includes(v) || sent.includes(JSON.stringify(v).slice(1, -1)) || sent.includes(v.replace(/\\\\/g, '\\'))).map(([form, v]) => `${form}: ${v}`);
+}
+
+void test('issue 44: no credential form of the completed or a retrieved file reaches the model server (line mode with the LLM reranker, body mode with its sketch)', async () => {
+  buildOnce();
+  const server = await startOllamaTestServer(
+    (prompt) => Promise.resolve({ text: prompt.includes('<answer>') || /\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'data' }),
+    { models: ['qwen2.5-coder:1.5b-base', 'qwen3:8b'] },
+  );
+  const cache = tempDir();
+  try {
+    const line = await runCli(['complete', LEAKYSHOP, 'shop/app.py:20', '--provider', 'ollama', '--ollama-host', server.url, '--reranker', 'llm', '--no-dense', '--index-dir', cache.path, '--json']);
+    assert.ok(line.code === 0 || line.code === 1, line.stderr);
+    assert.equal(server.requests.filter((q) => q.path === '/api/generate').length, 1, 'the completion was asked for');
+    assert.ok(server.requests.some((q) => q.path === '/api/chat'), 'the LLM reranker was asked');
+    const lineTrace = (JSON.parse(line.stdout) as { trace: { prompt?: { text: string } } }).trace;
+    const body = await runCli(['complete', LEAKYSHOP, 'src/Mailer.java:15', '--mode', 'body', '--provider', 'ollama', '--ollama-host', server.url, '--no-dense', '--index-dir', cache.path, '--json']);
+    assert.ok(body.code === 0 || body.code === 1, body.stderr);
+    const bodyTrace = (JSON.parse(body.stdout) as { trace: { mode: string; stages: Array<{ stage: string; status: string }>; prompt?: { text: string } } }).trace;
+    assert.equal(bodyTrace.mode, 'body');
+    assert.ok(bodyTrace.stages.some((s) => s.stage === 'sketch' && s.status === 'ok'), 'the sketch was asked for');
+    assert.ok(server.requests.filter((q) => q.path === '/api/generate').length >= 3, 'sketch and body requests');
+    const sent = JSON.stringify(server.requests.map((q) => q.body));
+    assert.ok(sent.includes('Mailer') && sent.includes('fetch_report'), 'both files reached the model');
+    assert.deepEqual(leaked(sent), [], 'sent to the model');
+    // The trace (Explain, --json) shows the prompt as sent.
+    assert.deepEqual(leaked(JSON.stringify([lineTrace.prompt?.text, bodyTrace.prompt?.text])), [], 'in the trace');
+  } finally {
+    cache.cleanup();
+    await server.close();
+  }
+});
+
+void test('issue 44: the language server sends none of the credential forms; Explain shows none', async () => {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'data' }), { models: ['coderag-lm:test'] });
+  const lsp = await startLsp(LEAKYSHOP, {
+    debounceMs: 0,
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 16 },
+    ollama: { host: server.url, completionModel: 'coderag-lm:test', keepAlive: '5m' },
+    rerank: { kind: 'none' },
+    query: { strategy: 'last10' },
+  });
+  try {
+    await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
+    const app = join(LEAKYSHOP, 'shop', 'app.py');
+    const uri = lsp.open(app, 'python');
+    await lsp.complete(uri, 19, 11);
+    const explained = await lsp.explain();
+    assert.equal(server.requests.filter((q) => q.path === '/api/generate').length, 1, 'one completion request');
+    assert.deepEqual(leaked(JSON.stringify(server.requests.map((q) => q.body))), [], 'sent to the model');
+    assert.deepEqual(leaked(explained?.markdown ?? ''), [], 'in Explain Last Completion');
+    assert.match(explained?.markdown ?? '', /redactions: [1-9]\d*/);
+  } finally {
+    await lsp.close();
+    await server.close();
+  }
+});
+
+void test('issue 44: a model that writes the redaction placeholder shows no suggestion with it; the trace says why', async () => {
+  buildOnce();
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'lineno="<redacted>")' }), { models: ['qwen2.5-coder:1.5b-base'] });
+  const cache = tempDir();
+  try {
+    const repo = join(cache.path, 'repo');
+    writeTree(repo, { 'shop/service.py': 'class CheckoutService:\n    def __init__(self, cart, gateway):\n        self.cart = cart\n', 'shop/main.py': 'from shop.service import CheckoutService\n\n\ndef main(cart):\n    service = CheckoutService(cart, \n' });
+    const r = await runCli(['complete', repo, 'shop/main.py:5', '--provider', 'ollama', '--ollama-host', server.url, '--no-dense', '--index-dir', join(cache.path, 'index'), '--json']);
+    assert.ok(r.code === 0 || r.code === 1, r.stderr);
+    const result = JSON.parse(r.stdout) as { items: Array<{ text: string }>; trace: { stages: Array<{ stage: string; message?: string }>; empty?: string } };
+    assert.ok(result.items.every((i) => !i.text.includes('<redacted>')), JSON.stringify(result.items));
+    assert.deepEqual(result.items, [], 'lineno= with its value cut leaves nothing to show');
+    const post = result.trace.stages.find((s) => s.stage === 'postprocess');
+    assert.match(`${post?.message ?? ''} ${result.trace.empty ?? ''}`, /redaction placeholder/);
+  } finally {
+    cache.cleanup();
+    await server.close();
+  }
+});

@@ -10,9 +10,8 @@ import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
 import { composeBodyLists, rankUsages, signatureSimilar, signatureSimilarByVector, type ScoredMethod } from '../body/rambo';
 import type { EmbedTexts, RepoMethods } from '../body/RepoMethods';
-import { redactSecrets } from '../prompt/redact';
 import { stripControlChars } from '../generate/postprocess/controlChars';
-import { capLength } from '../generate/postprocess/postprocess';
+import { capLength, cutAtPlaceholder } from '../generate/postprocess/postprocess';
 import { cutAtMalformed } from '../generate/postprocess/wellFormed';
 import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
 import type { Tokenize } from '../body/tokens';
@@ -67,7 +66,7 @@ function bodyStops(lang: Lang, indent: number): string[] {
 
 function postprocessBody(given: string, context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] }, options: PipelineOptions['postprocess']): string {
   const raw = cutAtMalformed(stripControlChars(given));
-  return withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body;
+  return cutAtPlaceholder(withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body);
 }
 
 function candidateOf(snippet: Snippet, kind: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
@@ -205,9 +204,8 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       'sketch',
       signal,
       async () => {
-        const drafted = promptOf(similar.map(signatureCandidate), options.prompt.contextShare);
-        // The prompt leaves the process (to a model server, or the embedded model): credentials first.
-        const prompt = { ...drafted, prompt: redactSecrets(drafted.prompt).text };
+        // stages.model is the redaction boundary: the sketch's prompt is redacted there.
+        const prompt = promptOf(similar.map(signatureCandidate), options.prompt.contextShare);
         const ask: GenerateRequest = { prompt: prompt.prompt, maxNewTokens: options.body.sketchTokens, stop: [...prompt.stop, ...stops], temperature: options.generate.temperature, ...bodyHold(request.lang) };
         const out = await raceDeadline((s) => callModel(context, model, ask, s), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
         return cut(stripControlChars(out.text));
@@ -310,7 +308,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     postprocess: (generated) => {
       const raw = cutAtMalformed(stripControlChars(generated.text));
       const { body: kept, dropped } = withoutLineCutByLimit(cut(raw), raw, generated.stoppedBy, request.lang, prefix, target.signatureIndent);
-      return { text: capLength(kept, options.postprocess.maxChars), lead: '', ...(dropped !== undefined ? { message: `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(dropped.slice(0, 60))})` } : {}) };
+      return { text: capLength(cutAtPlaceholder(kept), options.postprocess.maxChars), lead: '', ...(dropped !== undefined ? { message: `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(dropped.slice(0, 60))})` } : {}) };
     },
   });
   return context.finish(answer.items, { contexts: answer.contexts });

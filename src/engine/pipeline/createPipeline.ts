@@ -20,6 +20,8 @@ import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
 import { complete } from './complete';
+import { redactingClient, redactingNextLine } from '../generate/redactBoundary';
+import { redactSecrets } from '../prompt/redact';
 import { LINE_MODE } from './modes';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieval, type SimilarRetrieverOptions } from '../similar/perspectives';
 import { CodeWindowIndex, type WindowIndexOptions } from '../similar/windowIndex';
@@ -69,7 +71,8 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     reranker: deps.rerankers ? bestFitStage(deps.rerankers) : () => undefined,
     ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
-    ...(deps.model ? { model: deps.model } : {}),
+    // Every prompt of every mode leaves through the redaction boundary.
+    ...(deps.model ? { model: () => redactingClient(deps.model!()) } : {}),
     ...(deps.gate ? { gate: deps.gate } : {}),
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
@@ -78,8 +81,18 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
   return {
     mode,
     options,
-    complete: (request, signal) => complete(request, stages, options, mode, signal),
+    complete: async (request, signal) => {
+      const result = await complete(request, stages, options, mode, signal);
+      await redactTraceQueries(result.trace);
+      return result;
+    },
   };
+}
+
+/** The trace's queries quote the file above the cursor: Explain and --json show them redacted, as the prompt is. */
+async function redactTraceQueries(trace: CompletionResult['trace']): Promise<void> {
+  if (trace.query) trace.query.text = (await redactSecrets(trace.query.text)).text;
+  for (const p of trace.similar?.perspectives ?? []) if (p.query) p.query = (await redactSecrets(p.query)).text;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,7 +141,9 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
   if (options.similar) {
     const { encoder, nextLine, queryLines, hypotheticalMatch, hypotheticalTokens, hypotheticalContextChars, ...windowOptions } = options.similar;
     windows = new CodeWindowIndex(kb, encoder, windowOptions);
-    similar = new SimilarRetriever(windows, kb, nextLine, { ...(queryLines ? { queryLines } : {}), ...(hypotheticalMatch ? { hypotheticalMatch } : {}), ...(hypotheticalTokens ? { hypotheticalTokens } : {}), ...(hypotheticalContextChars ? { hypotheticalContextChars } : {}) });
+    // The hypothetical line's prompt leaves through the redaction boundary too.
+    const redactedLine = nextLine ? () => { const lm = nextLine(); return lm ? redactingNextLine(lm) : undefined; } : undefined;
+    similar = new SimilarRetriever(windows, kb, redactedLine, { ...(queryLines ? { queryLines } : {}), ...(hypotheticalMatch ? { hypotheticalMatch } : {}), ...(hypotheticalTokens ? { hypotheticalTokens } : {}), ...(hypotheticalContextChars ? { hypotheticalContextChars } : {}) });
   }
   return {
     byName,

@@ -10,6 +10,7 @@ import { RerankError } from './types';
 import { CancellationError, errorMessage } from '../util/errors';
 import { raceDeadline } from '../util/abort';
 import { ollamaApi, openAiBase, openAiRequest } from '../generate/httpApi';
+import { redactForModel } from '../generate/redactBoundary';
 
 /** What one reranker call got back from the model. */
 export interface LlmAnswer {
@@ -52,7 +53,10 @@ export class LlmReranker implements Reranker {
 
   async pick(query: RerankQuery, window: readonly RerankDoc[], signal: AbortSignal): Promise<WindowPick> {
     if (window.length === 0) throw new RangeError('an empty window has nothing to pick');
-    const answer = await this.ask(bestFitMessages(query, window), signal);
+    // The query and every window leave for a model server: through the redaction boundary (a snippet seen in several windows is redacted once).
+    const sent = { ...query, text: (await redactForModel(query.text)).text };
+    const docs = await Promise.all(window.map(async (d) => ({ ...d, text: (await redactForModel(d.text)).text })));
+    const answer = await this.ask(bestFitMessages(sent, docs), signal);
     const parsed = parseBestFitAnswer(answer.text, window.length);
     if (parsed.kind === 'unparsable') throw new RerankError('unparsable', 'the answer is not <answer>[X]</answer>', answer.text);
     if (parsed.kind === 'outsideWindow') throw new RerankError('outsideWindow', `label [${parsed.label}] is not one of the ${window.length} offered`, answer.text);

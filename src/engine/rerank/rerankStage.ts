@@ -40,21 +40,14 @@ export class BestFitRerankStage implements RerankStage {
   }
 
   async rerank(input: RerankInput, signal: AbortSignal): Promise<RerankOutcome> {
-    let query = buildRerankQuery(input.file.path, input.file.prefix);
-    let docs = candidateDocs(input.candidates);
-    // An LLM reranker sends the query and every window to a model server: credentials are redacted
-    // first (the distilled reranker runs in-process and sees the text as it is).
+    const query = buildRerankQuery(input.file.path, input.file.prefix);
+    const docs = candidateDocs(input.candidates);
+    // An LLM reranker redacts what it sends (generate/redactBoundary); the trace counts what it
+    // redacts (the same cached results). The distilled reranker runs in-process and sees the text as it is.
     let redactions: number | undefined;
     if (this.reranker.kind === 'llm') {
-      const q = redactSecrets(query.text);
-      let count = q.count;
-      query = { ...query, text: q.text };
-      docs = docs.map((d) => {
-        const r = redactSecrets(d.text);
-        count += r.count;
-        return r.count > 0 ? { ...d, text: r.text } : d;
-      });
-      redactions = count;
+      const counts = await Promise.all([query.text, ...docs.map((d) => d.text)].map(async (t) => (await redactSecrets(t)).count));
+      redactions = counts.reduce((a, b) => a + b, 0);
     }
     const result = await bestFitRerank(query, docs, this.reranker, { topU: input.topU, ...(this.arity ? { arity: this.arity } : {}) }, signal);
     const notes = [`${result.trace.rerankerCalls} reranker calls, ${result.trace.elapsedMs.toFixed(1)} ms`];

@@ -3,7 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { completionMode, lineSettled, postprocessCompletion, postprocessEmptyReason } from '../../../src/engine/generate/postprocess/postprocess';
+import { completionMode, cutAtPlaceholder, lineSettled, postprocessCompletion, postprocessEmptyReason } from '../../../src/engine/generate/postprocess/postprocess';
 import type { Lang } from '../../../src/engine/kb/types';
 
 interface GoldenCase {
@@ -118,4 +118,18 @@ void test('a single line is settled once it has ended after some code; a block, 
   assert.ok(call);
   assert.equal(call('\n        a,\n'), false);
   assert.equal(call('a, b)\n'), true);
+});
+
+void test('issue 44: a suggestion never shows the redaction placeholder; it is cut before it with the name it is bound to', () => {
+  const py = { lang: 'python' as const, prefix: '    service = CheckoutService(cart, ', suffix: '\n' };
+  // The e2e fixture's ghost text: nothing is left to show, and the reason says why.
+  assert.equal(postprocessCompletion('lineno="<redacted>")', py), '');
+  assert.match(postprocessEmptyReason('lineno="<redacted>")', py) ?? '', /redaction placeholder/);
+  assert.equal(postprocessCompletion('gateway, token="<redacted>")', py), 'gateway,');
+  const block = { lang: 'python' as const, prefix: 'def connect():\n    ', suffix: '' };
+  assert.equal(postprocessCompletion('client = make_client()\n    client.login("admin", "<redacted>")\n    return client', block), 'client = make_client()\n    client.login("admin",');
+  assert.equal(cutAtPlaceholder('{"Authorization": "Bearer <redacted>"}'), '{"Authorization": "Bearer');
+  assert.equal(cutAtPlaceholder('headers["X-Api-Key"] = \'<redacted>\''), '');
+  assert.equal(cutAtPlaceholder('password: str = "<redacted>"'), '');
+  assert.equal(cutAtPlaceholder('return total'), 'return total');
 });

@@ -4,6 +4,7 @@ import type { Lang } from '../../kb/types';
 import { indentOf } from '../../util/codeText';
 import { stripControlChars } from './controlChars';
 import { cutAtMalformed } from './wellFormed';
+import { REDACTED } from '../../prompt/secretRules';
 
 export interface CompletionContext {
   lang: Lang;
@@ -279,6 +280,26 @@ export function stopAtRepeatingLines(completion: string, ctx: CompletionContext)
   return kept.join('\n');
 }
 
+/**
+ * A suggestion never shows the redaction placeholder (the model copies it from a redacted prompt):
+ * it is cut before it, with the quote that opens it and the name, key or keyword it is bound to
+ * (`lineno="<redacted>")` leaves nothing).
+ */
+export function cutAtPlaceholder(text: string): string {
+  const at = text.indexOf(REDACTED);
+  if (at < 0) return text;
+  return text
+    .slice(0, at)
+    .replace(/(?:(?<!\w)[rRbBuUfF]{1,2})?["'`]$/, '')
+    .replace(/(?:[A-Za-z_][\w.-]*(?:\[[^\]\n]*\])*|["'][^"'\n]*["'])\s*(?::\s*[\w.[\], |]+?\s*=|:=|=>|=|:)\s*$/, '')
+    .replace(/[ \t]+$/, '');
+}
+
+/** What the trace says when the model wrote the redaction placeholder (undefined when it did not). */
+export function placeholderNote(raw: string): string | undefined {
+  return raw.includes(REDACTED) ? `the model wrote the redaction placeholder ${REDACTED}: the suggestion was cut before it` : undefined;
+}
+
 /** The chain's steps in order, each named by what it removes when it leaves nothing. */
 function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why: string | ((input: string) => string); run: (text: string) => string }> {
   const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
@@ -286,6 +307,7 @@ function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why
   return [
     { why: 'only control characters or whitespace', run: (t) => stripControlChars(t.length > 4 * maxChars ? t.slice(0, 4 * maxChars) : t) },
     { why: 'it began with a character the model did not finish (U+FFFD or half a surrogate pair)', run: (t) => cutAtMalformed(t) },
+    { why: `it began with the redaction placeholder ${REDACTED} (a value the prompt did not show)`, run: cutAtPlaceholder },
     ...(line
       ? [
           {

@@ -3,6 +3,7 @@
 // the model may not do yet and how the answer is cut (a ModelPlan), the rest is one code path.
 import { redactSecrets } from '../../prompt/redact';
 import { stripControlChars } from '../../generate/postprocess/controlChars';
+import { placeholderNote } from '../../generate/postprocess/postprocess';
 import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../../generate/types';
 import type { Candidate } from '../../retrieve/types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
@@ -89,8 +90,8 @@ export async function runModelStages(context: RequestContext, model: ModelClient
     trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
     return { items: [], contexts: [] };
   }
-  // The prompt leaves the process (to a model server, or the embedded model): credentials first.
-  const redacted = redactSecrets(prompt.prompt);
+  // The trace shows the prompt as the redaction boundary (stages.model) sends it.
+  const redacted = await redactSecrets(prompt.prompt);
   const { format, ...shown } = prompt.trace;
   trace.prompt = { text: redacted.text, redactions: redacted.count, tokens: shown.tokens, budgetTokens, family: model.family, fim: shown.fim, ...(format ? { format } : {}), snippets: shown.snippets, snippetsDropped: shown.snippetsDropped, prefixCut: shown.prefixCut };
 
@@ -140,7 +141,9 @@ export async function runModelStages(context: RequestContext, model: ModelClient
     (e) => ({ value: { text: '', lead: '' }, status: 'failed', message: errorMessage(e) }),
   );
   const post = trace.stages.at(-1);
-  if (message !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = message;
+  const placeholder = placeholderNote(generated.text);
+  if (placeholder && post?.stage === 'postprocess') post.message = placeholder;
+  else if (message !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = message;
   const checked = check ? check.repair(cut.text) : cut.text;
   const inserted = checked ? cut.lead + checked : '';
   trace.completion = inserted;

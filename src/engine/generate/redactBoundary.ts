@@ -1,0 +1,60 @@
+// The one boundary where text leaves for a model: every completion prompt (line and body mode,
+// the body's sketch), every LLM-rerank window and every hypothetical-line prompt passes through
+// redactForModel here, so no caller can send a credential by forgetting to redact. The pipeline
+// composition (createPipeline) wraps the completion client and the next-line model; LlmReranker
+// redacts its query and windows. The embedded model's copy source (GenerateRequest.copyFrom) is
+// the user's own file and never leaves the process: it is passed as it is.
+import { redactSecrets, type Redacted } from '../prompt/redact';
+import type { NextLineModel } from '../similar/perspectives';
+import type { GenerateRequest, GenerateResult, ModelClient } from './types';
+
+/** How text is redacted on its way to a model (the chosen rule set; a benchmark swaps in another). */
+export type Redactor = (text: string) => Promise<Redacted>;
+
+/** What leaves for a model: `text` with its credentials redacted. */
+export function redactForModel(text: string, redactor: Redactor = redactSecrets): Promise<Redacted> {
+  return redactor(text);
+}
+
+const wrapped = new WeakMap<ModelClient, ModelClient>();
+
+/** `client` whose every prompt is redacted before it is sent; the same wrapper for the same client. */
+export function redactingClient(client: ModelClient, redactor: Redactor = redactSecrets): ModelClient {
+  const known = redactor === redactSecrets ? wrapped.get(client) : undefined;
+  if (known) return known;
+  const out: ModelClient = {
+    get backend() {
+      return client.backend;
+    },
+    get model() {
+      return client.model;
+    },
+    get family() {
+      return client.family;
+    },
+    get endpoint() {
+      return client.endpoint;
+    },
+    get contextTokens() {
+      return client.contextTokens;
+    },
+    // What the client can use of checking (ModelClient.capabilities) passes through unchanged.
+    get capabilities() {
+      return client.capabilities;
+    },
+    async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
+      const { text } = await redactForModel(request.prompt, redactor);
+      return client.generate({ ...request, prompt: text }, signal);
+    },
+    ...(client.check ? { check: (signal: AbortSignal) => client.check!(signal) } : {}),
+    ...(client.countTokens ? { countTokens: (text: string) => client.countTokens!(text) } : {}),
+    ...(client.prepare ? { prepare: (signal: AbortSignal) => client.prepare!(signal) } : {}),
+  };
+  if (redactor === redactSecrets) wrapped.set(client, out);
+  return out;
+}
+
+/** The hypothetical-line model with its prompt redacted. */
+export function redactingNextLine(lm: NextLineModel, redactor: Redactor = redactSecrets): NextLineModel {
+  return async (prompt, maxNewTokens, signal) => lm((await redactForModel(prompt, redactor)).text, maxNewTokens, signal);
+}

@@ -1,0 +1,304 @@
+// The project's own rules for credentials written in generic forms, the ones no token-format
+// scanner can know: a string literal bound to a name, key, property or header whose name says
+// secret (assignment, annotated assignment, dict/map key, environment variable, properties call,
+// keyword argument, the tuple given to `auth`), URL userinfo, `Bearer`/`Basic` values, comments
+// that state a password, config lines (.properties, YAML, .env, connection strings) and random
+// literals. Known token formats (AWS, GitHub, Slack, OpenAI ...) are secretlint's (redact.ts); a
+// few prefixes it only knows in a stricter shape are kept here. Pure and synchronous.
+
+/** What a redacted value becomes; inside quotes the model still sees a string literal. */
+export const REDACTED = '<redacted>';
+
+export interface Redacted {
+  text: string;
+  /** Values replaced. */
+  count: number;
+}
+
+/** Words that make a name a credential's (the name split at `_`, `.`, `-`, spaces and camelCase). */
+const SECRET_WORDS = new Set(['password', 'passwd', 'passphrase', 'pwd', 'secret', 'secrets', 'token', 'apikey', 'accesskey', 'secretkey', 'privatekey', 'authorization', 'credential', 'credentials', 'bearer']);
+const SECRET_PAIRS = new Set(['api key', 'access key', 'private key', 'secret key', 'auth key', 'signing key', 'encryption key', 'master key', 'x api', 'db pass', 'admin pass']);
+/** A last word that says the name holds something about the secret, not the secret itself (`PASSWORD_PROMPT`, `token_url`). */
+const NOT_A_VALUE = new Set([
+  'name', 'names', 'prompt', 'message', 'msg', 'label', 'hint', 'text', 'title', 'field', 'fields', 'column', 'col', 'env', 'var', 'variable', 'path', 'file', 'filename', 'dir', 'url', 'uri', 'endpoint',
+  'type', 'kind', 'length', 'len', 'size', 'min', 'max', 'regex', 'pattern', 'policy', 'format', 'count', 'timeout', 'ttl', 'expiry', 'expires', 'expiration', 'param', 'attr', 'attribute', 'error', 'err',
+  'help', 'placeholder', 'description', 'desc', 'template', 'prefix', 'suffix', 'validator', 'id', 'hash', 'digest', 'checksum', 'required', 'enabled', 'flag', 'mode', 'method', 'scheme', 'version',
+  'algorithm', 'alg', 'encoding', 'provider', 'class', 'service', 'source', 'location', 'host', 'port', 'user', 'username', 'header', 'headers', 'style', 'widget', 'input', 'question', 'icon', 'route',
+  'state', 'status',
+]);
+
+function words(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+/** Whether an identifier or key (`AWS_SECRET_ACCESS_KEY`, `apiKey`, `db.password`, `X-Api-Key`) names a credential; `tokenizer`, `max_tokens`, `password_prompt` do not. */
+export function isSecretName(name: string): boolean {
+  const w = words(name);
+  if (w.length === 0 || NOT_A_VALUE.has(w[w.length - 1]!)) return false;
+  for (let i = 0; i < w.length; i++) {
+    if (SECRET_WORDS.has(w[i]!)) return true;
+    if (i + 1 < w.length && SECRET_PAIRS.has(`${w[i]} ${w[i + 1]}`)) return true;
+  }
+  // `db_pass`, `smtp_pass`: the short form only as the last word.
+  return w.length > 1 && (w[w.length - 1] === 'pass' || w[w.length - 1] === 'pw');
+}
+
+const PLACEHOLDER_WORDS = /^(?:none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|demo|dev|local|foo|bar|baz|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
+
+/** Values that are clearly not secrets even when bound to a secret's name: placeholders, variable references, names of other settings, prose. */
+export function isPlaceholder(value: string): boolean {
+  const v = value.trim();
+  if (v.length < 3 || v.includes(REDACTED)) return true;
+  if (PLACEHOLDER_WORDS.test(v)) return true;
+  if (/^[$<%{*[]/.test(v) || /^(?:your|my|enter|insert|put)[-_ ]/i.test(v) || /[{<]\s*\w*\s*[}>]$/.test(v)) return true;
+  if (/^(.)\1+$/.test(v) || /^[x*#.•-]+$/i.test(v)) return true;
+  // An environment variable's or a setting's name (`"DB_PASSWORD"`, `"mail.smtp.password"`), a URL or a path.
+  if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)+$/.test(v)) return true;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v) || /^(?:\.{0,2}\/|~\/)/.test(v)) return true;
+  // A name, not a value: snake_case or CamelCase words without digits (`copy_context`, `TokenInfo`).
+  if (/^[A-Za-z]+(?:_[A-Za-z]+)+$/.test(v) || /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/.test(v)) return true;
+  // Prose: a sentence, a question, a label with a colon, a format string.
+  if (/\s/.test(v) && (/[:.?!]$/.test(v) || /%[sd]|\{\}/.test(v) || /^[A-Z][a-z]+\s/.test(v))) return true;
+  return false;
+}
+
+/** Shannon entropy in bits per character. */
+export function shannonEntropy(text: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let bits = 0;
+  const n = [...text].length;
+  for (const c of counts.values()) bits -= (c / n) * Math.log2(c / n);
+  return bits;
+}
+
+/** A literal that looks random: long, high entropy, several character classes, not a URL or path. */
+export function looksRandom(value: string): boolean {
+  if (value.length < 24 || /\s/.test(value) || /:\/\/|^[./~]/.test(value)) return false;
+  // A hex digest, with or without its algorithm (`sha256:...`, `0x...`), is not random by shape.
+  if (/^(?:[a-z0-9]+[:$])?(?:0x)?[0-9a-f]{16,}$/i.test(value)) return false;
+  // Code and templates (brackets, separators), a value without a digit, an alphabet or a long word.
+  if (/[{}()[\]<>|,;\\]/.test(value) || !/\d/.test(value) || /[A-Za-z]{17,}/.test(value)) return false;
+  // Paths, dotted names and platform tags: mostly word-like parts (`MAPPINGS/VENDORS/CP037.TXT`, `cpython-311-x86_64-linux-gnu`).
+  const parts = value.split(/[/._:@=+-]+/).filter(Boolean);
+  const wordy = parts.filter((p) => /^(?:[A-Z]{2,}|[a-z]{3,}|[A-Z][a-z]{2,}(?:[A-Z][a-z]+)*|[a-z]\d{2,})\d*$|^\d+$/.test(p)).length;
+  if (parts.length >= 2 && wordy / parts.length >= 0.7) return false;
+  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(value)).length;
+  return classes >= 3 && shannonEntropy(value) > 4.0;
+}
+
+/** A bare (unquoted) value that reads like a credential: not a name or a call, has a digit or a symbol. */
+function bareCredential(value: string): boolean {
+  if (isPlaceholder(value) || /^\d+$/.test(value)) return false;
+  if (/^(?:self|this|cls|os|settings|config|env|process)\b/.test(value) || /[()[\]]/.test(value)) return false;
+  return /[\d!@#$%^&*+=/~]/.test(value) || (/[a-z]/.test(value) && /[A-Z]/.test(value) && !/^[A-Za-z_][\w.]*$/.test(value));
+}
+
+// A string literal: optional Python prefix, then "..." or '...' with escapes, on one line.
+const LIT = String.raw`[rRbBuUfF]{0,2}(?:"((?:[^"\\\n]|\\.){1,512})"|'((?:[^'\\\n]|\\.){1,512})')`;
+const NAME = String.raw`[A-Za-z_][\w.-]{0,63}`;
+/** Ahead of a name or key: it holds one of the words isSecretName looks for (most candidates fail here, cheaply). */
+const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer))`;
+
+/** Replace a quoted value's inside, keeping its quotes. */
+function literal(quoteOf: string, before: string): string {
+  const q = quoteOf.includes('"') && !quoteOf.startsWith("'") ? '"' : "'";
+  return `${before}${q}${REDACTED}${q}`;
+}
+
+interface Rule {
+  name: string;
+  pattern: RegExp;
+  replace: (match: RegExpExecArray) => string | undefined;
+}
+
+function litValue(m: RegExpExecArray, dq: number): { value: string; quote: string } {
+  const value = m[dq] ?? m[dq + 1] ?? '';
+  return { value, quote: m[dq] !== undefined ? '"' : "'" };
+}
+
+/** Everything before the literal of a match whose literal is its last part. */
+function headOf(m: RegExpExecArray, value: string, quote: string): string {
+  const full = m[0];
+  const at = full.lastIndexOf(`${quote}${value}${quote}`);
+  return full.slice(0, at);
+}
+
+function boundLiteral(name: string, m: RegExpExecArray, dq: number): string | undefined {
+  const { value, quote } = litValue(m, dq);
+  // A key is a plain name (`user[:passwd]` is a pattern); a value with spaces is a passphrase only under a password's or secret's name.
+  if (!/^[\w.\- ]+$/.test(name) || !isSecretName(name) || isPlaceholder(value.replace(/\\(.)/g, '$1'))) return undefined;
+  if (/\s/.test(value) && !/pass|secret|pwd/i.test(name)) return undefined;
+  return literal(quote, headOf(m, value, quote));
+}
+
+/** The rules, in order; each returns the replacement of its whole match, or undefined to keep it. */
+const RULES: readonly Rule[] = [
+  {
+    // -----BEGIN ... PRIVATE KEY----- up to its END line, or the end of the text when a snippet is cut.
+    name: 'private key block',
+    pattern: /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g,
+    replace: (m) => `-----BEGIN ${m[1] ?? ''}PRIVATE KEY-----\n${REDACTED}\n-----END ${m[1] ?? ''}PRIVATE KEY-----`,
+  },
+  {
+    // Token prefixes secretlint knows only in a stricter shape (checksummed, fixed length).
+    name: 'token prefix',
+    pattern: /\b(?:(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/g,
+    // AWS's documentation keys end in EXAMPLE.
+    replace: (m) => (/EXAMPLE/.test(m[0]) ? undefined : REDACTED),
+  },
+  {
+    // scheme://user:password@host — the password only.
+    name: 'URL userinfo',
+    pattern: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@"'<>]{0,64}:)([^\s@/"'<>]{1,128})@/gi,
+    replace: (m) => (isPlaceholder(m[2] ?? '') || /^(?:pass|pwd|pw|secret)$/i.test(m[2] ?? '') ? undefined : `${m[1]}${REDACTED}@`),
+  },
+  {
+    // Authorization values: `Bearer <token>`, `Basic <base64>`, `Token <token>`.
+    name: 'authorization value',
+    pattern: /\b(Bearer|Basic|Token)[ \t]+([A-Za-z0-9._~+/-]{12,}=*)/gi,
+    replace: (m) => {
+      const v = m[2] ?? '';
+      return /\d/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v) && v.length >= 16) ? `${m[1]} ${REDACTED}` : undefined;
+    },
+  },
+  {
+    // config["db_password"] = "...", os.environ["API_TOKEN"] = "...", headers['X-Api-Key'] = '...'.
+    name: 'subscript assignment',
+    pattern: new RegExp(String.raw`\[\s*(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*\]\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=(?!=)\s*${LIT}`, 'gi'),
+    replace: (m) => boundLiteral(m[1] ?? m[2] ?? '', m, 3),
+  },
+  {
+    // A quoted key and its value as a call's two arguments: p.put("mail.smtp.password", "..."),
+    // p.setProperty("password", "..."), os.environ.setdefault("API_TOKEN", "..."), Map.of("apiKey", "...").
+    name: 'key-value call',
+    pattern: new RegExp(String.raw`(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*,\s*${LIT}`, 'gi'),
+    replace: (m) => boundLiteral(m[1] ?? m[2] ?? '', m, 3),
+  },
+  {
+    // The tuple given to `auth` and the credential constructors: the second literal is the password.
+    name: 'auth tuple',
+    pattern: new RegExp(String.raw`(?:\bauth\s*=\s*[([]|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|DigestAuth|UsernamePasswordCredentials|PasswordAuthentication|UsernamePasswordAuthenticationToken|BasicAWSCredentials|AwsBasicCredentials\.create|login|basic_auth|BasicAuthentication)\s*\(|\bgetConnection\s*\(\s*[^,()\n]{1,120},)\s*${LIT}\s*,\s*${LIT}`, 'g'),
+    replace: (m) => {
+      const { value, quote } = litValue(m, 3);
+      if (isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // name = "...", name: str = "...", "name": "...", name => "...", name := "...", keyword="...".
+    name: 'bound literal',
+    pattern: new RegExp(String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`, 'gi'),
+    replace: (m) => boundLiteral(m[1] ?? '', m, 4),
+  },
+  {
+    // A setter or builder method named for a secret, given one literal: setPassword("..."), .password("..."), withApiKey("...").
+    name: 'setter call',
+    pattern: new RegExp(String.raw`\.(?:set|with|use|update|change)?_?([A-Za-z][A-Za-z0-9_]{1,40})\s*\(\s*${LIT}\s*\)`, 'g'),
+    replace: (m) => {
+      const { value, quote } = litValue(m, 2);
+      const name = m[1] ?? '';
+      if (/^(?:get|has|is|check|validate|verify|hash|encode|decode|encrypt|decrypt|read|load|fetch|find|reset|matches|compare|require|prompt|ask|print|log|format|parse)/i.test(name)) return undefined;
+      if (!isSecretName(name) || !bareCredential(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // A comment that states a password: `# old admin password: ...`, `// the token is "..."`.
+    name: 'comment',
+    pattern: /((?:#|\/\/|\/\*|^[ \t]*\*|--)[^\n]*?(?:^|[\s(])(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)\b(?:[ \t]+[A-Za-z]+){0,3}?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|are)[ \t]+))(["'`]?)([^\s"'`]{4,128})\2/gim,
+    replace: (m) => {
+      const value = m[3] ?? '';
+      if (isPlaceholder(value)) return undefined;
+      if (!m[2] && !/[\d!@#$%^&*+=/~_-]/.test(value) && !(/[a-z]/.test(value) && /[A-Z]/.test(value))) return undefined;
+      return `${m[1]}${m[2]}${REDACTED}${m[2]}`;
+    },
+  },
+  {
+    // .properties / YAML / .env / INI lines with an unquoted value: `db.password=hunter2`, `token: abc123`.
+    name: 'config line',
+    pattern: /^([ \t]*(?:export[ \t]+)?)([A-Za-z_][\w.-]{0,63})([ \t]*[=:][ \t]*)([^\s'"#;,(){}[\]]{4,})[ \t]*$/gm,
+    replace: (m) => {
+      const name = m[2] ?? '';
+      const value = m[4] ?? '';
+      if (!isSecretName(name) || isPlaceholder(value) || /^(?:self|this|cls)\./.test(name)) return undefined;
+      // Code assigns names and calls (`token = self.token`, `password: str`); a literal has digits or symbols, or sits under a dotted settings key.
+      const identifier = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/.test(value);
+      if (/^\d+$/.test(value) || (identifier && (!/[.-]/.test(name) || value.includes('.')) && !/\d/.test(value))) return undefined;
+      return `${m[1]}${name}${m[3]}${REDACTED}`;
+    },
+  },
+  {
+    // Inside a string: connection strings and query strings (`;Password=...;`, `?password=...&`), command lines (`--password=...`).
+    name: 'inline setting',
+    pattern: /(\\[nrt]|[?&;"'\s]|^)(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\w.-]{0,40}(?=[ \t]*[=:]))(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)([^\s&;"'<>(),\\]{4,200})/gm,
+    replace: (m) => {
+      const name = m[2] ?? '';
+      const value = m[4] ?? '';
+      const flag = name.startsWith('-');
+      // `name = value` with spaces only after an escaped line break (an INI or YAML text inside a string literal).
+      const spaced = m[3] !== '=' && /[=:]/.test(m[3] ?? '');
+      if (spaced ? !(m[1] ?? '').startsWith('\\') : m[3] !== '=' && !flag) return undefined;
+      if (!isSecretName(flag ? name.replace(/^-+/, '') : name) || !bareCredential(value)) return undefined;
+      return `${m[1]}${name}${m[3]}${REDACTED}`;
+    },
+  },
+  {
+    // A default in a settings placeholder: `${db.password:...}` (Spring), `${DB_PASSWORD:-...}` (shell, compose).
+    name: 'placeholder default',
+    pattern: /(\$\{([\w.-]{1,64}):-?)([^}\s]{3,200})\}/g,
+    replace: (m) => (isSecretName(m[2] ?? '') && !isPlaceholder(m[3] ?? '') ? `${m[1]}${REDACTED}}` : undefined),
+  },
+  {
+    // A long random-looking literal, whatever its name.
+    name: 'random literal',
+    pattern: /"([^"\s\\]{24,1024})"|'([^'\s\\]{24,1024})'|`([^`\s\\]{24,1024})`/g,
+    replace: (m) => {
+      const value = m[1] ?? m[2] ?? m[3] ?? '';
+      // Data, not credentials: images and data URIs in base64, UUIDs.
+      if (!looksRandom(value) || /^(?:iVBOR|\/9j\/|R0lGOD|UklGR|data:)/.test(value) || /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i.test(value)) return undefined;
+      const q = m[0][0]!;
+      return `${q}${REDACTED}${q}`;
+    },
+  },
+];
+
+/** Apply one rule to the whole text; counts its replacements. A match the rule keeps is searched again one character on (a kept `payload = '{...}'` may hold a secret's key and value). */
+function applyRule(text: string, rule: Rule): Redacted {
+  let count = 0;
+  let out = '';
+  let from = 0;
+  const re = new RegExp(rule.pattern.source, rule.pattern.flags);
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    const replaced = rule.replace(m);
+    if (replaced === undefined || replaced === m[0]) {
+      re.lastIndex = m.index + 1;
+      continue;
+    }
+    out += text.slice(from, m.index) + replaced;
+    from = m.index + m[0].length;
+    re.lastIndex = from;
+    count++;
+  }
+  return { text: out + text.slice(from), count };
+}
+
+/** The project's own rules over `text`: credential values become REDACTED; the count says how many. */
+export function redactGeneric(text: string): Redacted {
+  let out = text;
+  let count = 0;
+  for (const rule of RULES) {
+    const r = applyRule(out, rule);
+    out = r.text;
+    count += r.count;
+  }
+  return { text: out, count };
+}
+
+/** The rule names, in order (for the header of a benchmark table). */
+export const GENERIC_RULES: readonly string[] = RULES.map((r) => r.name);

@@ -4,6 +4,7 @@ import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilit
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
+import { documentAround } from '../engine/kb/documentWindow';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, type CompletionTrace, type PipelineOptions } from '../engine/pipeline';
@@ -144,10 +145,11 @@ export class CompletionFeature implements Feature {
     if (!doc) return null;
     const lang = langOf(doc);
     if (!lang) return null;
-    const text = doc.getText();
-    const offset = doc.offsetAt(params.position);
-    const prefix = text.slice(0, offset);
-    const suffix = text.slice(offset);
+    // A document past the limits a file on disk has is completed from a window around the cursor:
+    // nothing downstream parses (or keys the cache on) megabytes per keystroke.
+    const view = documentAround(doc.getText(), doc.offsetAt(params.position), { maxBytes: config.maxFileBytes });
+    if (view.windowed) log.debug(`${doc.uri}: over the document limits (${view.windowed}); completing from a window around the cursor`);
+    const { prefix, suffix } = view;
     const hit = this.indexer.folderFor(doc.uri);
     const filePath = hit?.relPath ?? doc.uri;
     const range = { start: params.position, end: params.position };

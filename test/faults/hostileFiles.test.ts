@@ -102,6 +102,8 @@ void test('server: a watched-file "created" event for a FIFO named stream.py lea
     await within(20_000, 'after.py indexed', lsp.waitForStatus((s) => (s.folders[0]?.files ?? 0) === 2, 20_000));
     assert.equal((await lsp.status()).folders[0]?.files, 2, 'app.py and after.py; the FIFO is not a file of the index');
   } finally {
+    // A server blocked opening the FIFO (before the fix) waits for a writer: one comes, for a second.
+    spawnSync('timeout', ['1', 'sh', '-c', `: > '${join(repo, 'stream.py')}'`]);
     await lsp.close();
     // A server that hung in a read does not end on "exit": no process outlives the test.
     if (lsp.child.exitCode === null) lsp.child.kill('SIGKILL');

@@ -4,7 +4,7 @@ import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilit
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
-import { documentAround } from '../engine/kb/documentWindow';
+import { documentAround, offsetOfPosition } from '../engine/kb/documentWindow';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, type CompletionTrace, type PipelineOptions } from '../engine/pipeline';
@@ -147,7 +147,10 @@ export class CompletionFeature implements Feature {
     if (!lang) return null;
     // A document past the limits a file on disk has is completed from a window around the cursor:
     // nothing downstream parses (or keys the cache on) megabytes per keystroke.
-    const view = documentAround(doc.getText(), doc.offsetAt(params.position), { maxBytes: config.maxFileBytes });
+    const text = doc.getText();
+    // Past the byte limit the offset is found by searching line breaks, not by the document's line table.
+    const offset = text.length > config.maxFileBytes ? offsetOfPosition(text, params.position) : doc.offsetAt(params.position);
+    const view = documentAround(text, offset, { maxBytes: config.maxFileBytes });
     if (view.windowed) log.debug(`${doc.uri}: over the document limits (${view.windowed}); completing from a window around the cursor`);
     const { prefix, suffix } = view;
     const hit = this.indexer.folderFor(doc.uri);

@@ -1,6 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { documentAround, overLimits, WINDOW_AFTER_CHARS, WINDOW_BEFORE_CHARS } from '../../../src/engine/kb/documentWindow';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { documentAround, offsetOfPosition, overLimits, WINDOW_AFTER_CHARS, WINDOW_BEFORE_CHARS } from '../../../src/engine/kb/documentWindow';
 
 void test('a document within the limits is taken whole; past the bytes, lines or line length it is windowed around the cursor', () => {
   const small = 'def f():\n    return 1\n';
@@ -23,4 +24,12 @@ void test('the window holds whole lines around the cursor, or the cursor line\'s
   const line = 'x'.repeat(1_000_000);
   const one = documentAround(line, 600_000, { maxBytes: 100_000 });
   assert.deepEqual([one.prefix.length, one.suffix.length], [WINDOW_BEFORE_CHARS, WINDOW_AFTER_CHARS]);
+});
+
+void test('offsetOfPosition agrees with a TextDocument on \\n, \\r\\n and lone \\r line breaks, and clamps to the line', () => {
+  const text = 'ab\ncd\r\nef\rgh\n\nlast';
+  const doc = TextDocument.create('file:///x.py', 'python', 1, text);
+  for (let line = 0; line < 7; line++) {
+    for (const character of [0, 1, 2, 5]) assert.equal(offsetOfPosition(text, { line, character }), doc.offsetAt({ line, character }), `${line}:${character}`);
+  }
 });

@@ -64,7 +64,7 @@ export class KnowledgeBase implements Disposable {
   private byName: Map<string, KbItem[]> | undefined;
   private dirty = false;
   private loaded: IndexReport['savedIndex'] = 'inMemory';
-  /** A full rebuild's saved index, read only when a parse fails: its entries stand in (see keptAfterFailure). */
+  /** A full rebuild's saved index, read only when a parse fails: its entries stand in for files whose parse fails (discardedEntry). */
   private discardedIndex: Promise<Map<string, StoredFile>> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly changeEmitter = new Emitter<KbChangeEvent>();

@@ -11,7 +11,7 @@ import ignore, { type Ignore } from 'ignore';
 import type { Lang } from './types';
 import { langOfPath } from './parsers';
 import { errorMessage, throwIfAborted, UserError } from '../util/errors';
-import { isFileReadError, readRegularFile } from '../util/safeFile';
+import { isFileReadError, readRegularFile, readRegularFileSync } from '../util/safeFile';
 
 export type SkipReason =
   | 'tooLarge'
@@ -387,7 +387,9 @@ export function contentHash(data: Uint8Array | string): string {
  */
 export async function readSource(absPath: string, maxBytes: number = DEFAULT_MAX_FILE_BYTES): Promise<ReadSourceResult> {
   try {
-    return decodeSource(await readRegularFile(absPath, maxBytes));
+    // The synchronous twin: source files are small (size-capped) and a thread-pool hop costs more
+    // than the read; a FIFO or device is refused before any read all the same.
+    return decodeSource(readRegularFileSync(absPath, maxBytes));
   } catch (e) {
     if (isFileReadError(e) && e.problem === 'tooLarge') return { ok: false, reason: 'tooLarge', detail: `more than ${maxBytes} bytes` };
     return { ok: false, reason: 'unreadable', detail: errorMessage(e) };

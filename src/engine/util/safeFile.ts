@@ -2,7 +2,7 @@
 // opened without blocking, checked to be a regular file on the opened descriptor, read up to a
 // limit, asynchronously. A FIFO, a device (/dev/zero) or a socket named like a source file is
 // refused instead of hanging or growing without end; storage failures read as what they are.
-import { constants, promises as fs } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, promises as fs, readSync } from 'node:fs';
 import { Buffer, constants as bufferConstants } from 'node:buffer';
 
 export type FileReadProblem = 'notRegular' | 'tooLarge' | 'unreadable';
@@ -83,6 +83,53 @@ export async function readRegularFile(path: string, maxBytes: number = MAX_READ_
     throw new FileReadError(path, 'unreadable', storageMessage(err), err.code);
   } finally {
     await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * readRegularFile's synchronous twin, with the same checks (a FIFO or a device is refused before
+ * any read, so nothing here can wait on one). For the scan's bulk reads of small source files:
+ * four thread-pool hops per file made a cold index of 4,000 files 20% slower than one sync read.
+ */
+export function readRegularFileSync(path: string, maxBytes: number = MAX_READ_BYTES): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === 'EISDIR') throw new FileReadError(path, 'notRegular', `${path}: a folder, not a file`, err.code);
+    throw new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new FileReadError(path, 'notRegular', `${path}: ${kindOf(st)}, not a regular file`);
+    if (st.size > maxBytes) throw new FileReadError(path, 'tooLarge', `${path}: ${st.size} bytes > ${maxBytes}`);
+    const limit = Math.min(maxBytes + 1, MAX_READ_BYTES);
+    let buffer = Buffer.allocUnsafe(Math.min(limit, Math.max(st.size + 1, 4096)));
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        if (buffer.length >= limit) break;
+        const bigger = Buffer.allocUnsafe(Math.min(limit, buffer.length * 2));
+        buffer.copy(bigger, 0, 0, length);
+        buffer = bigger;
+      }
+      const bytesRead = readSync(fd, buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > maxBytes) throw new FileReadError(path, 'tooLarge', `${path}: more than ${maxBytes} bytes`);
+    return length === buffer.length ? buffer : buffer.subarray(0, length);
+  } catch (e) {
+    if (e instanceof FileReadError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    throw new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // Closing a descriptor that was read cannot lose data.
+    }
   }
 }
 

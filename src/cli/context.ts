@@ -4,8 +4,9 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadParsers, type Parsers } from '../engine/kb/parsers';
 import { KnowledgeBase, type IndexProgress } from '../engine/kb/KnowledgeBase';
-import { indexFolderFor } from '../engine/kb/store';
-import { UserError } from '../engine/util/errors';
+import { indexFolderFor, platformCacheRoot } from '../engine/kb/store';
+import { errorMessage, UserError } from '../engine/util/errors';
+import { readRegularFile } from '../engine/util/safeFile';
 import { parseModelDevice, type ModelDevice } from '../engine/models/device';
 import { UsageError } from './command';
 
@@ -17,10 +18,7 @@ export function assetsDir(): string {
 /** The user's cache folder for indexes: --index-dir, else CODERAG_CACHE_DIR, else the platform cache folder. */
 export function cacheRoot(indexDirOption?: string): string {
   if (indexDirOption) return resolve(indexDirOption);
-  if (process.env.CODERAG_CACHE_DIR) return resolve(process.env.CODERAG_CACHE_DIR);
-  if (process.platform === 'win32') return join(process.env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'coderag', 'Cache');
-  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'coderag');
-  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'coderag');
+  return platformCacheRoot(process.env, process.platform, homedir());
 }
 
 export function requireRepo(path: string | undefined): string {
@@ -28,6 +26,22 @@ export function requireRepo(path: string | undefined): string {
   const abs = resolve(path);
   if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new UserError(`repository folder not found: ${path}`);
   return abs;
+}
+
+/** A file the CLI completes or retrieves at: larger than this is refused (the window it would use is a few KB). */
+const MAX_CURSOR_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The text of the file a command works at, read as every file is (kb/scan, util/safeFile): a FIFO,
+ * a device or a folder in its place is a clear error at once, never a read that hangs (and with it
+ * Ctrl-C, which a blocked synchronous read never lets through).
+ */
+export async function readCursorFile(abs: string): Promise<string> {
+  try {
+    return (await readRegularFile(abs, MAX_CURSOR_FILE_BYTES)).toString('utf8').replace(/\r\n?/g, '\n');
+  } catch (e) {
+    throw new UserError(`cannot read ${errorMessage(e)}`);
+  }
 }
 
 let parsersPromise: Promise<Parsers> | undefined;

@@ -161,11 +161,12 @@ export class CompletionFeature implements Feature {
     if (!doc) return null;
     const lang = langOf(doc);
     if (!lang) return null;
-    // The engine reads LF line breaks and a cursor on a character boundary; the suggestion goes
-    // back with the document's line break, at the cursor as clamped.
-    const { text, offset, lineBreak, position } = cursorAt(doc, params.position);
-    const prefix = text.slice(0, offset);
-    const suffix = text.slice(offset);
+    // The engine reads LF line breaks and a cursor on a character boundary; a document past the
+    // limits a file on disk has is completed from a window around the cursor, so nothing downstream
+    // parses (or keys the cache on) megabytes per keystroke. The suggestion goes back with the
+    // document's line break, at the cursor as clamped.
+    const { prefix, suffix, lineBreak, position, windowed } = cursorAt(doc, params.position, { maxBytes: config.maxFileBytes });
+    if (windowed) log.debug(`${doc.uri}: over the document limits (${windowed}); completing from a window around the cursor`);
     const hit = this.indexer.folderFor(doc.uri);
     const filePath = hit?.relPath ?? doc.uri;
     const range = { start: position, end: position };

@@ -15,6 +15,7 @@ import {
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { loadParsers, type Parsers } from '../engine/kb/parsers';
+import { platformCacheRoot } from '../engine/kb/store';
 import { ModelRegistry, type ModelRegistryOptions } from '../engine/models';
 import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
 import { WorkerEncoder, encoderWorkerEntry, type WorkerEntry } from '../engine/models/WorkerEncoder';
@@ -79,10 +80,7 @@ export interface ServerHost {
 
 /** The platform cache folder (CODERAG_CACHE_DIR overrides). */
 export function defaultCacheRoot(): string {
-  if (process.env.CODERAG_CACHE_DIR) return resolve(process.env.CODERAG_CACHE_DIR);
-  if (process.platform === 'win32') return join(process.env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'coderag', 'Cache');
-  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'coderag');
-  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'coderag');
+  return platformCacheRoot(process.env, process.platform, homedir());
 }
 
 /** The process's memory in MB (coderag/getStatus and coderag/memory). */

@@ -15,7 +15,7 @@ import {
 } from 'vscode-languageserver/node';
 import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
-import { workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
+import { isOutsideRelative, workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
 import type { Parsers } from '../engine/kb/parsers';
 import { RepoMethods } from '../engine/body/RepoMethods';
 import type { Retriever } from '../engine/retrieve/types';
@@ -142,7 +142,8 @@ export class FolderIndex implements Disposable {
       return undefined;
     }
     const rel = relative(this.root, abs);
-    if (!rel || rel.startsWith('..') || rel.startsWith(sep) || /^[a-zA-Z]:/.test(rel)) return undefined;
+    // `..x.py` is a file of this folder; `../x.py` is not.
+    if (!rel || isOutsideRelative(rel) || /^[a-zA-Z]:/.test(rel)) return undefined;
     return rel.split(sep).join('/');
   }
 

@@ -1,13 +1,14 @@
 // `coderag complete <repo> <file>:<line>[:<col>]`: one completion through the whole pipeline
 // (index, probing query, multi-path retrieval, rerank, prompt, model, postprocess), printed with
 // its trace. Embedded model unless --provider names a model server.
-import { readFileSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, positiveInt, UsageError } from '../command';
-import { parsers, requireRepo } from '../context';
+import { parsers, readCursorFile, requireRepo } from '../context';
 import { openModels, openRerankers, preparedPaths } from '../pipelineHost';
-import { indexedKnowledgeBase, indexOptions } from './index';
+import { indexedKnowledgeBase, indexOptions, parseMaxBytes } from './index';
+import { documentAround } from '../../engine/kb/documentWindow';
+import { DEFAULT_MAX_FILE_BYTES, isOutsideRelative } from '../../engine/kb/scan';
 import { langOfPath } from '../../engine/kb/parsers';
 import { autoMode, bodyMode, CHECK_MODES, causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, LINE_MODE, MODEL_DEFAULTS, pipelineOptions, type BodyModeDeps, type CompletionMode } from '../../engine/pipeline';
 import { RepoMethods } from '../../engine/body/RepoMethods';
@@ -85,17 +86,15 @@ export const completeCommand: CliCommand = {
     const loc = parseLocation(positionals[1] ?? '');
     const abs = isAbsolute(loc.file) ? loc.file : resolve(repo, loc.file);
     const rel = relative(repo, abs).split(sep).join('/');
-    if (rel.startsWith('..')) throw new UserError(`${loc.file} is not inside ${repo}`);
+    if (isOutsideRelative(rel)) throw new UserError(`${loc.file} is not inside ${repo}`);
     const lang = langOfPath(rel);
     if (!lang) throw new UserError(`${rel}: only Python and Java files are completed`);
-    let text: string;
-    try {
-      // The engine's view of the file, as the language server makes it of an open document.
-      text = engineText(readFileSync(abs, 'utf8'), 0).text;
-    } catch {
-      throw new UserError(`cannot read ${abs}`);
-    }
+    // The engine's view of the file, as the language server makes it of an open document: LF line
+    // breaks, the cursor on a character boundary, and past the limits a window around the cursor.
+    const text = engineText(await readCursorFile(abs), 0).text;
     const offset = clampToCharBoundary(text, offsetAt(text, loc.line, loc.column));
+    const view = documentAround(text, offset, { maxBytes: parseMaxBytes(values['max-file-bytes']) ?? DEFAULT_MAX_FILE_BYTES });
+    if (view.windowed) process.stderr.write(`note: ${rel} is over the document limits (${view.windowed}); completing from a window around the cursor\n`);
 
     const provider = (values.provider as string | undefined) ?? 'embedded';
     if (!['embedded', 'ollama', 'openai', 'auto'].includes(provider)) throw new UsageError('--provider must be embedded, ollama, openai or auto');
@@ -166,7 +165,7 @@ export const completeCommand: CliCommand = {
         ...(bandit ? { bandit: () => bandit } : {}),
         ...(rerankers ? { rerankers: rerankers.switcher } : {}),
       }, mode);
-      const result = await pipeline.complete({ filePath: rel, lang, prefix: text.slice(0, offset), suffix: text.slice(offset), repoName: basename(repo) }, signal);
+      const result = await pipeline.complete({ filePath: rel, lang, prefix: view.prefix, suffix: view.suffix, repoName: basename(repo) }, signal);
       result.trace.models = [...models.registry.placements().map((p) => runsOn(p.name, p.placement)), ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : [])];
       if (values.json) {
         process.stdout.write(JSON.stringify(result, null, 2) + '\n');

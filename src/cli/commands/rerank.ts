@@ -1,11 +1,10 @@
 // `coderag rerank <repo> <file>:<line>[:<col>]`: multi-path retrieval for one cursor, then BestFit
 // reranking (CodeRAG section 2.3) with the LLM reranker (Ollama or an OpenAI-compatible server)
 // or the distilled reranker; prints the candidates before and after, every reranker call, the time.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, positiveInt, UsageError } from '../command';
-import { requireRepo } from '../context';
+import { readCursorFile, requireRepo } from '../context';
 import { openRerankers, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { parseCursor, parsePaths, prefixAtCursor, repoRelative } from './retrieve';
@@ -71,7 +70,7 @@ export const rerankCommand: CliCommand = {
     const path = repoRelative(repo, cursor.file);
     const lang = langOfPath(path);
     if (!lang) throw new UserError(`${path} is not a Python or Java file`);
-    const file: UnfinishedFile = { path, lang, prefix: prefixAtCursor(readFileSync(join(repo, path), 'utf8'), cursor) };
+    const file: UnfinishedFile = { path, lang, prefix: prefixAtCursor(await readCursorFile(join(repo, path)), cursor) };
 
     const rerankers = await openRerankers({
       choice,

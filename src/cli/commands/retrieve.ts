@@ -1,14 +1,15 @@
 // `coderag retrieve <repo> <file>:<line>[:<col>]`: CodeRAG's query construction and multi-path
 // retrieval (sections 2.2-2.2.1) for one cursor, printing the query, each path's candidates with
 // scores, the merged list and the timings.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, positiveInt, UsageError } from '../command';
-import { requireRepo } from '../context';
+import { readCursorFile, requireRepo } from '../context';
 import { openModels, preparedPaths } from '../pipelineHost';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { langOfPath } from '../../engine/kb/parsers';
+import { isOutsideRelative } from '../../engine/kb/scan';
 import type { QueryStrategy } from '../../engine/query/types';
 import { prefixAt, type UnfinishedFile } from '../../engine/query/unfinishedFile';
 import type { Candidate, PathName, RetrievalTrace, ScoredSnippet } from '../../engine/retrieve/types';
@@ -63,7 +64,7 @@ export function repoRelative(repo: string, file: string): string {
   for (const abs of candidates) {
     if (existsSync(abs) && statSync(abs).isFile()) {
       const rel = relative(repo, abs).split('\\').join('/');
-      if (rel.startsWith('..')) throw new UserError(`${file} is not inside the repository ${repo}`);
+      if (isOutsideRelative(rel)) throw new UserError(`${file} is not inside the repository ${repo}`);
       return rel;
     }
   }
@@ -117,7 +118,7 @@ export const retrieveCommand: CliCommand = {
     const path = repoRelative(repo, cursor.file);
     const lang = langOfPath(path);
     if (!lang) throw new UserError(`${path} is not a Python or Java file`);
-    const text = readFileSync(join(repo, path), 'utf8');
+    const text = await readCursorFile(join(repo, path));
     const file: UnfinishedFile = { path, lang, prefix: prefixAtCursor(text, cursor) };
 
     const timings: Record<string, number> = {};

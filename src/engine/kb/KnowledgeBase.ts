@@ -1,11 +1,11 @@
 // The per-repository knowledge base (CodeRAG section 2.1): scan, extract, persist, update incrementally.
-import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { FileExtraction, ItemKind, KbChangeEvent, KbClass, KbItem, Lang } from './types';
 import { ITEM_KINDS } from './types';
 import type { Parsers } from './parsers';
-import { extractFile } from './extract';
+import { extractParsed, isParseFailedError } from './extract';
 import { checkPath, contentHash, DEFAULT_MAX_FILE_BYTES, readSource, scanRepository, type ScanOptions, type SkippedFile } from './scan';
+import { errorMessage } from '../util/errors';
 import { loadIndex, saveIndex, type StoredFile, type StoredIndex } from './store';
 import { Emitter, type Disposable } from '../util/disposable';
 import { getLogger } from '../util/logger';
@@ -62,6 +62,8 @@ export class KnowledgeBase implements Disposable {
   private byName: Map<string, KbItem[]> | undefined;
   private dirty = false;
   private loaded: IndexReport['savedIndex'] = 'inMemory';
+  /** A full rebuild's saved index, read only when a parse fails: its entries stand in for files whose parse fails (discardedEntry). */
+  private discardedIndex: Promise<Map<string, StoredFile>> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   /** Where this knowledge base's item texts are packed (kb/packedText.ts). */
   private readonly packed = new PackedTexts();
@@ -142,7 +144,7 @@ export class KnowledgeBase implements Disposable {
       onProgress?.({ done, total: scan.files.length, path: file.path });
       done++;
       const readStart = performance.now();
-      const source = await readSource(file.absPath);
+      const source = await readSource(file.absPath, this.maxFileBytes());
       timings.readMs += performance.now() - readStart;
       if (!source.ok) {
         skipped.push({ path: file.path, reason: source.reason, detail: source.detail });
@@ -155,10 +157,22 @@ export class KnowledgeBase implements Disposable {
       }
       const extractStart = performance.now();
       const cpuStart = process.cpuUsage();
-      const stored = this.extract(file.lang, file.path, source.text, source.hash, file.size);
-      const cpu = process.cpuUsage(cpuStart);
-      timings.extractCpuMs += (cpu.user + cpu.system) / 1000;
-      timings.extractMs += performance.now() - extractStart;
+      let stored: StoredFile;
+      try {
+        stored = this.extract(file.lang, file.path, source.text, source.hash, file.size);
+      } catch (e) {
+        if (!isParseFailedError(e)) throw e;
+        // A failed parse never replaces the file's items: the last good ones stay (under their own
+        // hash, so the next run parses the file again), and none is saved in their place.
+        const kept = previous ?? (await this.discardedEntry(file.path));
+        if (kept) next.set(file.path, kept);
+        skipped.push({ path: file.path, reason: 'parseFailed', detail: `${e.why}${kept ? '; its previous items are kept' : ''}` });
+        continue;
+      } finally {
+        const cpu = process.cpuUsage(cpuStart);
+        timings.extractCpuMs += (cpu.user + cpu.system) / 1000;
+        timings.extractMs += performance.now() - extractStart;
+      }
       parsed++;
       parsedLines += stored.lines;
       next.set(file.path, stored);
@@ -175,6 +189,7 @@ export class KnowledgeBase implements Disposable {
     await this.save();
     timings.saveMs = performance.now() - saveStart;
     this.loaded = this.options.indexFolder ? 'loaded' : 'inMemory';
+    this.discardedIndex = undefined;
     return { ...this.summary(), parsed, reused, removed: removed.length, parsedLines, skipped, elapsedMs: performance.now() - start, timings, savedIndex };
   }
 
@@ -189,24 +204,28 @@ export class KnowledgeBase implements Disposable {
       if (!verdict.index) return this.removeNow(relPath);
       let source: { text: string; hash: string; size: number };
       if (text !== undefined) {
+        // The limit a file on disk has (the scan would leave this one out too); length first: no
+        // UTF-8 copy of a document that is too large by its characters alone.
+        if (text.length > this.maxFileBytes()) return this.removeNow(relPath);
         const bytes = Buffer.from(text, 'utf8');
-        if (bytes.length > (this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES)) return this.removeNow(relPath);
+        if (bytes.length > this.maxFileBytes()) return this.removeNow(relPath);
         source = { text, hash: contentHash(bytes), size: bytes.length };
       } else {
-        const abs = join(this.options.repoRoot, relPath);
-        let size: number;
-        try {
-          size = (await fs.stat(abs)).size;
-        } catch {
-          return this.removeNow(relPath);
-        }
-        if (size > (this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES)) return this.removeNow(relPath);
-        const read = await readSource(abs);
+        // Whatever the event names (a FIFO, a device, a file grown past the limit) is read safely or not at all.
+        const read = await readSource(join(this.options.repoRoot, relPath), this.maxFileBytes());
         if (!read.ok) return this.removeNow(relPath);
-        source = { text: read.text, hash: read.hash, size };
+        source = { text: read.text, hash: read.hash, size: Buffer.byteLength(read.text, 'utf8') };
       }
       if (this.files.get(relPath)?.hash === source.hash) return false;
-      this.files.set(relPath, this.extract(verdict.lang, relPath, source.text, source.hash, source.size));
+      let stored: StoredFile;
+      try {
+        stored = this.extract(verdict.lang, relPath, source.text, source.hash, source.size);
+      } catch (e) {
+        if (!isParseFailedError(e)) throw e;
+        log.warn(`${e.message}; the file's previous items are kept`);
+        return false;
+      }
+      this.files.set(relPath, stored);
       this.markChanged([relPath], []);
       return true;
     });
@@ -217,6 +236,24 @@ export class KnowledgeBase implements Disposable {
     return this.serialize(async () => this.removeNow(relPath));
   }
 
+  private maxFileBytes(): number {
+    return this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  }
+
+  /** In a full rebuild, the saved index's entry for a file (read once, on the first failed parse). */
+  private async discardedEntry(relPath: string): Promise<StoredFile | undefined> {
+    if (this.loaded !== 'discarded' || !this.options.indexFolder) return undefined;
+    const folder = this.options.indexFolder;
+    this.discardedIndex ??= loadIndex(folder).then(
+      (r) => new Map(r.status === 'ok' ? Object.entries(r.index.files).map(([p, f]) => [p, { ...f, extraction: packExtraction(f.extraction, this.packed) }]) : []),
+      (e: unknown) => {
+        log.warn(`reading the saved index of ${this.options.repoRoot} failed: ${errorMessage(e)}`);
+        return new Map<string, StoredFile>();
+      },
+    );
+    return (await this.discardedIndex).get(relPath);
+  }
+
   private removeNow(relPath: string): boolean {
     if (!this.files.delete(relPath)) return false;
     this.markChanged([], [relPath]);
@@ -224,7 +261,7 @@ export class KnowledgeBase implements Disposable {
   }
 
   private extract(lang: Lang, path: string, text: string, hash: string, size: number): StoredFile {
-    const extraction = packExtraction(extractFile(this.options.parsers, lang, path, text), this.packed);
+    const extraction = packExtraction(extractParsed(this.options.parsers, lang, path, text), this.packed);
     let lines = 1;
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
     if (text.endsWith('\n')) lines--;

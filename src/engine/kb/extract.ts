@@ -1,6 +1,9 @@
 // Knowledge-base extraction for one file (CodeRAG section 2.1): parse with tree-sitter, then
 // collect functions, class functions, class variables and global variables, plus classes and
-// imports as structure. Never throws: a broken file yields what still parses.
+// imports as structure. A broken file yields what still parses. A parse that fails (the parser
+// throws, its WebAssembly runtime aborts, the time budget runs out) is no extraction: extractParsed
+// throws ParseFailedError so that the knowledge base never takes "no tree" for "no items";
+// extractFile, for callers that want whatever there is, gives an empty extraction instead.
 import type { Parser } from 'web-tree-sitter';
 import type { Parsers } from './parsers';
 import type { FileExtraction, Lang } from './types';
@@ -12,11 +15,26 @@ import { errorMessage } from '../util/errors';
 
 const log = getLogger('kb');
 
+/** The file could not be parsed at all: no extraction, which is not an extraction with no items. */
+export class ParseFailedError extends Error {
+  constructor(
+    readonly path: string,
+    readonly why: string,
+  ) {
+    super(`${path}: ${why}`);
+    this.name = 'ParseFailedError';
+  }
+}
+
+export function isParseFailedError(e: unknown): e is ParseFailedError {
+  return e instanceof ParseFailedError;
+}
+
 export interface ExtractOptions {
   /**
    * Parse time allowed for the file, in ms (default 1 s + 5 ms per KB). Tree-sitter's error
    * recovery can turn quadratic on input that is far from the grammar (e.g. Python parsed as
-   * Java); past the budget the file yields no items instead of stalling the indexer.
+   * Java); past the budget the parse fails instead of stalling the indexer.
    */
   parseBudgetMs?: number;
 }
@@ -26,15 +44,25 @@ export interface ExtractOptions {
  * `path` is repo-relative with forward slashes; it heads every item's stub and id.
  */
 export function extractFile(parsers: Parsers, lang: Lang, path: string, source: string, options: ExtractOptions = {}): FileExtraction {
+  try {
+    return extractParsed(parsers, lang, path, source, options);
+  } catch (e) {
+    if (!isParseFailedError(e)) throw e;
+    log.warn(`${e.message}; no items extracted`);
+    return { path, lang, items: [], classes: [], imports: [], hasSyntaxErrors: true };
+  }
+}
+
+/** As extractFile, but a parse that fails throws ParseFailedError (the file's items are unknown, not none). */
+export function extractParsed(parsers: Parsers, lang: Lang, path: string, source: string, options: ExtractOptions = {}): FileExtraction {
   const empty: FileExtraction = { path, lang, items: [], classes: [], imports: [], hasSyntaxErrors: true };
   const parser = parsers.parser(lang);
-  const deadline = performance.now() + (options.parseBudgetMs ?? 1000 + source.length / 200);
-  const parse: ParseFn = (text) => parseWithin(parser, text, deadline);
+  const budgetMs = options.parseBudgetMs ?? 1000 + source.length / 200;
+  const deadline = performance.now() + budgetMs;
+  const failure: { error?: string } = {};
+  const parse: ParseFn = (text) => parseWithin(parser, text, deadline, failure);
   const tree = parse(source);
-  if (!tree) {
-    log.warn(`${path}: parsing took too long or failed; no items extracted`);
-    return empty;
-  }
+  if (!tree) throw new ParseFailedError(path, failure.error !== undefined ? `the parser failed: ${failure.error}` : `parsing took longer than ${Math.round(budgetMs)} ms`);
   const trees = [tree];
   try {
     if (lang === 'java') return detached(extractJava(tree, path, source));
@@ -61,15 +89,20 @@ function detached(extraction: FileExtraction): FileExtraction {
   return JSON.parse(JSON.stringify(extraction)) as FileExtraction;
 }
 
-function parseWithin(parser: Parser, text: string, deadline: number): ReturnType<Parser['parse']> {
+function parseWithin(parser: Parser, text: string, deadline: number, failure: { error?: string }): ReturnType<Parser['parse']> {
   try {
     const tree = parser.parse(text, null, { progressCallback: () => performance.now() > deadline });
     // A cancelled parse would otherwise be resumed by the next call.
     if (!tree) parser.reset();
     return tree;
   } catch (e) {
-    parser.reset();
-    log.warn(`parser failed: ${errorMessage(e)}`);
+    failure.error = errorMessage(e);
+    try {
+      parser.reset();
+    } catch {
+      // An aborted runtime throws on every call: the failure is reported above.
+    }
+    log.warn(`parser failed: ${failure.error}`);
     return null;
   }
 }

@@ -3,14 +3,15 @@
 // cannot be read; caps file size and file count; skips secrets, binaries, non-UTF-8 text,
 // symlink loops, symlinks out of the repository and names a prompt header cannot hold.
 // Nothing here parses.
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
-import { join, parse, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, parse, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import type { Lang } from './types';
 import { langOfPath } from './parsers';
-import { throwIfAborted, UserError } from '../util/errors';
+import { errorMessage, throwIfAborted, UserError } from '../util/errors';
+import { isFileReadError, readRegularFile, readRegularFileSync } from '../util/safeFile';
 
 export type SkipReason =
   | 'tooLarge'
@@ -22,7 +23,8 @@ export type SkipReason =
   | 'unreadable'
   | 'unreadableGitignore'
   | 'nameNotUtf8'
-  | 'controlCharsInName';
+  | 'controlCharsInName'
+  | 'parseFailed';
 
 /** How a skip reason reads in a report. */
 export const SKIP_REASON_TEXT: Record<SkipReason, string> = {
@@ -36,6 +38,7 @@ export const SKIP_REASON_TEXT: Record<SkipReason, string> = {
   unreadableGitignore: 'unreadable .gitignore',
   nameNotUtf8: 'file name not UTF-8',
   controlCharsInName: 'control characters in the name',
+  parseFailed: 'parse failed',
 };
 
 export interface SkippedFile {
@@ -137,8 +140,11 @@ function nonUtf8Names(absDir: string, names: readonly string[]): Set<string> {
 
 type IgnoreFileRead = { status: 'none' } | { status: 'ok'; text: string } | { status: 'unreadable'; detail: string };
 
-/** A .gitignore or exclude file: absent (or a folder) is none; present but unreadable fails closed. */
-function readIgnoreFile(absPath: string): IgnoreFileRead {
+/** Ignore files larger than this are not read (and so fail closed). */
+const MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024;
+
+/** A .gitignore or exclude file: absent (or a folder) is none; present but unreadable (a FIFO, say) fails closed. */
+async function readIgnoreFile(absPath: string): Promise<IgnoreFileRead> {
   try {
     if (lstatSync(absPath).isDirectory()) return { status: 'none' };
   } catch (e) {
@@ -147,14 +153,23 @@ function readIgnoreFile(absPath: string): IgnoreFileRead {
     return { status: 'unreadable', detail: (e as Error).message };
   }
   try {
-    return { status: 'ok', text: readFileSync(absPath, 'utf8') };
+    return { status: 'ok', text: (await readRegularFile(absPath, MAX_IGNORE_FILE_BYTES)).toString('utf8') };
   } catch (e) {
-    return { status: 'unreadable', detail: (e as Error).message };
+    return { status: 'unreadable', detail: errorMessage(e) };
+  }
+}
+
+/** A small text file of git's own (`.git` of a worktree, `commondir`); undefined when it cannot be read. */
+async function readGitFile(absPath: string): Promise<string | undefined> {
+  try {
+    return (await readRegularFile(absPath, 64 * 1024)).toString('utf8');
+  } catch {
+    return undefined;
   }
 }
 
 /** `<git dir>/info/exclude` of a working tree whose top is `absDir` (a `.git` folder, or a worktree's `.git` file). */
-function gitExcludePath(absDir: string): string | undefined {
+async function gitExcludePath(absDir: string): Promise<string | undefined> {
   const dotGit = join(absDir, '.git');
   let st;
   try {
@@ -163,37 +178,29 @@ function gitExcludePath(absDir: string): string | undefined {
     return undefined;
   }
   if (st.isDirectory()) return join(dotGit, 'info', 'exclude');
-  try {
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
-    if (!m?.[1]) return undefined;
-    const gitDir = resolve(absDir, m[1]);
-    // A linked worktree shares info/exclude with the main repository (its common dir).
-    let common = gitDir;
-    try {
-      common = resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim());
-    } catch {
-      // Not a linked worktree.
-    }
-    return join(common, 'info', 'exclude');
-  } catch {
-    return undefined;
-  }
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec((await readGitFile(dotGit)) ?? '');
+  if (!m?.[1]) return undefined;
+  const gitDir = resolve(absDir, m[1]);
+  // A linked worktree shares info/exclude with the main repository (its common dir); none: not a linked one.
+  const commondir = await readGitFile(join(gitDir, 'commondir'));
+  const common = commondir !== undefined ? resolve(gitDir, commondir.trim()) : gitDir;
+  return join(common, 'info', 'exclude');
 }
 
 /**
  * The ignore layers a folder adds: its repository's info/exclude (when a working tree starts
  * here) and its .gitignore. `unreadable` names the file that could not be read.
  */
-function folderLayers(absDir: string, relDir: string, has: { gitignore: boolean; git: boolean } = { gitignore: true, git: true }): { layers: IgnoreLayer[] } | { unreadable: string; detail: string } {
+async function folderLayers(absDir: string, relDir: string, has: { gitignore: boolean; git: boolean } = { gitignore: true, git: true }): Promise<{ layers: IgnoreLayer[] } | { unreadable: string; detail: string }> {
   const layers: IgnoreLayer[] = [];
-  const exclude = has.git ? gitExcludePath(absDir) : undefined;
+  const exclude = has.git ? await gitExcludePath(absDir) : undefined;
   if (exclude) {
-    const read = readIgnoreFile(exclude);
+    const read = await readIgnoreFile(exclude);
     if (read.status === 'unreadable') return { unreadable: relDir === '' ? '.git/info/exclude' : `${relDir}/.git/info/exclude`, detail: read.detail };
     if (read.status === 'ok') layers.push({ base: relDir, matcher: ignore().add(read.text) });
   }
   if (has.gitignore) {
-    const read = readIgnoreFile(join(absDir, '.gitignore'));
+    const read = await readIgnoreFile(join(absDir, '.gitignore'));
     if (read.status === 'unreadable') return { unreadable: relDir === '' ? '.gitignore' : `${relDir}/.gitignore`, detail: read.detail };
     if (read.status === 'ok') layers.push({ base: relDir, matcher: ignore().add(read.text) });
   }
@@ -220,10 +227,20 @@ interface IgnoreLayer {
   matcher: Ignore;
 }
 
+/**
+ * Whether a repo-relative path leaves the folder it is relative to: `..` or `../x` (and an absolute
+ * path). A name that merely begins with two dots (`..private/`, `..cache.py`) is inside.
+ */
+export function isOutsideRelative(rel: string): boolean {
+  return rel === '..' || rel.startsWith('../') || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+}
+
 function ignoredBy(layers: readonly IgnoreLayer[], relPath: string, isDir: boolean): boolean {
   for (const layer of layers) {
+    // Each layer governs the paths under its folder only (the root's governs all).
+    if (layer.base !== '' && !relPath.startsWith(`${layer.base}/`)) continue;
     const local = layer.base === '' ? relPath : relPath.slice(layer.base.length + 1);
-    if (local === '' || local.startsWith('..')) continue;
+    if (local === '') continue;
     if (layer.matcher.ignores(isDir ? `${local}/` : local)) return true;
   }
   return false;
@@ -270,7 +287,7 @@ export async function scanRepository(repoRoot: string, options: ScanOptions, sig
     }
     // A .gitignore (or info/exclude) that cannot be read hides the folder it governs: its rules may
     // be what keeps secrets out, so nothing under it is indexed.
-    const own = folderLayers(absDir, relDir, { gitignore: entries.some((e) => e.name === '.gitignore'), git: entries.some((e) => e.name === '.git') });
+    const own = await folderLayers(absDir, relDir, { gitignore: entries.some((e) => e.name === '.gitignore'), git: entries.some((e) => e.name === '.git') });
     if ('unreadable' in own) {
       skipped.push({ path: relDir || '.', reason: 'unreadableGitignore', detail: `${own.unreadable}: ${own.detail}; nothing under this folder is indexed` });
       return;
@@ -364,12 +381,18 @@ export function contentHash(data: Uint8Array | string): string {
   return createHash('sha1').update(data).digest('hex');
 }
 
-export async function readSource(absPath: string): Promise<ReadSourceResult> {
+/**
+ * Read and decode a source file of at most `maxBytes`. Never blocks on a FIFO or a device put
+ * where a source file was (the scan listed a file; a watcher event names any path).
+ */
+export async function readSource(absPath: string, maxBytes: number = DEFAULT_MAX_FILE_BYTES): Promise<ReadSourceResult> {
   try {
-    // Sync read: source files are small (size-capped) and a thread-pool hop costs more than the read.
-    return decodeSource(readFileSync(absPath));
+    // The synchronous twin: source files are small (size-capped) and a thread-pool hop costs more
+    // than the read; a FIFO or device is refused before any read all the same.
+    return decodeSource(readRegularFileSync(absPath, maxBytes));
   } catch (e) {
-    return { ok: false, reason: 'unreadable', detail: (e as Error).message };
+    if (isFileReadError(e) && e.problem === 'tooLarge') return { ok: false, reason: 'tooLarge', detail: `more than ${maxBytes} bytes` };
+    return { ok: false, reason: 'unreadable', detail: errorMessage(e) };
   }
 }
 
@@ -383,7 +406,7 @@ export async function checkPath(repoRoot: string, relPath: string, options: Scan
   const layers: IgnoreLayer[] = [{ base: '', matcher: ignore().add(ALWAYS_EXCLUDED).add([...(options.exclude ?? [])]) }];
   for (let i = 0; i < parts.length; i++) {
     const base = parts.slice(0, i).join('/');
-    const own = folderLayers(join(repoRoot, base), base);
+    const own = await folderLayers(join(repoRoot, base), base);
     if ('unreadable' in own) return { index: false, reason: 'unreadableGitignore' };
     layers.push(...own.layers);
   }

@@ -2,7 +2,7 @@
 // A corrupt, truncated or foreign-version file is reported and never trusted.
 import { createHash } from 'node:crypto';
 import { eventLoopYielder } from '../util/yielder';
-import { basename, join, resolve } from 'node:path';
+import { basename, isAbsolute, join, resolve } from 'node:path';
 import { payloadProblem, readFramedFile, writeFramedFile } from '../util/framedFile';
 
 export { writeFileAtomic } from '../util/framedFile';
@@ -34,6 +34,20 @@ export type LoadResult =
 interface Header {
   magic: string;
   version: number;
+}
+
+/**
+ * The platform's cache folder for CodeRAG: CODERAG_CACHE_DIR when set, else %LOCALAPPDATA% on
+ * Windows, ~/Library/Caches on macOS, $XDG_CACHE_HOME or ~/.cache elsewhere. An empty or relative
+ * XDG_CACHE_HOME counts as unset, as the XDG Base Directory spec says (it would otherwise put the
+ * index in a `coderag` folder inside whatever folder the process runs in).
+ */
+export function platformCacheRoot(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): string {
+  if (env.CODERAG_CACHE_DIR) return resolve(env.CODERAG_CACHE_DIR);
+  if (platform === 'win32') return join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'coderag', 'Cache');
+  if (platform === 'darwin') return join(home, 'Library', 'Caches', 'coderag');
+  const xdg = env.XDG_CACHE_HOME;
+  return join(xdg && isAbsolute(xdg) ? xdg : join(home, '.cache'), 'coderag');
 }
 
 /** Folder for one repository's index under the cache root: `<name>-<hash of its absolute path>`. */

@@ -3,7 +3,6 @@
 // its word set (Jaccard) and a summary built from the knowledge base's signatures and docstrings
 // of what the window defines and uses. Kept current per file through the knowledge base's change
 // events; vectors are persisted next to the KB index and recomputed only for changed text.
-import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { KbItem } from '../kb/types';
@@ -14,6 +13,7 @@ import { readVectorCache, saveVectors, textHash, type DenseRow } from '../retrie
 import type { Disposable } from '../util/disposable';
 import { errorMessage, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
+import { readIndexedText } from '../util/safeFile';
 
 const log = getLogger('similar');
 
@@ -161,7 +161,7 @@ export class CodeWindowIndex implements Disposable {
     const changed = this.changes.take();
     const paths = this.loaded ? changed : this.kb.paths();
     const known = new Set(this.kb.paths());
-    const read = this.options.readText ?? ((p: string) => fs.readFile(join(this.kb.repoRoot, p), 'utf8'));
+    const read = this.options.readText ?? ((p: string) => readIndexedText(join(this.kb.repoRoot, p)));
     const touched = new Map<string, CodeWindow[]>();
     try {
       for (const path of paths) {

@@ -3,23 +3,65 @@
 import { promises as fs } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
+import { errorMessage, UserError } from './errors';
+import { readRegularFile, isFileReadError, storageMessage, MAX_READ_BYTES } from './safeFile';
 
-/** Write atomically: a temp file in the same folder, fsync, then rename over the old one. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  await fs.mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await fs.open(tmp, 'w');
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
+/** A file could not be written: the message names the file system's reason in words (ENOSPC, EROFS, EACCES…), `code` the errno. */
+export class StorageError extends UserError {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'StorageError';
   }
+}
+
+export function isStorageError(e: unknown): e is StorageError {
+  return e instanceof StorageError;
+}
+
+/**
+ * mkdir -p that reports the real cause: Node's recursive mkdir answers ENOENT on a read-only file
+ * system; the first missing folder, made alone, gives EROFS (or EACCES) instead.
+ */
+async function makeFolder(dir: string): Promise<void> {
   try {
+    await fs.mkdir(dir, { recursive: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    let missing = dir;
+    for (let up = dirname(missing); up !== missing; missing = up, up = dirname(up)) {
+      if (await fs.stat(up).then(() => true, () => false)) break;
+    }
+    await fs.mkdir(missing);
+    throw e;
+  }
+}
+
+/**
+ * Write atomically: a temp file in the same folder, fsync, then rename over the old one. On any
+ * failure (a full disk, a read-only folder) the temp file is removed and a StorageError says why.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array, io: { writeFile?: (handle: fs.FileHandle, data: string | Uint8Array) => Promise<void> } = {}): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  let created = false;
+  try {
+    await makeFolder(dirname(path));
+    const handle = await fs.open(tmp, 'w');
+    created = true;
+    try {
+      await (io.writeFile ? io.writeFile(handle, data) : handle.writeFile(data));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await fs.rename(tmp, path);
   } catch (e) {
-    await fs.rm(tmp, { force: true });
-    throw e;
+    // A temp file left on a full disk keeps it full: every later save (and others') fails too.
+    if (created) await fs.rm(tmp, { force: true }).catch(() => undefined);
+    const err = e as NodeJS.ErrnoException;
+    throw new StorageError(`cannot write ${path}: ${storageMessage(err, err.path === tmp || err.path === path ? '' : err.path)}`, err.code);
   }
 }
 
@@ -41,13 +83,14 @@ export async function writeFramedFile(path: string, header: object, payload: Buf
 export type FramedRead<H> = { status: 'ok'; header: H & FrameCheck; payload: Buffer } | { status: 'missing' } | { status: 'invalid'; reason: string };
 
 /** Split a framed file into its parsed header and payload; the caller checks the header's fields, then payloadProblem(). */
-export async function readFramedFile<H>(path: string): Promise<FramedRead<H>> {
+export async function readFramedFile<H>(path: string, maxBytes = MAX_READ_BYTES): Promise<FramedRead<H>> {
   let raw: Buffer;
   try {
-    raw = await fs.readFile(path);
+    // Not fs.readFile: a FIFO in its place would hang the reader, a link to /dev/zero grow without end.
+    raw = await readRegularFile(path, maxBytes);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { status: 'missing' };
-    return { status: 'invalid', reason: `unreadable: ${(e as Error).message}` };
+    if (isFileReadError(e) && e.code === 'ENOENT') return { status: 'missing' };
+    return { status: 'invalid', reason: `unreadable: ${errorMessage(e)}` };
   }
   const newline = raw.indexOf(0x0a);
   if (newline < 0) return { status: 'invalid', reason: 'truncated (no header)' };

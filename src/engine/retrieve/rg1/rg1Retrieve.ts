@@ -1,7 +1,6 @@
 // RG-1 baseline (RepoCoder's one-shot retrieval, the baseline of CodeRAG Table 1): fixed
 // 10-line windows of the repository's files, the last 10 lines as the query, bag-of-words
 // Jaccard similarity.
-import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { KnowledgeBase } from '../../kb/KnowledgeBase';
 import { wordSet } from '../../query/bagOfWords';
@@ -10,6 +9,7 @@ import type { Disposable } from '../../util/disposable';
 import { throwIfAborted } from '../../util/errors';
 import { TopK } from '../topK';
 import type { PathResult, RetrievalRequest, Retriever, Snippet } from '../types';
+import { readIndexedText } from '../../util/safeFile';
 
 export interface Rg1Options {
   windowLines?: number;
@@ -57,7 +57,7 @@ export class Rg1Retriever implements Retriever, Disposable {
     this.pending.clear();
     this.loaded = true;
     const known = new Set(this.kb.paths());
-    const read = this.options.readText ?? ((p: string) => fs.readFile(join(this.kb.repoRoot, p), 'utf8'));
+    const read = this.options.readText ?? ((p: string) => readIndexedText(join(this.kb.repoRoot, p)));
     for (let i = 0; i < paths.length; i++) {
       if (signal.aborted) {
         for (const rest of paths.slice(i)) this.pending.add(rest);

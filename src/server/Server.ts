@@ -27,7 +27,7 @@ import type { NextLineModel } from '../engine/similar/perspectives';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
-import { GetStatusRequest, MemoryRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
+import { apiKeyProblem, GetStatusRequest, MemoryRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
 import { LearningFeature } from './LearningFeature';
 import { createSimilarBandit } from '../engine/similar/bandit';
@@ -181,7 +181,7 @@ export class Server {
     this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground);
     // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it.
     this.learning = new LearningFeature({ cacheRoot: () => this.cacheRoot, newBandit: (saved) => createSimilarBandit(saved), traceOf: (id) => this.completion.traceOf(id) });
-    this.completion.banditProvider = (folderRoot) => (folderRoot !== undefined ? this.learning.banditFor(folderRoot) : undefined);
+    this.completion.banditProvider = (folderRoot) => (folderRoot !== undefined ? this.learning.banditFor(folderRoot) : Promise.resolve(undefined));
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
   }
 
@@ -267,8 +267,13 @@ export class Server {
       this.applyConfig(settings);
     });
     connection.onNotification(SetApiKeyNotification.type, (params) => {
-      this.apiKey = typeof params?.apiKey === 'string' ? params.apiKey : '';
-      log.info(`the OpenAI-compatible API key was ${this.apiKey ? 'set' : 'cleared'}`);
+      const key = typeof params?.apiKey === 'string' ? params.apiKey : '';
+      const problem = apiKeyProblem(key);
+      if (problem) log.warn(`the OpenAI-compatible API key was not changed: ${problem}`);
+      else {
+        this.apiKey = key;
+        log.info(`the OpenAI-compatible API key was ${this.apiKey ? 'set' : 'cleared'}`);
+      }
       this.applyConfig(this.lastSettings, false);
     });
     this.loopDelay.enable();
@@ -308,7 +313,11 @@ export class Server {
   private initialize(params: InitializeParams): InitializeResult {
     this.initOptions = (params.initializationOptions ?? {}) as InitializationOptions;
     if (this.initOptions.cacheDir) this.cacheRoot = this.initOptions.cacheDir;
-    if (typeof this.initOptions.openaiApiKey === 'string') this.apiKey = this.initOptions.openaiApiKey;
+    if (typeof this.initOptions.openaiApiKey === 'string') {
+      const problem = apiKeyProblem(this.initOptions.openaiApiKey);
+      if (problem) log.warn(`the OpenAI-compatible API key is not used: ${problem}`);
+      else this.apiKey = this.initOptions.openaiApiKey;
+    }
     const trusted = this.initOptions.trusted !== false;
     const { config: merged, problems } = mergeConfig(this.initOptions.settings);
     const config = this.withApiKey(merged);

@@ -61,9 +61,10 @@ export class CompletionFeature implements Feature {
   /**
    * The LinUCB that chooses ProCC's perspective for a workspace folder (its root; undefined for a
    * file outside every folder). The learning feature owns it, saves it and rewards it. Unset, or
-   * returning undefined: `bandit` mode uses its fixed fallback perspective (lexical).
+   * returning undefined: `bandit` mode uses its fixed fallback perspective (lexical). Its saved
+   * state is read off the event loop, so the first request of a folder waits for it.
    */
-  banditProvider: ((folderRoot: string | undefined) => LinUcb<SimilarArm> | undefined) | undefined;
+  banditProvider: ((folderRoot: string | undefined) => Promise<LinUcb<SimilarArm> | undefined>) | undefined;
 
   constructor(
     private readonly documents: TextDocuments<TextDocument>,
@@ -182,12 +183,13 @@ export class CompletionFeature implements Feature {
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
       const ready = folder && folder.state === 'ready' ? folder : undefined;
       const mode = ready ? autoMode({ parsers: ready.parsers, repo: () => ready.methods }) : LINE_MODE;
+      const bandit = options.similar?.mode === 'bandit' ? await this.banditProvider?.(folder?.root) : undefined;
       const pipeline = createPipeline(options, {
         retrievers: () => (folder && folder.state === 'ready' ? folder.retrievers : []),
         receivers: () => (folder && folder.state === 'ready' ? folder.receivers : undefined),
         prober: this.prober,
         similar: () => (folder && folder.state === 'ready' ? folder.similar : undefined),
-        bandit: () => this.banditProvider?.(folder?.root),
+        bandit: () => bandit,
         model: () => model,
         rerankers: this.rerank.switcher,
         gate: this.models.gate,

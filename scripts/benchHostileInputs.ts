@@ -6,7 +6,8 @@
 // longest block while the case ran (the server's own monitor, `coderag/getStatus`), the server's
 // peak RSS (VmHWM of the server process, the child of `coderag serve`) and the case's wall time. The acceptance: no block over 200 ms, RSS under 1 GB.
 //
-// Cases: a 300 KB hex literal in the open file (on its own line, or on the cursor's line) with a
+// Cases: an ordinary completion (the baseline: the probing model and the encoders run on this
+// machine too), a 300 KB hex literal in the open file (on its own line, or on the cursor's line) with a
 // completion after a dot and inside a call; a 300 MB learned-preferences file (similar-code mode
 // `bandit`, which reads it); a Java file of 5,000 nested blocks opened, completed in and saved;
 // a Java method saved mid-edit as `this.`. Options: --only SUBSTRING (cases whose name has it).
@@ -56,7 +57,7 @@ function settings(extra: Record<string, unknown> = {}): Record<string, unknown> 
 let model: OllamaTestServer;
 
 /** One case on a fresh server: `prepare` before the window opens (the cache folder is the server's), `work` inside it. */
-async function runCase(name: string, fixture: 'pyshop' | 'javashop', work: (lsp: LspSession, repo: string) => Promise<string>, options: { settings?: Record<string, unknown>; prepare?: (cache: string, repo: string) => void } = {}): Promise<Row> {
+async function runCase(name: string, fixture: 'pyshop' | 'javashop', work: (lsp: LspSession, repo: string) => Promise<string>, options: { settings?: Record<string, unknown>; prepare?: (cache: string, repo: string) => void; warm?: boolean } = {}): Promise<Row> {
   const repo = copyFixture(fixture);
   const cache = tempDir('coderag-hostile-cache-');
   options.prepare?.(cache.path, repo.path);
@@ -67,7 +68,7 @@ async function runCase(name: string, fixture: 'pyshop' | 'javashop', work: (lsp:
     // One ordinary completion first: the models' first load is not the hostile input's cost.
     const warm = fixture === 'pyshop' ? join(repo.path, 'app', 'main.py') : javaMain(repo.path);
     const warmText = readFileSync(warm, 'utf8');
-    await completeIn(lsp, warm, fixture === 'pyshop' ? 'python' : 'java', warmText, fixture === 'pyshop' ? '    service = CheckoutService(' : warmText.slice(0, lastStatementStart(warmText)));
+    if (options.warm !== false) await completeIn(lsp, warm, fixture === 'pyshop' ? 'python' : 'java', warmText, fixture === 'pyshop' ? '    service = CheckoutService(' : warmText.slice(0, lastStatementStart(warmText)));
     await lsp.status(); // opens the window
     const start = performance.now();
     const note = await work(lsp, repo.path);
@@ -100,36 +101,40 @@ async function completeIn(lsp: LspSession, file: string, lang: string, text: str
 const PY_MAIN = (repo: string): string => readFileSync(join(repo, 'app', 'main.py'), 'utf8');
 const cases: Array<{ name: string; run: () => Promise<Row> }> = [
   {
+    name: 'baseline: an ordinary completion in the same file (Python)',
+    run: () => runCase('baseline: an ordinary completion in the same file (Python)', 'pyshop', (lsp, repo) => completeIn(lsp, join(repo, 'app', 'main.py'), 'python', PY_MAIN(repo).replace('    receipt = service.checkout()', '    receipt = service.'), '    receipt = service.')),
+  },
+  {
     name: '300 KB hex literal above the cursor: dot completion (Python)',
-    run: () => runCase(cases[0]!.name, 'pyshop', (lsp, repo) => {
+    run: () => runCase(cases[1]!.name, 'pyshop', (lsp, repo) => {
       const text = PY_MAIN(repo).replace('\n\ndef main', `\n\nDATA = ${HEX}\n\n\ndef main`).replace('    receipt = service.checkout()', '    receipt = service.');
       return completeIn(lsp, join(repo, 'app', 'main.py'), 'python', text, '    receipt = service.');
     }),
   },
   {
     name: '300 KB hex literal above the cursor: call (Python)',
-    run: () => runCase(cases[1]!.name, 'pyshop', (lsp, repo) => {
+    run: () => runCase(cases[2]!.name, 'pyshop', (lsp, repo) => {
       const text = PY_MAIN(repo).replace('\n\ndef main', `\n\nDATA = ${HEX}\n\n\ndef main`).replace('    service = CheckoutService(cart, gateway)', '    service = CheckoutService(');
       return completeIn(lsp, join(repo, 'app', 'main.py'), 'python', text, '    service = CheckoutService(');
     }),
   },
   {
     name: '300 KB hex literal on the cursor line: dot completion (Python)',
-    run: () => runCase(cases[2]!.name, 'pyshop', (lsp, repo) => {
+    run: () => runCase(cases[3]!.name, 'pyshop', (lsp, repo) => {
       const text = PY_MAIN(repo).replace('    receipt = service.checkout()', `    receipt = ${HEX} + service.`);
       return completeIn(lsp, join(repo, 'app', 'main.py'), 'python', text, ' + service.');
     }),
   },
   {
     name: '300 KB hex literal on the cursor line: call (Python)',
-    run: () => runCase(cases[3]!.name, 'pyshop', (lsp, repo) => {
+    run: () => runCase(cases[4]!.name, 'pyshop', (lsp, repo) => {
       const text = PY_MAIN(repo).replace('    service = CheckoutService(cart, gateway)', `    service = CheckoutService(${HEX}, `);
       return completeIn(lsp, join(repo, 'app', 'main.py'), 'python', text, `CheckoutService(${HEX}, `);
     }),
   },
   {
     name: '300 KB hex literal above the cursor: dot completion and call (Java)',
-    run: () => runCase(cases[4]!.name, 'javashop', async (lsp, repo) => {
+    run: () => runCase(cases[5]!.name, 'javashop', async (lsp, repo) => {
       const file = javaMain(repo);
       const original = readFileSync(file, 'utf8');
       const open = original.indexOf('{', original.indexOf('class ')) + 1;
@@ -144,8 +149,10 @@ const cases: Array<{ name: string; run: () => Promise<Row> }> = [
   },
   {
     name: '300 MB learned-preferences file (similar mode bandit)',
-    run: () => runCase(cases[5]!.name, 'pyshop', (lsp, repo) => completeIn(lsp, join(repo, 'app', 'main.py'), 'python', PY_MAIN(repo), '    service = CheckoutService('), {
+    run: () => runCase(cases[6]!.name, 'pyshop', (lsp, repo) => completeIn(lsp, join(repo, 'app', 'main.py'), 'python', PY_MAIN(repo), '    service = CheckoutService('), {
       settings: { similar: { mode: 'bandit' } },
+      // The file is read by the folder's first completion: no warm-up before the window.
+      warm: false,
       prepare: (cache, repo) => {
         const dir = join(cache, 'learning');
         mkdirSync(dir, { recursive: true });
@@ -160,7 +167,7 @@ const cases: Array<{ name: string; run: () => Promise<Row> }> = [
   },
   {
     name: '5,000 nested Java blocks: open, complete, save',
-    run: () => runCase(cases[6]!.name, 'javashop', async (lsp, repo) => {
+    run: () => runCase(cases[7]!.name, 'javashop', async (lsp, repo) => {
       const file = join(repo, 'Deep.java');
       const text = `class Deep {\n  int x;\n  void f() {\n${'{'.repeat(5000)}\n this.\n${'}'.repeat(5000)}\n  }\n}\n`;
       writeFileSync(file, text);

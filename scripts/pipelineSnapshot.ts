@@ -140,12 +140,12 @@ interface Fixture {
 async function main(): Promise<void> {
   const parsers: Parsers = await loadParsers(grammarsDir);
   const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 });
-  const lm: CausalLM = await registry.causalLM();
-  const encoder = await registry.encoder();
+  const lm: CausalLM = await registry.causalLM(undefined, never);
+  const encoder = await registry.encoder(undefined, never);
   const embedded = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
   const open = async (name: string, similar: boolean): Promise<Fixture> => {
     const kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, name), parsers });
-    await kb.index();
+    await kb.index(undefined, never);
     const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'], ...(similar ? { similar: { encoder, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) } } : {}) });
     if (paths.windows) await paths.windows.prepare(never);
     return { kb, paths, repo: new RepoMethods(kb) };

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, WorkDoneProgress, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import {
+  apiKeyProblem,
   CompletionOutcomeNotification,
   ExplainRequest,
   GetStatusRequest,
@@ -101,8 +102,8 @@ class CodeRagExtension implements vscode.Disposable {
   }
 
   private async setApiKey(): Promise<void> {
-    const value = await vscode.window.showInputBox({ title: 'CodeRAG: OpenAI-compatible API Key', prompt: 'Kept in VS Code secret storage; leave empty to remove it.', password: true, ignoreFocusOut: true });
-    if (value === undefined) return;
+    const value = await vscode.window.showInputBox({ title: 'CodeRAG: OpenAI-compatible API Key', prompt: 'Kept in VS Code secret storage; leave empty to remove it.', password: true, ignoreFocusOut: true, validateInput: (v) => apiKeyProblem(v.trim()) });
+    if (value === undefined || apiKeyProblem(value.trim())) return;
     if (value.trim() === '') await this.context.secrets.delete(API_KEY_SECRET);
     else await this.context.secrets.store(API_KEY_SECRET, value.trim());
     void vscode.window.showInformationMessage(`CodeRAG: the API key was ${value.trim() ? 'saved in secret storage' : 'removed'}.`);

@@ -46,6 +46,8 @@ export function modelProblemLabel(state: ModelState, backend: string): string {
   switch (state) {
     case 'unreachable':
       return 'model unreachable';
+    case 'closed':
+      return 'model connection closed';
     case 'timeout':
       return 'model timed out';
     case 'httpStatus':

@@ -144,6 +144,16 @@ export interface SetApiKeyParams {
   apiKey: string;
 }
 
+/**
+ * Why a key cannot be used (it would not fit an HTTP header, and an error quoting the header would
+ * print it), in words that never quote the key; undefined when it can. Keys are printable ASCII.
+ */
+export function apiKeyProblem(key: string): string | undefined {
+  if (/[\r\n]/.test(key)) return 'the API key contains a line break (a paste that took the next line?); it was not set';
+  if (/[^\x20-\x7e]/.test(key)) return 'the API key contains a control character or a character outside printable ASCII; it was not set';
+  return undefined;
+}
+
 /** `coderag/setOpenAiApiKey`: the client's secret key changed (set or cleared); the next request uses it. */
 export namespace SetApiKeyNotification {
   export const method = 'coderag/setOpenAiApiKey' as const;
@@ -254,7 +264,7 @@ export namespace PullModelRequest {
 // ---------------------------------------------------------------------------------------------
 // Status
 
-export type ModelState = 'unknown' | 'ok' | 'unreachable' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed' | 'error';
+export type ModelState = 'unknown' | 'ok' | 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed' | 'error';
 
 export interface ServerStats {
   requests: number;

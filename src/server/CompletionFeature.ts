@@ -28,6 +28,12 @@ import { cursorAt } from './positions';
 
 const log = getLogger('completion');
 
+/** ProCC's bandit of each workspace folder (its root; undefined for a file outside every folder). */
+export interface FolderBandits {
+  load(folderRoot: string | undefined): Promise<LinUcb<SimilarArm> | undefined>;
+  loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;
+}
+
 const OVERHEAD_SAMPLES = 500;
 
 function langOf(doc: TextDocument): Lang | undefined {
@@ -55,8 +61,9 @@ export class CompletionFeature implements Feature {
   /**
    * `traces`: where each completion's trace is kept (explain, learning). `bandits`: the LinUCB that
    * chooses ProCC's perspective for a workspace folder (its root; undefined for a file outside
-   * every folder); the learning feature owns it, saves it and rewards it. Undefined: `bandit` mode
-   * uses its fixed fallback perspective (lexical).
+   * every folder); the learning feature owns it, saves it and rewards it. `load` reads its saved
+   * state off the event loop, `loaded` gives it once read. Undefined: `bandit` mode uses its fixed
+   * fallback perspective (lexical).
    */
   constructor(
     private readonly documents: TextDocuments<TextDocument>,
@@ -67,7 +74,7 @@ export class CompletionFeature implements Feature {
     private readonly status: StatusReporter,
     private readonly foreground: ForegroundActivity,
     private readonly traces: TraceLog,
-    private readonly bandits: (folderRoot: string | undefined) => LinUcb<SimilarArm> | undefined,
+    private readonly bandits: FolderBandits,
   ) {}
 
   initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
@@ -132,7 +139,7 @@ export class CompletionFeature implements Feature {
         receivers: () => readyNow()?.receivers,
         prober: this.prober,
         similar: () => readyNow()?.similar,
-        bandit: () => this.bandits(folder?.root),
+        bandit: () => this.bandits.loaded(folder?.root),
         // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).
         model: () => this.models.clientNow,
         rerankers: this.rerank.switcher,
@@ -199,6 +206,8 @@ export class CompletionFeature implements Feature {
       await this.models.client(signal);
       const folder = hit?.folder;
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
+      // The bandit's saved state is read off the event loop: the first request of a folder waits for it.
+      if (options.similar?.mode === 'bandit') await this.bandits.load(folder?.root);
       const pipeline = this.pipelines.for(folder);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;

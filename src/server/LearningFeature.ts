@@ -4,7 +4,8 @@
 // the index cache (`learning/<folder>.json`), never sent anywhere; `coderag/resetLearning` and
 // the command "CodeRAG: Reset Learned Preferences" forget it. Only the bandit learns: with
 // `coderag.similar.mode` other than `bandit` the server learns nothing (the client sends nothing).
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import { indexFolderFor } from '../engine/kb/store';
@@ -21,6 +22,9 @@ const log = getLogger('learning');
 
 /** Saved state is written this long after the last reward (and at shutdown). */
 const SAVE_DELAY_MS = 1000;
+
+/** A saved state is a few KiB (arms x dim^2 numbers); a larger file is not one, and is not read. */
+export const MAX_STATE_BYTES = 1024 * 1024;
 
 export interface LearningHost {
   /** Folder of the index cache (the state lives in its `learning/` folder). */
@@ -50,6 +54,8 @@ export function rewardOf(outcome: Pick<CompletionOutcomeParams, 'outcome' | 'acc
 export class LearningFeature implements Feature {
   private enabled = true;
   private readonly folders = new Map<string, FolderState>();
+  /** Saved states being read, per folder root. */
+  private readonly loading = new Map<string, Promise<FolderState>>();
   /** Traces already rewarded (each suggestion counts once). */
   private readonly rewarded = new Set<string>();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
@@ -69,9 +75,14 @@ export class LearningFeature implements Feature {
     this.enabled = config.similar.mode === 'bandit';
   }
 
-  /** The bandit of a workspace folder (loaded from its saved state on first use). */
-  banditFor(folderRoot: string): LinUcb<SimilarArm> {
-    return this.stateOf(folderRoot).bandit;
+  /** The bandit of a workspace folder (loaded from its saved state on first use, off the event loop). */
+  async banditFor(folderRoot: string): Promise<LinUcb<SimilarArm>> {
+    return (await this.stateOf(folderRoot)).bandit;
+  }
+
+  /** The bandit of a workspace folder once its saved state is read (banditFor reads it); undefined before. */
+  loadedBandit(folderRoot: string): LinUcb<SimilarArm> | undefined {
+    return this.folders.get(folderRoot)?.bandit;
   }
 
   /** Apply one outcome; returns the reward applied, or undefined when nothing was learned (and why in the log). */
@@ -86,7 +97,9 @@ export class LearningFeature implements Feature {
     const similar = kept?.trace.similar;
     if (!kept || !similar || !kept.folderRoot) return undefined;
     if (similar.chosenBy !== 'bandit') return undefined;
-    const state = this.stateOf(kept.folderRoot);
+    // A bandit chose it, so the folder's state was loaded.
+    const state = this.folders.get(kept.folderRoot);
+    if (!state) return undefined;
     if (!state.bandit.arms.includes(similar.arm) || similar.features.length !== state.bandit.dim) return undefined;
     const reward = rewardOf(params);
     try {
@@ -152,20 +165,35 @@ export class LearningFeature implements Feature {
     this.saveTimer.unref?.();
   }
 
-  private stateOf(folderRoot: string): FolderState {
-    let state = this.folders.get(folderRoot);
-    if (state) return state;
+  private stateOf(folderRoot: string): Promise<FolderState> {
+    const state = this.folders.get(folderRoot);
+    if (state) return Promise.resolve(state);
+    let load = this.loading.get(folderRoot);
+    if (!load) {
+      load = this.load(folderRoot).then((loaded) => {
+        this.loading.delete(folderRoot);
+        const kept = this.folders.get(folderRoot) ?? loaded;
+        this.folders.set(folderRoot, kept);
+        return kept;
+      });
+      this.loading.set(folderRoot, load);
+    }
+    return load;
+  }
+
+  /** The folder's saved state, read asynchronously and only when its size could be a state; else a fresh bandit (with a warning). */
+  private async load(folderRoot: string): Promise<FolderState> {
     const file = join(this.host.cacheRoot(), 'learning', `${basename(indexFolderFor(this.host.cacheRoot(), folderRoot))}.json`);
     let saved: unknown;
     try {
-      saved = JSON.parse(readFileSync(file, 'utf8'));
+      const size = (await stat(file)).size;
+      if (size > MAX_STATE_BYTES) log.warn(`the learned state ${file} is ${(size / 2 ** 20).toFixed(1)} MiB, more than a saved state can be (${MAX_STATE_BYTES / 2 ** 20} MiB): starting afresh`);
+      else saved = JSON.parse(await readFile(file, 'utf8'));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
     }
     const { bandit, error } = this.host.newBandit(saved);
     if (error && saved !== undefined) log.warn(`the learned state ${file} is not usable (starting afresh): ${error}`);
-    state = { bandit, file, dirty: false };
-    this.folders.set(folderRoot, state);
-    return state;
+    return { bandit, file, dirty: false };
   }
 }

@@ -28,7 +28,7 @@ import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
 import { preloadRedaction } from '../engine/prompt/redact';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
-import { GetStatusRequest, MemoryRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
+import { apiKeyProblem, GetStatusRequest, MemoryRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
 import { LearningFeature } from './LearningFeature';
 import { createSimilarBandit } from '../engine/similar/bandit';
@@ -187,7 +187,7 @@ export class Server {
     const traces = new TraceLog();
     this.learning = new LearningFeature({ cacheRoot: () => this.cacheRoot, newBandit: (saved) => createSimilarBandit(saved), traceOf: (id) => traces.get(id) });
     const learning = this.learning;
-    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground, traces, (folderRoot) => (folderRoot !== undefined ? learning.banditFor(folderRoot) : undefined));
+    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground, traces, { load: (root) => (root !== undefined ? learning.banditFor(root) : Promise.resolve(undefined)), loaded: (root) => (root !== undefined ? learning.loadedBandit(root) : undefined) });
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
   }
 
@@ -274,8 +274,13 @@ export class Server {
       this.applyConfig(settings);
     });
     connection.onNotification(SetApiKeyNotification.type, (params) => {
-      this.apiKey = typeof params?.apiKey === 'string' ? params.apiKey : '';
-      log.info(`the OpenAI-compatible API key was ${this.apiKey ? 'set' : 'cleared'}`);
+      const key = typeof params?.apiKey === 'string' ? params.apiKey : '';
+      const problem = apiKeyProblem(key);
+      if (problem) log.warn(`the OpenAI-compatible API key was not changed: ${problem}`);
+      else {
+        this.apiKey = key;
+        log.info(`the OpenAI-compatible API key was ${this.apiKey ? 'set' : 'cleared'}`);
+      }
       this.applyConfig(this.lastSettings, false);
     });
     this.loopDelay.enable();
@@ -316,7 +321,11 @@ export class Server {
   private initialize(params: InitializeParams): InitializeResult {
     this.initOptions = (params.initializationOptions ?? {}) as InitializationOptions;
     if (this.initOptions.cacheDir) this.cacheRoot = this.initOptions.cacheDir;
-    if (typeof this.initOptions.openaiApiKey === 'string') this.apiKey = this.initOptions.openaiApiKey;
+    if (typeof this.initOptions.openaiApiKey === 'string') {
+      const problem = apiKeyProblem(this.initOptions.openaiApiKey);
+      if (problem) log.warn(`the OpenAI-compatible API key is not used: ${problem}`);
+      else this.apiKey = this.initOptions.openaiApiKey;
+    }
     const trusted = this.initOptions.trusted !== false;
     const { config: merged, problems } = mergeConfig(this.initOptions.settings);
     const config = this.withApiKey(merged);

@@ -17,7 +17,7 @@ export interface StatusParts {
   models?: ModelRunsOn[];
 }
 
-const MODEL_PROBLEMS: readonly ModelState[] = ['unreachable', 'timeout', 'httpStatus', 'malformed', 'modelMissing', 'failed', 'error'];
+const MODEL_PROBLEMS: readonly ModelState[] = ['unreachable', 'closed', 'timeout', 'httpStatus', 'malformed', 'modelMissing', 'failed', 'error'];
 
 export function isModelProblem(state: ModelState): boolean {
   return MODEL_PROBLEMS.includes(state);
@@ -34,6 +34,8 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
     case 'unreachable':
       if (ollama) return `Start Ollama (\`ollama serve\`) or point ${urlSetting} at where it runs. ${retry}`;
       return `Start the model server${at} or correct ${urlSetting}. ${retry}`;
+    case 'closed':
+      return `The model server${at} closed the connection in the middle of an answer (it may have restarted or run out of memory): see its log. ${retry}`;
     case 'timeout':
       return `The model server${at} did not answer in time (it may be loading the model or busy): wait, raise \`coderag.model.timeoutMs\`, or choose a smaller model. ${retry}`;
     case 'httpStatus':

@@ -53,7 +53,13 @@ export type Fault =
   | { kind: 'malformedJson' }
   /** Every request answered with `status` (default 307) and `Location: <to><path>`. */
   | { kind: 'redirect'; to: string; status?: number }
-  | { kind: 'notPulled' };
+  | { kind: 'notPulled' }
+  /** Headers and the first part of the answer, then the connection is cut. */
+  | { kind: 'cutMidAnswer' }
+  /** Streamed answers (Ollama's ndjson) carry this line, which is not JSON, before their parts. */
+  | { kind: 'notJsonLine'; line: string }
+  /** `/api/pull` streams progress lines totalling about this many bytes before its `success`. */
+  | { kind: 'longPull'; bytes: number };
 
 export interface RequestLog {
   method: string;
@@ -218,6 +224,13 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
       res.end();
       return;
     }
+    if (fault?.kind === 'cutMidAnswer') {
+      res.writeHead(200, { 'content-type': path.startsWith('/v1/') ? 'application/json' : 'application/x-ndjson' });
+      res.write(path.startsWith('/v1/') ? '{"id": "cmpl-test", "choices": [{"text": "cart, ' : JSON.stringify({ model: body.model, response: 'cart, ', done: false }) + '\n');
+      await new Promise((r) => setTimeout(r, 50));
+      res.socket?.destroy();
+      return;
+    }
     if (fault?.kind === 'malformedJson') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"model": "qwen3:8b", "message": {"content": "<answer>[A]');
@@ -246,7 +259,16 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         }
         models.add(name);
         if (body.stream === false) sendJson(res, 200, { status: 'success' });
-        else {
+        else if (fault?.kind === 'longPull') {
+          res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+          const total = fault.bytes;
+          for (let sent = 0; sent < total && !signal.aborted; ) {
+            const line = JSON.stringify({ status: 'pulling 6a0746a1ec1a', digest: 'sha256:6a0746a1ec1a', total, completed: sent }) + '\n';
+            sent += line.length;
+            if (!res.write(line)) await new Promise((r) => res.once('drain', r));
+          }
+          res.end(JSON.stringify({ status: 'success' }) + '\n');
+        } else {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
           res.end(['pulling manifest', 'verifying sha256 digest', 'success'].map((status) => JSON.stringify({ status }) + '\n').join(''));
         }
@@ -263,7 +285,10 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         const common = { model, created_at: created, done: true, done_reason: 'stop', total_duration: 1, load_duration: 0, prompt_eval_count: prompt.length, prompt_eval_duration: 1, eval_count: out.topLogprobs?.length ?? 1, eval_duration: 1, ...(logprobs ? { logprobs } : {}) };
         const payload = chat ? { ...common, message: { role: 'assistant', content: out.text } } : { ...common, response: out.text, context: [] };
         if (body.stream === false) sendJson(res, 200, payload);
-        else if (!chat && out.text.length > STREAM_PART_CHARS) {
+        else if (fault?.kind === 'notJsonLine') {
+          res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+          res.end(`${fault.line}\n${JSON.stringify(payload)}\n`);
+        } else if (!chat && out.text.length > STREAM_PART_CHARS) {
           // A long answer streams as Ollama streams it: many parts, then the final one.
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
           await streamParts(res, out.text, (response) => JSON.stringify({ model, created_at: created, response, done: false }) + '\n', signal);

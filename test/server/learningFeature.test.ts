@@ -11,6 +11,7 @@ import type { CompletionTrace } from '../../src/engine/pipeline';
 import { LearningFeature, rewardOf } from '../../src/server/LearningFeature';
 import { mergeConfig } from '../../src/server/config';
 import { tempDir } from '../helpers/paths';
+import { setLogSink } from '../../src/engine/util/logger';
 
 const DIM = 3;
 
@@ -39,36 +40,37 @@ void test('rewards: accepted 1, partly accepted the share of characters, rejecte
   assert.equal(rewardOf({ outcome: 'partial', acceptedChars: 20, shownChars: 10 }), 1);
 });
 
-void test('an outcome updates the arm that produced the suggestion, once; the state survives a restart', () => {
+void test('an outcome updates the arm that produced the suggestion, once; the state survives a restart', async () => {
   const cache = tempDir('learning-').path;
   const traces = new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])], ['t2', trace('t2', 'lexical', [1, 0.1, 0.9])]]);
   const a = feature(cache, traces);
-  const before = a.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]);
+  const before = (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), 1);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), undefined, 'a second outcome of the same suggestion is not learned');
   assert.equal(a.onOutcome({ traceId: 't2', outcome: 'rejected', acceptedChars: 0, shownChars: 9 }), 0);
-  assert.deepEqual(a.banditFor('/repo/a').pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
-  assert.ok(a.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]) > before);
+  assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
+  assert.ok((await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]) > before);
   assert.equal(traces.get('t1')!.similar!.reward, 1, 'the trace shows the reward');
   a.shutdown();
   const b = feature(cache, new Map());
-  assert.deepEqual(b.banditFor('/repo/a').pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
-  assert.equal(b.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]), a.banditFor('/repo/a').score('summary', [1, 0.5, 0.2]));
-  assert.deepEqual(b.banditFor('/repo/other').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 }, 'state is per workspace folder');
+  assert.deepEqual((await b.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
+  assert.equal((await b.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]), (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]));
+  assert.deepEqual((await b.banditFor('/repo/other')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 }, 'state is per workspace folder');
 });
 
-void test('reset forgets memory and saved state', () => {
+void test('reset forgets memory and saved state', async () => {
   const cache = tempDir('learning-reset-').path;
   const traces = new Map([['t1', trace('t1', 'hypothetical', [1, 0, 1])]]);
   const a = feature(cache, traces);
+  await a.banditFor('/repo/a');
   a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 4, shownChars: 4 });
   a.save();
   assert.equal(readdirSync(join(cache, 'learning')).length, 1);
   assert.equal(a.reset(), 1);
   assert.equal(existsSync(join(cache, 'learning')), false);
-  assert.deepEqual(a.banditFor('/repo/a').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
   a.shutdown();
-  assert.deepEqual(feature(cache, new Map()).banditFor('/repo/a').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
 });
 
 void test('a similar-code mode other than the bandit learns nothing; fixed choices and unknown traces are not learned', () => {
@@ -88,15 +90,35 @@ void test('a similar-code mode other than the bandit learns nothing; fixed choic
   assert.equal(existsSync(join(cache, 'learning')), false, 'nothing written');
 });
 
-void test('a damaged or foreign saved state starts afresh instead of failing', () => {
+void test('a damaged or foreign saved state starts afresh instead of failing', async () => {
   const cache = tempDir('learning-bad-').path;
   const a = feature(cache, new Map([['t1', trace('t1', 'none', [1, 0, 0])]]));
+  await a.banditFor('/repo/a');
   a.onOutcome({ traceId: 't1', outcome: 'rejected', acceptedChars: 0, shownChars: 3 });
   a.save();
   const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
   for (const bad of ['{not json', JSON.stringify({ version: 1, arms: ['x'], dim: DIM, alpha: 0.1, A: {}, b: {} })]) {
     writeFileSync(file, bad);
     const b = feature(cache, new Map());
-    assert.deepEqual(b.banditFor('/repo/a').pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+    assert.deepEqual((await b.banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
   }
+});
+
+void test('a saved state larger than any state can be is not read (a 2 MiB file): a fresh bandit, and the log says why', async () => {
+  const cache = tempDir('learning-huge-').path;
+  const a = feature(cache, new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])]]));
+  await a.banditFor('/repo/a');
+  a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 3, shownChars: 3 });
+  a.save();
+  const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
+  // A valid state padded past the cap: were it read, its pull would show.
+  writeFileSync(file, JSON.stringify((await a.banditFor('/repo/a')).toJSON()) + ' '.repeat(2 * 2 ** 20));
+  const warnings: string[] = [];
+  setLogSink((level, _tag, message) => void (level === 'warn' && warnings.push(message)));
+  try {
+    assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  } finally {
+    setLogSink(() => undefined);
+  }
+  assert.ok(warnings.some((w) => /2\.0 MiB, more than a saved state can be \(1 MiB\): starting afresh/.test(w)), warnings.join('\n'));
 });

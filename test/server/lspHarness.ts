@@ -61,9 +61,10 @@ export interface LspSession {
   close(): Promise<void>;
 }
 
-export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean; initializationOptions?: Record<string, unknown>; /** Sent as they are instead of `workspace`'s folders. */ workspaceFolders?: Array<{ uri: string; name: string }> } = {}): Promise<LspSession> {
+export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean; initializationOptions?: Record<string, unknown>; /** Sent as they are instead of `workspace`'s folders. */ workspaceFolders?: Array<{ uri: string; name: string }>; cacheDir?: string } = {}): Promise<LspSession> {
   buildOnce();
-  const cache = tempDir('coderag-lsp-cache-');
+  // A caller's cache folder is the caller's to remove.
+  const cache = options.cacheDir !== undefined ? { path: options.cacheDir, cleanup: () => undefined } : tempDir('coderag-lsp-cache-');
   const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], { cwd: repoRoot, env: { ...process.env, CODERAG_CACHE_DIR: cache.path }, stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: string[] = [];
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));

@@ -17,6 +17,7 @@ import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
 import { UserError } from '../../engine/util/errors';
 import { clampToCharBoundary, engineText } from '../../engine/util/documentText';
+import { apiKeyProblem } from '../../protocol/protocol';
 import { runsOn } from '../../engine/models/device';
 import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
@@ -138,13 +139,16 @@ export const completeCommand: CliCommand = {
     const lmForLine = models.lm;
     const { paths } = await preparedPaths(kb, repo, ['sparse', 'dataflow', 'dense'], models.encoder, values['index-dir'] as string | undefined, signal, similarMode === 'off' ? undefined : { ...(lmForLine ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => lmForLine.generate(prompt, { maxNewTokens }, s) } : {}) });
     let repoMethods: RepoMethods | undefined;
+    const apiKey = process.env.OPENAI_API_KEY ?? '';
+    const keyProblem = apiKeyProblem(apiKey);
+    if (keyProblem) throw new UserError(`OPENAI_API_KEY: ${keyProblem}`);
     try {
       const modelSettings: ModelSettings = {
         provider: provider as ModelSettings['provider'],
         family: 'auto',
         timeoutMs,
         ollama: { host, completionModel: (values.model as string | undefined) ?? MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
-        openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey: process.env.OPENAI_API_KEY ?? '' },
+        openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey },
       };
       const lm = models.lm;
       const resolved = await resolveModelClient(modelSettings, () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)), signal);

@@ -112,7 +112,7 @@ export function detectBodyTarget(parsers: Parsers, lang: Lang, prefix: string, s
     const name = fn.childForFieldName('name')?.text;
     if (!name) return undefined;
     const headerEnd = lang === 'python' ? (fn.children.find((c) => c?.type === ':')?.endIndex ?? body.startIndex) : body.startIndex;
-    const signature = text.slice(fn.startIndex, headerEnd).replace(/\s+$/, '');
+    const signature = text.slice(fn.startIndex, headerEnd).trimEnd();
     const row = fn.startPosition.row;
     const className = enclosingClass(fn, lang);
     return { lang, name, ...(className ? { className } : {}), signature, signatureRow: row, signatureIndent: indentOf(lineOf(text, row)) };
@@ -134,7 +134,9 @@ export function guessBodyTarget(lang: Lang, prefix: string): BodyTarget | undefi
     if (!m) continue;
     const name = lang === 'python' ? m[2] : m[1];
     if (!name || (lang === 'java' && ['if', 'for', 'while', 'switch', 'catch', 'synchronized', 'return', 'new'].includes(name))) continue;
-    const signature = lines.slice(i).join('\n').replace(/[{:]?\s*$/, '');
+    // Not /[{:]?\s*$/: a `$`-anchored pattern over a whitespace run costs O(n^2).
+    const joined = lines.slice(i).join('\n').trimEnd();
+    const signature = /[{:]$/.test(joined) ? joined.slice(0, -1) : joined;
     return { lang, name, signature, signatureRow: i, signatureIndent: indentOf(line) };
   }
   return undefined;

@@ -26,7 +26,7 @@ function closersFrom(lines: readonly string[], start: number): string[] {
 
 /** First lines of an item (the whole when short), with a `...` where it was cut. */
 export function headFragment(item: KbItem, maxLines = MAX_HEAD_LINES): Snippet {
-  const lines = item.text.replace(/\s+$/, '').split('\n');
+  const lines = item.text.trimEnd().split('\n');
   const decl = declarationLine(item, lines);
   if (lines.length <= decl + maxLines + 1) return snippetOfItem(item);
   const pad = (lines[decl + 1] ?? '').match(/^\s*/)?.[0] ?? '';
@@ -36,7 +36,7 @@ export function headFragment(item: KbItem, maxLines = MAX_HEAD_LINES): Snippet {
 
 /** A usage: the method's declaration and the lines that use the element (`via`), gaps marked. */
 export function usageFragment(item: KbItem, via: readonly string[]): Snippet {
-  const lines = item.text.replace(/\s+$/, '').split('\n');
+  const lines = item.text.trimEnd().split('\n');
   const decl = declarationLine(item, lines);
   if (lines.length <= decl + MAX_USAGE_LINES + 1) return snippetOfItem(item);
   const words = via.map((v) => new RegExp(`(^|[^\\w$])${v.replace(/[$]/g, '\\$')}($|[^\\w$])`));
@@ -60,12 +60,18 @@ export function usageFragment(item: KbItem, via: readonly string[]): Snippet {
 export function classFragment(c: KbClass, members: readonly KbItem[]): Snippet {
   const cm = commentPrefix(c.lang);
   const open = c.lang === 'java' ? ' {' : '';
-  const lines = [`${cm} ${c.path}`, `${c.header.replace(/\s*[{:]?\s*$/, '')}${c.lang === 'java' ? open : ':'}`];
+  const lines = [`${cm} ${c.path}`, `${withoutTrailing(c.header, '{:')}${c.lang === 'java' ? open : ':'}`];
   for (const m of members.slice(0, MAX_MEMBERS)) {
     const sig = m.signature.split('\n').map((l) => l.trim()).join(' ');
-    lines.push(`    ${c.lang === 'java' && m.kind === 'classFunction' ? `${sig.replace(/\s*\{?\s*$/, '')};` : sig}${c.lang === 'python' && m.kind !== 'classVariable' ? ' ...' : ''}`);
+    lines.push(`    ${c.lang === 'java' && m.kind === 'classFunction' ? `${withoutTrailing(sig, '{')};` : sig}${c.lang === 'python' && m.kind !== 'classVariable' ? ' ...' : ''}`);
   }
   if (members.length > MAX_MEMBERS) lines.push(`    ${cm} ... ${members.length - MAX_MEMBERS} more`);
   if (c.lang === 'java') lines.push('}');
   return { id: `${c.path}#class:${c.qualifiedName}`, kind: 'class', path: c.path, name: c.name, qualifiedName: c.qualifiedName, range: c.range, text: lines.join('\n') };
+}
+
+/** `text` without trailing whitespace, then one trailing character of `chars` and the whitespace before it (a linear /\s*[chars]?\s*$/). */
+function withoutTrailing(text: string, chars: string): string {
+  const t = text.trimEnd();
+  return t !== '' && chars.includes(t.at(-1)!) ? t.slice(0, -1).trimEnd() : t;
 }

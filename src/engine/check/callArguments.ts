@@ -3,6 +3,7 @@
 // matches the parameter (by name, else by type), and it never writes more arguments than the
 // signature takes, nor closes the call before the ones every overload needs. The call is read from the text, the callable from ReceiverTyper.callAt.
 import type { Lang } from '../kb/types';
+import { identifierEndingAt } from '../util/identifierAtEnd';
 
 export interface Parameter {
   name: string;
@@ -40,8 +41,6 @@ export interface OpenCall {
   /** The argument written so far. */
   current: string;
 }
-
-const IDENT_END = /[\p{L}_$][\p{L}\p{N}_$]*$/u;
 
 /** The argument state of an argument list text (after `(`): top-level commas, the current argument, and whether it closed. */
 export function argumentState(args: string): { argIndex: number; current: string; closed: boolean; inString: boolean } {
@@ -108,8 +107,7 @@ export function findOpenCall(text: string, lang: Lang, maxLines = 12): OpenCall 
   if (quote) return undefined;
   const open = stack.at(-1);
   if (!open || open.c !== '(') return undefined;
-  const before = text.slice(0, open.at);
-  const name = IDENT_END.exec(before)?.[0];
+  const name = identifierEndingAt(text, open.at);
   if (!name) return undefined;
   // The callee: identifiers joined by dots, with balanced call parentheses between them.
   let i = open.at - name.length;
@@ -126,7 +124,7 @@ export function findOpenCall(text: string, lang: Lang, maxLines = 12): OpenCall 
       if (k < from) return undefined;
       j = k;
     }
-    const ident = IDENT_END.exec(text.slice(from, j))?.[0];
+    const ident = identifierEndingAt(text, j, from);
     if (!ident) return undefined;
     i = j - ident.length;
   }

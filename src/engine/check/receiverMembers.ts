@@ -13,6 +13,7 @@ import type { Disposable } from '../util/disposable';
 import { bareTypeName, findOpenCall, parseParameters, type CallSignature, type Parameter } from './callArguments';
 import { throwIfAborted } from '../util/errors';
 import { escapeRegExp } from '../util/regex';
+import { identifierEndingAt } from '../util/identifierAtEnd';
 
 export interface Dereference {
   /** The receiver expression as written (`self.cart`, `make_gateway("x")`). */
@@ -28,15 +29,13 @@ export interface ReceiverMembers extends Dereference {
   entities: string[];
 }
 
-const IDENT = /[\p{L}_$][\p{L}\p{N}_$]*$/u;
-
 /**
  * The dereference the text ends in, read backwards over identifiers, dots and balanced call
  * parentheses; undefined when the text does not end in one (a string, a number, an index, a
  * parenthesised expression or a comment before the dot).
  */
 export function findDereference(prefix: string, lang: Lang): Dereference | undefined {
-  const partial = IDENT.exec(prefix)?.[0] ?? '';
+  const partial = identifierEndingAt(prefix);
   let end = prefix.length - partial.length;
   if (prefix[end - 1] !== '.') return undefined;
   end--;
@@ -58,7 +57,7 @@ export function findDereference(prefix: string, lang: Lang): Dereference | undef
       if (j < lineStart) return undefined;
       i = j;
     }
-    const ident = IDENT.exec(prefix.slice(lineStart, i))?.[0];
+    const ident = identifierEndingAt(prefix, i, lineStart);
     if (!ident) return undefined;
     i -= ident.length;
     if (prefix[i - 1] !== '.') break;

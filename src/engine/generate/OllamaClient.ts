@@ -6,7 +6,7 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
-import { AnswerTooLargeError, ollamaApi, RedirectRefusedError } from './httpApi';
+import { AnswerTooLargeError, ConnectionClosedError, MAX_PROGRESS_LINE_BYTES, ollamaApi, RedirectRefusedError, type BodyLimit } from './httpApi';
 import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
 
 export interface OllamaClientOptions {
@@ -56,8 +56,8 @@ export class OllamaClient implements ModelClient {
   }
 
   /** An Ollama instance whose every fetch also obeys `signal` (the package only aborts streams itself). */
-  private api(signal: AbortSignal): Ollama {
-    return ollamaApi(this.options.host, signal);
+  private api(signal: AbortSignal, limit?: BodyLimit): Ollama {
+    return ollamaApi(this.options.host, signal, limit);
   }
 
   /** `limitMs`: the limit the call ran under (the start-up check has its own), so the message states it. */
@@ -66,6 +66,7 @@ export class OllamaClient implements ModelClient {
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
     if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: Ollama at ${this.endpoint}: ${e.message}`, this.endpoint, this.model);
+    if (e instanceof ConnectionClosedError) return new ModelClientError('closed', `${what}: Ollama at ${this.endpoint} closed the connection mid-answer`, this.endpoint, this.model);
     const status = (e as { status_code?: unknown }).status_code;
     const message = e instanceof Error ? e.message : String(e);
     if (typeof status === 'number') {
@@ -175,7 +176,7 @@ export class OllamaClient implements ModelClient {
   /** `ollama pull` with progress; resolves when the server reports success. */
   async pull(onProgress: (p: PullProgress) => void, signal: AbortSignal, model = this.model): Promise<void> {
     try {
-      const stream = await this.api(signal).pull({ model, stream: true });
+      const stream = await this.api(signal, { maxLineBytes: MAX_PROGRESS_LINE_BYTES }).pull({ model, stream: true });
       const onAbort = (): void => stream.abort();
       signal.addEventListener('abort', onAbort, { once: true });
       try {

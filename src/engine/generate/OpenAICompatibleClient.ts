@@ -4,7 +4,7 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
-import { AnswerTooLargeError, openAiBase, openAiRequest, RedirectRefusedError } from './httpApi';
+import { AnswerTooLargeError, ConnectionClosedError, openAiBase, openAiRequest, RedirectRefusedError } from './httpApi';
 import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelCapabilities, type ModelClient, type ModelProblem } from './types';
 import { escapeRegExp } from '../util/regex';
 
@@ -73,6 +73,7 @@ export class OpenAICompatibleClient implements ModelClient {
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
     if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: ${e.message}`, this.endpoint, this.model);
+    if (e instanceof ConnectionClosedError) return new ModelClientError('closed', `${what}: ${this.endpoint} closed the connection mid-answer`, this.endpoint, this.model);
     if (networkErrorKind(e) === 'unreachable') return new ModelClientError('unreachable', `the completion server is not reachable at ${this.endpoint}`, this.endpoint, this.model);
     return new ModelClientError('failed', `${what}: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);
   }

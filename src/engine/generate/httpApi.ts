@@ -1,6 +1,7 @@
 // The HTTP side shared by every model client and the LLM reranker: one OpenAI-compatible request
 // helper and one Ollama instance factory, each obeying the caller's signal.
 import { Ollama } from 'ollama';
+import { withoutSecret } from '../util/outsideText';
 
 /** `http://host:8000`, `http://host:8000/` or `http://host:8000/v1` -> `http://host:8000/v1`. */
 export function openAiBase(baseUrl: string): string {
@@ -41,20 +42,47 @@ export class AnswerTooLargeError extends Error {
   }
 }
 
-/** The response with a body that errors (and cancels the transfer) past `maxBytes`. */
-function capBody(response: Response, maxBytes: number): Response {
+/** The server closed the connection after its answer began: not the same as a server that cannot be reached. */
+export class ConnectionClosedError extends Error {
+  constructor(readonly from: string) {
+    super(`the server at ${from} closed the connection mid-answer`);
+    this.name = 'ConnectionClosedError';
+  }
+}
+
+/** Most bytes of one line of a progress stream (a model pull's lines are a few hundred bytes; the stream itself may run to megabytes). */
+export const MAX_PROGRESS_LINE_BYTES = 64 * 1024;
+
+/** How much of an answer is read: all of it up to `maxBytes`, or any amount in lines of at most `maxLineBytes` (a progress stream). */
+export type BodyLimit = { maxBytes: number } | { maxLineBytes: number };
+
+/** The response with a body that errors (and cancels the transfer) past its limit, and names a cut connection as such. */
+function capBody(response: Response, limit: BodyLimit, from: string): Response {
   const body = response.body;
   if (!body) return response;
   const reader = body.getReader();
   let seen = 0;
   const capped = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const { done, value } = await reader.read();
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        // The caller's abort stays an abort; anything else after the headers is the connection ending early.
+        controller.error(e instanceof Error && e.name === 'AbortError' ? e : new ConnectionClosedError(from));
+        return;
+      }
+      const { done, value } = chunk;
       if (done) return controller.close();
-      seen += value.byteLength;
-      if (seen > maxBytes) {
+      if ('maxBytes' in limit) seen += value.byteLength;
+      else {
+        const nl = value.lastIndexOf(0x0a);
+        seen = nl < 0 ? seen + value.byteLength : value.byteLength - nl - 1;
+      }
+      const max = 'maxBytes' in limit ? limit.maxBytes : limit.maxLineBytes;
+      if (seen > max) {
         await reader.cancel().catch(() => undefined);
-        controller.error(new AnswerTooLargeError(maxBytes));
+        controller.error(new AnswerTooLargeError(max));
         return;
       }
       controller.enqueue(value);
@@ -68,14 +96,14 @@ function capBody(response: Response, maxBytes: number): Response {
  * fetch for model servers: never follows a redirect (a 3xx answer is an error naming where it
  * pointed) and reads at most `maxBytes` of the answer.
  */
-export async function modelFetch(input: Parameters<typeof fetch>[0], init: RequestInit | undefined, maxBytes = MAX_ANSWER_BYTES): Promise<Response> {
+export async function modelFetch(input: Parameters<typeof fetch>[0], init: RequestInit | undefined, limit: BodyLimit = { maxBytes: MAX_ANSWER_BYTES }): Promise<Response> {
   const response = await fetch(input, { ...init, redirect: 'manual' });
+  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
   if (response.status >= 300 && response.status < 400) {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     await response.body?.cancel().catch(() => undefined);
     throw new RedirectRefusedError(new URL(url).origin, response.status, originOf(response.headers.get('location'), url));
   }
-  return capBody(response, maxBytes);
+  return capBody(response, limit, new URL(url).origin);
 }
 
 export interface OpenAiAnswer {
@@ -87,18 +115,31 @@ export interface OpenAiAnswer {
 
 /** One request to an OpenAI-compatible server (`path` like `/completions`); GET without a body. */
 export async function openAiRequest(baseUrl: string, path: string, options: { body?: unknown; apiKey?: string; signal: AbortSignal }): Promise<OpenAiAnswer> {
-  const headers: Record<string, string> = { accept: 'application/json', ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) };
-  const response = await modelFetch(`${openAiBase(baseUrl)}${path}`, {
-    method: options.body !== undefined ? 'POST' : 'GET',
-    headers,
-    signal: options.signal,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  return { ok: response.ok, status: response.status, raw: await response.text() };
+  const key = options.apiKey;
+  // A key that cannot be a header value is never handed to fetch (whose error would quote the header).
+  if (key && /[^\x20-\x7e]/.test(key)) throw new Error('the API key contains a line break or another character a header cannot carry; it was not sent (set it again)');
+  const headers: Record<string, string> = { accept: 'application/json', ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  try {
+    const response = await modelFetch(`${openAiBase(baseUrl)}${path}`, {
+      method: options.body !== undefined ? 'POST' : 'GET',
+      headers,
+      signal: options.signal,
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    });
+    return { ok: response.ok, status: response.status, raw: await response.text() };
+  } catch (e) {
+    // No message that carries the key leaves here.
+    if (key && e instanceof Error && (e.message.includes(key) || String(e.cause).includes(key))) throw new Error(withoutSecret(e.message, key), { cause: { code: (e.cause as { code?: unknown } | undefined)?.code } });
+    throw e;
+  }
 }
 
-/** An Ollama instance whose every fetch also obeys `signal` (the package aborts only its streams itself) and follows no redirect. */
-export function ollamaApi(host: string, signal: AbortSignal): Ollama {
-  const withSignal: typeof fetch = (input, init) => modelFetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
+/**
+ * An Ollama instance whose every fetch also obeys `signal` (the package aborts only its streams
+ * itself) and follows no redirect; `limit`: how much of an answer is read (a pull's progress
+ * stream is not an answer: its lines are capped, not its length).
+ */
+export function ollamaApi(host: string, signal: AbortSignal, limit?: BodyLimit): Ollama {
+  const withSignal: typeof fetch = (input, init) => modelFetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }, limit);
   return new Ollama({ host, fetch: withSignal });
 }

@@ -2,6 +2,7 @@
 // and the embedded ONNX causal LM, with typed errors the server turns into a status.
 import type { ModelFamily } from '../prompt/templates';
 import type { CopyPriorStats } from './copyPrior';
+import { MAX_ERROR_CHARS, outsideText } from '../util/outsideText';
 
 export interface GenerateRequest {
   /** The full model input (already FIM-rendered when the family supports it). */
@@ -97,10 +98,12 @@ export interface ModelClient {
   prepare?(signal: AbortSignal): Promise<void>;
 }
 
-export type ModelErrorKind = 'unreachable' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed';
+/** `closed`: the server answered, then the connection ended before the answer did (not `unreachable`). */
+export type ModelErrorKind = 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed';
 
 /** A failed model call; `kind` tells the user what is wrong, `status` carries the HTTP status. */
 export class ModelClientError extends Error {
+  /** The message may quote a server (an error body, a package's error): it loses escapes and control characters, and is bounded (util/outsideText). */
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
@@ -108,7 +111,7 @@ export class ModelClientError extends Error {
     readonly model: string,
     readonly status?: number,
   ) {
-    super(message);
+    super(outsideText(message, MAX_ERROR_CHARS));
     this.name = 'ModelClientError';
   }
 }

@@ -216,16 +216,22 @@ export class KnowledgeBase implements Disposable {
         if (!read.ok) return this.removeNow(relPath);
         source = { text: read.text, hash: read.hash, size: Buffer.byteLength(read.text, 'utf8') };
       }
-      if (this.files.get(relPath)?.hash === source.hash) return false;
-      let stored: StoredFile;
+      const before = this.files.get(relPath);
+      if (before?.hash === source.hash) return false;
+      let after: StoredFile;
       try {
-        stored = this.extract(verdict.lang, relPath, source.text, source.hash, source.size);
+        after = this.extract(verdict.lang, relPath, source.text, source.hash, source.size);
       } catch (e) {
         if (!isParseFailedError(e)) throw e;
         log.warn(`${e.message}; the file's previous items are kept`);
         return false;
       }
-      this.files.set(relPath, stored);
+      // A file saved mid-edit whose syntax error cost a class: its previous items stay until it parses again.
+      if (before && lostClass(before.extraction, after.extraction)) {
+        this.files.set(relPath, { ...before, hash: source.hash, size: source.size });
+        return false;
+      }
+      this.files.set(relPath, after);
       this.markChanged([relPath], []);
       return true;
     });
@@ -351,4 +357,11 @@ export class KnowledgeBase implements Disposable {
     this.symbols.dispose();
     this.changeEmitter.dispose();
   }
+}
+
+/** `after` has a syntax error and lacks a class `before` had. */
+function lostClass(before: FileExtraction, after: FileExtraction): boolean {
+  if (!after.hasSyntaxErrors) return false;
+  const kept = new Set(after.classes.map((c) => c.qualifiedName));
+  return before.classes.some((c) => !kept.has(c.qualifiedName));
 }

@@ -7,8 +7,13 @@ import { previousNonEmptyLine } from '../generate/postprocess/postprocess';
 
 /** Text of a line with a trailing `//` or `#` comment removed (only where no quote precedes it). */
 function codeOf(line: string): string {
-  const m = line.match(/^([^'"`]*?)\s*(\/\/|#).*$/);
-  return (m ? m[1]! : line).trimEnd();
+  // A scan, not a lazy regular expression: that one cost O(n^2) on a long run of spaces.
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === "'" || c === '"' || c === '`') break;
+    if (c === '#' || (c === '/' && line[i + 1] === '/')) return line.slice(0, i).trimEnd();
+  }
+  return line.trimEnd();
 }
 
 /** Nothing but whitespace on the cursor's line, before and after it. */

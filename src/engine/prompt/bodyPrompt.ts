@@ -41,8 +41,8 @@ export interface BodyPrompt {
 
 function fragment(lang: Lang, s: PromptSnippet, form: 'rambo' | 'block'): string {
   const c = commentPrefix(lang);
-  if (form === 'block') return `${c} ${s.path}\n${s.text.replace(/\s+$/, '')}\n\n`;
-  const lines = s.text.replace(/\s+$/, '').split('\n');
+  if (form === 'block') return `${c} ${s.path}\n${s.text.trimEnd()}\n\n`;
+  const lines = s.text.trimEnd().split('\n');
   return `${c} the below code fragment can be found in:\n${c} ${s.path}\n${lines.map((l) => `${c} ${l}`).join('\n')}\n`;
 }
 

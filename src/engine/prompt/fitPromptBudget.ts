@@ -74,7 +74,7 @@ export function estimateTokens(text: string): number {
 function snippetBlock(lang: Lang, snippets: readonly PromptSnippet[]): string {
   if (snippets.length === 0) return '';
   const c = commentPrefix(lang);
-  const body = snippets.map((s) => `${c} ${headingOf(s)}\n${s.text.replace(/\s+$/, '')}\n`).join('\n');
+  const body = snippets.map((s) => `${c} ${headingOf(s)}\n${s.text.trimEnd()}\n`).join('\n');
   // Python: inside a string block (as CodeRAG's prompt does) so the model reads it as context, not code to continue.
   return lang === 'python' ? `'''\n${body}'''\n` : `/*\n${body}*/\n`;
 }

@@ -79,7 +79,7 @@ export function resolveRepoFormat(format: RepoFormat | undefined, family: ModelF
  * Undefined for a family without a documented form.
  */
 export function renderRepoLevel(family: ModelFamily, repoName: string, files: ReadonlyArray<{ path: string; text: string }>, filePath: string, prefix: string, suffix: string | undefined): string | undefined {
-  const body = (t: string): string => t.replace(/\s+$/, '');
+  const body = (t: string): string => t.trimEnd();
   if (family === 'qwen2.5-coder') {
     const head = `<|repo_name|>${repoName}\n${files.map((f) => `<|file_sep|>${f.path}\n${body(f.text)}\n`).join('')}<|file_sep|>${filePath}\n`;
     return suffix !== undefined ? `${head}<|fim_prefix|>${prefix}<|fim_suffix|>${suffix}<|fim_middle|>` : `${head}${prefix}`;

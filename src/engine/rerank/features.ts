@@ -9,6 +9,7 @@
 import type { RerankDoc, RerankQuery } from './types';
 import type { Candidate, PathName } from '../retrieve/types';
 import { identifierTokens, indentOf, JAVA_KEYWORDS, PYTHON_KEYWORDS } from '../util/codeText';
+import { identifierEndingAt } from '../util/identifierAtEnd';
 
 export const FEATURE_NAMES = [
   'name_in_last_line',
@@ -172,7 +173,7 @@ export function queryFeatures(query: RerankQuery): QueryFeatures {
   const idents = identifiers(body);
   const counts = new Map<string, number>();
   for (const id of idents) counts.set(id, (counts.get(id) ?? 0) + 1);
-  const typedMatch = /[A-Za-z_$][A-Za-z0-9_$]*$/.exec(lastLine);
+  const typed = identifierEndingAt(lastLine, lastLine.length, 0, true);
   const slash = query.path.lastIndexOf('/');
   return {
     path: query.path,
@@ -182,7 +183,7 @@ export function queryFeatures(query: RerankQuery): QueryFeatures {
     last3: meaningful(identifiers(last3)),
     all: meaningful(idents),
     counts,
-    typed: typedMatch ? typedMatch[0] : '',
+    typed,
     ...contextUse((query.context ?? body).replace(/\r\n?/g, '\n'), !query.path.endsWith('.java')),
   };
 }

@@ -2,6 +2,7 @@
 // rerank stage's contract.
 import type { UnfinishedFile } from '../query/unfinishedFile';
 import type { Candidate } from '../retrieve/types';
+import { MAX_ERROR_CHARS, outsideText, stripControlChars } from '../util/outsideText';
 
 /** The rerank query: the unfinished file's path and the last lines of its code context. */
 export interface RerankQuery {
@@ -61,13 +62,17 @@ export type RerankFailure = 'unparsable' | 'outsideWindow' | 'timeout' | 'unavai
 
 /** Why a reranker call gave no usable pick. */
 export class RerankError extends Error {
+  readonly answer?: string;
+
+  /** The message and the answer may quote a server: both lose escapes and control characters (util/outsideText). */
   constructor(
     readonly reason: RerankFailure,
     message: string,
-    readonly answer?: string,
+    answer?: string,
   ) {
-    super(message);
+    super(outsideText(message, MAX_ERROR_CHARS));
     this.name = 'RerankError';
+    if (answer !== undefined) this.answer = stripControlChars(answer);
   }
 }
 

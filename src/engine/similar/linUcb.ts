@@ -138,7 +138,8 @@ export class LinUcb<Arm extends string = string> {
       const b = s.b?.[arm];
       if (!Array.isArray(A) || A.length !== dim * dim || !A.every(Number.isFinite)) throw new Error(`saved LinUCB state: A of arm ${arm} is not ${dim}x${dim} finite numbers`);
       if (!Array.isArray(b) || b.length !== dim || !b.every(Number.isFinite)) throw new Error(`saved LinUCB state: b of arm ${arm} is not ${dim} finite numbers`);
-      for (let i = 0; i < dim; i++) if (!(A[i * dim + i]! >= 1)) throw new Error(`saved LinUCB state: A of arm ${arm} is not positive definite`);
+      // A = I + sum x x^T is symmetric with eigenvalues >= 1; anything else (a singular A) would make every score NaN.
+      if (!isLinUcbMatrix(A, dim)) throw new Error(`saved LinUCB state: A of arm ${arm} is not symmetric positive definite (eigenvalues at least 1)`);
       bandit.A.set(arm, Float64Array.from(A));
       bandit.b.set(arm, Float64Array.from(b));
       const pulls = s.pulls?.[arm];
@@ -151,6 +152,28 @@ export class LinUcb<Arm extends string = string> {
     if (x.length !== this.dim) throw new Error(`LinUCB context has ${x.length} numbers, expected ${this.dim}`);
     for (const v of x) if (!Number.isFinite(v)) throw new Error('LinUCB context holds a number that is not finite');
   }
+}
+
+/**
+ * Whether `A` (d x d, row-major) can be a LinUCB arm's matrix I + sum x x^T: symmetric, and
+ * A - (1 - 1e-9) I positive definite (a Cholesky factorisation succeeds), so A is invertible and
+ * every score finite.
+ */
+export function isLinUcbMatrix(A: readonly number[], d: number): boolean {
+  const scale = Math.max(1, ...A.map(Math.abs));
+  for (let i = 0; i < d; i++) for (let j = 0; j < i; j++) if (Math.abs(A[i * d + j]! - A[j * d + i]!) > 1e-9 * scale) return false;
+  const L = new Float64Array(d * d);
+  for (let i = 0; i < d; i++) {
+    for (let j = 0; j <= i; j++) {
+      let s = A[i * d + j]! - (i === j ? 1 - 1e-9 : 0);
+      for (let k = 0; k < j; k++) s -= L[i * d + k]! * L[j * d + k]!;
+      if (i === j) {
+        if (!(s > 0)) return false;
+        L[i * d + i] = Math.sqrt(s);
+      } else L[i * d + j] = s / L[j * d + j]!;
+    }
+  }
+  return true;
 }
 
 /** The inverse of a symmetric positive-definite d x d matrix (Gauss-Jordan with partial pivoting). */

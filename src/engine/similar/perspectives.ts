@@ -50,7 +50,7 @@ export interface SimilarRetrieverOptions {
 
 /** The first non-empty line of generated text, trimmed at the end. */
 export function firstNonEmptyLine(text: string): string {
-  return (text.split('\n').find((l) => l.trim() !== '') ?? '').replace(/\s+$/, '');
+  return (text.split('\n').find((l) => l.trim() !== '') ?? '').trimEnd();
 }
 
 /** The perspectives over one repository's window index. */

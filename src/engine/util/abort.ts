@@ -8,8 +8,16 @@ export interface Deadline {
   timedOut(): boolean;
 }
 
+/** The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `ms` as a timer accepts it: a longer limit waits the longest a timer can, not 1 ms; NaN is 0. */
+export function timerMs(ms: number): number {
+  return ms > MAX_TIMER_MS ? MAX_TIMER_MS : ms > 0 ? ms : 0;
+}
+
 export function deadline(signal: AbortSignal, timeoutMs: number): Deadline {
-  const limit = AbortSignal.timeout(Math.max(0, timeoutMs));
+  const limit = AbortSignal.timeout(timerMs(timeoutMs));
   return { signal: AbortSignal.any([signal, limit]), timedOut: () => limit.aborted && !signal.aborted };
 }
 
@@ -57,7 +65,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    }, timerMs(ms));
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -11,6 +11,9 @@ export const JAVA_KEYWORDS: ReadonlySet<string> = new Set(
   'abstract assert boolean break byte case catch char class const continue default do double else enum extends final finally float for goto if implements import instanceof int interface long native new package private protected public return short static strictfp super switch synchronized this throw throws transient try void volatile while _'.split(' '),
 );
 
+/** Deepest syntax nesting a recursive walk over a tree follows (real code nests a few dozen levels; 5,000 nested blocks would overflow the stack). */
+export const MAX_NESTING_DEPTH = 256;
+
 const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$]*/g;
 
 /** Every identifier-shaped token of `text`, keywords included, in order. */

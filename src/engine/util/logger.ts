@@ -1,4 +1,6 @@
 // Tagged loggers; the host decides where lines go (stderr for the CLI, the LSP console for the server).
+// Every message loses terminal escapes and control characters first: it may quote a server.
+import { stripControlChars } from './outsideText';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogSink = (level: LogLevel, tag: string, message: string) => void;
@@ -27,7 +29,7 @@ export function setLogSink(sink: LogSink, minLevel: LogLevel = 'info'): void {
 
 export function getLogger(tag: string): Logger {
   const emit = (level: LogLevel, message: string): void => {
-    if (levels[level] >= levels[registry.minLevel]) registry.sink(level, tag, message);
+    if (levels[level] >= levels[registry.minLevel]) registry.sink(level, tag, stripControlChars(message));
   };
   return {
     debug: (m) => emit('debug', m),

@@ -123,3 +123,21 @@ for (const { label, corrupt, reason } of INDEX_CORRUPTIONS) {
     }
   });
 }
+
+test('a save mid-edit that costs a class its extraction keeps the file\'s previous items until it parses again', async () => {
+  const s = await setup('javashop');
+  try {
+    const kb = await s.open();
+    await kb.index(undefined, new AbortController().signal);
+    const rel = 'src/main/java/com/example/shop/payment/StripeGateway.java';
+    const text = readFileSync(join(s.repo, rel), 'utf8');
+    // The class name deleted mid-edit: no class can be read from the file.
+    await kb.updateFile(rel, text.replace('class StripeGateway', 'class '));
+    assert.ok(kb.itemsNamed('StripeGateway.charge').length > 0, 'the previous items stay');
+    await kb.updateFile(rel, text.replace('return charges;', 'return this.charges;'));
+    assert.ok(kb.itemsNamed('StripeGateway.getCharges')[0]?.text.includes('return this.charges;'), 'a file that parses again replaces them');
+    kb.dispose();
+  } finally {
+    s.cleanup();
+  }
+});

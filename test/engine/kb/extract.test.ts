@@ -459,3 +459,14 @@ void test('never throws on garbage, binary-looking, huge or deeply nested input'
   const many = extractFile(parsers, 'python', 'g.py', Array.from({ length: 1000 }, (_, n) => `V${n} = ${n}`).join('\n'));
   assert.equal(many.items.length, 1000);
 });
+
+void test('a class the parser gave up on (a method saved mid-edit as `this.`) keeps its class and members', () => {
+  const rel = 'src/main/java/com/example/shop/payment/StripeGateway.java';
+  const lines = readFileSync(path.join(fixtures, 'javashop', rel), 'utf8').split('\n');
+  lines[lines.findIndex((l) => l.includes('return charges;'))] = '        this.';
+  const x = extractFile(parsers, 'java', rel, lines.join('\n'));
+  assert.deepEqual(x.classes.map((c) => c.qualifiedName), ['StripeGateway']);
+  const names = x.items.map((i) => i.qualifiedName);
+  // getCharges, the method being edited, may be missing; the class and the rest stay.
+  for (const name of ['StripeGateway.apiKey', 'StripeGateway.charges', 'StripeGateway.StripeGateway', 'StripeGateway.charge', 'StripeGateway.name']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+});

@@ -65,3 +65,11 @@ test('bad contexts and rewards are refused, not learned', () => {
   assert.throws(() => bandit.update('a', [1, 0], Number.POSITIVE_INFINITY), /finite/);
   assert.deepEqual(bandit.pullCounts(), { a: 0 });
 });
+
+test('a saved state whose matrix is singular, asymmetric or below the identity is refused; the host starts afresh with finite scores', () => {
+  const state = (A: number[]): unknown => ({ version: 1, arms: ['a'], dim: 2, alpha: 0.1, A: { a: A }, b: { a: [1, 1] }, pulls: { a: 3 } });
+  // Diagonal 1 but singular (every score would be NaN), asymmetric, and positive definite yet not I + sum x x^T.
+  for (const A of [[1, 1, 1, 1], [2, 1, 0, 2], [1, 0.5, 0.5, 1]]) assert.throws(() => LinUcb.fromJSON(state(A), ['a'] as const, 2), /not symmetric positive definite/, JSON.stringify(A));
+  const fine = LinUcb.fromJSON(state([2, 1, 1, 2]), ['a'] as const, 2);
+  assert.ok(Number.isFinite(fine.score('a', [1, 1])));
+});

@@ -55,7 +55,7 @@ export function previousNonEmptyLine(prefix: string): string | undefined {
 }
 
 function opensBlock(lang: Lang, line: string): boolean {
-  const t = line.replace(/\s+$/, '');
+  const t = line.trimEnd();
   return lang === 'python' ? t.endsWith(':') : t.endsWith('{');
 }
 
@@ -96,7 +96,16 @@ export function lineSettled(ctx: CompletionContext): ((completion: string) => bo
   if (completionMode(ctx) !== 'singleLine') return undefined;
   const before = lastLine(ctx.prefix);
   const takesArguments = opensArguments(ctx);
-  return (completion) => !(takesArguments && breaksFirst(completion)) && /\S[^\n]*\n/.test(skipLeadingBreak(completion, before));
+  return (completion) => !(takesArguments && breaksFirst(completion)) && endsLineWithText(skipLeadingBreak(completion, before));
+}
+
+/**
+ * Whether some line of `text` has ended (a `\n` follows it) with something on it: /\S[^\n]*\n/ in
+ * linear time (that pattern costs O(n^2) on a long answer without a line break, at every streamed part).
+ */
+function endsLineWithText(text: string): boolean {
+  for (let start = 0, nl = text.indexOf('\n'); nl >= 0; start = nl + 1, nl = text.indexOf('\n', start)) if (text.slice(start, nl).trim() !== '') return true;
+  return false;
 }
 
 /** Whether the cursor line's innermost open bracket takes arguments or items (Java's `{` opens a block). */
@@ -145,7 +154,7 @@ export function argumentsOnNextLines(completion: string, open: readonly string[]
       if (top === undefined || OPEN.indexOf(top) !== CLOSE.indexOf(ch)) return '';
       if (stack.length === 0) {
         const end = text.indexOf('\n', i);
-        return (end < 0 ? text : text.slice(0, end)).replace(/\s+$/, '');
+        return (end < 0 ? text : text.slice(0, end)).trimEnd();
       }
     }
   }
@@ -178,7 +187,7 @@ export function trimToBlock(completion: string, ctx: CompletionContext, maxLines
         }
       }
       if (cut >= 0) {
-        if (line.slice(0, cut).trim() !== '') kept.push(line.slice(0, cut).replace(/\s+$/, ''));
+        if (line.slice(0, cut).trim() !== '') kept.push(line.slice(0, cut).trimEnd());
         break;
       }
     }
@@ -232,7 +241,7 @@ export function balanceBrackets(line: string, ctx: CompletionContext): string {
   // Closers the suffix already has on this line are not typed twice.
   const suffixLine = firstLine(ctx.suffix).trim();
   const lead = /^[)\]}]+/.exec(suffixLine)?.[0] ?? '';
-  if (lead && out.replace(/\s+$/, '').endsWith(lead)) out = out.replace(/\s+$/, '').slice(0, -lead.length);
+  if (lead && out.trimEnd().endsWith(lead)) out = out.trimEnd().slice(0, -lead.length);
   return out;
 }
 
@@ -319,7 +328,7 @@ function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why
       : [{ why: 'its lines fell outside the block at the cursor', run: (t: string) => trimToBlock(t, ctx, options.maxLines ?? 12) }]),
     { why: 'it repeated the line before the cursor', run: (t) => stopAtRepeatingLines(t, ctx) },
     { why: 'it repeated the text after the cursor', run: (t) => dropSuffixRepeat(t, ctx) },
-    { why: 'only whitespace was left', run: (t) => capLength(t, maxChars).replace(/\s+$/, '') },
+    { why: 'only whitespace was left', run: (t) => capLength(t, maxChars).trimEnd() },
   ];
 }
 

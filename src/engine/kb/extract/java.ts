@@ -28,6 +28,30 @@ const TYPE_KINDS: Record<string, KbClass['kind']> = {
 const METHOD_TYPES = new Set(['method_declaration', 'constructor_declaration', 'compact_constructor_declaration', 'annotation_type_element_declaration']);
 const ANNOTATION_TYPES = new Set(['annotation', 'marker_annotation', 'line_comment', 'block_comment']);
 
+interface RecoveredType {
+  kind: KbClass['kind'];
+  name: Node;
+  /** Where the body's `{` is. */
+  bodyStart: number;
+}
+
+/**
+ * A type declaration the parser turned into an ERROR node (a member mid-edit, `this.`, can make it
+ * give up on the whole class): the node's own tokens still read `class Name ... {`, and its named
+ * children are the members. Undefined when the node is not one.
+ */
+function recoveredType(node: Node): RecoveredType | undefined {
+  const children = node.children.filter((c): c is Node => c !== null);
+  for (let i = 0; i < children.length; i++) {
+    const kind = TYPE_KINDS[`${children[i]!.type}_declaration`];
+    const name = children[i + 1];
+    if (!kind || name?.type !== 'identifier') continue;
+    const brace = children.slice(i + 2).find((c) => c.type === '{');
+    return brace ? { kind, name, bodyStart: brace.startIndex } : undefined;
+  }
+  return undefined;
+}
+
 export function extractJava(tree: Tree, path: string, source: string): FileExtraction {
   const x = new JavaExtractor(path, source);
   x.walkProgram(tree.rootNode);
@@ -67,7 +91,9 @@ class JavaExtractor {
       } else if (TYPE_KINDS[n.type]) {
         this.addType(n, undefined);
       } else if (n.type === 'ERROR') {
-        this.walkProgram(n);
+        const recovered = recoveredType(n);
+        if (recovered) this.addType(n, undefined, recovered);
+        else this.walkProgram(n);
       }
     }
   }
@@ -122,14 +148,15 @@ class JavaExtractor {
     return cleanDoc(lines.join('\n'));
   }
 
-  private addType(node: Node, parent: TypeScope | undefined): void {
-    const kind = TYPE_KINDS[node.type];
-    const nameNode = node.childForFieldName('name');
+  /** `recovered`: the type is an ERROR node the parser made of a declaration it could not close (its members are the node's children). */
+  private addType(node: Node, parent: TypeScope | undefined, recovered?: RecoveredType): void {
+    const kind = recovered?.kind ?? TYPE_KINDS[node.type];
+    const nameNode = recovered?.name ?? node.childForFieldName('name');
     if (!kind || !nameNode || nameNode.isMissing) return;
     const name = this.slice(nameNode);
     const qualifiedName = parent ? `${parent.qualifiedName}.${name}` : name;
-    const body = node.childForFieldName('body');
-    const header = this.source.slice(this.startAfterAnnotations(node), body ? body.startIndex : node.endIndex).trim();
+    const body = recovered ? node : node.childForFieldName('body');
+    const header = this.source.slice(this.startAfterAnnotations(node), recovered ? recovered.bodyStart : body ? body.startIndex : node.endIndex).trim();
     const bases: string[] = [];
     for (const c of node.namedChildren) {
       if (!c) continue;

@@ -3,6 +3,7 @@
 // parameters, `this.x` fields, classes with extends/implements (successor), method return types.
 import type { Node } from 'web-tree-sitter';
 import { addBinding, chainsOfText, chainText, emptyFlow, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, typeChains, type Chain, type EdgeKind, type FileFlow, type TypeRef } from './flowGraph';
+import { MAX_NESTING_DEPTH } from '../../util/codeText';
 
 export function javaChain(node: Node | null): Chain | undefined {
   if (!node) return undefined;
@@ -91,7 +92,9 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
     }
   };
 
-  const walk = (node: Node, visible: boolean, inCursorClass: boolean): void => {
+  const walk = (node: Node, visible: boolean, inCursorClass: boolean, depth = 0): void => {
+    // Nesting past any real code's (5,000 blocks) is not walked: the stack stays bounded by design.
+    if (depth > MAX_NESTING_DEPTH) return;
     for (const child of node.namedChildren) {
       if (!child) continue;
       if (CLASS_LIKE.has(child.type)) {
@@ -111,7 +114,7 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
           }
         }
         const body = child.childForFieldName('body');
-        if (body) walk(body, false, here);
+        if (body) walk(body, false, here, depth + 1);
         continue;
       }
       if (METHOD_LIKE.has(child.type)) {
@@ -125,7 +128,7 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
             if (nameNode) addBinding(flow, { name: nameNode.text, line: nameNode.startPosition.row, edge: 'param', values: [], types: declaredTypes(p.childForFieldName('type') ?? p.namedChild(0)) });
           }
           const body = child.childForFieldName('body');
-          if (body) walk(body, true, false);
+          if (body) walk(body, true, false, depth + 1);
         }
         continue;
       }
@@ -136,12 +139,12 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
           break;
         case 'local_variable_declaration':
           declare(child, 'assign', visible, false);
-          walk(child, visible, inCursorClass);
+          walk(child, visible, inCursorClass, depth + 1);
           break;
         case 'enhanced_for_statement': {
           const name = child.childForFieldName('name')?.text;
           if (name && visible) addBinding(flow, { name, line: child.startPosition.row, edge: 'forin', values: valueChains(child.childForFieldName('value')), types: declaredTypes(child.childForFieldName('type')) });
-          walk(child, visible, inCursorClass);
+          walk(child, visible, inCursorClass, depth + 1);
           break;
         }
         case 'resource': {
@@ -161,13 +164,13 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
             const name = left.map((s) => s.name).join('.');
             addBinding(flow, { name, line: child.startPosition.row, edge: 'assign', values: valueChains(child.childForFieldName('right')), types: [] });
           }
-          walk(child, visible, inCursorClass);
+          walk(child, visible, inCursorClass, depth + 1);
           break;
         }
         case 'enum_constant': {
           // A constant's own class body (`Initial { boolean process(Token t) {...} }`): its methods are scopes too.
           const body = child.childForFieldName('body');
-          if (body && contains(body)) walk(body, false, inCursorClass);
+          if (body && contains(body)) walk(body, false, inCursorClass, depth + 1);
           break;
         }
         case 'import_declaration':
@@ -175,7 +178,7 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
           break;
         default:
           // Bindings live in statements and declarations: skip expressions, lambdas, literals.
-          if (descends(child.type)) walk(child, visible, inCursorClass);
+          if (descends(child.type)) walk(child, visible, inCursorClass, depth + 1);
       }
     }
   };

@@ -5,6 +5,7 @@
 import type { Node } from 'web-tree-sitter';
 import type { KbImport } from '../../kb/types';
 import { addBinding, chainsOfText, emptyFlow, PYTHON_KEYWORDS, PYTHON_TYPE_IGNORE, typeChains, type Chain, type EdgeKind, type FileFlow } from './flowGraph';
+import { MAX_NESTING_DEPTH } from '../../util/codeText';
 
 /** The attribute chain of an expression node, or undefined when it is not one. */
 export function pythonChain(node: Node | null): Chain | undefined {
@@ -119,7 +120,9 @@ export function buildPythonFlow(root: Node, cursor: number, seedText: string, se
     }
   };
 
-  const walk = (node: Node, visible: boolean, receiver: string | undefined, inCursorClass: boolean): void => {
+  const walk = (node: Node, visible: boolean, receiver: string | undefined, inCursorClass: boolean, depth = 0): void => {
+    // Nesting past any real code's is not walked: the stack stays bounded by design.
+    if (depth > MAX_NESTING_DEPTH) return;
     for (const child of node.namedChildren) {
       if (!child) continue;
       switch (child.type) {
@@ -131,7 +134,7 @@ export function buildPythonFlow(root: Node, cursor: number, seedText: string, se
           const here = contains(child);
           if (here) flow.enclosingClass = cls;
           const body = child.childForFieldName('body');
-          if (body) walk(body, false, undefined, here);
+          if (body) walk(body, false, undefined, here, depth + 1);
           break;
         }
         case 'function_definition': {
@@ -153,25 +156,25 @@ export function buildPythonFlow(root: Node, cursor: number, seedText: string, se
             }
           }
           const body = child.childForFieldName('body');
-          if (body) walk(body, here, self, false);
+          if (body) walk(body, here, self, false, depth + 1);
           break;
         }
         case 'decorated_definition':
-          walk(child, visible, receiver, inCursorClass);
+          walk(child, visible, receiver, inCursorClass, depth + 1);
           break;
         case 'assignment': {
           const right = child.childForFieldName('right');
           const values = right?.type === 'assignment' ? [] : valueChains(right);
           const types = hint(child.childForFieldName('type'));
           for (const t of targetNames(child.childForFieldName('left'))) bind(t, 'assign', values, types, receiver, visible);
-          if (right?.type === 'assignment') walk(child, visible, receiver, inCursorClass);
+          if (right?.type === 'assignment') walk(child, visible, receiver, inCursorClass, depth + 1);
           break;
         }
         case 'for_statement':
         case 'for_in_clause': {
           const values = valueChains(child.childForFieldName('right'));
           for (const t of targetNames(child.childForFieldName('left'))) bind(t, 'forin', values, [], receiver, visible);
-          walk(child, visible, receiver, inCursorClass);
+          walk(child, visible, receiver, inCursorClass, depth + 1);
           break;
         }
         case 'as_pattern': {
@@ -184,7 +187,7 @@ export function buildPythonFlow(root: Node, cursor: number, seedText: string, se
         case 'named_expression': {
           const name = child.childForFieldName('name');
           if (name) bind(name, 'assign', valueChains(child.childForFieldName('value')), [], receiver, visible);
-          walk(child, visible, receiver, inCursorClass);
+          walk(child, visible, receiver, inCursorClass, depth + 1);
           break;
         }
         case 'import_statement':
@@ -194,7 +197,7 @@ export function buildPythonFlow(root: Node, cursor: number, seedText: string, se
           break;
         default:
           // Bindings live in statements (and comprehensions, walrus): skip data literals and calls.
-          if (descends(child.type)) walk(child, visible, receiver, inCursorClass);
+          if (descends(child.type)) walk(child, visible, receiver, inCursorClass, depth + 1);
       }
     }
   };

@@ -1,0 +1,46 @@
+// The one sanitiser of text from outside (a model's answer, a server's error body, a dependency's
+// warning) before it reaches ghost text, a terminal, a log, a trace or a tooltip: terminal escape
+// sequences (ANSI CSI, OSC such as hyperlinks and title changes, DCS), C0 controls other than \n
+// and \t, \r, DEL, C1 controls and the Unicode bidi overrides and isolates (Trojan Source) are
+// removed. Pure.
+
+const ESCAPE_SEQUENCES = [
+  /\x1b\[[0-?]*[ -/]*[@-~]/g, // CSI (colours, cursor moves, erase)
+  /\x1b\][\s\S]*?(?:\x07|\x1b\\|$)/g, // OSC (title, hyperlinks, clipboard) up to BEL or ST
+  /\x1b[PX^_][\s\S]*?(?:\x1b\\|$)/g, // DCS, SOS, PM, APC up to ST
+  /\x9b[0-?]*[ -/]*[@-~]/g, // 8-bit CSI
+  /[\x90\x98\x9d\x9e\x9f][\s\S]*?(?:\x9c|\x07|$)/g, // 8-bit DCS/SOS/OSC/PM/APC up to ST
+  /\x1b[ -/]*[0-~]/g, // any other escape (charset switches, RIS)
+];
+
+/** C0 except \t and \n, DEL, C1, and bidi embeddings/overrides (U+202A-202E) and isolates (U+2066-2069). */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` without terminal escape sequences, control characters (but \n and \t) and bidi controls. */
+export function stripControlChars(text: string): string {
+  let out = text.replace(/\r\n/g, '\n');
+  for (const sequence of ESCAPE_SEQUENCES) out = out.replace(sequence, '');
+  return out.replace(CONTROL, '');
+}
+
+/** Most characters of outside text quoted in one message. */
+export const MAX_QUOTED_CHARS = 300;
+
+/** Most characters of one error message that quotes outside text (our words around the quote included). */
+export const MAX_ERROR_CHARS = 600;
+
+/**
+ * Outside text fit to quote in a one-line message: no escapes or control characters, line breaks
+ * and tabs as spaces, at most `maxChars` characters (cut with an ellipsis). Bounded work: only the
+ * first few times `maxChars` characters are looked at.
+ */
+export function outsideText(text: string, maxChars = MAX_QUOTED_CHARS): string {
+  const head = text.length > 4 * maxChars + 64 ? text.slice(0, 4 * maxChars + 64) : text;
+  const flat = stripControlChars(head).replace(/\s+/g, ' ').trim();
+  return flat.length > maxChars || head.length < text.length ? `${flat.slice(0, maxChars)}…` : flat;
+}
+
+/** `text` with every occurrence of `secret` replaced (an error that quotes a header quotes the key). */
+export function withoutSecret(text: string, secret: string | undefined): string {
+  return secret ? text.split(secret).join('[redacted]') : text;
+}

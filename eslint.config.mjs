@@ -1,8 +1,8 @@
-// Lint: strict promise handling and the layer rules of ARCHITECTURE.md.
+// Lint: strict promise handling and the layer rules of docs/ARCHITECTURE.md.
 import tseslint from 'typescript-eslint';
 import layers from './scripts/eslint-layers.mjs';
 
-// ARCHITECTURE.md layers: client -> protocol; server -> protocol, engine; bench -> engine;
+// docs/ARCHITECTURE.md layers: client -> protocol; server -> protocol, engine; bench -> engine;
 // cli -> engine, bench, protocol; engine -> nothing above it. Type-only imports count too.
 const layer = (...names) => names.flatMap((n) => [`**/${n}`, `**/${n}/**`]);
 const editorModules = ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageserver-*', 'vscode-languageclient', 'vscode-languageclient/*'];
@@ -26,8 +26,8 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          { group: editorModules, message: 'src/engine must not import the editor or LSP libraries (ARCHITECTURE.md).' },
-          { group: layer('bench', 'server', 'client', 'cli'), message: 'src/engine imports nothing above it: not src/bench, src/server, src/client or src/cli (ARCHITECTURE.md layers).' },
+          { group: editorModules, message: 'src/engine must not import the editor or LSP libraries (docs/ARCHITECTURE.md).' },
+          { group: layer('bench', 'server', 'client', 'cli'), message: 'src/engine imports nothing above it: not src/bench, src/server, src/client or src/cli (docs/ARCHITECTURE.md layers).' },
         ],
       }],
       'no-console': 'error',
@@ -48,19 +48,19 @@ export default tseslint.config(
   {
     files: ['src/bench/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: layer('server', 'client', 'cli'), message: 'src/bench imports the engine only, not src/server, src/client or src/cli (ARCHITECTURE.md layers).' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: layer('server', 'client', 'cli'), message: 'src/bench imports the engine only, not src/server, src/client or src/cli (docs/ARCHITECTURE.md layers).' }] }],
     },
   },
   {
     files: ['src/server/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: layer('bench', 'client', 'cli'), message: 'src/server imports src/protocol and src/engine only, not src/bench, src/client or src/cli (ARCHITECTURE.md layers).' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: layer('bench', 'client', 'cli'), message: 'src/server imports src/protocol and src/engine only, not src/bench, src/client or src/cli (docs/ARCHITECTURE.md layers).' }] }],
     },
   },
   {
     files: ['src/cli/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: layer('server', 'client'), message: 'src/cli imports src/engine, src/bench and src/protocol only, not src/server or src/client (ARCHITECTURE.md layers).' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: layer('server', 'client'), message: 'src/cli imports src/engine, src/bench and src/protocol only, not src/server or src/client (docs/ARCHITECTURE.md layers).' }] }],
     },
   },
   {

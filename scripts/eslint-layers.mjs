@@ -1,5 +1,5 @@
 // Local ESLint plugin: `layers/no-import-cycles` fails on any import cycle among the files under
-// src/ (ARCHITECTURE.md: "No import cycles"), type-only imports included. The graph is built
+// src/ (docs/ARCHITECTURE.md: "No import cycles"), type-only imports included. The graph is built
 // from the imported files on disk (the linted file from its own text), cached per file by mtime.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -44,7 +44,7 @@ const noImportCycles = {
     type: 'problem',
     docs: { description: 'Disallow import cycles among the files under a root folder (type-only imports included).' },
     schema: [{ type: 'object', properties: { root: { type: 'string' } }, additionalProperties: false }],
-    messages: { cycle: 'Import cycle: {{path}} (ARCHITECTURE.md: no import cycles, type-only imports included).' },
+    messages: { cycle: 'Import cycle: {{path}} (docs/ARCHITECTURE.md: no import cycles, type-only imports included).' },
   },
   create(context) {
     const root = resolve(context.cwd, context.options[0]?.root ?? 'src');

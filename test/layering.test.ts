@@ -1,4 +1,4 @@
-// ARCHITECTURE.md layer rules, checked on the source text (lint checks them too).
+// docs/ARCHITECTURE.md layer rules, checked on the source text (lint checks them too).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';

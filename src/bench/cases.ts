@@ -1,4 +1,4 @@
-// Benchmark files (docs/BENCHMARK.md): CCEval line-format cases in, predictions out, one JSON
+// Benchmark files (docs/BENCHMARKS.md): CCEval line-format cases in, predictions out, one JSON
 // object per line. The reader accepts files written by other tools, where only prompt,
 // groundtruth, metadata.task_id, metadata.repository and metadata.file are required.
 import { createReadStream, promises as fs } from 'node:fs';
@@ -190,7 +190,7 @@ export function readPredictions(path: string, signal?: AbortSignal): Promise<Pre
   return readJsonl(path, validatePrediction, signal);
 }
 
-/** Cases as JSONL text; the key order follows BENCHMARK.md. */
+/** Cases as JSONL text; the key order follows docs/BENCHMARKS.md. */
 export function formatCases(cases: readonly BenchCase[]): string {
   return cases.map((c) => JSON.stringify({ prompt: c.prompt, groundtruth: c.groundtruth, right_context: c.right_context ?? '', metadata: c.metadata }) + '\n').join('');
 }

@@ -37,7 +37,7 @@ export function compareMethods(cases: readonly BenchCase[], predictions: Readonl
   return rows;
 }
 
-/** Stages in pipeline order (BENCHMARK.md), then any others a method recorded. */
+/** Stages in pipeline order (docs/BENCHMARKS.md), then any others a method recorded. */
 const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'similar', 'sim-lexical', 'sim-hypothetical', 'sim-summary', 'detect', 'signatures', 'sketch', 'elements', 'usages', 'knowledge', 'prompt', 'generate', 'postprocess', 'total'];
 
 function stagesOf(rows: readonly ComparisonRow[]): string[] {

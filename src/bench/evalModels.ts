@@ -1,5 +1,5 @@
 // The models an evaluation run needs, chosen by the command line and checked before the first
-// case (docs/BENCHMARK.md: a method that needs something absent fails fast with a clear message):
+// case (docs/BENCHMARKS.md: a method that needs something absent fails fast with a clear message):
 // the completion model (`embedded`, `ollama:<model>`, `openai:<url>#<model>`) and the BestFit
 // reranker of the `+lr` / `+dr` variants (CodeRAG section 2.3).
 import { promises as fs } from 'node:fs';

@@ -1,5 +1,5 @@
 // `bench fetch`: download Debian source packages and unpack their upstream tarballs, the recipe
-// of docs/ENVIRONMENT.md ("Real repositories ... Debian source packages"). apt runs on a private
+// of docs/BENCHMARKS.md "Methodology". apt runs on a private
 // state folder (its own deb-src source list, package lists and cache) so the system's apt state
 // is never touched; `apt-get update` runs once and is remembered.
 import { spawn } from 'node:child_process';

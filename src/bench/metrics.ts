@@ -1,4 +1,4 @@
-// Completion metrics exactly as docs/BENCHMARK.md defines them (CodeRAG section 3.1, following
+// Completion metrics exactly as docs/BENCHMARKS.md defines them (CodeRAG section 3.1, following
 // CCEval's evaluation code): code match (EM, ES), identifier match (EM, F1), and the model-free
 // retrieval measures context recall@k, full coverage@k and name coverage@k.
 import type { Lang } from '../engine/kb/types';

@@ -1,5 +1,5 @@
 // `bench build`: mine cross-file completion cases from repositories into CCEval's line format
-// (docs/BENCHMARK.md). Line cases follow CCEval's construction (a line that uses a name defined
+// (docs/BENCHMARKS.md). Line cases follow CCEval's construction (a line that uses a name defined
 // in another file of the repository); body cases follow Rambo (a method body that does).
 //
 // Text and reassembly: a case's file text is the file decoded as UTF-8, BOM removed, line breaks

@@ -1,4 +1,4 @@
-// `coderag eval` / `eval compare` (docs/BENCHMARK.md): index every repository of the cases once,
+// `coderag eval` / `eval compare` (docs/BENCHMARKS.md): index every repository of the cases once,
 // prepare the retrieval paths the methods need, and run every method on every case of that
 // repository, handing each prediction to its method's sink as soon as it is made.
 import { promises as fs } from 'node:fs';

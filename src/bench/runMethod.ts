@@ -1,4 +1,4 @@
-// One benchmark case through one method (docs/BENCHMARK.md "Methods that must run in the same
+// One benchmark case through one method (docs/BENCHMARKS.md "Methods that must run in the same
 // harness"; CodeRAG Tables 1, 3, 5): zero-shot, RG-1, RepoCoder, DraCo-like dataflow only, and the
 // CodeRAG variants (s, d, df and their unions, + LLM or distilled BestFit reranking). Every method
 // runs through the pipeline's complete() with its own stages, so the query, retrieval, rerank,
@@ -44,7 +44,7 @@ export interface MethodSpec {
 /** ProCC's methods (line cases): one perspective each, their union, and the bandit's choice. */
 export const PROCC_METHODS: Readonly<Record<string, SimilarMode>> = { 'procc-lex': 'lexical', 'procc-hyp': 'hypothetical', 'procc-sum': 'summary', 'procc-union': 'union', procc: 'bandit' };
 
-/** The methods of docs/BENCHMARK.md, in the order the comparison table lists them. */
+/** The methods of docs/BENCHMARKS.md, in the order the comparison table lists them. */
 export const STANDARD_METHODS = ['zero-shot', 'rg1', 'repocoder', 'draco', 's', 'd', 'df', 'df+s', 'df+s+d', 'df+s+d+lr', 'df+s+d+dr'] as const;
 
 /** Rambo's methods (body cases): with a model sketch, without one, and with the ground truth as the sketch (an oracle). */
@@ -227,7 +227,7 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
   }, modeOf(spec, c, env, options.generate, knowledge));
 }
 
-/** Per-stage times of one complete() run, in BENCHMARK.md's names (per path, not the whole retrieve stage). */
+/** Per-stage times of one complete() run, in docs/BENCHMARKS.md's names (per path, not the whole retrieve stage). */
 function timingsOf(result: CompletionResult, generate: boolean): StageTimings {
   const t: StageTimings = {};
   let skipped = 0;

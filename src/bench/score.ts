@@ -1,4 +1,4 @@
-// `coderag eval score`: join cases and predictions by task id and aggregate the BENCHMARK.md
+// `coderag eval score`: join cases and predictions by task id and aggregate the docs/BENCHMARKS.md
 // metrics overall and per repository, plus per-stage timing medians and p95 (CodeRAG Table 7).
 import type { BenchCase, Prediction } from './cases';
 import { caseLang } from './cases';
@@ -177,7 +177,7 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
   };
 }
 
-// The stages of BENCHMARK.md in pipeline order; others follow alphabetically.
+// The stages of docs/BENCHMARKS.md in pipeline order; others follow alphabetically.
 const STAGE_ORDER = ['query', 'sparse', 'dense', 'dataflow', 'rerank', 'prompt', 'generate', 'total'];
 
 /** The printed tables: metrics per repository and overall, then timings per stage. */

@@ -1,7 +1,7 @@
 // The VS Code extension: the client's one composition root. It starts the language server
 // (dist/server.js over IPC), forwards inline-completion requests to it with cancellation, and
 // owns the commands, the status bar item, the trace view and the output channel. Nothing heavy
-// runs in the extension host (ARCHITECTURE.md "One completion").
+// runs in the extension host (docs/ARCHITECTURE.md "One completion, as data flowing through").
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, WorkDoneProgress, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import {

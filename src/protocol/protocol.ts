@@ -1,6 +1,6 @@
 // The client <-> server protocol: LSP 3.18 inline completion (declared here because
 // vscode-languageserver 9 only has it as a proposal) and CodeRAG's own requests and
-// notifications, each a documented namespace with `method` and `type` (STYLE.md rule 5).
+// notifications, each a documented namespace with `method` and `type` (CONTRIBUTING.md "Code rules", rule 5).
 // Types and constants only (and the environment the server process starts with): shared by src/client and src/server; imports nothing of theirs.
 import { NotificationType, ProtocolRequestType, RequestType, RequestType0, type TextDocumentPositionParams, type WorkDoneProgressParams, type Range } from 'vscode-languageserver-protocol';
 
@@ -9,7 +9,7 @@ import { NotificationType, ProtocolRequestType, RequestType, RequestType0, type 
  * glibc gives each thread that allocates its own malloc arena and keeps what is freed in them; the
  * server's threads (the encoder's thread, ONNX Runtime's pools) left about 100 MB more resident. With
  * two arenas, RSS after indexing the JDK's java.base fell from 943 to 845 MB at the same embedding
- * rate (npm run bench:server; README "Large repositories"). A fixed mmap threshold of 128 KB keeps
+ * rate (npm run bench:server; docs/BENCHMARKS.md "Large repositories"). A fixed mmap threshold of 128 KB keeps
  * glibc from raising it after a large free, so that blocks from 128 KB up are mapped on their own
  * and given back when freed instead of staying in the arenas: 862 -> 688 MB after indexing
  * java.base, 640 -> 557 MB after the requests that followed. ONNX Runtime's arenas stay on with it:
@@ -23,7 +23,7 @@ export const SERVER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARE
  * generation grows to 16 MB semi-spaces under the allocation bursts of completion requests and
  * stays that size: on java.base the JS heap's committed size went from 128 to 179 MB over 200
  * requests with 119 MB in use. With 4 MB semi-spaces RSS after those requests was 411 MB against
- * 435-440 MB, at the same stage latencies (npm run bench:server; README "Large repositories").
+ * 435-440 MB, at the same stage latencies (npm run bench:server; docs/BENCHMARKS.md "Large repositories").
  *
  * `--heap-growing-percent=20`: V8 lets the old generation grow to about 1.2x what survived the last
  * full collection before the next one (its own factor, chosen by GC speed, let it reach about 1.5x

@@ -1,4 +1,4 @@
-// The language server's one composition root (STYLE.md rule 4): builds the features, wires their
+// The language server's one composition root (CONTRIBUTING.md "Code rules", rule 4): builds the features, wires their
 // collaborators by constructor, merges the configuration layers, owns the documents and models.
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -1,6 +1,6 @@
 // LRU cache of completions keyed by what the model saw, pre-filled for typing through: after a
 // completion T at prefix P, the keys P + T[0..k] (k <= 50) map to the rest of T, so typing the
-// first characters of the shown suggestion is served without a model call (ANCHORS: Tabby).
+// first characters of the shown suggestion is served without a model call (docs/ARCHITECTURE.md "Prior art": Tabby).
 // Further into a long suggestion (a whole method body), the recent completions are matched
 // directly: the text typed since P is a start of T.
 

@@ -1,5 +1,5 @@
 // The server's configuration: one typed object with defaults, merged in layers (defaults <
-// initializationOptions < workspace settings) and handed down as plain slices (STYLE.md rule 6).
+// initializationOptions < workspace settings) and handed down as plain slices (CONTRIBUTING.md "Code rules", rule 6).
 // The keys mirror the `coderag.*` settings of package.json.
 import { REPO_FORMATS, type RepoFormat } from '../engine/prompt/templates';
 import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type CheckMode, type PipelineOptions } from '../engine/pipeline';

@@ -1,4 +1,4 @@
-// ProCC's methods in the evaluation harness (docs/BENCHMARK.md): procc-lex, procc-hyp, procc-sum,
+// ProCC's methods in the evaluation harness (docs/BENCHMARKS.md): procc-lex, procc-hyp, procc-sum,
 // procc-union, procc (the bandit, learning online over the cases in file order) and a CodeRAG
 // method with ProCC's window (+pc), on two pyshop cases with the shipped encoder, causal LM and
 // embedded generator; then the bandit fitted offline and frozen on the held-out case.

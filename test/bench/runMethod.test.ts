@@ -1,4 +1,4 @@
-// The evaluation harness's methods (docs/BENCHMARK.md): parsing method names, and a
+// The evaluation harness's methods (docs/BENCHMARKS.md): parsing method names, and a
 // retrieval-only run of several methods over the pyshop fixture in memory, where the target
 // file's own items must never be a context.
 import test from 'node:test';

@@ -1,4 +1,4 @@
-// An Ollama-compatible HTTP server for tests (Ollama itself cannot be installed here; ENVIRONMENT.md).
+// An Ollama-compatible HTTP server for tests (Ollama itself cannot be installed here; CONTRIBUTING.md "Tests").
 // It answers /api/generate, /api/chat, /api/tags, /api/show, /api/pull and the OpenAI-compatible
 // /v1/completions and /v1/chat/completions, with logprobs. Its normal answers come from the
 // `generate` function the test injects (the project's embedded causal LM); fault modes simulate

@@ -1,4 +1,4 @@
-// `npm run lint` enforces ARCHITECTURE.md's layers: it fails on an import cycle in src/ (type-only
+// `npm run lint` enforces docs/ARCHITECTURE.md's layers: it fails on an import cycle in src/ (type-only
 // imports included) and on src/engine importing src/bench. Checked with the project's own
 // eslint.config.mjs on small fixture files written into src/ for the test and removed after it.
 import test from 'node:test';
@@ -45,7 +45,7 @@ test('npm run lint reports an import cycle in src/ and src/engine importing src/
     const eslint = new ESLint({ cwd: repoRoot, overrideConfigFile: join(repoRoot, 'eslint.config.mjs') });
     const byFile = messagesByFile(await eslint.lintFiles([dir]), dir);
 
-    const cycle = (...files: string[]): string => `layers/no-import-cycles: Import cycle: ${files.map((f) => `${rel}/${f}`).join(' -> ')} (ARCHITECTURE.md: no import cycles, type-only imports included).`;
+    const cycle = (...files: string[]): string => `layers/no-import-cycles: Import cycle: ${files.map((f) => `${rel}/${f}`).join(' -> ')} (docs/ARCHITECTURE.md: no import cycles, type-only imports included).`;
     assert.deepEqual(byFile.get('a.ts'), [cycle('a.ts', 'b.ts', 'a.ts')]);
     assert.deepEqual(byFile.get('b.ts'), [cycle('b.ts', 'a.ts', 'b.ts')]);
     assert.deepEqual(byFile.get('p.ts'), [cycle('p.ts', 'q/index.ts', 'r.ts', 'p.ts')]);

@@ -1,5 +1,5 @@
 // `coderag bench fetch|build`: get benchmark repositories (Debian sources) and mine cross-file
-// completion cases from them in CCEval's line format (docs/BENCHMARK.md).
+// completion cases from them in CCEval's line format (docs/BENCHMARKS.md).
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { CliCommand } from '../command';

@@ -1,6 +1,6 @@
 // `coderag eval`: run a method over CCEval-format cases and write predictions with contexts and
 // per-stage timings; `eval compare` runs several methods into one table and chart; `eval score`
-// scores predictions (docs/BENCHMARK.md metrics).
+// scores predictions (docs/BENCHMARKS.md metrics).
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CliCommand } from '../command';

@@ -1,5 +1,5 @@
 // `coderag models [--json] [--device D]`: the shipped models, their files, and the onnxruntime
-// execution provider each one loads on for the chosen device (README, "Models on CPU or GPU").
+// execution provider each one loads on for the chosen device (docs/ARCHITECTURE.md "Local models on CPU or GPU").
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliCommand } from '../command';

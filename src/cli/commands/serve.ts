@@ -1,7 +1,7 @@
 // `coderag serve --stdio`: the CodeRAG language server for any LSP client (inline completion via
 // LSP 3.18 textDocument/inlineCompletion, plus the coderag/* requests of src/protocol). The CLI
 // starts the bundled server (dist/server.js, the one the VS Code extension runs) on this
-// process's stdin/stdout; the CLI itself imports nothing of src/server (ARCHITECTURE.md layers).
+// process's stdin/stdout; the CLI itself imports nothing of src/server (docs/ARCHITECTURE.md layers).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Checked decoding at dereferences (monitor-guided decoding, PAPER-NOTES): while the model writes
+// Checked decoding at dereferences (monitor-guided decoding, docs/ARCHITECTURE.md "Papers: implementation notes"): while the model writes
 // the member name after a `.` whose receiver the repository types, only tokens that continue or end
 // one of its member names are allowed; once the name is written decoding is free again, until the
 // next `.` (at the cursor or in the generated text) whose receiver resolves.

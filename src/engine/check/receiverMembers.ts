@@ -1,4 +1,4 @@
-// Receiver typing at a dereference (monitor-guided decoding, PAPER-NOTES "Checking completions
+// Receiver typing at a dereference (monitor-guided decoding, docs/ARCHITECTURE.md "Papers: implementation notes" "Checking completions
 // against the repository"): for text ending in `x.` or `x.part`, the repository entity `x` is and
 // the names it has (members inherited included, a module's top-level names). Anything not proven
 // from the repository (the standard library, third-party bases, containers) stays unconstrained.

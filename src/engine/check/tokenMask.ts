@@ -1,4 +1,4 @@
-// The token mask of monitor-guided decoding (PAPER-NOTES, "Checking completions against the
+// The token mask of monitor-guided decoding (docs/ARCHITECTURE.md "Papers: implementation notes", "Checking completions against the
 // repository"): after a dereference whose receiver has known members, a token is allowed only when
 // the member name written so far plus the token continues some valid name, or ends one.
 

@@ -17,7 +17,7 @@ export interface OllamaClientOptions {
   family?: ModelFamily;
   /** How long Ollama keeps the model loaded after a request (default '30m'; avoids reloads between keystrokes). */
   keepAlive?: string | number;
-  /** Whole-request time limit in ms (default 7,000; ANCHORS: Cody uses 5 s for Ollama). */
+  /** Whole-request time limit in ms (default 7,000; docs/ARCHITECTURE.md "Prior art": Cody uses 5 s for Ollama). */
   timeoutMs?: number;
 }
 

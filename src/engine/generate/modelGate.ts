@@ -1,4 +1,4 @@
-// At most one model request in flight (ANCHORS complaint 1: requests pile up on local hardware).
+// At most one model request in flight (docs/ARCHITECTURE.md "Prior art": requests pile up on local hardware).
 // The newest request wins: entering aborts the current holder, waits until it has settled, then
 // runs; a waiter overtaken by a newer one is cancelled without ever reaching the model.
 import { CancellationError } from '../util/errors';

@@ -1,4 +1,4 @@
-// Model clients (ARCHITECTURE.md "generate"): one interface for Ollama, OpenAI-compatible servers
+// Model clients (docs/ARCHITECTURE.md "Model clients"): one interface for Ollama, OpenAI-compatible servers
 // and the embedded ONNX causal LM, with typed errors the server turns into a status.
 import type { ModelFamily } from '../prompt/templates';
 import type { CopyPriorStats } from './copyPrior';

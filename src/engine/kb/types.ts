@@ -1,4 +1,4 @@
-// Knowledge-base data model (CodeRAG section 2.1; ARCHITECTURE.md "Knowledge base item").
+// Knowledge-base data model (CodeRAG section 2.1; docs/ARCHITECTURE.md "Knowledge base item").
 
 export type Lang = 'python' | 'java';
 

@@ -49,7 +49,7 @@ export function platformAccelerator(platform: string = process.platform, arch: s
   return undefined;
 }
 
-/** The opt-in install of the CUDA provider (onnxruntime-node's own flag; README, "GPU"). */
+/** The opt-in install of the CUDA provider (onnxruntime-node's own flag; docs/ARCHITECTURE.md "Local models on CPU or GPU"). */
 export const CUDA_INSTALL_HINT = 'node node_modules/onnxruntime-node/script/install --onnxruntime-node-install=cuda12 (in the repository or the extension folder; needs CUDA 12 and cuDNN 9)';
 
 /** What the runtime can tell about its providers. */

@@ -1,4 +1,4 @@
-// Typed model-loading errors (STYLE.md rule 9): every failure to resolve, download or open a
+// Typed model-loading errors (CONTRIBUTING.md "Code rules", rule 9): every failure to resolve, download or open a
 // model surfaces as a ModelError with a code and a message that says what to do.
 
 import { UserError } from '../util/errors';

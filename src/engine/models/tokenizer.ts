@@ -2,7 +2,7 @@
 // transformers.js (transformers.js 4 bundles it verbatim), built from the model folder's
 // tokenizer.json + tokenizer_config.json. It is pure JavaScript with no dependencies, so it is
 // bundled: the full transformers.js package would add onnxruntime-web (140 MB installed) and sharp,
-// and cost +37 MB RSS and ~450 ms on import where this costs ~1.5 MB and ~80 ms (README, Dependencies).
+// and cost +37 MB RSS and ~450 ms on import where this costs ~1.5 MB and ~80 ms (docs/BENCHMARKS.md "Dependencies").
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

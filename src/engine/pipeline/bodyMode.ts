@@ -2,7 +2,7 @@
 // methods -> (b) a model sketch of the body -> (c) the sketch's essential elements mapped to the
 // repository -> (d) their usages from the identifier index -> (e) prompt -> (f) the whole body,
 // cut where the method ends. Each step is timed in the trace; a step that fails degrades the
-// answer (STYLE.md rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
+// answer (CONTRIBUTING.md "Code rules", rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
 import type { Parsers } from '../kb/parsers';
 import type { Lang } from '../kb/types';
 import { bodyUnfinished, cutBody, missingBodyIndent, withoutLineCutByLimit } from '../body/cutBody';

@@ -1,4 +1,4 @@
-// The line composition (ARCHITECTURE.md "One completion, as data flowing through"): knowledge
+// The line composition (docs/ARCHITECTURE.md "One completion, as data flowing through"): knowledge
 // (query, CodeRAG Alg. 1 -> multi-path retrieval, 2.2.1 -> BestFit rerank, 2.3) -> similar code
 // (ProCC) -> the model stages (prompt, 2.4 -> check -> generate -> postprocess, the mode's). The
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).

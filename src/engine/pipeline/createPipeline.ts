@@ -1,4 +1,4 @@
-// The one composition function (ARCHITECTURE.md "pipeline/"): every pipeline — the language
+// The one composition function (docs/ARCHITECTURE.md "The pipeline"): every pipeline — the language
 // server's, each CLI command's, each evaluation method's — is assembled here from the options (the
 // one table of defaults in defaults.ts with the caller's overrides), the dependencies the host
 // owns (retrieval paths, models, reranker switch, gates) and a completion mode.

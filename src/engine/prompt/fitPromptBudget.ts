@@ -1,4 +1,4 @@
-// Retrieval-augmented prompt under a token budget (CodeRAG section 2.4; PAPER-NOTES "Final prompt").
+// Retrieval-augmented prompt under a token budget (CodeRAG section 2.4; docs/ARCHITECTURE.md "Final prompt").
 // Snippets come first, each headed by its repo-relative path, in the order given (deterministic,
 // so a model server's prompt cache is reused between keystrokes); then the current file's path
 // and the code context. Snippets are trimmed before the code context is squeezed, but a context

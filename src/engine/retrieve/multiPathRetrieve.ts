@@ -1,6 +1,6 @@
 // Multi-path code retrieval (CodeRAG section 2.2.1): the paths run concurrently, each under its
 // own time budget and the request's AbortSignal; a path that fails or runs out of time is
-// recorded in the trace and the others still return (STYLE.md rule 8).
+// recorded in the trace and the others still return (CONTRIBUTING.md "Code rules", rule 8).
 import { mergeCandidates } from './mergeCandidates';
 import type { PathName, PathTrace, RetrievalRequest, RetrievalTrace, Retriever } from './types';
 import { CancellationError, errorMessage, isCancellationError, isDeadlineError, throwIfAborted } from '../util/errors';

@@ -1,4 +1,4 @@
-// ProCC's three perspectives over the code-window index (../shared/papers/procc.txt section 3):
+// ProCC's three perspectives over the code-window index (ProCC, Tan et al. 2024 section 3):
 // lexical (the encoder's embedding of the query window), hypothetical line (the causal LM's likely
 // next line, greedy, one non-empty line of at most 20 tokens, then matched against the windows) and
 // summary (signatures and docstrings of what the query window uses, against each window's

@@ -1,4 +1,4 @@
-// ProCC's similar-code stage (../shared/papers/procc.txt section 3): run the perspectives, each
+// ProCC's similar-code stage (ProCC, Tan et al. 2024 section 3): run the perspectives, each
 // under its own time budget and the request's signal, build the bandit's context from their top-1
 // windows, and choose what enters the prompt: the bandit's arm, a fixed perspective, or the union.
 // The stage only chooses; the host rewards the chosen arm later (the server from the user's answer,

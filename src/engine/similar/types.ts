@@ -1,4 +1,4 @@
-// ProCC (../shared/papers/procc.txt): similar code from several perspectives, one chosen per
+// ProCC (ProCC, Tan et al. 2024): similar code from several perspectives, one chosen per
 // request by a contextual bandit. The contract between the engine (perspectives, the choice, the
 // prompt) and the hosts (the server learns from what the user accepts; the bench from the cases).
 import type { PathStatus } from '../retrieve/types';

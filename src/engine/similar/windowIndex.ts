@@ -1,4 +1,4 @@
-// ProCC's code-window index (../shared/papers/procc.txt; PAPER-NOTES "ProCC"): fixed windows of
+// ProCC's code-window index (ProCC, Tan et al. 2024; docs/ARCHITECTURE.md "Papers: implementation notes"): fixed windows of
 // the repository's code, each with its lexical vector from the shipped encoder (the dense path's),
 // its word set (Jaccard) and a summary built from the knowledge base's signatures and docstrings
 // of what the window defines and uses. Kept current per file through the knowledge base's change

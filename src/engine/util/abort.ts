@@ -1,4 +1,4 @@
-// The one timeout/cancellation helper (STYLE.md rule 2): every stage, path and model call that
+// The one timeout/cancellation helper (CONTRIBUTING.md "Code rules", rule 2): every stage, path and model call that
 // runs under a time limit goes through here, built on AbortSignal.timeout / AbortSignal.any.
 import { CancellationError, DeadlineError } from './errors';
 

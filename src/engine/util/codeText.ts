@@ -1,7 +1,7 @@
 // Small facts about code text shared by the engine's stages and the bench: indentation, identifier
 // tokens and the languages' reserved words. Each stage builds its own stop lists from these.
 
-/** Python's keyword.kwlist without True/False/None (literals, kept as identifiers by BENCHMARK.md). */
+/** Python's keyword.kwlist without True/False/None (literals, kept as identifiers by docs/BENCHMARKS.md). */
 export const PYTHON_KEYWORDS: ReadonlySet<string> = new Set(
   'and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '),
 );

@@ -1,4 +1,4 @@
-// Typed errors with guards (STYLE.md rule 9). Cancellation is not an error in logs.
+// Typed errors with guards (CONTRIBUTING.md "Code rules", rule 9). Cancellation is not an error in logs.
 
 export class CancellationError extends Error {
   constructor() {

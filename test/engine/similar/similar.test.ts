@@ -1,4 +1,4 @@
-// ProCC's similar code (../shared/papers/procc.txt) on the fixture repositories with the shipped
+// ProCC's similar code (ProCC, Tan et al. 2024) on the fixture repositories with the shipped
 // encoder and causal LM: the code-window index builds, persists, reloads and follows a changed
 // file; each perspective finds the window it should; the pipeline's similar-code stage puts the
 // chosen top-1 window into the prompt and fills trace.similar; a perspective that runs late or

@@ -1,5 +1,5 @@
 // How every stage runs: timed, recorded in the trace, degraded (never failed) unless cancelled
-// (STYLE.md rule 8: a stage that fails degrades the answer; only cancellation ends a request).
+// (CONTRIBUTING.md "Code rules", rule 8: a stage that fails degrades the answer; only cancellation ends a request).
 import { CancellationError, isCancellationError, throwIfAborted } from '../../util/errors';
 import { getLogger } from '../../util/logger';
 import type { CompletionTrace, StageName, StageStatus } from '../trace';

@@ -1,6 +1,6 @@
 // Item vectors as int8 codes with one scale per row: a quarter of float32's memory (the JDK's
 // java.base: 55 -> 14 MB for 71,000 items of 192 dimensions) with the same ranking within the
-// checks of README "Large repositories". Rows are unit vectors; a row's scale is its largest
+// checks of docs/BENCHMARKS.md "Large repositories". Rows are unit vectors; a row's scale is its largest
 // magnitude / 127, so code * scale gives the component back within half a step. A dot product is
 // the integer sum of code products times both scales: exact in float64 and in ONNX's int32
 // MatMulInteger, so the JavaScript loop and the ONNX scorer give the same scores.

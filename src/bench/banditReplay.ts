@@ -13,7 +13,12 @@ import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 
 /** The method whose predictions stand for each arm of ProCC alone. */
-export const ARM_METHODS: Readonly<Record<SimilarArm, string>> = { lexical: 'procc-lex', hypothetical: 'procc-hyp', summary: 'procc-sum', none: 'zero-shot' };
+export const ARM_METHODS: Readonly<Record<SimilarArm, string>> = {
+  lexical: 'procc-lex',
+  hypothetical: 'procc-hyp',
+  summary: 'procc-sum',
+  none: 'zero-shot',
+};
 
 /**
  * The methods standing for each arm, and the bandit method whose predictions carry the context:
@@ -21,7 +26,10 @@ export const ARM_METHODS: Readonly<Record<SimilarArm, string>> = { lexical: 'pro
  */
 export function armMethodsOf(base?: string): { arms: Readonly<Record<SimilarArm, string>>; bandit: string } {
   if (!base) return { arms: ARM_METHODS, bandit: 'procc' };
-  return { arms: { lexical: `${base}+pc-lex`, hypothetical: `${base}+pc-hyp`, summary: `${base}+pc-sum`, none: base }, bandit: `${base}+pc` };
+  return {
+    arms: { lexical: `${base}+pc-lex`, hypothetical: `${base}+pc-hyp`, summary: `${base}+pc-sum`, none: base },
+    bandit: `${base}+pc`,
+  };
 }
 
 export interface ReplayResult {
@@ -67,7 +75,8 @@ export function fitBandit(
     const lang = caseLang(c);
     if (!x || !lang) continue;
     fitted.push(c.metadata.task_id);
-    for (const a of arms) bandit.update(a, x, scoreCompletion(preds.get(a)!.get(c.metadata.task_id)?.prediction, c.groundtruth, lang).es / 100);
+    for (const a of arms)
+      bandit.update(a, x, scoreCompletion(preds.get(a)!.get(c.metadata.task_id)?.prediction, c.groundtruth, lang).es / 100);
   }
   return { bandit, fitted };
 }

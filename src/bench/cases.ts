@@ -55,8 +55,18 @@ export interface Prediction {
    * have (check/repairCompletion); absent when the run could not tell (no generation).
    */
   unknown_member?: boolean;
-  /** ProCC's stage (methods with similar code): the arm, how it was chosen, the bandit's context, its scores, each perspective's top-1 window and, for a bandit, the reward it was given. */
-  similar?: { arm: string; chosen_by: string; features: number[]; scores?: Record<string, number | undefined>; tops?: Record<string, string>; reward?: number };
+  /**
+   * ProCC's stage (methods with similar code): the arm, how it was chosen, the bandit's context, its scores, each perspective's top-1
+   * window and, for a bandit, the reward it was given.
+   */
+  similar?: {
+    arm: string;
+    chosen_by: string;
+    features: number[];
+    scores?: Record<string, number | undefined>;
+    tops?: Record<string, string>;
+    reward?: number;
+  };
 }
 
 /** A malformed line of a benchmark file; the message names the file and the 1-based line. */
@@ -104,7 +114,10 @@ export function validateCase(value: unknown): BenchCase | string {
     if (typeof m[key] !== 'string' || m[key] === '') return `"metadata.${key}" must be a non-empty string`;
   }
   if (m.lang !== undefined && m.lang !== 'python' && m.lang !== 'java') return '"metadata.lang" must be "python" or "java" when present';
-  if (m.groundtruth_start_lineno !== undefined && (!Number.isInteger(m.groundtruth_start_lineno) || (m.groundtruth_start_lineno as number) < 0)) {
+  if (
+    m.groundtruth_start_lineno !== undefined &&
+    (!Number.isInteger(m.groundtruth_start_lineno) || (m.groundtruth_start_lineno as number) < 0)
+  ) {
     return '"metadata.groundtruth_start_lineno" must be a non-negative integer when present';
   }
   if (m.groundtruth_start_col !== undefined && (!Number.isInteger(m.groundtruth_start_col) || (m.groundtruth_start_col as number) < 0)) {
@@ -113,7 +126,8 @@ export function validateCase(value: unknown): BenchCase | string {
   if (m.crossfile_defs !== undefined) {
     if (!Array.isArray(m.crossfile_defs)) return '"metadata.crossfile_defs" must be an array when present';
     for (const [i, d] of m.crossfile_defs.entries()) {
-      if (!isObject(d) || typeof d.name !== 'string' || typeof d.file !== 'string') return `"metadata.crossfile_defs[${i}]" needs string "name" and "file"`;
+      if (!isObject(d) || typeof d.name !== 'string' || typeof d.file !== 'string')
+        return `"metadata.crossfile_defs[${i}]" needs string "name" and "file"`;
     }
   }
   return value as unknown as BenchCase;
@@ -133,9 +147,20 @@ export function validatePrediction(value: unknown): Prediction | string {
   for (const [stage, ms] of Object.entries(timings)) {
     if (typeof ms !== 'number' || !Number.isFinite(ms)) return `"timings_ms.${stage}" must be a number`;
   }
-  if (value.unknown_member !== undefined && typeof value.unknown_member !== 'boolean') return '"unknown_member" must be a boolean when present';
-  const similar = isObject(value.similar) && typeof value.similar.arm === 'string' && Array.isArray(value.similar.features) ? (value.similar as unknown as Prediction['similar']) : undefined;
-  return { task_id: value.task_id, prediction: value.prediction, contexts: contexts as PredictionContext[], timings_ms: timings as StageTimings, ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}), ...(similar ? { similar } : {}) };
+  if (value.unknown_member !== undefined && typeof value.unknown_member !== 'boolean')
+    return '"unknown_member" must be a boolean when present';
+  const similar =
+    isObject(value.similar) && typeof value.similar.arm === 'string' && Array.isArray(value.similar.features)
+      ? (value.similar as unknown as Prediction['similar'])
+      : undefined;
+  return {
+    task_id: value.task_id,
+    prediction: value.prediction,
+    contexts: contexts as PredictionContext[],
+    timings_ms: timings as StageTimings,
+    ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}),
+    ...(similar ? { similar } : {}),
+  };
 }
 
 /** Parse JSONL text; blank lines are skipped, every other line must validate. */
@@ -192,7 +217,12 @@ export function readPredictions(path: string, signal?: AbortSignal): Promise<Pre
 
 /** Cases as JSONL text; the key order follows docs/BENCHMARKS.md. */
 export function formatCases(cases: readonly BenchCase[]): string {
-  return cases.map((c) => JSON.stringify({ prompt: c.prompt, groundtruth: c.groundtruth, right_context: c.right_context ?? '', metadata: c.metadata }) + '\n').join('');
+  return cases
+    .map(
+      (c) =>
+        JSON.stringify({ prompt: c.prompt, groundtruth: c.groundtruth, right_context: c.right_context ?? '', metadata: c.metadata }) + '\n',
+    )
+    .join('');
 }
 
 export async function writeCases(path: string, cases: readonly BenchCase[]): Promise<void> {
@@ -200,7 +230,16 @@ export async function writeCases(path: string, cases: readonly BenchCase[]): Pro
 }
 
 export function formatPrediction(p: Prediction): string {
-  return JSON.stringify({ task_id: p.task_id, prediction: p.prediction, contexts: p.contexts, timings_ms: p.timings_ms, ...(p.unknown_member !== undefined ? { unknown_member: p.unknown_member } : {}), ...(p.similar ? { similar: p.similar } : {}) }) + '\n';
+  return (
+    JSON.stringify({
+      task_id: p.task_id,
+      prediction: p.prediction,
+      contexts: p.contexts,
+      timings_ms: p.timings_ms,
+      ...(p.unknown_member !== undefined ? { unknown_member: p.unknown_member } : {}),
+      ...(p.similar ? { similar: p.similar } : {}),
+    }) + '\n'
+  );
 }
 
 /**

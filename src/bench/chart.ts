@@ -34,7 +34,10 @@ export function comparisonChartSvg(rows: readonly ComparisonRow[], title: string
   const width = panelW;
   const height = 60 + groups.length * panelH;
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
+      `font-family="sans-serif" font-size="11">`,
+  );
   out.push(`<rect width="100%" height="100%" fill="#fff"/>`);
   out.push(`<text x="${left}" y="22" font-size="15" font-weight="bold">${esc(title)}</text>`);
   series.forEach((s, i) => {
@@ -47,7 +50,10 @@ export function comparisonChartSvg(rows: readonly ComparisonRow[], title: string
     out.push(`<text x="${left}" y="${top + 14}" font-size="13" font-weight="bold">${GROUP_TITLE[g]}</text>`);
     for (const tick of [0, 25, 50, 75, 100]) {
       const y = base - (tick / 100) * plotH;
-      out.push(`<line x1="${left}" x2="${panelW - 10}" y1="${y}" y2="${y}" stroke="#ddd"/><text x="${left - 6}" y="${y + 4}" text-anchor="end" fill="#555">${tick}</text>`);
+      out.push(
+        `<line x1="${left}" x2="${panelW - 10}" y1="${y}" y2="${y}" stroke="#ddd"/><text x="${left - 6}" y="${y + 4}" ` +
+          `text-anchor="end" fill="#555">${tick}</text>`,
+      );
     }
     methods.forEach((m, mi) => {
       const row = rows.find((r) => r.group === g && r.method === m);
@@ -55,9 +61,12 @@ export function comparisonChartSvg(rows: readonly ComparisonRow[], title: string
       series.forEach((s, si) => {
         const v = row ? s.value(row) : null;
         if (v === null) return;
-        const h = Math.max(0, Math.min(100, v)) / 100 * plotH;
+        const h = (Math.max(0, Math.min(100, v)) / 100) * plotH;
         const x = x0 + si * barW;
-        out.push(`<rect x="${x}" y="${(base - h).toFixed(1)}" width="${barW - 2}" height="${h.toFixed(1)}" fill="${s.color}"><title>${esc(`${m} ${s.name}: ${v.toFixed(1)}`)}</title></rect>`);
+        out.push(
+          `<rect x="${x}" y="${(base - h).toFixed(1)}" width="${barW - 2}" height="${h.toFixed(1)}" ` +
+            `fill="${s.color}"><title>${esc(`${m} ${s.name}: ${v.toFixed(1)}`)}</title></rect>`,
+        );
       });
       const cx = x0 + (series.length * barW) / 2;
       out.push(`<text x="${cx}" y="${base + 12}" text-anchor="end" transform="rotate(-35 ${cx} ${base + 12})">${esc(m)}</text>`);

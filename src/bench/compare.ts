@@ -19,7 +19,11 @@ export interface ComparisonRow {
 }
 
 /** One score report per method and language group (groups without cases are left out). */
-export function compareMethods(cases: readonly BenchCase[], predictions: ReadonlyMap<string, readonly Prediction[]>, k = 10): ComparisonRow[] {
+export function compareMethods(
+  cases: readonly BenchCase[],
+  predictions: ReadonlyMap<string, readonly Prediction[]>,
+  k = 10,
+): ComparisonRow[] {
   const groups: Array<[LangGroup, BenchCase[]]> = [
     ['python', cases.filter((c) => caseLang(c) === 'python')],
     ['java', cases.filter((c) => caseLang(c) === 'java')],
@@ -31,14 +35,41 @@ export function compareMethods(cases: readonly BenchCase[], predictions: Readonl
     for (const [method, preds] of predictions) {
       const byTask = new Map(preds.map((p) => [p.task_id, p]));
       const empty = cs.filter((c) => (byTask.get(c.metadata.task_id)?.prediction ?? '').trim() === '').length;
-      rows.push({ method, group, report: scorePredictions(cs, preds, k), recallAlso: { k: k === 20 ? 10 : 20, value: scorePredictions(cs, preds, k === 20 ? 10 : 20).overall.recall }, emptyShare: cs.length ? empty / cs.length : 0 });
+      rows.push({
+        method,
+        group,
+        report: scorePredictions(cs, preds, k),
+        recallAlso: { k: k === 20 ? 10 : 20, value: scorePredictions(cs, preds, k === 20 ? 10 : 20).overall.recall },
+        emptyShare: cs.length ? empty / cs.length : 0,
+      });
     }
   }
   return rows;
 }
 
 /** Stages in pipeline order (docs/BENCHMARKS.md), then any others a method recorded. */
-const STAGES = ['query', 'sparse', 'dense', 'dataflow', 'rg1', 'rerank', 'similar', 'sim-lexical', 'sim-hypothetical', 'sim-summary', 'detect', 'signatures', 'sketch', 'elements', 'usages', 'knowledge', 'prompt', 'generate', 'postprocess', 'total'];
+const STAGES = [
+  'query',
+  'sparse',
+  'dense',
+  'dataflow',
+  'rg1',
+  'rerank',
+  'similar',
+  'sim-lexical',
+  'sim-hypothetical',
+  'sim-summary',
+  'detect',
+  'signatures',
+  'sketch',
+  'elements',
+  'usages',
+  'knowledge',
+  'prompt',
+  'generate',
+  'postprocess',
+  'total',
+];
 
 function stagesOf(rows: readonly ComparisonRow[]): string[] {
   const seen = new Set<string>();
@@ -62,7 +93,8 @@ export interface ComparisonMeta {
 export function formatComparisonMarkdown(rows: readonly ComparisonRow[], meta: ComparisonMeta): string {
   const out: string[] = [`# ${meta.title}`, ''];
   if (meta.command) out.push('Produced by:', '', '```', meta.command, '```', '');
-  if (!meta.generated) out.push('_Retrieval only (`--no-generate`): EM/ES/identifier scores are not meaningful; read recall and coverage._', '');
+  if (!meta.generated)
+    out.push('_Retrieval only (`--no-generate`): EM/ES/identifier scores are not meaningful; read recall and coverage._', '');
   for (const n of meta.notes ?? []) out.push(`- ${n}`);
   if (meta.notes?.length) out.push('');
   const k = rows[0]?.report.k ?? 10;
@@ -71,11 +103,17 @@ export function formatComparisonMarkdown(rows: readonly ComparisonRow[], meta: C
     if (rs.length === 0) continue;
     out.push(`## ${group === 'all' ? 'All cases' : group === 'python' ? 'Python' : 'Java'} (${rs[0]!.report.overall.n} cases)`, '');
     const also = k === 20 ? 10 : 20;
-    out.push(`| method | recall@${k} | recall@${also} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 | REL | empty |`, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push(
+      `| method | recall@${k} | recall@${also} | full@${k} | coverage@${k} | EM | ES | ID-EM | ID-F1 | REL | empty |`,
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
     for (const r of rs) {
       const s = r.report.overall;
       const label = r.method === 'rambo-oracle' ? 'rambo-oracle (ORACLE: ground truth as sketch)' : r.method;
-      out.push(`| ${label} | ${frac(s.recall)} | ${frac(r.recallAlso.value)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} | ${pct(s.rel)} | ${frac(r.emptyShare)} |`);
+      out.push(
+        `| ${label} | ${frac(s.recall)} | ${frac(r.recallAlso.value)} | ${frac(s.full_recall)} | ${frac(s.coverage)} | ` +
+          `${pct(s.em)} | ${pct(s.es)} | ${pct(s.id_em)} | ${pct(s.id_f1)} | ${pct(s.rel)} | ${frac(r.emptyShare)} |`,
+      );
     }
     out.push('');
     const stages = stagesOf(rs);

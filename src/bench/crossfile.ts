@@ -30,7 +30,14 @@ export { MAX_MEMBER_CANDIDATE_CLASSES } from './crossfileJava';
 export { isTestPath, type FileAnalysis, type FunctionSpan } from './crossfileUses';
 
 /** Analyse one file: which rows use which cross-file definitions, and its candidate function bodies. */
-export function analyzeFile(symbols: CrossfileSymbols, kb: KnowledgeBase, parsers: Parsers, path: string, lang: Lang, text: string): FileAnalysis {
+export function analyzeFile(
+  symbols: CrossfileSymbols,
+  kb: KnowledgeBase,
+  parsers: Parsers,
+  path: string,
+  lang: Lang,
+  text: string,
+): FileAnalysis {
   const tree = parsers.parser(lang).parse(text);
   if (!tree) return { path, lang, defsByRow: new Map(), excludedRows: new Set(), functions: [] };
   try {

@@ -16,14 +16,21 @@ import { classDef, isTestPath, itemDef, rowsOf, sameNode, Uses, type FileAnalysi
 const OBJECT_METHODS = new Set(
   (
     'toString equals hashCode getClass clone finalize notify notifyAll wait compareTo close run call get apply accept test ' +
-    'hasNext next remove iterator size isEmpty contains add addAll clear put putAll containsKey containsValue keySet values entrySet getKey getValue ' +
+    'hasNext next remove iterator size isEmpty contains add addAll clear put putAll containsKey containsValue keySet ' +
+    'values entrySet getKey getValue ' +
     'append length charAt subSequence read write flush stream forEach map filter of valueOf name ordinal'
   ).split(' '),
 );
 /** A member call `x.m(...)` counts only when `m` names methods of at most this many repository classes. */
 export const MAX_MEMBER_CANDIDATE_CLASSES = 3;
 
-const JAVA_TYPES = new Set(['class_declaration', 'interface_declaration', 'enum_declaration', 'record_declaration', 'annotation_type_declaration']);
+const JAVA_TYPES = new Set([
+  'class_declaration',
+  'interface_declaration',
+  'enum_declaration',
+  'record_declaration',
+  'annotation_type_declaration',
+]);
 const JAVA_METHODS = new Set(['method_declaration', 'constructor_declaration', 'compact_constructor_declaration']);
 const JAVA_ACCESSOR = /^(?:get|set|is)[A-Z0-9_]/;
 
@@ -99,9 +106,13 @@ export function analyzeJava(symbols: CrossfileSymbols, kb: KnowledgeBase, path: 
 
   /** The repository class a declared type text names, seen from `from` (undefined: outside the repository). */
   const typeClass = (typeText: string, from: string): KbClass | undefined => {
-    const simple = typeText.replace(/@\w+(\([^)]*\))?/g, ' ').replace(/<[\s\S]*$/, '').replace(/\[\s*\]/g, '').replace(/\s+/g, '');
+    const simple = typeText
+      .replace(/@\w+(\([^)]*\))?/g, ' ')
+      .replace(/<[\s\S]*$/, '')
+      .replace(/\[\s*\]/g, '')
+      .replace(/\s+/g, '');
     if (simple === '' || simple === 'var') return undefined;
-    return from === path ? resolveTypePath(simple) ?? ownTypePath(simple) : symbols.javaTypeIn(from, simple);
+    return from === path ? (resolveTypePath(simple) ?? ownTypePath(simple)) : symbols.javaTypeIn(from, simple);
   };
   /** `Own` or `Own.Inner`, classes of this file (a receiver typed by one, for inherited members). */
   const ownTypePath = (dotted: string): KbClass | undefined => symbols.javaTypeIn(path, dotted);
@@ -246,7 +257,8 @@ export function analyzeJava(symbols: CrossfileSymbols, kb: KnowledgeBase, path: 
             for (const m of statics) uses.add(row, itemDef(m));
             // A method inherited from a repository superclass, called without a receiver.
             const own = ownClass(classes);
-            if (statics.length === 0 && own && !ownMemberNames.has(name)) for (const m of symbols.javaMembersDeep(own, name, 'classFunction')) uses.add(row, itemDef(m));
+            if (statics.length === 0 && own && !ownMemberNames.has(name))
+              for (const m of symbols.javaMembersDeep(own, name, 'classFunction')) uses.add(row, itemDef(m));
           } else {
             const cls = object.type === 'identifier' && declared(object.text, object) === undefined ? resolveType(object.text) : undefined;
             if (cls) for (const m of symbols.javaMembersDeep(cls, name, 'classFunction')) uses.add(row, itemDef(m));
@@ -263,7 +275,9 @@ export function analyzeJava(symbols: CrossfileSymbols, kb: KnowledgeBase, path: 
           // `Type.FIELD`, or a field of a receiver whose type is a repository class.
           const cls = object.type === 'identifier' && declared(object.text, object) === undefined ? resolveType(object.text) : undefined;
           const owner = cls ? { cls } : receiverType(object, classes);
-          if (owner && owner !== 'outside') for (const m of symbols.javaMembersDeep(owner.cls, field.text, 'classVariable').filter((m) => m.kind === 'classVariable')) uses.add(field.startPosition.row, itemDef(m));
+          if (owner && owner !== 'outside')
+            for (const m of symbols.javaMembersDeep(owner.cls, field.text, 'classVariable').filter((m) => m.kind === 'classVariable'))
+              uses.add(field.startPosition.row, itemDef(m));
         }
         if (object) visit(object, classes, inMethod);
         return;
@@ -292,7 +306,13 @@ export function analyzeJava(symbols: CrossfileSymbols, kb: KnowledgeBase, path: 
   return { path, lang: 'java', defsByRow: uses.defsByRow, excludedRows, functions };
 }
 
-const JAVA_TYPED_DECLARATIONS = new Set(['formal_parameter', 'spread_parameter', 'catch_formal_parameter', 'resource', 'enhanced_for_statement']);
+const JAVA_TYPED_DECLARATIONS = new Set([
+  'formal_parameter',
+  'spread_parameter',
+  'catch_formal_parameter',
+  'resource',
+  'enhanced_for_statement',
+]);
 
 /** A call receiver's type: a repository class, `outside` (a JDK or library type, a type variable), or unknown (undefined). */
 type Receiver = { cls: KbClass } | 'outside' | undefined;
@@ -324,7 +344,13 @@ function javaDeclarations(root: Node): (name: string, use: Node, fieldsOnly?: bo
   const record = (name: string, typeNode: Node | null, scope: Node | null, at: number, field: boolean): void => {
     if (!scope) return;
     const text = typeNode?.text.replace(/\s+/g, ' ').trim();
-    const decl: JavaDeclaration = { type: text && text !== 'var' ? text : null, scopeStart: scope.startIndex, scopeEnd: scope.endIndex, at: field ? scope.startIndex : at, field };
+    const decl: JavaDeclaration = {
+      type: text && text !== 'var' ? text : null,
+      scopeStart: scope.startIndex,
+      scopeEnd: scope.endIndex,
+      at: field ? scope.startIndex : at,
+      field,
+    };
     const list = byName.get(name);
     if (list) list.push(decl);
     else byName.set(name, [decl]);
@@ -333,7 +359,11 @@ function javaDeclarations(root: Node): (name: string, use: Node, fieldsOnly?: bo
     if (node.type === 'variable_declarator') {
       const parent = node.parent;
       const name = node.childForFieldName('name');
-      if (name && parent && (parent.type === 'local_variable_declaration' || parent.type === 'field_declaration' || parent.type === 'constant_declaration')) {
+      if (
+        name &&
+        parent &&
+        (parent.type === 'local_variable_declaration' || parent.type === 'field_declaration' || parent.type === 'constant_declaration')
+      ) {
         const field = parent.type !== 'local_variable_declaration';
         record(name.text, parent.childForFieldName('type'), parent.parent, node.startIndex, field);
       }
@@ -342,7 +372,11 @@ function javaDeclarations(root: Node): (name: string, use: Node, fieldsOnly?: bo
       const type = node.childForFieldName('type') ?? node.namedChildren.find((c) => c && /type/.test(c.type)) ?? null;
       // Parameters are visible in their method or lambda; a catch parameter in its clause; a resource in its try.
       let scope: Node | null = node.type === 'enhanced_for_statement' ? node : node.parent;
-      while (scope && (scope.type === 'formal_parameters' || scope.type === 'resource_specification' || scope.type === 'catch_formal_parameter')) scope = scope.parent;
+      while (
+        scope &&
+        (scope.type === 'formal_parameters' || scope.type === 'resource_specification' || scope.type === 'catch_formal_parameter')
+      )
+        scope = scope.parent;
       if (name) record(name.text, type, scope, node.startIndex, false);
     } else if (node.type === 'record_declaration') {
       for (const p of node.childForFieldName('parameters')?.namedChildren ?? []) {
@@ -380,7 +414,10 @@ function javaSpan(type: string, name: string, classes: string[], body: Node, tex
   else if (closeRow <= openRow + 1) span.excluded = 'one-line body';
   else {
     // The `{` must end its line and the `}` must stand alone, so the body is whole lines.
-    const afterOpen = text.slice(body.startIndex + 1, text.indexOf('\n', body.startIndex) < 0 ? text.length : text.indexOf('\n', body.startIndex));
+    const afterOpen = text.slice(
+      body.startIndex + 1,
+      text.indexOf('\n', body.startIndex) < 0 ? text.length : text.indexOf('\n', body.startIndex),
+    );
     const lineStart = text.lastIndexOf('\n', body.endIndex - 1) + 1;
     const beforeClose = text.slice(lineStart, body.endIndex - 1);
     if (afterOpen.trim() !== '' && !afterOpen.trim().startsWith('//')) span.excluded = 'code after the opening brace';

@@ -7,7 +7,13 @@ import type { CrossfileSymbols, PyResolved } from './crossfileSymbols';
 import { classDef, itemDef, rowsOf, sameNode, Uses, type FileAnalysis, type FunctionSpan } from './crossfileUses';
 
 const PY_PROPERTY_DECORATOR = /^@(?:[\w.]*\.)?(?:property|cached_property|setter|getter|deleter)\b/;
-const PY_PARAMETER_PARENTS = new Set(['parameters', 'lambda_parameters', 'list_splat_pattern', 'dictionary_splat_pattern', 'typed_parameter']);
+const PY_PARAMETER_PARENTS = new Set([
+  'parameters',
+  'lambda_parameters',
+  'list_splat_pattern',
+  'dictionary_splat_pattern',
+  'typed_parameter',
+]);
 
 export function analyzePython(symbols: CrossfileSymbols, kb: KnowledgeBase, path: string, root: Node): FileAnalysis {
   const uses = new Uses(path);
@@ -79,7 +85,8 @@ export function analyzePython(symbols: CrossfileSymbols, kb: KnowledgeBase, path
         const body = node.childForFieldName('body');
         const name = node.childForFieldName('name')?.text ?? '';
         markHeader(node, body, excludedRows);
-        for (const c of node.namedChildren) if (c && !sameNode(node.childForFieldName('name'), c)) visit(c, inFunction ? classes : [...classes, name], inFunction);
+        for (const c of node.namedChildren)
+          if (c && !sameNode(node.childForFieldName('name'), c)) visit(c, inFunction ? classes : [...classes, name], inFunction);
         return;
       }
       case 'function_definition': {
@@ -98,7 +105,11 @@ export function analyzePython(symbols: CrossfileSymbols, kb: KnowledgeBase, path
         const parent = node.parent;
         if (!parent) return;
         if (PY_PARAMETER_PARENTS.has(parent.type)) return;
-        if ((parent.type === 'keyword_argument' || parent.type === 'default_parameter' || parent.type === 'typed_default_parameter') && sameNode(parent.childForFieldName('name'), node)) return;
+        if (
+          (parent.type === 'keyword_argument' || parent.type === 'default_parameter' || parent.type === 'typed_default_parameter') &&
+          sameNode(parent.childForFieldName('name'), node)
+        )
+          return;
         if (parent.type === 'attribute' && sameNode(parent.childForFieldName('attribute'), node)) return;
         const names = [node.text];
         const rows = [node.startPosition.row];
@@ -191,4 +202,3 @@ function pythonSpan(def: Node, name: string, classes: string[], headerEndRow: nu
   }
   return span;
 }
-

@@ -50,7 +50,8 @@ export class CrossfileSymbols {
         else this.pySuffixes.set(dotted, [key]);
       }
     }
-    for (const list of this.pySuffixes.values()) list.sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0));
+    for (const list of this.pySuffixes.values())
+      list.sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0));
   }
 
   private addPythonModule(path: string): void {
@@ -260,4 +261,3 @@ export class CrossfileSymbols {
     return [];
   }
 }
-

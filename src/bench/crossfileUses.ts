@@ -74,4 +74,3 @@ export function rowsOf(node: Node, set: Set<number>, last = node.endPosition.row
 export function sameNode(a: Node | null | undefined, b: Node): boolean {
   return !!a && a.startIndex === b.startIndex && a.endIndex === b.endIndex && a.type === b.type;
 }
-

@@ -63,7 +63,12 @@ export interface DistillCaseStats {
 }
 
 /** Alg. 2 over one case's recorded candidate list, with the oracle teacher. */
-export async function distillCase(c: BenchCase, recorded: { query: RerankQuery; docs: FeatureDoc[] }, options: DistillOptions & { seed: number }, signal: AbortSignal): Promise<{ record: DistillCaseRecord; subsets: number }> {
+export async function distillCase(
+  c: BenchCase,
+  recorded: { query: RerankQuery; docs: FeatureDoc[] },
+  options: DistillOptions & { seed: number },
+  signal: AbortSignal,
+): Promise<{ record: DistillCaseRecord; subsets: number }> {
   const defs = c.metadata.crossfile_defs ?? [];
   const docs: Array<OracleDoc & FeatureDoc> = recorded.docs.map((d) => ({
     ...d,
@@ -71,7 +76,9 @@ export async function distillCase(c: BenchCase, recorded: { query: RerankQuery; 
     score: d.candidate ? retrievalScore(d.candidate) : 0,
   }));
   const matrix = featureMatrix(recorded.query, docs);
-  const features = docs.map((_, r) => Array.from(matrix.subarray(r * FEATURE_COUNT, (r + 1) * FEATURE_COUNT), (v) => Math.round(v * 1e5) / 1e5));
+  const features = docs.map((_, r) =>
+    Array.from(matrix.subarray(r * FEATURE_COUNT, (r + 1) * FEATURE_COUNT), (v) => Math.round(v * 1e5) / 1e5),
+  );
   const hits = docs.map((d) => definitionsCovered(d, defs));
   const position = new Map(docs.map((d, i) => [d.id, i]));
   const { samples, stats } = await constructDistillationData(

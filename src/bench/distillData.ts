@@ -46,7 +46,6 @@ export interface DistillStats {
   failedCalls: number;
 }
 
-
 /** k distinct positions of 0..n-1, sorted (the subset keeps retrieval order). */
 function pickPositions(n: number, k: number, random: () => number): number[] {
   const positions = Array.from({ length: n }, (_, i) => i);
@@ -153,7 +152,11 @@ export function oracleTeacher(defsFor: (query: RerankQuery) => readonly Crossfil
 }
 
 /** Agreement of a reranker with the teacher's consensus picks (the model card's held-out figure). */
-export async function teacherAgreement(reranker: Reranker, samples: readonly DistillSample[], signal: AbortSignal): Promise<{ agree: number; total: number; failed: number; rate: number }> {
+export async function teacherAgreement(
+  reranker: Reranker,
+  samples: readonly DistillSample[],
+  signal: AbortSignal,
+): Promise<{ agree: number; total: number; failed: number; rate: number }> {
   let agree = 0;
   let failed = 0;
   for (const s of samples) {
@@ -172,7 +175,11 @@ export async function teacherAgreement(reranker: Reranker, samples: readonly Dis
  * Split samples into training and held-out sets by query (every sample of one query lands on the
  * same side, so held-out windows never share a query with training windows).
  */
-export function splitByQuery(samples: readonly DistillSample[], heldOutFraction: number, random: () => number): { train: DistillSample[]; heldOut: DistillSample[] } {
+export function splitByQuery(
+  samples: readonly DistillSample[],
+  heldOutFraction: number,
+  random: () => number,
+): { train: DistillSample[]; heldOut: DistillSample[] } {
   const side = new Map<string, boolean>();
   const train: DistillSample[] = [];
   const heldOut: DistillSample[] = [];

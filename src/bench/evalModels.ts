@@ -14,12 +14,14 @@ import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
 import type { Reranker } from '../engine/rerank/types';
 import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
 
-export type GeneratorSpec = { kind: 'embedded' } | { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
+export type GeneratorSpec =
+  { kind: 'embedded' } | { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
 
 /** `embedded`, `ollama:<model>` (host from `ollamaHost`), `openai:<url>#<model>`. */
 export function parseGenerator(value: string, ollamaHost = 'http://127.0.0.1:11434'): GeneratorSpec {
   if (value === 'embedded') return { kind: 'embedded' };
-  if (value.startsWith('ollama:') && value.length > 'ollama:'.length) return { kind: 'ollama', model: value.slice('ollama:'.length), host: ollamaHost };
+  if (value.startsWith('ollama:') && value.length > 'ollama:'.length)
+    return { kind: 'ollama', model: value.slice('ollama:'.length), host: ollamaHost };
   const m = /^openai:(.+)#(.+)$/.exec(value);
   if (m) return { kind: 'openai', baseUrl: m[1]!, model: m[2]! };
   throw new UserError(`unknown generator "${value}": use embedded, ollama:<model> or openai:<url>#<model>`);
@@ -33,10 +35,20 @@ export function describeGenerator(g: GeneratorSpec): string {
  * The completion client, checked: the embedded model loads, the server answers with the model.
  * `embedded.loopGuard` / `copyPrior` false: that rule of the embedded model's decoding off (an A/B of it).
  */
-export async function openGenerator(g: GeneratorSpec, loadEmbedded: () => Promise<EmbeddedLM>, timeoutMs: number, signal?: AbortSignal, embedded: { loopGuard?: boolean; copyPrior?: boolean } = {}): Promise<ModelClient> {
+export async function openGenerator(
+  g: GeneratorSpec,
+  loadEmbedded: () => Promise<EmbeddedLM>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  embedded: { loopGuard?: boolean; copyPrior?: boolean } = {},
+): Promise<ModelClient> {
   const check = signal ?? new AbortController().signal;
   if (g.kind === 'embedded') {
-    const client = new EmbeddedClient({ load: loadEmbedded, ...(embedded.loopGuard === false ? { loopGuard: false as const } : {}), ...(embedded.copyPrior === false ? { copyPrior: false as const } : {}) });
+    const client = new EmbeddedClient({
+      load: loadEmbedded,
+      ...(embedded.loopGuard === false ? { loopGuard: false as const } : {}),
+      ...(embedded.copyPrior === false ? { copyPrior: false as const } : {}),
+    });
     try {
       await client.prepare(check);
     } catch (e) {
@@ -45,7 +57,9 @@ export async function openGenerator(g: GeneratorSpec, loadEmbedded: () => Promis
     return client;
   }
   const client: ModelClient =
-    g.kind === 'ollama' ? new OllamaClient({ host: g.host, model: g.model, keepAlive: '30m', timeoutMs }) : new OpenAICompatibleClient({ baseUrl: g.baseUrl, model: g.model, timeoutMs });
+    g.kind === 'ollama'
+      ? new OllamaClient({ host: g.host, model: g.model, keepAlive: '30m', timeoutMs })
+      : new OpenAICompatibleClient({ baseUrl: g.baseUrl, model: g.model, timeoutMs });
   const problem = await client.check?.(check);
   if (problem) throw new UserError(`generator ${describeGenerator(g)}: ${problem.message}`);
   return client;
@@ -55,7 +69,8 @@ export type RerankerSpec = { kind: 'ollama'; model: string; host: string } | { k
 
 /** `--reranker-llm ollama:<model>` or `openai:<url>#<model>`. */
 export function parseLlmReranker(value: string, ollamaHost = 'http://127.0.0.1:11434'): RerankerSpec {
-  if (value.startsWith('ollama:') && value.length > 'ollama:'.length) return { kind: 'ollama', model: value.slice('ollama:'.length), host: ollamaHost };
+  if (value.startsWith('ollama:') && value.length > 'ollama:'.length)
+    return { kind: 'ollama', model: value.slice('ollama:'.length), host: ollamaHost };
   const m = /^openai:(.+)#(.+)$/.exec(value);
   if (m) return { kind: 'openai', baseUrl: m[1]!, model: m[2]! };
   throw new UserError(`unknown LLM reranker "${value}": use ollama:<model> or openai:<url>#<model>`);
@@ -63,7 +78,9 @@ export function parseLlmReranker(value: string, ollamaHost = 'http://127.0.0.1:1
 
 async function reachable(url: string, timeoutMs: number, signal?: AbortSignal): Promise<string | undefined> {
   try {
-    const res = await fetch(url, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(url, {
+      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+    });
     return res.ok ? undefined : `HTTP ${res.status} from ${url}`;
   } catch (e) {
     throwIfAborted(signal);
@@ -73,11 +90,20 @@ async function reachable(url: string, timeoutMs: number, signal?: AbortSignal): 
 
 /** The LLM reranker of `+lr`, after checking its server answers; fails fast otherwise. */
 export async function openLlmReranker(spec: RerankerSpec | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Reranker> {
-  if (!spec) throw new UserError('the +lr methods need an LLM reranker server: pass --reranker-llm ollama:<model> (e.g. ollama:qwen3:8b, with --ollama-host) or openai:<url>#<model>');
-  const probeUrl = spec.kind === 'ollama' ? `${spec.host.replace(/\/+$/, '')}/api/tags` : `${spec.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/models`;
+  if (!spec)
+    throw new UserError(
+      'the +lr methods need an LLM reranker server: pass --reranker-llm ollama:<model> (e.g. ollama:qwen3:8b, with ' +
+        '--ollama-host) or openai:<url>#<model>',
+    );
+  const probeUrl =
+    spec.kind === 'ollama'
+      ? `${spec.host.replace(/\/+$/, '')}/api/tags`
+      : `${spec.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/models`;
   const problem = await reachable(probeUrl, 3000, signal);
   if (problem) throw new UserError(`LLM reranker not reachable: ${problem}`);
-  return spec.kind === 'ollama' ? ollamaReranker({ host: spec.host, model: spec.model, timeoutMs }) : openAiReranker({ baseUrl: spec.baseUrl, model: spec.model, timeoutMs });
+  return spec.kind === 'ollama'
+    ? ollamaReranker({ host: spec.host, model: spec.model, timeoutMs })
+    : openAiReranker({ baseUrl: spec.baseUrl, model: spec.model, timeoutMs });
 }
 
 /** The distilled reranker of `+dr` from `<modelsDir>/coderag-reranker`; fails fast when it is absent. */
@@ -87,7 +113,10 @@ export async function openDistilledReranker(modelsDir: string, device: ModelDevi
     (s) => s.isDirectory(),
     () => false,
   );
-  if (!exists) throw new UserError(`the +dr methods need the distilled reranker, but ${dir} is absent (train it with npm run models:train, or use +lr)`);
+  if (!exists)
+    throw new UserError(
+      `the +dr methods need the distilled reranker, but ${dir} is absent (train it with npm run models:train, or use +lr)`,
+    );
   try {
     const loaded = (await loadDistilledReranker(dir, DEFAULT_RERANKER, { threads: 2, device })).reranker;
     throwIfAborted(signal);

@@ -137,12 +137,17 @@ async function prepareApt(dest: string, options: FetchOptions, run: CommandRunne
     await fs.rm(stamp, { force: true });
   }
   const args = [
-    '-o', `Dir::Etc::SourceList=${listFile}`,
-    '-o', 'Dir::Etc::SourceParts=/dev/null',
-    '-o', `Dir::State::Lists=${join(state, 'lists')}`,
-    '-o', `Dir::Cache=${join(state, 'cache')}`,
+    '-o',
+    `Dir::Etc::SourceList=${listFile}`,
+    '-o',
+    'Dir::Etc::SourceParts=/dev/null',
+    '-o',
+    `Dir::State::Lists=${join(state, 'lists')}`,
+    '-o',
+    `Dir::Cache=${join(state, 'cache')}`,
     // Downloads land in folders apt's sandbox user may not write to.
-    '-o', 'APT::Sandbox::User=root',
+    '-o',
+    'APT::Sandbox::User=root',
   ];
   if (!existsSync(stamp)) {
     options.onStep?.('apt-get update (private source lists, once)');
@@ -159,10 +164,19 @@ const NATIVE_TARBALL = /\.tar\.(?:gz|xz|bz2|lzma|zst)$/;
 /** The upstream tarball among downloaded files: `*.orig.tar.*`, else a native package's `*.tar.*`. */
 export function pickTarball(files: readonly string[]): string | undefined {
   const sorted = [...files].sort();
-  return sorted.find((f) => ORIG_TARBALL.test(f)) ?? sorted.find((f) => NATIVE_TARBALL.test(f) && !f.includes('.debian.tar.') && !/\.orig-[^.]+\.tar\./.test(f));
+  return (
+    sorted.find((f) => ORIG_TARBALL.test(f)) ??
+    sorted.find((f) => NATIVE_TARBALL.test(f) && !f.includes('.debian.tar.') && !/\.orig-[^.]+\.tar\./.test(f))
+  );
 }
 
-async function fetchOne(pkg: string, dest: string, aptArgs: string[], run: CommandRunner, signal: AbortSignal | undefined): Promise<FetchResult> {
+async function fetchOne(
+  pkg: string,
+  dest: string,
+  aptArgs: string[],
+  run: CommandRunner,
+  signal: AbortSignal | undefined,
+): Promise<FetchResult> {
   const downloads = join(dest, '.downloads', pkg);
   await fs.mkdir(downloads, { recursive: true });
   let tarball = pickTarball(await fs.readdir(downloads));
@@ -171,7 +185,12 @@ async function fetchOne(pkg: string, dest: string, aptArgs: string[], run: Comma
     const r = await run('apt-get', [...aptArgs, 'source', '--download-only', pkg], downloads, signal);
     tarball = pickTarball(await fs.readdir(downloads));
     // The mirror sometimes lacks only the Debian packaging tarball; the upstream one is all we need.
-    if (!tarball) return { package: pkg, status: 'failed', reason: r.code !== 0 ? lastLines(r.stderr || r.stdout) : 'apt-get source downloaded no upstream tarball' };
+    if (!tarball)
+      return {
+        package: pkg,
+        status: 'failed',
+        reason: r.code !== 0 ? lastLines(r.stderr || r.stdout) : 'apt-get source downloaded no upstream tarball',
+      };
     if (r.code !== 0) note = `apt-get source failed after the upstream tarball arrived: ${lastLines(r.stderr || r.stdout, 1)}`;
   }
   const mismatch = await checkAgainstDsc(downloads, tarball);
@@ -194,7 +213,11 @@ async function fetchOne(pkg: string, dest: string, aptArgs: string[], run: Comma
   await fs.rm(folder, { recursive: true, force: true });
   await fs.rename(only, folder);
   await fs.rm(staging, { recursive: true, force: true });
-  await fs.writeFile(join(folder, FETCH_MARKER), JSON.stringify({ package: pkg, tarball, fetchedAt: new Date().toISOString() }, null, 2) + '\n', 'utf8');
+  await fs.writeFile(
+    join(folder, FETCH_MARKER),
+    JSON.stringify({ package: pkg, tarball, fetchedAt: new Date().toISOString() }, null, 2) + '\n',
+    'utf8',
+  );
   const result: FetchResult = { package: pkg, status: 'ok', folder, tarball };
   if (note) result.note = note;
   return result;
@@ -217,7 +240,9 @@ async function checkAgainstDsc(folder: string, tarball: string): Promise<string 
   if (!dsc) return undefined;
   const expected = dscSha256(await fs.readFile(join(folder, dsc), 'utf8')).get(tarball);
   if (!expected) return undefined;
-  const actual = createHash('sha256').update(await fs.readFile(join(folder, tarball))).digest('hex');
+  const actual = createHash('sha256')
+    .update(await fs.readFile(join(folder, tarball)))
+    .digest('hex');
   return actual === expected ? undefined : `${tarball}: SHA-256 ${actual} differs from ${expected} in ${dsc} (removed; run again)`;
 }
 

@@ -193,7 +193,11 @@ export interface ContextScores {
 }
 
 /** Retrieval measures of one case; undefined when the case has no crossfile_defs (it is left out of the averages). */
-export function scoreContexts(defs: readonly CrossfileDef[] | undefined, contexts: readonly RetrievedContext[] | undefined, k: number): ContextScores | undefined {
+export function scoreContexts(
+  defs: readonly CrossfileDef[] | undefined,
+  contexts: readonly RetrievedContext[] | undefined,
+  k: number,
+): ContextScores | undefined {
   if (!defs || defs.length === 0) return undefined;
   const top = (contexts ?? []).slice(0, k);
   let hits = 0;

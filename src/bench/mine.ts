@@ -65,7 +65,12 @@ function lineStarts(text: string): number[] {
 }
 
 /** The case parts for rows first..last, or undefined when row `last` has no terminating newline. */
-export function cutCase(text: string, starts: readonly number[], first: number, last: number): { prompt: string; groundtruth: string; rightContext: string } | undefined {
+export function cutCase(
+  text: string,
+  starts: readonly number[],
+  first: number,
+  last: number,
+): { prompt: string; groundtruth: string; rightContext: string } | undefined {
   const begin = starts[first];
   const next = starts[last + 1];
   if (begin === undefined || next === undefined) return undefined;
@@ -91,7 +96,13 @@ export interface RepoMineResult {
 }
 
 /** Every candidate of one repository (sorted by file, then row) and the sampled cases. */
-export async function mineRepository(kb: KnowledgeBase, parsers: Parsers, repository: string, options: MineOptions, signal?: AbortSignal): Promise<RepoMineResult> {
+export async function mineRepository(
+  kb: KnowledgeBase,
+  parsers: Parsers,
+  repository: string,
+  options: MineOptions,
+  signal?: AbortSignal,
+): Promise<RepoMineResult> {
   const start = performance.now();
   const symbols = new CrossfileSymbols(kb);
   const texts = new Map<string, { text: string; starts: number[] }>();
@@ -123,7 +134,11 @@ export async function mineRepository(kb: KnowledgeBase, parsers: Parsers, reposi
     if (found.length > 0) texts.set(path, { text, starts });
     candidates.push(...found);
   }
-  const chosen = sampleIndices(candidates.length, options.perRepo, seededRandom(`${options.seed}\0${repository}\0${options.lang}\0${options.task}`));
+  const chosen = sampleIndices(
+    candidates.length,
+    options.perRepo,
+    seededRandom(`${options.seed}\0${repository}\0${options.lang}\0${options.task}`),
+  );
   const cases: BenchCase[] = [];
   for (const index of chosen) {
     const c = candidates[index]!;
@@ -144,7 +159,12 @@ export async function mineRepository(kb: KnowledgeBase, parsers: Parsers, reposi
       // The cursor right after the dot of the first member use of a cross-file definition.
       const col = dotColumn(cut.groundtruth, c.defs)!;
       metadata.groundtruth_start_col = col;
-      cases.push({ prompt: cut.prompt + cut.groundtruth.slice(0, col), groundtruth: cut.groundtruth.slice(col), right_context: cut.rightContext, metadata });
+      cases.push({
+        prompt: cut.prompt + cut.groundtruth.slice(0, col),
+        groundtruth: cut.groundtruth.slice(col),
+        right_context: cut.rightContext,
+        metadata,
+      });
       continue;
     }
     cases.push({ prompt: cut.prompt, groundtruth: cut.groundtruth, right_context: cut.rightContext, metadata });

@@ -134,7 +134,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     bandits.set(m.name, made.bandit);
   }
   const needsSimilar = input.methods.some((m) => m.similar !== undefined && m.similar !== 'off');
-  if (needsSimilar && !input.encoder) throw new UserError('ProCC\'s methods need the code encoder, which is not loaded');
+  if (needsSimilar && !input.encoder) throw new UserError("ProCC's methods need the code encoder, which is not loaded");
 
   for (const [repo, cases] of groups) {
     throwIfAborted(signal);
@@ -148,11 +148,23 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     let windows: CodeWindowIndex | undefined;
     try {
       await kb.index(undefined, signal);
-      const repoReport: RepoReport = { repository: repo, files: kb.paths().length, items: kb.items().length, indexMs: performance.now() - t0, prepareMs: {} };
+      const repoReport: RepoReport = {
+        repository: repo,
+        files: kb.paths().length,
+        items: kb.items().length,
+        indexMs: performance.now() - t0,
+        prepareMs: {},
+      };
       paths = createRetrievalPaths(kb, input.parsers, {
         paths: [...needed],
         ...(input.encoder
-          ? { dense: { encoder: input.encoder, ...(indexFolder ? { indexFolder } : {}), onProgress: (p) => input.onProgress?.({ phase: 'prepare', repo, done, total, detail: `dense ${p.done}/${p.total}` }) } }
+          ? {
+              dense: {
+                encoder: input.encoder,
+                ...(indexFolder ? { indexFolder } : {}),
+                onProgress: (p) => input.onProgress?.({ phase: 'prepare', repo, done, total, detail: `dense ${p.done}/${p.total}` }),
+              },
+            }
           : {}),
       });
       for (const path of ['sparse', 'dense', 'dataflow', 'rg1'] as const) {
@@ -173,7 +185,13 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
           onProgress: (p) => input.onProgress?.({ phase: 'prepare', repo, done, total, detail: `windows ${p.done}/${p.total}` }),
         });
         const w = await windows.prepare(signal);
-        repoReport.windows = { count: w.windows, ms: w.elapsedMs, bytes: w.bytes, embedded: w.embedded, store: typeof w.store === 'string' ? w.store : `invalid: ${w.store.invalid}` };
+        repoReport.windows = {
+          count: w.windows,
+          ms: w.elapsedMs,
+          bytes: w.bytes,
+          embedded: w.embedded,
+          store: typeof w.store === 'string' ? w.store : `invalid: ${w.store.invalid}`,
+        };
         const nextLine = input.nextLine;
         similar = new SimilarRetriever(windows, kb, nextLine ? () => nextLine : undefined, input.similar ?? {});
       }
@@ -194,7 +212,16 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         queryMemo: new Map(),
         ...(similar ? { similar } : {}),
         bandits,
-        ...(repoMethods ? { body: { parsers: input.parsers, repo: () => repoMethods, ...(input.tokenize ? { tokenize: input.tokenize } : {}), ...(input.encoder ? { embed: embedWith(input.encoder) } : {}) } } : {}),
+        ...(repoMethods
+          ? {
+              body: {
+                parsers: input.parsers,
+                repo: () => repoMethods,
+                ...(input.tokenize ? { tokenize: input.tokenize } : {}),
+                ...(input.encoder ? { embed: embedWith(input.encoder) } : {}),
+              },
+            }
+          : {}),
       };
       for (const method of input.methods) {
         const m0 = performance.now();

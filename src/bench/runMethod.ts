@@ -16,7 +16,21 @@ import type { Reranker } from '../engine/rerank/types';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { ModelClient } from '../engine/generate/types';
 import { snippetForPrompt } from '../engine/prompt/snippetForPrompt';
-import { autoMode, bodyMode, createPipeline, LINE_MODE, pipelineOptions as withDefaults, probingQueryBuilder, type BodyModeDeps, type CompletionMode, type CompletionRequest, type CompletionResult, type Pipeline, type PipelineOptions, type SketchSource } from '../engine/pipeline';
+import {
+  autoMode,
+  bodyMode,
+  createPipeline,
+  LINE_MODE,
+  pipelineOptions as withDefaults,
+  probingQueryBuilder,
+  type BodyModeDeps,
+  type CompletionMode,
+  type CompletionRequest,
+  type CompletionResult,
+  type Pipeline,
+  type PipelineOptions,
+  type SketchSource,
+} from '../engine/pipeline';
 import { UserError } from '../engine/util/errors';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
@@ -33,7 +47,10 @@ export interface MethodSpec {
   rerank: RerankMode;
   /** RepoCoder: retrieve again with the first generation appended, then generate again. */
   iterative: boolean;
-  /** Uses the query strategy (probe / last-k): the sparse and dense paths; RG-1 always queries with the last 10 lines, dataflow reads the file. */
+  /**
+   * Uses the query strategy (probe / last-k): the sparse and dense paths; RG-1 always queries with the last 10 lines, dataflow reads the
+   * file.
+   */
   usesQuery: boolean;
   /** Rambo's methods (body mode's own retrieval): where the sketch comes from; `oracle` is the ground truth (a ceiling, not a method). */
   rambo?: SketchSource;
@@ -42,10 +59,28 @@ export interface MethodSpec {
 }
 
 /** ProCC's methods (line cases): one perspective each, their union, and the bandit's choice. */
-export const PROCC_METHODS: Readonly<Record<string, SimilarMode>> = { 'procc-lex': 'lexical', 'procc-hyp': 'hypothetical', 'procc-sum': 'summary', 'procc-union': 'union', procc: 'bandit' };
+export const PROCC_METHODS: Readonly<Record<string, SimilarMode>> = {
+  'procc-lex': 'lexical',
+  'procc-hyp': 'hypothetical',
+  'procc-sum': 'summary',
+  'procc-union': 'union',
+  procc: 'bandit',
+};
 
 /** The methods of docs/BENCHMARKS.md, in the order the comparison table lists them. */
-export const STANDARD_METHODS = ['zero-shot', 'rg1', 'repocoder', 'draco', 's', 'd', 'df', 'df+s', 'df+s+d', 'df+s+d+lr', 'df+s+d+dr'] as const;
+export const STANDARD_METHODS = [
+  'zero-shot',
+  'rg1',
+  'repocoder',
+  'draco',
+  's',
+  'd',
+  'df',
+  'df+s',
+  'df+s+d',
+  'df+s+d+lr',
+  'df+s+d+dr',
+] as const;
 
 /** Rambo's methods (body cases): with a model sketch, without one, and with the ground truth as the sketch (an oracle). */
 export const RAMBO_METHODS: Readonly<Record<string, SketchSource>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
@@ -79,19 +114,35 @@ export function parseMethod(name: string): MethodSpec {
       continue;
     }
     const path = PATH_TOKENS[token];
-    if (!path) throw new UserError(`unknown method "${n}": use ${STANDARD_METHODS.join(', ')} (or another union of s, d, df with +lr / +dr)`);
+    if (!path)
+      throw new UserError(`unknown method "${n}": use ${STANDARD_METHODS.join(', ')} (or another union of s, d, df with +lr / +dr)`);
     paths.add(path);
   }
   if (paths.size === 0) throw new UserError(`method "${n}" names no retrieval path`);
   // The dataflow path reads the unfinished file, not the query: a df-only method does not probe.
-  return { name: n, paths: MERGE_ORDER.filter((p) => paths.has(p)), rerank, iterative: false, usesQuery: paths.has('sparse') || paths.has('dense') };
+  return {
+    name: n,
+    paths: MERGE_ORDER.filter((p) => paths.has(p)),
+    rerank,
+    iterative: false,
+    usesQuery: paths.has('sparse') || paths.has('dense'),
+  };
 }
 
 /** What a method needs besides the knowledge base: used to load models once per run. */
-export function methodNeeds(specs: readonly MethodSpec[], query: QueryStrategy, options?: Pick<RunOptions, 'bodySignatures'>): { prober: boolean; encoder: boolean; llmReranker: boolean; distilledReranker: boolean; similar: boolean } {
+export function methodNeeds(
+  specs: readonly MethodSpec[],
+  query: QueryStrategy,
+  options?: Pick<RunOptions, 'bodySignatures'>,
+): { prober: boolean; encoder: boolean; llmReranker: boolean; distilledReranker: boolean; similar: boolean } {
   return {
     prober: query === 'probe' && specs.some((s) => s.usesQuery),
-    encoder: specs.some((s) => s.paths.includes('dense') || (s.similar !== undefined && s.similar !== 'off') || (s.rambo !== undefined && options?.bodySignatures === 'encoder')),
+    encoder: specs.some(
+      (s) =>
+        s.paths.includes('dense') ||
+        (s.similar !== undefined && s.similar !== 'off') ||
+        (s.rambo !== undefined && options?.bodySignatures === 'encoder'),
+    ),
     similar: specs.some((s) => s.similar !== undefined && s.similar !== 'off'),
     llmReranker: specs.some((s) => s.rerank === 'llm'),
     distilledReranker: specs.some((s) => s.rerank === 'distilled'),
@@ -136,7 +187,18 @@ export interface RunOptions {
   probeTop?: number;
 }
 
-export const DEFAULT_RUN_OPTIONS: RunOptions = { query: 'probe', topJ: 15, topU: 10, pathBudgetMs: 10_000, rerankTimeoutMs: 60_000, generate: true, budgetTokens: 2048, maxNewTokens: 48, bodyMaxNewTokens: 128, bodyPromptForm: 'rambo' };
+export const DEFAULT_RUN_OPTIONS: RunOptions = {
+  query: 'probe',
+  topJ: 15,
+  topU: 10,
+  pathBudgetMs: 10_000,
+  rerankTimeoutMs: 60_000,
+  generate: true,
+  budgetTokens: 2048,
+  maxNewTokens: 48,
+  bodyMaxNewTokens: 128,
+  bodyPromptForm: 'rambo',
+};
 
 /** Everything a case needs that is shared across cases: the repository's retrievers and the models. */
 export interface CaseEnvironment {
@@ -184,10 +246,23 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     rerank: { topU: options.topU, timeoutMs: options.rerankTimeoutMs },
     prompt: { budgetTokens: options.budgetTokens, ...(options.contextShare !== undefined ? { contextShare: options.contextShare } : {}) },
     generate: { maxNewTokens: body ? options.bodyMaxNewTokens : options.maxNewTokens },
-    // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's implicit join.
-    body: { maxNewTokens: options.bodyMaxNewTokens, promptForm: options.bodyPromptForm, ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}), ...(options.bodyCompose ? { compose: options.bodyCompose } : {}), ...(options.bodyElements ? { elements: options.bodyElements } : {}), ...(spec.rambo ? { knowledge: false } : {}), ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}) },
+    // Rambo's methods measure Rambo's lists (`rambo`) or name the CodeRAG method that joins them (`rambo+df+s+d+dr`), never the product's
+    // implicit join.
+    body: {
+      maxNewTokens: options.bodyMaxNewTokens,
+      promptForm: options.bodyPromptForm,
+      ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}),
+      ...(options.bodyCompose ? { compose: options.bodyCompose } : {}),
+      ...(options.bodyElements ? { elements: options.bodyElements } : {}),
+      ...(spec.rambo ? { knowledge: false } : {}),
+      ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}),
+    },
     check: { mode: options.check ?? 'constrain', ...(options.checkPrior !== undefined ? { prior: options.checkPrior } : {}) },
-    similar: { mode: spec.similar ?? 'off', budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs }, ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}) },
+    similar: {
+      mode: spec.similar ?? 'off',
+      budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs },
+      ...(options.similarShare !== undefined ? { promptShare: options.similarShare } : {}),
+    },
   });
 }
 
@@ -195,11 +270,19 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
  * The mode a case runs in: a body case in the body mode for every method (Rambo's stages for
  * Rambo's methods; the method's own retrieval with the body's length and cut for the others).
  */
-function modeOf(spec: MethodSpec, c: BenchCase, env: CaseEnvironment, generate: boolean, knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>): CompletionMode {
+function modeOf(
+  spec: MethodSpec,
+  c: BenchCase,
+  env: CaseEnvironment,
+  generate: boolean,
+  knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>,
+): CompletionMode {
   const body = isBodyCase(c);
   if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
-  return body ? bodyMode(env.body, { sketch: spec.rambo, oracleSketch: c.groundtruth, retrievalOnly: !generate, ...(knowledge ? { knowledge } : {}) }) : autoMode(env.body);
+  return body
+    ? bodyMode(env.body, { sketch: spec.rambo, oracleSketch: c.groundtruth, retrievalOnly: !generate, ...(knowledge ? { knowledge } : {}) })
+    : autoMode(env.body);
 }
 
 /** The method's pipeline, built by the product's one composition function. */
@@ -211,20 +294,31 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
   const probing = probingQueryBuilder(() => env.prober);
   const retrievalDeps = {
     retrievers: () => retrievers,
-    ...(spec.usesQuery && env.queryMemo ? { queryBuilder: sharedQuery(probing, env.queryMemo, `${options.query}\u0000${caseKey}\u0000${round}`) } : { queryBuilder: probing }),
+    ...(spec.usesQuery && env.queryMemo
+      ? { queryBuilder: sharedQuery(probing, env.queryMemo, `${options.query}\u0000${caseKey}\u0000${round}`) }
+      : { queryBuilder: probing }),
     ...(reranker ? { rerankers: new RerankerSwitch(spec.rerank, { [reranker.kind]: reranker }) } : {}),
   };
   // Rambo joined by a CodeRAG method: that method's retrieval and rerank, without a model, give the knowledge items.
-  const knowledgePipeline = spec.rambo && spec.paths.length > 0 ? createPipeline(pipelineOptions({ ...spec, rambo: undefined }, options, false), retrievalDeps, LINE_MODE) : undefined;
-  const knowledge = knowledgePipeline ? (request: CompletionRequest, signal: AbortSignal) => knowledgePipeline.complete(request, signal).then((r) => r.contexts) : undefined;
-  return createPipeline(pipelineOptions(spec, options, isBodyCase(c)), {
-    ...retrievalDeps,
-    // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
-    // Rambo's sketch is a model call even when only retrieval is evaluated.
-    ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
-    ...(env.receivers ? { receivers: () => env.receivers } : {}),
-    ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
-  }, modeOf(spec, c, env, options.generate, knowledge));
+  const knowledgePipeline =
+    spec.rambo && spec.paths.length > 0
+      ? createPipeline(pipelineOptions({ ...spec, rambo: undefined }, options, false), retrievalDeps, LINE_MODE)
+      : undefined;
+  const knowledge = knowledgePipeline
+    ? (request: CompletionRequest, signal: AbortSignal) => knowledgePipeline.complete(request, signal).then((r) => r.contexts)
+    : undefined;
+  return createPipeline(
+    pipelineOptions(spec, options, isBodyCase(c)),
+    {
+      ...retrievalDeps,
+      // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
+      // Rambo's sketch is a model call even when only retrieval is evaluated.
+      ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
+      ...(env.receivers ? { receivers: () => env.receivers } : {}),
+      ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
+    },
+    modeOf(spec, c, env, options.generate, knowledge),
+  );
 }
 
 /** Per-stage times of one complete() run, in docs/BENCHMARKS.md's names (per path, not the whole retrieve stage). */
@@ -244,30 +338,51 @@ function timingsOf(result: CompletionResult, generate: boolean): StageTimings {
 
 /** The contexts in prompt order: the reranked top-u that entered the prompt (all of them in retrieval-only runs). */
 function contextsOf(result: CompletionResult): PredictionContext[] {
-  return result.contexts.map((c) => ({ path: c.snippet.path, text: snippetForPrompt(c).text, source: originLabel(c) ?? c.paths.join('+') }));
+  return result.contexts.map((c) => ({
+    path: c.snippet.path,
+    text: snippetForPrompt(c).text,
+    source: originLabel(c) ?? c.paths.join('+'),
+  }));
 }
 
 /** Degradations worth counting in a report: a path that timed out or failed, a probing fallback, a failed stage. */
 function problemsOf(result: CompletionResult): string[] {
   const out: string[] = [];
-  for (const p of result.trace.retrieval?.paths ?? []) if (p.status !== 'ok') out.push(`${p.path} ${p.status}${p.message ? `: ${p.message}` : ''}`);
-  for (const p of result.trace.similar?.perspectives ?? []) if (p.status !== 'ok') out.push(`similar ${p.name} ${p.status}${p.message ? `: ${p.message}` : ''}`);
+  for (const p of result.trace.retrieval?.paths ?? [])
+    if (p.status !== 'ok') out.push(`${p.path} ${p.status}${p.message ? `: ${p.message}` : ''}`);
+  for (const p of result.trace.similar?.perspectives ?? [])
+    if (p.status !== 'ok') out.push(`similar ${p.name} ${p.status}${p.message ? `: ${p.message}` : ''}`);
   if (result.trace.query?.fallbackReason) out.push(`query fallback: ${result.trace.query.fallbackReason}`);
-  for (const s of result.trace.stages) if (s.status === 'degraded' || s.status === 'failed') out.push(`${s.stage} ${s.status}: ${s.message ?? ''}`);
+  for (const s of result.trace.stages)
+    if (s.status === 'degraded' || s.status === 'failed') out.push(`${s.stage} ${s.status}: ${s.message ?? ''}`);
   if (result.trace.error) out.push(`${result.trace.error.stage}: ${result.trace.error.message}`);
   return out;
 }
 
 /** What a prediction keeps of ProCC's stage: the arm, how it was chosen, the context and the scores. */
 function similarOf(t: SimilarTrace): NonNullable<Prediction['similar']> {
-  return { arm: t.arm, chosen_by: t.chosenBy, features: t.features, ...(t.scores ? { scores: t.scores } : {}), tops: Object.fromEntries(t.perspectives.flatMap((p) => (p.top ? [[p.name, p.top.id]] : []))) };
+  return {
+    arm: t.arm,
+    chosen_by: t.chosenBy,
+    features: t.features,
+    ...(t.scores ? { scores: t.scores } : {}),
+    tops: Object.fromEntries(t.perspectives.flatMap((p) => (p.top ? [[p.name, p.top.id]] : []))),
+  };
 }
 
 /** Whether the prediction names a member its repository-typed receiver lacks (eval score's unknown member rate). */
-function unknownMember(request: { filePath: string; lang: Lang; prefix: string }, text: string, env: CaseEnvironment, options: RunOptions, signal: AbortSignal): { unknown_member?: boolean } {
+function unknownMember(
+  request: { filePath: string; lang: Lang; prefix: string },
+  text: string,
+  env: CaseEnvironment,
+  options: RunOptions,
+  signal: AbortSignal,
+): { unknown_member?: boolean } {
   const typer = env.receivers;
   if (!typer || !options.generate) return {};
-  const checked = checkCompletion(request.prefix, text, (t) => typer.membersAt({ path: request.filePath, lang: request.lang, prefix: t }, signal));
+  const checked = checkCompletion(request.prefix, text, (t) =>
+    typer.membersAt({ path: request.filePath, lang: request.lang, prefix: t }, signal),
+  );
   return { unknown_member: checked.fixes.length > 0 };
 }
 
@@ -283,17 +398,36 @@ export interface CaseOutcome {
  * Run one case: the unfinished file is the case's `prompt` (so its text after the cursor is
  * never seen); the retrievers exclude the target file's own items.
  */
-export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironment, options: RunOptions, signal: AbortSignal): Promise<CaseOutcome> {
+export async function runCase(
+  c: BenchCase,
+  spec: MethodSpec,
+  env: CaseEnvironment,
+  options: RunOptions,
+  signal: AbortSignal,
+): Promise<CaseOutcome> {
   const lang: Lang | undefined = caseLang(c);
   if (!lang) throw new UserError(`${c.metadata.task_id}: language unknown (set metadata.lang)`);
   // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does.
-  const request = { filePath: c.metadata.file, lang, prefix: c.prompt, suffix: isBodyCase(c) ? (c.right_context ?? '') : '', repoName: c.metadata.repository };
+  const request = {
+    filePath: c.metadata.file,
+    lang,
+    prefix: c.prompt,
+    suffix: isBodyCase(c) ? (c.right_context ?? '') : '',
+    repoName: c.metadata.repository,
+  };
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
     const text = first.items[0]?.text ?? '';
     const similar = first.trace.similar;
     return {
-      prediction: { task_id: c.metadata.task_id, prediction: text, contexts: contextsOf(first), timings_ms: timingsOf(first, options.generate), ...unknownMember(request, text, env, options, signal), ...(similar ? { similar: similarOf(similar) } : {}) },
+      prediction: {
+        task_id: c.metadata.task_id,
+        prediction: text,
+        contexts: contextsOf(first),
+        timings_ms: timingsOf(first, options.generate),
+        ...unknownMember(request, text, env, options, signal),
+        ...(similar ? { similar: similarOf(similar) } : {}),
+      },
       problems: problemsOf(first),
       ...(similar ? { similar } : {}),
     };
@@ -307,7 +441,13 @@ export async function runCase(c: BenchCase, spec: MethodSpec, env: CaseEnvironme
   for (const key of new Set([...Object.keys(t1), ...Object.keys(t2)])) timings[key] = (t1[key] ?? 0) + (t2[key] ?? 0);
   timings.iteration1 = t1.total ?? 0;
   return {
-    prediction: { task_id: c.metadata.task_id, prediction: second.items[0]?.text ?? '', contexts: contextsOf(second), timings_ms: timings, ...unknownMember(request, second.items[0]?.text ?? '', env, options, signal) },
+    prediction: {
+      task_id: c.metadata.task_id,
+      prediction: second.items[0]?.text ?? '',
+      contexts: contextsOf(second),
+      timings_ms: timings,
+      ...unknownMember(request, second.items[0]?.text ?? '', env, options, signal),
+    },
     problems: [...problemsOf(first), ...problemsOf(second)],
   };
 }

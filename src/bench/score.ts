@@ -65,7 +65,22 @@ interface Accumulator {
   rel: number;
 }
 
-const empty = (): Accumulator => ({ n: 0, em: 0, es: 0, idEm: 0, idF1: 0, nRecall: 0, recall: 0, coverage: 0, full: 0, missing: 0, nim: 0, nUnknown: 0, unknown: 0, rel: 0 });
+const empty = (): Accumulator => ({
+  n: 0,
+  em: 0,
+  es: 0,
+  idEm: 0,
+  idF1: 0,
+  nRecall: 0,
+  recall: 0,
+  coverage: 0,
+  full: 0,
+  missing: 0,
+  nim: 0,
+  nUnknown: 0,
+  unknown: 0,
+  rel: 0,
+});
 
 /** The best identifier F1 (percent) between any line of the prediction's top-1 window and the ground truth. */
 export function topWindowRelevance(pred: Prediction | undefined, groundtruth: string, lang: Lang): number {
@@ -184,8 +199,36 @@ const STAGE_ORDER = ['query', 'sparse', 'dense', 'dataflow', 'rerank', 'prompt',
 export function formatScoreReport(report: ScoreReport): string {
   const pct = (x: number): string => x.toFixed(2);
   const frac = (x: number | null): string => (x === null ? '-' : x.toFixed(3));
-  const rows: string[][] = [['repository', 'n', 'EM', 'ES', 'ID-EM', 'ID-F1', 'NIM', `recall@${report.k}`, `full@${report.k}`, `cover@${report.k}`, 'unk-member', 'missing']];
-  const row = (name: string, s: ScoreSummary): string[] => [name, String(s.n), pct(s.em), pct(s.es), pct(s.id_em), pct(s.id_f1), pct(s.nim), frac(s.recall), frac(s.full_recall), frac(s.coverage), frac(s.unknown_member_rate), String(s.missing)];
+  const rows: string[][] = [
+    [
+      'repository',
+      'n',
+      'EM',
+      'ES',
+      'ID-EM',
+      'ID-F1',
+      'NIM',
+      `recall@${report.k}`,
+      `full@${report.k}`,
+      `cover@${report.k}`,
+      'unk-member',
+      'missing',
+    ],
+  ];
+  const row = (name: string, s: ScoreSummary): string[] => [
+    name,
+    String(s.n),
+    pct(s.em),
+    pct(s.es),
+    pct(s.id_em),
+    pct(s.id_f1),
+    pct(s.nim),
+    frac(s.recall),
+    frac(s.full_recall),
+    frac(s.coverage),
+    frac(s.unknown_member_rate),
+    String(s.missing),
+  ];
   for (const [name, s] of Object.entries(report.by_repo)) rows.push(row(name, s));
   rows.push(row('overall', report.overall));
   const out = [table(rows, rows.length - 1)];

@@ -17,7 +17,10 @@ export class UsageError extends Error {}
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 /** parseArgs with strict checking; unknown options become UsageError. */
-export function parseCommandArgs<T extends OptionSpec>(argv: string[], options: T): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
+export function parseCommandArgs<T extends OptionSpec>(
+  argv: string[],
+  options: T,
+): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return { values: values as Record<string, string | boolean | string[] | undefined>, positionals };

@@ -15,7 +15,17 @@ import { evalCommand } from './commands/eval';
 import { rerankCommand } from './commands/rerank';
 import { modelsCommand } from './commands/models';
 
-const commands: CliCommand[] = [indexCommand, kbCommand, serveCommand, completeCommand, retrieveCommand, benchCommand, evalCommand, rerankCommand, modelsCommand];
+const commands: CliCommand[] = [
+  indexCommand,
+  kbCommand,
+  serveCommand,
+  completeCommand,
+  retrieveCommand,
+  benchCommand,
+  evalCommand,
+  rerankCommand,
+  modelsCommand,
+];
 
 function usage(): string {
   return [
@@ -32,7 +42,10 @@ function usage(): string {
 const INTERRUPTED = 130;
 
 async function main(argv: string[], signal: AbortSignal): Promise<number> {
-  setLogSink((level, tag, message) => process.stderr.write(`[${tag}] ${level}: ${message}\n`), process.env.CODERAG_LOG === 'debug' ? 'debug' : 'warn');
+  setLogSink(
+    (level, tag, message) => process.stderr.write(`[${tag}] ${level}: ${message}\n`),
+    process.env.CODERAG_LOG === 'debug' ? 'debug' : 'warn',
+  );
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage() + '\n');

@@ -23,7 +23,11 @@ export interface CliModels {
 }
 
 /** The shipped models the probing query and the dense path use; one that does not load is a warning, and its stage falls back. */
-export async function openModels(need: { lm: boolean; encoder: boolean }, warn: (message: string) => void, signal: AbortSignal): Promise<CliModels> {
+export async function openModels(
+  need: { lm: boolean; encoder: boolean },
+  warn: (message: string) => void,
+  signal: AbortSignal,
+): Promise<CliModels> {
   const registry = new ModelRegistry({ modelsDir: join(assetsDir(), 'models'), threads: 2, device: modelDevice() });
   const out: CliModels = { registry };
   if (need.lm) {
@@ -44,15 +48,34 @@ export async function openModels(need: { lm: boolean; encoder: boolean }, warn: 
 }
 
 /** The repository's retrieval paths, prepared (the dense path embeds with progress on stderr); timings per path. */
-export async function preparedPaths(kb: KnowledgeBase, repo: string, paths: readonly PathName[], encoder: Encoder | undefined, indexDir: string | undefined, signal: AbortSignal, similar?: { nextLine?: NextLineModel }): Promise<{ paths: RetrievalPaths; prepareMs: Record<string, number> }> {
+export async function preparedPaths(
+  kb: KnowledgeBase,
+  repo: string,
+  paths: readonly PathName[],
+  encoder: Encoder | undefined,
+  indexDir: string | undefined,
+  signal: AbortSignal,
+  similar?: { nextLine?: NextLineModel },
+): Promise<{ paths: RetrievalPaths; prepareMs: Record<string, number> }> {
   const embedding = progressPrinter('embedding');
   const indexFolder = indexFolderFor(cacheRoot(indexDir), repo);
   const nextLine = similar?.nextLine;
   const built = createRetrievalPaths(kb, await parsers(), {
     paths,
-    ...(encoder ? { dense: { encoder, indexFolder, onProgress: (x) => embedding.update({ done: x.done, total: x.total, path: '' }) } } : {}),
+    ...(encoder
+      ? { dense: { encoder, indexFolder, onProgress: (x) => embedding.update({ done: x.done, total: x.total, path: '' }) } }
+      : {}),
     // ProCC's code windows (the same encoder), when similar code is asked for.
-    ...(encoder && similar ? { similar: { encoder, indexFolder, onProgress: (x: { done: number; total: number }) => embedding.update({ done: x.done, total: x.total, path: 'code windows' }), ...(nextLine ? { nextLine: () => nextLine } : {}) } } : {}),
+    ...(encoder && similar
+      ? {
+          similar: {
+            encoder,
+            indexFolder,
+            onProgress: (x: { done: number; total: number }) => embedding.update({ done: x.done, total: x.total, path: 'code windows' }),
+            ...(nextLine ? { nextLine: () => nextLine } : {}),
+          },
+        }
+      : {}),
   });
   const prepareMs: Record<string, number> = {};
   try {
@@ -86,7 +109,9 @@ export interface RerankerOptions {
 }
 
 /** A switch holding the chosen reranker, loaded; the distilled one must exist when chosen. */
-export async function openRerankers(options: RerankerOptions): Promise<{ switcher: RerankerSwitch; placement?: ModelPlacement; dispose(): Promise<void> }> {
+export async function openRerankers(
+  options: RerankerOptions,
+): Promise<{ switcher: RerankerSwitch; placement?: ModelPlacement; dispose(): Promise<void> }> {
   const switcher = new RerankerSwitch(options.choice);
   let dispose = (): Promise<void> => Promise.resolve();
   let placement: ModelPlacement | undefined;
@@ -96,11 +121,16 @@ export async function openRerankers(options: RerankerOptions): Promise<{ switche
       'llm',
       options.openaiUrl
         ? openAiReranker({ baseUrl: options.openaiUrl, model, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) })
-        : ollamaReranker({ host: options.ollamaHost ?? MODEL_DEFAULTS.ollamaHost, model, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
+        : ollamaReranker({
+            host: options.ollamaHost ?? MODEL_DEFAULTS.ollamaHost,
+            model,
+            ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+          }),
     );
   } else if (options.choice === 'distilled') {
     const dir = resolve(options.distilledDir ?? join(assetsDir(), 'models', DEFAULT_RERANKER));
-    if (!existsSync(dir)) throw new UserError(`distilled reranker model not found at ${dir} (give --reranker-model DIR, or use --reranker llm)`);
+    if (!existsSync(dir))
+      throw new UserError(`distilled reranker model not found at ${dir} (give --reranker-model DIR, or use --reranker llm)`);
     const loaded = await loadDistilledReranker(dir, DEFAULT_RERANKER, { threads: 2, device: modelDevice() });
     switcher.register('distilled', loaded.reranker);
     placement = loaded.scorer.placement;

@@ -3,7 +3,13 @@
 // owns the commands, the status bar item, the trace view and the output channel. Nothing heavy
 // runs in the extension host (docs/ARCHITECTURE.md "One completion, as data flowing through").
 import * as vscode from 'vscode';
-import { LanguageClient, TransportKind, WorkDoneProgress, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  LanguageClient,
+  TransportKind,
+  WorkDoneProgress,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 import {
   apiKeyProblem,
   CompletionOutcomeNotification,
@@ -41,7 +47,11 @@ const WALKTHROUGH = 'coderag.gettingStarted';
 const ACCEPTED_COMMAND = 'coderag.suggestionAccepted';
 
 /** Shows the server's work-done progress for `token` in a VS Code progress notification. */
-function forwardProgress(client: LanguageClient, token: string, progress: vscode.Progress<{ message?: string; increment?: number }>): vscode.Disposable {
+function forwardProgress(
+  client: LanguageClient,
+  token: string,
+  progress: vscode.Progress<{ message?: string; increment?: number }>,
+): vscode.Disposable {
   let last = 0;
   return client.onProgress(WorkDoneProgress.type, token, (value) => {
     if (value.kind === 'end') return;
@@ -65,7 +75,12 @@ class CodeRagExtension implements vscode.Disposable {
   private lastTraceId: string | undefined;
   private offeredPull = new Set<string>();
   /** What became of each shown suggestion, sent to the server for learning (only the `bandit` similar-code mode learns). */
-  private readonly outcomes = new OutcomeTracker(outcomeSender(() => vscode.workspace.getConfiguration('coderag').get<string>('similar.mode', 'off') === 'bandit', (r) => this.sendOutcome(r)));
+  private readonly outcomes = new OutcomeTracker(
+    outcomeSender(
+      () => vscode.workspace.getConfiguration('coderag').get<string>('similar.mode', 'off') === 'bandit',
+      (r) => this.sendOutcome(r),
+    ),
+  );
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.disposables.push(this.output, this.statusItem, this.traceChanged, this.statusChanged);
@@ -91,9 +106,14 @@ class CodeRagExtension implements vscode.Disposable {
   private warnPlainApiKey(): void {
     const plain = vscode.workspace.getConfiguration('coderag').get<string>('openai.apiKey', '');
     if (!plain) return;
-    void vscode.window.showWarningMessage('CodeRAG: the coderag.openai.apiKey setting is ignored (a repository could set it); the key is kept in secret storage.', 'Set API Key').then((choice) => {
-      if (choice === 'Set API Key') void vscode.commands.executeCommand('coderag.setOpenAiApiKey');
-    });
+    void vscode.window
+      .showWarningMessage(
+        'CodeRAG: the coderag.openai.apiKey setting is ignored (a repository could set it); the key is kept in secret storage.',
+        'Set API Key',
+      )
+      .then((choice) => {
+        if (choice === 'Set API Key') void vscode.commands.executeCommand('coderag.setOpenAiApiKey');
+      });
   }
 
   private async sendApiKey(): Promise<void> {
@@ -102,7 +122,13 @@ class CodeRagExtension implements vscode.Disposable {
   }
 
   private async setApiKey(): Promise<void> {
-    const value = await vscode.window.showInputBox({ title: 'CodeRAG: OpenAI-compatible API Key', prompt: 'Kept in VS Code secret storage; leave empty to remove it.', password: true, ignoreFocusOut: true, validateInput: (v) => apiKeyProblem(v.trim()) });
+    const value = await vscode.window.showInputBox({
+      title: 'CodeRAG: OpenAI-compatible API Key',
+      prompt: 'Kept in VS Code secret storage; leave empty to remove it.',
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (v) => apiKeyProblem(v.trim()),
+    });
     if (value === undefined || apiKeyProblem(value.trim())) return;
     if (value.trim() === '') await this.context.secrets.delete(API_KEY_SECRET);
     else await this.context.secrets.store(API_KEY_SECRET, value.trim());
@@ -183,7 +209,9 @@ class CodeRagExtension implements vscode.Disposable {
           return items.map((item) => {
             if (item.traceId) this.lastTraceId = item.traceId;
             const text = typeof item.insertText === 'string' ? item.insertText : new vscode.SnippetString(item.insertText.value);
-            const range = item.range ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character) : new vscode.Range(position, position);
+            const range = item.range
+              ? new vscode.Range(item.range.start.line, item.range.start.character, item.range.end.line, item.range.end.character)
+              : new vscode.Range(position, position);
             const shown = new vscode.InlineCompletionItem(text, range);
             if (item.traceId && typeof item.insertText === 'string') {
               this.outcomes.shown(item.traceId, document.uri.toString(), document.offsetAt(range.start), item.insertText);
@@ -192,13 +220,17 @@ class CodeRagExtension implements vscode.Disposable {
             return shown;
           });
         } catch (e) {
-          if (!token.isCancellationRequested) this.output.appendLine(`inline completion failed: ${e instanceof Error ? e.message : String(e)}`);
+          if (!token.isCancellationRequested)
+            this.output.appendLine(`inline completion failed: ${e instanceof Error ? e.message : String(e)}`);
           return undefined;
         }
       },
     };
     this.disposables.push(
-      vscode.languages.registerInlineCompletionItemProvider(LANGUAGES.map((language) => ({ scheme: 'file', language })), provider),
+      vscode.languages.registerInlineCompletionItemProvider(
+        LANGUAGES.map((language) => ({ scheme: 'file', language })),
+        provider,
+      ),
       // Following each shown suggestion: typed through, accepted, typed over or left.
       vscode.commands.registerCommand(ACCEPTED_COMMAND, (traceId: unknown) => {
         if (typeof traceId === 'string') this.outcomes.accepted(traceId);
@@ -228,7 +260,11 @@ class CodeRagExtension implements vscode.Disposable {
 
   private registerCommands(): void {
     const command = (id: string, run: () => Promise<unknown>): void => {
-      this.disposables.push(vscode.commands.registerCommand(id, () => run().catch((e: unknown) => void vscode.window.showErrorMessage(`CodeRAG: ${e instanceof Error ? e.message : String(e)}`))));
+      this.disposables.push(
+        vscode.commands.registerCommand(id, () =>
+          run().catch((e: unknown) => void vscode.window.showErrorMessage(`CodeRAG: ${e instanceof Error ? e.message : String(e)}`)),
+        ),
+      );
     };
     command('coderag.rebuildIndex', () => this.rebuildIndex());
     command('coderag.toggleReranker', () => this.toggleReranker());
@@ -245,12 +281,19 @@ class CodeRagExtension implements vscode.Disposable {
   private sendOutcome(report: OutcomeReport): void {
     const client = this.client;
     if (!client || !client.isRunning()) return;
-    void client.sendNotification(CompletionOutcomeNotification.type, report).catch((e: unknown) => this.output.appendLine(`sending a suggestion's outcome failed: ${e instanceof Error ? e.message : String(e)}`));
+    void client
+      .sendNotification(CompletionOutcomeNotification.type, report)
+      .catch((e: unknown) =>
+        this.output.appendLine(`sending a suggestion's outcome failed: ${e instanceof Error ? e.message : String(e)}`),
+      );
   }
 
   /** The status item's click on a model problem (or the shipped model standing in): the ways out, likeliest first. */
   private async fixModel(): Promise<void> {
-    const picked = await vscode.window.showQuickPick(modelFixes(this.status), { title: 'CodeRAG: connect a model', placeHolder: this.status?.model.message ?? this.status?.message });
+    const picked = await vscode.window.showQuickPick(modelFixes(this.status), {
+      title: 'CodeRAG: connect a model',
+      placeHolder: this.status?.model.message ?? this.status?.message,
+    });
     switch (picked?.action) {
       case 'pull':
         return this.pullModel(this.status?.model.model);
@@ -275,7 +318,11 @@ class CodeRagExtension implements vscode.Disposable {
     const client = this.requireClient();
     this.outcomes.flush();
     const result = await client.sendRequest(ResetLearningRequest.type);
-    void vscode.window.showInformationMessage(`CodeRAG: learned preferences reset${result.folders > 0 ? ` (${result.folders} workspace folder${result.folders === 1 ? '' : 's'})` : ''}; similar code is chosen afresh.`);
+    void vscode.window.showInformationMessage(
+      `CodeRAG: learned preferences ` +
+        `reset${result.folders > 0 ? ` (${result.folders} workspace folder${result.folders === 1 ? '' : 's'})` : ''}; ` +
+        `similar code is chosen afresh.`,
+    );
   }
 
   private requireClient(): LanguageClient {
@@ -289,20 +336,26 @@ class CodeRagExtension implements vscode.Disposable {
       return;
     }
     const client = this.requireClient();
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'CodeRAG: Rebuilding repository index', cancellable: true }, async (progress, token) => {
-      const workDoneToken = `coderag-rebuild-${Date.now()}`;
-      const sub = forwardProgress(client, workDoneToken, progress);
-      try {
-        // The command the user runs when the index seems wrong: drop the saved index and parse every file again.
-        const result = await client.sendRequest(RebuildIndexRequest.type, { workDoneToken, full: true }, token);
-        const items = result.folders.reduce((n, f) => n + (f.items ?? 0), 0);
-        const failed = result.folders.filter((f) => f.state === 'failed');
-        if (failed.length > 0) void vscode.window.showErrorMessage(`CodeRAG: indexing failed for ${failed.map((f) => `${f.uri} (${f.message ?? ''})`).join(', ')}`);
-        else void vscode.window.showInformationMessage(`CodeRAG: index rebuilt, ${items} items in ${result.folders.length} folder(s).`);
-      } finally {
-        sub.dispose();
-      }
-    });
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'CodeRAG: Rebuilding repository index', cancellable: true },
+      async (progress, token) => {
+        const workDoneToken = `coderag-rebuild-${Date.now()}`;
+        const sub = forwardProgress(client, workDoneToken, progress);
+        try {
+          // The command the user runs when the index seems wrong: drop the saved index and parse every file again.
+          const result = await client.sendRequest(RebuildIndexRequest.type, { workDoneToken, full: true }, token);
+          const items = result.folders.reduce((n, f) => n + (f.items ?? 0), 0);
+          const failed = result.folders.filter((f) => f.state === 'failed');
+          if (failed.length > 0)
+            void vscode.window.showErrorMessage(
+              `CodeRAG: indexing failed for ${failed.map((f) => `${f.uri} (${f.message ?? ''})`).join(', ')}`,
+            );
+          else void vscode.window.showInformationMessage(`CodeRAG: index rebuilt, ${items} items in ${result.folders.length} folder(s).`);
+        } finally {
+          sub.dispose();
+        }
+      },
+    );
   }
 
   private async toggleReranker(): Promise<void> {
@@ -322,7 +375,11 @@ class CodeRagExtension implements vscode.Disposable {
       return;
     }
     const path = `/trace-${explained.trace.id}.md`;
-    const server = explained.server ? `\n\n_Server: debounce ${explained.server.debounceMs.toFixed(0)} ms, handler ${explained.server.handlerMs.toFixed(0)} ms, overhead ${explained.server.overheadMs.toFixed(1)} ms, cache ${explained.server.cache}_\n` : '';
+    const server = explained.server
+      ? `\n\n_Server: debounce ${explained.server.debounceMs.toFixed(0)} ms, handler ` +
+        `${explained.server.handlerMs.toFixed(0)} ms, overhead ${explained.server.overheadMs.toFixed(1)} ms, cache ` +
+        `${explained.server.cache}_\n`
+      : '';
     this.traces.set(path, explained.markdown + server);
     const uri = vscode.Uri.from({ scheme: TRACE_SCHEME, path });
     this.traceChanged.fire(uri);
@@ -341,17 +398,20 @@ class CodeRagExtension implements vscode.Disposable {
   private async pullModel(model?: string): Promise<void> {
     const client = this.requireClient();
     const name = model ?? this.status?.model.model;
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `CodeRAG: pulling ${name ?? 'the completion model'}`, cancellable: true }, async (progress, token) => {
-      const workDoneToken = `coderag-pull-${Date.now()}`;
-      const sub = forwardProgress(client, workDoneToken, progress);
-      try {
-        const result = await client.sendRequest(PullModelRequest.type, { workDoneToken, ...(name ? { model: name } : {}) }, token);
-        if (result.ok) void vscode.window.showInformationMessage(`CodeRAG: ${name ?? 'the model'} is ready.`);
-        else void vscode.window.showErrorMessage(`CodeRAG: pulling failed: ${result.message ?? 'unknown error'}`);
-      } finally {
-        sub.dispose();
-      }
-    });
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `CodeRAG: pulling ${name ?? 'the completion model'}`, cancellable: true },
+      async (progress, token) => {
+        const workDoneToken = `coderag-pull-${Date.now()}`;
+        const sub = forwardProgress(client, workDoneToken, progress);
+        try {
+          const result = await client.sendRequest(PullModelRequest.type, { workDoneToken, ...(name ? { model: name } : {}) }, token);
+          if (result.ok) void vscode.window.showInformationMessage(`CodeRAG: ${name ?? 'the model'} is ready.`);
+          else void vscode.window.showErrorMessage(`CodeRAG: pulling failed: ${result.message ?? 'unknown error'}`);
+        } finally {
+          sub.dispose();
+        }
+      },
+    );
   }
 
   /** The trace of the last completion shown (else the server's last one). */
@@ -375,10 +435,16 @@ class CodeRagExtension implements vscode.Disposable {
     this.statusChanged.fire(this.snapshot());
     if (status.model.state === 'modelMissing' && status.model.backend === 'ollama' && !this.offeredPull.has(status.model.model)) {
       this.offeredPull.add(status.model.model);
-      void vscode.window.showWarningMessage(`CodeRAG: the model "${status.model.model}" is not pulled in Ollama (${status.model.endpoint}).`, 'Pull now', 'Open settings').then((choice) => {
-        if (choice === 'Pull now') void this.pullModel(status.model.model);
-        else if (choice === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'coderag');
-      });
+      void vscode.window
+        .showWarningMessage(
+          `CodeRAG: the model "${status.model.model}" is not pulled in Ollama (${status.model.endpoint}).`,
+          'Pull now',
+          'Open settings',
+        )
+        .then((choice) => {
+          if (choice === 'Pull now') void this.pullModel(status.model.model);
+          else if (choice === 'Open settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'coderag');
+        });
     }
   }
 

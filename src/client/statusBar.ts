@@ -33,9 +33,23 @@ export function onFallbackModel(status: StatusParams): boolean {
 export function modelFixes(status: StatusParams | undefined): ModelFix[] {
   const m = status?.model;
   const fixes: ModelFix[] = [];
-  if (m?.state === 'modelMissing' && m.backend === 'ollama') fixes.push({ label: `Pull ${m.model} in Ollama`, detail: 'Downloads the model into your Ollama server, with progress.', action: 'pull' });
-  fixes.push({ label: 'Connect a model server', detail: 'The setup guide: Ollama on this machine, or an OpenAI-compatible server (vLLM, llama.cpp, TGI).', action: 'walkthrough' });
-  if (m && m.backend !== 'embedded') fixes.push({ label: 'Use the shipped model', detail: 'Sets coderag.model.provider to embedded: works offline, modest quality.', action: 'useEmbedded' });
+  if (m?.state === 'modelMissing' && m.backend === 'ollama')
+    fixes.push({
+      label: `Pull ${m.model} in Ollama`,
+      detail: 'Downloads the model into your Ollama server, with progress.',
+      action: 'pull',
+    });
+  fixes.push({
+    label: 'Connect a model server',
+    detail: 'The setup guide: Ollama on this machine, or an OpenAI-compatible server (vLLM, llama.cpp, TGI).',
+    action: 'walkthrough',
+  });
+  if (m && m.backend !== 'embedded')
+    fixes.push({
+      label: 'Use the shipped model',
+      detail: 'Sets coderag.model.provider to embedded: works offline, modest quality.',
+      action: 'useEmbedded',
+    });
   fixes.push({ label: 'Open the CodeRAG settings', detail: 'Model provider, Ollama host, OpenAI-compatible server.', action: 'settings' });
   fixes.push({ label: 'Show the server log', detail: 'What the server tried and what answered.', action: 'log' });
   return fixes;
@@ -74,7 +88,11 @@ const UNTRUSTED: StatusBarView = {
 /** `3/40` while parsing; `indexing 41% · dense 12,000/39,000` while the dense path embeds. */
 export function indexingLabel(p: IndexingProgress): string {
   const n = (x: number): string => x.toLocaleString('en-US');
-  if (p.dense) return `indexing ${p.percent ?? Math.floor((100 * p.dense.done) / Math.max(1, p.dense.total))}% · dense ${n(p.dense.done)}/${n(p.dense.total)}`;
+  if (p.dense)
+    return (
+      `indexing ${p.percent ?? Math.floor((100 * p.dense.done) / Math.max(1, p.dense.total))}% · dense ` +
+      `${n(p.dense.done)}/${n(p.dense.total)}`
+    );
   return `${p.done}/${p.total}`;
 }
 
@@ -125,6 +143,10 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
     for (const error of new Set(status.models.flatMap((d) => (d.error ? [d.error] : [])))) lines.push(`**Device error:** ${error}`);
   }
   const o = status.stats.overheadMs;
-  if (o) lines.push(`Server overhead per request: median ${o.median.toFixed(1)} ms (p95 ${o.p95.toFixed(1)} ms); ${status.stats.cacheHits}/${status.stats.requests} from the cache`);
+  if (o)
+    lines.push(
+      `Server overhead per request: median ${o.median.toFixed(1)} ms (p95 ${o.p95.toFixed(1)} ms); ` +
+        `${status.stats.cacheHits}/${status.stats.requests} from the cache`,
+    );
   return { text, tooltip: lines.join('\n\n'), warning, command: fix ? FIX_MODEL_COMMAND : TOGGLE_RERANKER_COMMAND };
 }

@@ -1,8 +1,17 @@
 // The client <-> server protocol: LSP 3.18 inline completion (declared here because
 // vscode-languageserver 9 only has it as a proposal) and CodeRAG's own requests and
 // notifications, each a documented namespace with `method` and `type` (CONTRIBUTING.md "Code rules", rule 5).
-// Types and constants only (and the environment the server process starts with): shared by src/client and src/server; imports nothing of theirs.
-import { NotificationType, ProtocolRequestType, RequestType, RequestType0, type TextDocumentPositionParams, type WorkDoneProgressParams, type Range } from 'vscode-languageserver-protocol';
+// Types and constants only (and the environment the server process starts with): shared by src/client and src/server; imports nothing of
+// theirs.
+import {
+  NotificationType,
+  ProtocolRequestType,
+  RequestType,
+  RequestType0,
+  type TextDocumentPositionParams,
+  type WorkDoneProgressParams,
+  type Range,
+} from 'vscode-languageserver-protocol';
 
 /**
  * Environment the editor starts the language server with (the benchmarks start it the same way).
@@ -72,7 +81,13 @@ export interface InlineCompletionOptions {
 /** `textDocument/inlineCompletion` (LSP 3.18): ghost-text completions at a position. */
 export namespace InlineCompletionRequest {
   export const method = 'textDocument/inlineCompletion' as const;
-  export const type = new ProtocolRequestType<InlineCompletionParams, InlineCompletionList | InlineCompletionItem[] | null, void, void, InlineCompletionOptions>(method);
+  export const type = new ProtocolRequestType<
+    InlineCompletionParams,
+    InlineCompletionList | InlineCompletionItem[] | null,
+    void,
+    void,
+    InlineCompletionOptions
+  >(method);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,18 +214,69 @@ export interface CompletionTraceView {
     chosenBy: string;
     features: number[];
     scores?: Record<string, number | undefined>;
-    perspectives: Array<{ name: string; status: string; elapsedMs: number; message?: string; query?: string; top?: { id: string; path: string; startLine: number; endLine: number; score: number } }>;
+    perspectives: Array<{
+      name: string;
+      status: string;
+      elapsedMs: number;
+      message?: string;
+      query?: string;
+      top?: { id: string; path: string; startLine: number; endLine: number; score: number };
+    }>;
     snippets: string[];
     reward?: number;
   };
-  query?: { strategy: string; text: string; spans: Array<{ startLine: number; endLine: number }>; chunkScores?: Array<{ startLine: number; endLine: number; score: number }>; fallbackReason?: string };
-  retrieval?: {
-    paths: Array<{ path: string; status: string; elapsedMs: number; budgetMs: number; message?: string; notes?: string[]; results: Array<{ id: string; score: number; reason?: string }> }>;
-    candidates: Array<{ id: string; path: string; name: string; kind: string; paths: string[]; scores: Record<string, number | undefined> }>;
+  query?: {
+    strategy: string;
+    text: string;
+    spans: Array<{ startLine: number; endLine: number }>;
+    chunkScores?: Array<{ startLine: number; endLine: number; score: number }>;
+    fallbackReason?: string;
   };
-  rerank?: { reranker: string; calls: Array<{ window: string[]; picked?: string; elapsedMs: number; failure?: string }>; picked: string[]; notes?: string[] };
-  prompt?: { text: string; tokens: number; budgetTokens: number; family: string; fim: boolean; snippets: string[]; snippetsDropped: number; prefixCut: boolean };
-  model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string };
+  retrieval?: {
+    paths: Array<{
+      path: string;
+      status: string;
+      elapsedMs: number;
+      budgetMs: number;
+      message?: string;
+      notes?: string[];
+      results: Array<{ id: string; score: number; reason?: string }>;
+    }>;
+    candidates: Array<{
+      id: string;
+      path: string;
+      name: string;
+      kind: string;
+      paths: string[];
+      scores: Record<string, number | undefined>;
+    }>;
+  };
+  rerank?: {
+    reranker: string;
+    calls: Array<{ window: string[]; picked?: string; elapsedMs: number; failure?: string }>;
+    picked: string[];
+    notes?: string[];
+  };
+  prompt?: {
+    text: string;
+    tokens: number;
+    budgetTokens: number;
+    family: string;
+    fim: boolean;
+    snippets: string[];
+    snippetsDropped: number;
+    prefixCut: boolean;
+  };
+  model?: {
+    backend: string;
+    model: string;
+    endpoint: string;
+    elapsedMs: number;
+    firstTokenMs?: number;
+    tokens?: number;
+    raw: string;
+    stoppedBy?: string;
+  };
   completion?: string;
   stages: StageTimingView[];
   error?: { stage: string; kind: string; message: string };
@@ -264,7 +330,8 @@ export namespace PullModelRequest {
 // ---------------------------------------------------------------------------------------------
 // Status
 
-export type ModelState = 'unknown' | 'ok' | 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed' | 'error';
+export type ModelState =
+  'unknown' | 'ok' | 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed' | 'error';
 
 export interface ServerStats {
   requests: number;
@@ -275,7 +342,10 @@ export interface ServerStats {
   /** Server time per request outside the model and the retrieval stages, over the last requests. */
   overheadMs?: { median: number; p95: number; samples: number };
   /** The server process's memory (on `coderag/getStatus`). */
-  /** external: memory of C++ objects bound to JS (ArrayBuffers, the parsers' WebAssembly memory); the rest of rss outside the JS heap is native (model runtimes, the encoder's thread). */
+  /**
+   * external: memory of C++ objects bound to JS (ArrayBuffers, the parsers' WebAssembly memory); the rest of rss outside the JS heap is
+   * native (model runtimes, the encoder's thread).
+   */
   memory?: { rssMB: number; heapUsedMB: number; externalMB?: number; arrayBuffersMB?: number };
   /** Handler time of requests the typing-through cache answered. */
   cacheHitMs?: { median: number; p95: number; samples: number };

@@ -13,7 +13,13 @@ import { sleep } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
 import { withLineBreak } from '../engine/util/documentText';
-import { ExplainRequest, InlineCompletionRequest, type ExplainResult, type InlineCompletionList, type InlineCompletionParams } from '../protocol/protocol';
+import {
+  ExplainRequest,
+  InlineCompletionRequest,
+  type ExplainResult,
+  type InlineCompletionList,
+  type InlineCompletionParams,
+} from '../protocol/protocol';
 import { CompletionCache } from './completionCache';
 import { pipelineOptions, type ServerConfig } from './config';
 import type { Feature } from './feature';
@@ -90,7 +96,10 @@ export class CompletionFeature implements Feature {
   }
 
   updateConfig(config: ServerConfig): void {
-    const changedModel = this.config !== undefined && JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt]) !== JSON.stringify([config.model, config.ollama, config.openai, config.prompt]);
+    const changedModel =
+      this.config !== undefined &&
+      JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt]) !==
+        JSON.stringify([config.model, config.ollama, config.openai, config.prompt]);
     this.config = config;
     this.options = pipelineOptions(config);
     // The pipelines hold the options: each is built again on its folder's next request.
@@ -214,11 +223,15 @@ export class CompletionFeature implements Feature {
       if (this.status.current.models) result.trace.models = this.status.current.models;
       this.models.recordOutcome(result.trace);
       const handlerMs = performance.now() - t0;
-      const modelSide = result.trace.stages.filter((s) => s.stage !== 'prompt' && s.stage !== 'postprocess').reduce((n, s) => n + s.elapsedMs, 0) + (result.trace.modelPrepareMs ?? 0);
+      const modelSide =
+        result.trace.stages.filter((s) => s.stage !== 'prompt' && s.stage !== 'postprocess').reduce((n, s) => n + s.elapsedMs, 0) +
+        (result.trace.modelPrepareMs ?? 0);
       const overheadMs = Math.max(0, handlerMs - debounceMs - modelSide);
       this.record(this.overheads, overheadMs);
       const item = result.items[0];
-      const promptMs = result.trace.stages.filter((st) => st.stage === 'prompt' || st.stage === 'postprocess').reduce((n, st) => n + st.elapsedMs, 0);
+      const promptMs = result.trace.stages
+        .filter((st) => st.stage === 'prompt' || st.stage === 'postprocess')
+        .reduce((n, st) => n + st.elapsedMs, 0);
       this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
       this.publishStats();
       if (!item) return null;

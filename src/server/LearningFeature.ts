@@ -187,10 +187,15 @@ export class LearningFeature implements Feature {
     let saved: unknown;
     try {
       const size = (await stat(file)).size;
-      if (size > MAX_STATE_BYTES) log.warn(`the learned state ${file} is ${(size / 2 ** 20).toFixed(1)} MiB, more than a saved state can be (${MAX_STATE_BYTES / 2 ** 20} MiB): starting afresh`);
+      if (size > MAX_STATE_BYTES)
+        log.warn(
+          `the learned state ${file} is ${(size / 2 ** 20).toFixed(1)} MiB, more than a saved state can be ` +
+            `(${MAX_STATE_BYTES / 2 ** 20} MiB): starting afresh`,
+        );
       else saved = JSON.parse(await readFile(file, 'utf8'));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
     }
     const { bandit, error } = this.host.newBandit(saved);
     if (error && saved !== undefined) log.warn(`the learned state ${file} is not usable (starting afresh): ${error}`);

@@ -19,7 +19,13 @@ import type { StatusReporter } from './StatusReporter';
 const log = getLogger('model');
 
 function settingsOf(config: ServerConfig): ModelSettings {
-  return { provider: config.model.provider, family: config.model.family, timeoutMs: config.model.timeoutMs, ollama: config.ollama, openai: config.openai };
+  return {
+    provider: config.model.provider,
+    family: config.model.family,
+    timeoutMs: config.model.timeoutMs,
+    ollama: config.ollama,
+    openai: config.openai,
+  };
 }
 
 export class ModelFeature implements Feature {
@@ -51,7 +57,11 @@ export class ModelFeature implements Feature {
       const sub = token.onCancellationRequested(() => controller.abort());
       progress?.begin(`Pulling ${model}`, 0, undefined, true);
       try {
-        await ollama.pull((p) => progress?.report(p.total ? Math.floor((100 * (p.completed ?? 0)) / p.total) : 0, p.status), controller.signal, model);
+        await ollama.pull(
+          (p) => progress?.report(p.total ? Math.floor((100 * (p.completed ?? 0)) / p.total) : 0, p.status),
+          controller.signal,
+          model,
+        );
         this.settingsKey = '';
         this.refresh(cfg);
         await this.resolving;
@@ -92,7 +102,11 @@ export class ModelFeature implements Feature {
         if (resolved.problem) {
           log.warn(resolved.problem.message);
           this.status.update({ model: { ...base, state: resolved.problem.kind, message: resolved.problem.message } }, true);
-        } else this.status.update({ model: { ...base, state: c.backend === 'embedded' ? 'ok' : 'ok', ...(resolved.note ? { message: resolved.note } : {}) } }, true);
+        } else
+          this.status.update(
+            { model: { ...base, state: c.backend === 'embedded' ? 'ok' : 'ok', ...(resolved.note ? { message: resolved.note } : {}) } },
+            true,
+          );
       } catch (e) {
         if (!isCancellationError(e)) log.error(`choosing the model failed: ${errorMessage(e)}`);
       }

@@ -55,7 +55,10 @@ export class RerankFeature implements Feature {
     const key = JSON.stringify([config.ollama.host, config.rerank.llmModel, config.rerank.timeoutMs]);
     if (key !== this.llmKey) {
       this.llmKey = key;
-      this.switcher.register('llm', ollamaReranker({ host: config.ollama.host, model: config.rerank.llmModel, timeoutMs: config.rerank.timeoutMs }));
+      this.switcher.register(
+        'llm',
+        ollamaReranker({ host: config.ollama.host, model: config.rerank.llmModel, timeoutMs: config.rerank.timeoutMs }),
+      );
     }
     this.switcher.register('distilled', this.distilled());
     // The setting chooses at start and when it changes; the toggle command overrides until then.

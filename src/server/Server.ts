@@ -87,7 +87,13 @@ export function defaultCacheRoot(): string {
 function memoryMB(): { rssMB: number; heapUsedMB: number; heapTotalMB: number; externalMB: number; arrayBuffersMB: number } {
   const m = process.memoryUsage();
   const mb = (n: number): number => Math.round(n / 2 ** 20);
-  return { rssMB: mb(m.rss), heapUsedMB: mb(m.heapUsed), heapTotalMB: mb(m.heapTotal), externalMB: mb(m.external), arrayBuffersMB: mb(m.arrayBuffers) };
+  return {
+    rssMB: mb(m.rss),
+    heapUsedMB: mb(m.heapUsed),
+    heapTotalMB: mb(m.heapTotal),
+    externalMB: mb(m.external),
+    arrayBuffersMB: mb(m.arrayBuffers),
+  };
 }
 
 export class Server {
@@ -156,9 +162,21 @@ export class Server {
             },
           };
           if (encoder && !threadEntry) log.info('no encoder thread entry next to the server: items are embedded on the main thread');
-          const chunking = threadEntry ? { chunkSize: DENSE_CHUNK_ITEMS } : { chunkSize: DENSE_CHUNK_ITEMS_IN_PROCESS, chunkChars: DENSE_CHUNK_CHARS };
+          const chunking = threadEntry
+            ? { chunkSize: DENSE_CHUNK_ITEMS }
+            : { chunkSize: DENSE_CHUNK_ITEMS_IN_PROCESS, chunkChars: DENSE_CHUNK_CHARS };
           return createRetrievalPaths(kb, parsers, {
-            ...(dense ? { dense: { encoder: dense, indexFolder: context.indexFolder, onProgress: context.onDenseProgress, ...chunking, pace: (signal: AbortSignal) => this.foreground.yield(signal) } } : {}),
+            ...(dense
+              ? {
+                  dense: {
+                    encoder: dense,
+                    indexFolder: context.indexFolder,
+                    onProgress: context.onDenseProgress,
+                    ...chunking,
+                    pace: (signal: AbortSignal) => this.foreground.yield(signal),
+                  },
+                }
+              : {}),
             // ProCC's code windows: the same encoder (windows on its thread), built after the dense vectors, paced the same way.
             ...(dense && encoder
               ? {
@@ -185,9 +203,26 @@ export class Server {
     this.rerank = new RerankFeature(this.status);
     // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it (read from the kept traces).
     const traces = new TraceLog();
-    this.learning = new LearningFeature({ cacheRoot: () => this.cacheRoot, newBandit: (saved) => createSimilarBandit(saved), traceOf: (id) => traces.get(id) });
+    this.learning = new LearningFeature({
+      cacheRoot: () => this.cacheRoot,
+      newBandit: (saved) => createSimilarBandit(saved),
+      traceOf: (id) => traces.get(id),
+    });
     const learning = this.learning;
-    this.completion = new CompletionFeature(this.documents, this.indexer, this.models, this.rerank, () => this.prober, this.status, this.foreground, traces, { load: (root) => (root !== undefined ? learning.banditFor(root) : Promise.resolve(undefined)), loaded: (root) => (root !== undefined ? learning.loadedBandit(root) : undefined) });
+    this.completion = new CompletionFeature(
+      this.documents,
+      this.indexer,
+      this.models,
+      this.rerank,
+      () => this.prober,
+      this.status,
+      this.foreground,
+      traces,
+      {
+        load: (root) => (root !== undefined ? learning.banditFor(root) : Promise.resolve(undefined)),
+        loaded: (root) => (root !== undefined ? learning.loadedBandit(root) : undefined),
+      },
+    );
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
   }
 
@@ -214,7 +249,11 @@ export class Server {
   private itemEncoder(encoder: Encoder, entry: WorkerEntry): Promise<WorkerEncoder | undefined> {
     this.itemEncoderPromise ??= (async () => {
       try {
-        const thread = await WorkerEncoder.start(entry, { registry: this.registryOptions() }, { idleMs: ENCODER_THREAD_IDLE_MS, idleAfterBulkMs: ENCODER_THREAD_IDLE_AFTER_BULK_MS });
+        const thread = await WorkerEncoder.start(
+          entry,
+          { registry: this.registryOptions() },
+          { idleMs: ENCODER_THREAD_IDLE_MS, idleAfterBulkMs: ENCODER_THREAD_IDLE_AFTER_BULK_MS },
+        );
         if (thread.fingerprint !== encoder.fingerprint || thread.dim !== encoder.dim) {
           log.warn('the encoder thread loaded another build of the encoder: items are embedded on the main thread');
           await thread.dispose();
@@ -230,7 +269,12 @@ export class Server {
   }
 
   private registryOptions(): ModelRegistryOptions {
-    return { modelsDir: join(this.host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2, device: this.config.models.device };
+    return {
+      modelsDir: join(this.host.assetsDir, 'models'),
+      cacheDir: join(this.cacheRoot, 'models'),
+      threads: 2,
+      device: this.config.models.device,
+    };
   }
 
   private causalLM(): Promise<CausalLM> {
@@ -312,7 +356,10 @@ export class Server {
     const h = this.loopDelay;
     const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
     const now = performance.now();
-    const view = h.count > 0 ? { max: ms(h.max), p99: ms(h.percentile(99)), mean: ms(h.mean), windowMs: Math.round(now - this.loopWindowStart) } : { max: 0, p99: 0, mean: 0, windowMs: Math.round(now - this.loopWindowStart) };
+    const view =
+      h.count > 0
+        ? { max: ms(h.max), p99: ms(h.percentile(99)), mean: ms(h.mean), windowMs: Math.round(now - this.loopWindowStart) }
+        : { max: 0, p99: 0, mean: 0, windowMs: Math.round(now - this.loopWindowStart) };
     h.reset();
     this.loopWindowStart = now;
     return view;
@@ -338,13 +385,20 @@ export class Server {
     this.indexer.setWorkspaceFolders(folders);
     this.indexer.trusted = trusted;
     this.completion.trusted = trusted;
-    this.status.update({ trusted, completionsEnabled: config.enable, folders: folders.map((f) => ({ uri: f.uri, state: trusted ? 'pending' : 'disabled' })) });
+    this.status.update({
+      trusted,
+      completionsEnabled: config.enable,
+      folders: folders.map((f) => ({ uri: f.uri, state: trusted ? 'pending' : 'disabled' })),
+    });
     const caps: ClientCapabilities = params.capabilities;
     let capabilities: ServerCapabilities = {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: true } },
     };
     for (const feature of this.features) capabilities = { ...capabilities, ...feature.initialize(this.connection, caps, config) };
-    log.info(`CodeRAG server starting: ${folders.map((f) => safePath(f.uri)).join(', ') || 'no folder'}; trusted ${trusted}; index cache ${this.cacheRoot}`);
+    log.info(
+      `CodeRAG server starting: ${folders.map((f) => safePath(f.uri)).join(', ') || 'no folder'}; trusted ${trusted}; ` +
+        `index cache ${this.cacheRoot}`,
+    );
     return { capabilities, serverInfo: { name: 'coderag', version: '0.1.0' } };
   }
 
@@ -363,13 +417,17 @@ export class Server {
       (lm) => {
         this.prober = causalLMProber(lm);
         // One in-process LM run at a time: the hypothetical line queues behind probing like a probe.
-        this.nextLine = (prompt, maxNewTokens, signal) => this.models.probeGate.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
+        this.nextLine = (prompt, maxNewTokens, signal) =>
+          this.models.probeGate.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
         log.info(`probing model ${lm.name} loaded in ${lm.timings.loadMs.toFixed(0)} ms`);
       },
       (e: unknown) => log.warn(`the embedded model did not load (probing falls back to a model-free query): ${errorMessage(e)}`),
     );
     // The distilled reranker (CPU, ONNX) loads in the background; until then its choice keeps retrieval order.
-    loadDistilledReranker(join(this.host.assetsDir, 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1, device: this.config.models.device }).then(
+    loadDistilledReranker(join(this.host.assetsDir, 'models', DEFAULT_RERANKER), DEFAULT_RERANKER, {
+      threads: 1,
+      device: this.config.models.device,
+    }).then(
       async ({ reranker, scorer }) => {
         this.distilledPlacement = scorer.placement;
         this.publishModelDevices();
@@ -398,7 +456,11 @@ export class Server {
     const { config: merged, problems } = mergeConfig(this.initOptions.settings, settings);
     if (report) for (const p of problems) log.warn(`setting ignored: ${p}`);
     const config = this.withApiKey(merged);
-    if (config.models.device !== this.config.models.device) log.warn(`coderag.models.device is now ${config.models.device}: the models move when the server restarts (reload the window); they stay on ${this.registry.device} until then`);
+    if (config.models.device !== this.config.models.device)
+      log.warn(
+        `coderag.models.device is now ${config.models.device}: the models move when the server restarts (reload the ` +
+          `window); they stay on ${this.registry.device} until then`,
+      );
     this.config = config;
     for (const feature of this.features) feature.updateConfig?.(config);
   }

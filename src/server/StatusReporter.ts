@@ -1,7 +1,16 @@
 // The server's status in one snapshot (indexing progress, ready, model problems, reranker in
 // use), sent as `coderag/status` whenever a part changes (coalesced so progress cannot flood).
 import type { Connection } from 'vscode-languageserver/node';
-import { StatusNotification, type FolderIndexSummary, type IndexingProgress, type ModelState, type ModelStatus, type RerankerChoice, type ServerStats, type StatusParams } from '../protocol/protocol';
+import {
+  StatusNotification,
+  type FolderIndexSummary,
+  type IndexingProgress,
+  type ModelState,
+  type ModelStatus,
+  type RerankerChoice,
+  type ServerStats,
+  type StatusParams,
+} from '../protocol/protocol';
 import type { Disposable } from '../engine/util/disposable';
 import type { ModelRunsOn } from '../engine/models/device';
 
@@ -17,7 +26,16 @@ export interface StatusParts {
   models?: ModelRunsOn[];
 }
 
-const MODEL_PROBLEMS: readonly ModelState[] = ['unreachable', 'closed', 'timeout', 'httpStatus', 'malformed', 'modelMissing', 'failed', 'error'];
+const MODEL_PROBLEMS: readonly ModelState[] = [
+  'unreachable',
+  'closed',
+  'timeout',
+  'httpStatus',
+  'malformed',
+  'modelMissing',
+  'failed',
+  'error',
+];
 
 export function isModelProblem(state: ModelState): boolean {
   return MODEL_PROBLEMS.includes(state);
@@ -35,17 +53,37 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
       if (ollama) return `Start Ollama (\`ollama serve\`) or point ${urlSetting} at where it runs. ${retry}`;
       return `Start the model server${at} or correct ${urlSetting}. ${retry}`;
     case 'closed':
-      return `The model server${at} closed the connection in the middle of an answer (it may have restarted or run out of memory): see its log. ${retry}`;
+      return (
+        `The model server${at} closed the connection in the middle of an answer (it may have restarted or run out ` +
+        `of memory): see its log. ${retry}`
+      );
     case 'timeout':
-      return `The model server${at} did not answer in time (it may be loading the model or busy): wait, raise \`coderag.model.timeoutMs\`, or choose a smaller model. ${retry}`;
+      return (
+        `The model server${at} did not answer in time (it may be loading the model or busy): wait, raise ` +
+        `\`coderag.model.timeoutMs\`, or choose a smaller model. ${retry}`
+      );
     case 'httpStatus':
-      return `The model server${at} answered with an error: see its log, and check the model name${openai ? ' and the API key (**CodeRAG: Set OpenAI-compatible API Key**)' : ''}. ${retry}`;
+      return (
+        `The model server${at} answered with an error: see its log, and check the model ` +
+        `name${openai ? ' and the API key (**CodeRAG: Set OpenAI-compatible API Key**)' : ''}. ${retry}`
+      );
     case 'malformed':
-      return `The server${at} does not answer like ${ollama ? 'Ollama' : openai ? 'an OpenAI-compatible completions server' : 'a model server'}: check ${urlSetting} and \`coderag.model.provider\`.`;
+      return (
+        `The server${at} does not answer like ` +
+        `${ollama ? 'Ollama' : openai ? 'an OpenAI-compatible completions server' : 'a model server'}: check ` +
+        `${urlSetting} and \`coderag.model.provider\`.`
+      );
     case 'modelMissing':
-      if (ollama) return `Run "CodeRAG: Pull the Completion Model" (or \`ollama pull ${model.model}\`), or set \`coderag.ollama.completionModel\` to a model you have.`;
+      if (ollama)
+        return (
+          `Run "CodeRAG: Pull the Completion Model" (or \`ollama pull ${model.model}\`), or set ` +
+          `\`coderag.ollama.completionModel\` to a model you have.`
+        );
       if (openai) return `Set \`coderag.openai.model\` to a model the server${at} serves.`;
-      return 'The shipped model files are missing or damaged: reinstall the extension, or set `coderag.model.provider` to `ollama` or `openai`.';
+      return (
+        'The shipped model files are missing or damaged: reinstall the extension, or set `coderag.model.provider` ' +
+        'to `ollama` or `openai`.'
+      );
     case 'failed':
     case 'error':
       return `See "CodeRAG: Show Server Log" for what went wrong. ${retry}`;
@@ -57,18 +95,30 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
 export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'> {
   if (!p.trusted) return { state: 'untrusted', message: 'Workspace not trusted: CodeRAG does not index or complete here' };
   if (!p.completionsEnabled) return { state: 'disabled', message: 'CodeRAG completions are disabled' };
-  if (isModelProblem(p.model.state)) return { state: 'modelProblem', message: p.model.message ?? `model ${p.model.model}: ${p.model.state}` };
+  if (isModelProblem(p.model.state))
+    return { state: 'modelProblem', message: p.model.message ?? `model ${p.model.model}: ${p.model.state}` };
   if (p.indexing?.dense) {
     const { folder, percent, dense } = p.indexing;
     const n = (x: number): string => x.toLocaleString('en-US');
-    return { state: 'indexing', message: `Indexing ${folder} ${percent ?? 0}% · dense ${n(dense.done)}/${n(dense.total)} (completions use the other paths until it ends)` };
+    return {
+      state: 'indexing',
+      message:
+        `Indexing ${folder} ${percent ?? 0}% · dense ${n(dense.done)}/${n(dense.total)} (completions use the ` +
+        `other paths until it ends)`,
+    };
   }
   if (p.indexing) return { state: 'indexing', message: `Indexing ${p.indexing.folder} ${p.indexing.done}/${p.indexing.total}` };
-  if (p.folders.some((f) => f.state === 'pending' || f.state === 'indexing')) return { state: 'starting', message: 'Opening the repository index' };
+  if (p.folders.some((f) => f.state === 'pending' || f.state === 'indexing'))
+    return { state: 'starting', message: 'Opening the repository index' };
   const items = p.folders.reduce((n, f) => n + (f.items ?? 0), 0);
   // A folder that was refused or stopped (home folder, too many files) says why in the headline too.
   const failed = p.folders.filter((f) => f.state === 'failed' && f.message).map((f) => f.message);
-  return { state: 'ready', message: `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}` };
+  return {
+    state: 'ready',
+    message:
+      `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ` +
+      `${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}`,
+  };
 }
 
 export class StatusReporter implements Disposable {
@@ -91,7 +141,16 @@ export class StatusReporter implements Disposable {
   snapshot(): StatusParams {
     const { indexing, ...rest } = this.parts;
     const action = modelAction(rest.model);
-    return { ...headline(this.parts), ...(indexing ? { indexing } : {}), folders: rest.folders, model: { ...rest.model, ...(action ? { action } : {}) }, reranker: rest.reranker, completionsEnabled: rest.trusted && rest.completionsEnabled, stats: rest.stats, ...(rest.models?.length ? { models: rest.models } : {}) };
+    return {
+      ...headline(this.parts),
+      ...(indexing ? { indexing } : {}),
+      folders: rest.folders,
+      model: { ...rest.model, ...(action ? { action } : {}) },
+      reranker: rest.reranker,
+      completionsEnabled: rest.trusted && rest.completionsEnabled,
+      stats: rest.stats,
+      ...(rest.models?.length ? { models: rest.models } : {}),
+    };
   }
 
   update(change: Partial<StatusParts>, urgent = false): void {

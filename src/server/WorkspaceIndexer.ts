@@ -90,7 +90,11 @@ export class FolderIndex implements Disposable {
     if (!dense) return this.paths.retrievers;
     if (this.denseReady) return [...this.paths.retrievers, dense];
     const p = this.denseProgress;
-    const why = this.denseOff ?? (p ? `not ready: embedding ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} items` : 'not ready: waiting for the knowledge base');
+    const why =
+      this.denseOff ??
+      (p
+        ? `not ready: embedding ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} items`
+        : 'not ready: waiting for the knowledge base');
     return [...this.paths.retrievers, notReady(dense.name, why)];
   }
 
@@ -150,7 +154,14 @@ export class FolderIndex implements Disposable {
   summary(): FolderIndexSummary {
     const s = this.kb.summary();
     const items = Object.values(s.items).reduce((a, b) => a + b, 0);
-    return { uri: this.uri, state: this.state, files: s.files, items, ...(this.report ? { elapsedMs: Math.round(this.report.elapsedMs) } : {}), ...(this.message ? { message: this.message } : {}) };
+    return {
+      uri: this.uri,
+      state: this.state,
+      files: s.files,
+      items,
+      ...(this.report ? { elapsedMs: Math.round(this.report.elapsedMs) } : {}),
+      ...(this.message ? { message: this.message } : {}),
+    };
   }
 
   /** Saves are batched: many saves in a burst write the index once. */
@@ -237,7 +248,9 @@ export class WorkspaceIndexer implements Feature {
       });
     }
     if (this.canWatch && this.connection) {
-      await this.connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{py,java}' }] }).catch((e: unknown) => log.warn(`file watching unavailable: ${errorMessage(e)}`));
+      await this.connection.client
+        .register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{py,java}' }] })
+        .catch((e: unknown) => log.warn(`file watching unavailable: ${errorMessage(e)}`));
     }
     if (!this.trusted) {
       this.publish();
@@ -255,7 +268,8 @@ export class WorkspaceIndexer implements Feature {
     if (this.abort.signal.aborted || (this.config?.similar.mode ?? 'off') === 'off' || !folderIndex.denseReady) return;
     folderIndex.prepareSimilar(this.abort.signal, (err) => {
       if (err !== undefined && !isCancellationError(err)) log.warn(`similar code for ${folderIndex.name} is off: ${errorMessage(err)}`);
-      else if (err === undefined) log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
+      else if (err === undefined)
+        log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
     });
   }
 
@@ -295,7 +309,10 @@ export class WorkspaceIndexer implements Feature {
   }
 
   summaries(): FolderIndexSummary[] {
-    return [...[...this.folders.values()].map((f) => f.summary()), ...[...this.refused].map(([uri, message]): FolderIndexSummary => ({ uri, state: 'failed', files: 0, items: 0, message }))];
+    return [
+      ...[...this.folders.values()].map((f) => f.summary()),
+      ...[...this.refused].map(([uri, message]): FolderIndexSummary => ({ uri, state: 'failed', files: 0, items: 0, message })),
+    ];
   }
 
   private publish(): void {
@@ -330,7 +347,12 @@ export class WorkspaceIndexer implements Feature {
         // Files parsed count as done: the folder's percentage over files and items alike.
         const files = kb.summary().files;
         const percent = Math.floor((100 * (files + p.done)) / Math.max(1, files + p.total));
-        this.status.update({ indexing: p.done < p.total ? { folder: `${folder.name} (embeddings)`, done: p.done, total: p.total, percent, dense: { done: p.done, total: p.total } } : undefined });
+        this.status.update({
+          indexing:
+            p.done < p.total
+              ? { folder: `${folder.name} (embeddings)`, done: p.done, total: p.total, percent, dense: { done: p.done, total: p.total } }
+              : undefined,
+        });
       },
     });
     index = new FolderIndex(folder.uri, root, folder.name, kb, paths, parsers);
@@ -338,7 +360,10 @@ export class WorkspaceIndexer implements Feature {
     return index;
   }
 
-  private async progressReporter(attached: WorkDoneProgressReporter | undefined, title: string): Promise<WorkDoneProgressReporter | undefined> {
+  private async progressReporter(
+    attached: WorkDoneProgressReporter | undefined,
+    title: string,
+  ): Promise<WorkDoneProgressReporter | undefined> {
     if (attached) {
       attached.begin(title, 0, undefined, false);
       return attached;
@@ -353,7 +378,12 @@ export class WorkspaceIndexer implements Feature {
     }
   }
 
-  private async indexAll(folders: readonly WorkspaceFolder[], attached: WorkDoneProgressReporter | undefined, signal: AbortSignal, full = false): Promise<FolderIndexSummary[]> {
+  private async indexAll(
+    folders: readonly WorkspaceFolder[],
+    attached: WorkDoneProgressReporter | undefined,
+    signal: AbortSignal,
+    full = false,
+  ): Promise<FolderIndexSummary[]> {
     // Stopped (shutdown) before it began: not even a progress bar.
     if (signal.aborted) throw new CancellationError();
     const progress = await this.progressReporter(attached, 'CodeRAG: indexing');
@@ -397,12 +427,15 @@ export class WorkspaceIndexer implements Feature {
           const folderIndex = index;
           folderIndex.prepareDense(this.abort.signal, (e) => {
             if (e !== undefined && !isCancellationError(e)) log.warn(`dense retrieval for ${folderIndex.name} is off: ${errorMessage(e)}`);
-            else if (e === undefined) log.info(`dense retrieval ready for ${folderIndex.name}: ${folderIndex.paths.dense?.size ?? 0} items embedded`);
+            else if (e === undefined)
+              log.info(`dense retrieval ready for ${folderIndex.name}: ${folderIndex.paths.dense?.size ?? 0} items embedded`);
             this.status.update({ indexing: undefined, folders: this.summaries() });
             // ProCC's windows after the dense vectors, so the two do not compete for the encoder.
             this.startSimilar(folderIndex);
           });
-          log.info(`indexed ${name}: ${index.report.files} files, ${index.report.parsed} parsed, in ${index.report.elapsedMs.toFixed(0)} ms`);
+          log.info(
+            `indexed ${name}: ${index.report.files} files, ${index.report.parsed} parsed, in ${index.report.elapsedMs.toFixed(0)} ms`,
+          );
         } catch (e) {
           if (isCancellationError(e) || signal.aborted) throw e;
           log.error(`indexing ${wf.name} failed: ${errorMessage(e)}`);
@@ -427,7 +460,12 @@ export class WorkspaceIndexer implements Feature {
     return summaries;
   }
 
-  async rebuild(folderUri: string | undefined, full: boolean, progress: WorkDoneProgressReporter | undefined, signal: AbortSignal): Promise<RebuildIndexResult> {
+  async rebuild(
+    folderUri: string | undefined,
+    full: boolean,
+    progress: WorkDoneProgressReporter | undefined,
+    signal: AbortSignal,
+  ): Promise<RebuildIndexResult> {
     if (!this.trusted) return { folders: [] };
     const targets = this.workspaceFolders.filter((f) => folderUri === undefined || f.uri === folderUri);
     // Shutdown stops a rebuild as it stops the background indexing.

@@ -59,8 +59,10 @@ export class CompletionCache {
     const suffixKey = suffix.slice(0, SUFFIX_KEY_CHARS);
     for (const s of this.recent) {
       const typed = prefix.length - s.prefix.length;
-      if (s.filePath !== filePath || s.suffixKey !== suffixKey || typed <= TYPE_THROUGH_CHARS || typed >= s.completion.text.length) continue;
-      if (prefix.startsWith(s.prefix) && prefix.endsWith(s.completion.text.slice(0, typed))) return { text: s.completion.text.slice(typed), traceId: s.completion.traceId };
+      if (s.filePath !== filePath || s.suffixKey !== suffixKey || typed <= TYPE_THROUGH_CHARS || typed >= s.completion.text.length)
+        continue;
+      if (prefix.startsWith(s.prefix) && prefix.endsWith(s.completion.text.slice(0, typed)))
+        return { text: s.completion.text.slice(typed), traceId: s.completion.traceId };
     }
     return undefined;
   }
@@ -74,7 +76,11 @@ export class CompletionCache {
       this.map.delete(key);
       this.map.set(key, { text: completion.text.slice(k), traceId: completion.traceId });
     }
-    if (completion.text.length - 1 > TYPE_THROUGH_CHARS) this.recent = [{ filePath, prefix, suffixKey: suffix.slice(0, SUFFIX_KEY_CHARS), completion }, ...this.recent.slice(0, RECENT_SHOWN - 1)];
+    if (completion.text.length - 1 > TYPE_THROUGH_CHARS)
+      this.recent = [
+        { filePath, prefix, suffixKey: suffix.slice(0, SUFFIX_KEY_CHARS), completion },
+        ...this.recent.slice(0, RECENT_SHOWN - 1),
+      ];
     this.evict();
   }
 

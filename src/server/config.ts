@@ -2,7 +2,14 @@
 // initializationOptions < workspace settings) and handed down as plain slices (CONTRIBUTING.md "Code rules", rule 6).
 // The keys mirror the `coderag.*` settings of package.json.
 import { REPO_FORMATS, type RepoFormat } from '../engine/prompt/templates';
-import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions as withDefaults, type CheckMode, type PipelineOptions } from '../engine/pipeline';
+import {
+  CHECK_MODES,
+  MODEL_DEFAULTS,
+  PIPELINE_DEFAULTS,
+  pipelineOptions as withDefaults,
+  type CheckMode,
+  type PipelineOptions,
+} from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
 import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
@@ -40,7 +47,10 @@ export interface ServerConfig {
   models: { device: ModelDevice };
   /** Checking completions against the repository at dereferences (constrain | repair | off). */
   check: { mode: CheckMode };
-  /** ProCC's similar code in the prompt: off, the bandit's choice (which learns from accepted and rejected suggestions), the union, or one perspective. */
+  /**
+   * ProCC's similar code in the prompt: off, the bandit's choice (which learns from accepted and rejected suggestions), the union, or one
+   * perspective.
+   */
   similar: { mode: SimilarMode };
   /** The body mode (Rambo): whether CodeRAG's reranked knowledge items join its prompt's list, and the body's token limit. */
   body: { knowledge: boolean; maxNewTokens: number };
@@ -52,10 +62,21 @@ export const DEFAULT_CONFIG: ServerConfig = {
   exclude: [],
   maxFiles: 50_000,
   maxFileBytes: 1_000_000,
-  model: { provider: 'auto', family: 'auto', timeoutMs: MODEL_DEFAULTS.timeoutMs, maxNewTokens: PIPELINE_DEFAULTS.generate.maxNewTokens, temperature: PIPELINE_DEFAULTS.generate.temperature },
+  model: {
+    provider: 'auto',
+    family: 'auto',
+    timeoutMs: MODEL_DEFAULTS.timeoutMs,
+    maxNewTokens: PIPELINE_DEFAULTS.generate.maxNewTokens,
+    temperature: PIPELINE_DEFAULTS.generate.temperature,
+  },
   ollama: { host: MODEL_DEFAULTS.ollamaHost, completionModel: MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
   openai: { baseUrl: '', model: '', apiKey: '' },
-  rerank: { kind: 'distilled', llmModel: MODEL_DEFAULTS.rerankModel, timeoutMs: PIPELINE_DEFAULTS.rerank.timeoutMs, topU: PIPELINE_DEFAULTS.rerank.topU },
+  rerank: {
+    kind: 'distilled',
+    llmModel: MODEL_DEFAULTS.rerankModel,
+    timeoutMs: PIPELINE_DEFAULTS.rerank.timeoutMs,
+    topU: PIPELINE_DEFAULTS.rerank.topU,
+  },
   query: { strategy: PIPELINE_DEFAULTS.query.strategy },
   retrieval: { topJ: PIPELINE_DEFAULTS.retrieval.topJ },
   prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens, repoFormat: PIPELINE_DEFAULTS.prompt.repoFormat ?? 'auto' },
@@ -98,7 +119,8 @@ export const EXPERIMENTAL_KEYS = [
 
 /** Settings no longer read, with what replaced them. */
 const RETIRED: Readonly<Record<string, string>> = {
-  'learning.enable': 'learning follows coderag.similar.mode: `bandit` learns from the suggestions you accept or reject; the other modes learn nothing',
+  'learning.enable':
+    'learning follows coderag.similar.mode: `bandit` learns from the suggestions you accept or reject; the other modes learn nothing',
 };
 
 /** Settings whose value is one of a list (package.json `enum`); another string is a problem, and the value stays. */
@@ -134,14 +156,19 @@ function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T
     const where = path ? `${path}.${key}` : key;
     if (where === SECRET_SETTING) {
       // A repository's .vscode/settings.json could set it: the key comes only from the client's secret storage.
-      if (value !== '') problems.push(`${SECRET_SETTING} is ignored: set the key with the command "CodeRAG: Set OpenAI-compatible API Key" (other editors: initializationOptions.openaiApiKey)`);
+      if (value !== '')
+        problems.push(
+          `${SECRET_SETTING} is ignored: set the key with the command "CodeRAG: Set OpenAI-compatible API Key" (other ` +
+            `editors: initializationOptions.openaiApiKey)`,
+        );
       continue;
     }
     if (isRecord(current)) out[key] = mergeInto(current, value, where, problems);
     else if (Array.isArray(current)) {
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value;
       else problems.push(`${where} must be a list of strings`);
-    } else if (typeof value === 'string' && enumOf(where) && !enumOf(where)!.includes(value)) problems.push(`${where} must be one of ${enumOf(where)!.join(', ')} (got ${JSON.stringify(value)})`);
+    } else if (typeof value === 'string' && enumOf(where) && !enumOf(where)!.includes(value))
+      problems.push(`${where} must be one of ${enumOf(where)!.join(', ')} (got ${JSON.stringify(value)})`);
     else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
     else problems.push(`${where} must be a ${typeof current}`);
   }
@@ -179,8 +206,10 @@ export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems
   let config = DEFAULT_CONFIG;
   for (const layer of layers) {
     config = mergeInto(config, layer, 'coderag', problems);
-    for (const key of EXPERIMENTAL_KEYS) if (valueAt(layer, key) !== undefined) renamed.add(`coderag.${key} is now coderag.experimental.${key} (the old name is still read)`);
-    for (const [key, why] of Object.entries(RETIRED)) if (valueAt(layer, key) !== undefined) problems.push(`coderag.${key} is no longer read: ${why}`);
+    for (const key of EXPERIMENTAL_KEYS)
+      if (valueAt(layer, key) !== undefined) renamed.add(`coderag.${key} is now coderag.experimental.${key} (the old name is still read)`);
+    for (const [key, why] of Object.entries(RETIRED))
+      if (valueAt(layer, key) !== undefined) problems.push(`coderag.${key} is no longer read: ${why}`);
     const experimental = pick(valueAt(layer, 'experimental'), EXPERIMENTAL_KEYS);
     config = mergeInto(config, experimental, 'coderag.experimental', problems);
   }

@@ -3,7 +3,15 @@
 // before `initialize` requests answer ServerNotInitialized and notifications but `exit` are
 // dropped; a second `initialize` is refused and reaches nothing; after `shutdown` requests answer
 // InvalidRequest and notifications but `exit` are dropped, so no work starts once stopping began.
-import { ErrorCodes, Message, ResponseError, type Connection, type MessageStrategy, type NotificationMessage, type RequestMessage } from 'vscode-languageserver/node';
+import {
+  ErrorCodes,
+  Message,
+  ResponseError,
+  type Connection,
+  type MessageStrategy,
+  type NotificationMessage,
+  type RequestMessage,
+} from 'vscode-languageserver/node';
 import { getLogger } from '../engine/util/logger';
 
 const log = getLogger('lifecycle');
@@ -56,9 +64,13 @@ export class LifecycleGuard implements MessageStrategy {
   private refusal(method: string): Refusal | undefined {
     switch (this.current) {
       case 'awaitingInitialize':
-        return method === 'initialize' ? undefined : { code: ErrorCodes.ServerNotInitialized, message: `the server is not initialized yet (${method} before initialize)` };
+        return method === 'initialize'
+          ? undefined
+          : { code: ErrorCodes.ServerNotInitialized, message: `the server is not initialized yet (${method} before initialize)` };
       case 'running':
-        return method === 'initialize' ? { code: ErrorCodes.InvalidRequest, message: 'the server is already initialized (a second initialize)' } : undefined;
+        return method === 'initialize'
+          ? { code: ErrorCodes.InvalidRequest, message: 'the server is already initialized (a second initialize)' }
+          : undefined;
       case 'shutDown':
         return { code: ErrorCodes.InvalidRequest, message: `the server is shutting down (${method} after shutdown)` };
     }
@@ -73,7 +85,11 @@ export class LifecycleGuard implements MessageStrategy {
       admitted = !this.initializedSeen;
       this.initializedSeen = true;
     }
-    if (!admitted) log.debug(`dropped ${method} (${this.current === 'running' ? 'a second initialized' : this.current === 'shutDown' ? 'after shutdown' : 'before initialize'})`);
+    if (!admitted)
+      log.debug(
+        `dropped ${method} ` +
+          `(${this.current === 'running' ? 'a second initialized' : this.current === 'shutDown' ? 'after shutdown' : 'before initialize'})`,
+      );
     return admitted;
   }
 }

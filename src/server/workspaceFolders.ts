@@ -27,11 +27,19 @@ export function localFolderPath(folder: WorkspaceFolder): { path: string } | { p
   } catch {
     return { problem: `${folder.name} (${folder.uri}) is not a valid folder URI: not indexed` };
   }
-  if (url.protocol !== 'file:') return { problem: `${folder.name} (${folder.uri}) is not a folder on this machine (${url.protocol} URI): not indexed; CodeRAG indexes local folders only` };
+  if (url.protocol !== 'file:')
+    return {
+      problem:
+        `${folder.name} (${folder.uri}) is not a folder on this machine (${url.protocol} URI): not indexed; ` +
+        `CodeRAG indexes local folders only`,
+    };
   try {
     return { path: fileURLToPath(url) };
   } catch {
-    if (url.host !== '' && url.host !== 'localhost') return { problem: `${folder.name} (${folder.uri}) is on another host (${url.host}): not indexed; CodeRAG indexes local folders only` };
+    if (url.host !== '' && url.host !== 'localhost')
+      return {
+        problem: `${folder.name} (${folder.uri}) is on another host (${url.host}): not indexed; CodeRAG indexes local folders only`,
+      };
     return { problem: `${folder.name} (${folder.uri}) does not name a local path: not indexed` };
   }
 }

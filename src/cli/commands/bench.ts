@@ -13,7 +13,8 @@ import type { Lang } from '../../engine/kb/types';
 import { errorMessage, UserError } from '../../engine/util/errors';
 
 const FETCH_USAGE = 'bench fetch <list-file> <dest-dir> [--json]';
-const BUILD_USAGE = 'bench build --repos DIR --lang python|java --task line|body|dot --per-repo N --seed S --out cases.jsonl [--index-dir DIR] [--json]';
+const BUILD_USAGE =
+  'bench build --repos DIR --lang python|java --task line|body|dot --per-repo N --seed S --out cases.jsonl [--index-dir DIR] [--json]';
 const MIDLINE_USAGE = 'bench midline --cases cases.jsonl --out mid.jsonl';
 
 async function fetchCommand(argv: string[]): Promise<number> {
@@ -50,10 +51,12 @@ async function fetchCommand(argv: string[]): Promise<number> {
   });
   const failed = results.filter((r) => r.status === 'failed').length;
   if (json) process.stdout.write(JSON.stringify({ dest: resolve(dest), results }, null, 2) + '\n');
-  else process.stdout.write(`${results.length - failed}/${results.length} packages ready in ${resolve(dest)}${failed > 0 ? `, ${failed} failed` : ''}\n`);
+  else
+    process.stdout.write(
+      `${results.length - failed}/${results.length} packages ready in ${resolve(dest)}${failed > 0 ? `, ${failed} failed` : ''}\n`,
+    );
   return failed > 0 ? 1 : 0;
 }
-
 
 async function buildCommand(argv: string[], signal: AbortSignal): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -97,13 +100,26 @@ async function buildCommand(argv: string[], signal: AbortSignal): Promise<number
     const mined = await mineRepository(kb, p, name, { lang: lang as Lang, task: task as MineTask, perRepo, seed }, signal);
     kb.dispose();
     all.push(...mined.cases);
-    report.push({ repository: name, files: mined.files, candidates: mined.candidates, cases: mined.cases.length, indexMs, mineMs: mined.elapsedMs });
+    report.push({
+      repository: name,
+      files: mined.files,
+      candidates: mined.candidates,
+      cases: mined.cases.length,
+      indexMs,
+      mineMs: mined.elapsedMs,
+    });
     if (!values.json) {
-      process.stderr.write(`${name}: ${mined.files} ${lang} files, ${mined.candidates} ${task} candidates, ${mined.cases.length} cases (index ${(indexMs / 1000).toFixed(1)} s, mine ${(mined.elapsedMs / 1000).toFixed(1)} s)\n`);
+      process.stderr.write(
+        `${name}: ${mined.files} ${lang} files, ${mined.candidates} ${task} candidates, ${mined.cases.length} cases ` +
+          `(index ${(indexMs / 1000).toFixed(1)} s, mine ${(mined.elapsedMs / 1000).toFixed(1)} s)\n`,
+      );
     }
   }
   await writeCases(out, all);
-  if (values.json) process.stdout.write(JSON.stringify({ out: resolve(out), lang, task, perRepo, seed, repositories: report, cases: all.length }, null, 2) + '\n');
+  if (values.json)
+    process.stdout.write(
+      JSON.stringify({ out: resolve(out), lang, task, perRepo, seed, repositories: report, cases: all.length }, null, 2) + '\n',
+    );
   else process.stdout.write(`wrote ${all.length} ${task} cases from ${repos.length} repositories to ${out}\n`);
   return 0;
 }
@@ -118,20 +134,26 @@ async function midLineCommand(argv: string[]): Promise<number> {
   const cases = await readCases(casesFile);
   const mid = midLineCases(cases);
   await writeCases(out, mid);
-  process.stdout.write(`wrote ${mid.length} mid-line cases (of ${cases.length}; the others use no cross-file name on their line) to ${out}\n`);
+  process.stdout.write(
+    `wrote ${mid.length} mid-line cases (of ${cases.length}; the others use no cross-file name on their line) to ${out}\n`,
+  );
   return 0;
 }
 
 export const benchCommand: CliCommand = {
   name: 'bench',
-  usage: `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body|dot --per-repo N --seed S --out FILE | ${MIDLINE_USAGE}`,
+  usage:
+    `bench fetch <list-file> <dest-dir> | bench build --repos DIR --lang python|java --task line|body|dot ` +
+    `--per-repo N --seed S --out FILE | ${MIDLINE_USAGE}`,
   async run(argv, signal) {
     const [sub, ...rest] = argv;
     if (sub === 'fetch') return fetchCommand(rest);
     if (sub === 'build') return buildCommand(rest, signal);
     if (sub === 'midline') return midLineCommand(rest);
     throw new UsageError(
-      sub ? `unknown subcommand "${sub}" (expected fetch, build or midline)\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}` : `expected a subcommand\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}`,
+      sub
+        ? `unknown subcommand "${sub}" (expected fetch, build or midline)\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}`
+        : `expected a subcommand\n  ${FETCH_USAGE}\n  ${BUILD_USAGE}\n  ${MIDLINE_USAGE}`,
     );
   },
 };

@@ -10,7 +10,20 @@ import { indexedKnowledgeBase, indexOptions, parseMaxBytes } from './index';
 import { documentAround } from '../../engine/kb/documentWindow';
 import { DEFAULT_MAX_FILE_BYTES, isOutsideRelative } from '../../engine/kb/scan';
 import { langOfPath } from '../../engine/kb/parsers';
-import { autoMode, bodyMode, CHECK_MODES, causalLMProber, createPipeline, embeddedLMOf, formatTraceMarkdown, LINE_MODE, MODEL_DEFAULTS, pipelineOptions, type BodyModeDeps, type CompletionMode } from '../../engine/pipeline';
+import {
+  autoMode,
+  bodyMode,
+  CHECK_MODES,
+  causalLMProber,
+  createPipeline,
+  embeddedLMOf,
+  formatTraceMarkdown,
+  LINE_MODE,
+  MODEL_DEFAULTS,
+  pipelineOptions,
+  type BodyModeDeps,
+  type CompletionMode,
+} from '../../engine/pipeline';
 import { RepoMethods } from '../../engine/body/RepoMethods';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
 import type { RerankerChoice } from '../../engine/rerank/types';
@@ -71,7 +84,6 @@ export function offsetAt(text: string, line: number, column?: number): number {
   return column === undefined ? lineEnd : Math.min(offset + column - 1, lineEnd);
 }
 
-
 /** `stage: message`, once: a model client's message already names its operation (`generate: ...`). */
 function stageMessage(error: { stage: string; message: string }): string {
   return error.message.startsWith(`${error.stage}:`) ? error.message : `${error.stage}: ${error.message}`;
@@ -79,7 +91,11 @@ function stageMessage(error: { stage: string; message: string }): string {
 
 export const completeCommand: CliCommand = {
   name: 'complete',
-  usage: 'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] [--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] [--no-dense] [--check constrain|repair|off] [--similar off|bandit|union|lexical|hypothetical|summary] [--bandit-state FILE] [--json] [--no-prompt]',
+  usage:
+    'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] ' +
+    '[--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] ' +
+    '[--no-dense] [--check constrain|repair|off] [--similar off|bandit|union|lexical|hypothetical|summary] ' +
+    '[--bandit-state FILE] [--json] [--no-prompt]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
@@ -95,14 +111,17 @@ export const completeCommand: CliCommand = {
     const text = engineText(await readCursorFile(abs), 0).text;
     const offset = clampToCharBoundary(text, offsetAt(text, loc.line, loc.column));
     const view = documentAround(text, offset, { maxBytes: parseMaxBytes(values['max-file-bytes']) ?? DEFAULT_MAX_FILE_BYTES });
-    if (view.windowed) process.stderr.write(`note: ${rel} is over the document limits (${view.windowed}); completing from a window around the cursor\n`);
+    if (view.windowed)
+      process.stderr.write(`note: ${rel} is over the document limits (${view.windowed}); completing from a window around the cursor\n`);
 
     const provider = (values.provider as string | undefined) ?? 'embedded';
-    if (!['embedded', 'ollama', 'openai', 'auto'].includes(provider)) throw new UsageError('--provider must be embedded, ollama, openai or auto');
+    if (!['embedded', 'ollama', 'openai', 'auto'].includes(provider))
+      throw new UsageError('--provider must be embedded, ollama, openai or auto');
     const reranker = ((values.reranker as string | undefined) ?? 'none') as RerankerChoice;
     if (!['none', 'llm', 'distilled'].includes(reranker)) throw new UsageError('--reranker must be none, llm or distilled');
     const strategy = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
-    if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy)) throw new UsageError('--query must be probe, last3, last10 or jaccard');
+    if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy))
+      throw new UsageError('--query must be probe, last3, last10 or jaccard');
     const modeName = (values.mode as string | undefined) ?? 'auto';
     if (!['auto', 'line', 'body'].includes(modeName)) throw new UsageError('--mode must be auto, line or body');
     const check = ((values.check as string | undefined) ?? 'constrain') as CheckMode;
@@ -131,13 +150,31 @@ export const completeCommand: CliCommand = {
     const warn = (m: string): boolean => process.stderr.write(`warning: ${m}\n`);
     const models = await openModels({ lm: true, encoder: values['no-dense'] !== true }, warn, signal);
     const host = (values['ollama-host'] as string | undefined) ?? MODEL_DEFAULTS.ollamaHost;
-    const rerankers = await openRerankers({ choice: reranker, ollamaHost: host, ...(values['rerank-model'] ? { model: values['rerank-model'] as string } : {}) }).catch((e: unknown) => {
+    const rerankers = await openRerankers({
+      choice: reranker,
+      ollamaHost: host,
+      ...(values['rerank-model'] ? { model: values['rerank-model'] as string } : {}),
+    }).catch((e: unknown) => {
       if (e instanceof UserError) warn(`${e.message}; candidates stay in retrieval order`);
       else throw e;
       return undefined;
     });
     const lmForLine = models.lm;
-    const { paths } = await preparedPaths(kb, repo, ['sparse', 'dataflow', 'dense'], models.encoder, values['index-dir'] as string | undefined, signal, similarMode === 'off' ? undefined : { ...(lmForLine ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => lmForLine.generate(prompt, { maxNewTokens }, s) } : {}) });
+    const { paths } = await preparedPaths(
+      kb,
+      repo,
+      ['sparse', 'dataflow', 'dense'],
+      models.encoder,
+      values['index-dir'] as string | undefined,
+      signal,
+      similarMode === 'off'
+        ? undefined
+        : {
+            ...(lmForLine
+              ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => lmForLine.generate(prompt, { maxNewTokens }, s) }
+              : {}),
+          },
+    );
     let repoMethods: RepoMethods | undefined;
     const apiKey = process.env.OPENAI_API_KEY ?? '';
     const keyProblem = apiKeyProblem(apiKey);
@@ -147,35 +184,60 @@ export const completeCommand: CliCommand = {
         provider: provider as ModelSettings['provider'],
         family: 'auto',
         timeoutMs,
-        ollama: { host, completionModel: (values.model as string | undefined) ?? MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
+        ollama: {
+          host,
+          completionModel: (values.model as string | undefined) ?? MODEL_DEFAULTS.completionModel,
+          keepAlive: MODEL_DEFAULTS.keepAlive,
+        },
         openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey },
       };
       const lm = models.lm;
-      const resolved = await resolveModelClient(modelSettings, () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)), signal);
+      const resolved = await resolveModelClient(
+        modelSettings,
+        () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)),
+        signal,
+      );
       if (resolved.note) process.stderr.write(`${resolved.note}\n`);
       if (resolved.problem) warn(resolved.problem.message);
       const prober = lm ? causalLMProber(lm) : undefined;
       const retrievers = [...paths.byName.values()];
       // The body mode (Rambo) reads the repository's methods; auto picks it inside an empty method body.
       repoMethods = modeName === 'line' ? undefined : new RepoMethods(kb, lm ? (t) => lm.encode(t) : undefined);
-      const bodyDeps: BodyModeDeps | undefined = repoMethods ? { parsers: await parsers(), repo: () => repoMethods, ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) } : undefined;
+      const bodyDeps: BodyModeDeps | undefined = repoMethods
+        ? { parsers: await parsers(), repo: () => repoMethods, ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) }
+        : undefined;
       const mode: CompletionMode = !bodyDeps ? LINE_MODE : modeName === 'body' ? bodyMode(bodyDeps) : autoMode(bodyDeps);
-      const pipeline = createPipeline(settings, {
-        retrievers: () => retrievers,
-        prober: () => prober,
-        model: () => resolved.client,
-        receivers: () => paths.receivers,
-        ...(paths.similar ? { similar: () => paths.similar } : {}),
-        ...(bandit ? { bandit: () => bandit } : {}),
-        ...(rerankers ? { rerankers: rerankers.switcher } : {}),
-      }, mode);
-      const result = await pipeline.complete({ filePath: rel, lang, prefix: view.prefix, suffix: view.suffix, repoName: basename(repo) }, signal);
-      result.trace.models = [...models.registry.placements().map((p) => runsOn(p.name, p.placement)), ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : [])];
+      const pipeline = createPipeline(
+        settings,
+        {
+          retrievers: () => retrievers,
+          prober: () => prober,
+          model: () => resolved.client,
+          receivers: () => paths.receivers,
+          ...(paths.similar ? { similar: () => paths.similar } : {}),
+          ...(bandit ? { bandit: () => bandit } : {}),
+          ...(rerankers ? { rerankers: rerankers.switcher } : {}),
+        },
+        mode,
+      );
+      const result = await pipeline.complete(
+        { filePath: rel, lang, prefix: view.prefix, suffix: view.suffix, repoName: basename(repo) },
+        signal,
+      );
+      result.trace.models = [
+        ...models.registry.placements().map((p) => runsOn(p.name, p.placement)),
+        ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : []),
+      ];
       if (values.json) {
         process.stdout.write(JSON.stringify(result, null, 2) + '\n');
       } else {
         const item = result.items[0];
-        process.stdout.write(item ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n` : `No completion at ${rel}:${loc.line} (${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`);
+        process.stdout.write(
+          item
+            ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
+            : `No completion at ${rel}:${loc.line} ` +
+                `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
+        );
         process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');
       }
       return result.items.length > 0 ? 0 : 1;

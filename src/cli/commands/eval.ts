@@ -11,7 +11,14 @@ import { readCases, readPredictions, PredictionWriter, type BenchCase, type Pred
 import { formatScoreReport, scorePredictions } from '../../bench/score';
 import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, type MethodSpec, type RunOptions } from '../../bench/runMethod';
 import { runEval, type EvalProgress, type EvalRunReport } from '../../bench/runEval';
-import { describeGenerator, openDistilledReranker, openGenerator, openLlmReranker, parseGenerator, parseLlmReranker } from '../../bench/evalModels';
+import {
+  describeGenerator,
+  openDistilledReranker,
+  openGenerator,
+  openLlmReranker,
+  parseGenerator,
+  parseLlmReranker,
+} from '../../bench/evalModels';
 import { compareMethods, formatComparisonMarkdown } from '../../bench/compare';
 import { comparisonChartSvg } from '../../bench/chart';
 import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
@@ -23,7 +30,15 @@ import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '.
 import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
-const COMMON = '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] [--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] [--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard on|off] [--copy-prior on|off]';
+const COMMON =
+  '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query ' +
+  'probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] ' +
+  '[--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt ' +
+  'rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose ' +
+  'turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check ' +
+  'constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] ' +
+  '[--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard ' +
+  'on|off] [--copy-prior on|off]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -84,7 +99,6 @@ function bodyPromptForm(value: unknown): RunOptions['bodyPromptForm'] {
   return value;
 }
 
-
 function share(value: unknown, name: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError(`--${name} must be a number from 0 to 1`);
@@ -106,7 +120,12 @@ function progressLine(quiet: boolean): (p: EvalProgress) => void {
     const now = Date.now();
     if (p.phase !== 'index' && now - last < (tty ? 150 : 3000) && p.done !== p.total) return;
     last = now;
-    const what = p.phase === 'case' ? `${p.method ?? ''} ${p.done}/${p.total}` : p.phase === 'index' ? `indexing (${p.done}/${p.total} done)` : `preparing ${p.detail ?? ''}`;
+    const what =
+      p.phase === 'case'
+        ? `${p.method ?? ''} ${p.done}/${p.total}`
+        : p.phase === 'index'
+          ? `indexing (${p.done}/${p.total} done)`
+          : `preparing ${p.detail ?? ''}`;
     const line = `eval ${p.repo}: ${what}`;
     if (tty) process.stderr.write(`\r\x1b[K${line.slice(0, (process.stderr.columns ?? 100) - 1)}`);
     else process.stderr.write(`${line}\n`);
@@ -117,7 +136,11 @@ interface Prepared {
   cases: BenchCase[];
   reposDir: string;
   options: RunOptions;
-  run(specs: MethodSpec[], write: (method: string, p: Prediction) => Promise<void>, rerankers?: { distilled?: Reranker }): Promise<EvalRunReport>;
+  run(
+    specs: MethodSpec[],
+    write: (method: string, p: Prediction) => Promise<void>,
+    rerankers?: { distilled?: Reranker },
+  ): Promise<EvalRunReport>;
   describe: string;
 }
 
@@ -132,7 +155,11 @@ function asUsage<T>(parse: () => T): T {
 }
 
 /** Parse the shared options, load what the methods need (failing fast when something is absent). */
-async function prepare(values: Record<string, unknown>, specs: MethodSpec[], signal: AbortSignal): Promise<Prepared & { dispose(): Promise<void> }> {
+async function prepare(
+  values: Record<string, unknown>,
+  specs: MethodSpec[],
+  signal: AbortSignal,
+): Promise<Prepared & { dispose(): Promise<void> }> {
   const casesFile = values.cases as string | undefined;
   const reposDir = values.repos as string | undefined;
   if (!casesFile) throw new UsageError('--cases is required');
@@ -148,8 +175,12 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   const host = (values['ollama-host'] as string | undefined) ?? 'http://127.0.0.1:11434';
   // Option values are checked before anything is read: a bad one is a usage error (exit 2).
   // Rambo's sketch needs the model even when only retrieval is evaluated.
-  const generator = generate || specs.some((s) => s.rambo === 'model') ? asUsage(() => parseGenerator((values.generator as string | undefined) ?? 'embedded', host)) : undefined;
-  const llmSpec = values['reranker-llm'] === undefined ? undefined : asUsage(() => parseLlmReranker(values['reranker-llm'] as string, host));
+  const generator =
+    generate || specs.some((s) => s.rambo === 'model')
+      ? asUsage(() => parseGenerator((values.generator as string | undefined) ?? 'embedded', host))
+      : undefined;
+  const llmSpec =
+    values['reranker-llm'] === undefined ? undefined : asUsage(() => parseLlmReranker(values['reranker-llm'] as string, host));
   if (!existsSync(reposDir) || !statSync(reposDir).isDirectory()) throw new UserError(`repositories folder not found: ${reposDir}`);
   const options: RunOptions = {
     ...DEFAULT_RUN_OPTIONS,
@@ -197,16 +228,36 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
   }
   const windowLines = values['window-lines'] === undefined ? undefined : positiveInt(values, 'window-lines', 20);
   const windowStride = values['window-stride'] === undefined ? undefined : positiveInt(values, 'window-stride', 20);
-  const models = await openModels({ lm: needs.prober || needs.similar || generator?.kind === 'embedded', encoder: needs.encoder }, (m) => process.stderr.write(`warning: ${m}\n`), signal);
+  const models = await openModels(
+    { lm: needs.prober || needs.similar || generator?.kind === 'embedded', encoder: needs.encoder },
+    (m) => process.stderr.write(`warning: ${m}\n`),
+    signal,
+  );
   try {
-    if (needs.encoder && !models.encoder) throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
+    if (needs.encoder && !models.encoder)
+      throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
     const model = generator
-      ? await openGenerator(generator, () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)), timeoutMs, signal, { loopGuard: loopGuard === 'on', copyPrior: copyPrior === 'on' })
+      ? await openGenerator(
+          generator,
+          () => (models.lm ? Promise.resolve(embeddedLMOf(models.lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)),
+          timeoutMs,
+          signal,
+          { loopGuard: loopGuard === 'on', copyPrior: copyPrior === 'on' },
+        )
       : undefined;
-    const prober = needs.prober && models.lm ? lmChunkProber(models.lm, { budgetMs: positiveInt(values, 'probe-budget-ms', DEFAULT_PROBE_BUDGET_MS), batchSize: positiveInt(values, 'probe-batch', DEFAULT_PROBE_BATCH) }) : undefined;
+    const prober =
+      needs.prober && models.lm
+        ? lmChunkProber(models.lm, {
+            budgetMs: positiveInt(values, 'probe-budget-ms', DEFAULT_PROBE_BUDGET_MS),
+            batchSize: positiveInt(values, 'probe-batch', DEFAULT_PROBE_BATCH),
+          })
+        : undefined;
     const p = await parsers();
     const cache = cacheRoot(values['index-dir'] as string | undefined);
-    const describe = `${cases.length} cases, query ${query}${needs.prober && !prober ? ' (model missing: Jaccard fallback)' : ''}, ${generator ? `generator ${describeGenerator(generator)}${generator.kind === 'embedded' && loopGuard === 'off' ? ' (loop guard off)' : ''}${generator.kind === 'embedded' && copyPrior === 'off' ? ' (copy prior off)' : ''}` : 'retrieval only'}`;
+    const describe =
+      `${cases.length} cases, query ` +
+      `${query}${needs.prober && !prober ? ' (model missing: Jaccard fallback)' : ''}, ` +
+      `${generator ? `generator ${describeGenerator(generator)}${generator.kind === 'embedded' && loopGuard === 'off' ? ' (loop guard off)' : ''}${generator.kind === 'embedded' && copyPrior === 'off' ? ' (copy prior off)' : ''}` : 'retrieval only'}`;
     return {
       cases,
       reposDir: resolve(reposDir),
@@ -226,8 +277,14 @@ async function prepare(values: Record<string, unknown>, specs: MethodSpec[], sig
             ...(model ? { model } : {}),
             ...(models.lm ? { tokenize: (t: string) => models.lm!.encode(t) } : {}),
             rerankers: { ...rerankers, ...override },
-            ...(needs.similar && models.lm ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => models.lm!.generate(prompt, { maxNewTokens }, s) } : {}),
-            similar: { ...(windowLines ? { windowLines } : {}), ...(windowStride ? { strideLines: windowStride } : {}), hypotheticalMatch: hypMatch },
+            ...(needs.similar && models.lm
+              ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => models.lm!.generate(prompt, { maxNewTokens }, s) }
+              : {}),
+            similar: {
+              ...(windowLines ? { windowLines } : {}),
+              ...(windowStride ? { strideLines: windowStride } : {}),
+              hypotheticalMatch: hypMatch,
+            },
             ...(banditState !== undefined ? { banditState } : {}),
             write,
             onProgress: progressLine(values.quiet === true),
@@ -286,7 +343,10 @@ function fileNameOf(method: string): string {
 async function compareCommand(argv: string[], signal: AbortSignal): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...RUN_OPTIONS, methods: { type: 'string' }, title: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const names = ((values.methods as string | undefined) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const names = ((values.methods as string | undefined) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 0) throw new UsageError('--methods is required (e.g. rg1,df+s+d)');
   const outDir = values.out as string | undefined;
   if (!outDir) throw new UsageError('--out is required (a folder)');
@@ -310,17 +370,39 @@ async function compareCommand(argv: string[], signal: AbortSignal): Promise<numb
   const title = (values.title as string | undefined) ?? `CodeRAG method comparison (${prepared.describe})`;
   const command = `coderag eval compare ${argv.join(' ')}`;
   const notes = [
-    `Index-time work per repository (ms): ${report.repos.map((r) => `${r.repository} ${r.files} files/${r.items} items: index ${r.indexMs.toFixed(0)}${Object.entries(r.prepareMs).map(([p, t]) => `, ${p} ${t.toFixed(0)}`).join('')}${r.windows ? `, code windows ${r.windows.count} (${r.windows.embedded} embedded, store ${r.windows.store}) ${r.windows.ms.toFixed(0)} ms, ${(r.windows.bytes / 1048576).toFixed(1)} MiB` : ''}`).join('; ')}`,
+    `Index-time work per repository (ms): ${report.repos
+      .map(
+        (r) =>
+          `${r.repository} ${r.files} files/${r.items} items: index ${r.indexMs.toFixed(0)}${Object.entries(r.prepareMs)
+            .map(([p, t]) => `, ${p} ${t.toFixed(0)}`)
+            .join('')}${
+            r.windows
+              ? `, code windows ${r.windows.count} (${r.windows.embedded} embedded, store ` +
+                `${r.windows.store}) ${r.windows.ms.toFixed(0)} ms, ${(r.windows.bytes / 1048576).toFixed(1)} MiB`
+              : ''
+          }`,
+      )
+      .join('; ')}`,
     ...(report.banditError ? [`--bandit-state not used: ${report.banditError}`] : []),
     ...Object.entries(report.methods)
       .filter(([, m]) => Object.keys(m.problems).length > 0)
-      .map(([name, m]) => `${name} degraded: ${Object.entries(m.problems).map(([w, n]) => `${n} x ${w}`).slice(0, 4).join('; ')}`),
+      .map(
+        ([name, m]) =>
+          `${name} degraded: ${Object.entries(m.problems)
+            .map(([w, n]) => `${n} x ${w}`)
+            .slice(0, 4)
+            .join('; ')}`,
+      ),
   ];
   const markdown = formatComparisonMarkdown(rows, { title, command, generated: prepared.options.generate, notes });
   await writeFileAtomic(join(outDir, 'report.md'), markdown);
   await writeFileAtomic(join(outDir, 'chart.svg'), comparisonChartSvg(rows, title.length > 90 ? `${title.slice(0, 87)}...` : title));
-  for (const [name, state] of Object.entries(report.bandits ?? {})) await writeFileAtomic(join(outDir, `bandit-${fileNameOf(name)}.json`), JSON.stringify(state) + '\n');
-  await writeFileAtomic(join(outDir, 'scores.json'), JSON.stringify({ rows: rows.map((r) => ({ method: r.method, group: r.group, ...r.report })), run: report }, null, 2) + '\n');
+  for (const [name, state] of Object.entries(report.bandits ?? {}))
+    await writeFileAtomic(join(outDir, `bandit-${fileNameOf(name)}.json`), JSON.stringify(state) + '\n');
+  await writeFileAtomic(
+    join(outDir, 'scores.json'),
+    JSON.stringify({ rows: rows.map((r) => ({ method: r.method, group: r.group, ...r.report })), run: report }, null, 2) + '\n',
+  );
   process.stdout.write(markdown + '\n');
   process.stdout.write(`wrote ${join(outDir, 'report.md')}, chart.svg, scores.json and one predictions file per method\n`);
   return 0;
@@ -362,7 +444,8 @@ async function distillCommand(argv: string[], signal: AbortSignal): Promise<numb
   const out = values.out as string | undefined;
   if (!out) throw new UsageError('--out is required (a .jsonl file)');
   const base = asUsage(() => parseMethod((values.method as string | undefined) ?? 'df+s+d'));
-  if (base.rerank !== 'none' || base.iterative) throw new UsageError('--method must be a union of retrieval paths (s, d, df) without a reranker');
+  if (base.rerank !== 'none' || base.iterative)
+    throw new UsageError('--method must be a union of retrieval paths (s, d, df) without a reranker');
   const spec: MethodSpec = { ...base, name: `${base.name} (distill)`, rerank: 'distilled' };
   const perSize = positiveInt(values, 'per-size', 3);
   const prepared = await prepare({ ...values, 'no-generate': true }, [base], signal);
@@ -395,7 +478,8 @@ async function distillCommand(argv: string[], signal: AbortSignal): Promise<numb
   await fs.mkdir(dirname(resolve(out)), { recursive: true });
   await writeFileAtomic(out, lines.map((l) => l + '\n').join(''));
   process.stdout.write(
-    `distillation data: ${stats.cases} cases, ${stats.withCandidates} with 2+ candidates, ${stats.teachable} where a candidate holds a cross-file definition; ` +
+    `distillation data: ${stats.cases} cases, ${stats.withCandidates} with 2+ candidates, ${stats.teachable} where a ` +
+      `candidate holds a cross-file definition; ` +
       `${stats.windows} of ${stats.subsets} windows kept (oracle teacher); wrote ${out}\n`,
   );
   return 0;
@@ -410,6 +494,9 @@ export const evalCommand: CliCommand = {
     if (sub === 'compare') return compareCommand(rest, signal);
     if (sub === 'distill') return distillCommand(rest, signal);
     if (sub === undefined || sub.startsWith('-')) return runCommand(argv, signal);
-    throw new UsageError(`unknown subcommand "${sub}" (expected score, compare or distill, or options of a run)\n  ${RUN_USAGE}\n  ${COMPARE_USAGE}\n  ${SCORE_USAGE}\n  ${DISTILL_USAGE}`);
+    throw new UsageError(
+      `unknown subcommand "${sub}" (expected score, compare or distill, or options of a run)\n  ${RUN_USAGE}\n  ` +
+        `${COMPARE_USAGE}\n  ${SCORE_USAGE}\n  ${DISTILL_USAGE}`,
+    );
   },
 };

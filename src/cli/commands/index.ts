@@ -29,7 +29,11 @@ export function parseMaxBytes(value: unknown): number | undefined {
  * The repository's knowledge base opened with the index options of `values` (`--index-dir`,
  * `--exclude`, `--max-file-bytes`) and brought up to date, with progress on stderr.
  */
-export async function indexedKnowledgeBase(repo: string, values: Record<string, unknown>, signal: AbortSignal): Promise<{ kb: KnowledgeBase; report: IndexReport }> {
+export async function indexedKnowledgeBase(
+  repo: string,
+  values: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<{ kb: KnowledgeBase; report: IndexReport }> {
   const maxFileBytes = parseMaxBytes(values['max-file-bytes']);
   const maxFiles = positiveInt(values, 'max-files', DEFAULT_MAX_FILES);
   // The file-system root or the home folder: tens of thousands of files, most of them private.
@@ -60,8 +64,16 @@ function formatReport(repo: string, report: IndexReport, indexPath: string): str
   out.push(`Indexed ${repo}: ${fmt(report.files)} files, ${fmt(report.lines)} lines in ${report.elapsedMs.toFixed(0)} ms`);
   if (report.parsed > 0) {
     const t = report.timings;
-    out.push(`  parsed ${fmt(report.parsed)} files (${fmt(report.parsedLines)} lines, ${fmt(Math.round(report.parsedLines / Math.max(seconds, 1e-6)))} lines/s overall, ${fmt(Math.round(report.parsedLines / Math.max(t.extractMs / 1000, 1e-6)))} lines/s parse + items; ${fmt(Math.round(report.parsedLines / Math.max(t.extractCpuMs / 1000, 1e-6)))} lines per CPU-second)`);
-    out.push(`  time: scan ${t.scanMs.toFixed(0)} ms, read ${t.readMs.toFixed(0)} ms, parse + items ${t.extractMs.toFixed(0)} ms, save ${t.saveMs.toFixed(0)} ms`);
+    out.push(
+      `  parsed ${fmt(report.parsed)} files (${fmt(report.parsedLines)} lines, ` +
+        `${fmt(Math.round(report.parsedLines / Math.max(seconds, 1e-6)))} lines/s overall, ` +
+        `${fmt(Math.round(report.parsedLines / Math.max(t.extractMs / 1000, 1e-6)))} lines/s parse + items; ` +
+        `${fmt(Math.round(report.parsedLines / Math.max(t.extractCpuMs / 1000, 1e-6)))} lines per CPU-second)`,
+    );
+    out.push(
+      `  time: scan ${t.scanMs.toFixed(0)} ms, read ${t.readMs.toFixed(0)} ms, parse + items ${t.extractMs.toFixed(0)} ` +
+        `ms, save ${t.saveMs.toFixed(0)} ms`,
+    );
   }
   out.push(`  reused ${fmt(report.reused)} unchanged files from the saved index, removed ${fmt(report.removed)}`);
   if (typeof report.savedIndex === 'object') out.push(`  saved index was invalid (${report.savedIndex.invalid}); rebuilt`);
@@ -71,11 +83,16 @@ function formatReport(repo: string, report: IndexReport, indexPath: string): str
   out.push(`  ${'class'.padEnd(15)} ${fmt(report.classes)}`);
   out.push('Languages:');
   for (const [lang, s] of Object.entries(report.byLang)) out.push(`  ${lang.padEnd(15)} ${fmt(s.files)} files, ${fmt(s.items)} items`);
-  if (report.syntaxErrorFiles.length > 0) out.push(`Files with syntax errors (indexed what parsed): ${report.syntaxErrorFiles.length}`, ...report.syntaxErrorFiles.slice(0, 20).map((p) => `  ${p}`));
+  if (report.syntaxErrorFiles.length > 0)
+    out.push(
+      `Files with syntax errors (indexed what parsed): ${report.syntaxErrorFiles.length}`,
+      ...report.syntaxErrorFiles.slice(0, 20).map((p) => `  ${p}`),
+    );
   if (report.skipped.length > 0) {
     out.push(`Skipped ${report.skipped.length} files:`);
     const width = Math.max(...report.skipped.slice(0, 50).map((s) => SKIP_REASON_TEXT[s.reason].length));
-    for (const s of report.skipped.slice(0, 50)) out.push(`  ${SKIP_REASON_TEXT[s.reason].padEnd(width)} ${s.path}${s.detail ? ` (${s.detail})` : ''}`);
+    for (const s of report.skipped.slice(0, 50))
+      out.push(`  ${SKIP_REASON_TEXT[s.reason].padEnd(width)} ${s.path}${s.detail ? ` (${s.detail})` : ''}`);
     if (report.skipped.length > 50) out.push(`  ... and ${report.skipped.length - 50} more (use --json for all)`);
   }
   out.push(`Index: ${indexPath}`);
@@ -84,7 +101,9 @@ function formatReport(repo: string, report: IndexReport, indexPath: string): str
 
 export const indexCommand: CliCommand = {
   name: 'index',
-  usage: 'index <repo> [--json] [--index-dir DIR] [--exclude GLOB]... [--max-file-bytes N] [--max-files N (default 50000)] [--force (index the home folder or /)]',
+  usage:
+    'index <repo> [--json] [--index-dir DIR] [--exclude GLOB]... [--max-file-bytes N] [--max-files N (default 50000)] ' +
+    '[--force (index the home folder or /)]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, indexOptions);
     if (positionals.length !== 1) throw new UsageError('expected exactly one repository folder');

@@ -29,10 +29,15 @@ export const kbCommand: CliCommand = {
         const members = kb.items().filter((i) => i.path === c.path && i.className === c.qualifiedName);
         const comment = c.lang === 'python' ? '#' : '//';
         const body = members.map((m) => `    ${m.signature}`).join('\n');
-        process.stdout.write(`=== ${c.kind} ${c.qualifiedName}  ${c.path}:${c.range.startLine + 1}-${c.range.endLine + 1}\n${comment} ${c.path}\n${c.header}\n${body}\n\n`);
+        process.stdout.write(
+          `=== ${c.kind} ${c.qualifiedName}  ${c.path}:${c.range.startLine + 1}-${c.range.endLine + 1}\n${comment} ` +
+            `${c.path}\n${c.header}\n${body}\n\n`,
+        );
       }
       for (const item of items) {
-        process.stdout.write(`=== ${item.kind} ${item.qualifiedName}  ${item.path}:${item.range.startLine + 1}-${item.range.endLine + 1}\n${item.text}\n\n`);
+        process.stdout.write(
+          `=== ${item.kind} ${item.qualifiedName}  ${item.path}:${item.range.startLine + 1}-${item.range.endLine + 1}\n${item.text}\n\n`,
+        );
       }
     }
     kb.dispose();

@@ -7,7 +7,13 @@ import { parseCommandArgs, UsageError } from '../command';
 import { assetsDir, modelDevice } from '../context';
 import { ModelRegistry } from '../../engine/models';
 import { loadOrt } from '../../engine/models/onnxSession';
-import { probeProviders, providerUnavailable, type ExecutionProvider, type ModelDevice, type ModelPlacement } from '../../engine/models/device';
+import {
+  probeProviders,
+  providerUnavailable,
+  type ExecutionProvider,
+  type ModelDevice,
+  type ModelPlacement,
+} from '../../engine/models/device';
 import { loadDistilledReranker } from '../../engine/rerank/DistilledReranker';
 import { errorMessage } from '../../engine/util/errors';
 
@@ -93,7 +99,9 @@ export function formatModelsReport(r: ModelsReport): string {
   const mb = (n: number): string => `${(n / 1048576).toFixed(1)} MB`;
   const out = [`Shipped models, device ${r.device} (${r.platform}):`];
   for (const m of r.models) {
-    const where = m.placement ? `runs on ${m.placement.provider}${m.loadMs !== undefined ? ` (loaded in ${m.loadMs} ms)` : ''}` : `did not load: ${m.loadError ?? 'unknown error'}`;
+    const where = m.placement
+      ? `runs on ${m.placement.provider}${m.loadMs !== undefined ? ` (loaded in ${m.loadMs} ms)` : ''}`
+      : `did not load: ${m.loadError ?? 'unknown error'}`;
     out.push('', `${m.name} — ${m.usedFor}: ${where}`);
     if (m.placement?.error) out.push(`  error: ${m.placement.error}`);
     if (m.placement?.note) out.push(`  note: ${m.placement.note}`);

@@ -20,8 +20,6 @@ import { UserError } from '../../engine/util/errors';
 const CHOICES: readonly RerankerChoice[] = ['llm', 'distilled', 'none'];
 const QUERIES: readonly QueryStrategy[] = ['last3', 'last10', 'jaccard'];
 
-
-
 function fmtMs(ms: number): string {
   return `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
 }
@@ -38,7 +36,9 @@ function formatCalls(trace: RerankTrace, label: (id: string) => string): string[
 export const rerankCommand: CliCommand = {
   name: 'rerank',
   usage:
-    'rerank <repo> <file>:<line>[:<col>] [--reranker llm|distilled|none (default: llm with --ollama/--openai, else distilled)] [--ollama URL | --openai URL] [--model NAME] [--reranker-model DIR] [--top-u N] [--timeout-ms N] [--paths s,df,rg1] [--query last3|last10|jaccard] [--top-j N] [--json] [--index-dir DIR]',
+    'rerank <repo> <file>:<line>[:<col>] [--reranker llm|distilled|none (default: llm with --ollama/--openai, else ' +
+    'distilled)] [--ollama URL | --openai URL] [--model NAME] [--reranker-model DIR] [--top-u N] [--timeout-ms N] ' +
+    '[--paths s,df,rg1] [--query last3|last10|jaccard] [--top-j N] [--json] [--index-dir DIR]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, {
       ...indexOptions,
@@ -55,7 +55,8 @@ export const rerankCommand: CliCommand = {
     });
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
     // Without --reranker: the LLM when a server is named, else the distilled model (the extension's default).
-    const choice = ((values.reranker as string | undefined) ?? (values.ollama !== undefined || values.openai !== undefined ? 'llm' : 'distilled')) as RerankerChoice;
+    const choice = ((values.reranker as string | undefined) ??
+      (values.ollama !== undefined || values.openai !== undefined ? 'llm' : 'distilled')) as RerankerChoice;
     if (!CHOICES.includes(choice)) throw new UsageError(`--reranker must be one of ${CHOICES.join(', ')}`);
     if (values.ollama && values.openai) throw new UsageError('give either --ollama or --openai, not both');
     const strategy = ((values.query as string | undefined) ?? 'jaccard') as QueryStrategy;
@@ -76,7 +77,9 @@ export const rerankCommand: CliCommand = {
       choice,
       timeoutMs,
       ...(values.model ? { model: values.model as string } : {}),
-      ...(values.openai ? { openaiUrl: values.openai as string } : { ollamaHost: (values.ollama as string | undefined) ?? process.env.OLLAMA_HOST }),
+      ...(values.openai
+        ? { openaiUrl: values.openai as string }
+        : { ollamaHost: (values.ollama as string | undefined) ?? process.env.OLLAMA_HOST }),
       ...(values['reranker-model'] ? { distilledDir: values['reranker-model'] as string } : {}),
     });
 
@@ -93,14 +96,24 @@ export const rerankCommand: CliCommand = {
       timings.prepare = Object.values(prepared.prepareMs).reduce((a, b) => a + b, 0);
       const retrievers = [...prepared.paths.byName.values()];
       // Retrieval then BestFit reranking, no model; each reranker call has its own time limit, the stage none.
-      const pipeline = createPipeline(pipelineOptions({ query: { strategy }, retrieval: { topJ }, rerank: { topU, timeoutMs: 3_600_000 } }), { retrievers: () => retrievers, rerankers: rerankers.switcher });
+      const pipeline = createPipeline(
+        pipelineOptions({ query: { strategy }, retrieval: { topJ }, rerank: { topU, timeoutMs: 3_600_000 } }),
+        { retrievers: () => retrievers, rerankers: rerankers.switcher },
+      );
       const completed = await pipeline.complete({ filePath: file.path, lang: file.lang, prefix: file.prefix, suffix: '' }, signal);
       const candidates = completed.retrieval?.candidates ?? [];
       timings.retrieve = completed.retrieval?.elapsedMs ?? 0;
       const docs = candidateDocs(candidates);
       const rerankQuery = buildRerankQuery(file.path, file.prefix);
       const top = completed.contexts;
-      const trace: RerankTrace = completed.rerank?.detail ?? { reranker: 'none', before: docs.map((d) => d.id), after: top.map((c) => c.snippet.id), calls: [], rerankerCalls: 0, elapsedMs: 0 };
+      const trace: RerankTrace = completed.rerank?.detail ?? {
+        reranker: 'none',
+        before: docs.map((d) => d.id),
+        after: top.map((c) => c.snippet.id),
+        calls: [],
+        rerankerCalls: 0,
+        elapsedMs: 0,
+      };
       const result = { trace, top: top.map((c) => ({ id: c.snippet.id })) };
       timings.rerank = trace.elapsedMs;
       const byId = new Map(docs.map((d, i) => [d.id, { doc: d, rank: i + 1 }]));
@@ -110,11 +123,28 @@ export const rerankCommand: CliCommand = {
         return s ? `${s.kind.padEnd(14)} ${s.path}:${s.range.startLine + 1}  ${s.qualifiedName}` : id;
       };
       if (values.json) {
-        const json = { repo, file: path, cursor, reranker: result.trace.reranker, before: result.trace.before, after: result.trace.after, calls: result.trace.calls, rerankerCalls: result.trace.rerankerCalls, degraded: result.trace.degraded, timings };
+        const json = {
+          repo,
+          file: path,
+          cursor,
+          reranker: result.trace.reranker,
+          before: result.trace.before,
+          after: result.trace.after,
+          calls: result.trace.calls,
+          rerankerCalls: result.trace.rerankerCalls,
+          degraded: result.trace.degraded,
+          timings,
+        };
         process.stdout.write(JSON.stringify(json, null, 2) + '\n');
       } else {
         const out: string[] = [];
-        out.push(`Rerank query for ${file.path}:`, ...rerankQuery.text.split('\n').slice(-6).map((l) => `  | ${l}`));
+        out.push(
+          `Rerank query for ${file.path}:`,
+          ...rerankQuery.text
+            .split('\n')
+            .slice(-6)
+            .map((l) => `  | ${l}`),
+        );
         out.push('', `Candidates in retrieval order (${docs.length}):`);
         docs.forEach((d, i) => out.push(`  ${String(i + 1).padStart(2)}. ${describe(d.id)}`));
         out.push('', `After BestFit reranking with ${result.trace.reranker} (top ${result.top.length}):`);
@@ -122,7 +152,12 @@ export const rerankCommand: CliCommand = {
         out.push('', `Reranker calls: ${result.trace.rerankerCalls} of ${result.trace.calls.length} windows`);
         out.push(...formatCalls(result.trace, (id) => String(byId.get(id)?.rank ?? id)));
         if (result.trace.degraded) out.push(`  note: ${result.trace.degraded}`);
-        out.push('', `Timings: ${Object.entries(timings).map(([k, v]) => `${k} ${fmtMs(v)}`).join(', ')}`);
+        out.push(
+          '',
+          `Timings: ${Object.entries(timings)
+            .map(([k, v]) => `${k} ${fmtMs(v)}`)
+            .join(', ')}`,
+        );
         process.stdout.write(out.join('\n') + '\n');
       }
     } finally {

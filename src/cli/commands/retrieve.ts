@@ -16,7 +16,15 @@ import type { Candidate, PathName, RetrievalTrace, ScoredSnippet } from '../../e
 import { causalLMProber, createPipeline, pipelineOptions } from '../../engine/pipeline';
 import { UserError } from '../../engine/util/errors';
 
-const PATH_ALIASES: Record<string, PathName> = { s: 'sparse', sparse: 'sparse', d: 'dense', dense: 'dense', df: 'dataflow', dataflow: 'dataflow', rg1: 'rg1' };
+const PATH_ALIASES: Record<string, PathName> = {
+  s: 'sparse',
+  sparse: 'sparse',
+  d: 'dense',
+  dense: 'dense',
+  df: 'dataflow',
+  dataflow: 'dataflow',
+  rg1: 'rg1',
+};
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
 
 export interface CursorSpec {
@@ -42,13 +50,20 @@ export function parseCursor(spec: string): CursorSpec {
 export function prefixAtCursor(text: string, cursor: CursorSpec): string {
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   const lineText = lines[cursor.line - 1];
-  if (lineText === undefined) throw new UserError(`line ${cursor.line} is past the end of ${cursor.file} (${text.endsWith('\n') ? lines.length - 1 : lines.length} lines)`);
-  if (cursor.column !== undefined && cursor.column > lineText.length + 1) throw new UserError(`column ${cursor.column} is past the end of line ${cursor.line} of ${cursor.file} (${lineText.length} characters)`);
+  if (lineText === undefined)
+    throw new UserError(
+      `line ${cursor.line} is past the end of ${cursor.file} (${text.endsWith('\n') ? lines.length - 1 : lines.length} lines)`,
+    );
+  if (cursor.column !== undefined && cursor.column > lineText.length + 1)
+    throw new UserError(`column ${cursor.column} is past the end of line ${cursor.line} of ${cursor.file} (${lineText.length} characters)`);
   return prefixAt(text, cursor.line, cursor.column);
 }
 
 export function parsePaths(value: string | undefined): PathName[] {
-  const names = (value ?? 's,d,df').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = (value ?? 's,d,df')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const out: PathName[] = [];
   for (const n of names) {
     const path = PATH_ALIASES[n];
@@ -98,15 +113,27 @@ function formatTrace(trace: RetrievalTrace, file: UnfinishedFile, timings: Recor
     const scores = c.paths.map((p) => `${p}=${(c.scores[p] ?? 0).toFixed(3)}`).join(' ');
     out.push(line(c, scores.padEnd(16), i));
   });
-  out.push('', `Timings: ${Object.entries(timings).map(([k, v]) => `${k} ${fmtMs(v)}`).join(', ')}`);
+  out.push(
+    '',
+    `Timings: ${Object.entries(timings)
+      .map(([k, v]) => `${k} ${fmtMs(v)}`)
+      .join(', ')}`,
+  );
   return out.join('\n');
 }
 
 export const retrieveCommand: CliCommand = {
   name: 'retrieve',
-  usage: 'retrieve <repo> <file>:<line>[:<col>] [--paths s,d,df,rg1 (default s,d,df)] [--query probe|last3|last10|jaccard (default probe)] [--top-j N] [--json] [--index-dir DIR]',
+  usage:
+    'retrieve <repo> <file>:<line>[:<col>] [--paths s,d,df,rg1 (default s,d,df)] [--query probe|last3|last10|jaccard ' +
+    '(default probe)] [--top-j N] [--json] [--index-dir DIR]',
   async run(argv, signal) {
-    const { values, positionals } = parseCommandArgs(argv, { ...indexOptions, paths: { type: 'string' }, query: { type: 'string' }, 'top-j': { type: 'string' } });
+    const { values, positionals } = parseCommandArgs(argv, {
+      ...indexOptions,
+      paths: { type: 'string' },
+      query: { type: 'string' },
+      'top-j': { type: 'string' },
+    });
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
     const repo = requireRepo(positionals[0]);
     const cursor = parseCursor(positionals[1]!);
@@ -127,7 +154,11 @@ export const retrieveCommand: CliCommand = {
     timings.index = performance.now() - t;
 
     t = performance.now();
-    const models = await openModels({ lm: strategy === 'probe', encoder: paths.includes('dense') }, (m) => process.stderr.write(`warning: ${m}\n`), signal);
+    const models = await openModels(
+      { lm: strategy === 'probe', encoder: paths.includes('dense') },
+      (m) => process.stderr.write(`warning: ${m}\n`),
+      signal,
+    );
     if (models.lm || models.encoder) timings['load models'] = performance.now() - t;
     try {
       const prepared = await preparedPaths(kb, repo, paths, models.encoder, values['index-dir'] as string | undefined, signal);
@@ -137,15 +168,29 @@ export const retrieveCommand: CliCommand = {
         for (const [name, ms] of Object.entries(prepared.prepareMs)) timings[`prepare ${name}`] = ms;
         const prober = models.lm ? causalLMProber(models.lm) : undefined;
         // Retrieval only: no reranker, no model.
-        const pipeline = createPipeline(pipelineOptions({ query: { strategy: strategy as QueryStrategy }, retrieval: { topJ } }), { retrievers: () => retrievers, prober: () => prober });
+        const pipeline = createPipeline(pipelineOptions({ query: { strategy: strategy as QueryStrategy }, retrieval: { topJ } }), {
+          retrievers: () => retrievers,
+          prober: () => prober,
+        });
         const result = await pipeline.complete({ filePath: file.path, lang: file.lang, prefix: file.prefix, suffix: '' }, signal);
         const trace = result.retrieval;
-        if (!trace) throw new UserError(`retrieval failed: ${result.trace.stages.find((st) => st.stage === 'retrieve')?.message ?? 'unknown reason'}`);
+        if (!trace)
+          throw new UserError(
+            `retrieval failed: ${result.trace.stages.find((st) => st.stage === 'retrieve')?.message ?? 'unknown reason'}`,
+          );
         timings.query = result.trace.stages.find((st) => st.stage === 'query')?.elapsedMs ?? 0;
         timings.retrieve = trace.elapsedMs;
         if (values.json) {
           const strip = <T extends { snippet: { item?: unknown } }>(r: T): T => ({ ...r, snippet: { ...r.snippet, item: undefined } });
-          const json = { repo, file: path, cursor, query: trace.query, paths: trace.paths.map((p) => ({ ...p, results: p.results.map(strip) })), candidates: trace.candidates.map(strip), timings };
+          const json = {
+            repo,
+            file: path,
+            cursor,
+            query: trace.query,
+            paths: trace.paths.map((p) => ({ ...p, results: p.results.map(strip) })),
+            candidates: trace.candidates.map(strip),
+            timings,
+          };
           process.stdout.write(JSON.stringify(json, null, 2) + '\n');
         } else {
           process.stdout.write(formatTrace(trace, file, timings) + '\n');

@@ -60,7 +60,8 @@ export class RepoMethods implements Disposable {
   private byIdentifier = new Map<number, MethodEntry[]>();
   private readonly wordIds = new Map<string, number>();
   private built = false;
-  private names: { classes: KbClass[]; functions: Map<string, KbItem[]>; fields: Map<string, KbItem[]>; subwords: Map<string, Set<string>> } | undefined;
+  private names:
+    { classes: KbClass[]; functions: Map<string, KbItem[]>; fields: Map<string, KbItem[]>; subwords: Map<string, Set<string>> } | undefined;
   private readonly subscription: Disposable;
   /** Per-file rebuilds since the index was built (a test reads it). */
   updates = 0;
@@ -115,7 +116,14 @@ export class RepoMethods implements Disposable {
       const { used, text } = runs[i]!;
       words.set(used, at);
       words.set(text, at + used.length);
-      const entry: MethodEntry = { item, signatureTokens: tokenSet(signatureKey(item.lang, item.signature), this.tokenize), words, usedFrom: at, textFrom: at + used.length, textTo: at + used.length + text.length };
+      const entry: MethodEntry = {
+        item,
+        signatureTokens: tokenSet(signatureKey(item.lang, item.signature), this.tokenize),
+        words,
+        usedFrom: at,
+        textFrom: at + used.length,
+        textTo: at + used.length + text.length,
+      };
       at = entry.textTo;
       for (const id of used) {
         const users = this.byIdentifier.get(id);

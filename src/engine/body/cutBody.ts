@@ -69,7 +69,13 @@ export function missingBodyIndent(lang: Lang, prefix: string, signatureIndentTex
 }
 
 /** The body as inserted: cut where the method ends, trailing blank lines dropped, at most `maxLines` lines. */
-export function cutBody(raw: string, lang: Lang, prefix: string, maxLines: number, signatureIndent = signatureIndentOf(lang, prefix)): string {
+export function cutBody(
+  raw: string,
+  lang: Lang,
+  prefix: string,
+  maxLines: number,
+  signatureIndent = signatureIndentOf(lang, prefix),
+): string {
   const cursorColumn = prefix.length - (prefix.lastIndexOf('\n') + 1);
   const cut = lang === 'java' ? cutAtUnmatchedBrace(raw) : cutAtDedent(raw, signatureIndent, cursorColumn);
   // Comment markers with nothing after them say nothing (a small model repeats them).
@@ -104,7 +110,14 @@ export function dropUnfinishedLine(body: string): string {
  * The cut body `body` of the model's `raw` answer, less the line the token limit cut mid-way when
  * the model stopped by its limit before the method ended; `dropped` is that line.
  */
-export function withoutLineCutByLimit(body: string, raw: string, stoppedBy: string | undefined, lang: Lang, prefix: string, signatureIndent?: number): { body: string; dropped?: string } {
+export function withoutLineCutByLimit(
+  body: string,
+  raw: string,
+  stoppedBy: string | undefined,
+  lang: Lang,
+  prefix: string,
+  signatureIndent?: number,
+): { body: string; dropped?: string } {
   if (stoppedBy !== 'length' || bodyEndFound(raw, lang, prefix, signatureIndent)) return { body };
   const kept = dropUnfinishedLine(body);
   return kept === body ? { body } : { body: kept, dropped: body.slice(kept.length).trim() };

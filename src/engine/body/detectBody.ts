@@ -46,7 +46,8 @@ function lineOf(text: string, row: number): string {
 }
 
 function enclosingClass(node: Node, lang: Lang): string | undefined {
-  const kinds = lang === 'python' ? ['class_definition'] : ['class_declaration', 'interface_declaration', 'enum_declaration', 'record_declaration'];
+  const kinds =
+    lang === 'python' ? ['class_definition'] : ['class_declaration', 'interface_declaration', 'enum_declaration', 'record_declaration'];
   for (let n: Node | null = node.parent; n; n = n.parent) if (kinds.includes(n.type)) return n.childForFieldName('name')?.text;
   return undefined;
 }
@@ -54,7 +55,13 @@ function enclosingClass(node: Node, lang: Lang): string | undefined {
 /** The cursor strictly inside a string or comment (at its first character is before it). */
 function inStringOrComment(node: Node, offset: number): boolean {
   for (let n: Node | null = node; n; n = n.parent) {
-    const literal = n.type === 'string' || n.type === 'string_literal' || n.type === 'comment' || n.type === 'line_comment' || n.type === 'block_comment' || n.type === 'text_block';
+    const literal =
+      n.type === 'string' ||
+      n.type === 'string_literal' ||
+      n.type === 'comment' ||
+      n.type === 'line_comment' ||
+      n.type === 'block_comment' ||
+      n.type === 'text_block';
     if (literal && n.startIndex < offset) return true;
     if (n.type === 'block' || n.type === 'function_definition' || n.type === 'method_declaration') return false;
   }
@@ -78,7 +85,8 @@ function pythonText(prefix: string, suffix: string): { text: string; offset: num
     lines.pop();
     let prev: string | undefined;
     for (let i = lines.length - 1; i >= 0 && prev === undefined; i--) if ((lines[i] ?? '').trim() !== '') prev = lines[i];
-    if (prev !== undefined && /:\s*(#.*)?$/.test(prev) && indentOf(before) <= indentOf(prev)) pad = ' '.repeat(indentOf(prev) + 4 - indentOf(before));
+    if (prev !== undefined && /:\s*(#.*)?$/.test(prev) && indentOf(before) <= indentOf(prev))
+      pad = ' '.repeat(indentOf(prev) + 4 - indentOf(before));
   }
   // Text after the cursor on its line keeps its place in the block: it follows the placeholder, indented as the cursor.
   return { text: `${prefix}${pad}pass${after.trim() === '' ? '' : `\n${before}`}${suffix}`, offset: prefix.length + pad.length };
@@ -107,7 +115,12 @@ export function detectBodyTarget(parsers: Parsers, lang: Lang, prefix: string, s
       if (body.namedChildren.some((c) => c !== null && !isEmptyPythonStatement(c))) return undefined;
       // A comment right after the `:` sits outside the block in the tree: it is content unless a TODO.
       const colon = fn.children.find((c) => c?.type === ':');
-      if (fn.namedChildren.some((c) => c !== null && c.type === 'comment' && c.startIndex >= (colon?.endIndex ?? body.startIndex) && !isTodoComment(c))) return undefined;
+      if (
+        fn.namedChildren.some(
+          (c) => c !== null && c.type === 'comment' && c.startIndex >= (colon?.endIndex ?? body.startIndex) && !isTodoComment(c),
+        )
+      )
+        return undefined;
     }
     const name = fn.childForFieldName('name')?.text;
     if (!name) return undefined;

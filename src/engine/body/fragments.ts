@@ -30,7 +30,11 @@ export function headFragment(item: KbItem, maxLines = MAX_HEAD_LINES): Snippet {
   const decl = declarationLine(item, lines);
   if (lines.length <= decl + maxLines + 1) return snippetOfItem(item);
   const pad = (lines[decl + 1] ?? '').match(/^\s*/)?.[0] ?? '';
-  const kept = [...lines.slice(0, decl + maxLines), `${pad}${commentPrefix(item.lang)} ...`, ...closersFrom(lines, decl + maxLines).slice(-1 - (item.className ? 1 : 0))];
+  const kept = [
+    ...lines.slice(0, decl + maxLines),
+    `${pad}${commentPrefix(item.lang)} ...`,
+    ...closersFrom(lines, decl + maxLines).slice(-1 - (item.className ? 1 : 0)),
+  ];
   return { ...snippetOfItem(item), text: kept.join('\n') };
 }
 
@@ -62,12 +66,25 @@ export function classFragment(c: KbClass, members: readonly KbItem[]): Snippet {
   const open = c.lang === 'java' ? ' {' : '';
   const lines = [`${cm} ${c.path}`, `${withoutTrailing(c.header, '{:')}${c.lang === 'java' ? open : ':'}`];
   for (const m of members.slice(0, MAX_MEMBERS)) {
-    const sig = m.signature.split('\n').map((l) => l.trim()).join(' ');
-    lines.push(`    ${c.lang === 'java' && m.kind === 'classFunction' ? `${withoutTrailing(sig, '{')};` : sig}${c.lang === 'python' && m.kind !== 'classVariable' ? ' ...' : ''}`);
+    const sig = m.signature
+      .split('\n')
+      .map((l) => l.trim())
+      .join(' ');
+    lines.push(
+      `    ${c.lang === 'java' && m.kind === 'classFunction' ? `${withoutTrailing(sig, '{')};` : sig}${c.lang === 'python' && m.kind !== 'classVariable' ? ' ...' : ''}`,
+    );
   }
   if (members.length > MAX_MEMBERS) lines.push(`    ${cm} ... ${members.length - MAX_MEMBERS} more`);
   if (c.lang === 'java') lines.push('}');
-  return { id: `${c.path}#class:${c.qualifiedName}`, kind: 'class', path: c.path, name: c.name, qualifiedName: c.qualifiedName, range: c.range, text: lines.join('\n') };
+  return {
+    id: `${c.path}#class:${c.qualifiedName}`,
+    kind: 'class',
+    path: c.path,
+    name: c.name,
+    qualifiedName: c.qualifiedName,
+    range: c.range,
+    text: lines.join('\n'),
+  };
 }
 
 /** `text` without trailing whitespace, then one trailing character of `chars` and the whitespace before it (a linear /\s*[chars]?\s*$/). */

@@ -20,13 +20,24 @@ export interface ScoredMethod {
 export function excludedFor(target: BodyTarget, filePath: string): (item: KbItem) => boolean {
   return (item) => {
     if (item.path !== filePath) return false;
-    if (target.className !== undefined && item.className !== undefined && (item.className === target.className || item.className.endsWith(`.${target.className}`))) return true;
+    if (
+      target.className !== undefined &&
+      item.className !== undefined &&
+      (item.className === target.className || item.className.endsWith(`.${target.className}`))
+    )
+      return true;
     return item.range.endLine >= target.signatureRow;
   };
 }
 
 /** Step a: the top-k methods whose signature keys share the most tokens with the target's. */
-export function signatureSimilar(target: BodyTarget, filePath: string, repo: RepoMethods, topK: number, tokenize?: Tokenize): ScoredMethod[] {
+export function signatureSimilar(
+  target: BodyTarget,
+  filePath: string,
+  repo: RepoMethods,
+  topK: number,
+  tokenize?: Tokenize,
+): ScoredMethod[] {
   const mine = tokenSet(signatureKey(target.lang, target.signature), tokenize);
   const excluded = excludedFor(target, filePath);
   const scored: ScoredMethod[] = [];
@@ -39,7 +50,13 @@ export function signatureSimilar(target: BodyTarget, filePath: string, repo: Rep
 }
 
 /** Step a by the code encoder: the cosine of the signatures' embeddings (unit vectors: a dot product), top-k. */
-export function signatureSimilarByVector(target: BodyTarget, filePath: string, repo: RepoMethods, topK: number, query: Float32Array): ScoredMethod[] {
+export function signatureSimilarByVector(
+  target: BodyTarget,
+  filePath: string,
+  repo: RepoMethods,
+  topK: number,
+  query: Float32Array,
+): ScoredMethod[] {
   const excluded = excludedFor(target, filePath);
   const scored: ScoredMethod[] = [];
   for (const m of repo.methods()) {
@@ -54,7 +71,14 @@ export function signatureSimilarByVector(target: BodyTarget, filePath: string, r
 }
 
 /** Step d: methods whose bodies use the identifiers, ranked by subword Jaccard with the sketch, top-k. */
-export function rankUsages(target: BodyTarget, filePath: string, identifiers: readonly string[], sketch: string, repo: RepoMethods, topK: number): ScoredMethod[] {
+export function rankUsages(
+  target: BodyTarget,
+  filePath: string,
+  identifiers: readonly string[],
+  sketch: string,
+  repo: RepoMethods,
+  topK: number,
+): ScoredMethod[] {
   const excluded = excludedFor(target, filePath);
   const found = new Map<MethodEntry, string[]>();
   for (const id of identifiers) {
@@ -76,7 +100,9 @@ export function rankUsages(target: BodyTarget, filePath: string, identifiers: re
 export interface BodyLists<T> {
   usages: readonly T[];
   definitions: readonly T[];
-  /** Definitions of the elements only the signature-similar methods use (body.elements 'sketch+similar'): after the sketch's and CodeRAG's. */
+  /**
+   * Definitions of the elements only the signature-similar methods use (body.elements 'sketch+similar'): after the sketch's and CodeRAG's.
+   */
   related?: readonly T[];
   /** CodeRAG's reranked knowledge items, where they join. */
   knowledge: readonly T[];
@@ -87,7 +113,10 @@ export interface BodyLists<T> {
 const RRF_K = 60;
 
 /** Step e's order (see BodyCompose), each snippet once. */
-export function composeBodyLists<T extends { snippet: { id: string } }>(lists: BodyLists<T>, compose: 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf'): T[] {
+export function composeBodyLists<T extends { snippet: { id: string } }>(
+  lists: BodyLists<T>,
+  compose: 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf',
+): T[] {
   const { usages, definitions, knowledge, signatures } = lists;
   const related = lists.related ?? [];
   switch (compose) {

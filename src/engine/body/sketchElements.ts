@@ -20,7 +20,32 @@ export interface SketchElements {
 }
 
 const JAVA_TYPE_NODES = new Set(['type_identifier']);
-const BUILTIN_TYPES = new Set(['String', 'Object', 'Integer', 'Long', 'Double', 'Boolean', 'List', 'Map', 'Set', 'ArrayList', 'HashMap', 'HashSet', 'Exception', 'RuntimeException', 'int', 'str', 'dict', 'list', 'set', 'tuple', 'bool', 'float', 'self', 'cls']);
+const BUILTIN_TYPES = new Set([
+  'String',
+  'Object',
+  'Integer',
+  'Long',
+  'Double',
+  'Boolean',
+  'List',
+  'Map',
+  'Set',
+  'ArrayList',
+  'HashMap',
+  'HashSet',
+  'Exception',
+  'RuntimeException',
+  'int',
+  'str',
+  'dict',
+  'list',
+  'set',
+  'tuple',
+  'bool',
+  'float',
+  'self',
+  'cls',
+]);
 
 /** The sketch inside a method of its own, so it parses as a body wherever it came from. */
 function wrap(lang: Lang, sketch: string): string {
@@ -123,7 +148,11 @@ function best(name: string, candidates: Iterable<string>, subwords: Map<string, 
  * Map the sketch's elements to repository names. Returns the mapped elements and the identifiers
  * whose using-methods are the usages (each mapped name; a class adds its members' names).
  */
-export function mapElements(elements: SketchElements, repo: RepoMethods, lang: Lang): { mapped: MappedElement[]; identifiers: string[]; definitions: Snippet[] } {
+export function mapElements(
+  elements: SketchElements,
+  repo: RepoMethods,
+  lang: Lang,
+): { mapped: MappedElement[]; identifiers: string[]; definitions: Snippet[] } {
   const tables = repo.nameTables();
   const classesByName = new Map<string, KbClass[]>();
   for (const c of tables.classes) {
@@ -146,7 +175,15 @@ export function mapElements(elements: SketchElements, repo: RepoMethods, lang: L
       const members = repo.membersOf(c);
       identifiers.add(hit.name);
       for (const m of members) identifiers.add(m.name);
-      mapped.push({ name, kind, matched: hit.name, how: hit.name === name ? 'exact' : 'jaccard', score: hit.score, path: c.path, members: members.length });
+      mapped.push({
+        name,
+        kind,
+        matched: hit.name,
+        how: hit.name === name ? 'exact' : 'jaccard',
+        score: hit.score,
+        path: c.path,
+        members: members.length,
+      });
       matchedClasses.add(c.qualifiedName);
       const def = classFragment(c, members);
       if (!definitions.has(def.id)) definitions.set(def.id, def);

@@ -8,14 +8,16 @@ export type Tokenize = (text: string) => ArrayLike<number>;
 
 /** `getUserName`, `get_user_name`, `HTTPServer` -> get, user, name / http, server (lower case). */
 export function subwords(identifier: string): string[] {
-  return identifier
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .split(/[\s_$]+/)
-    .filter((s) => s.length > 0)
-    .map((s) => s.toLowerCase())
-    // A plural names the same thing (`taxRates` / `taxRate`).
-    .map((s) => (s.length > 3 && s.endsWith('s') && !s.endsWith('ss') ? s.slice(0, -1) : s));
+  return (
+    identifier
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+      .split(/[\s_$]+/)
+      .filter((s) => s.length > 0)
+      .map((s) => s.toLowerCase())
+      // A plural names the same thing (`taxRates` / `taxRate`).
+      .map((s) => (s.length > 3 && s.endsWith('s') && !s.endsWith('ss') ? s.slice(0, -1) : s))
+  );
 }
 
 export function subwordSet(text: string): Set<string> {
@@ -37,7 +39,20 @@ export function jaccard<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): number {
   return both / (a.size + b.size - both);
 }
 
-const JAVA_MODIFIERS = new Set(['public', 'private', 'protected', 'static', 'final', 'abstract', 'synchronized', 'native', 'default', 'strictfp', 'transient', 'volatile']);
+const JAVA_MODIFIERS = new Set([
+  'public',
+  'private',
+  'protected',
+  'static',
+  'final',
+  'abstract',
+  'synchronized',
+  'native',
+  'default',
+  'strictfp',
+  'transient',
+  'volatile',
+]);
 
 /** Split `a, Map<K, V> b, c` at top-level commas. */
 function splitParams(params: string): string[] {

@@ -1,7 +1,8 @@
 // Checked decoding at calls (issue 19 item 3): at `f(` where `f` resolves to a repository callable,
 // its parameters are known. For each argument position the generator prefers a name in scope that
 // matches the parameter (by name, else by type), and it never writes more arguments than the
-// signature takes, nor closes the call before the ones every overload needs. The call is read from the text, the callable from ReceiverTyper.callAt.
+// signature takes, nor closes the call before the ones every overload needs. The call is read from the text, the callable from
+// ReceiverTyper.callAt.
 import type { Lang } from '../kb/types';
 import { identifierEndingAt } from '../util/identifierAtEnd';
 
@@ -184,7 +185,11 @@ function parameterText(signature: string): string | undefined {
  * A callable's parameters from its signature line(s); `dropReceiver` drops a Python method's
  * first parameter (`self`/`cls`). Undefined when the signature cannot be read.
  */
-export function parseParameters(signature: string, lang: Lang, dropReceiver: boolean): { params: Parameter[]; variadic: boolean } | undefined {
+export function parseParameters(
+  signature: string,
+  lang: Lang,
+  dropReceiver: boolean,
+): { params: Parameter[]; variadic: boolean } | undefined {
   const inner = parameterText(signature);
   if (inner === undefined) return undefined;
   const parts = splitTopLevel(inner.replace(/#[^\n]*/g, ''));
@@ -210,7 +215,10 @@ export function parseParameters(signature: string, lang: Lang, dropReceiver: boo
     }
   } else {
     for (const raw of parts) {
-      const p = raw.replace(/@[\p{L}_$][\p{L}\p{N}_$.]*(\([^)]*\))?\s*/gu, '').replace(/\bfinal\s+/g, '').trim();
+      const p = raw
+        .replace(/@[\p{L}_$][\p{L}\p{N}_$.]*(\([^)]*\))?\s*/gu, '')
+        .replace(/\bfinal\s+/g, '')
+        .trim();
       const varargs = p.includes('...');
       if (varargs) variadic = true;
       const m = /^(.*?)\s*([\p{L}_$][\p{L}\p{N}_$]*)\s*(\[\s*\])*$/su.exec(p);
@@ -225,7 +233,10 @@ export function parseParameters(signature: string, lang: Lang, dropReceiver: boo
 export function bareTypeName(type: string | undefined): string | undefined {
   if (!type) return undefined;
   let t = type.replace(/["']/g, '').trim();
-  t = t.replace(/^(typing\.)?Optional\[(.*)\]$/s, '$2').replace(/\|\s*None\b|\bNone\s*\|/g, '').trim();
+  t = t
+    .replace(/^(typing\.)?Optional\[(.*)\]$/s, '$2')
+    .replace(/\|\s*None\b|\bNone\s*\|/g, '')
+    .trim();
   if (/[[<(|,]/.test(t)) return undefined;
   const last = t.split('.').pop()?.trim();
   return last && /^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(last) ? last : undefined;
@@ -319,7 +330,15 @@ export class CallArgumentGuide {
   }
 
   private start(sig: CallSignature, argsStart: number, at: 'cursor' | 'generated'): void {
-    const event: GuidedCall = { callee: sig.callee, entities: sig.entities, params: (sig.overloads[0] ?? []).map((p) => p.name), preferred: sig.preferred.map((p) => p ?? null), maxArgs: sig.variadic ? null : sig.maxArgs, at, steps: 0 };
+    const event: GuidedCall = {
+      callee: sig.callee,
+      entities: sig.entities,
+      params: (sig.overloads[0] ?? []).map((p) => p.name),
+      preferred: sig.preferred.map((p) => p ?? null),
+      maxArgs: sig.variadic ? null : sig.maxArgs,
+      at,
+      steps: 0,
+    };
     this.events.push(event);
     this.active = { event, sig, argsStart };
   }
@@ -353,7 +372,10 @@ export class CallArgumentGuide {
         const allowed: number[] = [];
         const last = this.atLast(sig, state.argIndex);
         // Only tokens starting with the name's next character, or with a space before the argument, can qualify.
-        const candidates = [...(vocab.byFirst.get(want[written.length]!) ?? []), ...(written.length === 0 && current.length === 0 ? (vocab.byFirst.get(' ') ?? []) : [])];
+        const candidates = [
+          ...(vocab.byFirst.get(want[written.length]!) ?? []),
+          ...(written.length === 0 && current.length === 0 ? (vocab.byFirst.get(' ') ?? []) : []),
+        ];
         for (const id of candidates) {
           if (id >= logits.length) continue;
           const t = tokenTexts[id]!;
@@ -370,7 +392,12 @@ export class CallArgumentGuide {
           }
           if (w.length <= written.length) continue;
           if (want.startsWith(w)) allowed.push(id);
-          else if (want === ')' ? w.startsWith(')') : w.startsWith(want) && /^[\s,)]/.test(w.slice(want.length)) && !(last && addsTopLevelComma(w.slice(want.length)))) allowed.push(id);
+          else if (
+            want === ')'
+              ? w.startsWith(')')
+              : w.startsWith(want) && /^[\s,)]/.test(w.slice(want.length)) && !(last && addsTopLevelComma(w.slice(want.length)))
+          )
+            allowed.push(id);
         }
         if (allowed.length > 0) {
           const keep = new Uint8Array(logits.length);

@@ -69,13 +69,24 @@ export class DereferenceConstraint {
   }
 
   private start(m: ReceiverMembers, at: 'cursor' | 'generated', generated: string): void {
-    const event: ConstrainedName = { receiver: m.receiver, entities: m.entities, names: m.names.size, at, steps: 0, minAllowed: Infinity, written: m.partial };
+    const event: ConstrainedName = {
+      receiver: m.receiver,
+      entities: m.entities,
+      names: m.names.size,
+      at,
+      steps: 0,
+      minAllowed: Infinity,
+      written: m.partial,
+    };
     let boosts: NameBoosts | undefined;
     if (this.priorWeight > 0) {
       this.priorContext ??= new PriorContext(this.prefix);
       const scores = this.priorContext.scores(this.prefix + generated, m.receiver, m.partial, m.names);
       if (scores.size > 0) {
-        event.favoured = [...scores].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([n]) => n);
+        event.favoured = [...scores]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 5)
+          .map(([n]) => n);
         boosts = nameBoosts(scores, this.priorWeight);
       }
     }

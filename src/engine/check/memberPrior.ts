@@ -20,7 +20,10 @@ const MENTION_WEIGHT = 0.25;
 
 const IDENT = /[\p{L}_$][\p{L}\p{N}_$]*/gu;
 
-/** The lower-case words of two or more letters or digits in a name or a text (`getModuleFilename`, `LSTRIP_BLOCKS`), split as the sparse path splits identifiers. */
+/**
+ * The lower-case words of two or more letters or digits in a name or a text (`getModuleFilename`, `LSTRIP_BLOCKS`), split as the sparse
+ * path splits identifiers.
+ */
 export function subwords(text: string): string[] {
   return identifierParts(text)
     .filter((p) => p.length > 1 && /^[\p{L}\p{N}]/u.test(p))
@@ -69,7 +72,8 @@ export class PriorContext {
     const mentions = this.mentions();
     // Mentions in the generated text after this context's own, counted once for every name.
     const extraMentions = new Map<string, number>();
-    if (text.length > this.text.length) for (const m of text.slice(this.text.length).matchAll(IDENT)) extraMentions.set(m[0], (extraMentions.get(m[0]) ?? 0) + 1);
+    if (text.length > this.text.length)
+      for (const m of text.slice(this.text.length).matchAll(IDENT)) extraMentions.set(m[0], (extraMentions.get(m[0]) ?? 0) + 1);
     for (const n of names) {
       let lexical = 0;
       const ws = nameWords.get(n)!;

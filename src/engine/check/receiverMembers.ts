@@ -84,9 +84,43 @@ function wholeChain(expr: string, lang: Lang): Chain | undefined {
 }
 
 /** Python names every object has (not listed in the knowledge base). */
-const PYTHON_OBJECT = ['__class__', '__dict__', '__doc__', '__module__', '__init__', '__repr__', '__str__', '__eq__', '__ne__', '__hash__', '__getattribute__', '__setattr__', '__delattr__', '__dir__', '__format__', '__reduce__', '__sizeof__', '__init_subclass__', '__new__', '__slots__', '__annotations__', '__weakref__'];
+const PYTHON_OBJECT = [
+  '__class__',
+  '__dict__',
+  '__doc__',
+  '__module__',
+  '__init__',
+  '__repr__',
+  '__str__',
+  '__eq__',
+  '__ne__',
+  '__hash__',
+  '__getattribute__',
+  '__setattr__',
+  '__delattr__',
+  '__dir__',
+  '__format__',
+  '__reduce__',
+  '__sizeof__',
+  '__init_subclass__',
+  '__new__',
+  '__slots__',
+  '__annotations__',
+  '__weakref__',
+];
 const PYTHON_CLASS = ['__name__', '__qualname__', '__mro__', '__bases__', '__subclasses__', 'mro', '__dataclass_fields__'];
-const PYTHON_MODULE = ['__name__', '__file__', '__doc__', '__all__', '__path__', '__package__', '__spec__', '__loader__', '__dict__', '__version__'];
+const PYTHON_MODULE = [
+  '__name__',
+  '__file__',
+  '__doc__',
+  '__all__',
+  '__path__',
+  '__package__',
+  '__spec__',
+  '__loader__',
+  '__dict__',
+  '__version__',
+];
 /** Python bases that add no public members. */
 const PYTHON_PLAIN_BASES = new Set(['object', 'ABC', 'abc.ABC', 'Generic', 'typing.Generic', 'Protocol', 'typing.Protocol']);
 const JAVA_OBJECT = ['getClass', 'hashCode', 'equals', 'toString', 'notify', 'notifyAll', 'wait', 'clone', 'finalize'];
@@ -111,8 +145,10 @@ function isContainerType(typeText: string | undefined): boolean {
 function declaredAsContainer(prefix: string, name: string, lang: Lang): boolean {
   const n = escapeRegExp(name);
   if (lang === 'python') {
-    for (const m of prefix.matchAll(new RegExp(`(?:^|[^\\w.]|self\\.|cls\\.)${n}\\s*:\\s*([^=\\n]+)`, 'gmu'))) if (isContainerType(m[1])) return true;
-    for (const m of prefix.matchAll(new RegExp(`\\bdef\\s+${n}\\s*\\([^]*?\\)\\s*->\\s*([^:\\n]+):`, 'gu'))) if (isContainerType(m[1])) return true;
+    for (const m of prefix.matchAll(new RegExp(`(?:^|[^\\w.]|self\\.|cls\\.)${n}\\s*:\\s*([^=\\n]+)`, 'gmu')))
+      if (isContainerType(m[1])) return true;
+    for (const m of prefix.matchAll(new RegExp(`\\bdef\\s+${n}\\s*\\([^]*?\\)\\s*->\\s*([^:\\n]+):`, 'gu')))
+      if (isContainerType(m[1])) return true;
     return false;
   }
   return new RegExp(`(>|\\])\\s*${n}\\s*[=;,)(]`, 'u').test(prefix) || new RegExp(`\\b${n}\\s*\\[\\s*\\]`, 'u').test(prefix);
@@ -235,7 +271,11 @@ export class ReceiverTyper implements Disposable {
   }
 
   /** The dataflow scope of the prefix cut at `cutAt` (the expression's start) and a resolver over it. */
-  private scopeAt(file: { path: string; lang: Lang; prefix: string }, cutAt: number, signal: AbortSignal): { scope: Scope; resolver: Evaluator } {
+  private scopeAt(
+    file: { path: string; lang: Lang; prefix: string },
+    cutAt: number,
+    signal: AbortSignal,
+  ): { scope: Scope; resolver: Evaluator } {
     const symbols = this.kb.symbols.table();
     const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix.slice(0, cutAt));
     throwIfAborted(signal);
@@ -275,7 +315,14 @@ export class ReceiverTyper implements Disposable {
   }
 
   /** The receiver's entities, each step proven; undefined as soon as one is not. `values`: a variable or property stands for its value. */
-  private evaluate(resolver: Evaluator, chain: Chain, scope: Scope, prefix: string, superCall: boolean, values = true): Entity[] | undefined {
+  private evaluate(
+    resolver: Evaluator,
+    chain: Chain,
+    scope: Scope,
+    prefix: string,
+    superCall: boolean,
+    values = true,
+  ): Entity[] | undefined {
     const flow = scope.flow!;
     const head = chain[0]!;
     let current: Entity[];
@@ -304,7 +351,8 @@ export class ReceiverTyper implements Disposable {
     for (let i = 1; i < chain.length && current.length > 0; i++) {
       const seg = chain[i]!;
       if (seg.name === '[]') return undefined;
-      if (scope.lang === 'python' && declaredAsContainer(prefix, seg.name, 'python') && current.some((e) => e.kind === 'local')) return undefined;
+      if (scope.lang === 'python' && declaredAsContainer(prefix, seg.name, 'python') && current.some((e) => e.kind === 'local'))
+        return undefined;
       current = current.flatMap((e) => this.valueOf(resolver, e) ?? [e]).flatMap((e) => resolver.memberOf(e, seg.name));
       if (seg.call) {
         const called: Entity[] = [];
@@ -371,7 +419,12 @@ export class ReceiverTyper implements Disposable {
         if (!indexed) return undefined;
         const own = this.classNames(resolver, indexed, !e.instance, seen);
         if (!own) return undefined;
-        const added = scope.lang === 'python' ? [...prefix.matchAll(/\bdef\s+([\p{L}_][\p{L}\p{N}_]*)|\b(?:self|cls)\.([\p{L}_][\p{L}\p{N}_]*)\s*(?::[^=\n]*)?=/gu)].map((m) => m[1] ?? m[2] ?? '') : [...prefix.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)].map((m) => m[0]);
+        const added =
+          scope.lang === 'python'
+            ? [...prefix.matchAll(/\bdef\s+([\p{L}_][\p{L}\p{N}_]*)|\b(?:self|cls)\.([\p{L}_][\p{L}\p{N}_]*)\s*(?::[^=\n]*)?=/gu)].map(
+                (m) => m[1] ?? m[2] ?? '',
+              )
+            : [...prefix.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)].map((m) => m[0]);
         return [...own, ...added];
       }
       case 'item':
@@ -393,7 +446,8 @@ export class ReceiverTyper implements Disposable {
     // A Java constructor is not a member.
     const out = members.filter((m) => !(cls.lang === 'java' && m.name === cls.name)).map((m) => m.name);
     const nestedPrefix = `${cls.qualifiedName}.`;
-    for (const c of symbols.file(cls.path)?.classes ?? []) if (c.qualifiedName.startsWith(nestedPrefix) && !c.qualifiedName.slice(nestedPrefix.length).includes('.')) out.push(c.name);
+    for (const c of symbols.file(cls.path)?.classes ?? [])
+      if (c.qualifiedName.startsWith(nestedPrefix) && !c.qualifiedName.slice(nestedPrefix.length).includes('.')) out.push(c.name);
     if (cls.lang === 'python') {
       out.push(...PYTHON_OBJECT);
       if (typeName) out.push(...PYTHON_CLASS);

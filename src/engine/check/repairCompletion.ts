@@ -67,7 +67,11 @@ export function closestMember(wrote: string, names: ReadonlySet<string>): string
  * (prefix ending in `x.` / `x.part`) included. `membersAt` types the receiver of a text ending in
  * a dereference (check/receiverMembers).
  */
-export function checkCompletion(prefix: string, completion: string, membersAt: (text: string) => ReceiverMembers | undefined): CheckedCompletion {
+export function checkCompletion(
+  prefix: string,
+  completion: string,
+  membersAt: (text: string) => ReceiverMembers | undefined,
+): CheckedCompletion {
   const fixes: MemberFix[] = [];
   let checked = 0;
   let text = completion;

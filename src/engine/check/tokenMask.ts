@@ -43,7 +43,13 @@ export function namePrefixes(names: Iterable<string>): Set<string> {
  * a token with more after its identifier part must complete a valid name with that part.
  * Returns the number of allowed tokens; `allowed[i]` is 1 for each.
  */
-export function memberTokenMask(vocab: MaskVocabulary, names: ReadonlySet<string>, prefixes: ReadonlySet<string>, typed: string, allowed: Uint8Array): number {
+export function memberTokenMask(
+  vocab: MaskVocabulary,
+  names: ReadonlySet<string>,
+  prefixes: ReadonlySet<string>,
+  typed: string,
+  allowed: Uint8Array,
+): number {
   let count = 0;
   const typedIsName = names.has(typed);
   for (let i = 0; i < vocab.lead.length; i++) {

@@ -10,7 +10,16 @@ import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult,
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
 export interface EmbeddedLM {
   /** Greedy generation; the text after the prompt. */
-  generate(prompt: string, options: { maxNewTokens: number; stop?: readonly string[]; until?: (generated: string) => boolean; logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void }, signal: AbortSignal): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop' }>;
+  generate(
+    prompt: string,
+    options: {
+      maxNewTokens: number;
+      stop?: readonly string[];
+      until?: (generated: string) => boolean;
+      logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
+    },
+    signal: AbortSignal,
+  ): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop' }>;
   /** Each vocabulary id's text, for checked decoding. */
   tokenTexts?(): readonly string[];
   encode?(text: string): ArrayLike<number>;
@@ -57,7 +66,12 @@ export class EmbeddedClient implements ModelClient {
       (lm) => (this.lm = lm),
       (e: unknown) => {
         this.loading = undefined;
-        throw new ModelClientError('modelMissing', `the embedded model could not be loaded: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);
+        throw new ModelClientError(
+          'modelMissing',
+          `the embedded model could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
+          this.endpoint,
+          this.model,
+        );
       },
     );
     return this.loading;
@@ -142,10 +156,25 @@ export class EmbeddedClient implements ModelClient {
             if (guard && ids) applyLoopGuard(ids, logits, guard);
           }
         : undefined;
-    const out = await lm.generate(request.prompt, { maxNewTokens: request.maxNewTokens, stop: request.stop, ...(request.until ? { until: request.until } : {}), ...(logitsFilter ? { logitsFilter } : {}) }, signal);
+    const out = await lm.generate(
+      request.prompt,
+      {
+        maxNewTokens: request.maxNewTokens,
+        stop: request.stop,
+        ...(request.until ? { until: request.until } : {}),
+        ...(logitsFilter ? { logitsFilter } : {}),
+      },
+      signal,
+    );
     throwIfAborted(signal);
     const cut = cutAtStop(typeof out === 'string' ? out : out.text, request.stop);
     const reason = typeof out === 'string' ? undefined : out.stoppedBy;
-    return { text: cut.text, model: this.model, elapsedMs: performance.now() - start, stoppedBy: cut.stopped ? 'stop' : (reason ?? 'unknown'), ...(copy ? { copyPrior: { ...copy.stats } } : {}) };
+    return {
+      text: cut.text,
+      model: this.model,
+      elapsedMs: performance.now() - start,
+      stoppedBy: cut.stopped ? 'stop' : (reason ?? 'unknown'),
+      ...(copy ? { copyPrior: { ...copy.stats } } : {}),
+    };
   }
 }

@@ -6,8 +6,25 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
-import { AnswerTooLargeError, ConnectionClosedError, MAX_PROGRESS_LINE_BYTES, ollamaApi, RedirectRefusedError, type BodyLimit } from './httpApi';
-import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelClient, type ModelProblem } from './types';
+import {
+  AnswerTooLargeError,
+  ConnectionClosedError,
+  MAX_PROGRESS_LINE_BYTES,
+  ollamaApi,
+  RedirectRefusedError,
+  type BodyLimit,
+} from './httpApi';
+import {
+  cutAtStop,
+  isModelClientError,
+  ModelClientError,
+  networkErrorKind,
+  problemOf,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelClient,
+  type ModelProblem,
+} from './types';
 
 export interface OllamaClientOptions {
   /** e.g. http://127.0.0.1:11434 */
@@ -62,21 +79,54 @@ export class OllamaClient implements ModelClient {
 
   /** `limitMs`: the limit the call ran under (the start-up check has its own), so the message states it. */
   private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string, limitMs: number): Error {
-    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from Ollama at ${this.endpoint} within ${limitMs} ms`, this.endpoint, this.model);
+    if (timedOut)
+      return new ModelClientError(
+        'timeout',
+        `${what}: no answer from Ollama at ${this.endpoint} within ${limitMs} ms`,
+        this.endpoint,
+        this.model,
+      );
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
-    if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: Ollama at ${this.endpoint}: ${e.message}`, this.endpoint, this.model);
-    if (e instanceof ConnectionClosedError) return new ModelClientError('closed', `${what}: Ollama at ${this.endpoint} closed the connection mid-answer`, this.endpoint, this.model);
+    if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError)
+      return new ModelClientError('failed', `${what}: Ollama at ${this.endpoint}: ${e.message}`, this.endpoint, this.model);
+    if (e instanceof ConnectionClosedError)
+      return new ModelClientError(
+        'closed',
+        `${what}: Ollama at ${this.endpoint} closed the connection mid-answer`,
+        this.endpoint,
+        this.model,
+      );
     const status = (e as { status_code?: unknown }).status_code;
     const message = e instanceof Error ? e.message : String(e);
     if (typeof status === 'number') {
-      if (status === 404 && /not found|pull/i.test(message)) return new ModelClientError('modelMissing', `model "${this.model}" is not pulled on ${this.endpoint} (run: ollama pull ${this.model})`, this.endpoint, this.model, status);
-      return new ModelClientError('httpStatus', `${what}: Ollama answered HTTP ${status}: ${message.slice(0, 200)}`, this.endpoint, this.model, status);
+      if (status === 404 && /not found|pull/i.test(message))
+        return new ModelClientError(
+          'modelMissing',
+          `model "${this.model}" is not pulled on ${this.endpoint} (run: ollama pull ${this.model})`,
+          this.endpoint,
+          this.model,
+          status,
+        );
+      return new ModelClientError(
+        'httpStatus',
+        `${what}: Ollama answered HTTP ${status}: ${message.slice(0, 200)}`,
+        this.endpoint,
+        this.model,
+        status,
+      );
     }
     // The package reports a stream without its final part (it skips lines that are not JSON) this way.
-    if (e instanceof SyntaxError || /did not receive done|invalid json/i.test(message)) return new ModelClientError('malformed', `${what}: malformed response from Ollama: ${message.slice(0, 200)}`, this.endpoint, this.model);
+    if (e instanceof SyntaxError || /did not receive done|invalid json/i.test(message))
+      return new ModelClientError(
+        'malformed',
+        `${what}: malformed response from Ollama: ${message.slice(0, 200)}`,
+        this.endpoint,
+        this.model,
+      );
     const kind = networkErrorKind(e);
-    if (kind === 'unreachable') return new ModelClientError('unreachable', `Ollama is not reachable at ${this.endpoint}`, this.endpoint, this.model);
+    if (kind === 'unreachable')
+      return new ModelClientError('unreachable', `Ollama is not reachable at ${this.endpoint}`, this.endpoint, this.model);
     return new ModelClientError('failed', `${what}: ${message}`, this.endpoint, this.model);
   }
 
@@ -102,7 +152,13 @@ export class OllamaClient implements ModelClient {
       let sawDone = false;
       try {
         for await (const part of stream) {
-          if (typeof part.response !== 'string') throw new ModelClientError('malformed', 'malformed response from Ollama: a streamed part has no "response" text', this.endpoint, this.model);
+          if (typeof part.response !== 'string')
+            throw new ModelClientError(
+              'malformed',
+              'malformed response from Ollama: a streamed part has no "response" text',
+              this.endpoint,
+              this.model,
+            );
           if (firstTokenMs === undefined && part.response) firstTokenMs = performance.now() - start;
           text += part.response;
           // A server that streams without end is cut here: the text so far is the answer.
@@ -142,11 +198,24 @@ export class OllamaClient implements ModelClient {
       }
       if (limit.signal.aborted) throw new Error('aborted');
       // The package skips lines that are not JSON; a stream without its final part was malformed or cut.
-      if (!sawDone && stoppedBy !== 'stop' && stoppedBy !== 'length') throw new ModelClientError('malformed', 'malformed response from Ollama: the stream ended without its final "done" part', this.endpoint, this.model);
+      if (!sawDone && stoppedBy !== 'stop' && stoppedBy !== 'length')
+        throw new ModelClientError(
+          'malformed',
+          'malformed response from Ollama: the stream ended without its final "done" part',
+          this.endpoint,
+          this.model,
+        );
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'generate', limitMs);
     }
-    return { text, model: this.model, elapsedMs: performance.now() - start, ...(firstTokenMs !== undefined ? { firstTokenMs } : {}), ...(tokens !== undefined ? { tokens } : {}), stoppedBy };
+    return {
+      text,
+      model: this.model,
+      elapsedMs: performance.now() - start,
+      ...(firstTokenMs !== undefined ? { firstTokenMs } : {}),
+      ...(tokens !== undefined ? { tokens } : {}),
+      stoppedBy,
+    };
   }
 
   /** The models this server has pulled (/api/tags). */
@@ -166,7 +235,12 @@ export class OllamaClient implements ModelClient {
     try {
       const names = await this.listModels(signal);
       if (names.some((n) => sameOllamaModel(n, this.model))) return undefined;
-      return { kind: 'modelMissing', message: `model "${this.model}" is not pulled on ${this.endpoint}`, model: this.model, endpoint: this.endpoint };
+      return {
+        kind: 'modelMissing',
+        message: `model "${this.model}" is not pulled on ${this.endpoint}`,
+        model: this.model,
+        endpoint: this.endpoint,
+      };
     } catch (e) {
       if (isModelClientError(e)) return problemOf(e);
       throw e;

@@ -5,7 +5,18 @@ import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
 import { AnswerTooLargeError, ConnectionClosedError, openAiBase, openAiRequest, RedirectRefusedError } from './httpApi';
-import { cutAtStop, isModelClientError, ModelClientError, networkErrorKind, problemOf, type GenerateRequest, type GenerateResult, type ModelCapabilities, type ModelClient, type ModelProblem } from './types';
+import {
+  cutAtStop,
+  isModelClientError,
+  ModelClientError,
+  networkErrorKind,
+  problemOf,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelCapabilities,
+  type ModelClient,
+  type ModelProblem,
+} from './types';
 import { escapeRegExp } from '../util/regex';
 
 export interface OpenAICompatibleOptions {
@@ -37,14 +48,27 @@ function gbnfString(s: string): string {
  * The request parameter that makes the answer start by finishing one of `names` (after `partial`)
  * and then continue freely once the name has ended; undefined when no name continues `partial`.
  */
-export function memberConstraintParam(kind: ServerConstraintKind, names: readonly string[], partial: string): Record<string, string> | undefined {
-  const rests = [...new Set(names.filter((n) => n.startsWith(partial) && n.length > 0).map((n) => n.slice(partial.length)))].sort((a, b) => b.length - a.length);
+export function memberConstraintParam(
+  kind: ServerConstraintKind,
+  names: readonly string[],
+  partial: string,
+): Record<string, string> | undefined {
+  const rests = [...new Set(names.filter((n) => n.startsWith(partial) && n.length > 0).map((n) => n.slice(partial.length)))].sort(
+    (a, b) => b.length - a.length,
+  );
   if (rests.length === 0) return undefined;
   if (kind === 'guided_regex') return { guided_regex: `(?:${rests.map(escapeRegExp).join('|')})(?:[^A-Za-z0-9_$][\\s\\S]*)?` };
   // GBNF has no empty literal: a name already complete makes the name optional.
   const nonEmpty = rests.filter((r) => r.length > 0);
   if (nonEmpty.length === 0) return undefined;
-  return { grammar: [`root ::= name${nonEmpty.length < rests.length ? '?' : ''} rest`, `name ::= ${nonEmpty.map(gbnfString).join(' | ')}`, `rest ::= ([^a-zA-Z0-9_$] any*)?`, `any ::= [^\\x00]`].join('\n') };
+  return {
+    grammar: [
+      `root ::= name${nonEmpty.length < rests.length ? '?' : ''} rest`,
+      `name ::= ${nonEmpty.map(gbnfString).join(' | ')}`,
+      `rest ::= ([^a-zA-Z0-9_$] any*)?`,
+      `any ::= [^\\x00]`,
+    ].join('\n'),
+  };
 }
 
 export class OpenAICompatibleClient implements ModelClient {
@@ -69,19 +93,36 @@ export class OpenAICompatibleClient implements ModelClient {
 
   /** `limitMs`: the limit the call ran under (the start-up check has its own), so the message states it. */
   private toError(e: unknown, timedOut: boolean, signal: AbortSignal, what: string, limitMs: number): Error {
-    if (timedOut) return new ModelClientError('timeout', `${what}: no answer from ${this.endpoint} within ${limitMs} ms`, this.endpoint, this.model);
+    if (timedOut)
+      return new ModelClientError('timeout', `${what}: no answer from ${this.endpoint} within ${limitMs} ms`, this.endpoint, this.model);
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
-    if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError) return new ModelClientError('failed', `${what}: ${e.message}`, this.endpoint, this.model);
-    if (e instanceof ConnectionClosedError) return new ModelClientError('closed', `${what}: ${this.endpoint} closed the connection mid-answer`, this.endpoint, this.model);
-    if (networkErrorKind(e) === 'unreachable') return new ModelClientError('unreachable', `the completion server is not reachable at ${this.endpoint}`, this.endpoint, this.model);
+    if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError)
+      return new ModelClientError('failed', `${what}: ${e.message}`, this.endpoint, this.model);
+    if (e instanceof ConnectionClosedError)
+      return new ModelClientError('closed', `${what}: ${this.endpoint} closed the connection mid-answer`, this.endpoint, this.model);
+    if (networkErrorKind(e) === 'unreachable')
+      return new ModelClientError('unreachable', `the completion server is not reachable at ${this.endpoint}`, this.endpoint, this.model);
     return new ModelClientError('failed', `${what}: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);
   }
 
   private httpError(status: number, raw: string, what: string): ModelClientError {
     const body = raw.slice(0, 300);
-    if (status === 404 && /model/i.test(body)) return new ModelClientError('modelMissing', `model "${this.model}" is not served by ${this.endpoint}: ${body}`, this.endpoint, this.model, 404);
-    return new ModelClientError('httpStatus', `${what}: ${this.endpoint} answered HTTP ${status}${body ? `: ${body}` : ''}`, this.endpoint, this.model, status);
+    if (status === 404 && /model/i.test(body))
+      return new ModelClientError(
+        'modelMissing',
+        `model "${this.model}" is not served by ${this.endpoint}: ${body}`,
+        this.endpoint,
+        this.model,
+        404,
+      );
+    return new ModelClientError(
+      'httpStatus',
+      `${what}: ${this.endpoint} answered HTTP ${status}${body ? `: ${body}` : ''}`,
+      this.endpoint,
+      this.model,
+      status,
+    );
   }
 
   /**
@@ -117,21 +158,41 @@ export class OpenAICompatibleClient implements ModelClient {
     const limit = deadline(signal, limitMs);
     try {
       const kind = request.memberChoice ? await this.serverConstraint(limit.signal) : undefined;
-      const constraint = kind && request.memberChoice ? memberConstraintParam(kind, request.memberChoice.names, request.memberChoice.partial) : undefined;
+      const constraint =
+        kind && request.memberChoice ? memberConstraintParam(kind, request.memberChoice.names, request.memberChoice.partial) : undefined;
       const { ok, status, raw } = await openAiRequest(this.options.baseUrl, '/completions', {
         apiKey: this.options.apiKey,
         signal: limit.signal,
-        body: { model: this.model, prompt: request.prompt, max_tokens: request.maxNewTokens, temperature: request.temperature ?? 0, stop: request.stop.slice(0, MAX_SERVER_STOPS), stream: false, ...constraint },
+        body: {
+          model: this.model,
+          prompt: request.prompt,
+          max_tokens: request.maxNewTokens,
+          temperature: request.temperature ?? 0,
+          stop: request.stop.slice(0, MAX_SERVER_STOPS),
+          stream: false,
+          ...constraint,
+        },
       });
       if (!ok) throw this.httpError(status, raw, 'completions');
       let body: unknown;
       try {
         body = JSON.parse(raw);
       } catch {
-        throw new ModelClientError('malformed', `completions: malformed JSON from ${this.endpoint}: ${raw.slice(0, 120)}`, this.endpoint, this.model);
+        throw new ModelClientError(
+          'malformed',
+          `completions: malformed JSON from ${this.endpoint}: ${raw.slice(0, 120)}`,
+          this.endpoint,
+          this.model,
+        );
       }
       const choice = (body as { choices?: Array<{ text?: unknown; finish_reason?: unknown }> }).choices?.[0];
-      if (!choice || typeof choice.text !== 'string') throw new ModelClientError('malformed', `completions: the answer from ${this.endpoint} has no choices[0].text`, this.endpoint, this.model);
+      if (!choice || typeof choice.text !== 'string')
+        throw new ModelClientError(
+          'malformed',
+          `completions: the answer from ${this.endpoint} has no choices[0].text`,
+          this.endpoint,
+          this.model,
+        );
       const cut = cutAtStop(choice.text, request.stop);
       const usage = (body as { usage?: { completion_tokens?: unknown } }).usage;
       return {
@@ -156,7 +217,13 @@ export class OpenAICompatibleClient implements ModelClient {
       if (!ok) return undefined;
       const body = parseJson(raw) as { data?: Array<{ id?: unknown }> } | undefined;
       const ids = (body?.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
-      if (ids.length > 0 && !ids.includes(this.model)) return { kind: 'modelMissing', message: `model "${this.model}" is not served by ${this.endpoint} (it serves: ${ids.slice(0, 5).join(', ')})`, model: this.model, endpoint: this.endpoint };
+      if (ids.length > 0 && !ids.includes(this.model))
+        return {
+          kind: 'modelMissing',
+          message: `model "${this.model}" is not served by ${this.endpoint} (it serves: ${ids.slice(0, 5).join(', ')})`,
+          model: this.model,
+          endpoint: this.endpoint,
+        };
       return undefined;
     } catch (e) {
       const err = this.toError(e, limit.timedOut(), signal, 'list models', limitMs);

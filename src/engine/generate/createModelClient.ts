@@ -26,11 +26,21 @@ function family(settings: ModelSettings): { family?: ModelFamily } {
 }
 
 export function ollamaClientOf(settings: ModelSettings): OllamaClient {
-  return new OllamaClient({ host: settings.ollama.host, model: settings.ollama.completionModel, keepAlive: settings.ollama.keepAlive, timeoutMs: settings.timeoutMs, ...family(settings) });
+  return new OllamaClient({
+    host: settings.ollama.host,
+    model: settings.ollama.completionModel,
+    keepAlive: settings.ollama.keepAlive,
+    timeoutMs: settings.timeoutMs,
+    ...family(settings),
+  });
 }
 
 /** The configured client and its start-up check (the models exist, the server answers). */
-export async function resolveModelClient(settings: ModelSettings, loadEmbedded: () => Promise<EmbeddedLM>, signal: AbortSignal): Promise<ResolvedModel> {
+export async function resolveModelClient(
+  settings: ModelSettings,
+  loadEmbedded: () => Promise<EmbeddedLM>,
+  signal: AbortSignal,
+): Promise<ResolvedModel> {
   const embedded = (): EmbeddedClient => new EmbeddedClient({ load: loadEmbedded });
   const checked = async (client: ModelClient): Promise<ResolvedModel> => {
     const problem = await client.check?.(signal);
@@ -42,10 +52,28 @@ export async function resolveModelClient(settings: ModelSettings, loadEmbedded: 
     case 'ollama':
       return checked(ollamaClientOf(settings));
     case 'openai':
-      if (!settings.openai.baseUrl || !settings.openai.model) return { client: embedded(), note: 'coderag.openai.baseUrl and coderag.openai.model are not both set; using the embedded model' };
-      return checked(new OpenAICompatibleClient({ baseUrl: settings.openai.baseUrl, model: settings.openai.model, apiKey: settings.openai.apiKey || undefined, timeoutMs: settings.timeoutMs, ...family(settings) }));
+      if (!settings.openai.baseUrl || !settings.openai.model)
+        return { client: embedded(), note: 'coderag.openai.baseUrl and coderag.openai.model are not both set; using the embedded model' };
+      return checked(
+        new OpenAICompatibleClient({
+          baseUrl: settings.openai.baseUrl,
+          model: settings.openai.model,
+          apiKey: settings.openai.apiKey || undefined,
+          timeoutMs: settings.timeoutMs,
+          ...family(settings),
+        }),
+      );
     case 'auto': {
-      if (settings.openai.baseUrl && settings.openai.model) return checked(new OpenAICompatibleClient({ baseUrl: settings.openai.baseUrl, model: settings.openai.model, apiKey: settings.openai.apiKey || undefined, timeoutMs: settings.timeoutMs, ...family(settings) }));
+      if (settings.openai.baseUrl && settings.openai.model)
+        return checked(
+          new OpenAICompatibleClient({
+            baseUrl: settings.openai.baseUrl,
+            model: settings.openai.model,
+            apiKey: settings.openai.apiKey || undefined,
+            timeoutMs: settings.timeoutMs,
+            ...family(settings),
+          }),
+        );
       const ollama = ollamaClientOf(settings);
       const problem = await ollama.check(signal);
       if (!problem) return { client: ollama, note: `Ollama answers at ${ollama.endpoint} with ${ollama.model}` };

@@ -96,7 +96,11 @@ function capBody(response: Response, limit: BodyLimit, from: string): Response {
  * fetch for model servers: never follows a redirect (a 3xx answer is an error naming where it
  * pointed) and reads at most `maxBytes` of the answer.
  */
-export async function modelFetch(input: Parameters<typeof fetch>[0], init: RequestInit | undefined, limit: BodyLimit = { maxBytes: MAX_ANSWER_BYTES }): Promise<Response> {
+export async function modelFetch(
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined,
+  limit: BodyLimit = { maxBytes: MAX_ANSWER_BYTES },
+): Promise<Response> {
   const response = await fetch(input, { ...init, redirect: 'manual' });
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
   if (response.status >= 300 && response.status < 400) {
@@ -114,11 +118,20 @@ export interface OpenAiAnswer {
 }
 
 /** One request to an OpenAI-compatible server (`path` like `/completions`); GET without a body. */
-export async function openAiRequest(baseUrl: string, path: string, options: { body?: unknown; apiKey?: string; signal: AbortSignal }): Promise<OpenAiAnswer> {
+export async function openAiRequest(
+  baseUrl: string,
+  path: string,
+  options: { body?: unknown; apiKey?: string; signal: AbortSignal },
+): Promise<OpenAiAnswer> {
   const key = options.apiKey;
   // A key that cannot be a header value is never handed to fetch (whose error would quote the header).
-  if (key && /[^\x20-\x7e]/.test(key)) throw new Error('the API key contains a line break or another character a header cannot carry; it was not sent (set it again)');
-  const headers: Record<string, string> = { accept: 'application/json', ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  if (key && /[^\x20-\x7e]/.test(key))
+    throw new Error('the API key contains a line break or another character a header cannot carry; it was not sent (set it again)');
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...(key ? { authorization: `Bearer ${key}` } : {}),
+  };
   try {
     const response = await modelFetch(`${openAiBase(baseUrl)}${path}`, {
       method: options.body !== undefined ? 'POST' : 'GET',
@@ -129,7 +142,8 @@ export async function openAiRequest(baseUrl: string, path: string, options: { bo
     return { ok: response.ok, status: response.status, raw: await response.text() };
   } catch (e) {
     // No message that carries the key leaves here.
-    if (key && e instanceof Error && (e.message.includes(key) || String(e.cause).includes(key))) throw new Error(withoutSecret(e.message, key), { cause: { code: (e.cause as { code?: unknown } | undefined)?.code } });
+    if (key && e instanceof Error && (e.message.includes(key) || String(e.cause).includes(key)))
+      throw new Error(withoutSecret(e.message, key), { cause: { code: (e.cause as { code?: unknown } | undefined)?.code } });
     throw e;
   }
 }
@@ -140,6 +154,7 @@ export async function openAiRequest(baseUrl: string, path: string, options: { bo
  * stream is not an answer: its lines are capped, not its length).
  */
 export function ollamaApi(host: string, signal: AbortSignal, limit?: BodyLimit): Ollama {
-  const withSignal: typeof fetch = (input, init) => modelFetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }, limit);
+  const withSignal: typeof fetch = (input, init) =>
+    modelFetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }, limit);
   return new Ollama({ host, fetch: withSignal });
 }

@@ -103,7 +103,10 @@ export type ModelErrorKind = 'unreachable' | 'closed' | 'timeout' | 'httpStatus'
 
 /** A failed model call; `kind` tells the user what is wrong, `status` carries the HTTP status. */
 export class ModelClientError extends Error {
-  /** The message may quote a server (an error body, a package's error): it loses escapes and control characters, and is bounded (util/outsideText). */
+  /**
+   * The message may quote a server (an error body, a package's error): it loses escapes and control characters, and is bounded
+   * (util/outsideText).
+   */
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
@@ -145,7 +148,8 @@ export function cutAtStop(text: string, stop: readonly string[]): { text: string
 /** Classify a fetch failure (undici wraps the socket error in `cause`). */
 export function networkErrorKind(e: unknown): 'unreachable' | 'failed' {
   const code = (e as { cause?: { code?: string } } | undefined)?.cause?.code ?? (e as { code?: string } | undefined)?.code;
-  if (code && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/.test(code)) return 'unreachable';
+  if (code && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/.test(code))
+    return 'unreachable';
   if (e instanceof TypeError && /fetch failed/.test(e.message)) return 'unreachable';
   return 'failed';
 }

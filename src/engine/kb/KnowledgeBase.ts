@@ -115,8 +115,12 @@ export class KnowledgeBase implements Disposable {
    * then drops the files they leave out. Returns whether anything changed.
    */
   setScanOptions(scan: ScanOptions): boolean {
-    const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
-    const changed = !same(scan.exclude, this.options.exclude) || scan.maxFileBytes !== this.options.maxFileBytes || scan.maxFiles !== this.options.maxFiles;
+    const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
+      JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+    const changed =
+      !same(scan.exclude, this.options.exclude) ||
+      scan.maxFileBytes !== this.options.maxFileBytes ||
+      scan.maxFiles !== this.options.maxFiles;
     this.options = { ...this.options, exclude: scan.exclude, maxFileBytes: scan.maxFileBytes, maxFiles: scan.maxFiles };
     return changed;
   }
@@ -190,7 +194,17 @@ export class KnowledgeBase implements Disposable {
     timings.saveMs = performance.now() - saveStart;
     this.loaded = this.options.indexFolder ? 'loaded' : 'inMemory';
     this.discardedIndex = undefined;
-    return { ...this.summary(), parsed, reused, removed: removed.length, parsedLines, skipped, elapsedMs: performance.now() - start, timings, savedIndex };
+    return {
+      ...this.summary(),
+      parsed,
+      reused,
+      removed: removed.length,
+      parsedLines,
+      skipped,
+      elapsedMs: performance.now() - start,
+      timings,
+      savedIndex,
+    };
   }
 
   /**
@@ -251,7 +265,12 @@ export class KnowledgeBase implements Disposable {
     if (this.loaded !== 'discarded' || !this.options.indexFolder) return undefined;
     const folder = this.options.indexFolder;
     this.discardedIndex ??= loadIndex(folder).then(
-      (r) => new Map(r.status === 'ok' ? Object.entries(r.index.files).map(([p, f]) => [p, { ...f, extraction: packExtraction(f.extraction, this.packed) }]) : []),
+      (r) =>
+        new Map(
+          r.status === 'ok'
+            ? Object.entries(r.index.files).map(([p, f]) => [p, { ...f, extraction: packExtraction(f.extraction, this.packed) }])
+            : [],
+        ),
       (e: unknown) => {
         log.warn(`reading the saved index of ${this.options.repoRoot} failed: ${errorMessage(e)}`);
         return new Map<string, StoredFile>();
@@ -284,7 +303,11 @@ export class KnowledgeBase implements Disposable {
   /** Persist if anything changed since the last save (no-op without an index folder). */
   async save(): Promise<void> {
     if (!this.options.indexFolder || !this.dirty) return;
-    const index: StoredIndex = { repoRoot: this.options.repoRoot, savedAt: new Date().toISOString(), files: Object.fromEntries(this.files) };
+    const index: StoredIndex = {
+      repoRoot: this.options.repoRoot,
+      savedAt: new Date().toISOString(),
+      files: Object.fromEntries(this.files),
+    };
     await saveIndex(this.options.indexFolder, index);
     this.dirty = false;
   }

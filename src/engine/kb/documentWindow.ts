@@ -31,7 +31,8 @@ export interface DocumentView {
 /** Why `text` is over the limits, or undefined when it is within them. Stops at the first excess. */
 export function overLimits(text: string, limits: DocumentLimits): string | undefined {
   // Each UTF-16 unit is at least one UTF-8 byte: too many characters settles it without a copy.
-  if (text.length > limits.maxBytes) return `${text.length.toLocaleString('en-US')} characters > ${limits.maxBytes.toLocaleString('en-US')} bytes`;
+  if (text.length > limits.maxBytes)
+    return `${text.length.toLocaleString('en-US')} characters > ${limits.maxBytes.toLocaleString('en-US')} bytes`;
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > limits.maxBytes) return `${bytes.toLocaleString('en-US')} bytes > ${limits.maxBytes.toLocaleString('en-US')}`;
   const maxLines = limits.maxLines ?? DEFAULT_MAX_DOCUMENT_LINES;
@@ -41,7 +42,8 @@ export function overLimits(text: string, limits: DocumentLimits): string | undef
   for (;;) {
     const nl = text.indexOf('\n', start);
     const end = nl < 0 ? text.length : nl;
-    if (end - start > maxLineChars) return `a line of ${(end - start).toLocaleString('en-US')} characters > ${maxLineChars.toLocaleString('en-US')}`;
+    if (end - start > maxLineChars)
+      return `a line of ${(end - start).toLocaleString('en-US')} characters > ${maxLineChars.toLocaleString('en-US')}`;
     if (nl < 0) return undefined;
     if (++lines > maxLines) return `more than ${maxLines.toLocaleString('en-US')} lines`;
     start = nl + 1;

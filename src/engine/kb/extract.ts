@@ -62,7 +62,11 @@ export function extractParsed(parsers: Parsers, lang: Lang, path: string, source
   const failure: { error?: string } = {};
   const parse: ParseFn = (text) => parseWithin(parser, text, deadline, failure);
   const tree = parse(source);
-  if (!tree) throw new ParseFailedError(path, failure.error !== undefined ? `the parser failed: ${failure.error}` : `parsing took longer than ${Math.round(budgetMs)} ms`);
+  if (!tree)
+    throw new ParseFailedError(
+      path,
+      failure.error !== undefined ? `the parser failed: ${failure.error}` : `parsing took longer than ${Math.round(budgetMs)} ms`,
+    );
   const trees = [tree];
   try {
     if (lang === 'java') return detached(extractJava(tree, path, source));

@@ -96,7 +96,6 @@ class TextBlock {
     decoded.set(this, texts);
     return texts[i]!;
   }
-
 }
 
 /** The kind as the module's own constant string (an item's may be a copy: one per item). */
@@ -143,7 +142,18 @@ class PackedItem implements KbItem {
 
   /** The plain item, fields in extraction order: what a saved index holds. */
   toJSON(): KbItem {
-    const plain: KbItem = { id: this.id, kind: this.kind, lang: this.lang, path: this.path, name: this.name, qualifiedName: this.qualifiedName, signature: this.signature, docstring: this.docstring, range: this.range, text: this.text };
+    const plain: KbItem = {
+      id: this.id,
+      kind: this.kind,
+      lang: this.lang,
+      path: this.path,
+      name: this.name,
+      qualifiedName: this.qualifiedName,
+      signature: this.signature,
+      docstring: this.docstring,
+      range: this.range,
+      text: this.text,
+    };
     if (this.className !== undefined) plain.className = this.className;
     return plain;
   }
@@ -173,7 +183,10 @@ export function packExtraction(extraction: FileExtraction, store: PackedTexts): 
     chars += item.text.length + item.docstring.length;
     if (chars < BLOCK_TEXT_CHARS && i < extraction.items.length - 1) return;
     const group = extraction.items.slice(start, i + 1);
-    const block = TextBlock.of(store, group.flatMap((it) => [it.text, it.docstring]));
+    const block = TextBlock.of(
+      store,
+      group.flatMap((it) => [it.text, it.docstring]),
+    );
     group.forEach((it, k) => items.push(new PackedItem(it, block, k, shared)));
     start = i + 1;
     chars = 0;

@@ -78,7 +78,10 @@ export class TooManyFilesError extends UserError {
     readonly repoRoot: string,
     readonly limit: number,
   ) {
-    super(`more than ${limit.toLocaleString('en-US')} source files under ${repoRoot}: not indexed; open a project folder, exclude folders (coderag.exclude, --exclude) or raise the limit (coderag.maxFiles, --max-files)`);
+    super(
+      `more than ${limit.toLocaleString('en-US')} source files under ${repoRoot}: not indexed; open a project folder, ` +
+        `exclude folders (coderag.exclude, --exclude) or raise the limit (coderag.maxFiles, --max-files)`,
+    );
     this.name = 'TooManyFilesError';
   }
 }
@@ -191,12 +194,17 @@ async function gitExcludePath(absDir: string): Promise<string | undefined> {
  * The ignore layers a folder adds: its repository's info/exclude (when a working tree starts
  * here) and its .gitignore. `unreadable` names the file that could not be read.
  */
-async function folderLayers(absDir: string, relDir: string, has: { gitignore: boolean; git: boolean } = { gitignore: true, git: true }): Promise<{ layers: IgnoreLayer[] } | { unreadable: string; detail: string }> {
+async function folderLayers(
+  absDir: string,
+  relDir: string,
+  has: { gitignore: boolean; git: boolean } = { gitignore: true, git: true },
+): Promise<{ layers: IgnoreLayer[] } | { unreadable: string; detail: string }> {
   const layers: IgnoreLayer[] = [];
   const exclude = has.git ? await gitExcludePath(absDir) : undefined;
   if (exclude) {
     const read = await readIgnoreFile(exclude);
-    if (read.status === 'unreadable') return { unreadable: relDir === '' ? '.git/info/exclude' : `${relDir}/.git/info/exclude`, detail: read.detail };
+    if (read.status === 'unreadable')
+      return { unreadable: relDir === '' ? '.git/info/exclude' : `${relDir}/.git/info/exclude`, detail: read.detail };
     if (read.status === 'ok') layers.push({ base: relDir, matcher: ignore().add(read.text) });
   }
   if (has.gitignore) {
@@ -210,7 +218,16 @@ async function folderLayers(absDir: string, relDir: string, has: { gitignore: bo
 /** Folders never worth indexing, whatever .gitignore says. */
 const ALWAYS_EXCLUDED = ['.git/', '.hg/', '.svn/', 'node_modules/', '__pycache__/', '.venv/', '.tox/', '.mypy_cache/'];
 
-const SECRET_PATTERNS: RegExp[] = [/^\.env(\..*)?$/i, /\.pem$/i, /\.key$/i, /^id_rsa/i, /\.p12$/i, /credentials/i, /\.pfx$/i, /^id_(dsa|ecdsa|ed25519)/i];
+const SECRET_PATTERNS: RegExp[] = [
+  /^\.env(\..*)?$/i,
+  /\.pem$/i,
+  /\.key$/i,
+  /^id_rsa/i,
+  /\.p12$/i,
+  /credentials/i,
+  /\.pfx$/i,
+  /^id_(dsa|ecdsa|ed25519)/i,
+];
 
 /** Secret-bearing files never enter the knowledge base, whatever their extension. */
 export function isSecretFile(fileName: string): boolean {
@@ -252,7 +269,12 @@ export async function scanRepository(repoRoot: string, options: ScanOptions, sig
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
   const files: SourceFile[] = [];
   const skipped: SkippedFile[] = [];
-  const rootLayer: IgnoreLayer = { base: '', matcher: ignore().add(ALWAYS_EXCLUDED).add([...(options.exclude ?? [])]) };
+  const rootLayer: IgnoreLayer = {
+    base: '',
+    matcher: ignore()
+      .add(ALWAYS_EXCLUDED)
+      .add([...(options.exclude ?? [])]),
+  };
   const visitedDirs = new Set<string>();
   const rootReal = realOrResolved(repoRoot);
 
@@ -287,22 +309,37 @@ export async function scanRepository(repoRoot: string, options: ScanOptions, sig
     }
     // A .gitignore (or info/exclude) that cannot be read hides the folder it governs: its rules may
     // be what keeps secrets out, so nothing under it is indexed.
-    const own = await folderLayers(absDir, relDir, { gitignore: entries.some((e) => e.name === '.gitignore'), git: entries.some((e) => e.name === '.git') });
+    const own = await folderLayers(absDir, relDir, {
+      gitignore: entries.some((e) => e.name === '.gitignore'),
+      git: entries.some((e) => e.name === '.git'),
+    });
     if ('unreadable' in own) {
-      skipped.push({ path: relDir || '.', reason: 'unreadableGitignore', detail: `${own.unreadable}: ${own.detail}; nothing under this folder is indexed` });
+      skipped.push({
+        path: relDir || '.',
+        reason: 'unreadableGitignore',
+        detail: `${own.unreadable}: ${own.detail}; nothing under this folder is indexed`,
+      });
       return;
     }
     const here = own.layers.length > 0 ? [...layers, ...own.layers] : layers;
-    const badNames = nonUtf8Names(absDir, entries.map((e) => e.name));
+    const badNames = nonUtf8Names(
+      absDir,
+      entries.map((e) => e.name),
+    );
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const abs = join(absDir, entry.name);
       const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
-      const badName: SkipReason | undefined = badNames.has(entry.name) ? 'nameNotUtf8' : hasControlChars(entry.name) ? 'controlCharsInName' : undefined;
+      const badName: SkipReason | undefined = badNames.has(entry.name)
+        ? 'nameNotUtf8'
+        : hasControlChars(entry.name)
+          ? 'controlCharsInName'
+          : undefined;
       if (badName) {
         // The name as listed is not the file's name (or cannot head a prompt snippet): nothing
         // under it can be read or shown faithfully. Reported when it could hold source.
-        if (!ignoredBy(here, rel, entry.isDirectory()) && (entry.isDirectory() || langOfPath(entry.name))) skipped.push({ path: JSON.stringify(rel).slice(1, -1), reason: badName });
+        if (!ignoredBy(here, rel, entry.isDirectory()) && (entry.isDirectory() || langOfPath(entry.name)))
+          skipped.push({ path: JSON.stringify(rel).slice(1, -1), reason: badName });
         continue;
       }
       let isDir = entry.isDirectory();
@@ -366,7 +403,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Decode a source file's bytes: binary and non-UTF-8 content is refused, never guessed. */
 export function decodeSource(bytes: Uint8Array): ReadSourceResult {
   // The whole file (size-capped by the scan): a NUL anywhere means binary. indexOf is a memchr.
-  if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0) !== -1) return { ok: false, reason: 'binary', detail: 'contains NUL bytes' };
+  if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0) !== -1)
+    return { ok: false, reason: 'binary', detail: 'contains NUL bytes' };
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -403,7 +441,14 @@ export async function checkPath(repoRoot: string, relPath: string, options: Scan
   const parts = relPath.split('/');
   const fileName = parts[parts.length - 1] ?? relPath;
   if (parts.some(hasControlChars)) return { index: false, reason: 'controlCharsInName' };
-  const layers: IgnoreLayer[] = [{ base: '', matcher: ignore().add(ALWAYS_EXCLUDED).add([...(options.exclude ?? [])]) }];
+  const layers: IgnoreLayer[] = [
+    {
+      base: '',
+      matcher: ignore()
+        .add(ALWAYS_EXCLUDED)
+        .add([...(options.exclude ?? [])]),
+    },
+  ];
   for (let i = 0; i < parts.length; i++) {
     const base = parts.slice(0, i).join('/');
     const own = await folderLayers(join(repoRoot, base), base);

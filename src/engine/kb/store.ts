@@ -26,10 +26,7 @@ export interface StoredIndex {
   files: Record<string, StoredFile>;
 }
 
-export type LoadResult =
-  | { status: 'ok'; index: StoredIndex }
-  | { status: 'missing' }
-  | { status: 'invalid'; reason: string };
+export type LoadResult = { status: 'ok'; index: StoredIndex } | { status: 'missing' } | { status: 'invalid'; reason: string };
 
 interface Header {
   magic: string;
@@ -70,7 +67,8 @@ export function indexFilePath(indexFolder: string): string {
 export async function saveIndex(indexFolder: string, index: StoredIndex): Promise<void> {
   const header = { magic: MAGIC, version: INDEX_FORMAT_VERSION };
   // Not a map of files (a caller's or a test's malformed index): written as it is.
-  if (typeof index.files !== 'object' || index.files === null || Array.isArray(index.files)) return writeFramedFile(indexFilePath(indexFolder), header, Buffer.from(JSON.stringify(index), 'utf8'));
+  if (typeof index.files !== 'object' || index.files === null || Array.isArray(index.files))
+    return writeFramedFile(indexFilePath(indexFolder), header, Buffer.from(JSON.stringify(index), 'utf8'));
   // The parts stay strings (JS heap) and are written into one buffer: thousands of mid-sized
   // buffers freed at once left the allocator's heap holding about 40 MB after the save.
   const parts: string[] = [`{"repoRoot":${JSON.stringify(index.repoRoot)},"savedAt":${JSON.stringify(index.savedAt)},"files":{`];
@@ -99,7 +97,8 @@ export async function loadIndex(indexFolder: string): Promise<LoadResult> {
   if (read.status !== 'ok') return read;
   const { header, payload } = read;
   if (header.magic !== MAGIC) return { status: 'invalid', reason: 'not a CodeRAG index' };
-  if (header.version !== INDEX_FORMAT_VERSION) return { status: 'invalid', reason: `index format version ${header.version}, expected ${INDEX_FORMAT_VERSION}` };
+  if (header.version !== INDEX_FORMAT_VERSION)
+    return { status: 'invalid', reason: `index format version ${header.version}, expected ${INDEX_FORMAT_VERSION}` };
   const problem = payloadProblem(header, payload);
   if (problem) return { status: 'invalid', reason: problem };
   let index: unknown;
@@ -122,10 +121,12 @@ const isBoolean: Check = (v) => typeof v === 'boolean';
 const isCount: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 const oneOf =
   (...values: readonly string[]): Check =>
-  (v) => typeof v === 'string' && values.includes(v);
+  (v) =>
+    typeof v === 'string' && values.includes(v);
 const optional =
   (check: Check): Check =>
-  (v) => v === undefined || check(v);
+  (v) =>
+    v === undefined || check(v);
 const isRange: Check = (v) => isObject(v) && isCount(v.startLine) && isCount(v.endLine);
 const isLang = oneOf('python', 'java');
 
@@ -188,7 +189,15 @@ export function indexShapeProblem(index: unknown): string | undefined {
     const where = `files[${JSON.stringify(path)}]`;
     const problem =
       fieldsProblem(file, where, { hash: isString, size: isCount, lines: isCount, extraction: isObject }) ??
-      fieldsProblem((file as StoredFile).extraction, `${where}.extraction`, { path: (v) => v === path, lang: isLang, items: Array.isArray, classes: Array.isArray, imports: Array.isArray, packageName: optional(isString), hasSyntaxErrors: isBoolean }) ??
+      fieldsProblem((file as StoredFile).extraction, `${where}.extraction`, {
+        path: (v) => v === path,
+        lang: isLang,
+        items: Array.isArray,
+        classes: Array.isArray,
+        imports: Array.isArray,
+        packageName: optional(isString),
+        hasSyntaxErrors: isBoolean,
+      }) ??
       listProblem((file as StoredFile).extraction.items, `${where}.extraction.items`, ITEM_FIELDS) ??
       listProblem((file as StoredFile).extraction.classes, `${where}.extraction.classes`, CLASS_FIELDS) ??
       listProblem((file as StoredFile).extraction.imports, `${where}.extraction.imports`, IMPORT_FIELDS);

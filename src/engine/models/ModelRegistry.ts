@@ -119,7 +119,8 @@ export class ModelRegistry {
     const where = [this.opts.userModelsDir, this.opts.modelsDir].filter(Boolean).join(' or ');
     throw new ModelError(
       'missing',
-      `Model "${nameOrPath}" was not found in ${where}. Use a shipped model name, a model folder path, or a Hugging Face id like "owner/name".`,
+      `Model "${nameOrPath}" was not found in ${where}. Use a shipped model name, a model folder path, or a Hugging ` +
+        `Face id like "owner/name".`,
       nameOrPath,
     );
   }
@@ -169,7 +170,8 @@ export class ModelRegistry {
     }
     if (loaded.placement) this.placed.set(`${kind}:${nameOrPath}`, { kind, name: model.name, placement: loaded.placement });
     log.info(
-      `loaded ${kind} ${model.name} from ${model.dir} (${model.source}) on ${loaded.placement?.provider ?? 'cpu'} in ${loaded.timings.loadMs.toFixed(0)} ms, warm-up ${loaded.timings.warmupMs.toFixed(0)} ms`,
+      `loaded ${kind} ${model.name} from ${model.dir} (${model.source}) on ${loaded.placement?.provider ?? 'cpu'} in ` +
+        `${loaded.timings.loadMs.toFixed(0)} ms, warm-up ${loaded.timings.warmupMs.toFixed(0)} ms`,
     );
     return loaded;
   }
@@ -192,11 +194,17 @@ export class ModelRegistry {
     const all = [...this.loaded.values()];
     this.loaded.clear();
     this.placed.clear();
-    await Promise.all(all.map((p) => p.then((m) => m.dispose(), () => undefined)));
+    await Promise.all(
+      all.map((p) =>
+        p.then(
+          (m) => m.dispose(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 }
 
 async function isDir(p: string): Promise<boolean> {
   return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
 }
-

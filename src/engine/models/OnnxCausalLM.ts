@@ -24,7 +24,11 @@ interface LMShape {
 export function causalLMShape(config: Record<string, unknown>, name: string): LMShape {
   const type = config.model_type;
   if (type !== 'gpt2') {
-    throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(type)}; the causal LM loader needs "gpt2".`, name);
+    throw new ModelError(
+      'config',
+      `Model "${name}": config.json model_type is ${JSON.stringify(type)}; the causal LM loader needs "gpt2".`,
+      name,
+    );
   }
   const layers = configInt(config, ['n_layer', 'num_hidden_layers'], name);
   const heads = configInt(config, ['n_head', 'num_attention_heads'], name);
@@ -62,7 +66,10 @@ interface Step {
   present: OrtTensor[];
 }
 
-/** Characters of text tokenised per token a probe can keep (a BPE token averages 3-4 characters of code; 32 leaves room for long whitespace tokens). */
+/**
+ * Characters of text tokenised per token a probe can keep (a BPE token averages 3-4 characters of code; 32 leaves room for long whitespace
+ * tokens).
+ */
 const TAIL_CHARS_PER_TOKEN = 32;
 
 export class OnnxCausalLM implements CausalLM {
@@ -95,7 +102,12 @@ export class OnnxCausalLM implements CausalLM {
     const t0 = performance.now();
     const shape = causalLMShape(opts.config, opts.name);
     const pastNames = Array.from({ length: shape.layers }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
-    const { session, placement } = await openPlacedSession(opts.file, opts.name, { inputs: ['input_ids', 'attention_mask', ...pastNames], outputs: ['logits'] }, opts.session);
+    const { session, placement } = await openPlacedSession(
+      opts.file,
+      opts.name,
+      { inputs: ['input_ids', 'attention_mask', ...pastNames], outputs: ['logits'] },
+      opts.session,
+    );
     const ort = await loadOrt();
     const lm = new OnnxCausalLM(opts.name, opts.dir, ort, session, opts.tokenizer, shape, opts.batchSize ?? 16);
     lm.placement = placement;
@@ -105,7 +117,11 @@ export class OnnxCausalLM implements CausalLM {
       try {
         const [logits] = await lm.logitsNext([lm.encode('def main():\n    return 0\n')], new AbortController().signal);
         if (logits?.length !== shape.vocab) {
-          throw new ModelError('config', `Model "${opts.name}": logits have ${logits?.length} entries but config.json says vocab_size ${shape.vocab}.`, opts.name);
+          throw new ModelError(
+            'config',
+            `Model "${opts.name}": logits have ${logits?.length} entries but config.json says vocab_size ${shape.vocab}.`,
+            opts.name,
+          );
         }
       } catch (e) {
         await session.release().catch(() => undefined);

@@ -67,22 +67,38 @@ export class OnnxEncoder implements Encoder {
   ) {
     this.usesTokenTypes = session.inputNames.includes('token_type_ids');
     this.pooled = session.outputNames.includes(POOLED_OUTPUT);
-    this.output = this.pooled ? POOLED_OUTPUT : session.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : session.outputNames[0]!;
+    this.output = this.pooled
+      ? POOLED_OUTPUT
+      : session.outputNames.includes('last_hidden_state')
+        ? 'last_hidden_state'
+        : session.outputNames[0]!;
   }
 
   static async load(opts: ModelLoadOptions): Promise<OnnxEncoder> {
     const t0 = performance.now();
     const { config, name } = opts;
     if (typeof config.model_type !== 'string' || !['bert', 'roberta', 'xlm-roberta'].includes(config.model_type)) {
-      throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the encoder loader needs "bert".`, name);
+      throw new ModelError(
+        'config',
+        `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the encoder loader needs "bert".`,
+        name,
+      );
     }
     const dim = configInt(config, ['hidden_size'], name);
     const positions = configInt(config, ['max_position_embeddings'], name, 512);
     const extra = (config.coderag ?? {}) as Record<string, unknown>;
     const maxLength = Math.min(positions, opts.maxLength ?? (typeof extra.max_length === 'number' ? extra.max_length : positions));
     // Items are embedded shorter than queries where the model card says it costs no quality.
-    const itemMaxLength = Math.min(maxLength, opts.maxLength ?? (typeof extra.item_max_length === 'number' ? extra.item_max_length : maxLength));
-    const { session, placement } = await openPlacedSession(opts.file, name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts.session);
+    const itemMaxLength = Math.min(
+      maxLength,
+      opts.maxLength ?? (typeof extra.item_max_length === 'number' ? extra.item_max_length : maxLength),
+    );
+    const { session, placement } = await openPlacedSession(
+      opts.file,
+      name,
+      { inputs: ['input_ids', 'attention_mask'], outputs: [] },
+      opts.session,
+    );
     const padId = opts.tokenizer.tokenId('<|endoftext|>') ?? opts.tokenizer.tokenId('[PAD]') ?? 0;
     // What the vectors depend on besides the text: the weights, the config and the truncation.
     const fingerprint = createHash('sha1')
@@ -90,7 +106,19 @@ export class OnnxEncoder implements Encoder {
       .update(JSON.stringify({ config, maxLength, itemMaxLength }))
       .digest('hex')
       .slice(0, 16);
-    const enc = new OnnxEncoder(name, opts.dir, dim, maxLength, itemMaxLength, await loadOrt(), session, opts.tokenizer, padId, opts.batchSize ?? 16, fingerprint);
+    const enc = new OnnxEncoder(
+      name,
+      opts.dir,
+      dim,
+      maxLength,
+      itemMaxLength,
+      await loadOrt(),
+      session,
+      opts.tokenizer,
+      padId,
+      opts.batchSize ?? 16,
+      fingerprint,
+    );
     enc.placement = placement;
     enc.timings.loadMs = performance.now() - t0;
     if (opts.warmup !== false) {
@@ -181,20 +209,31 @@ export class OnnxEncoder implements Encoder {
         mask32[base + 2 * s] = 1;
       }
     });
-    const feeds: Record<string, OrtTensor> = { input_ids: new ort.Tensor('int64', idData, [rows, width]), attention_mask: new ort.Tensor('int64', maskData, [rows, width]) };
+    const feeds: Record<string, OrtTensor> = {
+      input_ids: new ort.Tensor('int64', idData, [rows, width]),
+      attention_mask: new ort.Tensor('int64', maskData, [rows, width]),
+    };
     if (this.usesTokenTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(rows * width), [rows, width]);
     const out = await runSession(this.session, feeds, this.timings, this.name, this.pooled ? [this.output] : undefined);
     const h = out[this.output];
     const D = this.dim;
     if (this.pooled) {
       if (!h || h.dims.length !== 2 || h.dims[0] !== rows || h.dims[1] !== D) {
-        throw new ModelError('config', `Model "${this.name}": output ${this.output} has shape [${h?.dims.join(', ')}], expected [${rows}, ${D}].`, this.name);
+        throw new ModelError(
+          'config',
+          `Model "${this.name}": output ${this.output} has shape [${h?.dims.join(', ')}], expected [${rows}, ${D}].`,
+          this.name,
+        );
       }
       const data = h.data as Float32Array;
       return batch.map((_, i) => normalized(data.slice(i * D, (i + 1) * D)));
     }
     if (!h || h.dims.length !== 3 || h.dims[2] !== D) {
-      throw new ModelError('config', `Model "${this.name}": output ${this.output} has shape [${h?.dims.join(', ')}], expected [B, S, ${D}].`, this.name);
+      throw new ModelError(
+        'config',
+        `Model "${this.name}": output ${this.output} has shape [${h?.dims.join(', ')}], expected [B, S, ${D}].`,
+        this.name,
+      );
     }
     const data = h.data as Float32Array;
     return batch.map((b, i) => {

@@ -29,7 +29,8 @@ export interface WorkerStart {
   name?: string;
 }
 
-export type WorkerRequest = { kind: 'embed'; id: number; texts: string[]; items: boolean } | { kind: 'cancel'; id: number } | { kind: 'close' };
+export type WorkerRequest =
+  { kind: 'embed'; id: number; texts: string[]; items: boolean } | { kind: 'cancel'; id: number } | { kind: 'close' };
 
 interface EncoderInfo {
   name: string;
@@ -76,7 +77,13 @@ function spawn(entry: WorkerEntry, start: WorkerStart): Promise<{ worker: Worker
       worker.off('error', onError);
       if (msg.kind === 'ready') return resolve({ worker, info: msg.info });
       void worker.terminate();
-      reject(new ModelError('runtime', msg.kind === 'failed' ? msg.message : `the encoder thread answered ${msg.kind} before it was ready`, start.name));
+      reject(
+        new ModelError(
+          'runtime',
+          msg.kind === 'failed' ? msg.message : `the encoder thread answered ${msg.kind} before it was ready`,
+          start.name,
+        ),
+      );
     };
     const onError = (e: Error): void => {
       worker.off('message', onMessage);
@@ -163,7 +170,9 @@ export class WorkerEncoder implements Encoder {
   private attach(worker: Worker): void {
     this.worker = worker;
     worker.on('message', (msg: WorkerReply) => this.onReply(msg));
-    worker.on('error', (e) => this.failAll(worker, new ModelError('runtime', `the encoder thread failed: ${e.message}`, this.info.name, { cause: e })));
+    worker.on('error', (e) =>
+      this.failAll(worker, new ModelError('runtime', `the encoder thread failed: ${e.message}`, this.info.name, { cause: e })),
+    );
     worker.on('exit', () => this.failAll(worker, new ModelError('runtime', 'the encoder thread exited', this.info.name)));
     worker.unref();
   }
@@ -261,7 +270,8 @@ export class WorkerEncoder implements Encoder {
     if (msg.kind !== 'vectors' && msg.kind !== 'error') return;
     const waiter = this.pending.get(msg.id);
     if (!waiter) return;
-    if (msg.kind === 'error') return waiter.reject(msg.cancelled ? new CancellationError() : new ModelError('runtime', msg.message, this.name));
+    if (msg.kind === 'error')
+      return waiter.reject(msg.cancelled ? new CancellationError() : new ModelError('runtime', msg.message, this.name));
     const dim = this.info.dim;
     const out: Float32Array[] = [];
     for (let i = 0; i < msg.count; i++) out.push(msg.flat.subarray(i * dim, (i + 1) * dim));

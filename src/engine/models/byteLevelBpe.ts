@@ -43,7 +43,8 @@ export class ByteLevelBpe {
     const model = json.model as Record<string, unknown> | undefined;
     const pre = json.pre_tokenizer as Record<string, unknown> | null | undefined;
     if (!model || model.type !== 'BPE' || json.normalizer) return undefined;
-    if (model.byte_fallback || model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.ignore_merges) return undefined;
+    if (model.byte_fallback || model.dropout || model.continuing_subword_prefix || model.end_of_word_suffix || model.ignore_merges)
+      return undefined;
     if (!pre || pre.type !== 'ByteLevel' || pre.add_prefix_space !== false || pre.use_regex === false) return undefined;
     const vocabJson = model.vocab as Record<string, number> | undefined;
     const merges = model.merges as Array<string | [string, string]> | undefined;

@@ -50,7 +50,9 @@ export function platformAccelerator(platform: string = process.platform, arch: s
 }
 
 /** The opt-in install of the CUDA provider (onnxruntime-node's own flag; docs/ARCHITECTURE.md "Local models on CPU or GPU"). */
-export const CUDA_INSTALL_HINT = 'node node_modules/onnxruntime-node/script/install --onnxruntime-node-install=cuda12 (in the repository or the extension folder; needs CUDA 12 and cuDNN 9)';
+export const CUDA_INSTALL_HINT =
+  'node node_modules/onnxruntime-node/script/install --onnxruntime-node-install=cuda12 (in the repository or the ' +
+  'extension folder; needs CUDA 12 and cuDNN 9)';
 
 /** What the runtime can tell about its providers. */
 export interface ProviderProbe {
@@ -73,7 +75,10 @@ export function providerUnavailable(provider: ExecutionProvider, probe: Provider
   // CUDA ships separately (too large for npm): its libraries sit next to the binding once installed.
   const lib = probe.platform === 'win32' ? 'onnxruntime_providers_cuda.dll' : 'libonnxruntime_providers_cuda.so';
   if (probe.bindingDir && existsSync(join(probe.bindingDir, lib))) return undefined;
-  return `the CUDA execution provider is not installed (${lib} is missing${probe.bindingDir ? ` in ${probe.bindingDir}` : ''}); install it with: ${CUDA_INSTALL_HINT}`;
+  return (
+    `the CUDA execution provider is not installed (${lib} is ` +
+    `missing${probe.bindingDir ? ` in ${probe.bindingDir}` : ''}); install it with: ${CUDA_INSTALL_HINT}`
+  );
 }
 
 /** The probe of the loaded onnxruntime-node module. */
@@ -99,20 +104,26 @@ export function providerPlan(device: ModelDevice, probe: ProviderProbe): { tryFi
   if (device === 'cpu') return { placement: { device, provider: 'cpu' } };
   if (device === 'auto') {
     const accelerator = platformAccelerator(probe.platform);
-    if (!accelerator) return { placement: { device, provider: 'cpu', note: `no accelerator is supported on ${probe.platform}-${process.arch}` } };
+    if (!accelerator)
+      return { placement: { device, provider: 'cpu', note: `no accelerator is supported on ${probe.platform}-${process.arch}` } };
     const why = providerUnavailable(accelerator, probe);
     if (why) return { placement: { device, provider: 'cpu', note: why } };
     return { tryFirst: accelerator, placement: { device, provider: 'cpu' } };
   }
   const why = providerUnavailable(device, probe);
-  if (why) return { placement: { device, provider: 'cpu', error: `${LABEL[device]} was asked for (device "${device}") but ${why}; running on the CPU` } };
+  if (why)
+    return {
+      placement: { device, provider: 'cpu', error: `${LABEL[device]} was asked for (device "${device}") but ${why}; running on the CPU` },
+    };
   return { tryFirst: device, placement: { device, provider: 'cpu' } };
 }
 
 /** The placement after trying `provider` failed with `reason`. */
 export function fallbackPlacement(device: ModelDevice, provider: ExecutionProvider, reason: string): ModelPlacement {
   const message = `the ${LABEL[provider]} execution provider did not load (${reason}); running on the CPU`;
-  return device === 'auto' ? { device, provider: 'cpu', note: message } : { device, provider: 'cpu', error: `${LABEL[provider]} was asked for (device "${device}") but ${message}` };
+  return device === 'auto'
+    ? { device, provider: 'cpu', note: message }
+    : { device, provider: 'cpu', error: `${LABEL[provider]} was asked for (device "${device}") but ${message}` };
 }
 
 const logged = new Set<string>();

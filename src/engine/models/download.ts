@@ -82,7 +82,8 @@ async function downloadFile(id: string, file: string, target: string, opts: Down
     const why = stalled ? `no data for ${opts.stallTimeoutMs} ms` : String((e as { cause?: unknown }).cause ?? e);
     throw new ModelError(
       'download',
-      `Could not download ${file} of Hugging Face model "${id}" from ${url} (${why}). Check the network, or point the setting at a local model folder.`,
+      `Could not download ${file} of Hugging Face model "${id}" from ${url} (${why}). Check the network, or point the ` +
+        `setting at a local model folder.`,
       id,
       { cause: e },
     );

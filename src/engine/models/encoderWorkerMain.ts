@@ -34,7 +34,10 @@ async function main(): Promise<void> {
     void (async () => {
       try {
         const encoder = await registry.encoder(start.name, controller.signal);
-        const vectors = msg.items && encoder.embedItems ? await encoder.embedItems(msg.texts, controller.signal) : await encoder.embed(msg.texts, controller.signal);
+        const vectors =
+          msg.items && encoder.embedItems
+            ? await encoder.embedItems(msg.texts, controller.signal)
+            : await encoder.embed(msg.texts, controller.signal);
         // One buffer for the whole answer, moved (not copied) to the main thread.
         const flat = new Float32Array(vectors.length * encoder.dim);
         vectors.forEach((v, i) => flat.set(v, i * encoder.dim));

@@ -4,7 +4,15 @@
 
 import { stat } from 'node:fs/promises';
 import type * as Ort from 'onnxruntime-node';
-import { fallbackPlacement, logPlacement, probeProviders, providerPlan, type ExecutionProvider, type ModelDevice, type ModelPlacement } from './device';
+import {
+  fallbackPlacement,
+  logPlacement,
+  probeProviders,
+  providerPlan,
+  type ExecutionProvider,
+  type ModelDevice,
+  type ModelPlacement,
+} from './device';
 import { ModelError } from './errors';
 import type { Tokenizer } from './tokenizer';
 import type { ModelTimings } from './types';
@@ -15,9 +23,11 @@ export type OrtTensor = Ort.Tensor;
 
 /** onnxruntime-node; Node's module cache imports it once. */
 export function loadOrt(): Promise<OrtModule> {
-  return import('onnxruntime-node').then((m) => ((m as { default?: OrtModule }).default ?? m) as OrtModule).catch((e: unknown) => {
-    throw new ModelError('runtime', `onnxruntime-node could not be loaded: ${String(e)}`, undefined, { cause: e });
-  });
+  return import('onnxruntime-node')
+    .then((m) => ((m as { default?: OrtModule }).default ?? m) as OrtModule)
+    .catch((e: unknown) => {
+      throw new ModelError('runtime', `onnxruntime-node could not be loaded: ${String(e)}`, undefined, { cause: e });
+    });
 }
 
 /**

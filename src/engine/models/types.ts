@@ -23,7 +23,10 @@ export interface GenerateOptions {
   maxNewTokens: number;
   /** Stop when the generated text contains one of these (the stop string is cut off). */
   stop?: string[];
-  /** Called before each greedy pick with the text and the ids generated so far; may set logits to -Infinity (checked decoding, the loop guard). */
+  /**
+   * Called before each greedy pick with the text and the ids generated so far; may set logits to -Infinity (checked decoding, the loop
+   * guard).
+   */
   logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
   /** Stop (as by a stop string) once this says the text generated so far is complete. */
   until?: (generated: string) => boolean;

@@ -54,19 +54,36 @@ export interface BodyModeOptions {
   oracleSketch?: string;
   /** Stop after the usages (an evaluation of retrieval): every merged snippet is a context, the model only sketches. */
   retrievalOnly?: boolean;
-  /** CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line stages (options.body.knowledge). */
+  /**
+   * CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line
+   * stages (options.body.knowledge).
+   */
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
 }
 
 /** Stops that end a body early where the model writes past it (the cut rule still decides). */
 function bodyStops(lang: Lang, indent: number): string[] {
   const pad = ' '.repeat(indent);
-  return lang === 'java' ? [`\n${pad}}`] : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
+  return lang === 'java'
+    ? [`\n${pad}}`]
+    : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
 }
 
-function postprocessBody(given: string, context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] }, options: PipelineOptions['postprocess']): string {
+function postprocessBody(
+  given: string,
+  context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] },
+  options: PipelineOptions['postprocess'],
+): string {
   const raw = cutAtMalformed(stripControlChars(given));
-  return cutAtPlaceholder(withoutLineCutByLimit(cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)), raw, context.stoppedBy, context.lang, context.prefix).body);
+  return cutAtPlaceholder(
+    withoutLineCutByLimit(
+      cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)),
+      raw,
+      context.stoppedBy,
+      context.lang,
+      context.prefix,
+    ).body,
+  );
 }
 
 function candidateOf(snippet: Snippet, kind: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
@@ -95,7 +112,10 @@ function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
   return { holdEnd: (generated) => bodyUnfinished(lang, generated), holdLine: isBlank };
 }
 
-/** The method whose empty body holds the cursor, read from the syntax tree once per request (auto mode's choice and the detect stage share it). */
+/**
+ * The method whose empty body holds the cursor, read from the syntax tree once per request (auto mode's choice and the detect stage share
+ * it).
+ */
 function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | undefined {
   const { request } = context;
   return context.memo('body.target', () => detectBodyTarget(parsers, request.lang, request.prefix, request.suffix));
@@ -127,7 +147,13 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   }
   const target: BodyTarget = found.target;
   const body: BodyTrace = {
-    target: { name: target.name, ...(target.className ? { className: target.className } : {}), signature: target.signature, line: target.signatureRow, detected: found.detected },
+    target: {
+      name: target.name,
+      ...(target.className ? { className: target.className } : {}),
+      signature: target.signature,
+      line: target.signatureRow,
+      detected: found.detected,
+    },
     sketchSource,
     signatureSimilar: [],
     elements: [],
@@ -193,9 +219,19 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   let sketch = '';
   if (sketchSource === 'oracle') {
     sketch = opts.oracleSketch ?? '';
-    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no model call: the ORACLE sketch (the ground-truth body)' });
+    trace.stages.push({
+      stage: 'sketch',
+      status: 'skipped',
+      elapsedMs: 0,
+      message: 'no model call: the ORACLE sketch (the ground-truth body)',
+    });
   } else if (sketchSource === 'none') {
-    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no sketch: elements from the signature-similar methods' });
+    trace.stages.push({
+      stage: 'sketch',
+      status: 'skipped',
+      elapsedMs: 0,
+      message: 'no sketch: elements from the signature-similar methods',
+    });
   } else if (!model) {
     trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no completion model' });
   } else {
@@ -206,8 +242,19 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       async () => {
         // stages.model is the redaction boundary: the sketch's prompt is redacted there.
         const prompt = promptOf(similar.map(signatureCandidate), options.prompt.contextShare);
-        const ask: GenerateRequest = { prompt: prompt.prompt, maxNewTokens: options.body.sketchTokens, stop: [...prompt.stop, ...stops], temperature: options.generate.temperature, ...bodyHold(request.lang) };
-        const out = await raceDeadline((s) => callModel(context, model, ask, s), options.body.sketchTimeoutMs, signal, () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`));
+        const ask: GenerateRequest = {
+          prompt: prompt.prompt,
+          maxNewTokens: options.body.sketchTokens,
+          stop: [...prompt.stop, ...stops],
+          temperature: options.generate.temperature,
+          ...bodyHold(request.lang),
+        };
+        const out = await raceDeadline(
+          (s) => callModel(context, model, ask, s),
+          options.body.sketchTimeoutMs,
+          signal,
+          () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`),
+        );
         return cut(stripControlChars(out.text));
       },
       (e) => ({ value: '', ...degrade(e) }),
@@ -244,7 +291,8 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
           all = collect(fromSimilar);
           result = { ...mapElements(all, repo, request.lang), related: [] };
         } else if (options.body.elements === 'sketch+similar') {
-          // The signature hits' elements as well: their names join the usage search, their definitions a list of their own after the sketch's.
+          // The signature hits' elements as well: their names join the usage search, their definitions a list of their own after the
+          // sketch's.
           body.elementsFrom = 'sketch, then the signature-similar methods';
           const more = collect(fromSimilar);
           const extra = mapElements(more, repo, request.lang);
@@ -280,13 +328,28 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   );
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
   // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
-  const knowledge = opts.knowledge ?? (options.body.knowledge === false || !stages.hasRetrieval() ? undefined : (asked: CompletionRequest) => knowledgeItems(context, asked));
+  const knowledge =
+    opts.knowledge ??
+    (options.body.knowledge === false || !stages.hasRetrieval() ? undefined : (asked: CompletionRequest) => knowledgeItems(context, asked));
   const items = knowledge
-    ? await timed<Candidate[]>(trace, 'knowledge', signal, () => knowledge({ ...request, prefix }, signal), (e) => ({ value: [], ...degrade(e) }), stages.checkpoint)
+    ? await timed<Candidate[]>(
+        trace,
+        'knowledge',
+        signal,
+        () => knowledge({ ...request, prefix }, signal),
+        (e) => ({ value: [], ...degrade(e) }),
+        stages.checkpoint,
+      )
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
   const ranked = composeBodyLists(
-    { usages: usages.map(usageCandidate), definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')), related: mapped.related.map((d) => candidateOf(d, 'definition')), knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })), signatures: similar.map(signatureCandidate) },
+    {
+      usages: usages.map(usageCandidate),
+      definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
+      related: mapped.related.map((d) => candidateOf(d, 'definition')),
+      knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
+      signatures: similar.map(signatureCandidate),
+    },
     options.body.compose ?? 'turns',
   );
   if (!model || opts.retrievalOnly) return context.finish([], { contexts: ranked });
@@ -301,14 +364,37 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
         prompt: prompt.prompt,
         stop: prompt.stop,
         contexts: ranked.filter((c) => usedIds.has(snippetForPrompt(c).text)),
-        trace: { tokens: prompt.tokens, fim: prompt.fim, snippets: prompt.snippetsUsed.map((s) => s.path), snippetsDropped: prompt.snippetsDropped, prefixCut: prompt.prefixCut },
+        trace: {
+          tokens: prompt.tokens,
+          fim: prompt.fim,
+          snippets: prompt.snippetsUsed.map((s) => s.path),
+          snippetsDropped: prompt.snippetsDropped,
+          prefixCut: prompt.prefixCut,
+        },
       };
     },
     generate: { stop: stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
     postprocess: (generated) => {
       const raw = cutAtMalformed(stripControlChars(generated.text));
-      const { body: kept, dropped } = withoutLineCutByLimit(cut(raw), raw, generated.stoppedBy, request.lang, prefix, target.signatureIndent);
-      return { text: capLength(cutAtPlaceholder(kept), options.postprocess.maxChars), lead: '', ...(dropped !== undefined ? { message: `the token limit ended the body mid-way: its unfinished last line was dropped (${JSON.stringify(dropped.slice(0, 60))})` } : {}) };
+      const { body: kept, dropped } = withoutLineCutByLimit(
+        cut(raw),
+        raw,
+        generated.stoppedBy,
+        request.lang,
+        prefix,
+        target.signatureIndent,
+      );
+      return {
+        text: capLength(cutAtPlaceholder(kept), options.postprocess.maxChars),
+        lead: '',
+        ...(dropped !== undefined
+          ? {
+              message:
+                `the token limit ended the body mid-way: its unfinished last line was dropped ` +
+                `(${JSON.stringify(dropped.slice(0, 60))})`,
+            }
+          : {}),
+      };
     },
   });
   return context.finish(answer.items, { contexts: answer.contexts });
@@ -321,7 +407,16 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
  */
 function knowledgeItems(context: RequestContext, asked: CompletionRequest): Promise<Candidate[]> {
   const lead = LINE_MODE.prime?.(asked) ?? '';
-  const scratch: CompletionTrace = { id: newTraceId(), mode: 'line', startedAt: new Date().toISOString(), filePath: asked.filePath, lang: asked.lang, stages: [], totalMs: 0, nonModelMs: 0 };
+  const scratch: CompletionTrace = {
+    id: newTraceId(),
+    mode: 'line',
+    startedAt: new Date().toISOString(),
+    filePath: asked.filePath,
+    lang: asked.lang,
+    stages: [],
+    totalMs: 0,
+    nonModelMs: 0,
+  };
   return knowledgeStage(context, lead ? { ...asked, prefix: asked.prefix + lead } : asked, scratch).then((k) => k.ranked);
 }
 

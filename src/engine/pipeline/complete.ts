@@ -15,7 +15,13 @@ function promptSnippetOf(c: Candidate, similarCap: number | undefined): PromptSn
   if (c.origin?.kind !== 'similar') return snippetForPrompt(c);
   const heading = `Compare this snippet from ${c.snippet.path}:`;
   if (similarCap === 0) return { path: c.snippet.path, text: c.snippet.text, heading };
-  return { path: c.snippet.path, text: c.snippet.text, heading, pinned: true, ...(similarCap !== undefined ? { maxTokens: similarCap } : {}) };
+  return {
+    path: c.snippet.path,
+    text: c.snippet.text,
+    heading,
+    pinned: true,
+    ...(similarCap !== undefined ? { maxTokens: similarCap } : {}),
+  };
 }
 
 /** The line composition of the stages for `mode` (line mode, or a mode that reuses its stages with its own cut). */
@@ -25,7 +31,10 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
   const request = lead ? { ...context.request, prefix: context.request.prefix + lead } : context.request;
 
   const knowledge = await knowledgeStage(context, request);
-  const outputs = { ...(knowledge.retrieval ? { retrieval: knowledge.retrieval } : {}), ...(knowledge.rerank ? { rerank: knowledge.rerank } : {}) };
+  const outputs = {
+    ...(knowledge.retrieval ? { retrieval: knowledge.retrieval } : {}),
+    ...(knowledge.rerank ? { rerank: knowledge.rerank } : {}),
+  };
   // ProCC's chosen top-1 window joins the reranked knowledge.
   const similarWindows = await similarCodeStage(context, request);
   const ranked = [...knowledge.ranked, ...similarWindows];
@@ -38,7 +47,10 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
   const clip = (budgetTokens: number): { prefix: string; suffix: string } => {
     const maxChars = budgetTokens * 12;
     return {
-      prefix: request.prefix.length > maxChars ? request.prefix.slice(request.prefix.indexOf('\n', request.prefix.length - maxChars) + 1) : request.prefix,
+      prefix:
+        request.prefix.length > maxChars
+          ? request.prefix.slice(request.prefix.indexOf('\n', request.prefix.length - maxChars) + 1)
+          : request.prefix,
       suffix: request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix,
     };
   };
@@ -48,7 +60,10 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
     maxNewTokens: options.generate.maxNewTokens,
     prompt: (budgetTokens) => {
       // ProCC's window beside CodeRAG's knowledge: it is budgeted first, up to its share of the prompt.
-      const similarCap = similarWindows.length > 0 && ranked.length > similarWindows.length && share !== undefined ? Math.floor(budgetTokens * share) : undefined;
+      const similarCap =
+        similarWindows.length > 0 && ranked.length > similarWindows.length && share !== undefined
+          ? Math.floor(budgetTokens * share)
+          : undefined;
       const fitted = fitPromptBudget({
         lang: request.lang,
         filePath: request.filePath,
@@ -66,7 +81,14 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
         prompt: fitted.prompt,
         stop: fitted.stop,
         contexts: fitted.usedIndices.map((i) => ranked[i]!),
-        trace: { tokens: fitted.tokens, fim: fitted.fim, format: fitted.format, snippets: fitted.snippetsUsed.map((s) => s.path), snippetsDropped: fitted.snippetsDropped, prefixCut: fitted.prefixCut },
+        trace: {
+          tokens: fitted.tokens,
+          fim: fitted.fim,
+          format: fitted.format,
+          snippets: fitted.snippetsUsed.map((s) => s.path),
+          snippetsDropped: fitted.snippetsDropped,
+          prefixCut: fitted.prefixCut,
+        },
       };
     },
     // What the model may not do yet (line mode on an empty line: end or break the line before it writes something).
@@ -75,7 +97,14 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
     // A prompt primed with the line's indentation ends in whitespace, where a byte-level BPE model
     // usually puts the last space into the next word's token (" if"): its answer then starts with
     // that space, which the indentation already holds.
-    postprocess: (generated) => ({ text: mode.postprocess(lead ? generated.text.replace(/^[ \t]+/, '') : generated.text, { ...postContext, ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) }, options.postprocess), lead }),
+    postprocess: (generated) => ({
+      text: mode.postprocess(
+        lead ? generated.text.replace(/^[ \t]+/, '') : generated.text,
+        { ...postContext, ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) },
+        options.postprocess,
+      ),
+      lead,
+    }),
     whyEmpty: (generated) => mode.whyEmpty?.(generated.text, postContext, options.postprocess),
   };
   const answer = await runModelStages(context, model, plan);
@@ -87,10 +116,15 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
  * items when a stage leaves nothing to show (the trace says which and why); rejects only with
  * CancellationError when `signal` aborts.
  */
-export function complete(request: CompletionRequest, stages: PipelineStages, options: PipelineOptions, mode: CompletionMode, signal: AbortSignal): Promise<CompletionResult> {
+export function complete(
+  request: CompletionRequest,
+  stages: PipelineStages,
+  options: PipelineOptions,
+  mode: CompletionMode,
+  signal: AbortSignal,
+): Promise<CompletionResult> {
   const context = requestContext(request, options, stages, mode.name, signal);
   const chosen = mode.select?.(context) ?? mode;
   context.trace.mode = chosen.name;
   return chosen.complete ? chosen.complete(context) : completeLine(context, chosen);
 }
-

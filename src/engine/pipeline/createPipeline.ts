@@ -32,7 +32,10 @@ import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptio
  * gates, the checkpoint, receiver typing and ProCC's perspectives and bandit go to the stages as
  * they are (PipelineStages says what each does).
  */
-export interface PipelineDeps extends Pick<PipelineStages, 'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit'> {
+export interface PipelineDeps extends Pick<
+  PipelineStages,
+  'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit'
+> {
   /** The repository's retrieval paths ready now (a path still preparing is left out). */
   retrievers: () => readonly Retriever[];
   /** The probing model (CodeRAG Alg. 1), once loaded; until then the query falls back. */
@@ -53,13 +56,25 @@ export interface Pipeline {
 /** The query stage over query/buildQuery: probing when a prober is loaded, else the fallback strategy. */
 export function probingQueryBuilder(prober: () => ChunkProber | undefined): QueryBuilder {
   return {
-    build: (file, options, signal) => buildQuery(file.prefix, { strategy: options.strategy, fallback: options.fallback, f: options.f, g: options.g, m: options.m, maxProbes: options.maxProbes }, prober(), signal),
+    build: (file, options, signal) =>
+      buildQuery(
+        file.prefix,
+        { strategy: options.strategy, fallback: options.fallback, f: options.f, g: options.g, m: options.m, maxProbes: options.maxProbes },
+        prober(),
+        signal,
+      ),
   };
 }
 
 function multiPathStage(retrievers: () => readonly Retriever[]): RetrievalStage {
   return {
-    retrieve: (request, options, signal) => multiPathRetrieve(retrievers(), request, { budgetsMs: options.budgetsMs, ...(options.maxCandidates ? { maxCandidates: options.maxCandidates } : {}) }, signal),
+    retrieve: (request, options, signal) =>
+      multiPathRetrieve(
+        retrievers(),
+        request,
+        { budgetsMs: options.budgetsMs, ...(options.maxCandidates ? { maxCandidates: options.maxCandidates } : {}) },
+        signal,
+      ),
   };
 }
 
@@ -103,7 +118,9 @@ export interface RetrievalPaths {
   byName: ReadonlyMap<PathName, Retriever>;
   /** The paths ready once prepared without a model: sparse, dataflow, RG-1. */
   retrievers: Retriever[];
-  /** The dense path, when an encoder is given: it embeds every item first, so a host may prepare it in the background and add it when ready. */
+  /**
+   * The dense path, when an encoder is given: it embeds every item first, so a host may prepare it in the background and add it when ready.
+   */
   dense?: DenseRetriever;
   /** Receiver typing over the same knowledge base, for checked completions (PipelineOptions.check). */
   receivers: ReceiverTyper;
@@ -139,11 +156,22 @@ export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, option
   let windows: CodeWindowIndex | undefined;
   let similar: SimilarRetriever | undefined;
   if (options.similar) {
-    const { encoder, nextLine, queryLines, hypotheticalMatch, hypotheticalTokens, hypotheticalContextChars, ...windowOptions } = options.similar;
+    const { encoder, nextLine, queryLines, hypotheticalMatch, hypotheticalTokens, hypotheticalContextChars, ...windowOptions } =
+      options.similar;
     windows = new CodeWindowIndex(kb, encoder, windowOptions);
     // The hypothetical line's prompt leaves through the redaction boundary too.
-    const redactedLine = nextLine ? () => { const lm = nextLine(); return lm ? redactingNextLine(lm) : undefined; } : undefined;
-    similar = new SimilarRetriever(windows, kb, redactedLine, { ...(queryLines ? { queryLines } : {}), ...(hypotheticalMatch ? { hypotheticalMatch } : {}), ...(hypotheticalTokens ? { hypotheticalTokens } : {}), ...(hypotheticalContextChars ? { hypotheticalContextChars } : {}) });
+    const redactedLine = nextLine
+      ? () => {
+          const lm = nextLine();
+          return lm ? redactingNextLine(lm) : undefined;
+        }
+      : undefined;
+    similar = new SimilarRetriever(windows, kb, redactedLine, {
+      ...(queryLines ? { queryLines } : {}),
+      ...(hypotheticalMatch ? { hypotheticalMatch } : {}),
+      ...(hypotheticalTokens ? { hypotheticalTokens } : {}),
+      ...(hypotheticalContextChars ? { hypotheticalContextChars } : {}),
+    });
   }
   return {
     byName,
@@ -164,7 +192,17 @@ export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
   return {
     generate: async (prompt, options, signal) => {
       let stoppedBy: 'eos' | 'length' | 'stop' | undefined;
-      const text = await lm.generate(prompt, { maxNewTokens: options.maxNewTokens, ...(options.stop ? { stop: [...options.stop] } : {}), ...(options.until ? { until: options.until } : {}), ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}), onStop: (r) => (stoppedBy = r) }, signal);
+      const text = await lm.generate(
+        prompt,
+        {
+          maxNewTokens: options.maxNewTokens,
+          ...(options.stop ? { stop: [...options.stop] } : {}),
+          ...(options.until ? { until: options.until } : {}),
+          ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}),
+          onStop: (r) => (stoppedBy = r),
+        },
+        signal,
+      );
       return { text, ...(stoppedBy ? { stoppedBy } : {}) };
     },
     encode: (text) => lm.encode(text),

@@ -25,7 +25,20 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // languages was 32.1 / 31.7 / 35.8 / 38.5 / 37.5 / 36.2 at 0.5 / 0.6 / 0.65 / 0.7 / 0.8 / 0.9 (sketch
   // and body alike, rrf); with the sketch at half and definitions-first, 33.0 at 0.5 and 38.7 at 0.7.
   // (The line prompt keeps half: 0.6 / 0.7 gave Python line cases 1.3 / 2.2 less ES, Java 0.8 / 0.4 more.)
-  body: { topSignature: 10, topUsages: 20, sketchTokens: 64, sketchTimeoutMs: 4000, maxNewTokens: 128, maxLines: 60, promptForm: 'rambo', signatureMatch: 'jaccard', compose: 'definitions-first', elements: 'sketch+similar', knowledge: true, contextShare: 0.7 },
+  body: {
+    topSignature: 10,
+    topUsages: 20,
+    sketchTokens: 64,
+    sketchTimeoutMs: 4000,
+    maxNewTokens: 128,
+    maxLines: 60,
+    promptForm: 'rambo',
+    signatureMatch: 'jaccard',
+    compose: 'definitions-first',
+    elements: 'sketch+similar',
+    knowledge: true,
+    contextShare: 0.7,
+  },
   // The member prior's weight: on the tuning dot cases (jinja2, meson; antlr4, jsoup, commons-codec)
   // NIM rose with it up to 32 and stayed there (the prior decides where a cue speaks; issue 19 note).
   check: { mode: 'constrain', prior: 32 },
@@ -51,14 +64,22 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
   const d = PIPELINE_DEFAULTS;
   return {
     query: { ...d.query, ...defined(overrides.query) },
-    retrieval: { ...d.retrieval, ...defined(overrides.retrieval), budgetsMs: { ...d.retrieval.budgetsMs, ...defined(overrides.retrieval?.budgetsMs) } },
+    retrieval: {
+      ...d.retrieval,
+      ...defined(overrides.retrieval),
+      budgetsMs: { ...d.retrieval.budgetsMs, ...defined(overrides.retrieval?.budgetsMs) },
+    },
     rerank: { ...d.rerank, ...defined(overrides.rerank) },
     prompt: { ...d.prompt, ...defined(overrides.prompt) },
     generate: { ...d.generate, ...defined(overrides.generate) },
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
     body: { ...d.body, ...defined(overrides.body) },
     check: { mode: 'constrain', ...d.check, ...defined(overrides.check) },
-    similar: { ...d.similar!, ...defined(overrides.similar), budgetsMs: { ...d.similar!.budgetsMs, ...defined(overrides.similar?.budgetsMs) } },
+    similar: {
+      ...d.similar!,
+      ...defined(overrides.similar),
+      budgetsMs: { ...d.similar!.budgetsMs, ...defined(overrides.similar?.budgetsMs) },
+    },
   } as PipelineOptions;
 }
 

@@ -15,24 +15,71 @@ function fence(text: string, lang = ''): string {
 /** Markdown view of a trace: stages and timings, the query, candidates per path, rerank picks, the prompt, the model's answer. */
 export function formatTraceMarkdown(trace: CompletionTrace, options: { includePrompt?: boolean } = {}): string {
   const out: string[] = [];
-  out.push(`# CodeRAG completion ${trace.id}`, '', `File \`${trace.filePath}\` (${trace.lang}), ${trace.mode} mode, ${trace.startedAt}, total ${ms(trace.totalMs)} (outside the model ${ms(trace.nonModelMs)})`, '');
+  out.push(
+    `# CodeRAG completion ${trace.id}`,
+    '',
+    `File \`${trace.filePath}\` (${trace.lang}), ${trace.mode} mode, ${trace.startedAt}, total ${ms(trace.totalMs)} ` +
+      `(outside the model ${ms(trace.nonModelMs)})`,
+    '',
+  );
   if (trace.error) out.push(`**No completion: ${trace.error.stage} ${trace.error.kind}** — ${trace.error.message}`, '');
-  if (trace.completion !== undefined) out.push('## Completion', '', trace.completion ? fence(trace.completion, trace.lang) : `_(no suggestion: ${trace.empty ?? 'empty after postprocessing'})_`, '');
+  if (trace.completion !== undefined)
+    out.push(
+      '## Completion',
+      '',
+      trace.completion ? fence(trace.completion, trace.lang) : `_(no suggestion: ${trace.empty ?? 'empty after postprocessing'})_`,
+      '',
+    );
   out.push('## Stages', '', '| stage | status | time | note |', '|---|---|---|---|');
-  for (const s of trace.stages) out.push(`| ${s.stage} | ${s.status} | ${ms(s.elapsedMs)} | ${(s.message ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+  for (const s of trace.stages)
+    out.push(`| ${s.stage} | ${s.status} | ${ms(s.elapsedMs)} | ${(s.message ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
   out.push('');
   if (trace.body) {
     const b = trace.body;
-    out.push('## Body (Rambo)', '', `Method \`${b.target.className ? `${b.target.className}.` : ''}${b.target.name}\` at line ${b.target.line + 1} (${b.target.detected ? 'empty body found in the syntax tree' : 'declaration guessed from the text'}); sketch: ${b.sketchSource === 'oracle' ? 'ORACLE (the ground truth)' : b.sketchSource}`, '');
-    out.push(`Signature-similar methods${b.signatureMatch ? ` (${b.signatureMatch})` : ''}:`, '', ...(b.signatureSimilar.length ? b.signatureSimilar.map((s) => `- ${s.score.toFixed(3)} \`${s.id}\``) : ['- none']), '');
+    out.push(
+      '## Body (Rambo)',
+      '',
+      `Method \`${b.target.className ? `${b.target.className}.` : ''}${b.target.name}\` at line ${b.target.line + 1} ` +
+        `(${b.target.detected ? 'empty body found in the syntax tree' : 'declaration guessed from the text'}); sketch: ` +
+        `${b.sketchSource === 'oracle' ? 'ORACLE (the ground truth)' : b.sketchSource}`,
+      '',
+    );
+    out.push(
+      `Signature-similar methods${b.signatureMatch ? ` (${b.signatureMatch})` : ''}:`,
+      '',
+      ...(b.signatureSimilar.length ? b.signatureSimilar.map((s) => `- ${s.score.toFixed(3)} \`${s.id}\``) : ['- none']),
+      '',
+    );
     if (b.sketch !== undefined) out.push('Sketch:', '', fence(b.sketch, trace.lang), '');
-    out.push(`Elements found${b.elementsFrom ? ` (from the ${b.elementsFrom})` : ''}:`, '', ...(b.elements.length ? b.elements.map((e) => `- ${e.kind} \`${e.name}\` -> \`${e.matched}\` (${e.how} ${e.score.toFixed(2)}, ${e.path}${e.members !== undefined ? `, ${e.members} members` : ''})`) : ['- none']), '');
+    out.push(
+      `Elements found${b.elementsFrom ? ` (from the ${b.elementsFrom})` : ''}:`,
+      '',
+      ...(b.elements.length
+        ? b.elements.map(
+            (e) =>
+              `- ${e.kind} \`${e.name}\` -> \`${e.matched}\` (${e.how} ${e.score.toFixed(2)}, ` +
+              `${e.path}${e.members !== undefined ? `, ${e.members} members` : ''})`,
+          )
+        : ['- none']),
+      '',
+    );
     if (b.unmapped.length) out.push(`Not in the repository: ${b.unmapped.map((n) => `\`${n}\``).join(', ')}`, '');
-    out.push('Usages:', '', ...(b.usages.length ? b.usages.map((u) => `- ${u.score.toFixed(3)} \`${u.id}\` via ${u.via.join(', ')}`) : ['- none']), '');
+    out.push(
+      'Usages:',
+      '',
+      ...(b.usages.length ? b.usages.map((u) => `- ${u.score.toFixed(3)} \`${u.id}\` via ${u.via.join(', ')}`) : ['- none']),
+      '',
+    );
   }
   if (trace.query) {
     const q = trace.query;
-    out.push('## Query', '', `Strategy **${q.strategy}**${q.fallbackReason ? ` (fallback: ${q.fallbackReason})` : ''}; lines ${q.spans.map((s) => `${s.startLine + 1}-${s.endLine + 1}`).join(', ') || '-'}`, '');
+    out.push(
+      '## Query',
+      '',
+      `Strategy **${q.strategy}**${q.fallbackReason ? ` (fallback: ${q.fallbackReason})` : ''}; lines ` +
+        `${q.spans.map((s) => `${s.startLine + 1}-${s.endLine + 1}`).join(', ') || '-'}`,
+      '',
+    );
     if (q.chunkScores && q.chunkScores.length > 0) {
       out.push('Chunks probed (score = sum of max log-probs):', '');
       for (const c of q.chunkScores) out.push(`- lines ${c.startLine + 1}-${c.endLine + 1}: ${c.score.toFixed(3)}`);
@@ -52,37 +99,100 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   }
   if (trace.rerank) {
     const r = trace.rerank;
-    out.push('## Rerank', '', `Reranker **${r.reranker}**, ${r.calls.length} calls${r.notes ? `; ${r.notes.join('; ')}` : ''}${r.redactions ? `; ${r.redactions} credential-looking values redacted from what the reranker was sent` : ''}`, '');
-    for (const c of r.calls) out.push(`- window [${c.window.map((w) => `\`${w}\``).join(', ')}] -> ${c.picked ? `\`${c.picked}\`` : `kept order (${c.failure ?? 'no pick'})`} in ${ms(c.elapsedMs)}`);
+    out.push(
+      '## Rerank',
+      '',
+      `Reranker **${r.reranker}**, ${r.calls.length} ` +
+        `calls${r.notes ? `; ${r.notes.join('; ')}` : ''}${r.redactions ? `; ${r.redactions} credential-looking values redacted from what the reranker was sent` : ''}`,
+      '',
+    );
+    for (const c of r.calls)
+      out.push(
+        `- window [${c.window.map((w) => `\`${w}\``).join(', ')}] -> ` +
+          `${c.picked ? `\`${c.picked}\`` : `kept order (${c.failure ?? 'no pick'})`} in ${ms(c.elapsedMs)}`,
+      );
     out.push('', 'Top snippets in prompt order:', '', ...r.picked.map((id, i) => `${i + 1}. \`${id}\``), '');
   }
   if (trace.similar) {
     const s = trace.similar;
-    out.push('## Similar code (ProCC)', '', `Arm **${s.arm}** (${s.chosenBy === 'bandit' ? 'chosen by the bandit' : s.chosenBy === 'union' ? 'union of the perspectives' : 'fixed perspective'}); windows in the prompt: ${s.snippets.map((id) => `\`${id}\``).join(', ') || 'none'}${s.reward !== undefined ? `; reward ${s.reward.toFixed(3)}` : ''}`, '');
+    out.push(
+      '## Similar code (ProCC)',
+      '',
+      `Arm **${s.arm}** ` +
+        `(${s.chosenBy === 'bandit' ? 'chosen by the bandit' : s.chosenBy === 'union' ? 'union of the perspectives' : 'fixed perspective'}); windows in the prompt: ${s.snippets.map((id) => `\`${id}\``).join(', ') || 'none'}${s.reward !== undefined ? `; reward ${s.reward.toFixed(3)}` : ''}`,
+      '',
+    );
     out.push('| perspective | status | time | top-1 | score | note |', '|---|---|---|---|---:|---|');
-    for (const p of s.perspectives) out.push(`| ${p.name} | ${p.status} | ${ms(p.elapsedMs)} | ${p.top ? `\`${p.top.path}\` ${p.top.startLine + 1}-${p.top.endLine + 1}` : '-'} | ${p.top ? p.top.score.toFixed(3) : '-'} | ${[p.message, p.query ? `query: ${p.query.split('\n')[0]!.slice(0, 80)}` : ''].filter(Boolean).join('; ').replace(/\|/g, '\\|')} |`);
-    out.push('', `Features: [${s.features.map((f) => f.toFixed(3)).join(', ')}]${s.scores ? `; UCB scores: ${Object.entries(s.scores).map(([a, v]) => `${a} ${(v ?? 0).toFixed(3)}`).join(', ')}` : ''}`, '');
+    for (const p of s.perspectives)
+      out.push(
+        `| ${p.name} | ${p.status} | ${ms(p.elapsedMs)} | ` +
+          `${p.top ? `\`${p.top.path}\` ${p.top.startLine + 1}-${p.top.endLine + 1}` : '-'} | ` +
+          `${p.top ? p.top.score.toFixed(3) : '-'} | ` +
+          `${[p.message, p.query ? `query: ${p.query.split('\n')[0]!.slice(0, 80)}` : ''].filter(Boolean).join('; ').replace(/\|/g, '\\|')} |`,
+      );
+    out.push(
+      '',
+      `Features: [${s.features.map((f) => f.toFixed(3)).join(', ')}]${
+        s.scores
+          ? `; UCB scores: ${Object.entries(s.scores)
+              .map(([a, v]) => `${a} ${(v ?? 0).toFixed(3)}`)
+              .join(', ')}`
+          : ''
+      }`,
+      '',
+    );
   }
   if (trace.model) {
     const m = trace.model;
-    out.push('## Model', '', `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`, '', ...(m.copyPrior ? [copyPriorLine(m.copyPrior), ''] : []), 'Raw output:', '', fence(m.raw), '');
+    out.push(
+      '## Model',
+      '',
+      `${m.backend} \`${m.model}\` at ${m.endpoint}: ` +
+        `${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`,
+      '',
+      ...(m.copyPrior ? [copyPriorLine(m.copyPrior), ''] : []),
+      'Raw output:',
+      '',
+      fence(m.raw),
+      '',
+    );
   }
   if (trace.check) {
     const c = trace.check;
     const lines = [`mode ${c.mode}${c.note ? ` (${c.note})` : ''}`];
-    if (c.atCursor) lines.push(`receiver at the cursor \`${c.atCursor.receiver}\`: ${c.atCursor.entities.join('; ')} (${c.atCursor.names} names)`);
-    for (const e of c.constrained ?? []) lines.push(`constrained \`${e.receiver}.\` (${e.at}): ${e.steps} step(s), wrote \`${e.written}\`${e.favoured ? `; the code before it favoured ${e.favoured.map((n) => `\`${n}\``).join(', ')}` : ''}`);
+    if (c.atCursor)
+      lines.push(`receiver at the cursor \`${c.atCursor.receiver}\`: ${c.atCursor.entities.join('; ')} (${c.atCursor.names} names)`);
+    for (const e of c.constrained ?? [])
+      lines.push(
+        `constrained \`${e.receiver}.\` (${e.at}): ${e.steps} step(s), wrote ` +
+          `\`${e.written}\`${e.favoured ? `; the code before it favoured ${e.favoured.map((n) => `\`${n}\``).join(', ')}` : ''}`,
+      );
     if (c.server) lines.push(`the model server constrained the member at the cursor (\`${c.server}\`)`);
-    for (const g of c.calls ?? []) lines.push(`call \`${g.callee}(\` (${g.at}): parameters ${g.params.map((p) => `\`${p}\``).join(', ') || 'none'}${g.maxArgs === null ? ' and more' : ''}; names in scope ${g.preferred.map((p) => (p ? `\`${p}\`` : '-')).join(', ') || 'none'}; ${g.steps} step(s) guided`);
+    for (const g of c.calls ?? [])
+      lines.push(
+        `call \`${g.callee}(\` (${g.at}): parameters ` +
+          `${g.params.map((p) => `\`${p}\``).join(', ') || 'none'}${g.maxArgs === null ? ' and more' : ''}; names in ` +
+          `scope ${g.preferred.map((p) => (p ? `\`${p}\`` : '-')).join(', ') || 'none'}; ${g.steps} step(s) guided`,
+      );
     if (c.steps !== undefined) lines.push(`${c.steps} decoding step(s), ${ms(c.maskMs ?? 0)} in the constraint`);
     if (c.checked !== undefined) lines.push(`${c.checked} dereference(s) checked`);
-    for (const f of c.fixes ?? []) lines.push(f.action === 'repaired' ? `repaired \`${f.receiver}.${f.wrote}\` -> \`${f.became}\`` : `cut before \`${f.receiver}.${f.wrote}\``);
+    for (const f of c.fixes ?? [])
+      lines.push(
+        f.action === 'repaired' ? `repaired \`${f.receiver}.${f.wrote}\` -> \`${f.became}\`` : `cut before \`${f.receiver}.${f.wrote}\``,
+      );
     out.push('## Check', '', ...lines.map((l) => `- ${l}`), '');
   }
   if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
   if (trace.prompt) {
     const p = trace.prompt;
-    out.push('## Prompt', '', `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${p.fim ? ' (FIM)' : ''}${p.format === 'files' ? ', snippets as repository files' : ''}; snippets from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}; redactions: ${p.redactions}`, '');
+    out.push(
+      '## Prompt',
+      '',
+      `${p.tokens} of ${p.budgetTokens} tokens, family ` +
+        `${p.family}${p.fim ? ' (FIM)' : ''}${p.format === 'files' ? ', snippets as repository files' : ''}; snippets ` +
+        `from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}; redactions: ${p.redactions}`,
+      '',
+    );
     if (options.includePrompt !== false) out.push(fence(p.text), '');
   }
   return out.join('\n');
@@ -91,5 +201,8 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
 /** What the embedded model's copy prior did, in a sentence. */
 function copyPriorLine(c: CopyPriorStats): string {
   if (c.voted === 0) return `Copy prior: no part of the text matched the prompt or the file above it in ${c.steps} steps.`;
-  return `Copy prior: the prompt and the file above it voted on ${c.voted} of ${c.steps} steps and changed the model's first choice on ${c.changed} (longest match ${c.longestMatch} characters).`;
+  return (
+    `Copy prior: the prompt and the file above it voted on ${c.voted} of ${c.steps} steps and changed the model's ` +
+    `first choice on ${c.changed} (longest match ${c.longestMatch} characters).`
+  );
 }

@@ -10,4 +10,19 @@ export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { BODY_ELEMENTS, CHECK_MODES } from './types';
-export type { BodyCompose, BodyElements, CheckMode, CompletionItem, CompletionMode, CompletionRequest, CompletionResult, ModelStages, PipelineOptions, PipelineStages, ReceiverTyping, RequestContext, PostprocessContext, SignatureMatch } from './types';
+export type {
+  BodyCompose,
+  BodyElements,
+  CheckMode,
+  CompletionItem,
+  CompletionMode,
+  CompletionRequest,
+  CompletionResult,
+  ModelStages,
+  PipelineOptions,
+  PipelineStages,
+  ReceiverTyping,
+  RequestContext,
+  PostprocessContext,
+  SignatureMatch,
+} from './types';

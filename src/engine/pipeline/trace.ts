@@ -13,7 +13,20 @@ import type { ModelRunsOn } from '../models/device';
 import type { ConstrainedName } from '../check/dereferenceConstraint';
 import type { MemberFix } from '../check/repairCompletion';
 
-export type StageName = 'query' | 'retrieve' | 'rerank' | 'prompt' | 'generate' | 'postprocess' | 'detect' | 'signatures' | 'sketch' | 'elements' | 'usages' | 'knowledge' | 'similar';
+export type StageName =
+  | 'query'
+  | 'retrieve'
+  | 'rerank'
+  | 'prompt'
+  | 'generate'
+  | 'postprocess'
+  | 'detect'
+  | 'signatures'
+  | 'sketch'
+  | 'elements'
+  | 'usages'
+  | 'knowledge'
+  | 'similar';
 
 /** What the body mode (Rambo) found, step by step. */
 export interface BodyTrace {
@@ -91,9 +104,21 @@ export interface CompletionTrace {
     snippetsDropped: number;
     prefixCut: boolean;
   };
-  model?: { backend: string; model: string; endpoint: string; elapsedMs: number; firstTokenMs?: number; tokens?: number; raw: string; stoppedBy?: string; copyPrior?: CopyPriorStats };
+  model?: {
+    backend: string;
+    model: string;
+    endpoint: string;
+    elapsedMs: number;
+    firstTokenMs?: number;
+    tokens?: number;
+    raw: string;
+    stoppedBy?: string;
+    copyPrior?: CopyPriorStats;
+  };
   completion?: string;
-  /** Why there is no suggestion although the model answered (the model wrote nothing, or which postprocessing or check step left nothing). */
+  /**
+   * Why there is no suggestion although the model answered (the model wrote nothing, or which postprocessing or check step left nothing).
+   */
   empty?: string;
   /** Checking against the repository (check/): what was constrained while decoding, what was checked, repaired or cut after. */
   check?: {
@@ -135,7 +160,14 @@ export function newTraceId(): string {
 }
 
 function summarizeCandidate(c: Candidate): TraceCandidate {
-  return { id: c.snippet.id, path: c.snippet.path, name: c.snippet.qualifiedName || c.snippet.name, kind: c.snippet.kind, paths: c.paths, scores: c.scores };
+  return {
+    id: c.snippet.id,
+    path: c.snippet.path,
+    name: c.snippet.qualifiedName || c.snippet.name,
+    kind: c.snippet.kind,
+    paths: c.paths,
+    scores: c.scores,
+  };
 }
 
 /** The retrieval stage's output as the trace keeps it (ids and scores, not the snippets' text). */

@@ -50,11 +50,17 @@ export interface PipelineOptions {
     signatureMatch?: SignatureMatch;
     /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits). */
     compose?: BodyCompose;
-    /** Step c's sources: the sketch alone (Rambo; the signature hits only when it names nothing of the repository), or the sketch then the signature hits' bodies. */
+    /**
+     * Step c's sources: the sketch alone (Rambo; the signature hits only when it names nothing of the repository), or the sketch then the
+     * signature hits' bodies.
+     */
     elements?: BodyElements;
     /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
     knowledge?: boolean;
-    /** The share of the body prompt's budget the code before the cursor keeps at least when fragments want more (the sketch keeps prompt.contextShare). */
+    /**
+     * The share of the body prompt's budget the code before the cursor keeps at least when fragments want more (the sketch keeps
+     * prompt.contextShare).
+     */
     contextShare: number;
   };
   /**

@@ -46,21 +46,29 @@ function fragment(lang: Lang, s: PromptSnippet, form: 'rambo' | 'block'): string
   return `${c} the below code fragment can be found in:\n${c} ${s.path}\n${lines.map((l) => `${c} ${l}`).join('\n')}\n`;
 }
 
-
 export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
   const count = input.countTokens ?? estimateTokens;
   const c = commentPrefix(input.lang);
   const template = fimTemplate(input.family);
   const fim = template !== undefined && input.suffix.trim().length > 0;
   const form = input.form ?? 'rambo';
-  const intro = form === 'rambo' ? `${c} Here are some relevant code fragments from other files of the repo:\n` : input.lang === 'python' ? "'''\n" : '/*\n';
-  const instruction = form === 'rambo' ? `${c} Based on above, complete the method body of the class\n` : input.lang === 'python' ? "'''\n" : '*/\n';
+  const intro =
+    form === 'rambo'
+      ? `${c} Here are some relevant code fragments from other files of the repo:\n`
+      : input.lang === 'python'
+        ? "'''\n"
+        : '/*\n';
+  const instruction =
+    form === 'rambo' ? `${c} Based on above, complete the method body of the class\n` : input.lang === 'python' ? "'''\n" : '*/\n';
   const header = `${c} ${input.filePath}\n`;
   const suffix = fim ? input.suffix.slice(0, Math.floor(input.budgetTokens * input.suffixShare) * 3) : '';
   const reserved = count(intro) + count(instruction) + count(header) + (fim ? count(suffix) + 8 : 0);
   const fragments = input.snippets.map((s) => ({ s, text: fragment(input.lang, s, form) }));
   const wanted = fragments.reduce((n, f) => n + count(f.text), 0);
-  const contextCap = Math.max(0, input.budgetTokens - reserved - Math.min(wanted, Math.floor(input.budgetTokens * (1 - (input.contextShare ?? 0.5)))));
+  const contextCap = Math.max(
+    0,
+    input.budgetTokens - reserved - Math.min(wanted, Math.floor(input.budgetTokens * (1 - (input.contextShare ?? 0.5)))),
+  );
   const prefix = keepTail(input.prefix, contextCap, count);
   let remaining = input.budgetTokens - reserved - count(prefix);
   const used: Array<{ s: PromptSnippet; text: string }> = [];
@@ -70,8 +78,24 @@ export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
     used.push(f);
     remaining -= cost;
   }
-  const block = used.length > 0 ? intro + [...used].reverse().map((f) => f.text).join('') + instruction : '';
+  const block =
+    used.length > 0
+      ? intro +
+        [...used]
+          .reverse()
+          .map((f) => f.text)
+          .join('') +
+        instruction
+      : '';
   const promptPrefix = block + header + prefix;
   const prompt = fim && template ? template.render(promptPrefix, suffix) : promptPrefix;
-  return { prompt, fim, snippetsUsed: used.map((f) => f.s), snippetsDropped: input.snippets.length - used.length, prefixCut: prefix !== input.prefix, tokens: count(prompt), stop: template?.stop ?? [] };
+  return {
+    prompt,
+    fim,
+    snippetsUsed: used.map((f) => f.s),
+    snippetsDropped: input.snippets.length - used.length,
+    prefixCut: prefix !== input.prefix,
+    tokens: count(prompt),
+    stop: template?.stop ?? [],
+  };
 }

@@ -118,7 +118,9 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
   const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
   const snippetsWanted =
-    input.snippets.length === 0 ? 0 : overhead + input.snippets.reduce((n, s) => n + count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`), 0);
+    input.snippets.length === 0
+      ? 0
+      : overhead + input.snippets.reduce((n, s) => n + count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`), 0);
   // CodeRAG's rule (contextShare 0.5): a context within half the budget stays whole and the
   // snippets are cut; a larger context is cut from the left so that the snippets keep up to half.
   const contextCap = Math.max(0, budget - reserved - Math.min(snippetsWanted, Math.floor(budget * (1 - (input.contextShare ?? 0.5)))));
@@ -137,7 +139,10 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const byPriority = [...input.snippets.filter((s) => s.pinned), ...input.snippets.filter((s) => !s.pinned)];
   for (const given of byPriority) {
     if (remaining <= 0) break;
-    const capped = given.maxTokens !== undefined && count(given.text) > given.maxTokens ? { ...given, text: keepHead(given.text, given.maxTokens, count) } : given;
+    const capped =
+      given.maxTokens !== undefined && count(given.text) > given.maxTokens
+        ? { ...given, text: keepHead(given.text, given.maxTokens, count) }
+        : given;
     if (capped.text.trim() === '') continue;
     const snippet = capped;
     const cost = count(`${commentPrefix(input.lang)} ${headingOf(snippet)}\n${snippet.text}\n\n`);
@@ -155,9 +160,17 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const usedIndices = input.snippets.flatMap((s, i) => (kept.has(s) ? [i] : []));
   const used = usedIndices.map((i) => kept.get(input.snippets[i]!)!);
   const format = resolveRepoFormat(input.repoFormat, input.family);
-  const files = format === 'files' ? renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, fim ? suffix : undefined) : undefined;
+  const files =
+    format === 'files'
+      ? renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, fim ? suffix : undefined)
+      : undefined;
   // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
-  const promptPrefix = files === undefined ? snippetBlock(input.lang, used) + header + prefix : fim ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, undefined) ?? files) : files;
+  const promptPrefix =
+    files === undefined
+      ? snippetBlock(input.lang, used) + header + prefix
+      : fim
+        ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, undefined) ?? files)
+        : files;
   const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
   return {
     prompt,

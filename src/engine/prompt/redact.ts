@@ -30,23 +30,25 @@ let secretlint: Promise<{ lint: LintSource; config: CoreConfig }> | undefined;
 
 /** The preset, loaded once (ESM, so through import()). */
 function loadSecretlint(): Promise<{ lint: LintSource; config: CoreConfig }> {
-  secretlint ??= Promise.all([import('@secretlint/core'), import('@secretlint/secretlint-rule-preset-recommend')]).then(([core, preset]) => ({
-    lint: core.lintSource,
-    config: {
-      rules: [
-        {
-          id: '@secretlint/secretlint-rule-preset-recommend',
-          rule: preset.creator,
-          rules: [
-            // AWS access key ids are reported only with this option.
-            { id: '@secretlint/secretlint-rule-aws', options: { enableIDScanRule: true } },
-            // A `secretlint-disable` comment in a repository file must not turn redaction off for the rest of the prompt.
-            { id: '@secretlint/secretlint-rule-filter-comments', disabled: true },
-          ],
-        },
-      ],
-    } as CoreConfig,
-  }));
+  secretlint ??= Promise.all([import('@secretlint/core'), import('@secretlint/secretlint-rule-preset-recommend')]).then(
+    ([core, preset]) => ({
+      lint: core.lintSource,
+      config: {
+        rules: [
+          {
+            id: '@secretlint/secretlint-rule-preset-recommend',
+            rule: preset.creator,
+            rules: [
+              // AWS access key ids are reported only with this option.
+              { id: '@secretlint/secretlint-rule-aws', options: { enableIDScanRule: true } },
+              // A `secretlint-disable` comment in a repository file must not turn redaction off for the rest of the prompt.
+              { id: '@secretlint/secretlint-rule-filter-comments', disabled: true },
+            ],
+          },
+        ],
+      } as CoreConfig,
+    }),
+  );
   return secretlint;
 }
 
@@ -84,14 +86,22 @@ async function secretlintValues(text: string): Promise<string[]> {
   return values;
 }
 
-/** The values secretlint reports in `text`: each finding's reported range, or the value its message data names when the range does not hold it. */
+/**
+ * The values secretlint reports in `text`: each finding's reported range, or the value its message data names when the range does not hold
+ * it.
+ */
 async function secretlintPiece(text: string): Promise<string[]> {
   const { lint, config } = await loadSecretlint();
-  const result = await lint({ source: { filePath: '/prompt.txt', content: text, contentType: 'text' }, options: { config, noPhysicFilePath: true } });
+  const result = await lint({
+    source: { filePath: '/prompt.txt', content: text, contentType: 'text' },
+    options: { config, noPhysicFilePath: true },
+  });
   const values: string[] = [];
   for (const m of result.messages) {
     const ranged = text.slice(m.range[0], m.range[1]);
-    const data = Object.values((m as { data?: Record<string, unknown> }).data ?? {}).filter((v): v is string => typeof v === 'string' && v.length >= 8 && text.includes(v) && !/^[A-Za-z ()]+$/.test(v));
+    const data = Object.values((m as { data?: Record<string, unknown> }).data ?? {}).filter(
+      (v): v is string => typeof v === 'string' && v.length >= 8 && text.includes(v) && !/^[A-Za-z ()]+$/.test(v),
+    );
     // Some rules report the start of the whole match with the value's length (AWS secret keys): the data names the value.
     const value = data.includes(ranged) ? ranged : (data.sort((a, b) => b.length - a.length)[0] ?? ranged);
     if (value.length >= 8) values.push(value);

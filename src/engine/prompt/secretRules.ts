@@ -16,15 +16,124 @@ export interface Redacted {
 }
 
 /** Words that make a name a credential's (the name split at `_`, `.`, `-`, spaces and camelCase). */
-const SECRET_WORDS = new Set(['password', 'passwd', 'passphrase', 'pwd', 'secret', 'secrets', 'token', 'apikey', 'accesskey', 'secretkey', 'privatekey', 'authorization', 'credential', 'credentials', 'bearer']);
-const SECRET_PAIRS = new Set(['api key', 'access key', 'private key', 'secret key', 'auth key', 'signing key', 'encryption key', 'master key', 'x api', 'db pass', 'admin pass']);
+const SECRET_WORDS = new Set([
+  'password',
+  'passwd',
+  'passphrase',
+  'pwd',
+  'secret',
+  'secrets',
+  'token',
+  'apikey',
+  'accesskey',
+  'secretkey',
+  'privatekey',
+  'authorization',
+  'credential',
+  'credentials',
+  'bearer',
+]);
+const SECRET_PAIRS = new Set([
+  'api key',
+  'access key',
+  'private key',
+  'secret key',
+  'auth key',
+  'signing key',
+  'encryption key',
+  'master key',
+  'x api',
+  'db pass',
+  'admin pass',
+]);
 /** A last word that says the name holds something about the secret, not the secret itself (`PASSWORD_PROMPT`, `token_url`). */
 const NOT_A_VALUE = new Set([
-  'name', 'names', 'prompt', 'message', 'msg', 'label', 'hint', 'text', 'title', 'field', 'fields', 'column', 'col', 'env', 'var', 'variable', 'path', 'file', 'filename', 'dir', 'url', 'uri', 'endpoint',
-  'type', 'kind', 'length', 'len', 'size', 'min', 'max', 'regex', 'pattern', 'policy', 'format', 'count', 'timeout', 'ttl', 'expiry', 'expires', 'expiration', 'param', 'attr', 'attribute', 'error', 'err',
-  'help', 'placeholder', 'description', 'desc', 'template', 'prefix', 'suffix', 'validator', 'id', 'hash', 'digest', 'checksum', 'required', 'enabled', 'flag', 'mode', 'method', 'scheme', 'version',
-  'algorithm', 'alg', 'encoding', 'provider', 'class', 'service', 'source', 'location', 'host', 'port', 'user', 'username', 'header', 'headers', 'style', 'widget', 'input', 'question', 'icon', 'route',
-  'state', 'status',
+  'name',
+  'names',
+  'prompt',
+  'message',
+  'msg',
+  'label',
+  'hint',
+  'text',
+  'title',
+  'field',
+  'fields',
+  'column',
+  'col',
+  'env',
+  'var',
+  'variable',
+  'path',
+  'file',
+  'filename',
+  'dir',
+  'url',
+  'uri',
+  'endpoint',
+  'type',
+  'kind',
+  'length',
+  'len',
+  'size',
+  'min',
+  'max',
+  'regex',
+  'pattern',
+  'policy',
+  'format',
+  'count',
+  'timeout',
+  'ttl',
+  'expiry',
+  'expires',
+  'expiration',
+  'param',
+  'attr',
+  'attribute',
+  'error',
+  'err',
+  'help',
+  'placeholder',
+  'description',
+  'desc',
+  'template',
+  'prefix',
+  'suffix',
+  'validator',
+  'id',
+  'hash',
+  'digest',
+  'checksum',
+  'required',
+  'enabled',
+  'flag',
+  'mode',
+  'method',
+  'scheme',
+  'version',
+  'algorithm',
+  'alg',
+  'encoding',
+  'provider',
+  'class',
+  'service',
+  'source',
+  'location',
+  'host',
+  'port',
+  'user',
+  'username',
+  'header',
+  'headers',
+  'style',
+  'widget',
+  'input',
+  'question',
+  'icon',
+  'route',
+  'state',
+  'status',
 ]);
 
 function words(name: string): string[] {
@@ -35,7 +144,10 @@ function words(name: string): string[] {
     .filter(Boolean);
 }
 
-/** Whether an identifier or key (`AWS_SECRET_ACCESS_KEY`, `apiKey`, `db.password`, `X-Api-Key`) names a credential; `tokenizer`, `max_tokens`, `password_prompt` do not. */
+/**
+ * Whether an identifier or key (`AWS_SECRET_ACCESS_KEY`, `apiKey`, `db.password`, `X-Api-Key`) names a credential; `tokenizer`,
+ * `max_tokens`, `password_prompt` do not.
+ */
 export function isSecretName(name: string): boolean {
   const w = words(name);
   if (w.length === 0 || NOT_A_VALUE.has(w[w.length - 1]!)) return false;
@@ -47,9 +159,13 @@ export function isSecretName(name: string): boolean {
   return w.length > 1 && (w[w.length - 1] === 'pass' || w[w.length - 1] === 'pw');
 }
 
-const PLACEHOLDER_WORDS = /^(?:none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|demo|dev|local|foo|bar|baz|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
+const PLACEHOLDER_WORDS =
+  /^(?:none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|demo|dev|local|foo|bar|baz|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
 
-/** Values that are clearly not secrets even when bound to a secret's name: placeholders, variable references, names of other settings, prose. */
+/**
+ * Values that are clearly not secrets even when bound to a secret's name: placeholders, variable references, names of other settings,
+ * prose.
+ */
 export function isPlaceholder(value: string): boolean {
   const v = value.trim();
   if (v.length < 3 || v.includes(REDACTED)) return true;
@@ -147,7 +263,8 @@ const RULES: readonly Rule[] = [
   {
     // Token prefixes secretlint knows only in a stricter shape (checksummed, fixed length).
     name: 'token prefix',
-    pattern: /\b(?:(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/g,
+    pattern:
+      /\b(?:(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/g,
     // AWS's documentation keys end in EXAMPLE.
     replace: (m) => (/EXAMPLE/.test(m[0]) ? undefined : REDACTED),
   },
@@ -169,7 +286,10 @@ const RULES: readonly Rule[] = [
   {
     // config["db_password"] = "...", os.environ["API_TOKEN"] = "...", headers['X-Api-Key'] = '...'.
     name: 'subscript assignment',
-    pattern: new RegExp(String.raw`\[\s*(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*\]\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=(?!=)\s*${LIT}`, 'gi'),
+    pattern: new RegExp(
+      String.raw`\[\s*(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*\]\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=(?!=)\s*${LIT}`,
+      'gi',
+    ),
     replace: (m) => boundLiteral(m[1] ?? m[2] ?? '', m, 3),
   },
   {
@@ -182,7 +302,10 @@ const RULES: readonly Rule[] = [
   {
     // The tuple given to `auth` and the credential constructors: the second literal is the password.
     name: 'auth tuple',
-    pattern: new RegExp(String.raw`(?:\bauth\s*=\s*[([]|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|DigestAuth|UsernamePasswordCredentials|PasswordAuthentication|UsernamePasswordAuthenticationToken|BasicAWSCredentials|AwsBasicCredentials\.create|login|basic_auth|BasicAuthentication)\s*\(|\bgetConnection\s*\(\s*[^,()\n]{1,120},)\s*${LIT}\s*,\s*${LIT}`, 'g'),
+    pattern: new RegExp(
+      String.raw`(?:\bauth\s*=\s*[([]|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|DigestAuth|UsernamePasswordCredentials|PasswordAuthentication|UsernamePasswordAuthenticationToken|BasicAWSCredentials|AwsBasicCredentials\.create|login|basic_auth|BasicAuthentication)\s*\(|\bgetConnection\s*\(\s*[^,()\n]{1,120},)\s*${LIT}\s*,\s*${LIT}`,
+      'g',
+    ),
     replace: (m) => {
       const { value, quote } = litValue(m, 3);
       if (isPlaceholder(value)) return undefined;
@@ -192,7 +315,10 @@ const RULES: readonly Rule[] = [
   {
     // name = "...", name: str = "...", "name": "...", name => "...", name := "...", keyword="...".
     name: 'bound literal',
-    pattern: new RegExp(String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`, 'gi'),
+    pattern: new RegExp(
+      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
+      'gi',
+    ),
     replace: (m) => boundLiteral(m[1] ?? '', m, 4),
   },
   {
@@ -202,7 +328,12 @@ const RULES: readonly Rule[] = [
     replace: (m) => {
       const { value, quote } = litValue(m, 2);
       const name = m[1] ?? '';
-      if (/^(?:get|has|is|check|validate|verify|hash|encode|decode|encrypt|decrypt|read|load|fetch|find|reset|matches|compare|require|prompt|ask|print|log|format|parse)/i.test(name)) return undefined;
+      if (
+        /^(?:get|has|is|check|validate|verify|hash|encode|decode|encrypt|decrypt|read|load|fetch|find|reset|matches|compare|require|prompt|ask|print|log|format|parse)/i.test(
+          name,
+        )
+      )
+        return undefined;
       if (!isSecretName(name) || !bareCredential(value)) return undefined;
       return literal(quote, headOf(m, value, quote));
     },
@@ -210,7 +341,8 @@ const RULES: readonly Rule[] = [
   {
     // A comment that states a password: `# old admin password: ...`, `// the token is "..."`.
     name: 'comment',
-    pattern: /((?:#|\/\/|\/\*|^[ \t]*\*|--)[^\n]*?(?:^|[\s(])(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)\b(?:[ \t]+[A-Za-z]+){0,3}?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|are)[ \t]+))(["'`]?)([^\s"'`]{4,128})\2/gim,
+    pattern:
+      /((?:#|\/\/|\/\*|^[ \t]*\*|--)[^\n]*?(?:^|[\s(])(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)\b(?:[ \t]+[A-Za-z]+){0,3}?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|are)[ \t]+))(["'`]?)([^\s"'`]{4,128})\2/gim,
     replace: (m) => {
       const value = m[3] ?? '';
       if (isPlaceholder(value)) return undefined;
@@ -226,7 +358,8 @@ const RULES: readonly Rule[] = [
       const name = m[2] ?? '';
       const value = m[4] ?? '';
       if (!isSecretName(name) || isPlaceholder(value) || /^(?:self|this|cls)\./.test(name)) return undefined;
-      // Code assigns names and calls (`token = self.token`, `password: str`); a literal has digits or symbols, or sits under a dotted settings key.
+      // Code assigns names and calls (`token = self.token`, `password: str`); a literal has digits or symbols, or sits under a dotted
+      // settings key.
       const identifier = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/.test(value);
       if (/^\d+$/.test(value) || (identifier && (!/[.-]/.test(name) || value.includes('.')) && !/\d/.test(value))) return undefined;
       return `${m[1]}${name}${m[3]}${REDACTED}`;
@@ -235,7 +368,8 @@ const RULES: readonly Rule[] = [
   {
     // Inside a string: connection strings and query strings (`;Password=...;`, `?password=...&`), command lines (`--password=...`).
     name: 'inline setting',
-    pattern: /(\\[nrt]|[?&;"'\s]|^)(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\w.-]{0,40}(?=[ \t]*[=:]))(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)([^\s&;"'<>(),\\]{4,200})/gm,
+    pattern:
+      /(\\[nrt]|[?&;"'\s]|^)(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\w.-]{0,40}(?=[ \t]*[=:]))(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)([^\s&;"'<>(),\\]{4,200})/gm,
     replace: (m) => {
       const name = m[2] ?? '';
       const value = m[4] ?? '';
@@ -260,14 +394,22 @@ const RULES: readonly Rule[] = [
     replace: (m) => {
       const value = m[1] ?? m[2] ?? m[3] ?? '';
       // Data, not credentials: images and data URIs in base64, UUIDs.
-      if (!looksRandom(value) || /^(?:iVBOR|\/9j\/|R0lGOD|UklGR|data:)/.test(value) || /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i.test(value)) return undefined;
+      if (
+        !looksRandom(value) ||
+        /^(?:iVBOR|\/9j\/|R0lGOD|UklGR|data:)/.test(value) ||
+        /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i.test(value)
+      )
+        return undefined;
       const q = m[0][0]!;
       return `${q}${REDACTED}${q}`;
     },
   },
 ];
 
-/** Apply one rule to the whole text; counts its replacements. A match the rule keeps is searched again one character on (a kept `payload = '{...}'` may hold a secret's key and value). */
+/**
+ * Apply one rule to the whole text; counts its replacements. A match the rule keeps is searched again one character on (a kept `payload =
+ * '{...}'` may hold a secret's key and value).
+ */
 function applyRule(text: string, rule: Rule): Redacted {
   let count = 0;
   let out = '';

@@ -78,7 +78,14 @@ export function resolveRepoFormat(format: RepoFormat | undefined, family: ModelF
  * text), then the current file's path and its code — fill-in-the-middle when `suffix` is given.
  * Undefined for a family without a documented form.
  */
-export function renderRepoLevel(family: ModelFamily, repoName: string, files: ReadonlyArray<{ path: string; text: string }>, filePath: string, prefix: string, suffix: string | undefined): string | undefined {
+export function renderRepoLevel(
+  family: ModelFamily,
+  repoName: string,
+  files: ReadonlyArray<{ path: string; text: string }>,
+  filePath: string,
+  prefix: string,
+  suffix: string | undefined,
+): string | undefined {
   const body = (t: string): string => t.trimEnd();
   if (family === 'qwen2.5-coder') {
     const head = `<|repo_name|>${repoName}\n${files.map((f) => `<|file_sep|>${f.path}\n${body(f.text)}\n`).join('')}<|file_sep|>${filePath}\n`;
@@ -86,7 +93,9 @@ export function renderRepoLevel(family: ModelFamily, repoName: string, files: Re
   }
   if (family === 'starcoder2') {
     const head = `<repo_name>${repoName}${files.map((f) => `<file_sep>${f.path}\n${body(f.text)}\n`).join('')}<file_sep>`;
-    return suffix !== undefined ? `${head}<fim_prefix>${filePath}\n${prefix}<fim_suffix>${suffix}<fim_middle>` : `${head}${filePath}\n${prefix}`;
+    return suffix !== undefined
+      ? `${head}<fim_prefix>${filePath}\n${prefix}<fim_suffix>${suffix}<fim_middle>`
+      : `${head}${filePath}\n${prefix}`;
   }
   return undefined;
 }

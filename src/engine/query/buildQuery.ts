@@ -44,7 +44,12 @@ function modelFree(prefix: string, strategy: FallbackStrategy | 'lastK', options
 }
 
 /** Build the query; probing degrades to `fallback` (recorded in fallbackReason), cancellation propagates. */
-export async function buildQuery(prefix: string, options: QueryOptions, prober: ChunkProber | undefined, signal: AbortSignal): Promise<RetrievalQuery> {
+export async function buildQuery(
+  prefix: string,
+  options: QueryOptions,
+  prober: ChunkProber | undefined,
+  signal: AbortSignal,
+): Promise<RetrievalQuery> {
   const start = performance.now();
   let query: RetrievalQuery;
   if (options.strategy !== 'probe') {

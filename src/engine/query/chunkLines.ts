@@ -50,7 +50,12 @@ export function queryFromScoredChunks<S extends string>(
   scored: readonly { chunk: LineChunk; index: number; score: number }[],
   target: LineChunk,
   g: number,
-): { strategy: S; text: string; spans: { startLine: number; endLine: number }[]; chunkScores: { startLine: number; endLine: number; score: number }[] } {
+): {
+  strategy: S;
+  text: string;
+  spans: { startLine: number; endLine: number }[];
+  chunkScores: { startLine: number; endLine: number; score: number }[];
+} {
   const chosen = [...scored]
     .sort((a, b) => b.score - a.score || b.index - a.index)
     .slice(0, g)

@@ -18,7 +18,11 @@ export function jaccardChunkQuery(prefix: string, options: ChunkQueryOptions = {
   const { chunks, target } = chunkLines(prefix, f);
   if (!target) return { strategy: 'jaccard', text: '', spans: [] };
   if (chunks.length <= g + 1) {
-    return { strategy: 'jaccard', text: chunks.map((c) => c.text).join('\n'), spans: [{ startLine: chunks[0]?.startLine ?? 0, endLine: target.endLine }] };
+    return {
+      strategy: 'jaccard',
+      text: chunks.map((c) => c.text).join('\n'),
+      spans: [{ startLine: chunks[0]?.startLine ?? 0, endLine: target.endLine }],
+    };
   }
   const targetWords = wordSet(target.text);
   const scored = chunks.slice(0, -1).map((c, index) => ({ chunk: c, index, score: jaccard(wordSet(c.text), targetWords) }));

@@ -22,20 +22,33 @@ export interface ProbeQueryOptions {
   maxProbes?: number;
 }
 
-export async function probeQuery(prefix: string, prober: ChunkProber, options: ProbeQueryOptions = {}, signal: AbortSignal): Promise<RetrievalQuery> {
+export async function probeQuery(
+  prefix: string,
+  prober: ChunkProber,
+  options: ProbeQueryOptions = {},
+  signal: AbortSignal,
+): Promise<RetrievalQuery> {
   const f = options.f ?? 3;
   const g = options.g ?? 1;
   const m = options.m ?? 5;
   const { chunks, target } = chunkLines(prefix, f);
   if (!target) return { strategy: 'probe', text: '', spans: [] };
   if (chunks.length <= g + 1) {
-    return { strategy: 'probe', text: chunks.map((c) => c.text).join('\n'), spans: [{ startLine: chunks[0]?.startLine ?? 0, endLine: target.endLine }] };
+    return {
+      strategy: 'probe',
+      text: chunks.map((c) => c.text).join('\n'),
+      spans: [{ startLine: chunks[0]?.startLine ?? 0, endLine: target.endLine }],
+    };
   }
   const others = chunks.slice(0, -1);
   const probed = others.slice(Math.max(0, others.length - (options.maxProbes ?? others.length)));
   throwIfAborted(signal);
   // CodeRAG concatenates chunk and target chunk with a newline.
-  const scores = await prober.scoreProbes(probed.map((c) => `${c.text}\n${target.text}`), m, signal);
+  const scores = await prober.scoreProbes(
+    probed.map((c) => `${c.text}\n${target.text}`),
+    m,
+    signal,
+  );
   throwIfAborted(signal);
   const scored = probed.map((chunk, index) => ({ chunk, index, score: scores[index] ?? -Infinity }));
   return queryFromScoredChunks('probe', scored, target, g);

@@ -10,7 +10,17 @@ import type { Reranker, RerankDoc, RerankQuery, WindowPick } from './types';
 import { RerankError } from './types';
 import { CancellationError, errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 import type { ModelPlacement } from '../models/device';
-import { configInt, int64Tensor, loadOrt, newTimings, openPlacedSession, runSession, type OrtModule, type OrtSession, type SessionOptions } from '../models/onnxSession';
+import {
+  configInt,
+  int64Tensor,
+  loadOrt,
+  newTimings,
+  openPlacedSession,
+  runSession,
+  type OrtModule,
+  type OrtSession,
+  type SessionOptions,
+} from '../models/onnxSession';
 import { loadTokenizer, readJsonFile, type Tokenizer } from '../models/tokenizer';
 import { ModelError } from '../models/errors';
 import type { ModelTimings } from '../models/types';
@@ -24,7 +34,12 @@ export type DocScorer = (query: RerankQuery, docs: readonly RerankDoc[], signal:
 
 /** A text-only pair scorer as a document scorer. */
 export function docScorerOf(pair: PairScorer): DocScorer {
-  return (query, docs, signal) => pair(query.text, docs.map((d) => d.text), signal);
+  return (query, docs, signal) =>
+    pair(
+      query.text,
+      docs.map((d) => d.text),
+      signal,
+    );
 }
 
 export class DistilledReranker implements Reranker {
@@ -68,7 +83,8 @@ export class DistilledReranker implements Reranker {
         if (isCancellationError(e) || signal.aborted) throw new CancellationError();
         throw new RerankError('model', `distilled reranker failed: ${errorMessage(e)}`);
       }
-      if (scores.length !== missing.length) throw new RerankError('model', `distilled reranker returned ${scores.length} scores for ${missing.length} candidates`);
+      if (scores.length !== missing.length)
+        throw new RerankError('model', `distilled reranker returned ${scores.length} scores for ${missing.length} candidates`);
       missing.forEach((d, i) => {
         const s = Number(scores[i]);
         this.cache.set(d.id, { text: d.text, score: Number.isFinite(s) ? s : -Infinity });
@@ -108,18 +124,37 @@ export class OnnxPairScorer {
   ) {}
 
   /** `config`: the folder's config.json when the caller has read it already. */
-  static async load(dir: string, name = DEFAULT_RERANKER, opts: SessionOptions = {}, config?: Record<string, unknown>): Promise<OnnxPairScorer> {
+  static async load(
+    dir: string,
+    name = DEFAULT_RERANKER,
+    opts: SessionOptions = {},
+    config?: Record<string, unknown>,
+  ): Promise<OnnxPairScorer> {
     const t0 = performance.now();
     config ??= await readJsonFile(join(dir, 'config.json'), name);
     if (config.model_type !== PAIR_MODEL_TYPE) {
-      throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs "${PAIR_MODEL_TYPE}".`, name);
+      throw new ModelError(
+        'config',
+        `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs ` +
+          `"${PAIR_MODEL_TYPE}".`,
+        name,
+      );
     }
     const tokenizer = await loadTokenizer(dir, name);
     const sepToken = typeof config.sep_token === 'string' ? config.sep_token : '<|endoftext|>';
     const sepId = tokenizer.tokenId(sepToken);
     if (sepId === undefined) throw new ModelError('config', `Model "${name}": the tokenizer has no separator token ${sepToken}.`, name);
-    const { session, placement } = await openPlacedSession(join(dir, RERANKER_FILE), name, { inputs: ['input_ids', 'attention_mask'], outputs: [] }, opts);
-    const output = session.outputNames.includes('scores') ? 'scores' : session.outputNames.includes('logits') ? 'logits' : session.outputNames[0];
+    const { session, placement } = await openPlacedSession(
+      join(dir, RERANKER_FILE),
+      name,
+      { inputs: ['input_ids', 'attention_mask'], outputs: [] },
+      opts,
+    );
+    const output = session.outputNames.includes('scores')
+      ? 'scores'
+      : session.outputNames.includes('logits')
+        ? 'logits'
+        : session.outputNames[0];
     if (output === undefined) throw new ModelError('config', `Model "${name}": the graph has no output.`, name);
     const scorer = new OnnxPairScorer(
       name,
@@ -150,13 +185,19 @@ export class OnnxPairScorer {
     const width = Math.max(...rows.map((r) => r.length));
     const padded = rows.map((r) => [...r, ...new Array<number>(width - r.length).fill(this.sepId)]);
     const mask = rows.map((r) => Array.from({ length: width }, (_, j) => (j < r.length ? 1 : 0)));
-    const out = await runSession(this.session, { input_ids: int64Tensor(this.ort, padded, width), attention_mask: int64Tensor(this.ort, mask, width) }, this.timings, this.name);
+    const out = await runSession(
+      this.session,
+      { input_ids: int64Tensor(this.ort, padded, width), attention_mask: int64Tensor(this.ort, mask, width) },
+      this.timings,
+      this.name,
+    );
     throwIfAborted(signal);
     const tensor = out[this.output];
     if (!tensor) throw new ModelError('runtime', `Model "${this.name}" returned no ${this.output}.`, this.name);
     const data = tensor.data as Float32Array;
     const per = data.length / rows.length;
-    if (!Number.isInteger(per) || per < 1) throw new ModelError('runtime', `Model "${this.name}": ${this.output} has ${data.length} values for ${rows.length} rows.`, this.name);
+    if (!Number.isInteger(per) || per < 1)
+      throw new ModelError('runtime', `Model "${this.name}": ${this.output} has ${data.length} values for ${rows.length} rows.`, this.name);
     return Array.from({ length: rows.length }, (_, i) => data[i * per]!);
   };
 
@@ -184,21 +225,36 @@ export class OnnxFeatureScorer {
   ) {}
 
   /** `config`: the folder's config.json when the caller has read it already. */
-  static async load(dir: string, name = DEFAULT_RERANKER, opts: SessionOptions = {}, config?: Record<string, unknown>): Promise<OnnxFeatureScorer> {
+  static async load(
+    dir: string,
+    name = DEFAULT_RERANKER,
+    opts: SessionOptions = {},
+    config?: Record<string, unknown>,
+  ): Promise<OnnxFeatureScorer> {
     const t0 = performance.now();
     config ??= await readJsonFile(join(dir, 'config.json'), name);
     if (config.model_type !== FEATURE_MODEL_TYPE) {
-      throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; expected "${FEATURE_MODEL_TYPE}".`, name);
+      throw new ModelError(
+        'config',
+        `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; expected "${FEATURE_MODEL_TYPE}".`,
+        name,
+      );
     }
     const names = config.feature_names;
     if (!Array.isArray(names) || names.length !== FEATURE_COUNT || names.some((n, i) => n !== FEATURE_NAMES[i])) {
       throw new ModelError(
         'config',
-        `Model "${name}": its feature_names do not match this version's ${FEATURE_COUNT} reranker features (the model was trained for another version; retrain it with models/training/train_reranker.py).`,
+        `Model "${name}": its feature_names do not match this version's ${FEATURE_COUNT} reranker features (the model ` +
+          `was trained for another version; retrain it with models/training/train_reranker.py).`,
         name,
       );
     }
-    const { session, placement } = await openPlacedSession(join(dir, RERANKER_FILE), name, { inputs: ['features'], outputs: ['scores'] }, opts);
+    const { session, placement } = await openPlacedSession(
+      join(dir, RERANKER_FILE),
+      name,
+      { inputs: ['features'], outputs: ['scores'] },
+      opts,
+    );
     const scorer = new OnnxFeatureScorer(name, await loadOrt(), session);
     scorer.placement = placement;
     scorer.timings.loadMs = performance.now() - t0;
@@ -213,7 +269,12 @@ export class OnnxFeatureScorer {
     const out = await runSession(this.session, { features: input }, this.timings, this.name);
     throwIfAborted(signal);
     const data = out.scores?.data as Float32Array | undefined;
-    if (!data || data.length !== docs.length) throw new ModelError('runtime', `Model "${this.name}" returned ${data?.length ?? 0} scores for ${docs.length} candidates.`, this.name);
+    if (!data || data.length !== docs.length)
+      throw new ModelError(
+        'runtime',
+        `Model "${this.name}" returned ${data?.length ?? 0} scores for ${docs.length} candidates.`,
+        this.name,
+      );
     return data;
   };
 
@@ -229,14 +290,23 @@ export const PAIR_MODEL_TYPE = 'coderag-pair-reranker';
  * The distilled reranker of a model folder (e.g. models/coderag-reranker): a feature scorer or a
  * token cross-encoder, by config.json's model_type.
  */
-export async function loadDistilledReranker(dir: string, name = DEFAULT_RERANKER, opts: SessionOptions = {}): Promise<{ reranker: DistilledReranker; scorer: OnnxPairScorer | OnnxFeatureScorer }> {
+export async function loadDistilledReranker(
+  dir: string,
+  name = DEFAULT_RERANKER,
+  opts: SessionOptions = {},
+): Promise<{ reranker: DistilledReranker; scorer: OnnxPairScorer | OnnxFeatureScorer }> {
   const config = await readJsonFile(join(dir, 'config.json'), name);
   if (config.model_type === FEATURE_MODEL_TYPE) {
     const scorer = await OnnxFeatureScorer.load(dir, name, opts, config);
     return { reranker: new DistilledReranker(`distilled ${name}`, scorer.score), scorer };
   }
   if (config.model_type !== PAIR_MODEL_TYPE) {
-    throw new ModelError('config', `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs "${FEATURE_MODEL_TYPE}" or "${PAIR_MODEL_TYPE}".`, name);
+    throw new ModelError(
+      'config',
+      `Model "${name}": config.json model_type is ${JSON.stringify(config.model_type)}; the distilled reranker needs ` +
+        `"${FEATURE_MODEL_TYPE}" or "${PAIR_MODEL_TYPE}".`,
+      name,
+    );
   }
   const scorer = await OnnxPairScorer.load(dir, name, opts, config);
   return { reranker: new DistilledReranker(`distilled ${name}`, { pair: scorer.score }), scorer };

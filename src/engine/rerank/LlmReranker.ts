@@ -53,13 +53,15 @@ export class LlmReranker implements Reranker {
 
   async pick(query: RerankQuery, window: readonly RerankDoc[], signal: AbortSignal): Promise<WindowPick> {
     if (window.length === 0) throw new RangeError('an empty window has nothing to pick');
-    // The query and every window leave for a model server: through the redaction boundary (a snippet seen in several windows is redacted once).
+    // The query and every window leave for a model server: through the redaction boundary (a snippet seen in several windows is redacted
+    // once).
     const sent = { ...query, text: (await redactForModel(query.text)).text };
     const docs = await Promise.all(window.map(async (d) => ({ ...d, text: (await redactForModel(d.text)).text })));
     const answer = await this.ask(bestFitMessages(sent, docs), signal);
     const parsed = parseBestFitAnswer(answer.text, window.length);
     if (parsed.kind === 'unparsable') throw new RerankError('unparsable', 'the answer is not <answer>[X]</answer>', answer.text);
-    if (parsed.kind === 'outsideWindow') throw new RerankError('outsideWindow', `label [${parsed.label}] is not one of the ${window.length} offered`, answer.text);
+    if (parsed.kind === 'outsideWindow')
+      throw new RerankError('outsideWindow', `label [${parsed.label}] is not one of the ${window.length} offered`, answer.text);
     const scores = answer.tokens ? labelScores(answer.tokens, window.length) : undefined;
     // The generated label decides (at temperature 0 it is the argmax of the scores; a sampling
     // teacher's votes must stay samples); the scores go to the trace and the distillation data.
@@ -69,7 +71,12 @@ export class LlmReranker implements Reranker {
   /** The transport under this call's timeout and the caller's signal. */
   private async ask(messages: readonly ChatMessage[], signal: AbortSignal): Promise<LlmAnswer> {
     try {
-      return await raceDeadline((s) => this.transport(messages, s), this.timeoutMs, signal, () => new RerankError('timeout', `no answer within ${this.timeoutMs} ms`));
+      return await raceDeadline(
+        (s) => this.transport(messages, s),
+        this.timeoutMs,
+        signal,
+        () => new RerankError('timeout', `no answer within ${this.timeoutMs} ms`),
+      );
     } catch (e) {
       if (signal.aborted) throw new CancellationError();
       throw classifyFailure(e);
@@ -86,7 +93,8 @@ function causeCode(e: unknown): string | undefined {
 
 function classifyFailure(e: unknown): RerankError {
   if (e instanceof RerankError) return e;
-  const status = (e as { status_code?: unknown; status?: unknown } | undefined)?.status_code ?? (e as { status?: unknown } | undefined)?.status;
+  const status =
+    (e as { status_code?: unknown; status?: unknown } | undefined)?.status_code ?? (e as { status?: unknown } | undefined)?.status;
   const message = errorMessage(e);
   if (typeof status === 'number') {
     if (status === 404 && /not found|pull/i.test(message)) return new RerankError('model', `model not available: ${message}`);
@@ -111,7 +119,11 @@ export interface OllamaRerankerOptions extends Partial<LlmRerankerOptions> {
 
 function fromOllamaLogprobs(logprobs: Logprob[] | undefined): TokenLogprob[] | undefined {
   if (!Array.isArray(logprobs) || logprobs.length === 0) return undefined;
-  return logprobs.map((l) => ({ token: String(l.token), logprob: Number(l.logprob), top: l.top_logprobs?.map((t) => ({ token: String(t.token), logprob: Number(t.logprob) })) }));
+  return logprobs.map((l) => ({
+    token: String(l.token),
+    logprob: Number(l.logprob),
+    top: l.top_logprobs?.map((t) => ({ token: String(t.token), logprob: Number(t.logprob) })),
+  }));
 }
 
 /** An Ollama transport through the `ollama` package; the caller's signal reaches the HTTP request. */
@@ -129,12 +141,32 @@ export function ollamaTransport(options: OllamaRerankerOptions = {}): LlmTranspo
     const client = ollamaApi(options.host ?? 'http://127.0.0.1:11434', signal);
     if (options.api === 'generate') {
       const system = messages.find((m) => m.role === 'system')?.content;
-      const prompt = messages.filter((m) => m.role !== 'system').map((m) => m.content).join('\n');
-      const res: GenerateResponse = await client.generate({ model, system, prompt, stream: false, think: false, logprobs: true, top_logprobs: topLogprobs, options: sampling });
+      const prompt = messages
+        .filter((m) => m.role !== 'system')
+        .map((m) => m.content)
+        .join('\n');
+      const res: GenerateResponse = await client.generate({
+        model,
+        system,
+        prompt,
+        stream: false,
+        think: false,
+        logprobs: true,
+        top_logprobs: topLogprobs,
+        options: sampling,
+      });
       if (typeof res?.response !== 'string') throw new RerankError('http', 'malformed response: no "response" text');
       return { text: res.response, tokens: fromOllamaLogprobs(res.logprobs) };
     }
-    const res: ChatResponse = await client.chat({ model, messages: messages.map((m) => ({ role: m.role, content: m.content })), stream: false, think: false, logprobs: true, top_logprobs: topLogprobs, options: sampling });
+    const res: ChatResponse = await client.chat({
+      model,
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      stream: false,
+      think: false,
+      logprobs: true,
+      top_logprobs: topLogprobs,
+      options: sampling,
+    });
     const text = res?.message?.content;
     if (typeof text !== 'string') throw new RerankError('http', 'malformed response: no message content');
     return { text, tokens: fromOllamaLogprobs(res.logprobs) };
@@ -143,7 +175,11 @@ export function ollamaTransport(options: OllamaRerankerOptions = {}): LlmTranspo
 
 export function ollamaReranker(options: OllamaRerankerOptions = {}): LlmReranker {
   const host = options.host ?? 'http://127.0.0.1:11434';
-  return new LlmReranker(`ollama ${options.model ?? DEFAULT_RERANK_MODEL} @ ${host}`, ollamaTransport({ ...options, host }), options.timeoutMs);
+  return new LlmReranker(
+    `ollama ${options.model ?? DEFAULT_RERANK_MODEL} @ ${host}`,
+    ollamaTransport({ ...options, host }),
+    options.timeoutMs,
+  );
 }
 
 // ---- OpenAI-compatible ----------------------------------------------------------------------
@@ -165,7 +201,9 @@ function chatLogprobs(choice: Json): TokenLogprob[] | undefined {
   return content.filter(isObject).map((t) => ({
     token: String(t.token),
     logprob: Number(t.logprob),
-    top: Array.isArray(t.top_logprobs) ? t.top_logprobs.filter(isObject).map((a) => ({ token: String(a.token), logprob: Number(a.logprob) })) : undefined,
+    top: Array.isArray(t.top_logprobs)
+      ? t.top_logprobs.filter(isObject).map((a) => ({ token: String(a.token), logprob: Number(a.logprob) }))
+      : undefined,
   }));
 }
 
@@ -192,7 +230,13 @@ export function openAiTransport(options: OpenAiRerankerOptions): LlmTransport {
   return async (messages, signal) => {
     const chat = options.api !== 'completions';
     const body: Json = chat
-      ? { ...common, messages, logprobs: true, top_logprobs: topLogprobs, ...(/qwen3/i.test(model) ? { chat_template_kwargs: { enable_thinking: false } } : {}) }
+      ? {
+          ...common,
+          messages,
+          logprobs: true,
+          top_logprobs: topLogprobs,
+          ...(/qwen3/i.test(model) ? { chat_template_kwargs: { enable_thinking: false } } : {}),
+        }
       : { ...common, prompt: chatMlPrompt(messages), logprobs: topLogprobs };
     const res = await openAiRequest(options.baseUrl, chat ? '/chat/completions' : '/completions', { body, apiKey: options.apiKey, signal });
     const raw = res.raw;
@@ -219,5 +263,9 @@ export function openAiTransport(options: OpenAiRerankerOptions): LlmTransport {
 }
 
 export function openAiReranker(options: OpenAiRerankerOptions): LlmReranker {
-  return new LlmReranker(`openai ${options.model ?? DEFAULT_RERANK_MODEL} @ ${openAiBase(options.baseUrl)}`, openAiTransport(options), options.timeoutMs);
+  return new LlmReranker(
+    `openai ${options.model ?? DEFAULT_RERANK_MODEL} @ ${openAiBase(options.baseUrl)}`,
+    openAiTransport(options),
+    options.timeoutMs,
+  );
 }

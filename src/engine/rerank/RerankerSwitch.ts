@@ -17,7 +17,8 @@ export class RerankerSwitch implements Disposable {
 
   constructor(initial: RerankerChoice = 'none', rerankers: Partial<Record<RerankerKind, Reranker>> = {}) {
     this.choice = initial;
-    for (const [kind, reranker] of Object.entries(rerankers) as Array<[RerankerKind, Reranker | undefined]>) if (reranker) this.rerankers.set(kind, reranker);
+    for (const [kind, reranker] of Object.entries(rerankers) as Array<[RerankerKind, Reranker | undefined]>)
+      if (reranker) this.rerankers.set(kind, reranker);
   }
 
   get current(): RerankerChoice {
@@ -49,7 +50,9 @@ export class RerankerSwitch implements Disposable {
   resolve(): { reranker: Reranker | undefined; choice: RerankerChoice; missing?: string } {
     if (this.choice === 'none') return { reranker: undefined, choice: 'none' };
     const reranker = this.rerankers.get(this.choice);
-    return reranker ? { reranker, choice: this.choice } : { reranker: undefined, choice: this.choice, missing: `no ${this.choice} reranker is configured` };
+    return reranker
+      ? { reranker, choice: this.choice }
+      : { reranker: undefined, choice: this.choice, missing: `no ${this.choice} reranker is configured` };
   }
 
   dispose(): void {

@@ -13,9 +13,7 @@ export interface TokenLogprob extends TopLogprob {
 }
 
 export type ParsedAnswer =
-  | { kind: 'label'; index: number; label: string }
-  | { kind: 'outsideWindow'; label: string }
-  | { kind: 'unparsable' };
+  { kind: 'label'; index: number; label: string } | { kind: 'outsideWindow'; label: string } | { kind: 'unparsable' };
 
 // An empty think block may precede the answer when thinking is off (Qwen3); the closing tag may be
 // missing or cut short when the server stopped at it or ran out of tokens. Nothing else is

@@ -32,7 +32,12 @@ interface Entry<T> {
   rank: number;
 }
 
-export async function bestFitHeapSort<T>(items: readonly T[], compare: WindowComparator<T>, options: HeapSortOptions = {}, signal: AbortSignal): Promise<HeapSortResult<T>> {
+export async function bestFitHeapSort<T>(
+  items: readonly T[],
+  compare: WindowComparator<T>,
+  options: HeapSortOptions = {},
+  signal: AbortSignal,
+): Promise<HeapSortResult<T>> {
   const arity = Math.max(1, Math.floor(options.arity ?? DEFAULT_ARITY));
   const topU = Math.max(0, Math.floor(options.topU ?? DEFAULT_TOP_U));
   const heap: Array<Entry<T>> = items.map((value, rank) => ({ value, rank }));

@@ -37,7 +37,10 @@ export function labelOf(index: number): string {
 /** The user message of Fig. 4 for one window: candidates as [A], [B], ... each followed by its text. */
 export function bestFitUserMessage(query: RerankQuery, window: readonly RerankDoc[]): string {
   const documents = window.map((doc, i) => `[${labelOf(i)}]\n${doc.text}`).join('\n');
-  return `\n${QUESTION}\nthe code snippet to be completed:\n${query.text}\n\nthe retrieved code snippet(s):\n${documents}\n\n${INSTRUCTION}\n`;
+  return (
+    `\n${QUESTION}\nthe code snippet to be completed:\n${query.text}\n\nthe retrieved code ` +
+    `snippet(s):\n${documents}\n\n${INSTRUCTION}\n`
+  );
 }
 
 export interface ChatMessage {

@@ -38,7 +38,18 @@ export async function bestFitRerank<T extends RerankDoc>(
   if (!reranker) {
     throwIfAborted(signal);
     const top = docs.slice(0, topU);
-    return { top, rest: docs.slice(topU), trace: { reranker: 'none', before: docs.map((d) => d.id), after: top.map((d) => d.id), calls, rerankerCalls: 0, elapsedMs: now() - started } };
+    return {
+      top,
+      rest: docs.slice(topU),
+      trace: {
+        reranker: 'none',
+        before: docs.map((d) => d.id),
+        after: top.map((d) => d.id),
+        calls,
+        rerankerCalls: 0,
+        elapsedMs: now() - started,
+      },
+    };
   }
 
   const compare = async (window: readonly T[], callSignal: AbortSignal): Promise<number> => {
@@ -56,7 +67,14 @@ export async function bestFitRerank<T extends RerankDoc>(
       if (isCancellationError(e) || callSignal.aborted) throw e;
       const reason = isRerankError(e) ? `${e.reason}: ${e.message}` : `error: ${errorMessage(e)}`;
       if (isRerankError(e) && isTransportFailure(e.reason)) broken = reason;
-      calls.push({ window: ids, picked: 0, status: 'fallback', reason, answer: isRerankError(e) ? e.answer : undefined, elapsedMs: now() - t0 });
+      calls.push({
+        window: ids,
+        picked: 0,
+        status: 'fallback',
+        reason,
+        answer: isRerankError(e) ? e.answer : undefined,
+        elapsedMs: now() - t0,
+      });
       return 0;
     }
   };
@@ -79,6 +97,8 @@ export async function bestFitRerank<T extends RerankDoc>(
     rerankerCalls: calls.filter((c) => c.status !== 'skipped').length,
     elapsedMs: now() - started,
   };
-  if (failed > 0) trace.degraded = `${failed} of ${calls.length} windows kept retrieval order (${broken ?? calls.find((c) => c.status !== 'ok')?.reason ?? ''})`;
+  if (failed > 0)
+    trace.degraded =
+      `${failed} of ${calls.length} windows kept retrieval order ` + `(${broken ?? calls.find((c) => c.status !== 'ok')?.reason ?? ''})`;
   return { top: sorted.top, rest: sorted.rest, trace };
 }

@@ -67,7 +67,19 @@ export type FeatureDoc = RerankDoc & {
 };
 
 /** Words that say nothing about which definition a line needs: both languages' keywords, literals, self/cls, var. */
-const KEYWORDS: ReadonlySet<string> = new Set([...PYTHON_KEYWORDS, ...JAVA_KEYWORDS, 'self', 'cls', 'True', 'False', 'None', 'true', 'false', 'null', 'var']);
+const KEYWORDS: ReadonlySet<string> = new Set([
+  ...PYTHON_KEYWORDS,
+  ...JAVA_KEYWORDS,
+  'self',
+  'cls',
+  'True',
+  'False',
+  'None',
+  'true',
+  'false',
+  'null',
+  'var',
+]);
 const identifiers = identifierTokens;
 
 function meaningful(idents: readonly string[]): Set<string> {
@@ -102,7 +114,6 @@ export const CONTEXT_LINES = 3000;
 const IMPORT_LINE = /^\s*(?:from\s+\S+\s+import\b|import\b)/;
 const PY_DEF = /^\s*(?:async\s+)?def\s/;
 const JAVA_CONTROL = /^\s*(?:if|for|while|switch|catch|try|else|do|synchronized|return|new)\b/;
-
 
 /**
  * The first line of the function or method the cursor is in: the nearest `def` (Python) or

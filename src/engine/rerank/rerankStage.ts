@@ -16,7 +16,14 @@ export function retrievalScore(c: Candidate): number {
 }
 
 export function candidateDocs(candidates: readonly Candidate[]): CandidateDoc[] {
-  return candidates.map((candidate, position) => ({ id: candidate.snippet.id, text: candidate.snippet.text, path: candidate.snippet.path, candidate, score: retrievalScore(candidate), position }));
+  return candidates.map((candidate, position) => ({
+    id: candidate.snippet.id,
+    text: candidate.snippet.text,
+    path: candidate.snippet.path,
+    candidate,
+    score: retrievalScore(candidate),
+    position,
+  }));
 }
 
 /** The rerank trace as the pipeline records it. */
@@ -49,10 +56,22 @@ export class BestFitRerankStage implements RerankStage {
       const counts = await Promise.all([query.text, ...docs.map((d) => d.text)].map(async (t) => (await redactSecrets(t)).count));
       redactions = counts.reduce((a, b) => a + b, 0);
     }
-    const result = await bestFitRerank(query, docs, this.reranker, { topU: input.topU, ...(this.arity ? { arity: this.arity } : {}) }, signal);
+    const result = await bestFitRerank(
+      query,
+      docs,
+      this.reranker,
+      { topU: input.topU, ...(this.arity ? { arity: this.arity } : {}) },
+      signal,
+    );
     const notes = [`${result.trace.rerankerCalls} reranker calls, ${result.trace.elapsedMs.toFixed(1)} ms`];
     if (result.trace.degraded) notes.push(result.trace.degraded);
-    return { ranked: result.top.map((d) => d.candidate), calls: pipelineCalls(result.trace), notes, detail: result.trace, ...(redactions !== undefined ? { redactions } : {}) };
+    return {
+      ranked: result.top.map((d) => d.candidate),
+      calls: pipelineCalls(result.trace),
+      notes,
+      detail: result.trace,
+      ...(redactions !== undefined ? { redactions } : {}),
+    };
   }
 }
 
@@ -66,6 +85,9 @@ export function bestFitStage(switcher: RerankerSwitch): () => RerankStage | unde
     const { reranker, choice, missing } = switcher.resolve();
     if (reranker) return new BestFitRerankStage(reranker);
     if (!missing) return undefined;
-    return { name: `${choice} (unavailable)`, rerank: (input) => Promise.resolve({ ranked: input.candidates.slice(0, input.topU), calls: [], notes: [missing] }) };
+    return {
+      name: `${choice} (unavailable)`,
+      rerank: (input) => Promise.resolve({ ranked: input.candidates.slice(0, input.topU), calls: [], notes: [missing] }),
+    };
   };
 }

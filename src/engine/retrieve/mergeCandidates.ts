@@ -43,7 +43,13 @@ export function mergeCandidates(traces: readonly PathTrace[], maxCandidates: num
           if (r.reason) (existing.reasons ??= []).push(r.reason);
         }
       } else {
-        byId.set(r.snippet.id, { snippet: r.snippet, paths: [], scores: { [path]: r.score }, ranks: { [path]: rank }, ...(r.reason ? { reasons: [r.reason] } : {}) });
+        byId.set(r.snippet.id, {
+          snippet: r.snippet,
+          paths: [],
+          scores: { [path]: r.score },
+          ranks: { [path]: rank },
+          ...(r.reason ? { reasons: [r.reason] } : {}),
+        });
       }
     });
   }

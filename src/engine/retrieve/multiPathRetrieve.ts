@@ -36,7 +36,8 @@ export async function runPath(retriever: Retriever, request: RetrievalRequest, b
     const result = await raceDeadline((s) => retriever.retrieve(request, s), budgetMs, signal);
     const elapsedMs = performance.now() - start;
     // Synchronous work cannot be pre-empted: a result that arrives late still counts as a timeout.
-    if (elapsedMs > budgetMs) return { ...base, status: 'timeout', elapsedMs, message: `took ${elapsedMs.toFixed(1)} ms, budget ${budgetMs} ms`, results: [] };
+    if (elapsedMs > budgetMs)
+      return { ...base, status: 'timeout', elapsedMs, message: `took ${elapsedMs.toFixed(1)} ms, budget ${budgetMs} ms`, results: [] };
     if (result.skipped !== undefined) return { ...base, status: 'skipped', elapsedMs, message: result.skipped, results: [] };
     return { ...base, status: 'ok', elapsedMs, ...(result.notes ? { notes: result.notes } : {}), results: result.results };
   } catch (e) {
@@ -50,10 +51,17 @@ export async function runPath(retriever: Retriever, request: RetrievalRequest, b
 }
 
 /** All paths concurrently, then the merge. Rejects only with CancellationError when `signal` aborts. */
-export async function multiPathRetrieve(retrievers: readonly Retriever[], request: RetrievalRequest, options: MultiPathOptions, signal: AbortSignal): Promise<RetrievalTrace> {
+export async function multiPathRetrieve(
+  retrievers: readonly Retriever[],
+  request: RetrievalRequest,
+  options: MultiPathOptions,
+  signal: AbortSignal,
+): Promise<RetrievalTrace> {
   const start = performance.now();
   throwIfAborted(signal);
-  const traces = await Promise.all(retrievers.map((r) => runPath(r, request, options.budgetsMs?.[r.name] ?? DEFAULT_BUDGET_MS[r.name], signal)));
+  const traces = await Promise.all(
+    retrievers.map((r) => runPath(r, request, options.budgetsMs?.[r.name] ?? DEFAULT_BUDGET_MS[r.name], signal)),
+  );
   throwIfAborted(signal);
   const candidates = mergeCandidates(traces, options.maxCandidates ?? 2 * request.topJ + 1, request.file.path);
   return { query: request.query, paths: traces, candidates, elapsedMs: performance.now() - start };

@@ -85,9 +85,13 @@ export interface Candidate {
  * chose the window), the body mode's lists (Rambo's usages, element definitions, signature hits),
  * or CodeRAG's reranked knowledge items joining those lists.
  */
-export type CandidateOrigin = { kind: 'similar'; arm: string } | { kind: 'usage' } | { kind: 'definition' } | { kind: 'signature' } | { kind: 'knowledge' };
+export type CandidateOrigin =
+  { kind: 'similar'; arm: string } | { kind: 'usage' } | { kind: 'definition' } | { kind: 'signature' } | { kind: 'knowledge' };
 
-/** The candidate's origin as traces, predictions and the CLI name it (`similar:lexical`, `usage`, `coderag:sparse+dense`); undefined for a plain retrieval hit. */
+/**
+ * The candidate's origin as traces, predictions and the CLI name it (`similar:lexical`, `usage`, `coderag:sparse+dense`); undefined for a
+ * plain retrieval hit.
+ */
 export function originLabel(c: Pick<Candidate, 'origin' | 'paths'>): string | undefined {
   const o = c.origin;
   if (!o) return undefined;

@@ -28,11 +28,17 @@ function clamp(v: number): number {
  * The bandit a host keeps (the server per workspace, the bench per run): from saved state when it
  * is valid, else fresh, with the reason the saved state was not used.
  */
-export function createSimilarBandit(saved?: unknown, arms: readonly SimilarArm[] = SIMILAR_ARMS): { bandit: LinUcb<SimilarArm>; error?: string } {
+export function createSimilarBandit(
+  saved?: unknown,
+  arms: readonly SimilarArm[] = SIMILAR_ARMS,
+): { bandit: LinUcb<SimilarArm>; error?: string } {
   if (saved === undefined || saved === null) return { bandit: new LinUcb<SimilarArm>(arms, SIMILAR_FEATURE_DIM, { alpha: SIMILAR_ALPHA }) };
   try {
     return { bandit: LinUcb.fromJSON<SimilarArm>(saved, arms, SIMILAR_FEATURE_DIM) };
   } catch (e) {
-    return { bandit: new LinUcb<SimilarArm>(arms, SIMILAR_FEATURE_DIM, { alpha: SIMILAR_ALPHA }), error: e instanceof Error ? e.message : String(e) };
+    return {
+      bandit: new LinUcb<SimilarArm>(arms, SIMILAR_FEATURE_DIM, { alpha: SIMILAR_ALPHA }),
+      error: e instanceof Error ? e.message : String(e),
+    };
   }
 }

@@ -130,16 +130,20 @@ export class LinUcb<Arm extends string = string> {
     const s = state as Partial<LinUcbState> | null;
     if (!s || typeof s !== 'object' || s.version !== 1) throw new Error('not a saved LinUCB state (version 1)');
     if (s.dim !== dim) throw new Error(`saved LinUCB state has dimension ${String(s.dim)}, expected ${dim}`);
-    if (!Array.isArray(s.arms) || s.arms.join(',') !== arms.join(',')) throw new Error(`saved LinUCB state has arms ${JSON.stringify(s.arms)}, expected ${JSON.stringify(arms)}`);
+    if (!Array.isArray(s.arms) || s.arms.join(',') !== arms.join(','))
+      throw new Error(`saved LinUCB state has arms ${JSON.stringify(s.arms)}, expected ${JSON.stringify(arms)}`);
     if (typeof s.alpha !== 'number' || !Number.isFinite(s.alpha) || s.alpha < 0) throw new Error('saved LinUCB state has no valid alpha');
     const bandit = new LinUcb<Arm>(arms, dim, { alpha: s.alpha });
     for (const arm of arms) {
       const A = s.A?.[arm];
       const b = s.b?.[arm];
-      if (!Array.isArray(A) || A.length !== dim * dim || !A.every(Number.isFinite)) throw new Error(`saved LinUCB state: A of arm ${arm} is not ${dim}x${dim} finite numbers`);
-      if (!Array.isArray(b) || b.length !== dim || !b.every(Number.isFinite)) throw new Error(`saved LinUCB state: b of arm ${arm} is not ${dim} finite numbers`);
+      if (!Array.isArray(A) || A.length !== dim * dim || !A.every(Number.isFinite))
+        throw new Error(`saved LinUCB state: A of arm ${arm} is not ${dim}x${dim} finite numbers`);
+      if (!Array.isArray(b) || b.length !== dim || !b.every(Number.isFinite))
+        throw new Error(`saved LinUCB state: b of arm ${arm} is not ${dim} finite numbers`);
       // A = I + sum x x^T is symmetric with eigenvalues >= 1; anything else (a singular A) would make every score NaN.
-      if (!isLinUcbMatrix(A, dim)) throw new Error(`saved LinUCB state: A of arm ${arm} is not symmetric positive definite (eigenvalues at least 1)`);
+      if (!isLinUcbMatrix(A, dim))
+        throw new Error(`saved LinUCB state: A of arm ${arm} is not symmetric positive definite (eigenvalues at least 1)`);
       bandit.A.set(arm, Float64Array.from(A));
       bandit.b.set(arm, Float64Array.from(b));
       const pulls = s.pulls?.[arm];

@@ -88,24 +88,45 @@ export class SimilarRetriever implements SimilarRetrieval {
     }
     if (perspective === 'summary') {
       const defined: KbItem[] = [];
-      const summary = summarizeCode(window, defined, (n) => this.kb.itemsNamed(n), (i) => i.path === request.filePath, 24);
+      const summary = summarizeCode(
+        window,
+        defined,
+        (n) => this.kb.itemsNamed(n),
+        (i) => i.path === request.filePath,
+        24,
+      );
       // The query window's own declarations join what it uses.
-      const own = window.split('\n').filter((l) => /^\s*(def |class |async def |public |private |protected |static |interface |@)/.test(l)).map((l) => l.trim());
+      const own = window
+        .split('\n')
+        .filter((l) => /^\s*(def |class |async def |public |private |protected |static |interface |@)/.test(l))
+        .map((l) => l.trim());
       const text = [...own, summary].filter((t) => t !== '').join('\n');
       return { hits: this.index.searchWords(wordSet(text), k, request.filePath, 'summaryWords'), query: text };
     }
     const lm = this.nextLine?.();
     if (!lm) throw new Error('no causal LM loaded for the hypothetical line');
     const context = this.options.hypotheticalContextChars ?? 3000;
-    const prompt = request.prefix.length > context ? request.prefix.slice(request.prefix.indexOf('\n', request.prefix.length - context) + 1) : request.prefix;
+    const prompt =
+      request.prefix.length > context
+        ? request.prefix.slice(request.prefix.indexOf('\n', request.prefix.length - context) + 1)
+        : request.prefix;
     // At the start of a line the small LM tends to leave the block (a newline, a new `def`): prime
     // it with the last code line's indentation so it writes the line the cursor is on.
-    const lead = prompt.endsWith('\n') || prompt === '' ? (/^[ \t]*/.exec(prompt.split('\n').filter((l) => l.trim() !== '').pop() ?? '')?.[0] ?? '') : '';
+    const lead =
+      prompt.endsWith('\n') || prompt === ''
+        ? (/^[ \t]*/.exec(
+            prompt
+              .split('\n')
+              .filter((l) => l.trim() !== '')
+              .pop() ?? '',
+          )?.[0] ?? '')
+        : '';
     const raw = await lm(prompt + lead, this.options.hypotheticalTokens ?? 20, signal);
     throwIfAborted(signal);
     const line = firstNonEmptyLine(lead + raw);
     if (line.trim() === '') return { hits: [], query: '', notes: ['the model wrote no line'] };
-    if ((this.options.hypotheticalMatch ?? 'embed') === 'lexical') return { hits: this.index.searchWords(wordSet(line), k, request.filePath), query: line };
+    if ((this.options.hypotheticalMatch ?? 'embed') === 'lexical')
+      return { hits: this.index.searchWords(wordSet(line), k, request.filePath), query: line };
     const [v] = await this.index.encoder.embed([line.trim()], signal);
     throwIfAborted(signal);
     if (!v) throw new Error('the encoder returned no vector for the hypothetical line');

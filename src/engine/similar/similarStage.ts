@@ -50,7 +50,14 @@ export async function similarStage(
   signal: AbortSignal,
 ): Promise<SimilarOutcome> {
   const chosenBy: SimilarTrace['chosenBy'] = options.mode === 'bandit' && bandit ? 'bandit' : options.mode === 'union' ? 'union' : 'fixed';
-  const fixed: Perspective | undefined = options.mode === 'bandit' ? (bandit ? undefined : options.fallback) : options.mode === 'union' || options.mode === 'off' ? undefined : options.mode;
+  const fixed: Perspective | undefined =
+    options.mode === 'bandit'
+      ? bandit
+        ? undefined
+        : options.fallback
+      : options.mode === 'union' || options.mode === 'off'
+        ? undefined
+        : options.mode;
   const wanted = chosenBy === 'fixed' && fixed ? [fixed] : perspectivesOf(options.mode);
   const trace: SimilarTrace = { arm: 'none', chosenBy, features: [], perspectives: [], snippets: [] };
   if (!retrieval || !retrieval.ready) {
@@ -72,10 +79,22 @@ export async function similarStage(
       elapsedMs,
       ...(message ? { message } : {}),
       ...(result && name !== 'lexical' ? { query: result.query } : {}),
-      ...(hit ? { top: { id: hit.window.id, path: hit.window.path, startLine: hit.window.startLine, endLine: hit.window.endLine, score: hit.score } } : {}),
+      ...(hit
+        ? {
+            top: {
+              id: hit.window.id,
+              path: hit.window.path,
+              startLine: hit.window.startLine,
+              endLine: hit.window.endLine,
+              score: hit.score,
+            },
+          }
+        : {}),
     });
   });
-  trace.features = similarFeatures(Object.fromEntries(Object.entries(tops).map(([k, t]) => [k, { score: t.hit.score, jaccard: t.jaccard }])));
+  trace.features = similarFeatures(
+    Object.fromEntries(Object.entries(tops).map(([k, t]) => [k, { score: t.hit.score, jaccard: t.jaccard }])),
+  );
   let windows: CodeWindow[] = [];
   if (chosenBy === 'union') {
     const seen = new Set<string>();
@@ -109,7 +128,13 @@ async function runPerspective(
   retrieval: SimilarRetrieval,
   options: SimilarStageOptions,
   signal: AbortSignal,
-): Promise<{ name: Perspective; result?: PerspectiveResult; status: SimilarTrace['perspectives'][number]['status']; elapsedMs: number; message?: string }> {
+): Promise<{
+  name: Perspective;
+  result?: PerspectiveResult;
+  status: SimilarTrace['perspectives'][number]['status'];
+  elapsedMs: number;
+  message?: string;
+}> {
   await new Promise((resolve) => setImmediate(resolve));
   const start = performance.now();
   const budget = options.budgetsMs[name];
@@ -123,7 +148,8 @@ async function runPerspective(
   } catch (e) {
     const elapsedMs = performance.now() - start;
     if (signal.aborted) throw new CancellationError();
-    if (isDeadlineError(e) || isCancellationError(e)) return { name, status: 'timeout', elapsedMs, message: `exceeded its ${budget} ms budget` };
+    if (isDeadlineError(e) || isCancellationError(e))
+      return { name, status: 'timeout', elapsedMs, message: `exceeded its ${budget} ms budget` };
     return { name, status: 'error', elapsedMs, message: errorMessage(e) };
   }
 }

@@ -75,13 +75,22 @@ export interface WindowHit {
 }
 
 /** The summary of code: signatures (and first docstring lines) of items it defines, then of names it uses. */
-export function summarizeCode(text: string, defined: readonly KbItem[], lookup: (name: string) => readonly KbItem[], exclude?: (item: KbItem) => boolean, maxUsed = 12): string {
+export function summarizeCode(
+  text: string,
+  defined: readonly KbItem[],
+  lookup: (name: string) => readonly KbItem[],
+  exclude?: (item: KbItem) => boolean,
+  maxUsed = 12,
+): string {
   const lines: string[] = [];
   const seen = new Set<string>();
   for (const item of defined) {
     if (seen.has(item.id)) continue;
     seen.add(item.id);
-    const doc = item.docstring.split('\n').find((l) => l.trim() !== '')?.trim();
+    const doc = item.docstring
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim();
     lines.push(`${item.signature.trim()}${doc ? ` — ${doc}` : ''}`);
   }
   const definedNames = new Set(defined.map((i) => i.name));
@@ -193,7 +202,8 @@ export class CodeWindowIndex implements Disposable {
         const vecs = await (this.options.embedWindows ? this.options.embedWindows(texts, signal) : this.encoder.embed(texts, signal));
         part.forEach(([h], j) => {
           const v = vecs[j];
-          if (!v || v.length !== this.encoder.dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${this.encoder.dim}`);
+          if (!v || v.length !== this.encoder.dim)
+            throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${this.encoder.dim}`);
           this.vectors.set(h, v);
         });
       }
@@ -206,7 +216,14 @@ export class CodeWindowIndex implements Disposable {
       this.loaded = true;
       this.compile();
       if (todo.length > 0 || !first || this.storeStatus !== 'loaded') await this.save();
-      return { store: found, windows: this.windowList.length, embedded: todo.length, reused, elapsedMs: performance.now() - start, bytes: this.bytes() };
+      return {
+        store: found,
+        windows: this.windowList.length,
+        embedded: todo.length,
+        reused,
+        elapsedMs: performance.now() - start,
+        bytes: this.bytes(),
+      };
     } catch (e) {
       // What was embedded stays cached; the files wait for the next run.
       this.changes.putBack(paths);
@@ -224,7 +241,16 @@ export class CodeWindowIndex implements Disposable {
       if (body.trim() !== '') {
         const defined = items.filter((i) => i.range.startLine >= start && i.range.startLine <= end);
         const summary = summarizeCode(body, defined, (n) => this.kb.itemsNamed(n));
-        out.push({ id: `${path}#window:${start}-${end}`, path, startLine: start, endLine: end, text: body, words: wordSet(body), summary, summaryWords: wordSet(summary) });
+        out.push({
+          id: `${path}#window:${start}-${end}`,
+          path,
+          startLine: start,
+          endLine: end,
+          text: body,
+          words: wordSet(body),
+          summary,
+          summaryWords: wordSet(summary),
+        });
       }
       if (end >= lines.length - 1) break;
     }
@@ -273,7 +299,13 @@ export class CodeWindowIndex implements Disposable {
     if (!path) return;
     const rows: DenseRow[] = this.windowList.map((w) => ({ id: w.id, hash: textHash(w.text) }));
     try {
-      await saveVectors(path, { encoder: this.encoder.name, fingerprint: this.encoder.fingerprint ?? '', dim: this.encoder.dim, rows, data: { layout: 'float32', vectors: this.matrix } });
+      await saveVectors(path, {
+        encoder: this.encoder.name,
+        fingerprint: this.encoder.fingerprint ?? '',
+        dim: this.encoder.dim,
+        rows,
+        data: { layout: 'float32', vectors: this.matrix },
+      });
       this.storeStatus = 'loaded';
     } catch (e) {
       log.warn(`could not save window vectors to ${path}: ${errorMessage(e)}`);

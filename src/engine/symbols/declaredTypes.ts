@@ -10,7 +10,10 @@ export function returnTypeText(item: KbItem): string | undefined {
   if (item.lang === 'python') return /->\s*([\s\S]+?)\s*:?\s*$/.exec(sig)?.[1];
   const at = sig.indexOf(`${item.name}(`) >= 0 ? sig.indexOf(`${item.name}(`) : sig.indexOf(item.name);
   if (at <= 0) return undefined;
-  return sig.slice(0, at).replace(/@\w+(\([^)]*\))?/g, ' ').replace(/^\s*<[^>]*>/, ' ');
+  return sig
+    .slice(0, at)
+    .replace(/@\w+(\([^)]*\))?/g, ' ')
+    .replace(/^\s*<[^>]*>/, ' ');
 }
 
 /** A variable's declared type: `x: T = v` (Python) or `private final T x = v` (Java). */
@@ -36,7 +39,11 @@ export function javaReturnType(m: KbItem): string | undefined {
   const sig = m.signature.replace(JAVA_ANNOTATION, ' ');
   const at = sig.indexOf(`${m.name}(`);
   if (at <= 0) return undefined;
-  const head = sig.slice(0, at).replace(/\b(public|protected|private|static|final|abstract|synchronized|native|default|strictfp)\b/g, ' ').replace(/^\s*<[^>]*(<[^>]*>[^>]*)*>/, ' ').trim();
+  const head = sig
+    .slice(0, at)
+    .replace(/\b(public|protected|private|static|final|abstract|synchronized|native|default|strictfp)\b/g, ' ')
+    .replace(/^\s*<[^>]*(<[^>]*>[^>]*)*>/, ' ')
+    .trim();
   return head === '' || head === 'void' ? undefined : head;
 }
 
@@ -45,6 +52,9 @@ export function javaFieldType(m: KbItem): string | undefined {
   const decl = (m.signature.split('=', 1)[0] ?? '').replace(JAVA_ANNOTATION, ' ');
   const at = decl.lastIndexOf(m.name);
   if (at <= 0) return undefined;
-  const head = decl.slice(0, at).replace(/\b(public|protected|private|static|final|transient|volatile)\b/g, ' ').trim();
+  const head = decl
+    .slice(0, at)
+    .replace(/\b(public|protected|private|static|final|transient|volatile)\b/g, ' ')
+    .trim();
   return head === '' ? undefined : head;
 }

@@ -4,7 +4,19 @@
 // being edited). Dataflow retrieval ranks what the walk reaches (its sink); receiver typing reads
 // what an expression evaluates to.
 import type { FileExtraction, KbClass, KbImport, KbItem, Lang } from '../kb/types';
-import { chainText, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, PYTHON_KEYWORDS, PYTHON_TYPE_IGNORE, chainsOfText, typeChains, type Binding, type Chain, type FileFlow, type LocalClass } from '../retrieve/dataflow/flowGraph';
+import {
+  chainText,
+  JAVA_KEYWORDS,
+  JAVA_TYPE_IGNORE,
+  PYTHON_KEYWORDS,
+  PYTHON_TYPE_IGNORE,
+  chainsOfText,
+  typeChains,
+  type Binding,
+  type Chain,
+  type FileFlow,
+  type LocalClass,
+} from '../retrieve/dataflow/flowGraph';
 import { escapeRegExp } from '../util/regex';
 import { initialiserText, returnTypeText, variableTypeText } from './declaredTypes';
 import { nearestCopy, type SymbolTable } from './symbolTable';
@@ -94,7 +106,8 @@ export class Evaluator {
     for (const e of current) if (e.kind === 'class') this.emitBases(e.cls, depth + baseStep(e.cls.lang), reason);
     // A class of the unfinished file itself is excluded; its parent classes (successor) are not.
     for (const e of current) {
-      if (e.kind === 'local' && this.unfinished) for (const base of e.cls.bases) this.resolveChain(base, this.unfinished, depth + 1, `${e.cls.name} (successor)`);
+      if (e.kind === 'local' && this.unfinished)
+        for (const base of e.cls.bases) this.resolveChain(base, this.unfinished, depth + 1, `${e.cls.name} (successor)`);
     }
     if (this.headCalled(head, scope)) current = current.flatMap((e) => this.callResult(e, depth));
     for (const e of current) this.emit(e, depth, reason);
@@ -161,7 +174,10 @@ export class Evaluator {
     const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
     const out: KbClass[] = [];
     for (const base of cls.bases) {
-      const chain = base.replace(/<.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
+      const chain = base
+        .replace(/<.*$/s, '')
+        .split('.')
+        .map((s) => ({ name: s.trim() }));
       for (const b of this.resolveHeadChain(chain, scope, depth)) if (b.kind === 'class') out.push(b.cls);
     }
     return out;
@@ -172,14 +188,17 @@ export class Evaluator {
     if (found.length > 0 || !partial || !scope.flow) return found;
     // The identifier is still being typed: the nearest variable or import it may become.
     const flow = scope.flow;
-    const names = [...flow.bindings.keys(), ...scope.extraction.imports.map((i) => i.alias ?? i.name ?? '')].filter((n) => n.startsWith(name) && !n.includes('.'));
+    const names = [...flow.bindings.keys(), ...scope.extraction.imports.map((i) => i.alias ?? i.name ?? '')].filter(
+      (n) => n.startsWith(name) && !n.includes('.'),
+    );
     return dedupe(names.slice(0, 3).flatMap((n) => this.resolveName(n, scope, depth, reason)));
   }
 
   private resolveName(name: string, scope: Scope, depth: number, reason: string): Entity[] {
     const flow = scope.flow;
     if (flow) {
-      if ((name === 'self' || name === 'this' || name === 'cls') && flow.enclosingClass) return [{ kind: 'local', cls: flow.enclosingClass, instance: name !== 'cls' }];
+      if ((name === 'self' || name === 'this' || name === 'cls') && flow.enclosingClass)
+        return [{ kind: 'local', cls: flow.enclosingClass, instance: name !== 'cls' }];
       const bindings = flow.bindings.get(name);
       if (bindings && bindings.length > 0) return this.bindingValues(name, bindings.slice(-2), scope, depth, reason);
       const fn = flow.functions.get(name);
@@ -329,7 +348,11 @@ export class Evaluator {
     const x = this.symbols.file(cls.path);
     if (!x) return [];
     const scope: Scope = { path: cls.path, lang: cls.lang, extraction: x };
-    const chain = base.replace(/<.*$/s, '').replace(/\[.*$/s, '').split('.').map((s) => ({ name: s.trim() }));
+    const chain = base
+      .replace(/<.*$/s, '')
+      .replace(/\[.*$/s, '')
+      .split('.')
+      .map((s) => ({ name: s.trim() }));
     return this.resolveHeadChain(chain, scope, 0).flatMap((b) => (b.kind === 'class' ? [b.cls] : []));
   }
 
@@ -356,7 +379,8 @@ export class Evaluator {
     const head = chain[0];
     if (!head) return [];
     let current = this.resolveHead(head.name, scope, depth, '');
-    for (let i = 1; i < chain.length && current.length > 0; i++) current = current.flatMap((e) => this.member(e, chain[i]!.name, depth + i));
+    for (let i = 1; i < chain.length && current.length > 0; i++)
+      current = current.flatMap((e) => this.member(e, chain[i]!.name, depth + i));
     return current;
   }
 
@@ -373,7 +397,9 @@ export class Evaluator {
   /** The value of a variable item (its declared type, else its initialiser), or a property's return type. */
   private itemValue(item: KbItem, depth: number): Entity[] {
     if (item.kind === 'classFunction' || item.kind === 'function') {
-      return item.lang === 'python' && /@(\w+\.)?(cached_)?property\b/.test(item.text) ? this.typesIn(returnTypeText(item), item.path, item.lang, depth + 1) : [];
+      return item.lang === 'python' && /@(\w+\.)?(cached_)?property\b/.test(item.text)
+        ? this.typesIn(returnTypeText(item), item.path, item.lang, depth + 1)
+        : [];
     }
     const declared = variableTypeText(item);
     if (declared) return this.typesIn(declared, item.path, item.lang, depth + 1);
@@ -464,11 +490,11 @@ export class Evaluator {
     }
     return [];
   }
-
 }
 
 export function entityOf(def: KbItem | KbClass): Entity {
-  return 'kind' in def && (def.kind === 'function' || def.kind === 'classFunction' || def.kind === 'classVariable' || def.kind === 'globalVariable')
+  return 'kind' in def &&
+    (def.kind === 'function' || def.kind === 'classFunction' || def.kind === 'classVariable' || def.kind === 'globalVariable')
     ? { kind: 'item', item: def as KbItem }
     : { kind: 'class', cls: def as KbClass, instance: false };
 }

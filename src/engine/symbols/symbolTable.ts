@@ -39,7 +39,8 @@ export function nearestCopy<T extends { path: string }>(copies: readonly T[], fr
 }
 
 /** Folders holding a copy a file does not compile against when another copy exists: tests, build outputs, vendored trees. */
-export const SECONDARY_TREE = /(^|\/)(tests?|build|target|dist|out|vendor|vendored|_vendor|third_party|thirdparty|node_modules|site-packages)\//;
+export const SECONDARY_TREE =
+  /(^|\/)(tests?|build|target|dist|out|vendor|vendored|_vendor|third_party|thirdparty|node_modules|site-packages)\//;
 
 /** Java test source trees (Maven / Gradle `src/test/`, a `test` or `tests` folder). */
 const JAVA_TEST_TREE = /(^|\/)(src\/test|tests?)\//;
@@ -120,7 +121,9 @@ export class SymbolTable {
     const keys = this.pyModules.get(module);
     if (!keys || keys.length === 0) return undefined;
     // Prefer the candidate nearest the importing file, then the shortest.
-    return [...keys].sort((a, b) => commonPrefixLength(b, fromPath) - commonPrefixLength(a, fromPath) || a.length - b.length || (a < b ? -1 : 1))[0];
+    return [...keys].sort(
+      (a, b) => commonPrefixLength(b, fromPath) - commonPrefixLength(a, fromPath) || a.length - b.length || (a < b ? -1 : 1),
+    )[0];
   }
 
   moduleExists(key: string): boolean {

@@ -27,7 +27,12 @@ export function deadline(signal: AbortSignal, timeoutMs: number): Deadline {
  * dropped). Rejects with CancellationError when `signal` aborts, with `onTimeout()` (default a
  * DeadlineError) at the limit, and with work's own error otherwise.
  */
-export function raceDeadline<T>(work: (signal: AbortSignal) => Promise<T>, timeoutMs: number, signal: AbortSignal, onTimeout: () => Error = () => new DeadlineError(`exceeded ${timeoutMs} ms`)): Promise<T> {
+export function raceDeadline<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  timeoutMs: number,
+  signal: AbortSignal,
+  onTimeout: () => Error = () => new DeadlineError(`exceeded ${timeoutMs} ms`),
+): Promise<T> {
   const d = deadline(signal, timeoutMs);
   return new Promise<T>((resolve, reject) => {
     const stop = (): void => reject(signal.aborted ? new CancellationError() : onTimeout());

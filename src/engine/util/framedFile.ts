@@ -32,7 +32,13 @@ async function makeFolder(dir: string): Promise<void> {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     let missing = dir;
     for (let up = dirname(missing); up !== missing; missing = up, up = dirname(up)) {
-      if (await fs.stat(up).then(() => true, () => false)) break;
+      if (
+        await fs.stat(up).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
     }
     await fs.mkdir(missing);
     throw e;
@@ -43,7 +49,11 @@ async function makeFolder(dir: string): Promise<void> {
  * Write atomically: a temp file in the same folder, fsync, then rename over the old one. On any
  * failure (a full disk, a read-only folder) the temp file is removed and a StorageError says why.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, io: { writeFile?: (handle: fs.FileHandle, data: string | Uint8Array) => Promise<void> } = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  io: { writeFile?: (handle: fs.FileHandle, data: string | Uint8Array) => Promise<void> } = {},
+): Promise<void> {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   let created = false;
   try {
@@ -74,13 +84,17 @@ function sha256(data: Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Write `header` (plus the payload's length and checksum) and `payload` atomically; `checksum`: the payload's SHA-256 when the caller has it already. */
+/**
+ * Write `header` (plus the payload's length and checksum) and `payload` atomically; `checksum`: the payload's SHA-256 when the caller has
+ * it already.
+ */
 export async function writeFramedFile(path: string, header: object, payload: Buffer, checksum?: string): Promise<void> {
   const full = { ...header, bytes: payload.length, sha256: checksum ?? sha256(payload) };
   await writeFileAtomic(path, Buffer.concat([Buffer.from(JSON.stringify(full) + '\n', 'utf8'), payload]));
 }
 
-export type FramedRead<H> = { status: 'ok'; header: H & FrameCheck; payload: Buffer } | { status: 'missing' } | { status: 'invalid'; reason: string };
+export type FramedRead<H> =
+  { status: 'ok'; header: H & FrameCheck; payload: Buffer } | { status: 'missing' } | { status: 'invalid'; reason: string };
 
 /** Split a framed file into its parsed header and payload; the caller checks the header's fields, then payloadProblem(). */
 export async function readFramedFile<H>(path: string, maxBytes = MAX_READ_BYTES): Promise<FramedRead<H>> {

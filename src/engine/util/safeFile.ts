@@ -28,7 +28,13 @@ export function isFileReadError(e: unknown): e is FileReadError {
 export const MAX_READ_BYTES = bufferConstants.MAX_LENGTH;
 
 /** What kind of not-regular file a stat describes, for messages. */
-function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
+function kindOf(st: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isSocket(): boolean;
+}): string {
   if (st.isDirectory()) return 'a folder';
   if (st.isFIFO()) return 'a named pipe (FIFO)';
   if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';

@@ -42,7 +42,6 @@ function firstLine(text: string): string {
   return i < 0 ? text : text.slice(0, i);
 }
 
-
 /** The last non-blank line before the prefix's own last line (the cursor's). */
 export function previousNonEmptyLine(prefix: string): string | undefined {
   const lines = prefix.split('\n');
@@ -104,7 +103,8 @@ export function lineSettled(ctx: CompletionContext): ((completion: string) => bo
  * linear time (that pattern costs O(n^2) on a long answer without a line break, at every streamed part).
  */
 function endsLineWithText(text: string): boolean {
-  for (let start = 0, nl = text.indexOf('\n'); nl >= 0; start = nl + 1, nl = text.indexOf('\n', start)) if (text.slice(start, nl).trim() !== '') return true;
+  for (let start = 0, nl = text.indexOf('\n'); nl >= 0; start = nl + 1, nl = text.indexOf('\n', start))
+    if (text.slice(start, nl).trim() !== '') return true;
   return false;
 }
 
@@ -165,7 +165,9 @@ export function argumentsOnNextLines(completion: string, open: readonly string[]
 export function trimToBlock(completion: string, ctx: CompletionContext, maxLines: number): string {
   const before = lastLine(ctx.prefix);
   const base = indentOf(before);
-  const lines = skipLeadingBreak(completion, before).replace(/^(\s*\n)+/, '').split('\n');
+  const lines = skipLeadingBreak(completion, before)
+    .replace(/^(\s*\n)+/, '')
+    .split('\n');
   const kept: string[] = [];
   let depth = 0;
   for (let i = 0; i < lines.length && kept.length < maxLines; i++) {
@@ -310,7 +312,10 @@ export function placeholderNote(raw: string): string | undefined {
 }
 
 /** The chain's steps in order, each named by what it removes when it leaves nothing. */
-function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why: string | ((input: string) => string); run: (text: string) => string }> {
+function steps(
+  ctx: CompletionContext,
+  options: PostprocessOptions,
+): Array<{ why: string | ((input: string) => string); run: (text: string) => string }> {
   const maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
   const line = completionMode(ctx) === 'singleLine';
   return [
@@ -320,7 +325,10 @@ function steps(ctx: CompletionContext, options: PostprocessOptions): Array<{ why
     ...(line
       ? [
           {
-            why: (t: string) => (argumentsFollow(t, ctx) ? `the lines it wrote after the open bracket did not close it within ${options.maxLines ?? 12} lines` : 'its first line was empty (the model ended the line at the cursor)'),
+            why: (t: string) =>
+              argumentsFollow(t, ctx)
+                ? `the lines it wrote after the open bracket did not close it within ${options.maxLines ?? 12} lines`
+                : 'its first line was empty (the model ended the line at the cursor)',
             run: (t: string) => trimToLine(t, ctx, options.maxLines ?? 12),
           },
           { why: 'it only closed brackets the cursor line did not open', run: (t: string) => balanceBrackets(t, ctx) },

@@ -25,7 +25,12 @@ const TYPE_KINDS: Record<string, KbClass['kind']> = {
   annotation_type_declaration: 'interface',
 };
 
-const METHOD_TYPES = new Set(['method_declaration', 'constructor_declaration', 'compact_constructor_declaration', 'annotation_type_element_declaration']);
+const METHOD_TYPES = new Set([
+  'method_declaration',
+  'constructor_declaration',
+  'compact_constructor_declaration',
+  'annotation_type_element_declaration',
+]);
 const ANNOTATION_TYPES = new Set(['annotation', 'marker_annotation', 'line_comment', 'block_comment']);
 
 interface RecoveredType {
@@ -55,7 +60,14 @@ function recoveredType(node: Node): RecoveredType | undefined {
 export function extractJava(tree: Tree, path: string, source: string): FileExtraction {
   const x = new JavaExtractor(path, source);
   x.walkProgram(tree.rootNode);
-  const out: FileExtraction = { path, lang: 'java', items: x.items, classes: x.classes, imports: x.imports, hasSyntaxErrors: tree.rootNode.hasError };
+  const out: FileExtraction = {
+    path,
+    lang: 'java',
+    items: x.items,
+    classes: x.classes,
+    imports: x.imports,
+    hasSyntaxErrors: tree.rootNode.hasError,
+  };
   if (x.packageName !== undefined) out.packageName = x.packageName;
   return out;
 }
@@ -136,7 +148,8 @@ class JavaExtractor {
   /** The Javadoc comment right before a declaration, if any. */
   private javadocNode(node: Node): Node | undefined {
     const prev = node.previousSibling;
-    if (prev?.type === 'block_comment' && this.source.startsWith('/**', prev.startIndex) && prev.endIndex - prev.startIndex > 4) return prev;
+    if (prev?.type === 'block_comment' && this.source.startsWith('/**', prev.startIndex) && prev.endIndex - prev.startIndex > 4)
+      return prev;
     return undefined;
   }
 
@@ -156,7 +169,9 @@ class JavaExtractor {
     const name = this.slice(nameNode);
     const qualifiedName = parent ? `${parent.qualifiedName}.${name}` : name;
     const body = recovered ? node : node.childForFieldName('body');
-    const header = this.source.slice(this.startAfterAnnotations(node), recovered ? recovered.bodyStart : body ? body.startIndex : node.endIndex).trim();
+    const header = this.source
+      .slice(this.startAfterAnnotations(node), recovered ? recovered.bodyStart : body ? body.startIndex : node.endIndex)
+      .trim();
     const bases: string[] = [];
     for (const c of node.namedChildren) {
       if (!c) continue;
@@ -167,7 +182,17 @@ class JavaExtractor {
         for (const t of list?.namedChildren ?? []) if (t) bases.push(this.slice(t));
       }
     }
-    this.classes.push({ name, qualifiedName, lang: 'java', path: this.path, kind, header, bases, docstring: this.javadoc(node), range: rangeOf(node) });
+    this.classes.push({
+      name,
+      qualifiedName,
+      lang: 'java',
+      path: this.path,
+      kind,
+      header,
+      bases,
+      docstring: this.javadoc(node),
+      range: rangeOf(node),
+    });
     const indent = lineIndent(this.source, node);
     const scope: TypeScope = {
       qualifiedName,

@@ -159,7 +159,13 @@ class PythonExtractor {
   private stub(scope: ClassScope | undefined, definition: string): string {
     if (!scope) return renderStub(this.pathLine, [], definition, [], '# ...');
     if (scope.baseIndent === '') return renderStub(this.pathLine, scope.headers, definition, [], '# ...');
-    return renderStub(this.pathLine, scope.headers.map((h) => dedentLines(h, scope.baseIndent)), dedentLines(definition, scope.baseIndent), [], '# ...');
+    return renderStub(
+      this.pathLine,
+      scope.headers.map((h) => dedentLines(h, scope.baseIndent)),
+      dedentLines(definition, scope.baseIndent),
+      [],
+      '# ...',
+    );
   }
 
   private addClass(def: Node, outer: Node, parent: ClassScope | undefined): void {

@@ -80,7 +80,14 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
   return {
     request: { ...(decodeConstraint ? { constraint: decodeConstraint } : {}), ...(memberChoice ? { memberChoice } : {}) },
     generated: (result) => {
-      if (constraint) Object.assign(check, { constrained: constraint.events, steps: constraint.calls, maskMs: constraint.maskMs + (guide?.ms ?? 0), resolveMs: constraint.resolveMs, ...(guide && guide.events.length > 0 ? { calls: guide.events } : {}) });
+      if (constraint)
+        Object.assign(check, {
+          constrained: constraint.events,
+          steps: constraint.calls,
+          maskMs: constraint.maskMs + (guide?.ms ?? 0),
+          resolveMs: constraint.resolveMs,
+          ...(guide && guide.events.length > 0 ? { calls: guide.events } : {}),
+        });
       if (result?.serverConstraint) check.server = result.serverConstraint;
     },
     // A model whose decoding was not constrained: its finished answer is checked (repaired or cut).

@@ -3,9 +3,24 @@
 import { newTraceId, type CompletionTrace } from '../trace';
 import type { CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from '../types';
 
-export function requestContext(request: CompletionRequest, options: PipelineOptions, stages: PipelineStages, mode: string, signal: AbortSignal): RequestContext {
+export function requestContext(
+  request: CompletionRequest,
+  options: PipelineOptions,
+  stages: PipelineStages,
+  mode: string,
+  signal: AbortSignal,
+): RequestContext {
   const start = performance.now();
-  const trace: CompletionTrace = { id: newTraceId(), mode, startedAt: new Date().toISOString(), filePath: request.filePath, lang: request.lang, stages: [], totalMs: 0, nonModelMs: 0 };
+  const trace: CompletionTrace = {
+    id: newTraceId(),
+    mode,
+    startedAt: new Date().toISOString(),
+    filePath: request.filePath,
+    lang: request.lang,
+    stages: [],
+    totalMs: 0,
+    nonModelMs: 0,
+  };
   const memos = new Map<string, unknown>();
   return {
     request,

@@ -24,7 +24,11 @@ export interface Knowledge {
  * The knowledge items for `request` (the request as the mode primed it), each step timed into
  * `trace` (the request's own, or a scratch one where the mode records the stage as a whole).
  */
-export async function knowledgeStage(context: RequestContext, request: CompletionRequest, trace: CompletionTrace = context.trace): Promise<Knowledge> {
+export async function knowledgeStage(
+  context: RequestContext,
+  request: CompletionRequest,
+  trace: CompletionTrace = context.trace,
+): Promise<Knowledge> {
   const { stages, options, signal } = context;
   const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
 
@@ -33,11 +37,24 @@ export async function knowledgeStage(context: RequestContext, request: Completio
     trace,
     'query',
     signal,
-    () => (stages.probeGate ? stages.probeGate.run((s) => stages.query.build(file, options.query, s), signal) : stages.query.build(file, options.query, signal)),
-    (e) => ({ value: { ...lastLinesQuery(request.prefix, 10), fallbackReason: `query failed: ${errorMessage(e)}` }, status: 'degraded', message: errorMessage(e) }),
+    () =>
+      stages.probeGate
+        ? stages.probeGate.run((s) => stages.query.build(file, options.query, s), signal)
+        : stages.query.build(file, options.query, signal),
+    (e) => ({
+      value: { ...lastLinesQuery(request.prefix, 10), fallbackReason: `query failed: ${errorMessage(e)}` },
+      status: 'degraded',
+      message: errorMessage(e),
+    }),
     stages.checkpoint,
   );
-  trace.query = { strategy: query.strategy, text: query.text, spans: query.spans, ...(query.chunkScores ? { chunkScores: query.chunkScores } : {}), ...(query.fallbackReason ? { fallbackReason: query.fallbackReason } : {}) };
+  trace.query = {
+    strategy: query.strategy,
+    text: query.text,
+    spans: query.spans,
+    ...(query.chunkScores ? { chunkScores: query.chunkScores } : {}),
+    ...(query.fallbackReason ? { fallbackReason: query.fallbackReason } : {}),
+  };
 
   // b. retrieve
   const retrievalFile = request.retrievalSuffix ? { ...file, prefix: request.prefix + request.retrievalSuffix } : file;
@@ -56,7 +73,12 @@ export async function knowledgeStage(context: RequestContext, request: Completio
   const reranker = stages.reranker();
   const inOrder = candidates.slice(0, options.rerank.topU);
   if (!reranker || candidates.length <= 1) {
-    trace.stages.push({ stage: 'rerank', status: 'skipped', elapsedMs: 0, message: reranker ? 'fewer than two candidates' : 'no reranker; retrieval order' });
+    trace.stages.push({
+      stage: 'rerank',
+      status: 'skipped',
+      elapsedMs: 0,
+      message: reranker ? 'fewer than two candidates' : 'no reranker; retrieval order',
+    });
     trace.rerank = { reranker: reranker?.name ?? 'none', calls: [], picked: inOrder.map((c) => c.snippet.id) };
     return { ranked: inOrder, ...(retrieval ? { retrieval } : {}) };
   }
@@ -64,18 +86,38 @@ export async function knowledgeStage(context: RequestContext, request: Completio
     trace,
     'rerank',
     signal,
-    () => raceDeadline((s) => reranker.rerank({ file, candidates, topU: options.rerank.topU }, s), options.rerank.timeoutMs, signal, () => new Error(`rerank exceeded ${options.rerank.timeoutMs} ms`)),
+    () =>
+      raceDeadline(
+        (s) => reranker.rerank({ file, candidates, topU: options.rerank.topU }, s),
+        options.rerank.timeoutMs,
+        signal,
+        () => new Error(`rerank exceeded ${options.rerank.timeoutMs} ms`),
+      ),
     (e) => ({ value: { ranked: inOrder, calls: [], notes: [`failed: ${errorMessage(e)}`] }, status: 'degraded', message: errorMessage(e) }),
     stages.checkpoint,
   );
-  trace.rerank = { reranker: reranker.name, calls: rerank.calls, picked: rerank.ranked.map((c) => c.snippet.id), ...(rerank.notes ? { notes: rerank.notes } : {}), ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}) };
+  trace.rerank = {
+    reranker: reranker.name,
+    calls: rerank.calls,
+    picked: rerank.ranked.map((c) => c.snippet.id),
+    ...(rerank.notes ? { notes: rerank.notes } : {}),
+    ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}),
+  };
   return { ranked: rerank.ranked, ...(retrieval ? { retrieval } : {}), rerank };
 }
 
 /** A similar-code window as a candidate: it enters the contexts and the prompt under ProCC's heading. */
 export function windowCandidate(w: CodeWindow, arm: string): Candidate {
   return {
-    snippet: { id: w.id, kind: 'window', path: w.path, name: (w.text.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 60), qualifiedName: `${w.path}:${w.startLine + 1}-${w.endLine + 1}`, range: { startLine: w.startLine, endLine: w.endLine }, text: w.text },
+    snippet: {
+      id: w.id,
+      kind: 'window',
+      path: w.path,
+      name: (w.text.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 60),
+      qualifiedName: `${w.path}:${w.startLine + 1}-${w.endLine + 1}`,
+      range: { startLine: w.startLine, endLine: w.endLine },
+      text: w.text,
+    },
     paths: [],
     scores: {},
     ranks: {},
@@ -93,7 +135,14 @@ export async function similarCodeStage(context: RequestContext, request: Complet
     trace,
     'similar',
     signal,
-    () => similarStage({ filePath: request.filePath, lang: request.lang, prefix: request.prefix, suffix: request.suffix }, similar, stages.bandit?.(), similarOptions, signal),
+    () =>
+      similarStage(
+        { filePath: request.filePath, lang: request.lang, prefix: request.prefix, suffix: request.suffix },
+        similar,
+        stages.bandit?.(),
+        similarOptions,
+        signal,
+      ),
     (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
     stages.checkpoint,
   );

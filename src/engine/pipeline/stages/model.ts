@@ -27,11 +27,16 @@ export interface ModelPlan {
   maxNewTokens: number;
   /** The prompt within `budgetTokens` (throws: the prompt stage fails). */
   prompt(budgetTokens: number): ModelPrompt;
-  /** The generate request's mode-specific parts: more stops, what the model may not do yet, when the answer is complete, what it may copy. */
+  /**
+   * The generate request's mode-specific parts: more stops, what the model may not do yet, when the answer is complete, what it may copy.
+   */
   generate: Pick<GenerateRequest, 'holdEnd' | 'holdLine' | 'until' | 'copyFrom'> & { stop?: readonly string[] };
   /** Where the check stage reads the code before the cursor (the prompt's); absent: this mode is not checked. */
   checkAt?: string;
-  /** The answer cut to what the mode inserts: `text` (checked after) and the `lead` the inserted text begins with; `message` notes the stage. */
+  /**
+   * The answer cut to what the mode inserts: `text` (checked after) and the `lead` the inserted text begins with; `message` notes the
+   * stage.
+   */
   postprocess(generated: GenerateResult): { text: string; lead: string; message?: string };
   /** Why postprocessing left nothing of the answer (absent: the trace gives no reason). */
   whyEmpty?(generated: GenerateResult): string | undefined;
@@ -66,14 +71,23 @@ export function fileToCopyFrom(prefix: string): string {
 }
 
 /** One call of the model through the host's gate (one model-server request in flight). */
-export function callModel(context: RequestContext, model: ModelClient, request: GenerateRequest, signal: AbortSignal = context.signal): Promise<GenerateResult> {
+export function callModel(
+  context: RequestContext,
+  model: ModelClient,
+  request: GenerateRequest,
+  signal: AbortSignal = context.signal,
+): Promise<GenerateResult> {
   const gate = context.stages.gate;
   const work = (s: AbortSignal): Promise<GenerateResult> => model.generate(request, s);
   return gate ? gate.run(work, signal) : work(signal);
 }
 
 /** Prompt, check, generate, postprocess: the suggestion (if any) and the contexts that entered the prompt. */
-export async function runModelStages(context: RequestContext, model: ModelClient, plan: ModelPlan): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
+export async function runModelStages(
+  context: RequestContext,
+  model: ModelClient,
+  plan: ModelPlan,
+): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
   const { trace, signal, stages, options } = context;
   await prepareModel(context, model);
   const budgetTokens = promptBudget(options, model, plan.maxNewTokens);
@@ -93,7 +107,18 @@ export async function runModelStages(context: RequestContext, model: ModelClient
   // The trace shows the prompt as the redaction boundary (stages.model) sends it.
   const redacted = await redactSecrets(prompt.prompt);
   const { format, ...shown } = prompt.trace;
-  trace.prompt = { text: redacted.text, redactions: redacted.count, tokens: shown.tokens, budgetTokens, family: model.family, fim: shown.fim, ...(format ? { format } : {}), snippets: shown.snippets, snippetsDropped: shown.snippetsDropped, prefixCut: shown.prefixCut };
+  trace.prompt = {
+    text: redacted.text,
+    redactions: redacted.count,
+    tokens: shown.tokens,
+    budgetTokens,
+    family: model.family,
+    fim: shown.fim,
+    ...(format ? { format } : {}),
+    snippets: shown.snippets,
+    snippetsDropped: shown.snippetsDropped,
+    prefixCut: shown.prefixCut,
+  };
 
   // Checking against the repository: what this client can use of it.
   const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt) : undefined;
@@ -104,7 +129,15 @@ export async function runModelStages(context: RequestContext, model: ModelClient
     trace,
     'generate',
     signal,
-    () => callModel(context, model, { prompt: redacted.text, maxNewTokens: plan.maxNewTokens, stop: [...prompt.stop, ...(stop ?? [])], temperature: options.generate.temperature, ...check?.request, ...generateParts }),
+    () =>
+      callModel(context, model, {
+        prompt: redacted.text,
+        maxNewTokens: plan.maxNewTokens,
+        stop: [...prompt.stop, ...(stop ?? [])],
+        temperature: options.generate.temperature,
+        ...check?.request,
+        ...generateParts,
+      }),
     (e) => {
       trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
       return { value: undefined, status: 'failed', message: errorMessage(e) };
@@ -148,8 +181,14 @@ export async function runModelStages(context: RequestContext, model: ModelClient
   const inserted = checked ? cut.lead + checked : '';
   trace.completion = inserted;
   if (!inserted && plan.whyEmpty) {
-    const stopped = generated.stoppedBy && generated.stoppedBy !== 'unknown' ? ` (stopped by ${generated.stoppedBy === 'eos' ? 'its end token' : generated.stoppedBy === 'length' ? 'the token limit' : 'a stop sequence'})` : '';
-    trace.empty = cut.text ? 'checking cut the whole suggestion (it names a member its receiver lacks)' : `${plan.whyEmpty(generated) ?? 'postprocessing left nothing'}${stopped}`;
+    const stopped =
+      generated.stoppedBy && generated.stoppedBy !== 'unknown'
+        ? ` (stopped by ` +
+          `${generated.stoppedBy === 'eos' ? 'its end token' : generated.stoppedBy === 'length' ? 'the token limit' : 'a stop sequence'})`
+        : '';
+    trace.empty = cut.text
+      ? 'checking cut the whole suggestion (it names a member its receiver lacks)'
+      : `${plan.whyEmpty(generated) ?? 'postprocessing left nothing'}${stopped}`;
   }
   return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };
 }

@@ -167,7 +167,10 @@ export function analyseUnfinished(parsers: Parsers, path: string, lang: 'python'
   let extraction: FileExtraction;
   try {
     if (!importTree) throw new Error(`could not parse ${path}`);
-    extraction = lang === 'python' ? extractPython(importTree, path, importTree.rootNode.text) : extractJava(importTree, path, importTree.rootNode.text);
+    extraction =
+      lang === 'python'
+        ? extractPython(importTree, path, importTree.rootNode.text)
+        : extractJava(importTree, path, importTree.rootNode.text);
   } finally {
     importTree?.delete();
   }
@@ -175,13 +178,18 @@ export function analyseUnfinished(parsers: Parsers, path: string, lang: 'python'
   if (!tree) throw new Error(`could not parse ${path}`);
   try {
     const seed = seedLineOf(prefix, lang);
-    const flow = lang === 'python' ? buildPythonFlow(tree.rootNode, cursor, seed.text, seed.line) : buildJavaFlow(tree.rootNode, cursor, seed.text, seed.line);
-    return { flow, extraction: { ...extraction, imports: [...extraction.imports, ...flow.localImports], hasSyntaxErrors: tree.rootNode.hasError } };
+    const flow =
+      lang === 'python'
+        ? buildPythonFlow(tree.rootNode, cursor, seed.text, seed.line)
+        : buildJavaFlow(tree.rootNode, cursor, seed.text, seed.line);
+    return {
+      flow,
+      extraction: { ...extraction, imports: [...extraction.imports, ...flow.localImports], hasSyntaxErrors: tree.rootNode.hasError },
+    };
   } finally {
     tree.delete();
   }
 }
-
 
 /** The module-level import statements (with their continuation lines) of a folded text. */
 export function moduleHeader(text: string, lang: 'python' | 'java'): string {
@@ -219,7 +227,11 @@ export class DataflowRetriever implements Retriever, Disposable {
     for (const list of flow.bindings.values()) bindings += list.length;
     return {
       results,
-      notes: [`line ${flow.seedLine + 1}: ${flow.seeds.length} seed variable(s), ${recent.length} chain(s) used above; graph: ${bindings} bindings, ${extraction.imports.length} imports, ${resolution.visited} steps${extraction.hasSyntaxErrors ? '; prefix has syntax errors' : ''}`],
+      notes: [
+        `line ${flow.seedLine + 1}: ${flow.seeds.length} seed variable(s), ${recent.length} chain(s) used above; graph: ` +
+          `${bindings} bindings, ${extraction.imports.length} imports, ${resolution.visited} ` +
+          `steps${extraction.hasSyntaxErrors ? '; prefix has syntax errors' : ''}`,
+      ],
     };
   }
 

@@ -22,7 +22,6 @@ const STAR = 42;
 const DQUOTE = 34;
 const SQUOTE = 39;
 
-
 /** Group physical lines into statements: continuation lines (open brackets, strings, comments) join the line that started them. */
 function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
   const out: LogicalLine[] = [];
@@ -34,7 +33,12 @@ function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
     const startsFresh = depth === 0 && string === undefined && !(current && lines[i - 1]?.endsWith('\\'));
     if (startsFresh) {
       const trimmed = line.trim();
-      current = { first: i, last: i, indent: indentOf(line, 8), empty: trimmed === '' || trimmed.startsWith(lang === 'python' ? '#' : '//') };
+      current = {
+        first: i,
+        last: i,
+        indent: indentOf(line, 8),
+        empty: trimmed === '' || trimmed.startsWith(lang === 'python' ? '#' : '//'),
+      };
       out.push(current);
     } else if (current) {
       current.last = i;
@@ -127,7 +131,8 @@ export function foldPrefix(lines: readonly string[], lang: Lang): string {
   let level = 0;
   let pendingHeader: { indent: number; kept: boolean; chunk: Chunk } | undefined;
   const closeHeader = (): void => {
-    if (pendingHeader && !pendingHeader.kept && lang === 'python') pendingHeader.chunk.lines.push(`${' '.repeat(pendingHeader.indent + 4)}pass`);
+    if (pendingHeader && !pendingHeader.kept && lang === 'python')
+      pendingHeader.chunk.lines.push(`${' '.repeat(pendingHeader.indent + 4)}pass`);
     pendingHeader = undefined;
   };
   for (let i = 0; i < logical.length; i++) {

@@ -2,7 +2,19 @@
 // declarations with their declared types, parameters, enhanced for, try-with-resources, catch
 // parameters, `this.x` fields, classes with extends/implements (successor), method return types.
 import type { Node } from 'web-tree-sitter';
-import { addBinding, chainsOfText, chainText, emptyFlow, JAVA_KEYWORDS, JAVA_TYPE_IGNORE, typeChains, type Chain, type EdgeKind, type FileFlow, type TypeRef } from './flowGraph';
+import {
+  addBinding,
+  chainsOfText,
+  chainText,
+  emptyFlow,
+  JAVA_KEYWORDS,
+  JAVA_TYPE_IGNORE,
+  typeChains,
+  type Chain,
+  type EdgeKind,
+  type FileFlow,
+  type TypeRef,
+} from './flowGraph';
 import { MAX_NESTING_DEPTH } from '../../util/codeText';
 
 export function javaChain(node: Node | null): Chain | undefined {
@@ -67,7 +79,25 @@ function declaredTypes(node: Node | null): Chain[] {
 const CLASS_LIKE = new Set(['class_declaration', 'interface_declaration', 'enum_declaration', 'record_declaration']);
 const METHOD_LIKE = new Set(['method_declaration', 'constructor_declaration', 'compact_constructor_declaration']);
 
-const DESCEND = new Set(['program', 'block', 'ERROR', 'class_body', 'interface_body', 'enum_body', 'enum_body_declarations', 'record_body', 'constructor_body', 'switch_block', 'switch_block_statement_group', 'switch_rule', 'resource_specification', 'catch_clause', 'finally_clause', 'expression_statement', 'static_initializer']);
+const DESCEND = new Set([
+  'program',
+  'block',
+  'ERROR',
+  'class_body',
+  'interface_body',
+  'enum_body',
+  'enum_body_declarations',
+  'record_body',
+  'constructor_body',
+  'switch_block',
+  'switch_block_statement_group',
+  'switch_rule',
+  'resource_specification',
+  'catch_clause',
+  'finally_clause',
+  'expression_statement',
+  'static_initializer',
+]);
 
 function descends(type: string): boolean {
   return DESCEND.has(type) || type.endsWith('_statement');
@@ -101,7 +131,8 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
         const name = child.childForFieldName('name')?.text ?? '';
         const bases: Chain[] = [];
         for (const c of child.namedChildren) {
-          if (c && (c.type === 'superclass' || c.type === 'super_interfaces' || c.type === 'extends_interfaces')) bases.push(...declaredTypes(c));
+          if (c && (c.type === 'superclass' || c.type === 'super_interfaces' || c.type === 'extends_interfaces'))
+            bases.push(...declaredTypes(c));
         }
         const cls = { name, bases };
         if (name) flow.classes.set(name, cls);
@@ -110,7 +141,14 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
         if (child.type === 'record_declaration') {
           for (const p of child.childForFieldName('parameters')?.namedChildren ?? []) {
             const pname = p?.childForFieldName('name')?.text;
-            if (p && pname && here) addBinding(flow, { name: `this.${pname}`, line: p.startPosition.row, edge: 'field', values: [], types: declaredTypes(p.childForFieldName('type')) });
+            if (p && pname && here)
+              addBinding(flow, {
+                name: `this.${pname}`,
+                line: p.startPosition.row,
+                edge: 'field',
+                values: [],
+                types: declaredTypes(p.childForFieldName('type')),
+              });
           }
         }
         const body = child.childForFieldName('body');
@@ -119,13 +157,24 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
       }
       if (METHOD_LIKE.has(child.type)) {
         const name = child.childForFieldName('name')?.text;
-        if (name && child.type === 'method_declaration') flow.functions.set(name, { name, returns: declaredTypes(child.childForFieldName('type')) });
+        if (name && child.type === 'method_declaration')
+          flow.functions.set(name, { name, returns: declaredTypes(child.childForFieldName('type')) });
         const here = contains(child);
         if (here) {
           for (const p of child.childForFieldName('parameters')?.namedChildren ?? []) {
             if (!p || (p.type !== 'formal_parameter' && p.type !== 'spread_parameter')) continue;
-            const nameNode = p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'variable_declarator')?.childForFieldName('name') ?? null;
-            if (nameNode) addBinding(flow, { name: nameNode.text, line: nameNode.startPosition.row, edge: 'param', values: [], types: declaredTypes(p.childForFieldName('type') ?? p.namedChild(0)) });
+            const nameNode =
+              p.childForFieldName('name') ??
+              p.namedChildren.find((c) => c?.type === 'variable_declarator')?.childForFieldName('name') ??
+              null;
+            if (nameNode)
+              addBinding(flow, {
+                name: nameNode.text,
+                line: nameNode.startPosition.row,
+                edge: 'param',
+                values: [],
+                types: declaredTypes(p.childForFieldName('type') ?? p.namedChild(0)),
+              });
           }
           const body = child.childForFieldName('body');
           if (body) walk(body, true, false, depth + 1);
@@ -143,26 +192,47 @@ export function buildJavaFlow(root: Node, cursor: number, seedText: string, seed
           break;
         case 'enhanced_for_statement': {
           const name = child.childForFieldName('name')?.text;
-          if (name && visible) addBinding(flow, { name, line: child.startPosition.row, edge: 'forin', values: valueChains(child.childForFieldName('value')), types: declaredTypes(child.childForFieldName('type')) });
+          if (name && visible)
+            addBinding(flow, {
+              name,
+              line: child.startPosition.row,
+              edge: 'forin',
+              values: valueChains(child.childForFieldName('value')),
+              types: declaredTypes(child.childForFieldName('type')),
+            });
           walk(child, visible, inCursorClass, depth + 1);
           break;
         }
         case 'resource': {
           const name = child.childForFieldName('name')?.text;
-          if (name && visible) addBinding(flow, { name, line: child.startPosition.row, edge: 'as', values: valueChains(child.childForFieldName('value')), types: declaredTypes(child.childForFieldName('type')) });
+          if (name && visible)
+            addBinding(flow, {
+              name,
+              line: child.startPosition.row,
+              edge: 'as',
+              values: valueChains(child.childForFieldName('value')),
+              types: declaredTypes(child.childForFieldName('type')),
+            });
           break;
         }
         case 'catch_formal_parameter': {
           const name = child.childForFieldName('name')?.text;
           const type = child.namedChildren.find((c) => c?.type === 'catch_type') ?? null;
-          if (name && visible) addBinding(flow, { name, line: child.startPosition.row, edge: 'param', values: [], types: declaredTypes(type) });
+          if (name && visible)
+            addBinding(flow, { name, line: child.startPosition.row, edge: 'param', values: [], types: declaredTypes(type) });
           break;
         }
         case 'assignment_expression': {
           const left = javaChain(child.childForFieldName('left'));
           if (left && visible && left.every((s) => !s.call)) {
             const name = left.map((s) => s.name).join('.');
-            addBinding(flow, { name, line: child.startPosition.row, edge: 'assign', values: valueChains(child.childForFieldName('right')), types: [] });
+            addBinding(flow, {
+              name,
+              line: child.startPosition.row,
+              edge: 'assign',
+              values: valueChains(child.childForFieldName('right')),
+              types: [],
+            });
           }
           walk(child, visible, inCursorClass, depth + 1);
           break;
@@ -198,7 +268,8 @@ export const MAX_TYPE_REFS = 60;
  * names; nearest the cursor first, each once, type parameters and ignored JDK types left out.
  */
 export function javaTypeRefs(root: Node, cursor: number): TypeRef[] {
-  const outer = root.namedChildren.find((c) => c !== null && CLASS_LIKE.has(c.type) && c.startIndex <= cursor && c.endIndex >= cursor) ?? null;
+  const outer =
+    root.namedChildren.find((c) => c !== null && CLASS_LIKE.has(c.type) && c.startIndex <= cursor && c.endIndex >= cursor) ?? null;
   if (!outer) return [];
   const found: TypeRef[] = [];
   const typeParams = new Set<string>();
@@ -219,18 +290,26 @@ export function javaTypeRefs(root: Node, cursor: number): TypeRef[] {
         add([{ name: node.text }], node);
         return;
       case 'scoped_type_identifier':
-        add(node.text.split('.').map((s) => ({ name: s.trim() })), node);
+        add(
+          node.text.split('.').map((s) => ({ name: s.trim() })),
+          node,
+        );
         return;
       case 'marker_annotation':
       case 'annotation': {
         const name = node.childForFieldName('name');
-        if (name) add(name.text.split('.').map((s) => ({ name: s.trim() })), node);
+        if (name)
+          add(
+            name.text.split('.').map((s) => ({ name: s.trim() })),
+            node,
+          );
         break;
       }
       case 'method_invocation':
       case 'field_access': {
         const object = node.childForFieldName('object');
-        if (object?.type === 'identifier' && /^\p{Lu}/u.test(object.text) && !/^[\p{Lu}\d_]+$/u.test(object.text)) add([{ name: object.text }], object);
+        if (object?.type === 'identifier' && /^\p{Lu}/u.test(object.text) && !/^[\p{Lu}\d_]+$/u.test(object.text))
+          add([{ name: object.text }], object);
         break;
       }
       case 'line_comment':

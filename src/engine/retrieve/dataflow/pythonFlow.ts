@@ -4,7 +4,17 @@
 // hold ERROR nodes; whatever parsed is used.
 import type { Node } from 'web-tree-sitter';
 import type { KbImport } from '../../kb/types';
-import { addBinding, chainsOfText, emptyFlow, PYTHON_KEYWORDS, PYTHON_TYPE_IGNORE, typeChains, type Chain, type EdgeKind, type FileFlow } from './flowGraph';
+import {
+  addBinding,
+  chainsOfText,
+  emptyFlow,
+  PYTHON_KEYWORDS,
+  PYTHON_TYPE_IGNORE,
+  typeChains,
+  type Chain,
+  type EdgeKind,
+  type FileFlow,
+} from './flowGraph';
 import { MAX_NESTING_DEPTH } from '../../util/codeText';
 
 /** The attribute chain of an expression node, or undefined when it is not one. */
@@ -97,7 +107,18 @@ function pythonImports(stmt: Node): KbImport[] {
   return out;
 }
 
-const DESCEND = new Set(['block', 'module', 'ERROR', 'expression_statement', 'with_item', 'parenthesized_expression', 'list_comprehension', 'set_comprehension', 'dictionary_comprehension', 'generator_expression']);
+const DESCEND = new Set([
+  'block',
+  'module',
+  'ERROR',
+  'expression_statement',
+  'with_item',
+  'parenthesized_expression',
+  'list_comprehension',
+  'set_comprehension',
+  'dictionary_comprehension',
+  'generator_expression',
+]);
 
 function descends(type: string): boolean {
   return DESCEND.has(type) || type.endsWith('_statement') || type.endsWith('_clause');
@@ -144,11 +165,15 @@ export function buildPythonFlow(root: Node, cursor: number, seedText: string, se
           const here = contains(child);
           const params = child.childForFieldName('parameters');
           const first = params?.namedChildren.find((p) => p !== null);
-          const self = inCursorClass && first ? (first.type === 'identifier' ? first.text : first.childForFieldName('name')?.text) : undefined;
+          const self =
+            inCursorClass && first ? (first.type === 'identifier' ? first.text : first.childForFieldName('name')?.text) : undefined;
           if (here && params) {
             for (const p of params.namedChildren) {
               if (!p) continue;
-              const nameNode = p.type === 'identifier' ? p : (p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'identifier') ?? null);
+              const nameNode =
+                p.type === 'identifier'
+                  ? p
+                  : (p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'identifier') ?? null);
               if (!nameNode) continue;
               const types = hint(p.childForFieldName('type'));
               const values = valueChains(p.childForFieldName('value'));
@@ -181,7 +206,8 @@ export function buildPythonFlow(root: Node, cursor: number, seedText: string, se
           const value = child.namedChild(0);
           const alias = child.childForFieldName('alias') ?? child.namedChildren.find((c) => c?.type === 'as_pattern_target') ?? null;
           const values = valueChains(value);
-          for (const t of targetNames(alias?.type === 'as_pattern_target' ? alias.namedChild(0) : alias)) bind(t, 'as', values, [], receiver, visible);
+          for (const t of targetNames(alias?.type === 'as_pattern_target' ? alias.namedChild(0) : alias))
+            bind(t, 'as', values, [], receiver, visible);
           break;
         }
         case 'named_expression': {

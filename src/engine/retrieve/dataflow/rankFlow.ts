@@ -90,7 +90,10 @@ export class FlowRanker {
       if (usedNames) {
         const unused = scope.extraction.imports
           .map((imp, order) => ({ imp, order, bound: imp.alias ?? imp.name }))
-          .filter((u): u is { imp: KbImport; order: number; bound: string } => !u.imp.wildcard && u.bound !== undefined && !usedNames.has(u.bound))
+          .filter(
+            (u): u is { imp: KbImport; order: number; bound: string } =>
+              !u.imp.wildcard && u.bound !== undefined && !usedNames.has(u.bound),
+          )
           .map((u) => ({ ...u, overlap: nearOverlap(u.bound, nearWords) }))
           .sort((a, b) => b.overlap - a.overlap || a.order - b.order);
         // The ones sharing words with the lines just above first (`def delete(...)` -> delete_operation).
@@ -174,7 +177,9 @@ export class FlowRanker {
     }
   }
 
-  /** What an import of the resolved scope names, resolved once per request (the groups, the imports not used yet and the fallback all ask). */
+  /**
+   * What an import of the resolved scope names, resolved once per request (the groups, the imports not used yet and the fallback all ask).
+   */
   private importTargetOfUnfinished(imp: KbImport, scope: Scope): Entity[] {
     let targets = this.scopeImports.get(imp);
     if (!targets) this.scopeImports.set(imp, (targets = this.walk.importTarget(imp, scope, 0)));
@@ -192,7 +197,8 @@ export class FlowRanker {
     let snippet: Snippet | undefined;
     if (e.kind === 'item') snippet = snippetOfItem(e.item);
     // Summaries depend on the repository tables only: built once until the knowledge base changes.
-    else if (e.kind === 'class') snippet = this.symbols.cached(`class:${e.cls.path}#${e.cls.qualifiedName}`, () => classSummary(this.symbols, e.cls));
+    else if (e.kind === 'class')
+      snippet = this.symbols.cached(`class:${e.cls.path}#${e.cls.qualifiedName}`, () => classSummary(this.symbols, e.cls));
     else if (e.kind === 'moduleSummary') snippet = this.symbols.cached(`module:${e.path}`, () => moduleSummary(this.symbols, e.path));
     if (snippet) this.emitSnippet(snippet, depth, reason);
   }

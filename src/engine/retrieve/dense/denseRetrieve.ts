@@ -229,7 +229,8 @@ export class DenseRetriever implements Retriever, Disposable {
         const codes = new Int8Array(part.length * dim);
         part.forEach(([hash], j) => {
           const v = vecs[j];
-          if (!v || v.length !== dim) throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${dim}`);
+          if (!v || v.length !== dim)
+            throw new Error(`encoder ${this.encoder.name} returned a vector of length ${v?.length ?? 0}, expected ${dim}`);
           const scale = quantizeInto(v, codes, j * dim);
           this.loose.set(hash, { codes: codes.subarray(j * dim, (j + 1) * dim), scale });
         });
@@ -317,7 +318,13 @@ export class DenseRetriever implements Retriever, Disposable {
       this.copyVector(hash, codes, scales, i);
     });
     try {
-      await saveVectors(path, { encoder: this.encoder.name, fingerprint: this.encoder.fingerprint ?? '', dim, rows, data: { layout: 'int8', codes, scales } });
+      await saveVectors(path, {
+        encoder: this.encoder.name,
+        fingerprint: this.encoder.fingerprint ?? '',
+        dim,
+        rows,
+        data: { layout: 'int8', codes, scales },
+      });
       this.storeStatus = 'loaded';
     } catch (e) {
       // Persisting is an optimisation: the vectors in memory still serve.
@@ -346,11 +353,22 @@ export class DenseRetriever implements Retriever, Disposable {
     for (let i = 0; i < Math.max(functions.length, variables.length); i++) {
       for (const hit of [functions[i], variables[i]]) if (hit) results.push({ snippet: snippetOfItem(hit.value), score: hit.score });
     }
-    return { results, notes: [...notes, `${this.functions.items.length} functions, ${this.variables.items.length} variables embedded (dim ${this.encoder.dim})`] };
+    return {
+      results,
+      notes: [
+        ...notes,
+        `${this.functions.items.length} functions, ${this.variables.items.length} variables embedded (dim ${this.encoder.dim})`,
+      ],
+    };
   }
 
   /** Cosine top-k (rows and query are unit vectors: a dot product), skipping the unfinished file. */
-  private async top(family: Family, query: { codes: Int8Array; scale: number }, k: number, excludePath: string): Promise<Array<{ value: KbItem; score: number }>> {
+  private async top(
+    family: Family,
+    query: { codes: Int8Array; scale: number },
+    k: number,
+    excludePath: string,
+  ): Promise<Array<{ value: KbItem; score: number }>> {
     const top = new TopK<KbItem>(k);
     const [skipFrom, skipTo] = family.fileRows.get(excludePath) ?? [0, 0];
     const rows = family.items.length;

@@ -72,7 +72,10 @@ export async function saveVectors(path: string, stored: StoredVectors): Promise<
   const payload =
     data.layout === 'float32'
       ? Buffer.from(data.vectors.buffer, data.vectors.byteOffset, n * stored.dim * 4)
-      : Buffer.concat([Buffer.from(data.scales.buffer, data.scales.byteOffset, n * 4), Buffer.from(data.codes.buffer, data.codes.byteOffset, n * stored.dim)]);
+      : Buffer.concat([
+          Buffer.from(data.scales.buffer, data.scales.byteOffset, n * 4),
+          Buffer.from(data.codes.buffer, data.codes.byteOffset, n * stored.dim),
+        ]);
   const header: Header = {
     magic: MAGIC,
     version: DENSE_FORMAT_VERSION,
@@ -91,9 +94,17 @@ export async function loadVectors(path: string, expect: { encoder: string; dim: 
   if (read.status !== 'ok') return read;
   const { header, payload } = read;
   if (header.magic !== MAGIC) return { status: 'invalid', reason: 'not a CodeRAG vector file' };
-  if (!READABLE_VERSIONS.includes(header.version)) return { status: 'invalid', reason: `format version ${header.version}, expected ${DENSE_FORMAT_VERSION}` };
-  if (header.encoder !== expect.encoder) return { status: 'invalid', reason: `written by encoder "${header.encoder}", expected "${expect.encoder}"` };
-  if ((header.fingerprint ?? '') !== (expect.fingerprint ?? '')) return { status: 'invalid', reason: `written by another build of encoder "${header.encoder}" (fingerprint ${header.fingerprint || 'none'}, expected ${expect.fingerprint || 'none'})` };
+  if (!READABLE_VERSIONS.includes(header.version))
+    return { status: 'invalid', reason: `format version ${header.version}, expected ${DENSE_FORMAT_VERSION}` };
+  if (header.encoder !== expect.encoder)
+    return { status: 'invalid', reason: `written by encoder "${header.encoder}", expected "${expect.encoder}"` };
+  if ((header.fingerprint ?? '') !== (expect.fingerprint ?? ''))
+    return {
+      status: 'invalid',
+      reason:
+        `written by another build of encoder "${header.encoder}" (fingerprint ${header.fingerprint || 'none'}, ` +
+        `expected ${expect.fingerprint || 'none'})`,
+    };
   if (header.dim !== expect.dim) return { status: 'invalid', reason: `dimension ${header.dim}, expected ${expect.dim}` };
   if (!Array.isArray(header.rows)) return { status: 'invalid', reason: 'malformed header' };
   const layout = header.layout ?? 'float32';

@@ -40,7 +40,16 @@ export function dequantize(codes: Int8Array, scales: Float32Array, dim: number):
  * Offers rows [from, to) to `top` by their dot product with the query's codes (times both scales).
  * Four running sums let the loop pipeline.
  */
-export function scanInt8Rows<T>(codes: Int8Array, scales: Float32Array, items: readonly T[], query: Int8Array, queryScale: number, from: number, to: number, top: TopK<T>): void {
+export function scanInt8Rows<T>(
+  codes: Int8Array,
+  scales: Float32Array,
+  items: readonly T[],
+  query: Int8Array,
+  queryScale: number,
+  from: number,
+  to: number,
+  top: TopK<T>,
+): void {
   const dim = query.length;
   const tail = dim - (dim % 4);
   for (let i = from; i < to; i++) {

@@ -66,7 +66,10 @@ export class SparseRetriever implements Retriever, Disposable {
       const path = paths[i]!;
       const items = this.kb.file(path)?.items ?? [];
       this.functions.setGroup(path, items.filter(isFunction));
-      this.variables.setGroup(path, items.filter((i) => !isFunction(i)));
+      this.variables.setGroup(
+        path,
+        items.filter((i) => !isFunction(i)),
+      );
     }
     this.functions.refresh();
     this.variables.refresh();

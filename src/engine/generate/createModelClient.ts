@@ -35,6 +35,16 @@ export function ollamaClientOf(settings: ModelSettings): OllamaClient {
   });
 }
 
+function openAiClientOf(settings: ModelSettings): OpenAICompatibleClient {
+  return new OpenAICompatibleClient({
+    baseUrl: settings.openai.baseUrl,
+    model: settings.openai.model,
+    apiKey: settings.openai.apiKey || undefined,
+    timeoutMs: settings.timeoutMs,
+    ...family(settings),
+  });
+}
+
 /** The configured client and its start-up check (the models exist, the server answers). */
 export async function resolveModelClient(
   settings: ModelSettings,
@@ -54,26 +64,9 @@ export async function resolveModelClient(
     case 'openai':
       if (!settings.openai.baseUrl || !settings.openai.model)
         return { client: embedded(), note: 'coderag.openai.baseUrl and coderag.openai.model are not both set; using the embedded model' };
-      return checked(
-        new OpenAICompatibleClient({
-          baseUrl: settings.openai.baseUrl,
-          model: settings.openai.model,
-          apiKey: settings.openai.apiKey || undefined,
-          timeoutMs: settings.timeoutMs,
-          ...family(settings),
-        }),
-      );
+      return checked(openAiClientOf(settings));
     case 'auto': {
-      if (settings.openai.baseUrl && settings.openai.model)
-        return checked(
-          new OpenAICompatibleClient({
-            baseUrl: settings.openai.baseUrl,
-            model: settings.openai.model,
-            apiKey: settings.openai.apiKey || undefined,
-            timeoutMs: settings.timeoutMs,
-            ...family(settings),
-          }),
-        );
+      if (settings.openai.baseUrl && settings.openai.model) return checked(openAiClientOf(settings));
       const ollama = ollamaClientOf(settings);
       const problem = await ollama.check(signal);
       if (!problem) return { client: ollama, note: `Ollama answers at ${ollama.endpoint} with ${ollama.model}` };

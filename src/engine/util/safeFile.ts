@@ -46,6 +46,67 @@ function kindOf(st: {
 // good. O_NOCTTY: a terminal device never becomes the controlling one. Both absent on Windows.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
 
+/** An open() failure as a FileReadError (a folder is `notRegular`, anything else `unreadable`). */
+function openFailure(path: string, e: unknown): FileReadError {
+  const err = e as NodeJS.ErrnoException;
+  if (err.code === 'EISDIR') return new FileReadError(path, 'notRegular', `${path}: a folder, not a file`, err.code);
+  return new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+}
+
+/** A failure while reading an opened file: a FileReadError as it is, an errno error as `unreadable`. */
+function readFailure(path: string, e: unknown): FileReadError {
+  if (e instanceof FileReadError) return e;
+  const err = e as NodeJS.ErrnoException;
+  return new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+}
+
+/** The checks on the opened descriptor's stat: a regular file within `maxBytes`. */
+function checkOpened(path: string, st: Parameters<typeof kindOf>[0] & { isFile(): boolean; size: number }, maxBytes: number): void {
+  if (!st.isFile()) throw new FileReadError(path, 'notRegular', `${path}: ${kindOf(st)}, not a regular file`);
+  if (st.size > maxBytes) throw new FileReadError(path, 'tooLarge', `${path}: ${st.size} bytes > ${maxBytes}`);
+}
+
+/**
+ * The bytes read so far, in a buffer grown as they come. Read to the end, not to the size fstat
+ * gave: a file may change size meanwhile, and some report 0. One byte past the limit tells "too
+ * large" from "exactly at it".
+ */
+class BoundedBytes {
+  private readonly limit: number;
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(
+    private readonly path: string,
+    sizeHint: number,
+    private readonly maxBytes: number,
+  ) {
+    this.limit = Math.min(maxBytes + 1, MAX_READ_BYTES);
+    this.buffer = Buffer.allocUnsafe(Math.min(this.limit, Math.max(sizeHint + 1, 4096)));
+  }
+
+  /** Where the next read goes; undefined once the limit is reached. */
+  room(): { buffer: Buffer; offset: number; length: number } | undefined {
+    if (this.length === this.buffer.length) {
+      if (this.buffer.length >= this.limit) return undefined;
+      const bigger = Buffer.allocUnsafe(Math.min(this.limit, this.buffer.length * 2));
+      this.buffer.copy(bigger, 0, 0, this.length);
+      this.buffer = bigger;
+    }
+    return { buffer: this.buffer, offset: this.length, length: this.buffer.length - this.length };
+  }
+
+  added(bytesRead: number): void {
+    this.length += bytesRead;
+  }
+
+  /** The bytes read; `tooLarge` when they went past `maxBytes` (the file grew while it was read). */
+  bytes(): Buffer {
+    if (this.length > this.maxBytes) throw new FileReadError(this.path, 'tooLarge', `${this.path}: more than ${this.maxBytes} bytes`);
+    return this.length === this.buffer.length ? this.buffer : this.buffer.subarray(0, this.length);
+  }
+}
+
 /**
  * The bytes of the regular file at `path` (links followed), at most `maxBytes` of them.
  * Throws FileReadError: `notRegular` for a folder, FIFO, device or socket (checked with fstat on
@@ -57,36 +118,20 @@ export async function readRegularFile(path: string, maxBytes: number = MAX_READ_
   try {
     handle = await fs.open(path, OPEN_FLAGS);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'EISDIR') throw new FileReadError(path, 'notRegular', `${path}: a folder, not a file`, err.code);
-    throw new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+    throw openFailure(path, e);
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile()) throw new FileReadError(path, 'notRegular', `${path}: ${kindOf(st)}, not a regular file`);
-    if (st.size > maxBytes) throw new FileReadError(path, 'tooLarge', `${path}: ${st.size} bytes > ${maxBytes}`);
-    // Read to the end, not to the size fstat gave: a file may change size meanwhile, and some
-    // report 0. One byte past the limit tells "too large" from "exactly at it".
-    const limit = Math.min(maxBytes + 1, MAX_READ_BYTES);
-    let buffer = Buffer.allocUnsafe(Math.min(limit, Math.max(st.size + 1, 4096)));
-    let length = 0;
-    for (;;) {
-      if (length === buffer.length) {
-        if (buffer.length >= limit) break;
-        const bigger = Buffer.allocUnsafe(Math.min(limit, buffer.length * 2));
-        buffer.copy(bigger, 0, 0, length);
-        buffer = bigger;
-      }
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+    checkOpened(path, st, maxBytes);
+    const out = new BoundedBytes(path, st.size, maxBytes);
+    for (let room = out.room(); room; room = out.room()) {
+      const { bytesRead } = await handle.read(room.buffer, room.offset, room.length, null);
       if (bytesRead === 0) break;
-      length += bytesRead;
+      out.added(bytesRead);
     }
-    if (length > maxBytes) throw new FileReadError(path, 'tooLarge', `${path}: more than ${maxBytes} bytes`);
-    return length === buffer.length ? buffer : buffer.subarray(0, length);
+    return out.bytes();
   } catch (e) {
-    if (e instanceof FileReadError) throw e;
-    const err = e as NodeJS.ErrnoException;
-    throw new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+    throw readFailure(path, e);
   } finally {
     await handle.close().catch(() => undefined);
   }
@@ -102,34 +147,20 @@ export function readRegularFileSync(path: string, maxBytes: number = MAX_READ_BY
   try {
     fd = openSync(path, OPEN_FLAGS);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'EISDIR') throw new FileReadError(path, 'notRegular', `${path}: a folder, not a file`, err.code);
-    throw new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+    throw openFailure(path, e);
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw new FileReadError(path, 'notRegular', `${path}: ${kindOf(st)}, not a regular file`);
-    if (st.size > maxBytes) throw new FileReadError(path, 'tooLarge', `${path}: ${st.size} bytes > ${maxBytes}`);
-    const limit = Math.min(maxBytes + 1, MAX_READ_BYTES);
-    let buffer = Buffer.allocUnsafe(Math.min(limit, Math.max(st.size + 1, 4096)));
-    let length = 0;
-    for (;;) {
-      if (length === buffer.length) {
-        if (buffer.length >= limit) break;
-        const bigger = Buffer.allocUnsafe(Math.min(limit, buffer.length * 2));
-        buffer.copy(bigger, 0, 0, length);
-        buffer = bigger;
-      }
-      const bytesRead = readSync(fd, buffer, length, buffer.length - length, null);
+    checkOpened(path, st, maxBytes);
+    const out = new BoundedBytes(path, st.size, maxBytes);
+    for (let room = out.room(); room; room = out.room()) {
+      const bytesRead = readSync(fd, room.buffer, room.offset, room.length, null);
       if (bytesRead === 0) break;
-      length += bytesRead;
+      out.added(bytesRead);
     }
-    if (length > maxBytes) throw new FileReadError(path, 'tooLarge', `${path}: more than ${maxBytes} bytes`);
-    return length === buffer.length ? buffer : buffer.subarray(0, length);
+    return out.bytes();
   } catch (e) {
-    if (e instanceof FileReadError) throw e;
-    const err = e as NodeJS.ErrnoException;
-    throw new FileReadError(path, 'unreadable', storageMessage(err), err.code);
+    throw readFailure(path, e);
   } finally {
     try {
       closeSync(fd);

@@ -34,7 +34,7 @@ async function rowsOf(pairs: readonly string[]): Promise<Row[]> {
   for (const pair of pairs) {
     const [casesFile, predsFile] = pair.split('=');
     const cases = new Map((await readCases(casesFile!)).map((c) => [c.metadata.task_id, c]));
-    const mode = /body/.test(casesFile!) ? 'body' : 'line';
+    const mode = /body/.test(casesFile!) ? 'body' : /dot/.test(casesFile!) ? 'dot' : 'line';
     for (const p of await readPredictions(predsFile!)) {
       const c = cases.get(p.task_id);
       const lang = c && caseLang(c);
@@ -54,13 +54,18 @@ async function rowsOf(pairs: readonly string[]): Promise<Row[]> {
   return rows;
 }
 
+/** `line+body`: the acceptance's population (dot cases are fitted on, reported apart). */
+function inGroup(r: Row, g: string): boolean {
+  return g === 'line+body' ? !r.group.endsWith('-dot') : r.group === g;
+}
+
 const THRESHOLDS = Array.from({ length: 21 }, (_, i) => i / 20);
 
 function printCurves(title: string, rows: readonly Row[], scoreRow: (r: Row) => number): void {
   console.log(`\n${title}`);
   const groups = [...new Set(rows.map((r) => r.group))].sort();
-  for (const g of [...groups, 'all']) {
-    const of = rows.filter((r) => g === 'all' || r.group === g);
+  for (const g of [...groups, 'line+body']) {
+    const of = rows.filter((r) => inGroup(r, g));
     const curve = showCurve(
       of.map((r) => ({ score: scoreRow(r), es: r.es })),
       THRESHOLDS,
@@ -73,10 +78,10 @@ function printCurves(title: string, rows: readonly Row[], scoreRow: (r: Row) => 
     );
   }
   // Near the levels, finer: each group's share shown and ES gain over showing all.
-  console.log('threshold ' + [...groups, 'all'].map((g) => g.padEnd(18)).join(''));
+  console.log('threshold ' + [...groups, 'line+body'].map((g) => g.padEnd(18)).join(''));
   for (let t = 0.15; t <= 0.351; t += 0.01) {
-    const cells = [...groups, 'all'].map((g) => {
-      const of = rows.filter((r) => g === 'all' || r.group === g);
+    const cells = [...groups, 'line+body'].map((g) => {
+      const of = rows.filter((r) => inGroup(r, g));
       const all = of.reduce((a, r) => a + r.es, 0) / Math.max(1, of.length);
       const [p] = showCurve(
         of.map((r) => ({ score: scoreRow(r), es: r.es })),
@@ -91,8 +96,8 @@ function printCurves(title: string, rows: readonly Row[], scoreRow: (r: Row) => 
   const levels = Object.entries(SHOW_THRESHOLDS);
   console.log('level            group        shown   ES shown   ES all   gain');
   for (const [level, t] of levels)
-    for (const g of [...groups, 'all']) {
-      const of = rows.filter((r) => g === 'all' || r.group === g);
+    for (const g of [...groups, 'line+body']) {
+      const of = rows.filter((r) => inGroup(r, g));
       const all = of.reduce((a, r) => a + r.es, 0) / Math.max(1, of.length);
       const [p] = showCurve(
         of.map((r) => ({ score: scoreRow(r), es: r.es })),

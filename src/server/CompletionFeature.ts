@@ -102,14 +102,14 @@ export class CompletionFeature implements Feature {
   updateConfig(config: ServerConfig): void {
     const changedModel =
       this.config !== undefined &&
-      JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt]) !==
-        JSON.stringify([config.model, config.ollama, config.openai, config.prompt]);
+      JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt, this.config.suggestions]) !==
+        JSON.stringify([config.model, config.ollama, config.openai, config.prompt, config.suggestions]);
     this.config = config;
     this.options = pipelineOptions(config);
     // The pipelines hold the options: each is built again on its folder's next request.
     this.pipelines.clear();
     this.cache.resize(config.cache.size);
-    // Completions of another model are not what typing through should show.
+    // Completions of another model, or shown at another level of coderag.suggestions.show, are not what typing through should show.
     if (changedModel) this.cache.clear();
     this.status.update({ completionsEnabled: config.enable });
   }

@@ -34,8 +34,8 @@ export function gateStage(
   });
   const model = stages.gateModel?.() ?? (shipped ??= new GateModel());
   const score = model.score(features, hasLogprobs);
-  // Without the model's log-probabilities the gate abstains: on the validation cases the other
-  // features alone gained 2.9 ES at 77% shown and reached 5 points only below half shown.
+  // Without the model's log-probabilities the gate abstains: such a server runs another model than
+  // the weights saw, and the other features alone are weaker (validation at 0.22: +3.5 ES at 71% shown).
   const on = options.gate?.mode === 'on' && hasLogprobs;
   const threshold = on ? options.gate!.threshold : 0;
   const shown = !on || score >= threshold;

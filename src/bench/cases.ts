@@ -67,6 +67,10 @@ export interface Prediction {
     tops?: Record<string, string>;
     reward?: number;
   };
+  /** Whether the show gate let the prediction through (absent: the gate did not run, or there was nothing to show). */
+  shown?: boolean;
+  /** The show gate's score, threshold and features (scripts/fitGate.ts fits on them). */
+  gate?: { score: number; threshold: number; logprobs: boolean; features: Record<string, number> };
 }
 
 /** A malformed line of a benchmark file; the message names the file and the 1-based line. */
@@ -160,6 +164,10 @@ export function validatePrediction(value: unknown): Prediction | string {
     timings_ms: timings as StageTimings,
     ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}),
     ...(similar ? { similar } : {}),
+    ...(typeof value.shown === 'boolean' ? { shown: value.shown } : {}),
+    ...(isObject(value.gate) && typeof value.gate.score === 'number' && isObject(value.gate.features)
+      ? { gate: value.gate as unknown as NonNullable<Prediction['gate']> }
+      : {}),
   };
 }
 
@@ -238,6 +246,8 @@ export function formatPrediction(p: Prediction): string {
       timings_ms: p.timings_ms,
       ...(p.unknown_member !== undefined ? { unknown_member: p.unknown_member } : {}),
       ...(p.similar ? { similar: p.similar } : {}),
+      ...(p.shown !== undefined ? { shown: p.shown } : {}),
+      ...(p.gate ? { gate: p.gate } : {}),
     }) + '\n'
   );
 }

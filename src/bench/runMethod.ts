@@ -185,6 +185,8 @@ export interface RunOptions {
   bodyContextShare?: number;
   /** CodeRAG's g: the probing query's best chunks beside the target chunk (PipelineOptions.query.g). */
   probeTop?: number;
+  /** The show gate (PipelineOptions.gate): `off`, or on at a threshold; absent: the product's default. */
+  gate?: { mode: 'on' | 'off'; threshold?: number };
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
@@ -258,6 +260,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
       ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}),
     },
     check: { mode: options.check ?? 'constrain', ...(options.checkPrior !== undefined ? { prior: options.checkPrior } : {}) },
+    ...(options.gate ? { gate: options.gate } : {}),
     similar: {
       mode: spec.similar ?? 'off',
       budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs },
@@ -386,6 +389,13 @@ function unknownMember(
   return { unknown_member: checked.fixes.length > 0 };
 }
 
+/** The show gate's decision, score and features of a prediction (when it ran). */
+function gateOf(result: CompletionResult): Pick<Prediction, 'shown' | 'gate'> {
+  const g = result.trace.gate;
+  if (!g) return {};
+  return { shown: g.shown, gate: { score: g.score, threshold: g.threshold, logprobs: g.logprobs, features: g.features } };
+}
+
 export interface CaseOutcome {
   prediction: Prediction;
   /** ProCC's stage as it ran (the harness rewards a bandit's arm from it). */
@@ -417,7 +427,8 @@ export async function runCase(
   };
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
-    const text = first.items[0]?.text ?? '';
+    // A suggestion the gate kept from the editor is still the prediction, marked `shown: false`.
+    const text = first.items[0]?.text ?? first.suppressed?.text ?? '';
     const similar = first.trace.similar;
     return {
       prediction: {
@@ -427,6 +438,7 @@ export async function runCase(
         timings_ms: timingsOf(first, options.generate),
         ...unknownMember(request, text, env, options, signal),
         ...(similar ? { similar: similarOf(similar) } : {}),
+        ...gateOf(first),
       },
       problems: problemsOf(first),
       ...(similar ? { similar } : {}),

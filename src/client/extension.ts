@@ -74,10 +74,13 @@ class CodeRagExtension implements vscode.Disposable {
   private status: StatusParams | undefined;
   private lastTraceId: string | undefined;
   private offeredPull = new Set<string>();
-  /** What became of each shown suggestion, sent to the server for learning (only the `bandit` similar-code mode learns). */
+  /** What became of each shown suggestion, sent to the server for learning (the `bandit` similar-code mode and the show gate learn). */
   private readonly outcomes = new OutcomeTracker(
     outcomeSender(
-      () => vscode.workspace.getConfiguration('coderag').get<string>('similar.mode', 'off') === 'bandit',
+      () => {
+        const settings = vscode.workspace.getConfiguration('coderag');
+        return settings.get<string>('similar.mode', 'off') === 'bandit' || settings.get<string>('suggestions.show', 'balanced') !== 'all';
+      },
       (r) => this.sendOutcome(r),
     ),
   );

@@ -278,6 +278,8 @@ export interface CompletionTraceView {
     stoppedBy?: string;
   };
   completion?: string;
+  /** The show gate: whether the suggestion was shown, its score (predicted share kept), the threshold, and the features. */
+  gate?: { shown: boolean; score: number; threshold: number; logprobs: boolean; learned: number; features: Record<string, number> };
   stages: StageTimingView[];
   error?: { stage: string; kind: string; message: string };
   totalMs: number;

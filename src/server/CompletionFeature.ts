@@ -29,15 +29,19 @@ import type { RerankFeature } from './RerankFeature';
 import type { StatusReporter } from './StatusReporter';
 import type { FolderIndex, WorkspaceIndexer } from './WorkspaceIndexer';
 import { FolderPipelines } from './FolderPipelines';
+import type { GateModel } from '../engine/gate/model';
 import type { TraceLog } from './TraceLog';
 import { cursorAt } from './positions';
 
 const log = getLogger('completion');
 
-/** ProCC's bandit of each workspace folder (its root; undefined for a file outside every folder). */
+/** ProCC's bandit and the show gate's model of each workspace folder (its root; undefined for a file outside every folder). */
 export interface FolderBandits {
+  /** Reads the folder's saved states (the bandit's and the gate's). */
   load(folderRoot: string | undefined): Promise<LinUcb<SimilarArm> | undefined>;
   loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;
+  /** The gate as the folder learned it, once loaded; undefined: the shipped weights. */
+  loadedGate?(folderRoot: string | undefined): GateModel | undefined;
 }
 
 const OVERHEAD_SAMPLES = 500;
@@ -98,14 +102,14 @@ export class CompletionFeature implements Feature {
   updateConfig(config: ServerConfig): void {
     const changedModel =
       this.config !== undefined &&
-      JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt]) !==
-        JSON.stringify([config.model, config.ollama, config.openai, config.prompt]);
+      JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt, this.config.suggestions]) !==
+        JSON.stringify([config.model, config.ollama, config.openai, config.prompt, config.suggestions]);
     this.config = config;
     this.options = pipelineOptions(config);
     // The pipelines hold the options: each is built again on its folder's next request.
     this.pipelines.clear();
     this.cache.resize(config.cache.size);
-    // Completions of another model are not what typing through should show.
+    // Completions of another model, or shown at another level of coderag.suggestions.show, are not what typing through should show.
     if (changedModel) this.cache.clear();
     this.status.update({ completionsEnabled: config.enable });
   }
@@ -149,6 +153,7 @@ export class CompletionFeature implements Feature {
         prober: this.prober,
         similar: () => readyNow()?.similar,
         bandit: () => this.bandits.loaded(folder?.root),
+        gateModel: () => this.bandits.loadedGate?.(folder?.root),
         // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).
         model: () => this.models.clientNow,
         rerankers: this.rerank.switcher,
@@ -215,8 +220,8 @@ export class CompletionFeature implements Feature {
       await this.models.client(signal);
       const folder = hit?.folder;
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
-      // The bandit's saved state is read off the event loop: the first request of a folder waits for it.
-      if (options.similar?.mode === 'bandit') await this.bandits.load(folder?.root);
+      // The bandit's and the gate's saved states are read off the event loop: the first request of a folder waits for them.
+      if (options.similar?.mode === 'bandit' || options.gate?.mode === 'on') await this.bandits.load(folder?.root);
       const pipeline = this.pipelines.for(folder);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;

@@ -1,15 +1,18 @@
-// Learning from what the user accepts (ProCC, issue 18): one LinUCB bandit per workspace folder
-// chooses the similar-code perspective of each completion (the pipeline reads it); the client's
-// `coderag/completionOutcome` becomes that choice's reward. The state is saved per folder under
-// the index cache (`learning/<folder>.json`), never sent anywhere; `coderag/resetLearning` and
-// the command "CodeRAG: Reset Learned Preferences" forget it. Only the bandit learns: with
-// `coderag.similar.mode` other than `bandit` the server learns nothing (the client sends nothing).
+// Learning from what the user accepts (ProCC, issue 18; the show gate, issue 45): one LinUCB
+// bandit per workspace folder chooses the similar-code perspective of each completion and one gate
+// model decides whether it is shown (the pipeline reads both); the client's
+// `coderag/completionOutcome` becomes the reward of the bandit's choice (with `coderag.similar.mode`
+// `bandit`) and an online step of the gate on the shown suggestion's features (unless
+// `coderag.suggestions.show` is `all`). The states are saved per folder under the index cache
+// (`learning/<folder>.json`, `learning/<folder>.gate.json`), never sent anywhere;
+// `coderag/resetLearning` and the command "CodeRAG: Reset Learned Preferences" forget them.
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import { indexFolderFor } from '../engine/kb/store';
 import type { CompletionTrace } from '../engine/pipeline';
+import { GateModel } from '../engine/gate/model';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { errorMessage } from '../engine/util/errors';
@@ -37,8 +40,11 @@ export interface LearningHost {
 
 interface FolderState {
   bandit: LinUcb<SimilarArm>;
+  gate: GateModel;
   file: string;
-  dirty: boolean;
+  gateFile: string;
+  /** What changed since the last save (each state has its own file). */
+  dirty: { bandit: boolean; gate: boolean };
 }
 
 /** The reward of a suggestion's outcome: accepted 1, partly accepted the share of its characters, rejected 0. */
@@ -53,6 +59,7 @@ export function rewardOf(outcome: Pick<CompletionOutcomeParams, 'outcome' | 'acc
 
 export class LearningFeature implements Feature {
   private enabled = true;
+  private gateEnabled = true;
   private readonly folders = new Map<string, FolderState>();
   /** Saved states being read, per folder root. */
   private readonly loading = new Map<string, Promise<FolderState>>();
@@ -73,11 +80,22 @@ export class LearningFeature implements Feature {
 
   updateConfig(config: ServerConfig): void {
     this.enabled = config.similar.mode === 'bandit';
+    this.gateEnabled = config.suggestions.show !== 'all';
   }
 
   /** The bandit of a workspace folder (loaded from its saved state on first use, off the event loop). */
   async banditFor(folderRoot: string): Promise<LinUcb<SimilarArm>> {
     return (await this.stateOf(folderRoot)).bandit;
+  }
+
+  /** The show gate of a workspace folder as it learned (loaded with the bandit, off the event loop). */
+  async gateFor(folderRoot: string): Promise<GateModel> {
+    return (await this.stateOf(folderRoot)).gate;
+  }
+
+  /** The show gate of a workspace folder once its saved state is read; undefined before (the pipeline then uses the shipped weights). */
+  loadedGate(folderRoot: string): GateModel | undefined {
+    return this.folders.get(folderRoot)?.gate;
   }
 
   /** The bandit of a workspace folder once its saved state is read (banditFor reads it); undefined before. */
@@ -87,35 +105,53 @@ export class LearningFeature implements Feature {
 
   /** Apply one outcome; returns the reward applied, or undefined when nothing was learned (and why in the log). */
   onOutcome(params: CompletionOutcomeParams): number | undefined {
-    if (!this.enabled) return undefined;
+    if (!this.enabled && !this.gateEnabled) return undefined;
     if (!params || typeof params.traceId !== 'string' || !['accepted', 'partial', 'rejected'].includes(params.outcome)) {
       log.warn('completion outcome ignored: not a valid outcome');
       return undefined;
     }
     if (this.rewarded.has(params.traceId)) return undefined;
     const kept = this.host.traceOf(params.traceId);
-    const similar = kept?.trace.similar;
-    if (!kept || !similar || !kept.folderRoot) return undefined;
-    if (similar.chosenBy !== 'bandit') return undefined;
-    // A bandit chose it, so the folder's state was loaded.
+    if (!kept || !kept.folderRoot) return undefined;
+    // The folder's state was loaded before its completion ran (bandit mode or the gate on).
     const state = this.folders.get(kept.folderRoot);
     if (!state) return undefined;
-    if (!state.bandit.arms.includes(similar.arm) || similar.features.length !== state.bandit.dim) return undefined;
     const reward = rewardOf(params);
+    const bandit = this.enabled ? this.rewardBandit(state, kept.trace, reward) : false;
+    const gate = this.gateEnabled ? this.rewardGate(state, kept.trace, reward) : false;
+    if (!bandit && !gate) return undefined;
+    this.rewarded.add(params.traceId);
+    if (this.rewarded.size > 1000) this.rewarded.delete(this.rewarded.values().next().value!);
+    this.updates++;
+    state.dirty = { bandit: state.dirty.bandit || bandit, gate: state.dirty.gate || gate };
+    this.scheduleSave();
+    log.debug(
+      `reward ${reward.toFixed(2)} (${params.outcome})${bandit ? ` for arm ${kept.trace.similar!.arm}` : ''}${gate ? ' for the gate' : ''}`,
+    );
+    return reward;
+  }
+
+  /** The bandit's choice of the traced completion gets `reward`; false when the bandit did not choose it. */
+  private rewardBandit(state: FolderState, trace: CompletionTrace, reward: number): boolean {
+    const similar = trace.similar;
+    if (!similar || similar.chosenBy !== 'bandit') return false;
+    if (!state.bandit.arms.includes(similar.arm) || similar.features.length !== state.bandit.dim) return false;
     try {
       state.bandit.update(similar.arm, similar.features, reward);
     } catch (e) {
       log.warn(`completion outcome ignored: ${errorMessage(e)}`);
-      return undefined;
+      return false;
     }
-    this.rewarded.add(params.traceId);
-    if (this.rewarded.size > 1000) this.rewarded.delete(this.rewarded.values().next().value!);
     similar.reward = reward;
-    this.updates++;
-    state.dirty = true;
-    this.scheduleSave();
-    log.debug(`reward ${reward.toFixed(2)} (${params.outcome}) for arm ${similar.arm}`);
-    return reward;
+    return true;
+  }
+
+  /** The gate learns from a suggestion it showed; false when it did not show this one. */
+  private rewardGate(state: FolderState, trace: CompletionTrace, reward: number): boolean {
+    const g = trace.gate;
+    if (!g || !g.shown) return false;
+    state.gate.update(g.features, g.logprobs, reward);
+    return true;
   }
 
   /** Forget what every folder learned (memory and saved files); returns the folders reset. */
@@ -124,7 +160,8 @@ export class LearningFeature implements Feature {
     let n = 0;
     for (const state of this.folders.values()) {
       state.bandit.reset();
-      state.dirty = false;
+      state.gate.reset();
+      state.dirty = { bandit: false, gate: false };
       n++;
     }
     try {
@@ -142,13 +179,19 @@ export class LearningFeature implements Feature {
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
     for (const state of this.folders.values()) {
-      if (!state.dirty) continue;
+      if (!state.dirty.bandit && !state.dirty.gate) continue;
       try {
         mkdirSync(join(state.file, '..'), { recursive: true });
-        const tmp = `${state.file}.${process.pid}.tmp`;
-        writeFileSync(tmp, JSON.stringify(state.bandit.toJSON()));
-        renameSync(tmp, state.file);
-        state.dirty = false;
+        const changed = [
+          ...(state.dirty.bandit ? [[state.file, state.bandit.toJSON()] as const] : []),
+          ...(state.dirty.gate ? [[state.gateFile, state.gate.toJSON()] as const] : []),
+        ];
+        for (const [file, value] of changed) {
+          const tmp = `${file}.${process.pid}.tmp`;
+          writeFileSync(tmp, JSON.stringify(value));
+          renameSync(tmp, file);
+        }
+        state.dirty = { bandit: false, gate: false };
       } catch (e) {
         log.warn(`saving the learned state failed: ${errorMessage(e)}`);
       }
@@ -181,24 +224,39 @@ export class LearningFeature implements Feature {
     return load;
   }
 
-  /** The folder's saved state, read asynchronously and only when its size could be a state; else a fresh bandit (with a warning). */
+  /** The folder's saved states (bandit and gate), read asynchronously; what cannot be used starts afresh (with a warning). */
   private async load(folderRoot: string): Promise<FolderState> {
-    const file = join(this.host.cacheRoot(), 'learning', `${basename(indexFolderFor(this.host.cacheRoot(), folderRoot))}.json`);
-    let saved: unknown;
-    try {
-      const size = (await stat(file)).size;
-      if (size > MAX_STATE_BYTES)
-        log.warn(
-          `the learned state ${file} is ${(size / 2 ** 20).toFixed(1)} MiB, more than a saved state can be ` +
-            `(${MAX_STATE_BYTES / 2 ** 20} MiB): starting afresh`,
-        );
-      else saved = JSON.parse(await readFile(file, 'utf8'));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-        log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
-    }
+    const base = join(this.host.cacheRoot(), 'learning', basename(indexFolderFor(this.host.cacheRoot(), folderRoot)));
+    const file = `${base}.json`;
+    const gateFile = `${base}.gate.json`;
+    const [saved, savedGate] = await Promise.all([readSavedState(file), readSavedState(gateFile)]);
     const { bandit, error } = this.host.newBandit(saved);
     if (error && saved !== undefined) log.warn(`the learned state ${file} is not usable (starting afresh): ${error}`);
-    return { bandit, file, dirty: false };
+    let gate = new GateModel();
+    if (savedGate !== undefined) {
+      const loaded = GateModel.fromJSON(savedGate);
+      gate = loaded.model;
+      if (loaded.error) log.warn(`the learned gate ${gateFile} is not usable (starting from the shipped weights): ${loaded.error}`);
+    }
+    return { bandit, gate, file, gateFile, dirty: { bandit: false, gate: false } };
+  }
+}
+
+/** A saved state, read asynchronously and only when its size could be one; undefined when absent or unreadable (with a warning). */
+async function readSavedState(file: string): Promise<unknown> {
+  try {
+    const size = (await stat(file)).size;
+    if (size > MAX_STATE_BYTES) {
+      log.warn(
+        `the learned state ${file} is ${(size / 2 ** 20).toFixed(1)} MiB, more than a saved state can be ` +
+          `(${MAX_STATE_BYTES / 2 ** 20} MiB): starting afresh`,
+      );
+      return undefined;
+    }
+    return JSON.parse(await readFile(file, 'utf8')) as unknown;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
+    return undefined;
   }
 }

@@ -12,6 +12,7 @@ import {
 } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
 import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
+import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../engine/gate/levels';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 
 export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
@@ -54,6 +55,8 @@ export interface ServerConfig {
   similar: { mode: SimilarMode };
   /** The body mode (Rambo): whether CodeRAG's reranked knowledge items join its prompt's list, and the body's token limit. */
   body: { knowledge: boolean; maxNewTokens: number };
+  /** How many suggestions to show: only those the show gate is sure of, a balance, more, or every one (gate/levels). */
+  suggestions: { show: ShowLevel };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -85,6 +88,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'constrain' },
   similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
   body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? true, maxNewTokens: PIPELINE_DEFAULTS.body.maxNewTokens },
+  suggestions: { show: DEFAULT_SHOW_LEVEL },
 };
 
 /** The body's token limit (package.json's minimum and maximum for coderag.body.maxNewTokens). */
@@ -132,6 +136,7 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.check.mode': CHECK_MODES,
   'coderag.prompt.repoFormat': REPO_FORMATS,
   'coderag.similar.mode': SIMILAR_MODES,
+  'coderag.suggestions.show': SHOW_LEVELS,
 };
 
 /** The allowed values of a setting, under its name or its experimental name. */
@@ -243,5 +248,6 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     check: { mode: config.check.mode },
     similar: { mode: config.similar.mode },
     body: { knowledge: config.body.knowledge, maxNewTokens: config.body.maxNewTokens },
+    gate: gateOptionsOf(config.suggestions.show),
   });
 }

@@ -281,7 +281,8 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         const opts = optionsOf(body, 'ollama');
         const out = await answer(prompt, opts, signal);
         if (signal.aborted) return;
-        const logprobs = opts.topLogprobs > 0 && out.topLogprobs ? out.topLogprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top.slice(0, opts.topLogprobs) })) : undefined;
+        // Ollama answers `logprobs: true` with the chosen tokens' log-probabilities, alternatives only when top_logprobs asks.
+        const logprobs = body.logprobs === true && out.topLogprobs ? out.topLogprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top.slice(0, opts.topLogprobs) })) : undefined;
         const common = { model, created_at: created, done: true, done_reason: 'stop', total_duration: 1, load_duration: 0, prompt_eval_count: prompt.length, prompt_eval_duration: 1, eval_count: out.topLogprobs?.length ?? 1, eval_duration: 1, ...(logprobs ? { logprobs } : {}) };
         const payload = chat ? { ...common, message: { role: 'assistant', content: out.text } } : { ...common, response: out.text, context: [] };
         if (body.stream === false) sendJson(res, 200, payload);

@@ -39,6 +39,7 @@ import { readFile } from 'node:fs/promises';
 import { createSimilarBandit } from '../../engine/similar/bandit';
 import type { LinUcb } from '../../engine/similar/linUcb';
 import { SIMILAR_MODES, type SimilarMode } from '../../engine/similar/similarStage';
+import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../../engine/gate/levels';
 import type { SimilarArm } from '../../engine/similar/types';
 
 const options = {
@@ -58,6 +59,7 @@ const options = {
   mode: { type: 'string' },
   check: { type: 'string' },
   similar: { type: 'string' },
+  show: { type: 'string' },
   'bandit-state': { type: 'string' },
 } as const;
 
@@ -95,7 +97,7 @@ export const completeCommand: CliCommand = {
     'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] ' +
     '[--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] ' +
     '[--no-dense] [--check constrain|repair|off] [--similar off|bandit|union|lexical|hypothetical|summary] ' +
-    '[--bandit-state FILE] [--json] [--no-prompt]',
+    '[--bandit-state FILE] [--show fewer-but-better|balanced|more|all] [--json] [--no-prompt]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UsageError('expected a repository folder and <file>:<line>[:<col>]');
@@ -126,6 +128,8 @@ export const completeCommand: CliCommand = {
     if (!['auto', 'line', 'body'].includes(modeName)) throw new UsageError('--mode must be auto, line or body');
     const check = ((values.check as string | undefined) ?? 'constrain') as CheckMode;
     if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be ${CHECK_MODES.join(', ')}`);
+    const show = ((values.show as string | undefined) ?? DEFAULT_SHOW_LEVEL) as ShowLevel;
+    if (!SHOW_LEVELS.includes(show)) throw new UsageError(`--show must be ${SHOW_LEVELS.join(', ')}`);
     const similarMode = ((values.similar as string | undefined) ?? 'off') as SimilarMode;
     if (!SIMILAR_MODES.includes(similarMode)) throw new UsageError(`--similar must be ${SIMILAR_MODES.join(', ')}`);
     let bandit: LinUcb<SimilarArm> | undefined;
@@ -144,6 +148,7 @@ export const completeCommand: CliCommand = {
       generate: { maxNewTokens: positiveInt(values, 'max-new-tokens') },
       check: { mode: check },
       similar: { mode: similarMode, budgetsMs: { lexical: 2000, hypothetical: 5000, summary: 2000 } },
+      gate: gateOptionsOf(show),
     });
 
     const { kb } = await indexedKnowledgeBase(repo, values, signal);
@@ -235,7 +240,10 @@ export const completeCommand: CliCommand = {
         process.stdout.write(
           item
             ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
-            : `No completion at ${rel}:${loc.line} ` +
+            : result.suppressed
+              ? `No completion shown at ${rel}:${loc.line} (the show gate stayed silent: score ` +
+                `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n${result.suppressed.text}\n\n`
+              : `No completion at ${rel}:${loc.line} ` +
                 `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
         );
         process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');

@@ -38,7 +38,7 @@ const COMMON =
   'turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check ' +
   'constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] ' +
   '[--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard ' +
-  'on|off] [--copy-prior on|off]';
+  'on|off] [--copy-prior on|off] [--gate on|off] [--gate-threshold 0.4]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -76,6 +76,8 @@ const RUN_OPTIONS = {
   'body-context-share': { type: 'string' },
   'loop-guard': { type: 'string' },
   'copy-prior': { type: 'string' },
+  gate: { type: 'string' },
+  'gate-threshold': { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
 } as const;
@@ -103,6 +105,14 @@ function share(value: unknown, name: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError(`--${name} must be a number from 0 to 1`);
   return n;
+}
+
+/** `--gate on|off` and `--gate-threshold X` (a threshold alone turns the gate on); neither: the product's default. */
+export function gateOption(gate: unknown, threshold: unknown): { gate?: { mode: 'on' | 'off'; threshold?: number } } {
+  if (gate !== undefined && gate !== 'on' && gate !== 'off') throw new UsageError('--gate must be on or off');
+  if (gate === undefined && threshold === undefined) return {};
+  const mode = (gate as 'on' | 'off' | undefined) ?? 'on';
+  return { gate: { mode, ...(threshold !== undefined ? { threshold: share(threshold, 'gate-threshold') } : {}) } };
 }
 
 function nonNegative(value: unknown, name: string): number {
@@ -200,6 +210,7 @@ async function prepare(
     ...(values['probe-top'] !== undefined ? { probeTop: positiveInt(values, 'probe-top', 1) } : {}),
     ...(values['context-share'] !== undefined ? { contextShare: share(values['context-share'], 'context-share') } : {}),
     ...(values['body-context-share'] !== undefined ? { bodyContextShare: share(values['body-context-share'], 'body-context-share') } : {}),
+    ...gateOption(values.gate, values['gate-threshold']),
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
   let cases = await readCases(casesFile);

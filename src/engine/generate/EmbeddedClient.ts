@@ -5,7 +5,15 @@ import { raceCancellation } from '../util/abort';
 import { applyLoopGuard, DEFAULT_LOOP_GUARD, type LoopGuardOptions } from './loopGuard';
 import { CopyPrior, DEFAULT_COPY_PRIOR, TokenLookup, type CopyPriorOptions } from './copyPrior';
 import { maskUnlessNothingLeft } from './maskTokens';
-import { cutAtStop, ModelClientError, type GenerateRequest, type GenerateResult, type ModelCapabilities, type ModelClient } from './types';
+import {
+  cutAtStop,
+  ModelClientError,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelCapabilities,
+  type ModelClient,
+  type TokenLogprob,
+} from './types';
 
 /** The causal LM surface this client needs (implemented by src/engine/models' registry). */
 export interface EmbeddedLM {
@@ -19,7 +27,7 @@ export interface EmbeddedLM {
       logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
     },
     signal: AbortSignal,
-  ): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop' }>;
+  ): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop'; logprobs?: TokenLogprob[] }>;
   /** Each vocabulary id's text, for checked decoding. */
   tokenTexts?(): readonly string[];
   encode?(text: string): ArrayLike<number>;
@@ -175,6 +183,7 @@ export class EmbeddedClient implements ModelClient {
       elapsedMs: performance.now() - start,
       stoppedBy: cut.stopped ? 'stop' : (reason ?? 'unknown'),
       ...(copy ? { copyPrior: { ...copy.stats } } : {}),
+      ...(typeof out !== 'string' && out.logprobs ? { logprobs: out.logprobs } : {}),
     };
   }
 }

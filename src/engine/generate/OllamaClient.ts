@@ -6,6 +6,7 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
+import { tokenLogprobsOf } from './logprobs';
 import {
   AnswerTooLargeError,
   ConnectionClosedError,
@@ -22,6 +23,7 @@ import {
   problemOf,
   type GenerateRequest,
   type GenerateResult,
+  type TokenLogprob,
   type ModelClient,
   type ModelProblem,
 } from './types';
@@ -138,12 +140,15 @@ export class OllamaClient implements ModelClient {
     let firstTokenMs: number | undefined;
     let tokens: number | undefined;
     let stoppedBy: GenerateResult['stoppedBy'] = 'unknown';
+    const logprobs: TokenLogprob[] = [];
     try {
       const stream = await this.api(limit.signal).generate({
         model: this.model,
         prompt: request.prompt,
         raw: true,
         stream: true,
+        // The chosen tokens' log-probabilities (the show gate's confidence); a server too old for them sends none.
+        logprobs: true,
         keep_alive: this.options.keepAlive ?? '30m',
         options: { num_predict: request.maxNewTokens, temperature: request.temperature ?? 0, stop: [...request.stop] },
       });
@@ -161,6 +166,7 @@ export class OllamaClient implements ModelClient {
             );
           if (firstTokenMs === undefined && part.response) firstTokenMs = performance.now() - start;
           text += part.response;
+          if (Array.isArray(part.logprobs)) logprobs.push(...tokenLogprobsOf(part.logprobs));
           // A server that streams without end is cut here: the text so far is the answer.
           if (text.length > MAX_ANSWER_CHARS) {
             text = text.slice(0, MAX_ANSWER_CHARS);
@@ -215,6 +221,7 @@ export class OllamaClient implements ModelClient {
       ...(firstTokenMs !== undefined ? { firstTokenMs } : {}),
       ...(tokens !== undefined ? { tokens } : {}),
       stoppedBy,
+      ...(logprobs.length > 0 ? { logprobs } : {}),
     };
   }
 

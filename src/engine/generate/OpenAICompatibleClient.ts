@@ -16,7 +16,9 @@ import {
   type ModelCapabilities,
   type ModelClient,
   type ModelProblem,
+  type TokenLogprob,
 } from './types';
+import { openAiTokenLogprobs } from './logprobs';
 import { escapeRegExp } from '../util/regex';
 
 export interface OpenAICompatibleOptions {
@@ -170,6 +172,8 @@ export class OpenAICompatibleClient implements ModelClient {
           temperature: request.temperature ?? 0,
           stop: request.stop.slice(0, MAX_SERVER_STOPS),
           stream: false,
+          // The chosen tokens' log-probabilities (the show gate's confidence; 1: no alternatives asked for).
+          logprobs: 1,
           ...constraint,
         },
       });
@@ -185,7 +189,7 @@ export class OpenAICompatibleClient implements ModelClient {
           this.model,
         );
       }
-      const choice = (body as { choices?: Array<{ text?: unknown; finish_reason?: unknown }> }).choices?.[0];
+      const choice = (body as { choices?: Array<{ text?: unknown; finish_reason?: unknown; logprobs?: unknown }> }).choices?.[0];
       if (!choice || typeof choice.text !== 'string')
         throw new ModelClientError(
           'malformed',
@@ -202,6 +206,7 @@ export class OpenAICompatibleClient implements ModelClient {
         ...(typeof usage?.completion_tokens === 'number' ? { tokens: usage.completion_tokens } : {}),
         stoppedBy: cut.stopped || choice.finish_reason === 'stop' ? 'stop' : choice.finish_reason === 'length' ? 'length' : 'unknown',
         ...(constraint && kind ? { serverConstraint: kind } : {}),
+        ...withLogprobs(openAiTokenLogprobs(choice.logprobs)),
       };
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'completions', limitMs);
@@ -231,6 +236,10 @@ export class OpenAICompatibleClient implements ModelClient {
       throw err;
     }
   }
+}
+
+function withLogprobs(logprobs: TokenLogprob[] | undefined): { logprobs?: TokenLogprob[] } {
+  return logprobs ? { logprobs } : {};
 }
 
 function parseJson(raw: string): unknown {

@@ -63,6 +63,17 @@ export interface GenerateResult {
   copyPrior?: CopyPriorStats;
   /** The server constraint the request carried (`guided_regex`, `grammar`), when it carried one. */
   serverConstraint?: string;
+  /**
+   * Each generated token with its log-probability (natural log) in the order written, when the
+   * client sees them (the embedded model) or the server returns them; the show gate reads them.
+   */
+  logprobs?: TokenLogprob[];
+}
+
+/** One generated token and the model's log-probability of it. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
 }
 
 export type ModelBackend = 'ollama' | 'openai' | 'embedded';

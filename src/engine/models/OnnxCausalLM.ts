@@ -255,13 +255,15 @@ export class OnnxCausalLM implements CausalLM {
       past = step.present;
       const row = step.lastLogits[0]!;
       opts.logitsFilter?.(text, row, generated);
-      const { id } = maxLogProb(row);
+      const { id, logProb } = maxLogProb(row);
       if (id === this.eosId) {
         opts.onStop?.('eos');
         return text;
       }
       generated.push(id);
+      const before = text.length;
       text = this.decode(generated);
+      opts.onToken?.(text.slice(before), logProb);
       const stopAt = firstStop(text, opts.stop);
       if (stopAt >= 0) {
         opts.onStop?.('stop');

@@ -32,6 +32,8 @@ export interface GenerateOptions {
   until?: (generated: string) => boolean;
   /** Told why generation ended: the model's end token (`eos`), the token limit (`length`) or a stop string (`stop`). */
   onStop?: (reason: 'eos' | 'length' | 'stop') => void;
+  /** Told each token written (its text and its log-probability under the logits it was picked from). */
+  onToken?: (token: string, logProb: number) => void;
 }
 
 export interface CausalLM {

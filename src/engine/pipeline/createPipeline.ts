@@ -6,6 +6,7 @@ import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { Parsers } from '../kb/parsers';
 import type { CausalLM } from '../models/types';
 import type { EmbeddedLM } from '../generate/EmbeddedClient';
+import type { TokenLogprob } from '../generate/types';
 import { buildQuery } from '../query/buildQuery';
 import { lmChunkProber } from '../query/lmChunkProber';
 import type { ChunkProber } from '../query/probeQuery';
@@ -29,12 +30,12 @@ import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptio
 
 /**
  * What the host owns and lends to a pipeline; each function is read per request. The model, the
- * gates, the checkpoint, receiver typing and ProCC's perspectives and bandit go to the stages as
+ * gates, the checkpoint, receiver typing, ProCC's perspectives and bandit and the show gate's model go to the stages as
  * they are (PipelineStages says what each does).
  */
 export interface PipelineDeps extends Pick<
   PipelineStages,
-  'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit'
+  'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'gateModel'
 > {
   /** The repository's retrieval paths ready now (a path still preparing is left out). */
   retrievers: () => readonly Retriever[];
@@ -92,6 +93,7 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
     ...(deps.bandit ? { bandit: deps.bandit } : {}),
+    ...(deps.gateModel ? { gateModel: deps.gateModel } : {}),
   };
   return {
     mode,
@@ -192,6 +194,7 @@ export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
   return {
     generate: async (prompt, options, signal) => {
       let stoppedBy: 'eos' | 'length' | 'stop' | undefined;
+      const logprobs: TokenLogprob[] = [];
       const text = await lm.generate(
         prompt,
         {
@@ -200,10 +203,11 @@ export function embeddedLMOf(lm: CausalLM): EmbeddedLM {
           ...(options.until ? { until: options.until } : {}),
           ...(options.logitsFilter ? { logitsFilter: options.logitsFilter } : {}),
           onStop: (r) => (stoppedBy = r),
+          onToken: (token, logprob) => logprobs.push({ token, logprob }),
         },
         signal,
       );
-      return { text, ...(stoppedBy ? { stoppedBy } : {}) };
+      return { text, ...(stoppedBy ? { stoppedBy } : {}), logprobs };
     },
     encode: (text) => lm.encode(text),
     ...(lm.tokenTexts ? { tokenTexts: () => lm.tokenTexts!() } : {}),

@@ -1,6 +1,7 @@
 // The one table of defaults (CodeRAG's f=3, g=1, m=5, j=15, u=10; a 2,048-token prompt, 48 new
 // tokens) and of the model servers' defaults. The server's settings, every CLI command and every
 // evaluation method start from here.
+import { DEFAULT_SHOW_LEVEL, gateOptionsOf } from '../gate/levels';
 import type { PipelineOptions } from './types';
 
 export const PIPELINE_DEFAULTS: PipelineOptions = {
@@ -44,6 +45,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   check: { mode: 'constrain', prior: 32 },
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },
+  // The show gate at `coderag.suggestions.show`'s default level (gate/levels.ts; its curve: docs/BENCHMARKS.md).
+  gate: gateOptionsOf(DEFAULT_SHOW_LEVEL),
 };
 
 /** Where the model servers are and which models they run, unless the user says otherwise. */
@@ -75,6 +78,7 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
     body: { ...d.body, ...defined(overrides.body) },
     check: { mode: 'constrain', ...d.check, ...defined(overrides.check) },
+    gate: { ...d.gate!, ...defined(overrides.gate) },
     similar: {
       ...d.similar!,
       ...defined(overrides.similar),

@@ -29,6 +29,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
       '',
       trace.completion ? fence(trace.completion, trace.lang) : `_(no suggestion: ${trace.empty ?? 'empty after postprocessing'})_`,
       '',
+      ...(trace.gate ? [gateLine(trace.gate), ''] : []),
     );
   out.push('## Stages', '', '| stage | status | time | note |', '|---|---|---|---|');
   for (const s of trace.stages)
@@ -199,6 +200,22 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
 }
 
 /** What the embedded model's copy prior did, in a sentence. */
+/** The show gate's decision, score and features in one line. */
+function gateLine(g: NonNullable<CompletionTrace['gate']>): string {
+  const decision = !g.logprobs
+    ? 'shown (the model gave no log-probabilities: the gate abstains)'
+    : g.threshold === 0
+      ? 'shown (the gate is off)'
+      : g.shown
+        ? `shown (score ≥ ${g.threshold.toFixed(2)})`
+        : `**not shown** (score < ${g.threshold.toFixed(2)}: CodeRAG stayed silent)`;
+  const features = Object.entries(g.features)
+    .filter(([name]) => name !== 'bias')
+    .map(([name, v]) => `${name} ${Number.isInteger(v) ? v : v.toFixed(2)}`)
+    .join(', ');
+  return `Show gate: ${decision}; score ${g.score.toFixed(3)}${g.learned ? ` (after ${g.learned} outcomes)` : ''}; ${features}.`;
+}
+
 function copyPriorLine(c: CopyPriorStats): string {
   if (c.voted === 0) return `Copy prior: no part of the text matched the prompt or the file above it in ${c.steps} steps.`;
   return (

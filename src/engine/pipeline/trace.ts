@@ -12,6 +12,7 @@ import type { CopyPriorStats } from '../generate/copyPrior';
 import type { ModelRunsOn } from '../models/device';
 import type { ConstrainedName } from '../check/dereferenceConstraint';
 import type { MemberFix } from '../check/repairCompletion';
+import type { GateFeatures } from '../gate/features';
 
 export type StageName =
   | 'query'
@@ -116,6 +117,11 @@ export interface CompletionTrace {
     copyPrior?: CopyPriorStats;
   };
   completion?: string;
+  /**
+   * The show gate: its score (the predicted share of the suggestion a person keeps), the threshold,
+   * whether it was shown, whether the model's log-probabilities were among the features, and the features.
+   */
+  gate?: { shown: boolean; score: number; threshold: number; logprobs: boolean; learned: number; features: GateFeatures };
   /**
    * Why there is no suggestion although the model answered (the model wrote nothing, or which postprocessing or check step left nothing).
    */

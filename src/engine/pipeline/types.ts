@@ -13,6 +13,7 @@ import type { CallSignature } from '../check/callArguments';
 import type { SimilarRetrieval } from '../similar/perspectives';
 import type { LinUcb } from '../similar/linUcb';
 import type { SimilarArm } from '../similar/types';
+import type { GateModel } from '../gate/model';
 
 export interface CompletionRequest {
   /** Repo-relative path with forward slashes. */
@@ -76,6 +77,11 @@ export interface PipelineOptions {
    * top-1, a perspective name fixes it, `off` skips the stage. Absent: off.
    */
   similar?: SimilarStageOptions;
+  /**
+   * The show gate (gate/): `on` shows a suggestion only when its score (the predicted share of it a
+   * person keeps) reaches `threshold`; `off` shows every one. Absent: off.
+   */
+  gate?: { mode: 'on' | 'off'; threshold: number };
 }
 
 export type BodyElements = 'sketch' | 'sketch+similar';
@@ -97,6 +103,10 @@ export interface CompletionResult {
   rerank?: RerankOutcome;
   /** The snippets in prompt order: the reranked top-u that entered the prompt (all of them without a model). */
   contexts: Candidate[];
+  /** The show gate's decision, when it ran: false, the suggestion is in `suppressed` and not in `items`. */
+  shown?: boolean;
+  /** The suggestion the gate kept from the editor (the bench scores it). */
+  suppressed?: CompletionItem;
 }
 
 /** What the model wrote, cut to what the mode completes. */
@@ -155,6 +165,8 @@ export interface PipelineStages extends ModelStages {
   similar?: () => SimilarRetrieval | undefined;
   /** The host's LinUCB; the pipeline only chooses with it (the host rewards later). */
   bandit?: () => LinUcb<SimilarArm> | undefined;
+  /** The show gate's model as the host learned it (per workspace folder); absent or undefined: the shipped weights. */
+  gateModel?: () => GateModel | undefined;
 }
 
 /**

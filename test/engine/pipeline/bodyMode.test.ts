@@ -77,6 +77,20 @@ void describe('body mode through createPipeline', () => {
     assert.match(md, /Usages:/);
   });
 
+  void test('a body passes the show gate too: scored from its log-probabilities, kept back below the threshold with its text', async () => {
+    const run = (threshold: number) =>
+      createPipeline(pipelineOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(), signal);
+    const shown = await run(0);
+    assert.equal(shown.trace.mode, 'body');
+    const gate = shown.trace.gate!;
+    assert.ok(gate && gate.logprobs && gate.features.body === 1 && gate.features.java === 1, JSON.stringify(gate));
+    assert.equal(shown.items.length, 1);
+    const silent = await run(Math.min(1, gate.score + 0.01));
+    assert.deepEqual(silent.items, []);
+    assert.equal(silent.shown, false);
+    assert.equal(silent.suppressed?.text, shown.items[0]!.text);
+  });
+
   void test('signatures by the encoder: the option is used where an encoder is given, else Jaccard with the reason in the trace', async () => {
     const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
     after(() => registry.dispose());

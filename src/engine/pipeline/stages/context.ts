@@ -37,7 +37,16 @@ export function requestContext(
       // Model time: the answer and, in the body mode, the sketch; loading the model is model time too.
       const modelMs = trace.stages.filter((s) => s.stage === 'generate' || s.stage === 'sketch').reduce((n, s) => n + s.elapsedMs, 0);
       trace.nonModelMs = trace.totalMs - modelMs - (trace.modelPrepareMs ?? 0);
-      return { items, trace, contexts, ...(retrieval ? { retrieval } : {}), ...(rerank ? { rerank } : {}) };
+      const gate = trace.gate;
+      return {
+        items,
+        trace,
+        contexts,
+        ...(retrieval ? { retrieval } : {}),
+        ...(rerank ? { rerank } : {}),
+        ...(gate ? { shown: gate.shown } : {}),
+        ...(gate && !gate.shown && trace.completion ? { suppressed: { text: trace.completion } } : {}),
+      };
     },
   };
 }

@@ -1,5 +1,5 @@
 // The model stages every mode ends with (issue 47 item 1): prompt -> check -> generate (through
-// the gate) -> postprocess, each timed into the trace; the mode says how its prompt is built, what
+// the host's model gate) -> postprocess -> the show gate, each timed into the trace; the mode says how its prompt is built, what
 // the model may not do yet and how the answer is cut (a ModelPlan), the rest is one code path.
 import { redactSecrets } from '../../prompt/redact';
 import { stripControlChars } from '../../generate/postprocess/controlChars';
@@ -10,6 +10,7 @@ import { errorMessage, isCancellationError, throwIfAborted } from '../../util/er
 import type { CompletionTrace } from '../trace';
 import type { CompletionItem, PipelineOptions, RequestContext } from '../types';
 import { checkStage } from './check';
+import { gateStage } from './gate';
 import { timed } from './timed';
 
 /** A prompt as a mode built it within the budget, with what the trace shows of it. */
@@ -180,6 +181,9 @@ export async function runModelStages(
   const checked = check ? check.repair(cut.text) : cut.text;
   const inserted = checked ? cut.lead + checked : '';
   trace.completion = inserted;
+  // g. gate: show it, or stay silent (the result keeps the text for the bench)
+  if (inserted && !gateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
+    return { items: [], contexts: prompt.contexts };
   if (!inserted && plan.whyEmpty) {
     const stopped =
       generated.stoppedBy && generated.stoppedBy !== 'unknown'

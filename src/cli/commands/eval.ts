@@ -265,10 +265,12 @@ async function prepare(
         : undefined;
     const p = await parsers();
     const cache = cacheRoot(values['index-dir'] as string | undefined);
-    const describe =
-      `${cases.length} cases, query ` +
-      `${query}${needs.prober && !prober ? ' (model missing: Jaccard fallback)' : ''}, ` +
-      `${generator ? `generator ${describeGenerator(generator)}${generator.kind === 'embedded' && loopGuard === 'off' ? ' (loop guard off)' : ''}${generator.kind === 'embedded' && copyPrior === 'off' ? ' (copy prior off)' : ''}` : 'retrieval only'}`;
+    const embedded = generator?.kind === 'embedded';
+    const loopOff = embedded && loopGuard === 'off' ? ' (loop guard off)' : '';
+    const priorOff = embedded && copyPrior === 'off' ? ' (copy prior off)' : '';
+    const generating = generator ? `generator ${describeGenerator(generator)}${loopOff}${priorOff}` : 'retrieval only';
+    const fallback = needs.prober && !prober ? ' (model missing: Jaccard fallback)' : '';
+    const describe = `${cases.length} cases, query ${query}${fallback}, ${generating}`;
     return {
       cases,
       reposDir: resolve(reposDir),

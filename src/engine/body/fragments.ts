@@ -70,9 +70,9 @@ export function classFragment(c: KbClass, members: readonly KbItem[]): Snippet {
       .split('\n')
       .map((l) => l.trim())
       .join(' ');
-    lines.push(
-      `    ${c.lang === 'java' && m.kind === 'classFunction' ? `${withoutTrailing(sig, '{')};` : sig}${c.lang === 'python' && m.kind !== 'classVariable' ? ' ...' : ''}`,
-    );
+    const declaration = c.lang === 'java' && m.kind === 'classFunction' ? `${withoutTrailing(sig, '{')};` : sig;
+    const stub = c.lang === 'python' && m.kind !== 'classVariable' ? ' ...' : '';
+    lines.push(`    ${declaration}${stub}`);
   }
   if (members.length > MAX_MEMBERS) lines.push(`    ${cm} ... ${members.length - MAX_MEMBERS} more`);
   if (c.lang === 'java') lines.push('}');

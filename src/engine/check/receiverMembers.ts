@@ -4,8 +4,9 @@
 // from the repository (the standard library, third-party bases, containers) stays unconstrained.
 import type { KbClass, KbItem, Lang } from '../kb/types';
 import type { Parsers } from '../kb/parsers';
-import { analyseUnfinished, type DataflowSource } from '../retrieve/dataflow/dataflowRetrieve';
-import { chainsOfText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain } from '../retrieve/dataflow/flowGraph';
+import { chainsOfText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain } from '../flow/flowGraph';
+import { UnfinishedAnalyses } from '../flow/unfinished';
+import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import { returnTypeText, variableTypeText } from '../symbols/declaredTypes';
 import { Evaluator, type Entity, type Scope } from '../symbols/evaluate';
 import type { SymbolTable } from '../symbols/symbolTable';
@@ -14,6 +15,14 @@ import { bareTypeName, findOpenCall, parseParameters, type CallSignature, type P
 import { throwIfAborted } from '../util/errors';
 import { escapeRegExp } from '../util/regex';
 import { identifierEndingAt } from '../util/identifierAtEnd';
+
+/** The text a receiver is typed in; `analyses`: the request's, so its parses are shared with the other stages. */
+export interface TypedFile {
+  path: string;
+  lang: Lang;
+  prefix: string;
+  analyses?: UnfinishedAnalyses;
+}
 
 export interface Dereference {
   /** The receiver expression as written (`self.cart`, `make_gateway("x")`). */
@@ -172,12 +181,12 @@ function describe(e: Entity): string {
 /** Types receivers with the knowledge base's symbol table and the expression evaluator. */
 export class ReceiverTyper implements Disposable {
   constructor(
-    private readonly kb: DataflowSource,
+    private readonly kb: Pick<KnowledgeBase, 'symbols'>,
     private readonly parsers: Parsers,
   ) {}
 
   /** The valid member names at the dereference the prefix ends in; undefined when none or not proven. */
-  membersAt(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): ReceiverMembers | undefined {
+  membersAt(file: TypedFile, signal: AbortSignal): ReceiverMembers | undefined {
     throwIfAborted(signal);
     const deref = findDereference(file.prefix, file.lang);
     if (!deref) return undefined;
@@ -203,7 +212,7 @@ export class ReceiverTyper implements Disposable {
    * parameters, and per argument position the name in scope that fits (same name, else a binding
    * of the parameter's type). Undefined when the callee is not proven to be a repository callable.
    */
-  callAt(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): CallSignature | undefined {
+  callAt(file: TypedFile, signal: AbortSignal): CallSignature | undefined {
     throwIfAborted(signal);
     const open = findOpenCall(file.prefix, file.lang);
     if (!open) return undefined;
@@ -271,13 +280,10 @@ export class ReceiverTyper implements Disposable {
   }
 
   /** The dataflow scope of the prefix cut at `cutAt` (the expression's start) and a resolver over it. */
-  private scopeAt(
-    file: { path: string; lang: Lang; prefix: string },
-    cutAt: number,
-    signal: AbortSignal,
-  ): { scope: Scope; resolver: Evaluator } {
+  private scopeAt(file: TypedFile, cutAt: number, signal: AbortSignal): { scope: Scope; resolver: Evaluator } {
     const symbols = this.kb.symbols.table();
-    const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix.slice(0, cutAt));
+    const analyses = file.analyses ?? new UnfinishedAnalyses();
+    const { flow, extraction } = analyses.analyse(this.parsers, file.path, file.lang, file.prefix.slice(0, cutAt));
     throwIfAborted(signal);
     const scope: Scope = { path: file.path, lang: file.lang, extraction, flow };
     return { scope, resolver: new Evaluator(symbols, { unfinished: scope, typedLocalCalls: true }) };

@@ -100,13 +100,9 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   }
   if (trace.rerank) {
     const r = trace.rerank;
-    out.push(
-      '## Rerank',
-      '',
-      `Reranker **${r.reranker}**, ${r.calls.length} ` +
-        `calls${r.notes ? `; ${r.notes.join('; ')}` : ''}${r.redactions ? `; ${r.redactions} credential-looking values redacted from what the reranker was sent` : ''}`,
-      '',
-    );
+    const notes = r.notes ? `; ${r.notes.join('; ')}` : '';
+    const redacted = r.redactions ? `; ${r.redactions} credential-looking values redacted from what the reranker was sent` : '';
+    out.push('## Rerank', '', `Reranker **${r.reranker}**, ${r.calls.length} calls${notes}${redacted}`, '');
     for (const c of r.calls)
       out.push(
         `- window [${c.window.map((w) => `\`${w}\``).join(', ')}] -> ` +
@@ -116,21 +112,18 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   }
   if (trace.similar) {
     const s = trace.similar;
-    out.push(
-      '## Similar code (ProCC)',
-      '',
-      `Arm **${s.arm}** ` +
-        `(${s.chosenBy === 'bandit' ? 'chosen by the bandit' : s.chosenBy === 'union' ? 'union of the perspectives' : 'fixed perspective'}); windows in the prompt: ${s.snippets.map((id) => `\`${id}\``).join(', ') || 'none'}${s.reward !== undefined ? `; reward ${s.reward.toFixed(3)}` : ''}`,
-      '',
-    );
+    const chosenBy =
+      s.chosenBy === 'bandit' ? 'chosen by the bandit' : s.chosenBy === 'union' ? 'union of the perspectives' : 'fixed perspective';
+    const windows = s.snippets.map((id) => `\`${id}\``).join(', ') || 'none';
+    const reward = s.reward !== undefined ? `; reward ${s.reward.toFixed(3)}` : '';
+    out.push('## Similar code (ProCC)', '', `Arm **${s.arm}** (${chosenBy}); windows in the prompt: ${windows}${reward}`, '');
     out.push('| perspective | status | time | top-1 | score | note |', '|---|---|---|---|---:|---|');
-    for (const p of s.perspectives)
-      out.push(
-        `| ${p.name} | ${p.status} | ${ms(p.elapsedMs)} | ` +
-          `${p.top ? `\`${p.top.path}\` ${p.top.startLine + 1}-${p.top.endLine + 1}` : '-'} | ` +
-          `${p.top ? p.top.score.toFixed(3) : '-'} | ` +
-          `${[p.message, p.query ? `query: ${p.query.split('\n')[0]!.slice(0, 80)}` : ''].filter(Boolean).join('; ').replace(/\|/g, '\\|')} |`,
-      );
+    for (const p of s.perspectives) {
+      const top = p.top ? `\`${p.top.path}\` ${p.top.startLine + 1}-${p.top.endLine + 1}` : '-';
+      const score = p.top ? p.top.score.toFixed(3) : '-';
+      const note = [p.message, p.query ? `query: ${p.query.split('\n')[0]!.slice(0, 80)}` : ''].filter(Boolean).join('; ');
+      out.push(`| ${p.name} | ${p.status} | ${ms(p.elapsedMs)} | ${top} | ${score} | ${note.replace(/\|/g, '\\|')} |`);
+    }
     out.push(
       '',
       `Features: [${s.features.map((f) => f.toFixed(3)).join(', ')}]${
@@ -145,11 +138,13 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   }
   if (trace.model) {
     const m = trace.model;
+    const firstToken = m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : '';
+    const tokens = m.tokens !== undefined ? `, ${m.tokens} tokens` : '';
+    const stopped = m.stoppedBy ? `, stopped by ${m.stoppedBy}` : '';
     out.push(
       '## Model',
       '',
-      `${m.backend} \`${m.model}\` at ${m.endpoint}: ` +
-        `${ms(m.elapsedMs)}${m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : ''}${m.tokens !== undefined ? `, ${m.tokens} tokens` : ''}${m.stoppedBy ? `, stopped by ${m.stoppedBy}` : ''}`,
+      `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${firstToken}${tokens}${stopped}`,
       '',
       ...(m.copyPrior ? [copyPriorLine(m.copyPrior), ''] : []),
       'Raw output:',
@@ -186,14 +181,13 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
   if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
   if (trace.prompt) {
     const p = trace.prompt;
-    out.push(
-      '## Prompt',
-      '',
-      `${p.tokens} of ${p.budgetTokens} tokens, family ` +
-        `${p.family}${p.fim ? ' (FIM)' : ''}${p.format === 'files' ? ', snippets as repository files' : ''}; snippets ` +
-        `from ${p.snippets.map((s) => `\`${s}\``).join(', ') || 'none'}${p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : ''}${p.prefixCut ? '; code context cut from the left' : ''}; redactions: ${p.redactions}`,
-      '',
-    );
+    const fim = p.fim ? ' (FIM)' : '';
+    const asFiles = p.format === 'files' ? ', snippets as repository files' : '';
+    const snippets = p.snippets.map((s) => `\`${s}\``).join(', ') || 'none';
+    const dropped = p.snippetsDropped ? `, ${p.snippetsDropped} dropped for the budget` : '';
+    const cut = p.prefixCut ? '; code context cut from the left' : '';
+    const size = `${p.tokens} of ${p.budgetTokens} tokens, family ${p.family}${fim}${asFiles}`;
+    out.push('## Prompt', '', `${size}; snippets from ${snippets}${dropped}${cut}; redactions: ${p.redactions}`, '');
     if (options.includePrompt !== false) out.push(fence(p.text), '');
   }
   return out.join('\n');

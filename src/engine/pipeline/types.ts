@@ -8,7 +8,8 @@ import type { RerankOutcome, RerankStage } from '../rerank/types';
 import type { CompletionTrace } from './trace';
 import type { GenerateRequest, GenerateResult, ModelClient, ModelGate } from '../generate/types';
 import type { SimilarStageOptions } from '../similar/similarStage';
-import type { ReceiverMembers } from '../check/receiverMembers';
+import type { ReceiverMembers, TypedFile } from '../check/receiverMembers';
+import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { CallSignature } from '../check/callArguments';
 import type { SimilarRetrieval } from '../similar/perspectives';
 import type { LinUcb } from '../similar/linUcb';
@@ -144,9 +145,9 @@ export interface ModelStages {
 
 /** What checking needs of check/receiverMembers' ReceiverTyper. */
 export interface ReceiverTyping {
-  membersAt(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): ReceiverMembers | undefined;
+  membersAt(file: TypedFile, signal: AbortSignal): ReceiverMembers | undefined;
   /** The repository callable of the call the text ends inside, with the names in scope that fit its parameters. */
-  callAt?(file: { path: string; lang: Lang; prefix: string }, signal: AbortSignal): CallSignature | undefined;
+  callAt?(file: TypedFile, signal: AbortSignal): CallSignature | undefined;
 }
 
 /** The stages one request runs through, as createPipeline assembles them; every mode composes these. */
@@ -180,6 +181,8 @@ export interface RequestContext {
   readonly stages: PipelineStages;
   readonly trace: CompletionTrace;
   readonly signal: AbortSignal;
+  /** The unfinished file's parses and dataflow graph: dataflow retrieval and receiver typing share them. */
+  readonly analyses: UnfinishedAnalyses;
   /** This request's value under `key`, computed on first use. */
   memo<T>(key: string, compute: () => T): T;
   /** The result: the trace closed with its totals. */

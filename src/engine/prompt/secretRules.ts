@@ -159,8 +159,14 @@ export function isSecretName(name: string): boolean {
   return w.length > 1 && (w[w.length - 1] === 'pass' || w[w.length - 1] === 'pw');
 }
 
-const PLACEHOLDER_WORDS =
-  /^(?:none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional|changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key|example|sample|demo|dev|local|foo|bar|baz|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder|redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*)$/i;
+/** Whole values (any case) that stand for a value rather than being one. */
+const PLACEHOLDER_ALTERNATIVES = [
+  'none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional',
+  String.raw`changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key`,
+  'example|sample|demo|dev|local|foo|bar|baz|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder',
+  String.raw`redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*`,
+];
+const PLACEHOLDER_WORDS = new RegExp(`^(?:${PLACEHOLDER_ALTERNATIVES.join('|')})$`, 'i');
 
 /**
  * Values that are clearly not secrets even when bound to a secret's name: placeholders, variable references, names of other settings,
@@ -252,6 +258,71 @@ function boundLiteral(name: string, m: RegExpExecArray, dq: number): string | un
   return literal(quote, headOf(m, value, quote));
 }
 
+/** Token shapes by prefix: AWS, GitHub, Slack, OpenAI / Anthropic, Stripe, GitLab, npm, Google, SendGrid, a JWT. */
+const TOKEN_SHAPES = [
+  '(?:AKIA|ASIA)[0-9A-Z]{16}',
+  'gh[pousr]_[A-Za-z0-9]{30,255}',
+  'github_pat_[A-Za-z0-9_]{22,255}',
+  'xox[abposr]-[A-Za-z0-9-]{10,}',
+  'sk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}',
+  '[sr]k_live_[A-Za-z0-9]{16,}',
+  'glpat-[A-Za-z0-9_-]{20,}',
+  'npm_[A-Za-z0-9]{36}',
+  'AIza[0-9A-Za-z_-]{35}',
+  String.raw`SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`,
+  String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
+];
+
+/** A quoted key that says it holds a secret (its name: group 1 in double quotes, 2 in single). */
+const QUOTED_SECRET_KEY = String.raw`(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')`;
+/** A type annotation before an assignment (`: str`, `: Optional[str]`). */
+const ANNOTATION = String.raw`:\s*[\w.[\], |]{1,40}?\s*`;
+
+/** Calls whose first two arguments are a user name and a password. */
+const CREDENTIAL_CALLS = [
+  'HTTPBasicAuth',
+  'HTTPDigestAuth',
+  'HTTPProxyAuth',
+  'BasicAuth',
+  'DigestAuth',
+  'UsernamePasswordCredentials',
+  'PasswordAuthentication',
+  'UsernamePasswordAuthenticationToken',
+  'BasicAWSCredentials',
+  String.raw`AwsBasicCredentials\.create`,
+  'login',
+  'basic_auth',
+  'BasicAuthentication',
+];
+/** Where a (user, password) pair of literals starts: `auth=(`, a credential call, `getConnection(url, `. */
+const AUTH_TUPLE_START = [
+  String.raw`\bauth\s*=\s*[([]`,
+  String.raw`\b(?:${CREDENTIAL_CALLS.join('|')})\s*\(`,
+  String.raw`\bgetConnection\s*\(\s*[^,()\n]{1,120},`,
+].join('|');
+
+/** Method names that read, test or transform a secret rather than set one. */
+const NOT_A_SETTER_VERBS = [
+  'get|has|is|check|validate|verify|hash|encode|decode|encrypt|decrypt|read|load',
+  'fetch|find|reset|matches|compare|require|prompt|ask|print|log|format|parse',
+];
+const NOT_A_SETTER = new RegExp(`^(?:${NOT_A_SETTER_VERBS.join('|')})`, 'i');
+
+/** A comment's start: `#`, `//`, `/*`, a block comment's `*` line, SQL's `--`. */
+const COMMENT_START = String.raw`(?:#|\/\/|\/\*|^[ \t]*\*|--)`;
+const SECRET_NOUN = String.raw`(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)`;
+/** `: `, `= `, ` is `, ` was `, ` are `: the comment states the value. */
+const STATES = String.raw`(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|are)[ \t]+)`;
+/** The stated value, quoted (group 2: its quote) or bare. */
+const STATED_VALUE = '(["\'`]?)([^\\s"\'`]{4,128})\\2';
+
+/** Before an inline setting: an escaped line break, a separator of a query or connection string, a quote, a space or the line start. */
+const SETTING_BEFORE = String.raw`(\\[nrt]|[?&;"'\s]|^)`;
+/** A command-line flag (`--password`) or a key (`Password`, `db.password`). */
+const SETTING_NAME = String.raw`(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\w.-]{0,40}(?=[ \t]*[=:]))`;
+const SETTING_SEPARATOR = String.raw`(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)`;
+const SETTING_VALUE = String.raw`([^\s&;"'<>(),\\]{4,200})`;
+
 /** The rules, in order; each returns the replacement of its whole match, or undefined to keep it. */
 const RULES: readonly Rule[] = [
   {
@@ -263,8 +334,7 @@ const RULES: readonly Rule[] = [
   {
     // Token prefixes secretlint knows only in a stricter shape (checksummed, fixed length).
     name: 'token prefix',
-    pattern:
-      /\b(?:(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255}|xox[abposr]-[A-Za-z0-9-]{10,}|sk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/g,
+    pattern: new RegExp(String.raw`\b(?:${TOKEN_SHAPES.join('|')})`, 'g'),
     // AWS's documentation keys end in EXAMPLE.
     replace: (m) => (/EXAMPLE/.test(m[0]) ? undefined : REDACTED),
   },
@@ -286,26 +356,20 @@ const RULES: readonly Rule[] = [
   {
     // config["db_password"] = "...", os.environ["API_TOKEN"] = "...", headers['X-Api-Key'] = '...'.
     name: 'subscript assignment',
-    pattern: new RegExp(
-      String.raw`\[\s*(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*\]\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=(?!=)\s*${LIT}`,
-      'gi',
-    ),
+    pattern: new RegExp(String.raw`\[\s*${QUOTED_SECRET_KEY}\s*\]\s*(?:${ANNOTATION})?=(?!=)\s*${LIT}`, 'gi'),
     replace: (m) => boundLiteral(m[1] ?? m[2] ?? '', m, 3),
   },
   {
     // A quoted key and its value as a call's two arguments: p.put("mail.smtp.password", "..."),
     // p.setProperty("password", "..."), os.environ.setdefault("API_TOKEN", "..."), Map.of("apiKey", "...").
     name: 'key-value call',
-    pattern: new RegExp(String.raw`(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')\s*,\s*${LIT}`, 'gi'),
+    pattern: new RegExp(String.raw`${QUOTED_SECRET_KEY}\s*,\s*${LIT}`, 'gi'),
     replace: (m) => boundLiteral(m[1] ?? m[2] ?? '', m, 3),
   },
   {
     // The tuple given to `auth` and the credential constructors: the second literal is the password.
     name: 'auth tuple',
-    pattern: new RegExp(
-      String.raw`(?:\bauth\s*=\s*[([]|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|DigestAuth|UsernamePasswordCredentials|PasswordAuthentication|UsernamePasswordAuthenticationToken|BasicAWSCredentials|AwsBasicCredentials\.create|login|basic_auth|BasicAuthentication)\s*\(|\bgetConnection\s*\(\s*[^,()\n]{1,120},)\s*${LIT}\s*,\s*${LIT}`,
-      'g',
-    ),
+    pattern: new RegExp(String.raw`(?:${AUTH_TUPLE_START})\s*${LIT}\s*,\s*${LIT}`, 'g'),
     replace: (m) => {
       const { value, quote } = litValue(m, 3);
       if (isPlaceholder(value)) return undefined;
@@ -328,12 +392,7 @@ const RULES: readonly Rule[] = [
     replace: (m) => {
       const { value, quote } = litValue(m, 2);
       const name = m[1] ?? '';
-      if (
-        /^(?:get|has|is|check|validate|verify|hash|encode|decode|encrypt|decrypt|read|load|fetch|find|reset|matches|compare|require|prompt|ask|print|log|format|parse)/i.test(
-          name,
-        )
-      )
-        return undefined;
+      if (NOT_A_SETTER.test(name)) return undefined;
       if (!isSecretName(name) || !bareCredential(value)) return undefined;
       return literal(quote, headOf(m, value, quote));
     },
@@ -341,8 +400,10 @@ const RULES: readonly Rule[] = [
   {
     // A comment that states a password: `# old admin password: ...`, `// the token is "..."`.
     name: 'comment',
-    pattern:
-      /((?:#|\/\/|\/\*|^[ \t]*\*|--)[^\n]*?(?:^|[\s(])(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)\b(?:[ \t]+[A-Za-z]+){0,3}?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|are)[ \t]+))(["'`]?)([^\s"'`]{4,128})\2/gim,
+    pattern: new RegExp(
+      String.raw`(${COMMENT_START}[^\n]*?(?:^|[\s(])${SECRET_NOUN}\b(?:[ \t]+[A-Za-z]+){0,3}?${STATES})` + STATED_VALUE,
+      'gim',
+    ),
     replace: (m) => {
       const value = m[3] ?? '';
       if (isPlaceholder(value)) return undefined;
@@ -368,8 +429,7 @@ const RULES: readonly Rule[] = [
   {
     // Inside a string: connection strings and query strings (`;Password=...;`, `?password=...&`), command lines (`--password=...`).
     name: 'inline setting',
-    pattern:
-      /(\\[nrt]|[?&;"'\s]|^)(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\w.-]{0,40}(?=[ \t]*[=:]))(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)([^\s&;"'<>(),\\]{4,200})/gm,
+    pattern: new RegExp(SETTING_BEFORE + SETTING_NAME + SETTING_SEPARATOR + SETTING_VALUE, 'gm'),
     replace: (m) => {
       const name = m[2] ?? '';
       const value = m[4] ?? '';

@@ -88,7 +88,8 @@ export function renderRepoLevel(
 ): string | undefined {
   const body = (t: string): string => t.trimEnd();
   if (family === 'qwen2.5-coder') {
-    const head = `<|repo_name|>${repoName}\n${files.map((f) => `<|file_sep|>${f.path}\n${body(f.text)}\n`).join('')}<|file_sep|>${filePath}\n`;
+    const repoFiles = files.map((f) => `<|file_sep|>${f.path}\n${body(f.text)}\n`).join('');
+    const head = `<|repo_name|>${repoName}\n${repoFiles}<|file_sep|>${filePath}\n`;
     return suffix !== undefined ? `${head}<|fim_prefix|>${prefix}<|fim_suffix|>${suffix}<|fim_middle|>` : `${head}${prefix}`;
   }
   if (family === 'starcoder2') {

@@ -1,4 +1,5 @@
 // Multi-path code retrieval (CodeRAG section 2.2.1): what every retrieval path receives and returns.
+import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { ItemKind, KbItem, LineRange } from '../kb/types';
 import type { UnfinishedFile } from '../query/unfinishedFile';
 import type { RetrievalQuery } from '../query/types';
@@ -38,6 +39,8 @@ export interface RetrievalRequest {
   query: RetrievalQuery;
   /** Results per item family (functions, variables); CodeRAG j=15. */
   topJ: number;
+  /** The request's analyses of the unfinished file, shared with the other stages (absent: the path parses its own). */
+  analyses?: UnfinishedAnalyses;
 }
 
 export interface PathResult {

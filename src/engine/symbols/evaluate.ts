@@ -16,7 +16,7 @@ import {
   type Chain,
   type FileFlow,
   type LocalClass,
-} from '../retrieve/dataflow/flowGraph';
+} from '../flow/flowGraph';
 import { escapeRegExp } from '../util/regex';
 import { initialiserText, returnTypeText, variableTypeText } from './declaredTypes';
 import { nearestCopy, type SymbolTable } from './symbolTable';

@@ -4,10 +4,9 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DataflowRetriever, analyseUnfinished, codeLines, namesUsed, parseableText, seedLineOf } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
+import { DataflowRetriever, codeLines, namesUsed } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
+import { analyseUnfinished } from '../../../src/engine/flow/unfinished';
 import { SymbolTable } from '../../../src/engine/symbols/symbolTable';
-import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/retrieve/dataflow/foldPrefix';
-import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/retrieve/dataflow/flowGraph';
 import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
 import type { UnfinishedFile } from '../../../src/engine/query/unfinishedFile';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
@@ -28,48 +27,6 @@ function assertTop(ids: string[], expected: string, n: number): void {
   const at = ids.indexOf(expected);
   assert.ok(at >= 0 && at < n, `expected ${expected} in the top ${n}, got:\n${ids.join('\n')}`);
 }
-
-void test('chainsOfText reads attribute chains and calls lexically, skipping strings and keywords; the typed identifier is partial', () => {
-  assert.deepEqual(chainsOfText('    x = self.gateway.charge(cart.total, "a.b") + len(y', PYTHON_KEYWORDS), [
-    [{ name: 'x' }],
-    [{ name: 'self' }, { name: 'gateway' }, { name: 'charge', call: true }],
-    [{ name: 'cart' }, { name: 'total' }],
-    [{ name: 'y', partial: true }],
-  ]);
-  assert.deepEqual(chainsOfText('cart.ad', PYTHON_KEYWORDS), [[{ name: 'cart' }, { name: 'ad', partial: true }]]);
-  assert.deepEqual(chainsOfText('x = make(a, f(b)).build().val', PYTHON_KEYWORDS), [
-    [{ name: 'x' }],
-    [{ name: 'make', call: true }, { name: 'build', call: true }, { name: 'val', partial: true }],
-    [{ name: 'a' }],
-    [{ name: 'f', call: true }],
-    [{ name: 'b' }],
-  ]);
-});
-
-void test('seedLineOf: the cursor line, or the last non-blank line when the cursor line names nothing', () => {
-  assert.deepEqual(seedLineOf('a = 1\nb = a\n', 'python'), { text: 'b = a', line: 1 });
-  assert.deepEqual(seedLineOf('a = 1\n    cart.', 'python'), { text: '    cart.', line: 1 });
-  assert.deepEqual(seedLineOf('', 'python'), { text: '', line: 0 });
-});
-
-void test('parseableText folds other bodies, closes open Java blocks and turns the unfinished Python line into pass', () => {
-  assert.deepEqual(parseableText('class A {\n  void f() {\n    String s = "{";\n    x.', 'java'), { text: 'class A {\n  void f() {\n    String s = "{";\n}\n}\n', cursor: 42 });
-  assert.deepEqual(parseableText('def f():\n    x = g(', 'python'), { text: 'def f():\n    pass\n', cursor: 8 });
-  // A blank cursor line stays in the block above it.
-  assert.equal(parseableText('def f():\n    x = 1\n', 'python').text, 'def f():\n    x = 1\n    pass\n');
-  // Bodies of other functions are folded; self fields and the enclosing blocks are kept.
-  const prefix = ['import os', 'class C(B):', '    def __init__(self, a):', '        if a:', '            self.a: A = a', '        other(a)', '    def g(self):', '        y = 1', '        y.'].join('\n');
-  assert.equal(
-    parseableText(prefix, 'python').text,
-    ['import os', 'class C(B):', '    def __init__(self, a):', '        self.a: A = a', '    def g(self):', '        y = 1', '        pass', ''].join('\n'),
-  );
-  // A huge module keeps its imports, the enclosing headers and the statements nearest the cursor.
-  const huge = ['import os', ...Array.from({ length: 5000 }, (_, i) => `v${i} = ${i}`), 'from late import thing', 'def f():', '    x = 1', '    x.'];
-  const folded = foldPrefix(huge.slice(0, -1), 'python').split('\n');
-  assert.equal(folded.length, MAX_KEPT_LINES);
-  assert.deepEqual(folded.slice(0, 2), ['import os', `v${5000 - (MAX_KEPT_LINES - 4)}`.replace(/^v(\d+)$/, 'v$1 = $1')]);
-  assert.deepEqual(folded.slice(-3), ['from late import thing', 'def f():', '    x = 1']);
-});
 
 void test('pyshop: a variable assigned from an imported factory resolves to the factory and its return class', async () => {
   const kb = await fixtureKb('pyshop');

@@ -23,7 +23,7 @@ const NOTHING: CheckPlan = { request: {}, generated: () => undefined, repair: (t
 
 /** The check stage at `prefix` (the text before the cursor as the prompt ends) for `model`. */
 export function checkStage(context: RequestContext, model: ModelClient, prefix: string): CheckPlan {
-  const { options, stages, signal, request, trace } = context;
+  const { options, stages, signal, request, trace, analyses } = context;
   const checkMode = options.check?.mode ?? 'off';
   if (checkMode === 'off') return NOTHING;
   const typer = stages.receivers?.();
@@ -35,7 +35,7 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
   const membersAt = (text: string): ReceiverMembers | undefined =>
     context.memo(`check.members\0${text}`, () => {
       try {
-        return typer.membersAt({ path: request.filePath, lang: request.lang, prefix: text }, signal);
+        return typer.membersAt({ path: request.filePath, lang: request.lang, prefix: text, analyses }, signal);
       } catch (e) {
         if (isCancellationError(e)) throw e;
         check.note = `receiver typing failed: ${errorMessage(e)}`;
@@ -55,7 +55,7 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
     if (callAtTyped) {
       const callAt = (text: string): CallSignature | undefined => {
         try {
-          return callAtTyped({ path: request.filePath, lang: request.lang, prefix: text }, signal);
+          return callAtTyped({ path: request.filePath, lang: request.lang, prefix: text, analyses }, signal);
         } catch (e) {
           if (isCancellationError(e)) throw e;
           check.note = `call typing failed: ${errorMessage(e)}`;

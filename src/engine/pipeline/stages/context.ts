@@ -1,5 +1,6 @@
 // One request's context (issue 47 item 3): made once per request by the pipeline, read by every
 // stage of every mode. What a stage works out of the file is kept for the next stage (memo).
+import { UnfinishedAnalyses } from '../../flow/unfinished';
 import { newTraceId, type CompletionTrace } from '../trace';
 import type { CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from '../types';
 
@@ -28,6 +29,7 @@ export function requestContext(
     stages,
     trace,
     signal,
+    analyses: new UnfinishedAnalyses(),
     memo<T>(key: string, compute: () => T): T {
       if (!memos.has(key)) memos.set(key, compute());
       return memos.get(key) as T;

@@ -62,7 +62,12 @@ export async function knowledgeStage(
     trace,
     'retrieve',
     signal,
-    () => stages.retrieval.retrieve({ file: retrievalFile, query, topJ: options.retrieval.topJ }, options.retrieval, signal),
+    () =>
+      stages.retrieval.retrieve(
+        { file: retrievalFile, query, topJ: options.retrieval.topJ, analyses: context.analyses },
+        options.retrieval,
+        signal,
+      ),
     (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
     stages.checkpoint,
   );

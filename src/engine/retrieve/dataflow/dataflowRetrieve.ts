@@ -1,42 +1,19 @@
 // Dataflow-guided retrieval path (CodeRAG section 2.2.1, following DraCo): parse the unfinished
 // file's prefix, build its intra-file dataflow graph, walk back from the last line's variables
 // to imported entities and return their definitions from other files of the repository.
+import { chainsOfText, chainText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain } from '../../flow/flowGraph';
+import { HEADER_START, importLines, LINE_COMMENT, UnfinishedAnalyses } from '../../flow/unfinished';
 import type { KnowledgeBase } from '../../kb/KnowledgeBase';
 import type { Parsers } from '../../kb/parsers';
-import type { FileExtraction } from '../../kb/types';
-import { extractJava } from '../../kb/extract/java';
-import { extractPython } from '../../kb/extract/python';
 import { prefixLines } from '../../query/unfinishedFile';
 import type { Disposable } from '../../util/disposable';
 import { throwIfAborted } from '../../util/errors';
 import type { PathResult, RetrievalRequest, Retriever } from '../types';
-import { chainsOfText, chainText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type Chain, type FileFlow } from './flowGraph';
-import { foldPrefix } from './foldPrefix';
-import { buildJavaFlow } from './javaFlow';
-import { buildPythonFlow } from './pythonFlow';
 import { identifierParts } from '../sparse/codeTerms';
 import { FlowRanker } from './rankFlow';
 
 /** The knowledge-base surface dataflow retrieval and receiver typing need: its symbol table. */
 export type DataflowSource = Pick<KnowledgeBase, 'symbols'>;
-
-/**
- * The line the walk starts from: the cursor's line when it names a variable, else the last
- * non-blank line before it (a cursor at the start of an empty line, as in line completion).
- */
-export function seedLineOf(prefix: string, lang: 'python' | 'java'): { text: string; line: number } {
-  const lines = prefixLines(prefix);
-  const keywords = lang === 'python' ? PYTHON_KEYWORDS : JAVA_KEYWORDS;
-  const last = lines.length - 1;
-  if (chainsOfText(lines[last] ?? '', keywords).length > 0) return { text: lines[last] ?? '', line: last };
-  for (let i = last - 1; i >= 0; i--) {
-    const text = lines[i] ?? '';
-    if (text.trim() !== '') return { text, line: i };
-  }
-  return { text: lines[last] ?? '', line: Math.max(0, last) };
-}
-
-const HEADER_START: Record<'python' | 'java', RegExp> = { python: /^(import|from)\s/, java: /^(import|package)\s/ };
 
 /**
  * Lines above the seed line whose chains the dataflow path also resolves, and how many chains at
@@ -97,105 +74,7 @@ export function namesUsed(code: readonly string[]): Set<string> {
 export function codeLines(prefix: string, lang: 'python' | 'java'): string[] {
   const lines = prefixLines(prefix);
   const inImport = importLines(lines, lang, true);
-  return lines.filter((_, i) => !inImport[i]).map((line) => line.replace(COMMENT[lang], ''));
-}
-
-const COMMENT: Record<'python' | 'java', RegExp> = { python: /#.*$/, java: /\/\/.*$/ };
-
-/**
- * Whether each line belongs to an import (or Java package) statement, the continuation lines of a
- * parenthesised or backslash-continued import included. `indented`: also statements inside a
- * block (a function's local import); else module-level statements only.
- */
-function importLines(lines: readonly string[], lang: 'python' | 'java', indented: boolean): boolean[] {
-  const out: boolean[] = [];
-  let depth = 0;
-  let continued = false;
-  for (const line of lines) {
-    const inside = depth > 0 || continued || HEADER_START[lang].test(indented ? line.trimStart() : line);
-    out.push(inside);
-    if (!inside) continue;
-    const code = line.replace(COMMENT[lang], '');
-    for (const c of code) depth += c === '(' ? 1 : c === ')' && depth > 0 ? -1 : 0;
-    continued = code.trimEnd().endsWith('\\');
-  }
-  return out;
-}
-
-/**
- * The prefix made parseable: folded (foldPrefix), then the unfinished line (read lexically for
- * the seeds) becomes `pass` in Python, and Java gets the closing braces of its open blocks.
- * Without this, tree-sitter's recovery often wraps the enclosing method or class in one ERROR
- * node. `cursor` is the cursor's offset in `text`.
- */
-export function parseableText(prefix: string, lang: 'python' | 'java'): { text: string; cursor: number } {
-  const lines = prefixLines(prefix);
-  const unfinished = lines.pop() ?? '';
-  const kept = foldPrefix(lines, lang);
-  if (lang === 'python') {
-    let indent = /^[ \t]*/.exec(unfinished)?.[0] ?? '';
-    if (unfinished.trim() === '') {
-      // A blank cursor line belongs to the block of the line above it.
-      const above = kept.slice(kept.lastIndexOf('\n') + 1);
-      indent = (/^[ \t]*/.exec(above)?.[0] ?? '') + (above.replace(/#.*$/, '').trimEnd().endsWith(':') ? '    ' : '');
-    }
-    return { text: `${kept}${kept === '' ? '' : '\n'}${indent}pass\n`, cursor: kept.length };
-  }
-  // Count braces outside strings, chars and comments.
-  const code = kept.replace(/\/\*[\s\S]*?(\*\/|$)|\/\/.*$|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/gm, ' ');
-  let depth = 0;
-  for (let i = 0; i < code.length; i++) {
-    const c = code.charCodeAt(i);
-    if (c === 123) depth++;
-    else if (c === 125 && depth > 0) depth--;
-  }
-  return { text: `${kept}\n${'}\n'.repeat(depth)}`, cursor: kept.length };
-}
-
-export interface UnfinishedAnalysis {
-  flow: FileFlow;
-  extraction: FileExtraction;
-}
-
-/** Parse the prefix and build its dataflow graph (exported for tests and the trace). */
-export function analyseUnfinished(parsers: Parsers, path: string, lang: 'python' | 'java', prefix: string): UnfinishedAnalysis {
-  const { text, cursor } = parseableText(prefix, lang);
-  const parser = parsers.parser(lang);
-  // Imports (and the Java package) come from a parse of the module-level import lines alone,
-  // so that the extractor does not render stubs for the whole file.
-  const importTree = parser.parse(moduleHeader(text, lang));
-  let extraction: FileExtraction;
-  try {
-    if (!importTree) throw new Error(`could not parse ${path}`);
-    extraction =
-      lang === 'python'
-        ? extractPython(importTree, path, importTree.rootNode.text)
-        : extractJava(importTree, path, importTree.rootNode.text);
-  } finally {
-    importTree?.delete();
-  }
-  const tree = parser.parse(text);
-  if (!tree) throw new Error(`could not parse ${path}`);
-  try {
-    const seed = seedLineOf(prefix, lang);
-    const flow =
-      lang === 'python'
-        ? buildPythonFlow(tree.rootNode, cursor, seed.text, seed.line)
-        : buildJavaFlow(tree.rootNode, cursor, seed.text, seed.line);
-    return {
-      flow,
-      extraction: { ...extraction, imports: [...extraction.imports, ...flow.localImports], hasSyntaxErrors: tree.rootNode.hasError },
-    };
-  } finally {
-    tree.delete();
-  }
-}
-
-/** The module-level import statements (with their continuation lines) of a folded text. */
-export function moduleHeader(text: string, lang: 'python' | 'java'): string {
-  const lines = text.split('\n');
-  const inImport = importLines(lines, lang, false);
-  return lines.filter((_, i) => inImport[i]).join('\n') + '\n';
+  return lines.filter((_, i) => !inImport[i]).map((line) => line.replace(LINE_COMMENT[lang], ''));
 }
 
 export class DataflowRetriever implements Retriever, Disposable {
@@ -216,7 +95,8 @@ export class DataflowRetriever implements Retriever, Disposable {
     const symbols = this.kb.symbols.table();
     const { file } = request;
     if (file.prefix.trim() === '') return { results: [], notes: ['empty file'] };
-    const { flow, extraction } = analyseUnfinished(this.parsers, file.path, file.lang, file.prefix);
+    const analyses = request.analyses ?? new UnfinishedAnalyses();
+    const { flow, extraction } = analyses.analyse(this.parsers, file.path, file.lang, file.prefix);
     throwIfAborted(signal);
     const scope = { path: file.path, lang: file.lang, extraction, flow };
     const recent = recentChains(file.prefix, file.lang, flow.seedLine);

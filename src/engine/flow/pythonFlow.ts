@@ -3,19 +3,9 @@
 // their parents, functions and their return hints. Read from a tree of the prefix, which may
 // hold ERROR nodes; whatever parsed is used.
 import type { Node } from 'web-tree-sitter';
-import type { KbImport } from '../../kb/types';
-import {
-  addBinding,
-  chainsOfText,
-  emptyFlow,
-  PYTHON_KEYWORDS,
-  PYTHON_TYPE_IGNORE,
-  typeChains,
-  type Chain,
-  type EdgeKind,
-  type FileFlow,
-} from './flowGraph';
-import { MAX_NESTING_DEPTH } from '../../util/codeText';
+import type { KbImport } from '../kb/types';
+import { addBinding, emptyFlow, PYTHON_TYPE_IGNORE, typeChains, type Chain, type EdgeKind, type FileFlow } from './flowGraph';
+import { MAX_NESTING_DEPTH } from '../util/codeText';
 
 /** The attribute chain of an expression node, or undefined when it is not one. */
 export function pythonChain(node: Node | null): Chain | undefined {
@@ -124,10 +114,9 @@ function descends(type: string): boolean {
   return DESCEND.has(type) || type.endsWith('_statement') || type.endsWith('_clause');
 }
 
-export function buildPythonFlow(root: Node, cursor: number, seedText: string, seedLine: number): FileFlow {
+/** The graph of the parsed prefix at `cursor`; its seeds are the caller's (they do not change the graph). */
+export function buildPythonFlow(root: Node, cursor: number): FileFlow {
   const flow = emptyFlow();
-  flow.seedLine = seedLine;
-  flow.seeds = chainsOfText(seedText, PYTHON_KEYWORDS);
   const contains = (n: Node): boolean => n.startIndex <= cursor && n.endIndex >= cursor;
 
   const bind = (target: Node, edge: EdgeKind, values: Chain[], types: Chain[], receiver: string | undefined, visible: boolean): void => {

@@ -4,7 +4,6 @@
 import type { Node } from 'web-tree-sitter';
 import {
   addBinding,
-  chainsOfText,
   chainText,
   emptyFlow,
   JAVA_KEYWORDS,
@@ -15,7 +14,7 @@ import {
   type FileFlow,
   type TypeRef,
 } from './flowGraph';
-import { MAX_NESTING_DEPTH } from '../../util/codeText';
+import { MAX_NESTING_DEPTH } from '../util/codeText';
 
 export function javaChain(node: Node | null): Chain | undefined {
   if (!node) return undefined;
@@ -103,10 +102,9 @@ function descends(type: string): boolean {
   return DESCEND.has(type) || type.endsWith('_statement');
 }
 
-export function buildJavaFlow(root: Node, cursor: number, seedText: string, seedLine: number): FileFlow {
+/** The graph of the parsed prefix at `cursor`; its seeds are the caller's (they do not change the graph). */
+export function buildJavaFlow(root: Node, cursor: number): FileFlow {
   const flow = emptyFlow();
-  flow.seedLine = seedLine;
-  flow.seeds = chainsOfText(seedText, JAVA_KEYWORDS);
   const contains = (n: Node): boolean => n.startIndex <= cursor && n.endIndex >= cursor;
 
   const declare = (decl: Node, edge: EdgeKind, visible: boolean, field: boolean): void => {

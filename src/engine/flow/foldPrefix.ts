@@ -3,8 +3,8 @@
 // every other function): keeps the blocks enclosing the cursor whole and, elsewhere, only the
 // statements at the level of an enclosing block. A 4,000-line file parses in milliseconds.
 // Python `self.x = ...` lines of folded methods are kept (they define the class's fields).
-import type { Lang } from '../../kb/types';
-import { indentOf } from '../../util/codeText';
+import type { Lang } from '../kb/types';
+import { indentOf } from '../util/codeText';
 
 interface LogicalLine {
   first: number;

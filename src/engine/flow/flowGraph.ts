@@ -2,8 +2,8 @@
 // variables and their defining edges (assign, param, forin, as, type), classes with their parent
 // classes (successor), attribute chains (comesfrom). Built per language from the prefix's tree.
 
-import type { KbImport } from '../../kb/types';
-import { JAVA_KEYWORDS as JAVA_KEYWORDS_ONLY, PYTHON_KEYWORDS as PYTHON_KEYWORDS_ONLY } from '../../util/codeText';
+import type { KbImport } from '../kb/types';
+import { JAVA_KEYWORDS as JAVA_KEYWORDS_ONLY, PYTHON_KEYWORDS as PYTHON_KEYWORDS_ONLY } from '../util/codeText';
 
 /** One step of an attribute chain: `a.b(...)` is [{a}, {b, call}]; `x[i]` adds an opaque `[]` step. */
 export interface Segment {

@@ -1,0 +1,160 @@
+// The unfinished file's analysis (DraCo, as CodeRAG section 2.2.1 uses it): its prefix made
+// parseable, parsed, and read into the intra-file dataflow graph and the imports. Dataflow
+// retrieval and receiver typing read the same analysis; one request's `UnfinishedAnalyses` parses
+// each text once for every stage that asks (issue 47: one parse per request).
+import type { Parsers } from '../kb/parsers';
+import type { FileExtraction } from '../kb/types';
+import { extractJava } from '../kb/extract/java';
+import { extractPython } from '../kb/extract/python';
+import { prefixLines } from '../query/unfinishedFile';
+import { chainsOfText, JAVA_KEYWORDS, PYTHON_KEYWORDS, type FileFlow } from './flowGraph';
+import { foldPrefix } from './foldPrefix';
+import { buildJavaFlow } from './javaFlow';
+import { buildPythonFlow } from './pythonFlow';
+
+/**
+ * The line the walk starts from: the cursor's line when it names a variable, else the last
+ * non-blank line before it (a cursor at the start of an empty line, as in line completion).
+ */
+export function seedLineOf(prefix: string, lang: 'python' | 'java'): { text: string; line: number } {
+  const lines = prefixLines(prefix);
+  const keywords = lang === 'python' ? PYTHON_KEYWORDS : JAVA_KEYWORDS;
+  const last = lines.length - 1;
+  if (chainsOfText(lines[last] ?? '', keywords).length > 0) return { text: lines[last] ?? '', line: last };
+  for (let i = last - 1; i >= 0; i--) {
+    const text = lines[i] ?? '';
+    if (text.trim() !== '') return { text, line: i };
+  }
+  return { text: lines[last] ?? '', line: Math.max(0, last) };
+}
+
+/** The start of an import (and Java package) statement. */
+export const HEADER_START: Record<'python' | 'java', RegExp> = { python: /^(import|from)\s/, java: /^(import|package)\s/ };
+
+/** A line comment to the end of the line. */
+export const LINE_COMMENT: Record<'python' | 'java', RegExp> = { python: /#.*$/, java: /\/\/.*$/ };
+
+/**
+ * Whether each line belongs to an import (or Java package) statement, the continuation lines of a
+ * parenthesised or backslash-continued import included. `indented`: also statements inside a
+ * block (a function's local import); else module-level statements only.
+ */
+export function importLines(lines: readonly string[], lang: 'python' | 'java', indented: boolean): boolean[] {
+  const out: boolean[] = [];
+  let depth = 0;
+  let continued = false;
+  for (const line of lines) {
+    const inside = depth > 0 || continued || HEADER_START[lang].test(indented ? line.trimStart() : line);
+    out.push(inside);
+    if (!inside) continue;
+    const code = line.replace(LINE_COMMENT[lang], '');
+    for (const c of code) depth += c === '(' ? 1 : c === ')' && depth > 0 ? -1 : 0;
+    continued = code.trimEnd().endsWith('\\');
+  }
+  return out;
+}
+
+/**
+ * The prefix made parseable: folded (foldPrefix), then the unfinished line (read lexically for
+ * the seeds) becomes `pass` in Python, and Java gets the closing braces of its open blocks.
+ * Without this, tree-sitter's recovery often wraps the enclosing method or class in one ERROR
+ * node. `cursor` is the cursor's offset in `text`.
+ */
+export function parseableText(prefix: string, lang: 'python' | 'java'): { text: string; cursor: number } {
+  const lines = prefixLines(prefix);
+  const unfinished = lines.pop() ?? '';
+  const kept = foldPrefix(lines, lang);
+  if (lang === 'python') {
+    let indent = /^[ \t]*/.exec(unfinished)?.[0] ?? '';
+    if (unfinished.trim() === '') {
+      // A blank cursor line belongs to the block of the line above it.
+      const above = kept.slice(kept.lastIndexOf('\n') + 1);
+      indent = (/^[ \t]*/.exec(above)?.[0] ?? '') + (above.replace(/#.*$/, '').trimEnd().endsWith(':') ? '    ' : '');
+    }
+    return { text: `${kept}${kept === '' ? '' : '\n'}${indent}pass\n`, cursor: kept.length };
+  }
+  // Count braces outside strings, chars and comments.
+  const code = kept.replace(/\/\*[\s\S]*?(\*\/|$)|\/\/.*$|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/gm, ' ');
+  let depth = 0;
+  for (let i = 0; i < code.length; i++) {
+    const c = code.charCodeAt(i);
+    if (c === 123) depth++;
+    else if (c === 125 && depth > 0) depth--;
+  }
+  return { text: `${kept}\n${'}\n'.repeat(depth)}`, cursor: kept.length };
+}
+
+/** The module-level import statements (with their continuation lines) of a folded text. */
+export function moduleHeader(text: string, lang: 'python' | 'java'): string {
+  const lines = text.split('\n');
+  const inImport = importLines(lines, lang, false);
+  return lines.filter((_, i) => inImport[i]).join('\n') + '\n';
+}
+
+export interface UnfinishedAnalysis {
+  flow: FileFlow;
+  extraction: FileExtraction;
+}
+
+/**
+ * One request's analyses of the unfinished file: each parseable text (and its import header) is
+ * parsed once, whichever stage asks first. Dataflow retrieval asks at the cursor; receiver typing
+ * asks at each dereference, whose prefix, cut on the cursor's line, folds to the same text. The
+ * seeds are read per prefix: they do not change the graph.
+ */
+export class UnfinishedAnalyses {
+  private readonly headers = new Map<string, FileExtraction>();
+  private readonly graphs = new Map<string, { flow: FileFlow; hasSyntaxErrors: boolean }>();
+
+  analyse(parsers: Parsers, path: string, lang: 'python' | 'java', prefix: string): UnfinishedAnalysis {
+    const { text, cursor } = parseableText(prefix, lang);
+    const parser = parsers.parser(lang);
+    // Imports (and the Java package) come from a parse of the module-level import lines alone,
+    // so that the extractor does not render stubs for the whole file.
+    const header = moduleHeader(text, lang);
+    const extraction = cached(this.headers, `${lang}\0${path}\0${header}`, () => {
+      const importTree = parser.parse(header);
+      try {
+        if (!importTree) throw new Error(`could not parse ${path}`);
+        return lang === 'python'
+          ? extractPython(importTree, path, importTree.rootNode.text)
+          : extractJava(importTree, path, importTree.rootNode.text);
+      } finally {
+        importTree?.delete();
+      }
+    });
+    const graph = cached(this.graphs, `${lang}\0${cursor}\0${text}`, () => {
+      const tree = parser.parse(text);
+      if (!tree) throw new Error(`could not parse ${path}`);
+      try {
+        const flow = lang === 'python' ? buildPythonFlow(tree.rootNode, cursor) : buildJavaFlow(tree.rootNode, cursor);
+        return { flow, hasSyntaxErrors: tree.rootNode.hasError };
+      } finally {
+        tree.delete();
+      }
+    });
+    const seed = seedLineOf(prefix, lang);
+    const flow: FileFlow = {
+      ...graph.flow,
+      seeds: chainsOfText(seed.text, lang === 'python' ? PYTHON_KEYWORDS : JAVA_KEYWORDS),
+      seedLine: seed.line,
+    };
+    return {
+      flow,
+      extraction: { ...extraction, imports: [...extraction.imports, ...flow.localImports], hasSyntaxErrors: graph.hasSyntaxErrors },
+    };
+  }
+}
+
+function cached<T>(map: Map<string, T>, key: string, compute: () => T): T {
+  const hit = map.get(key);
+  if (hit !== undefined) return hit;
+  const value = compute();
+  map.set(key, value);
+  return value;
+}
+
+/** Parse the prefix and build its dataflow graph, with no request to share it (tests, the bench's scripts). */
+export function analyseUnfinished(parsers: Parsers, path: string, lang: 'python' | 'java', prefix: string): UnfinishedAnalysis {
+  return new UnfinishedAnalyses().analyse(parsers, path, lang, prefix);
+}

@@ -1,0 +1,114 @@
+// The unfinished file's analysis: its chains read lexically, its prefix made parseable, and one
+// request parsing it once (issue 47): dataflow retrieval and receiver typing read one analysis of
+// the prefix, made by whichever stage asks first.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Parser } from 'web-tree-sitter';
+import { ReceiverTyper } from '../../../src/engine/check/receiverMembers';
+import type { Parsers } from '../../../src/engine/kb/parsers';
+import type { ModelCapabilities, ModelClient } from '../../../src/engine/generate/types';
+import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/flow/flowGraph';
+import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/flow/foldPrefix';
+import { parseableText, seedLineOf } from '../../../src/engine/flow/unfinished';
+import { createPipeline, pipelineOptions } from '../../../src/engine/pipeline';
+import { DataflowRetriever } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
+import { fixturesDir } from '../../helpers/paths';
+import { fixtureKb, parsers } from '../retrieve/retrieveFixtures';
+
+void test('chainsOfText reads attribute chains and calls lexically, skipping strings and keywords; the typed identifier is partial', () => {
+  assert.deepEqual(chainsOfText('    x = self.gateway.charge(cart.total, "a.b") + len(y', PYTHON_KEYWORDS), [
+    [{ name: 'x' }],
+    [{ name: 'self' }, { name: 'gateway' }, { name: 'charge', call: true }],
+    [{ name: 'cart' }, { name: 'total' }],
+    [{ name: 'y', partial: true }],
+  ]);
+  assert.deepEqual(chainsOfText('cart.ad', PYTHON_KEYWORDS), [[{ name: 'cart' }, { name: 'ad', partial: true }]]);
+  assert.deepEqual(chainsOfText('x = make(a, f(b)).build().val', PYTHON_KEYWORDS), [
+    [{ name: 'x' }],
+    [{ name: 'make', call: true }, { name: 'build', call: true }, { name: 'val', partial: true }],
+    [{ name: 'a' }],
+    [{ name: 'f', call: true }],
+    [{ name: 'b' }],
+  ]);
+});
+
+void test('seedLineOf: the cursor line, or the last non-blank line when the cursor line names nothing', () => {
+  assert.deepEqual(seedLineOf('a = 1\nb = a\n', 'python'), { text: 'b = a', line: 1 });
+  assert.deepEqual(seedLineOf('a = 1\n    cart.', 'python'), { text: '    cart.', line: 1 });
+  assert.deepEqual(seedLineOf('', 'python'), { text: '', line: 0 });
+});
+
+void test('parseableText folds other bodies, closes open Java blocks and turns the unfinished Python line into pass', () => {
+  assert.deepEqual(parseableText('class A {\n  void f() {\n    String s = "{";\n    x.', 'java'), { text: 'class A {\n  void f() {\n    String s = "{";\n}\n}\n', cursor: 42 });
+  assert.deepEqual(parseableText('def f():\n    x = g(', 'python'), { text: 'def f():\n    pass\n', cursor: 8 });
+  // A blank cursor line stays in the block above it.
+  assert.equal(parseableText('def f():\n    x = 1\n', 'python').text, 'def f():\n    x = 1\n    pass\n');
+  // Bodies of other functions are folded; self fields and the enclosing blocks are kept.
+  const prefix = ['import os', 'class C(B):', '    def __init__(self, a):', '        if a:', '            self.a: A = a', '        other(a)', '    def g(self):', '        y = 1', '        y.'].join('\n');
+  assert.equal(
+    parseableText(prefix, 'python').text,
+    ['import os', 'class C(B):', '    def __init__(self, a):', '        self.a: A = a', '    def g(self):', '        y = 1', '        pass', ''].join('\n'),
+  );
+  // A huge module keeps its imports, the enclosing headers and the statements nearest the cursor.
+  const huge = ['import os', ...Array.from({ length: 5000 }, (_, i) => `v${i} = ${i}`), 'from late import thing', 'def f():', '    x = 1', '    x.'];
+  const folded = foldPrefix(huge.slice(0, -1), 'python').split('\n');
+  assert.equal(folded.length, MAX_KEPT_LINES);
+  assert.deepEqual(folded.slice(0, 2), ['import os', `v${5000 - (MAX_KEPT_LINES - 4)}`.replace(/^v(\d+)$/, 'v$1 = $1')]);
+  assert.deepEqual(folded.slice(-3), ['from late import thing', 'def f():', '    x = 1']);
+});
+
+/** The real parsers, keeping each text they are asked to parse. */
+function recordingParsers(real: Parsers, texts: string[]): Parsers {
+  return {
+    language: (lang) => real.language(lang),
+    parser: (lang) => {
+      const parser = real.parser(lang);
+      return {
+        parse: (text: string, ...rest: unknown[]) => (texts.push(text), (parser.parse as (...a: unknown[]) => unknown)(text, ...rest)),
+      } as unknown as Parser;
+    },
+  };
+}
+
+function client(capabilities: ModelCapabilities | undefined): ModelClient {
+  return {
+    backend: 'ollama',
+    model: 'm',
+    family: 'plain',
+    endpoint: 'http://model.test',
+    ...(capabilities ? { capabilities } : {}),
+    generate: () => Promise.resolve({ text: 'totl()\n', model: 'm', elapsedMs: 1, stoppedBy: 'stop' as const }),
+  };
+}
+
+void test('a completion request parses the unfinished file once for dataflow retrieval and receiver typing', async () => {
+  const kb = await fixtureKb('pyshop');
+  const texts: string[] = [];
+  const counted = recordingParsers(await parsers(), texts);
+  const typer = new ReceiverTyper(kb, counted);
+  try {
+    const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
+    const request = { filePath: 'app/main.py', lang: 'python' as const, prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`, suffix: '\n' };
+    // A client that takes a member choice (typed before the call) and one whose answer is repaired (typed after it).
+    for (const capabilities of [{ memberChoice: true }, undefined]) {
+      texts.length = 0;
+      const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
+        retrievers: () => [new DataflowRetriever(kb, counted)],
+        receivers: () => typer,
+        model: () => client(capabilities),
+      });
+      const result = await pipeline.complete(request, new AbortController().signal);
+      // Both stages did their work on the file: dataflow found the Cart class, checking typed `cart`.
+      const dataflow = result.trace.retrieval?.paths.find((p) => p.path === 'dataflow');
+      assert.ok(dataflow && dataflow.status === 'ok' && dataflow.results.length > 0, JSON.stringify(dataflow));
+      assert.ok(result.trace.check?.atCursor?.receiver === 'cart' || result.trace.check?.fixes?.length === 1, JSON.stringify(result.trace.check));
+      // The folded prefix and its import header, each parsed once.
+      assert.equal(texts.length, 2, `parsed: ${JSON.stringify(texts.map((t) => t.slice(-40)))}`);
+      assert.equal(new Set(texts).size, 2);
+    }
+  } finally {
+    typer.dispose();
+  }
+});

@@ -242,7 +242,8 @@ export const completeCommand: CliCommand = {
             ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
             : result.suppressed
               ? `No completion shown at ${rel}:${loc.line} (the show gate stayed silent: score ` +
-                `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n${result.suppressed.text}\n\n`
+                `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n` +
+                `${result.suppressed.text}\n\n`
               : `No completion at ${rel}:${loc.line} ` +
                 `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
         );

@@ -21,6 +21,7 @@ import {
   bodyMode,
   createPipeline,
   LINE_MODE,
+  PIPELINE_DEFAULTS,
   pipelineOptions as withDefaults,
   probingQueryBuilder,
   type BodyModeDeps,
@@ -188,7 +189,7 @@ export interface RunOptions {
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
-  query: 'probe',
+  query: PIPELINE_DEFAULTS.query.strategy,
   topJ: 15,
   topU: 10,
   pathBudgetMs: 10_000,

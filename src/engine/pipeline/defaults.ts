@@ -5,10 +5,10 @@ import type { PipelineOptions } from './types';
 
 export const PIPELINE_DEFAULTS: PipelineOptions = {
   // The last three lines, not CodeRAG's probing (still selectable: `probe`): on the validation line
-  // cases with the distilled reranker, df+s+d+dr recall@10 Java / Python was 0.920 / 0.963 with
-  // last3, 0.920 / 0.963 with last10 and 0.928 / 0.956 with probe (dev: 0.911 / 0.912, the same,
-  // 0.920 / 0.900), while probing took a median 26-37 ms per request and the last lines 0.1 ms
-  // (docs/BENCHMARKS.md, "Retrieval of classes and the query").
+  // cases with the distilled reranker, df+s+d+dr recall@10 Java / Python was 0.945 / 0.963 with
+  // last3, 0.937 / 0.963 with last10 and 0.945 / 0.956 with probe (dev: 0.929 / 0.912, 0.929 /
+  // 0.912, 0.938 / 0.900), while probing took a median 26-50 ms per request and the last lines
+  // 0.1 ms (docs/BENCHMARKS.md, "Retrieval of classes and the query").
   query: { strategy: 'last3', fallback: 'jaccard', f: 3, g: 1, m: 5, maxProbes: 32 },
   retrieval: { topJ: 15, budgetsMs: {} },
   rerank: { topU: 10, timeoutMs: 1500 },

@@ -54,7 +54,9 @@ const STAGES = [
   'dense',
   'dataflow',
   'rg1',
+  'retrieve',
   'rerank',
+  'retrieve+rerank',
   'similar',
   'sim-lexical',
   'sim-hypothetical',
@@ -116,6 +118,17 @@ export function formatComparisonMarkdown(rows: readonly ComparisonRow[], meta: C
       );
     }
     out.push('');
+    const kinds = [...new Set(rs.flatMap((r) => Object.keys(r.report.by_kind)))].sort();
+    if (kinds.length > 0) {
+      out.push(
+        `Recall@${k} by kind of definition (definitions in parentheses):`,
+        '',
+        `| method | ${kinds.map((kd) => `${kd} (${rs[0]!.report.by_kind[kd]?.n ?? 0})`).join(' | ')} |`,
+        `|---|${kinds.map(() => '---:').join('|')}|`,
+      );
+      for (const r of rs) out.push(`| ${r.method} | ${kinds.map((kd) => frac(r.report.by_kind[kd]?.recall ?? null)).join(' | ')} |`);
+      out.push('');
+    }
     const stages = stagesOf(rs);
     if (stages.length > 0) {
       out.push('Per-stage time, median / p95 ms:', '', `| method | ${stages.join(' | ')} |`, `|---|${stages.map(() => '---:').join('|')}|`);

@@ -200,13 +200,16 @@ export function scoreContexts(
 ): ContextScores | undefined {
   if (!defs || defs.length === 0) return undefined;
   const top = (contexts ?? []).slice(0, k);
-  let hits = 0;
-  for (const def of defs) {
-    if (top.some((c) => c.path === def.file && containsIdentifier(c.text, def.name))) hits++;
-  }
+  const hits = recalledDefs(defs, top, k).filter(Boolean).length;
   const names = [...new Set(defs.map((d) => d.name))];
   const covered = names.filter((n) => top.some((c) => containsIdentifier(c.text, n))).length;
   return { recall: hits / defs.length, full: hits === defs.length ? 1 : 0, coverage: covered / names.length };
+}
+
+/** For each def, whether one of the first k contexts is from its file and contains its name (recall@k's test). */
+export function recalledDefs(defs: readonly CrossfileDef[], contexts: readonly RetrievedContext[] | undefined, k: number): boolean[] {
+  const top = (contexts ?? []).slice(0, k);
+  return defs.map((def) => top.some((c) => c.path === def.file && containsIdentifier(c.text, def.name)));
 }
 
 /** Median and 95th percentile (nearest rank) of a list of numbers; undefined when empty. */

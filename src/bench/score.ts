@@ -2,7 +2,7 @@
 // metrics overall and per repository, plus per-stage timing medians and p95 (CodeRAG Table 7).
 import type { BenchCase, Prediction } from './cases';
 import { caseLang } from './cases';
-import { identifiers, medianP95, normalizedLines, scoreCompletion, scoreContexts, setF1 } from './metrics';
+import { identifiers, medianP95, normalizedLines, recalledDefs, scoreCompletion, scoreContexts, setF1 } from './metrics';
 import type { Lang } from '../engine/kb/types';
 
 export interface ScoreSummary {
@@ -41,11 +41,20 @@ export interface ScoreReport {
   k: number;
   overall: ScoreSummary;
   by_repo: Record<string, ScoreSummary>;
+  /** Recall@k per kind of definition (the cases' crossfile_defs `kind`): defs of that kind and the share recalled. */
+  by_kind: Record<string, KindRecall>;
   timings_ms: Record<string, { median: number; p95: number }>;
   /** Predictions whose task_id matches no case (ignored). */
   unmatched_predictions: number;
   /** Cases skipped because their language is unknown (no metadata.lang, extension not .py/.java). */
   unknown_lang: number;
+}
+
+export interface KindRecall {
+  /** Definitions of this kind over all cases. */
+  n: number;
+  /** The share of them recalled in the top k (fraction). */
+  recall: number;
 }
 
 interface Accumulator {
@@ -134,6 +143,7 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
   const overall = empty();
   const repos = new Map<string, Accumulator>();
   const timings = new Map<string, number[]>();
+  const kinds = new Map<string, { n: number; hits: number }>();
   const caseIds = new Set<string>();
   let unknownLang = 0;
   for (const c of cases) {
@@ -147,6 +157,14 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
     const code = scoreCompletion(pred?.prediction, c.groundtruth, lang);
     const ctx = scoreContexts(c.metadata.crossfile_defs, pred?.contexts, k);
     const rel = topWindowRelevance(pred, c.groundtruth, lang);
+    const defs = c.metadata.crossfile_defs ?? [];
+    recalledDefs(defs, pred?.contexts, k).forEach((hit, i) => {
+      const kind = defs[i]!.kind || 'unknown';
+      const acc = kinds.get(kind) ?? { n: 0, hits: 0 };
+      acc.n++;
+      if (hit) acc.hits++;
+      kinds.set(kind, acc);
+    });
     let repo = repos.get(c.metadata.repository);
     if (!repo) repos.set(c.metadata.repository, (repo = empty()));
     for (const acc of [overall, repo]) {
@@ -182,10 +200,13 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
   }
   const byRepo: Record<string, ScoreSummary> = {};
   for (const name of [...repos.keys()].sort()) byRepo[name] = summarize(repos.get(name)!);
+  const byKind: Record<string, KindRecall> = {};
+  for (const [kind, a] of [...kinds].sort(([x], [y]) => x.localeCompare(y))) byKind[kind] = { n: a.n, recall: a.hits / a.n };
   return {
     k,
     overall: summarize(overall),
     by_repo: byRepo,
+    by_kind: byKind,
     timings_ms: timingSummary,
     unmatched_predictions: predictions.filter((p) => !caseIds.has(p.task_id)).length,
     unknown_lang: unknownLang,
@@ -232,6 +253,12 @@ export function formatScoreReport(report: ScoreReport): string {
   for (const [name, s] of Object.entries(report.by_repo)) rows.push(row(name, s));
   rows.push(row('overall', report.overall));
   const out = [table(rows, rows.length - 1)];
+  const kindRows = Object.entries(report.by_kind);
+  if (kindRows.length > 0) {
+    const t: string[][] = [['kind', 'defs', `recall@${report.k}`]];
+    for (const [kind, v] of kindRows) t.push([kind, String(v.n), v.recall.toFixed(3)]);
+    out.push('', table(t));
+  }
   const stages = Object.keys(report.timings_ms).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   if (stages.length > 0) {
     const t: string[][] = [['stage', 'median ms', 'p95 ms']];

@@ -18,7 +18,13 @@ import { parsers } from './mineHelpers';
 
 void test('parseMethod: the standard methods and unions of s, d, df with a reranker', () => {
   for (const m of STANDARD_METHODS) assert.equal(parseMethod(m).name, m);
-  assert.deepEqual(parseMethod('s+df+d+lr'), { name: 's+df+d+lr', paths: ['dataflow', 'sparse', 'dense'], rerank: 'llm', iterative: false, usesQuery: true });
+  assert.deepEqual(parseMethod('s+df+d+lr'), {
+    name: 's+df+d+lr',
+    paths: ['dataflow', 'sparse', 'dense'],
+    rerank: 'llm',
+    iterative: false,
+    usesQuery: true,
+  });
   assert.deepEqual(parseMethod('repocoder'), { name: 'repocoder', paths: ['rg1'], rerank: 'none', iterative: true, usesQuery: false });
   assert.deepEqual(parseMethod('zero-shot').paths, []);
   assert.equal(parseMethod('df').usesQuery, false);
@@ -26,7 +32,13 @@ void test('parseMethod: the standard methods and unions of s, d, df with a reran
   assert.throws(() => parseMethod('df+x'), UserError);
   assert.throws(() => parseMethod('lr'), UserError);
   assert.throws(() => parseMethod('s+lr+dr'), UserError);
-  assert.deepEqual(methodNeeds([parseMethod('rg1'), parseMethod('df+s+d+dr')], 'probe'), { prober: true, encoder: true, llmReranker: false, distilledReranker: true, similar: false });
+  assert.deepEqual(methodNeeds([parseMethod('rg1'), parseMethod('df+s+d+dr')], 'probe'), {
+    prober: true,
+    encoder: true,
+    llmReranker: false,
+    distilledReranker: true,
+    similar: false,
+  });
   assert.equal(methodNeeds([parseMethod('rg1')], 'probe').prober, false);
 });
 
@@ -52,7 +64,20 @@ void test('runEval retrieval-only: every method runs on every case, contexts nev
     prompt: lines.slice(0, row).join('\n') + '\n',
     groundtruth: lines[row]!,
     right_context: lines.slice(row + 1).join('\n'),
-    metadata: { task_id: `pyshop/${i}`, repository: 'pyshop', file: 'app/main.py', lang: 'python', crossfile_defs: [{ name: i === 0 ? 'make_gateway' : 'CheckoutService', kind: 'function', file: i === 0 ? 'pyshop/payments.py' : 'pyshop/services/checkout.py', line: 0 }] },
+    metadata: {
+      task_id: `pyshop/${i}`,
+      repository: 'pyshop',
+      file: 'app/main.py',
+      lang: 'python',
+      crossfile_defs: [
+        {
+          name: i === 0 ? 'make_gateway' : 'CheckoutService',
+          kind: 'function',
+          file: i === 0 ? 'pyshop/payments.py' : 'pyshop/services/checkout.py',
+          line: 0,
+        },
+      ],
+    },
   }));
   const methods = ['zero-shot', 'rg1', 'draco', 's', 'd', 'df+s+d'].map(parseMethod);
   const written = new Map<string, Prediction[]>();
@@ -79,10 +104,16 @@ void test('runEval retrieval-only: every method runs on every case, contexts nev
     assert.deepEqual(report.methods[m.name]!.problems, {}, m.name);
     for (const p of preds) {
       assert.equal(p.prediction, '');
-      assert.ok(p.contexts.every((c) => c.path !== 'app/main.py'), m.name);
+      assert.ok(
+        p.contexts.every((c) => c.path !== 'app/main.py'),
+        m.name,
+      );
       assert.ok(p.contexts.length <= 10);
       assert.equal(typeof p.timings_ms.total, 'number');
       assert.equal(p.timings_ms.generate, undefined);
+      // The latency ratio's measure: the retrieve stage (its paths concurrently) plus the rerank.
+      if (m.name !== 'zero-shot')
+        assert.equal(p.timings_ms['retrieve+rerank'], (p.timings_ms.retrieve ?? NaN) + (p.timings_ms.rerank ?? 0), m.name);
     }
     if (m.name === 'zero-shot') assert.ok(preds.every((p) => p.contexts.length === 0));
   }
@@ -93,5 +124,7 @@ void test('runEval retrieval-only: every method runs on every case, contexts nev
   assert.equal(rows.length, methods.length);
   const md = formatComparisonMarkdown(rows, { title: 't', generated: false });
   assert.match(md, /\| df\+s\+d \| 1\.000 \|/);
+  assert.match(md, /\| method \| query \| sparse \| dense \| dataflow \| rg1 \| retrieve \| rerank \| retrieve\+rerank \|/);
+  assert.match(md, /Recall@10 by kind of definition/);
   assert.match(comparisonChartSvg(rows, 't'), /<title>df\+s\+d recall@k \(%\): 100\.0<\/title>/);
 });

@@ -20,6 +20,7 @@ import {
   formatTraceMarkdown,
   LINE_MODE,
   MODEL_DEFAULTS,
+  PIPELINE_DEFAULTS,
   pipelineOptions,
   type BodyModeDeps,
   type CompletionMode,
@@ -121,7 +122,7 @@ export const completeCommand: CliCommand = {
       throw new UsageError('--provider must be embedded, ollama, openai or auto');
     const reranker = ((values.reranker as string | undefined) ?? 'none') as RerankerChoice;
     if (!['none', 'llm', 'distilled'].includes(reranker)) throw new UsageError('--reranker must be none, llm or distilled');
-    const strategy = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
+    const strategy = ((values.query as string | undefined) ?? PIPELINE_DEFAULTS.query.strategy) as QueryStrategy;
     if (!['probe', 'last3', 'last10', 'jaccard'].includes(strategy))
       throw new UsageError('--query must be probe, last3, last10 or jaccard');
     const modeName = (values.mode as string | undefined) ?? 'auto';

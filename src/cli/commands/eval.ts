@@ -174,7 +174,7 @@ async function prepare(
   const reposDir = values.repos as string | undefined;
   if (!casesFile) throw new UsageError('--cases is required');
   if (!reposDir) throw new UsageError('--repos is required');
-  const query = ((values.query as string | undefined) ?? 'probe') as QueryStrategy;
+  const query = ((values.query as string | undefined) ?? DEFAULT_RUN_OPTIONS.query) as QueryStrategy;
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
   const check = ((values.check as string | undefined) ?? 'constrain') as CheckMode;
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);

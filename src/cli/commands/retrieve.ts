@@ -13,7 +13,7 @@ import { isOutsideRelative } from '../../engine/kb/scan';
 import type { QueryStrategy } from '../../engine/query/types';
 import { prefixAt, type UnfinishedFile } from '../../engine/query/unfinishedFile';
 import type { Candidate, PathName, RetrievalTrace, ScoredSnippet } from '../../engine/retrieve/types';
-import { causalLMProber, createPipeline, pipelineOptions } from '../../engine/pipeline';
+import { causalLMProber, createPipeline, PIPELINE_DEFAULTS, pipelineOptions } from '../../engine/pipeline';
 import { UserError } from '../../engine/util/errors';
 
 const PATH_ALIASES: Record<string, PathName> = {
@@ -138,7 +138,7 @@ export const retrieveCommand: CliCommand = {
     const repo = requireRepo(positionals[0]);
     const cursor = parseCursor(positionals[1]!);
     const paths = parsePaths(values.paths as string | undefined);
-    const strategy = (values.query as string | undefined) ?? 'probe';
+    const strategy = (values.query as string | undefined) ?? PIPELINE_DEFAULTS.query.strategy;
     if (!QUERIES.includes(strategy as QueryStrategy)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
     const topJ = positiveInt(values, 'top-j');
 

@@ -54,6 +54,8 @@ export class SymbolTable {
   /** Fully qualified name -> its classes: one, or several copies in different source roots. */
   private readonly javaClasses = new Map<string, KbClass[]>();
   private readonly classesByName = new Map<string, KbClass[]>();
+  /** Java package name -> its top-level classes (every copy). */
+  private readonly packageClasses = new Map<string, KbClass[]>();
   private readonly members = new Map<string, KbItem[]>();
   private readonly topLevel = new Map<string, Map<string, KbItem | KbClass>>();
   private readonly memo = new Map<string, unknown>();
@@ -74,6 +76,11 @@ export class SymbolTable {
           const copies = this.javaClasses.get(fq);
           if (copies) copies.push(c);
           else this.javaClasses.set(fq, [c]);
+          if (!c.qualifiedName.includes('.')) {
+            const inPackage = this.packageClasses.get(x.packageName ?? '');
+            if (inPackage) inPackage.push(c);
+            else this.packageClasses.set(x.packageName ?? '', [c]);
+          }
         }
       }
       for (const item of x.items) {
@@ -159,6 +166,13 @@ export class SymbolTable {
     // Main code does not compile against test sources.
     const visible = JAVA_TEST_TREE.test(fromPath) ? copies : copies.filter((c) => !JAVA_TEST_TREE.test(c.path));
     return visible.length <= 1 ? visible[0] : nearestCopy(visible, fromPath);
+  }
+
+  /** The top-level classes of a Java package, one per name: the copy javaClass would pick from `fromPath`. */
+  javaPackageClasses(packageName: string, fromPath: string): KbClass[] {
+    const names = new Set((this.packageClasses.get(packageName) ?? []).map((c) => c.qualifiedName));
+    const prefix = packageName ? `${packageName}.` : '';
+    return [...names].flatMap((n) => this.javaClass(prefix + n, fromPath) ?? []);
   }
 
   classesNamed(name: string): readonly KbClass[] {

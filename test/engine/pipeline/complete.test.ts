@@ -20,7 +20,7 @@ const mainPy = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8
 const cursor = mainPy.indexOf('CheckoutService(cart') + 'CheckoutService('.length;
 const request: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, cursor), suffix: mainPy.slice(cursor) };
 // Generous path budgets: the assertions are about the pipeline, not about a loaded test machine's speed.
-const options = pipelineOptions({ retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } });
+const options = pipelineOptions({ query: { strategy: 'probe' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } });
 
 void describe('pipeline.complete', () => {
   let kb: KnowledgeBase;

@@ -1,0 +1,119 @@
+// Issue 48: the classes a Java line uses without an import (its own package, a wildcard import)
+// reach the top of retrieval ahead of the files that merely use them.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DataflowRetriever } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
+import { multiPathRetrieve } from '../../../src/engine/retrieve/multiPathRetrieve';
+import { SparseRetriever } from '../../../src/engine/retrieve/sparse/sparseRetrieve';
+import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
+import { knowledgeBase, parsers } from './retrieveFixtures';
+import { tempDir } from '../../helpers/paths';
+
+const ROOT = 'src/main/java/com/acme/cli';
+
+function writeRepo(root: string, files: Record<string, string>): void {
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+}
+
+const REPO: Record<string, string> = {
+  [`${ROOT}/internal/Console.java`]: 'package com.acme.cli.internal;\n\npublic interface Console {\n    void println(String msg);\n}\n',
+  [`${ROOT}/internal/DefaultConsole.java`]:
+    'package com.acme.cli.internal;\n\npublic class DefaultConsole implements Console {\n    private final StringBuilder out = new StringBuilder();\n\n' +
+    '    public DefaultConsole() {\n    }\n\n    public void println(String msg) {\n        out.append(msg);\n    }\n}\n',
+  [`${ROOT}/internal/Lists.java`]: 'package com.acme.cli.internal;\n\npublic class Lists {\n    public static int size() {\n        return 0;\n    }\n}\n',
+  [`${ROOT}/ParameterException.java`]:
+    'package com.acme.cli;\n\npublic class ParameterException extends RuntimeException {\n    public ParameterException(String msg) {\n        super(msg);\n    }\n}\n',
+  [`${ROOT}/Unrelated.java`]: 'package com.acme.cli;\n\npublic class Unrelated {\n    public int value() {\n        return 1;\n    }\n}\n',
+  // A usage of the console classes in another file: it shares the words, but it is not the definition.
+  [`${ROOT}/Runner.java`]:
+    'package com.acme.cli;\n\nimport com.acme.cli.internal.*;\n\npublic class Runner {\n    private Console console;\n\n' +
+    '    public Console console() {\n        if (console == null) {\n            console = new DefaultConsole();\n        }\n        return console;\n    }\n}\n',
+};
+
+/** Commander.java up to a blank line inside `getConsole()`, which goes on `console = new DefaultConsole();`. */
+function commanderPrefix(): string {
+  const filler = Array.from({ length: 170 }, (_, i) => `        int v${i} = ${i};`).join('\n');
+  return [
+    'package com.acme.cli;',
+    '',
+    'import com.acme.cli.internal.*;',
+    '',
+    'public class Commander {',
+    '    private static Console console;',
+    '',
+    '    public void parse(String arg) {',
+    '        if (arg == null) {',
+    '            throw new ParameterException("no argument");',
+    '        }',
+    filler,
+    '    }',
+    '',
+    '    public static Console getConsole() {',
+    '        if (console == null) {',
+    '            ',
+  ].join('\n');
+}
+
+void test('Java: classes visible without an import (own package, wildcard import) that the lines above name or use reach the dataflow results', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, REPO);
+    const kb = await knowledgeBase(dir.path);
+    const df = new DataflowRetriever(kb, await parsers());
+    try {
+      const prefix = commanderPrefix();
+      const file = { path: `${ROOT}/Commander.java`, lang: 'java' as const, prefix };
+      const r = await df.retrieve({ file, query: lastLinesQuery(prefix, 3), topJ: 15 }, new AbortController().signal);
+      const ids = r.results.map((x) => x.snippet.id);
+      const at = (id: string): number => ids.indexOf(id);
+      // `console` two lines up shares a word with DefaultConsole (wildcard-imported package): its summary, constructor included.
+      const consoleAt = at(`${ROOT}/internal/DefaultConsole.java#class:DefaultConsole`);
+      assert.ok(consoleAt >= 0 && consoleAt < 5, `expected DefaultConsole in the first 5, got:\n${ids.join('\n')}`);
+      assert.match(r.results[consoleAt]!.snippet.text, /public DefaultConsole\(\)/);
+      // ParameterException (same package) was used 170 lines up, beyond the chains the walk resolves.
+      assert.ok(at(`${ROOT}/ParameterException.java#class:ParameterException`) >= 0, `expected ParameterException, got:\n${ids.join('\n')}`);
+      // Neither named nor sharing a word: left out.
+      assert.equal(at(`${ROOT}/Unrelated.java#class:Unrelated`), -1);
+      assert.equal(at(`${ROOT}/internal/Lists.java#class:Lists`), -1);
+    } finally {
+      df.dispose();
+    }
+  } finally {
+    dir.cleanup();
+  }
+});
+
+void test('Java: merged with sparse retrieval, the class the line uses comes ahead of a file that uses it', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, REPO);
+    const kb = await knowledgeBase(dir.path);
+    const sparse = new SparseRetriever(kb);
+    const df = new DataflowRetriever(kb, await parsers());
+    try {
+      const prefix = commanderPrefix();
+      const file = { path: `${ROOT}/Commander.java`, lang: 'java' as const, prefix };
+      const t = await multiPathRetrieve(
+        [sparse, df],
+        { file, query: lastLinesQuery(prefix, 3), topJ: 15 },
+        { budgetsMs: { sparse: 5000, dataflow: 5000 } },
+        new AbortController().signal,
+      );
+      const paths = t.candidates.map((c) => `${c.snippet.path}#${c.snippet.name}`);
+      const definition = paths.findIndex((p) => p.startsWith(`${ROOT}/internal/DefaultConsole.java#`));
+      const usage = paths.findIndex((p) => p.startsWith(`${ROOT}/Runner.java#`));
+      assert.ok(definition >= 0 && definition < 5, `expected DefaultConsole in the first 5, got:\n${paths.join('\n')}`);
+      assert.ok(usage < 0 || usage > definition, `expected the definition ahead of Runner's usage, got:\n${paths.join('\n')}`);
+    } finally {
+      sparse.dispose();
+      df.dispose();
+    }
+  } finally {
+    dir.cleanup();
+  }
+});

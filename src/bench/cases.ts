@@ -67,6 +67,8 @@ export interface Prediction {
     tops?: Record<string, string>;
     reward?: number;
   };
+  /** Whether the editor would show it (false: a gate suppressed it; the prediction is kept so both qualities can be scored). Absent: shown. */
+  shown?: boolean;
 }
 
 /** A malformed line of a benchmark file; the message names the file and the 1-based line. */
@@ -149,6 +151,7 @@ export function validatePrediction(value: unknown): Prediction | string {
   }
   if (value.unknown_member !== undefined && typeof value.unknown_member !== 'boolean')
     return '"unknown_member" must be a boolean when present';
+  if (value.shown !== undefined && typeof value.shown !== 'boolean') return '"shown" must be a boolean when present';
   const similar =
     isObject(value.similar) && typeof value.similar.arm === 'string' && Array.isArray(value.similar.features)
       ? (value.similar as unknown as Prediction['similar'])
@@ -160,6 +163,7 @@ export function validatePrediction(value: unknown): Prediction | string {
     timings_ms: timings as StageTimings,
     ...(typeof value.unknown_member === 'boolean' ? { unknown_member: value.unknown_member } : {}),
     ...(similar ? { similar } : {}),
+    ...(typeof value.shown === 'boolean' ? { shown: value.shown } : {}),
   };
 }
 

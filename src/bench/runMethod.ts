@@ -36,6 +36,8 @@ import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import type { SimilarMode } from '../engine/similar/similarStage';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
+import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
+import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
 export type RerankMode = 'none' | 'llm' | 'distilled';
 
@@ -56,6 +58,8 @@ export interface MethodSpec {
   rambo?: SketchSource;
   /** ProCC's similar-code stage: a fixed perspective, the union, or the bandit (learning online over the run's cases). */
   similar?: SimilarMode;
+  /** `product`: the editor with its default settings (auto line/body mode, the right context as the editor sees it; bench/product.ts). */
+  product?: boolean;
 }
 
 /** ProCC's methods (line cases): one perspective each, their union, and the bandit's choice. */
@@ -90,6 +94,16 @@ const MERGE_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
 
 export function parseMethod(name: string): MethodSpec {
   const n = name.trim();
+  if (n === PRODUCT_METHOD)
+    return {
+      name: n,
+      paths: [...PRODUCT_PATHS],
+      rerank: PRODUCT_RERANK,
+      iterative: false,
+      usesQuery: true,
+      similar: DEFAULT_PIPELINE_SETTINGS.similar.mode,
+      product: true,
+    };
   if (n === 'zero-shot') return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false };
   if (n === 'rg1') return { name: n, paths: ['rg1'], rerank: 'none', iterative: false, usesQuery: false };
   if (n === 'repocoder') return { name: n, paths: ['rg1'], rerank: 'none', iterative: true, usesQuery: false };
@@ -187,6 +201,11 @@ export interface RunOptions {
   probeTop?: number;
 }
 
+/** `product` with its similar-code mode set (the `--similar` option); other methods as they are. */
+export function withSimilarMode(spec: MethodSpec, mode: SimilarMode | undefined): MethodSpec {
+  return spec.product && mode ? { ...spec, similar: mode } : spec;
+}
+
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
   query: 'probe',
   topJ: 15,
@@ -237,6 +256,7 @@ function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key
 }
 
 function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): PipelineOptions {
+  if (spec.product) return productPipelineOptions({ ...options, ...(spec.similar ? { similarMode: spec.similar } : {}) });
   const budgetsMs: Partial<Record<PathName, number>> = {};
   for (const p of spec.paths) budgetsMs[p] = options.pathBudgetMs;
   return withDefaults({
@@ -278,6 +298,8 @@ function modeOf(
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>,
 ): CompletionMode {
   const body = isBodyCase(c);
+  // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
+  if (spec.product) return env.body ? autoMode(env.body) : LINE_MODE;
   if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
   return body
@@ -370,6 +392,11 @@ function similarOf(t: SimilarTrace): NonNullable<Prediction['similar']> {
   };
 }
 
+/** Whether the editor would show the suggestion: every prediction until a gate decides otherwise (a suppressed one is still written). */
+function shownOf(_result: CompletionResult): boolean {
+  return true;
+}
+
 /** Whether the prediction names a member its repository-typed receiver lacks (eval score's unknown member rate). */
 function unknownMember(
   request: { filePath: string; lang: Lang; prefix: string },
@@ -407,12 +434,12 @@ export async function runCase(
 ): Promise<CaseOutcome> {
   const lang: Lang | undefined = caseLang(c);
   if (!lang) throw new UserError(`${c.metadata.task_id}: language unknown (set metadata.lang)`);
-  // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does.
+  // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does; the product sees it as the editor does.
   const request = {
     filePath: c.metadata.file,
     lang,
     prefix: c.prompt,
-    suffix: isBodyCase(c) ? (c.right_context ?? '') : '',
+    suffix: isBodyCase(c) || spec.product ? (c.right_context ?? '') : '',
     repoName: c.metadata.repository,
   };
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
@@ -427,6 +454,7 @@ export async function runCase(
         timings_ms: timingsOf(first, options.generate),
         ...unknownMember(request, text, env, options, signal),
         ...(similar ? { similar: similarOf(similar) } : {}),
+        shown: shownOf(first),
       },
       problems: problemsOf(first),
       ...(similar ? { similar } : {}),

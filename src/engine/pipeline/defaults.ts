@@ -52,6 +52,8 @@ export const MODEL_DEFAULTS = {
   completionModel: 'qwen2.5-coder:1.5b-base',
   keepAlive: '30m',
   rerankModel: 'qwen3:8b',
+  /** The reranker the editor uses unless told otherwise (the distilled one ships with the extension). */
+  rerankKind: 'distilled',
   /** One completion request to a model server (ms). */
   timeoutMs: 7000,
 } as const;

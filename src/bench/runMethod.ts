@@ -434,12 +434,13 @@ export async function runCase(
 ): Promise<CaseOutcome> {
   const lang: Lang | undefined = caseLang(c);
   if (!lang) throw new UserError(`${c.metadata.task_id}: language unknown (set metadata.lang)`);
-  // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does; the product sees it as the editor does.
+  // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does. The product sees the rest of the file
+  // as the editor does: the cursor's line is empty once the ground truth is taken out (mine.ts: prompt + groundtruth + "\n" + right_context).
   const request = {
     filePath: c.metadata.file,
     lang,
     prefix: c.prompt,
-    suffix: isBodyCase(c) || spec.product ? (c.right_context ?? '') : '',
+    suffix: isBodyCase(c) ? (c.right_context ?? '') : spec.product ? `\n${c.right_context ?? ''}` : '',
     repoName: c.metadata.repository,
   };
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);

@@ -39,9 +39,11 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     knowledge: true,
     contextShare: 0.7,
   },
-  // The member prior's weight: on the tuning dot cases (jinja2, meson; antlr4, jsoup, commons-codec)
-  // NIM rose with it up to 32 and stayed there (the prior decides where a cue speaks; issue 19 note).
-  check: { mode: 'constrain', prior: 32 },
+  // The member prior's weight, per language. Fitted at 32 on the tuning dot cases (jinja2, meson; antlr4, jsoup, commons-codec) when
+  // the LM was weaker; on the validation dot cases with the shipped LM (2026-12-03, docs/BENCHMARKS.md "Defaults chosen on validation
+  // repositories") Python's NIM was 28.3 at 32, 26.1 at 8, 21.7 at 0 and unchecked, while Java's was 22.2 at 32 and 8, 24.4 at 0 and
+  // unchecked: the prior overrides a Java model that is right unaided, so Java runs the mask alone.
+  check: { mode: 'constrain', prior: { python: 32, java: 0 } },
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },
 };

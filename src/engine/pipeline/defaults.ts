@@ -34,7 +34,9 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     maxLines: 60,
     promptForm: 'rambo',
     signatureMatch: 'jaccard',
-    compose: 'definitions-first',
+    // Validation body cases (2026-12-03, docs/BENCHMARKS.md "Defaults chosen on validation repositories"; 20 Python / 15 Java, shipped
+    // LM): CodeRAG's items first gave ES 23.41 / 25.67 against 20.93 / 25.67 for definitions-first, 21.55 / 25.67 turns, 20.65 / 25.15 rrf.
+    compose: 'knowledge-first',
     elements: 'sketch+similar',
     knowledge: true,
     contextShare: 0.7,

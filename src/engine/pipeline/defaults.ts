@@ -13,8 +13,9 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
-  // CodeRAG's reranked items join Rambo's lists: the definitions of the sketch's elements and
-  // CodeRAG's items in turns, then the usages and signature hits. On the tuning body cases (12 per
+  // CodeRAG's reranked items join Rambo's lists: CodeRAG's items first, then the others in turns (`compose` below; the
+  // validation figures chose it). Before, definitions-first (the sketch's definitions and CodeRAG's items in turns, then the usages
+  // and signature hits): on the tuning body cases (12 per
   // language, the shipped LM) that kept recall@10 and @20 at df+s+d+dr's (0.694 / 0.915), where
   // reciprocal-rank fusion fell to 0.528-0.611 / 0.753-0.832, at about the same ES (sum over both
   // languages 38.9 against rrf's 38.5; turns 39.5 with rrf's recall, knowledge-first 35.3).

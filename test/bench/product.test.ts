@@ -15,6 +15,7 @@ import type { PipelineOptions } from '../../src/engine/pipeline';
 import type { DenseEncoder } from '../../src/engine/retrieve/dense/denseRetrieve';
 import { fixturesDir, repoRoot } from '../helpers/paths';
 import { parsers } from './mineHelpers';
+import { recordingModel } from '../helpers/recordingModel';
 
 /** The options without what only the harness sets: the time budgets (an evaluation measures quality). */
 function withoutBudgets(o: PipelineOptions): unknown {
@@ -101,4 +102,37 @@ void test('product picks body mode in an empty method body and line mode elsewhe
   assert.equal(byId.get('pyshop/line')!.timings_ms.detect, undefined, 'line mode');
   assert.equal(typeof byId.get('pyshop/body')!.timings_ms.detect, 'number', 'body mode');
   assert.ok(written.every((p) => p.shown === true));
+});
+
+void test("product completes a line case on the editor's empty line: the line's indentation is primed and the suggestion carries it", async () => {
+  const text = readFileSync(join(fixturesDir, 'pyshop', 'app/main.py'), 'utf8');
+  const lines = text.split('\n');
+  // mine.ts: prompt + groundtruth + "\n" + right_context; the ground truth `    gateway = ...` is indented under `def main()`.
+  const c: BenchCase = {
+    prompt: lines.slice(0, 16).join('\n') + '\n',
+    groundtruth: lines[16]!,
+    right_context: lines.slice(17).join('\n'),
+    metadata: { task_id: 'pyshop/indent', repository: 'pyshop', file: 'app/main.py', lang: 'python' },
+  };
+  const { client, seen } = recordingModel('gateway = make_gateway(config.DEFAULT_GATEWAY)\n', 'stop');
+  const written: Prediction[] = [];
+  await runEval(
+    {
+      cases: [c],
+      reposDir: fixturesDir,
+      methods: [parseMethod('product')],
+      options: { ...DEFAULT_RUN_OPTIONS, check: 'off' },
+      parsers: await parsers(),
+      encoder: bow,
+      model: client,
+      rerankers: { distilled: await openDistilledReranker(join(repoRoot, 'models')) },
+      write: (_, p) => {
+        written.push(p);
+        return Promise.resolve();
+      },
+    },
+    new AbortController().signal,
+  );
+  assert.ok(seen[0]?.prompt.endsWith('\n    '), `the prompt ends in the line's indentation: ${JSON.stringify(seen[0]?.prompt.slice(-20))}`);
+  assert.equal(written[0]?.prediction, '    gateway = make_gateway(config.DEFAULT_GATEWAY)');
 });

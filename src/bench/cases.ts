@@ -153,6 +153,7 @@ export function validatePrediction(value: unknown): Prediction | string {
   }
   if (value.unknown_member !== undefined && typeof value.unknown_member !== 'boolean')
     return '"unknown_member" must be a boolean when present';
+  if (value.shown !== undefined && typeof value.shown !== 'boolean') return '"shown" must be a boolean when present';
   const similar =
     isObject(value.similar) && typeof value.similar.arm === 'string' && Array.isArray(value.similar.features)
       ? (value.similar as unknown as Prediction['similar'])

@@ -1,5 +1,6 @@
 // `bench fetch`: download Debian source packages and unpack their upstream tarballs, the recipe
-// of docs/BENCHMARKS.md "Methodology". apt runs on a private
+// of docs/BENCHMARKS.md "Methodology"; `python3-*` names are binary packages (`apt-get download`,
+// `dpkg-deb -x`, their dist-packages folder), as bench/lists/validation-python.txt says. apt runs on a private
 // state folder (its own deb-src source list, package lists and cache) so the system's apt state
 // is never touched; `apt-get update` runs once and is remembered.
 import { spawn } from 'node:child_process';
@@ -69,10 +70,20 @@ export interface FetchOptions {
 
 const DEFAULT_SOURCES = ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list'];
 
-/** A deb-src source list made from the system's binary one. */
-export function sourceListFrom(text: string, deb822: boolean): string {
-  return deb822 ? text.replace(/^Types:\s*deb\s*$/gm, 'Types: deb-src') : text.replace(/^deb\s/gm, 'deb-src ');
+/** A deb-src source list made from the system's binary one (`binary`: keeping the binary entries too). */
+export function sourceListFrom(text: string, deb822: boolean, binary = false): string {
+  if (deb822) return text.replace(/^Types:\s*deb\s*$/gm, binary ? 'Types: deb deb-src' : 'Types: deb-src');
+  const src = text.replace(/^deb\s/gm, 'deb-src ');
+  return binary ? `${text.replace(/\n?$/, '\n')}${src}` : src;
 }
+
+/** Python libraries Debian ships as `python3-*` binary packages: their source packages are named otherwise. */
+export function isBinaryPackage(pkg: string): boolean {
+  return pkg.startsWith('python3-');
+}
+
+/** Where a binary package keeps its Python modules (Debian's python3 layout). */
+const DIST_PACKAGES = join('usr', 'lib', 'python3', 'dist-packages');
 
 /** Unpacked packages are skipped (their marker file says so); the rest are downloaded and unpacked. */
 export async function fetchPackages(options: FetchOptions, signal?: AbortSignal): Promise<FetchResult[]> {
@@ -129,7 +140,8 @@ async function prepareApt(dest: string, options: FetchOptions, run: CommandRunne
   const listFile = join(state, deb822 ? 'src.sources' : 'src.list');
   await fs.mkdir(join(state, 'lists', 'partial'), { recursive: true });
   await fs.mkdir(join(state, 'cache', 'archives', 'partial'), { recursive: true });
-  const wanted = sourceListFrom(await fs.readFile(sourcesPath, 'utf8'), deb822);
+  // Binary packages need the binary package lists as well (one apt-get update for both).
+  const wanted = sourceListFrom(await fs.readFile(sourcesPath, 'utf8'), deb822, options.packages.some(isBinaryPackage));
   const previous = await fs.readFile(listFile, 'utf8').catch(() => undefined);
   const stamp = join(state, 'lists', '.coderag-updated');
   if (previous !== wanted) {
@@ -179,6 +191,7 @@ async function fetchOne(
 ): Promise<FetchResult> {
   const downloads = join(dest, '.downloads', pkg);
   await fs.mkdir(downloads, { recursive: true });
+  if (isBinaryPackage(pkg)) return fetchBinary(pkg, dest, downloads, aptArgs, run, signal);
   let tarball = pickTarball(await fs.readdir(downloads));
   let note: string | undefined;
   if (!tarball) {
@@ -221,6 +234,48 @@ async function fetchOne(
   const result: FetchResult = { package: pkg, status: 'ok', folder, tarball };
   if (note) result.note = note;
   return result;
+}
+
+/** A binary package: `apt-get download` (apt checks the .deb against the signed lists), `dpkg-deb -x`, its dist-packages folder kept. */
+async function fetchBinary(
+  pkg: string,
+  dest: string,
+  downloads: string,
+  aptArgs: string[],
+  run: CommandRunner,
+  signal: AbortSignal | undefined,
+): Promise<FetchResult> {
+  const debOf = async (): Promise<string | undefined> => (await fs.readdir(downloads)).sort().find((f) => f.endsWith('.deb'));
+  let deb = await debOf();
+  if (!deb) {
+    const r = await run('apt-get', [...aptArgs, 'download', pkg], downloads, signal);
+    deb = await debOf();
+    if (!deb)
+      return { package: pkg, status: 'failed', reason: r.code !== 0 ? lastLines(r.stderr || r.stdout) : 'apt-get download wrote no .deb' };
+  }
+  const staging = join(dest, `.unpack-${pkg}`);
+  await fs.rm(staging, { recursive: true, force: true });
+  await fs.mkdir(staging, { recursive: true });
+  const x = await run('dpkg-deb', ['-x', join(downloads, deb), staging], dest, signal);
+  if (x.code !== 0) {
+    await fs.rm(staging, { recursive: true, force: true });
+    return { package: pkg, status: 'failed', reason: `dpkg-deb failed: ${lastLines(x.stderr)}` };
+  }
+  const modules = join(staging, DIST_PACKAGES);
+  if (!existsSync(modules)) {
+    await fs.rm(staging, { recursive: true, force: true });
+    return { package: pkg, status: 'failed', reason: `${deb} holds no ${DIST_PACKAGES} folder (not a Python library package)` };
+  }
+  const folder = join(dest, pkg);
+  await fs.rm(folder, { recursive: true, force: true });
+  await fs.rename(modules, folder);
+  await fs.rm(staging, { recursive: true, force: true });
+  await fs.writeFile(
+    join(folder, FETCH_MARKER),
+    JSON.stringify({ package: pkg, deb, fetchedAt: new Date().toISOString() }, null, 2) + '\n',
+    'utf8',
+  );
+  return { package: pkg, status: 'ok', folder, tarball: deb };
 }
 
 /** SHA-256 of each file a `.dsc` lists (its Checksums-Sha256 field). */

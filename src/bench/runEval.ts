@@ -196,8 +196,8 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         similar = new SimilarRetriever(windows, kb, nextLine ? () => nextLine : undefined, input.similar ?? {});
       }
       const retrievers = paths.byName;
-      // Rambo's methods, and every method on body cases (the body mode), read the repository's methods.
-      if (input.methods.some((m) => m.rambo) || cases.some(isBodyCase)) repoMethods = new RepoMethods(kb, input.tokenize);
+      // Rambo's methods, the product (auto mode), and every method on body cases (the body mode), read the repository's methods.
+      if (input.methods.some((m) => m.rambo || m.product) || cases.some(isBodyCase)) repoMethods = new RepoMethods(kb, input.tokenize);
       report.repos.push(repoReport);
       const env: CaseEnvironment = {
         receivers: paths.receivers,

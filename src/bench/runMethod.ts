@@ -37,6 +37,8 @@ import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import type { SimilarMode } from '../engine/similar/similarStage';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
+import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
+import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
 export type RerankMode = 'none' | 'llm' | 'distilled';
 
@@ -57,6 +59,8 @@ export interface MethodSpec {
   rambo?: SketchSource;
   /** ProCC's similar-code stage: a fixed perspective, the union, or the bandit (learning online over the run's cases). */
   similar?: SimilarMode;
+  /** `product`: the editor with its default settings (auto line/body mode, the right context as the editor sees it; bench/product.ts). */
+  product?: boolean;
 }
 
 /** ProCC's methods (line cases): one perspective each, their union, and the bandit's choice. */
@@ -91,6 +95,16 @@ const MERGE_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
 
 export function parseMethod(name: string): MethodSpec {
   const n = name.trim();
+  if (n === PRODUCT_METHOD)
+    return {
+      name: n,
+      paths: [...PRODUCT_PATHS],
+      rerank: PRODUCT_RERANK,
+      iterative: false,
+      usesQuery: true,
+      similar: DEFAULT_PIPELINE_SETTINGS.similar.mode,
+      product: true,
+    };
   if (n === 'zero-shot') return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false };
   if (n === 'rg1') return { name: n, paths: ['rg1'], rerank: 'none', iterative: false, usesQuery: false };
   if (n === 'repocoder') return { name: n, paths: ['rg1'], rerank: 'none', iterative: true, usesQuery: false };
@@ -190,6 +204,11 @@ export interface RunOptions {
   gate?: { mode: 'on' | 'off'; threshold?: number };
 }
 
+/** `product` with its similar-code mode set (the `--similar` option); other methods as they are. */
+export function withSimilarMode(spec: MethodSpec, mode: SimilarMode | undefined): MethodSpec {
+  return spec.product && mode ? { ...spec, similar: mode } : spec;
+}
+
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
   query: PIPELINE_DEFAULTS.query.strategy,
   topJ: 15,
@@ -240,6 +259,7 @@ function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key
 }
 
 function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): PipelineOptions {
+  if (spec.product) return productPipelineOptions({ ...options, ...(spec.similar ? { similarMode: spec.similar } : {}) });
   const budgetsMs: Partial<Record<PathName, number>> = {};
   for (const p of spec.paths) budgetsMs[p] = options.pathBudgetMs;
   return withDefaults({
@@ -282,6 +302,8 @@ function modeOf(
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>,
 ): CompletionMode {
   const body = isBodyCase(c);
+  // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
+  if (spec.product) return env.body ? autoMode(env.body) : LINE_MODE;
   if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
   return body
@@ -392,7 +414,7 @@ function unknownMember(
   return { unknown_member: checked.fixes.length > 0 };
 }
 
-/** The show gate's decision, score and features of a prediction (when it ran). */
+/** The show gate's decision, score and features of a prediction (when it ran; otherwise the prediction is shown). */
 function gateOf(result: CompletionResult): Pick<Prediction, 'shown' | 'gate'> {
   const g = result.trace.gate;
   if (!g) return {};
@@ -420,12 +442,14 @@ export async function runCase(
 ): Promise<CaseOutcome> {
   const lang: Lang | undefined = caseLang(c);
   if (!lang) throw new UserError(`${c.metadata.task_id}: language unknown (set metadata.lang)`);
-  // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does.
+  // A body case shows the method's right context (Java: from its `}` on), as Rambo's prompt does. The product sees the rest of the file
+  // as the editor does: the cursor's line is empty once the ground truth is taken out
+  // (mine.ts: prompt + groundtruth + "\n" + right_context).
   const request = {
     filePath: c.metadata.file,
     lang,
     prefix: c.prompt,
-    suffix: isBodyCase(c) ? (c.right_context ?? '') : '',
+    suffix: isBodyCase(c) ? (c.right_context ?? '') : spec.product ? `\n${c.right_context ?? ''}` : '',
     repoName: c.metadata.repository,
   };
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
@@ -441,6 +465,7 @@ export async function runCase(
         timings_ms: timingsOf(first, options.generate),
         ...unknownMember(request, text, env, options, signal),
         ...(similar ? { similar: similarOf(similar) } : {}),
+        shown: true,
         ...gateOf(first),
       },
       problems: problemsOf(first),

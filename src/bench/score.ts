@@ -4,6 +4,7 @@ import type { BenchCase, Prediction } from './cases';
 import { caseLang } from './cases';
 import { identifiers, medianP95, normalizedLines, recalledDefs, scoreCompletion, scoreContexts, setF1 } from './metrics';
 import type { Lang } from '../engine/kb/types';
+import { junkOf, type JunkKind } from './junk';
 
 export interface ScoreSummary {
   /** Cases scored (a case without a prediction counts, with an empty prediction). */
@@ -35,6 +36,15 @@ export interface ScoreSummary {
    * (ProCC's chosen similar window when there is one, else the first context) and the ground truth.
    */
   rel: number;
+  /** Share of cases the editor would show (a prediction without `shown` counts as shown), fraction. */
+  shown_share: number;
+  /** EM / ES over the shown cases only, percent (0 when none is shown). */
+  em_shown: number;
+  es_shown: number;
+  /** Share of shown, non-empty suggestions with junk of any kind (bench/junk.ts), fraction; null when none. */
+  junk_rate: number | null;
+  /** Shown, non-empty suggestions with each kind of junk. */
+  junk: Partial<Record<JunkKind, number>>;
 }
 
 export interface ScoreReport {
@@ -72,6 +82,12 @@ interface Accumulator {
   nUnknown: number;
   unknown: number;
   rel: number;
+  shown: number;
+  emShown: number;
+  esShown: number;
+  nonEmptyShown: number;
+  junkAny: number;
+  junk: Partial<Record<JunkKind, number>>;
 }
 
 const empty = (): Accumulator => ({
@@ -89,6 +105,12 @@ const empty = (): Accumulator => ({
   nUnknown: 0,
   unknown: 0,
   rel: 0,
+  shown: 0,
+  emShown: 0,
+  esShown: 0,
+  nonEmptyShown: 0,
+  junkAny: 0,
+  junk: {},
 });
 
 /** The best identifier F1 (percent) between any line of the prediction's top-1 window and the ground truth. */
@@ -122,6 +144,11 @@ function summarize(a: Accumulator): ScoreSummary {
     n_recall: a.nRecall,
     missing: a.missing,
     rel: mean(a.rel),
+    shown_share: a.n === 0 ? 0 : a.shown / a.n,
+    em_shown: a.shown === 0 ? 0 : a.emShown / a.shown,
+    es_shown: a.shown === 0 ? 0 : a.esShown / a.shown,
+    junk_rate: a.nonEmptyShown === 0 ? null : a.junkAny / a.nonEmptyShown,
+    junk: { ...a.junk },
   };
 }
 
@@ -165,6 +192,8 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
       if (hit) acc.hits++;
       kinds.set(kind, acc);
     });
+    const shown = pred !== undefined && pred.shown !== false;
+    const junk = shown ? junkOf(pred.prediction, c.right_context ?? '', pred.unknown_member) : [];
     let repo = repos.get(c.metadata.repository);
     if (!repo) repos.set(c.metadata.repository, (repo = empty()));
     for (const acc of [overall, repo]) {
@@ -174,6 +203,14 @@ export function scorePredictions(cases: readonly BenchCase[], predictions: reado
       acc.idEm += code.idEm;
       acc.idF1 += code.idF1;
       acc.rel += rel;
+      if (shown) {
+        acc.shown++;
+        acc.emShown += code.em;
+        acc.esShown += code.es;
+        if (pred.prediction.trim() !== '') acc.nonEmptyShown++;
+        if (junk.length > 0) acc.junkAny++;
+        for (const k of junk) acc.junk[k] = (acc.junk[k] ?? 0) + 1;
+      }
       acc.nim += nextIdentifierMatch(pred?.prediction ?? '', c.groundtruth) ? 100 : 0;
       if (pred?.unknown_member !== undefined) {
         acc.nUnknown++;
@@ -233,6 +270,10 @@ export function formatScoreReport(report: ScoreReport): string {
       `full@${report.k}`,
       `cover@${report.k}`,
       'unk-member',
+      'shown',
+      'EM-shown',
+      'ES-shown',
+      'junk',
       'missing',
     ],
   ];
@@ -248,6 +289,10 @@ export function formatScoreReport(report: ScoreReport): string {
     frac(s.full_recall),
     frac(s.coverage),
     frac(s.unknown_member_rate),
+    frac(s.shown_share),
+    pct(s.em_shown),
+    pct(s.es_shown),
+    frac(s.junk_rate),
     String(s.missing),
   ];
   for (const [name, s] of Object.entries(report.by_repo)) rows.push(row(name, s));

@@ -5,8 +5,8 @@ import { REPO_FORMATS, type RepoFormat } from '../engine/prompt/templates';
 import {
   CHECK_MODES,
   MODEL_DEFAULTS,
-  PIPELINE_DEFAULTS,
-  pipelineOptions as withDefaults,
+  DEFAULT_PIPELINE_SETTINGS as S,
+  settingsPipelineOptions,
   type CheckMode,
   type PipelineOptions,
 } from '../engine/pipeline';
@@ -69,26 +69,21 @@ export const DEFAULT_CONFIG: ServerConfig = {
     provider: 'auto',
     family: 'auto',
     timeoutMs: MODEL_DEFAULTS.timeoutMs,
-    maxNewTokens: PIPELINE_DEFAULTS.generate.maxNewTokens,
-    temperature: PIPELINE_DEFAULTS.generate.temperature,
+    maxNewTokens: S.generate.maxNewTokens,
+    temperature: S.generate.temperature,
   },
   ollama: { host: MODEL_DEFAULTS.ollamaHost, completionModel: MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
   openai: { baseUrl: '', model: '', apiKey: '' },
-  rerank: {
-    kind: 'distilled',
-    llmModel: MODEL_DEFAULTS.rerankModel,
-    timeoutMs: PIPELINE_DEFAULTS.rerank.timeoutMs,
-    topU: PIPELINE_DEFAULTS.rerank.topU,
-  },
-  query: { strategy: PIPELINE_DEFAULTS.query.strategy },
-  retrieval: { topJ: PIPELINE_DEFAULTS.retrieval.topJ },
-  prompt: { budgetTokens: PIPELINE_DEFAULTS.prompt.budgetTokens, repoFormat: PIPELINE_DEFAULTS.prompt.repoFormat ?? 'auto' },
+  rerank: { kind: MODEL_DEFAULTS.rerankKind, llmModel: MODEL_DEFAULTS.rerankModel, ...S.rerank },
+  query: { ...S.query },
+  retrieval: { ...S.retrieval },
+  prompt: { ...S.prompt },
   cache: { size: 1000 },
   models: { device: 'auto' },
-  check: { mode: PIPELINE_DEFAULTS.check?.mode ?? 'constrain' },
-  similar: { mode: PIPELINE_DEFAULTS.similar?.mode ?? 'off' },
-  body: { knowledge: PIPELINE_DEFAULTS.body.knowledge ?? true, maxNewTokens: PIPELINE_DEFAULTS.body.maxNewTokens },
-  suggestions: { show: DEFAULT_SHOW_LEVEL },
+  check: { ...S.check },
+  similar: { ...S.similar },
+  body: { ...S.body },
+  suggestions: { ...S.suggestions },
 };
 
 /** The body's token limit (package.json's minimum and maximum for coderag.body.maxNewTokens). */
@@ -237,17 +232,20 @@ function clamp(n: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, n));
 }
 
-/** The pipeline's slice of the configuration: the defaults table with the user's settings over it. */
+/**
+ * The pipeline's slice of the configuration: the one mapping of the settings (engine/pipeline/settings.ts),
+ * shared with `eval --method product`.
+ */
 export function pipelineOptions(config: ServerConfig): PipelineOptions {
-  return withDefaults({
-    query: { strategy: config.query.strategy },
-    retrieval: { topJ: config.retrieval.topJ },
+  return settingsPipelineOptions({
+    query: config.query,
+    retrieval: config.retrieval,
     rerank: { topU: config.rerank.topU, timeoutMs: config.rerank.timeoutMs },
-    prompt: { budgetTokens: config.prompt.budgetTokens, repoFormat: config.prompt.repoFormat },
+    prompt: config.prompt,
     generate: { maxNewTokens: config.model.maxNewTokens, temperature: config.model.temperature },
-    check: { mode: config.check.mode },
-    similar: { mode: config.similar.mode },
-    body: { knowledge: config.body.knowledge, maxNewTokens: config.body.maxNewTokens },
-    gate: gateOptionsOf(config.suggestions.show),
+    check: config.check,
+    similar: config.similar,
+    body: config.body,
+    suggestions: config.suggestions,
   });
 }

@@ -9,7 +9,8 @@ import { assetsDir, cacheRoot, modelDevice, parsers } from '../context';
 import { openModels } from '../pipelineHost';
 import { readCases, readPredictions, PredictionWriter, type BenchCase, type Prediction } from '../../bench/cases';
 import { formatScoreReport, scorePredictions } from '../../bench/score';
-import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, type MethodSpec, type RunOptions } from '../../bench/runMethod';
+import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, withSimilarMode, type MethodSpec, type RunOptions } from '../../bench/runMethod';
+import { SIMILAR_MODES } from '../../engine/similar/similarStage';
 import { runEval, type EvalProgress, type EvalRunReport } from '../../bench/runEval';
 import {
   describeGenerator,
@@ -24,7 +25,15 @@ import { comparisonChartSvg } from '../../bench/chart';
 import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
 import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
-import { BODY_ELEMENTS, CHECK_MODES, embeddedLMOf, type BodyCompose, type CheckMode, type SignatureMatch } from '../../engine/pipeline';
+import {
+  BODY_ELEMENTS,
+  CHECK_MODES,
+  embeddedLMOf,
+  PIPELINE_DEFAULTS,
+  type BodyCompose,
+  type CheckMode,
+  type SignatureMatch,
+} from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { isUserError, UserError } from '../../engine/util/errors';
@@ -38,7 +47,8 @@ const COMMON =
   'turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check ' +
   'constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] ' +
   '[--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard ' +
-  'on|off] [--copy-prior on|off] [--gate on|off] [--gate-threshold 0.4]';
+  'on|off] [--copy-prior on|off] [--gate on|off] [--gate-threshold 0.4] ' +
+  '[--similar off|lexical|hypothetical|summary|union|bandit (product)]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
 const DISTILL_USAGE = `eval distill [--method df+s+d] ${COMMON} [--per-size 3] --out data.jsonl`;
@@ -78,6 +88,7 @@ const RUN_OPTIONS = {
   'copy-prior': { type: 'string' },
   gate: { type: 'string' },
   'gate-threshold': { type: 'string' },
+  similar: { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
 } as const;
@@ -176,7 +187,7 @@ async function prepare(
   if (!reposDir) throw new UsageError('--repos is required');
   const query = ((values.query as string | undefined) ?? DEFAULT_RUN_OPTIONS.query) as QueryStrategy;
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
-  const check = ((values.check as string | undefined) ?? 'constrain') as CheckMode;
+  const check = ((values.check as string | undefined) ?? PIPELINE_DEFAULTS.check?.mode ?? 'constrain') as CheckMode;
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
   const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_MATCHES);
   const bodyCompose = oneOf(values, 'body-compose', BODY_COMPOSES);
@@ -330,7 +341,10 @@ async function runCommand(argv: string[], signal: AbortSignal): Promise<number> 
   if (!method) throw new UsageError('--method is required');
   const out = values.out as string | undefined;
   if (!out) throw new UsageError('--out is required');
-  const spec = asUsage(() => parseMethod(method));
+  const spec = withSimilarMode(
+    asUsage(() => parseMethod(method)),
+    oneOf(values, 'similar', SIMILAR_MODES),
+  );
   const prepared = await prepare(values, [spec], signal);
   const writer = await PredictionWriter.open(out);
   try {
@@ -363,7 +377,8 @@ async function compareCommand(argv: string[], signal: AbortSignal): Promise<numb
   if (names.length === 0) throw new UsageError('--methods is required (e.g. rg1,df+s+d)');
   const outDir = values.out as string | undefined;
   if (!outDir) throw new UsageError('--out is required (a folder)');
-  const specs = asUsage(() => names.map(parseMethod));
+  const similarMode = oneOf(values, 'similar', SIMILAR_MODES);
+  const specs = asUsage(() => names.map((n) => withSimilarMode(parseMethod(n), similarMode)));
   const prepared = await prepare(values, specs, signal);
   await fs.mkdir(outDir, { recursive: true });
   const writers = new Map<string, PredictionWriter>();

@@ -19,8 +19,9 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
-  // CodeRAG's reranked items join Rambo's lists: the definitions of the sketch's elements and
-  // CodeRAG's items in turns, then the usages and signature hits. On the tuning body cases (12 per
+  // CodeRAG's reranked items join Rambo's lists: CodeRAG's items first, then the others in turns (`compose` below; the
+  // validation figures chose it). Before, definitions-first (the sketch's definitions and CodeRAG's items in turns, then the usages
+  // and signature hits): on the tuning body cases (12 per
   // language, the shipped LM) that kept recall@10 and @20 at df+s+d+dr's (0.694 / 0.915), where
   // reciprocal-rank fusion fell to 0.528-0.611 / 0.753-0.832, at about the same ES (sum over both
   // languages 38.9 against rrf's 38.5; turns 39.5 with rrf's recall, knowledge-first 35.3).
@@ -40,14 +41,18 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     maxLines: 60,
     promptForm: 'rambo',
     signatureMatch: 'jaccard',
-    compose: 'definitions-first',
+    // Validation body cases (2026-12-03, docs/BENCHMARKS.md "Defaults chosen on validation repositories"; 20 Python / 15 Java, shipped
+    // LM): CodeRAG's items first gave ES 23.41 / 25.67 against 20.93 / 25.67 for definitions-first, 21.55 / 25.67 turns, 20.65 / 25.15 rrf.
+    compose: 'knowledge-first',
     elements: 'sketch+similar',
     knowledge: true,
     contextShare: 0.7,
   },
-  // The member prior's weight: on the tuning dot cases (jinja2, meson; antlr4, jsoup, commons-codec)
-  // NIM rose with it up to 32 and stayed there (the prior decides where a cue speaks; issue 19 note).
-  check: { mode: 'constrain', prior: 32 },
+  // The member prior's weight, per language. Fitted at 32 on the tuning dot cases (jinja2, meson; antlr4, jsoup, commons-codec) when
+  // the LM was weaker; on the validation dot cases with the shipped LM (2026-12-03, docs/BENCHMARKS.md "Defaults chosen on validation
+  // repositories") Python's NIM was 28.3 at 32, 26.1 at 8, 21.7 at 0 and unchecked, while Java's was 22.2 at 32 and 8, 24.4 at 0 and
+  // unchecked: the prior overrides a Java model that is right unaided, so Java runs the mask alone.
+  check: { mode: 'constrain', prior: { python: 32, java: 0 } },
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },
   // The show gate at `coderag.suggestions.show`'s default level (gate/levels.ts; its curve: docs/BENCHMARKS.md).
@@ -60,6 +65,8 @@ export const MODEL_DEFAULTS = {
   completionModel: 'qwen2.5-coder:1.5b-base',
   keepAlive: '30m',
   rerankModel: 'qwen3:8b',
+  /** The reranker the editor uses unless told otherwise (the distilled one ships with the extension). */
+  rerankKind: 'distilled',
   /** One completion request to a model server (ms). */
   timeoutMs: 7000,
 } as const;

@@ -4,6 +4,8 @@ export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } fro
 export { complete, completeLine } from './complete';
 export { MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions } from './defaults';
 export type { PipelineOverrides } from './defaults';
+export { DEFAULT_PIPELINE_SETTINGS, settingsPipelineOptions } from './settings';
+export type { PipelineSettings } from './settings';
 export { LINE_MODE } from './modes';
 export { autoMode, bodyMode, completeBody } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';

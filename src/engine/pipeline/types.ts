@@ -69,9 +69,10 @@ export interface PipelineOptions {
    * Checking against the repository at dereferences (check/): `constrain` masks the embedded
    * model's tokens to the receiver's members and checks remote models' answers; `repair` only
    * checks finished answers; `off`. Absent: off. `prior`: the member prior's weight while the
-   * embedded model writes a member name under the mask (check/memberPrior; 0: the mask alone).
+   * embedded model writes a member name under the mask (check/memberPrior; 0: the mask alone), one
+   * weight for every language or one per language (absent language: 0).
    */
-  check?: { mode: CheckMode; prior?: number };
+  check?: { mode: CheckMode; prior?: number | Readonly<Partial<Record<Lang, number>>> };
   /**
    * ProCC's similar code (similar/): `bandit` lets the host's LinUCB choose a perspective per
    * request (a fixed perspective when the host lends none), `union` takes every perspective's

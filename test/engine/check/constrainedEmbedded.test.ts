@@ -31,7 +31,7 @@ void describe('checked decoding with the embedded model', () => {
     kb?.dispose();
   });
 
-  async function completeAt(prefix: string, mode: 'constrain' | 'off', maxNewTokens = 8, prior?: number) {
+  async function completeAt(prefix: string, mode: 'constrain' | 'off', maxNewTokens = 8, prior?: number | { python?: number; java?: number }) {
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
     const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens }, check: { mode, prior } }), {
       retrievers: () => paths.retrievers,
@@ -66,6 +66,11 @@ void describe('checked decoding with the embedded model', () => {
     assert.deepEqual(trace.check?.constrained?.[0]?.favoured?.slice(0, 2).sort(), ['_discount', 'apply_discount']);
     const alone = await completeAt(prefix, 'constrain', 8, 0);
     assert.equal(alone.trace.check?.constrained?.[0]?.favoured, undefined, 'prior 0: the mask alone');
+    // A weight per language: the request's language decides; another language's weight does not apply.
+    const own = await completeAt(prefix, 'constrain', 16, { python: 32, java: 0 });
+    assert.deepEqual(own.trace.check?.constrained?.[0]?.favoured, trace.check?.constrained?.[0]?.favoured);
+    const other = await completeAt(prefix, 'constrain', 8, { java: 32 });
+    assert.equal(other.trace.check?.constrained?.[0]?.favoured, undefined, 'no Python weight: the mask alone');
   });
 
   void test('the fixture\'s CheckoutService( line gets the arguments in scope, and no more than the constructor takes', async () => {

@@ -50,7 +50,8 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
   let constraint: DereferenceConstraint | undefined;
   let guide: CallArgumentGuide | undefined;
   if (constrains && can.decodeConstraint) {
-    constraint = new DereferenceConstraint(prefix, membersAt, atCursor, options.check?.prior ?? 0);
+    const prior = options.check?.prior;
+    constraint = new DereferenceConstraint(prefix, membersAt, atCursor, typeof prior === 'number' ? prior : (prior?.[request.lang] ?? 0));
     const callAtTyped = typer.callAt?.bind(typer);
     if (callAtTyped) {
       const callAt = (text: string): CallSignature | undefined => {

@@ -1,0 +1,82 @@
+// `coderag eval --method product`: what the editor does with default settings. Its options come
+// from the settings' one mapping (engine/pipeline/settings.ts, which the server's config uses), so
+// the evaluated product and the editor cannot drift apart; the harness only lends the paths a
+// generous time budget (an evaluation measures quality; the timings are recorded) and sets the
+// research knobs `npm run bench:defaults` varies, one at a time.
+import {
+  DEFAULT_PIPELINE_SETTINGS,
+  MODEL_DEFAULTS,
+  settingsPipelineOptions,
+  type BodyCompose,
+  type CheckMode,
+  type PipelineOptions,
+  type PipelineSettings,
+} from '../engine/pipeline';
+import type { PathName } from '../engine/retrieve/types';
+import type { QueryStrategy } from '../engine/query/types';
+import type { SimilarMode } from '../engine/similar/similarStage';
+
+/** The editor's reranker unless told otherwise (server/config.ts DEFAULT_CONFIG.rerank.kind). */
+export const PRODUCT_RERANK = MODEL_DEFAULTS.rerankKind;
+
+export const PRODUCT_METHOD = 'product';
+
+/** The folder pipeline's retrieval paths (server/Server.ts: createRetrievalPaths with the encoder). */
+export const PRODUCT_PATHS: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
+
+/** What a product run may change: settings a user has (check, similar, query, top-j, top-u) and research knobs (no setting). */
+export interface ProductKnobs {
+  check?: CheckMode;
+  similarMode?: SimilarMode;
+  query?: QueryStrategy;
+  topJ?: number;
+  topU?: number;
+  checkPrior?: number;
+  similarShare?: number;
+  bodyCompose?: BodyCompose;
+  contextShare?: number;
+  bodyContextShare?: number;
+  probeTop?: number;
+  /** Harness: each retrieval path's and perspective's time budget, and the reranker's (ms). */
+  pathBudgetMs: number;
+  rerankTimeoutMs: number;
+}
+
+/** The editor's settings for a product run: the defaults with the run's settings over them. */
+export function productSettings(k: Pick<ProductKnobs, 'check' | 'similarMode' | 'query' | 'topJ' | 'topU'>): PipelineSettings {
+  const d = DEFAULT_PIPELINE_SETTINGS;
+  return {
+    ...d,
+    check: { mode: k.check ?? d.check.mode },
+    similar: { mode: k.similarMode ?? d.similar.mode },
+    query: { strategy: k.query ?? d.query.strategy },
+    retrieval: { topJ: k.topJ ?? d.retrieval.topJ },
+    rerank: { ...d.rerank, topU: k.topU ?? d.rerank.topU },
+  };
+}
+
+/** The product's pipeline options: the server's mapping of the settings, with the harness's budgets and the run's research knobs. */
+export function productPipelineOptions(k: ProductKnobs): PipelineOptions {
+  const base = settingsPipelineOptions(productSettings(k));
+  const budgetsMs: Partial<Record<PathName, number>> = {};
+  for (const p of PRODUCT_PATHS) budgetsMs[p] = k.pathBudgetMs;
+  const similar = base.similar!;
+  return {
+    ...base,
+    query: { ...base.query, ...(k.probeTop !== undefined ? { g: k.probeTop } : {}) },
+    retrieval: { ...base.retrieval, budgetsMs },
+    rerank: { ...base.rerank, timeoutMs: k.rerankTimeoutMs },
+    prompt: { ...base.prompt, ...(k.contextShare !== undefined ? { contextShare: k.contextShare } : {}) },
+    body: {
+      ...base.body,
+      ...(k.bodyCompose ? { compose: k.bodyCompose } : {}),
+      ...(k.bodyContextShare !== undefined ? { contextShare: k.bodyContextShare } : {}),
+    },
+    check: { ...base.check!, ...(k.checkPrior !== undefined ? { prior: k.checkPrior } : {}) },
+    similar: {
+      ...similar,
+      budgetsMs: { lexical: k.pathBudgetMs, hypothetical: k.pathBudgetMs, summary: k.pathBudgetMs },
+      ...(k.similarShare !== undefined ? { promptShare: k.similarShare } : {}),
+    },
+  };
+}

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PIPELINE_DEFAULTS } from '../src/engine/pipeline/defaults';
+import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../src/engine/gate/levels';
 import { defaultsRow, formatDefaultsMarkdown, modelHashes, type DefaultsRow, type DefaultsTask } from '../src/bench/defaultsTable';
 import type { ScoreReport } from '../src/bench/score';
 
@@ -96,7 +97,17 @@ const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]
     current: PIPELINE_DEFAULTS.body.compose ?? 'turns',
     args: (v) => ['--body-compose', v],
   },
-  // The show/silent gate's threshold joins here once the gate has a setting (issue 45 item 2): { setting: 'gate', tasks: ['line', 'body'], ... }.
+  {
+    // coderag.suggestions.show: each level is a threshold of the show gate; `all` turns it off.
+    setting: 'show',
+    tasks: ['line', 'body'],
+    values: [...SHOW_LEVELS],
+    current: DEFAULT_SHOW_LEVEL,
+    args: (v) => {
+      const g = gateOptionsOf(v as ShowLevel);
+      return g.mode === 'off' ? ['--gate', 'off'] : ['--gate', 'on', '--gate-threshold', String(g.threshold)];
+    },
+  },
 ];
 
 const ALTERNATIVES: Alternative[] = [

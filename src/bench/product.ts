@@ -37,6 +37,8 @@ export interface ProductKnobs {
   contextShare?: number;
   bodyContextShare?: number;
   probeTop?: number;
+  /** The show gate (`--gate`, `--gate-threshold`): the level a user picks with coderag.suggestions.show, as a threshold. */
+  gate?: { mode: 'on' | 'off'; threshold?: number };
   /** Harness: each retrieval path's and perspective's time budget, and the reranker's (ms). */
   pathBudgetMs: number;
   rerankTimeoutMs: number;
@@ -73,6 +75,7 @@ export function productPipelineOptions(k: ProductKnobs): PipelineOptions {
       ...(k.bodyContextShare !== undefined ? { contextShare: k.bodyContextShare } : {}),
     },
     check: { ...base.check!, ...(k.checkPrior !== undefined ? { prior: k.checkPrior } : {}) },
+    ...(k.gate ? { gate: { ...base.gate!, ...k.gate } } : {}),
     similar: {
       ...similar,
       budgetsMs: { lexical: k.pathBudgetMs, hypothetical: k.pathBudgetMs, summary: k.pathBudgetMs },

@@ -22,6 +22,8 @@ export function checkKeywordArguments(
   const fixes: MemberFix[] = [];
   let checked = 0;
   let text = completion;
+  // One callee per call: its arguments' keywords share its resolution (a long answer may hold hundreds).
+  const callees = new Map<number, CallSignature | undefined>();
   for (let from = 0; ;) {
     KEYWORD.lastIndex = from;
     const m = KEYWORD.exec(text);
@@ -35,7 +37,8 @@ export function checkKeywordArguments(
     const state = argumentState(before.slice(open.argsStart));
     // Only at the start of an argument (`f(a, name=`), not inside one (`f(a + b=`, a lambda's default).
     if (state.inString || state.closed || state.current.trim() !== '') continue;
-    const sig = callAt(before);
+    if (!callees.has(open.argsStart)) callees.set(open.argsStart, callAt(before));
+    const sig = callees.get(open.argsStart);
     if (!sig || sig.variadic) continue;
     checked++;
     const params = new Set(sig.overloads.flatMap((o) => o.map((p) => p.name)));

@@ -408,8 +408,13 @@ function unknownMember(
 ): { unknown_member?: boolean } {
   const typer = env.receivers;
   if (!typer || !options.generate) return {};
-  const checked = checkCompletion(request.prefix, text, (t) =>
-    typer.membersAt({ path: request.filePath, lang: request.lang, prefix: t }, signal),
+  const checked = checkCompletion(
+    request.prefix,
+    text,
+    (t) => typer.membersAt({ path: request.filePath, lang: request.lang, prefix: t }, signal),
+    {
+      lang: request.lang,
+    },
   );
   return { unknown_member: checked.fixes.length > 0 };
 }

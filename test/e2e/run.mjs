@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { assertSaneGhostText } from './ghostSanity.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cacheDir = process.env.CODERAG_E2E_CACHE ?? join(root, '.coderag-cache', 'e2e');
@@ -556,12 +557,19 @@ async function retypeLine(wb, line, text) {
   await wb.page.keyboard.type(text, { delay: 35 });
 }
 
+/** Every ghost text read is checked for sanity (ghostSanity.mjs: no placeholder, no line thrice, members the fixture's receivers have). */
+function sane(ghost, file, typed = '') {
+  assertSaneGhostText(ghost, { lang: file.endsWith('.java') ? 'java' : 'python', typed });
+  return ghost;
+}
+
 async function completionCheck(wb, { file, line, typed, label, diskPath }) {
   await wb.openFile(file);
   await retypeLine(wb, line, typed);
   const ghost = await wb.waitForGhostText(40_000);
   await wb.shot(`${label}-ghost-text`);
   if (!ghost.trim()) throw new Error(`no ghost text after typing \`${typed}\` at ${file}:${line} (status: ${(await wb.currentStatus())?.text})`);
+  sane(ghost, file, typed);
   await wb.page.keyboard.press('Tab');
   await sleep(300);
   const after = await wb.ghostText();
@@ -595,6 +603,7 @@ async function bodyGhostCheck(wb) {
   await sleep(300);
   const rows = await wb.ghostRows();
   await wb.shot('java-body-ghost-text');
+  sane(rows.join('\n'), file);
   const lines = rows.map((l) => l.trim()).filter((l) => l.length > 0);
   if (lines.length < 2) throw new Error(`expected a multi-line ghost text in the empty body of ${file}:${JAVA_BODY.line + 1}, got ${JSON.stringify(rows)} (status: ${(await wb.currentStatus())?.text})`);
   return rows;
@@ -789,7 +798,7 @@ async function uiChecks(wb, env) {
     await page.mouse.move(10, 10);
     await env.model.command('up');
     await retypeLine(wb, 19, PY_TYPED);
-    const ghost = await wb.waitForGhostText(40_000);
+    const ghost = sane(await wb.waitForGhostText(40_000), 'pyshop/app/main.py', PY_TYPED);
     const recovered = await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 30_000, 'recovery after restarting the server');
     await wb.shot('model-recovered');
     if (!ghost.trim()) problems.push('no ghost text after the server came back');
@@ -951,6 +960,7 @@ async function readmeChecks(context, env) {
       await page.keyboard.press('Escape');
       const ghost = await wb.waitForGhostText(60_000);
       const ghostShot = await wb.shot('readme-ghost-text');
+      sane(ghost, 'pyshop/app/main.py', PY_TYPED);
       if (!ghost.trim()) throw new Error(`no ghost text after typing \`${PY_TYPED}\` with the README's settings (status: ${(await wb.currentStatus())?.text}) [${ghostShot}]`);
       const stats = await model.command('stats');
       const generated = stats.paths.filter((p) => p === '/api/generate').length;

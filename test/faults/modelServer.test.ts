@@ -18,7 +18,7 @@ const LINE = 18;
 const COL = '    service = CheckoutService('.length;
 
 /** What the fake model answers next (a function of nothing: the tests set it). */
-let answer = 'cart, gateway, audit=True';
+let answer = 'cart, gateway, gateway=gateway';
 
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref())]);
@@ -53,7 +53,7 @@ void describe('model-server faults through the language server over stdio', () =
     const failed = await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'the request during the 500');
     assert.deepEqual(failed, []);
     server.setFault(undefined);
-    answer = 'cart, gateway, audit=True';
+    answer = 'cart, gateway, gateway=gateway';
     const items = await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'the request after the 500');
     const explained = await lsp.explain();
     assert.equal(items.length, 1, `the next completion is shown (trace: ${JSON.stringify({ error: explained?.trace.error, raw: explained?.trace.model?.raw, stages: explained?.trace.stages })})`);
@@ -62,7 +62,7 @@ void describe('model-server faults through the language server over stdio', () =
   });
 
   void test('a 5 MB answer: the ghost text is capped, the request ends quickly, the server does not hold the answer', async () => {
-    answer = 'cart, gateway, ' + 'retries=3, '.repeat(500_000);
+    answer = 'cart, gateway, ' + 'gateway=3, '.repeat(500_000);
     const before = await lsp.status();
     const start = performance.now();
     const items = await withTimeout(lsp.complete(uri, LINE, COL), 30_000, 'the 5 MB answer');
@@ -70,7 +70,7 @@ void describe('model-server faults through the language server over stdio', () =
     const after = await lsp.status();
     const text = String(items[0]?.insertText ?? '');
     assert.equal(items.length, 1);
-    assert.ok(text.startsWith('cart, gateway, retries=3, '), text.slice(0, 80));
+    assert.ok(text.startsWith('cart, gateway, gateway=3, '), text.slice(0, 80));
     assert.ok(text.length <= 4000, `ghost text of ${text.length} characters`);
     const explained = await lsp.explain(items[0]?.traceId);
     assert.ok((explained?.trace.model?.raw.length ?? Infinity) <= 64 * 1024, 'the model client kept at most 64 KiB');
@@ -80,17 +80,17 @@ void describe('model-server faults through the language server over stdio', () =
     // A sanity bound, not a measurement: reading the whole answer into the ghost text and cache cost +210 MB.
     assert.ok(rss(after) - rss(before) < 64, `RSS grew ${rss(after) - rss(before)} MB`);
     // Typing on serves the capped text (the cache holds only what was shown).
-    answer = 'cart, gateway, audit=True';
+    answer = 'cart, gateway, gateway=gateway';
   });
 
   void test('escape sequences, control characters and bidi overrides in the answer never reach the ghost text or the trace', async () => {
-    answer = 'cart, \x1b[31mgate\x1b[0mway\x1b]8;;http://example.com/x\x07, \u202eaudit\x00=\x08True\u2066\r\x9b2J\x7f';
+    answer = 'cart, \x1b[31mgate\x1b[0mway\x1b]8;;http://example.com/x\x07, \u202egateway\x00=\x08gateway\u2066\r\x9b2J\x7f';
     const items = await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'the answer with control characters');
-    assert.equal(items[0]?.insertText, 'cart, gateway, audit=True');
+    assert.equal(items[0]?.insertText, 'cart, gateway, gateway=gateway');
     const explained = await lsp.explain(items[0]?.traceId);
     const control = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
     assert.ok(!control.test(explained?.markdown ?? ''), 'the trace view shows no control character');
-    answer = 'cart, gateway, audit=True';
+    answer = 'cart, gateway, gateway=gateway';
   });
 });
 
@@ -174,7 +174,7 @@ void describe('model-server faults at the model client', () => {
 
 void describe('the OpenAI-compatible API key comes from the client\'s secret storage, never from settings', () => {
   void test('initializationOptions.openaiApiKey is sent as the bearer token; the settings key is ignored with a warning; a key change applies to the next request', async () => {
-    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, audit=True' }), { models: [MODEL] });
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, gateway=gateway' }), { models: [MODEL] });
     const settings = {
       debounceMs: 0,
       model: { provider: 'openai', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },

@@ -52,16 +52,17 @@ void describe('body mode over the language server', () => {
     repo?.cleanup();
   });
 
-  void test('an empty Java method: one multi-line item; the trace is a body trace with usages from other files', async () => {
+  void test('an empty Java method: the shipped model\'s loop of `this.cart = cart;` is not shown; the trace is a body trace with usages from other files', async () => {
     const items = await lsp.complete(uri, line, 8);
     const explained = await lsp.explain(items[0]?.traceId);
     assert.ok(explained, 'explain returns the trace');
     const trace = explained.trace;
     assert.equal(trace.mode, 'body');
-    assert.equal(items.length, 1, `one item (trace: ${JSON.stringify({ error: trace.error, raw: trace.model?.raw, completion: trace.completion })})`);
-    const text = typeof items[0]?.insertText === 'string' ? items[0].insertText : '';
-    assert.ok(text.split('\n').filter((l) => l.trim() !== '').length >= 2, `a multi-line body, got ${JSON.stringify(text)}`);
-    assert.deepEqual(items[0]?.range, { start: { line, character: 8 }, end: { line, character: 8 } });
+    // CheckoutService has no field `cart`, and the line loops: the junk filters and the check leave nothing (issue 45).
+    assert.match(trace.model?.raw ?? '', /this\.cart = cart;/);
+    assert.equal(items.length, 0, `no item (trace: ${JSON.stringify({ error: trace.error, raw: trace.model?.raw, completion: trace.completion })})`);
+    assert.match(explained.markdown, /## Junk filters[^]*repeat: a line written \d+ times in a row/);
+    assert.match(explained.markdown, /cut before `this\.cart`/);
     const usages = trace.body?.usages ?? [];
     assert.ok(usages.some((u) => u.path !== REL), `usages from another file: ${JSON.stringify(usages.map((u) => u.id))}`);
     for (const stage of ['detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess']) assert.ok(trace.stages.some((s) => s.stage === stage), `stage ${stage} timed`);
@@ -72,7 +73,10 @@ void describe('body mode over the language server', () => {
   });
 
   void test('typing through a body suggestion, across its first line break, is served from the cache without a model request', async () => {
+    // A sane body scripted at the model server (the shipped model's own here is junk, not shown: the test above).
+    await model.setFault({ kind: 'garbage', text: 'String id = gateway.charge(cart.total(), cart.getCurrency());\n        return new Receipt(cart.getOwner(), cart.total(), id);' });
     const items = await lsp.complete(uri, line, 8);
+    await model.setFault(undefined);
     const shown = typeof items[0]?.insertText === 'string' ? items[0].insertText : '';
     const firstBreak = shown.indexOf('\n');
     assert.ok(firstBreak > 0 && firstBreak < shown.length - 2, `a multi-line body to type through, got ${JSON.stringify(shown)}`);

@@ -134,7 +134,39 @@ const PYTHON_MODULE = [
 const PYTHON_PLAIN_BASES = new Set(['object', 'ABC', 'abc.ABC', 'Generic', 'typing.Generic', 'Protocol', 'typing.Protocol']);
 const JAVA_OBJECT = ['getClass', 'hashCode', 'equals', 'toString', 'notify', 'notifyAll', 'wait', 'clone', 'finalize'];
 const JAVA_ENUM = ['name', 'ordinal', 'compareTo', 'values', 'valueOf', 'getDeclaringClass', 'describeConstable'];
-const JAVA_TYPE_NAME = ['class', 'this', 'super'];
+/**
+ * After a Java type name: its enum's static methods, and the class literal (`X.class`; checkCompletion refuses `X.class =`,
+ * `X.class(`).
+ */
+const JAVA_ENUM_STATIC = ['values', 'valueOf'];
+/** Qualified `X.this` / `X.super`: only where X is a class around the cursor. */
+const JAVA_QUALIFIED = ['this', 'super'];
+
+/** Whether a Java member can follow its type name (`Prices.format`): static, an interface constant or an enum constant. */
+function javaStatic(m: KbItem, cls: KbClass): boolean {
+  const head = m.signature.replace(/@[\p{L}_$][\p{L}\p{N}_$.]*(\([^)]*\))?\s*/gu, '').split(/[(=]/)[0] ?? '';
+  if (/\bstatic\b/.test(head)) return true;
+  if (m.kind !== 'classVariable') return false;
+  if (cls.kind === 'interface') return true;
+  return cls.kind === 'enum' && new RegExp(`^${escapeRegExp(m.name)}\\s*(\\(|\\{|,|;|$)`, 'u').test(m.signature.trim());
+}
+
+/**
+ * Java names the edited prefix declares as members (`Type name =`, `Type name;`, `Type name(`, a
+ * line's first declaration; `static` ones only, for a type name): not a parameter or any identifier.
+ */
+const JAVA_ANNOTATION = String.raw`@[\p{L}_$][\p{L}\p{N}_$.]*(?:\([^)\n]*\))?`;
+const JAVA_MODIFIERS = 'public|protected|private|static|final|abstract|synchronized|native|transient|volatile|default|strictfp';
+function javaDeclaredNames(prefix: string, staticOnly: boolean): string[] {
+  const out: string[] = [];
+  const decl = new RegExp(
+    String.raw`^\s*(?:${JAVA_ANNOTATION}\s+)*((?:(?:${JAVA_MODIFIERS})\s+)*)` +
+      String.raw`[\p{L}_$][\p{L}\p{N}_$.<>[\], ?]*?\s+([\p{L}_$][\p{L}\p{N}_$]*)\s*[=;(]`,
+    'gmu',
+  );
+  for (const m of prefix.matchAll(decl)) if (!staticOnly || /\bstatic\b/.test(m[1] ?? '')) out.push(m[2]!);
+  return out;
+}
 /** `this` starts a receiver chain. */
 const JAVA_RECEIVER_KEYWORDS: ReadonlySet<string> = new Set([...JAVA_KEYWORDS].filter((k) => k !== 'this'));
 const JAVA_PLAIN_BASES = new Set(['Object', 'java.lang.Object']);
@@ -197,6 +229,7 @@ export class ReceiverTyper implements Disposable {
     const { scope, resolver } = this.scopeAt(file, file.prefix.length - deref.partial.length - 1 - deref.receiver.length, signal);
     const entities = this.evaluate(resolver, chain, scope, file.prefix, superCall);
     if (!entities || entities.length === 0) return undefined;
+    if (deref.receiver === 'self' && entities.some((e) => this.mixinLike(resolver, e, scope))) return undefined;
     const names = new Set<string>();
     for (const e of entities) {
       const of = this.namesOf(resolver, e, scope, file.prefix, new Set());
@@ -418,19 +451,19 @@ export class ReceiverTyper implements Disposable {
         return out;
       }
       case 'class':
-        return this.classNames(resolver, e.cls, !e.instance, seen);
+        return this.classNames(resolver, e.cls, !e.instance, seen, scope.flow?.enclosingClasses);
       case 'local': {
         // A class of the file being edited: its indexed version, what the prefix adds, its bases.
         const indexed = symbols.file(scope.path)?.classes.find((c) => c.name === e.cls.name);
         if (!indexed) return undefined;
-        const own = this.classNames(resolver, indexed, !e.instance, seen);
+        const own = this.classNames(resolver, indexed, !e.instance, seen, scope.flow?.enclosingClasses);
         if (!own) return undefined;
         const added =
           scope.lang === 'python'
             ? [...prefix.matchAll(/\bdef\s+([\p{L}_][\p{L}\p{N}_]*)|\b(?:self|cls)\.([\p{L}_][\p{L}\p{N}_]*)\s*(?::[^=\n]*)?=/gu)].map(
                 (m) => m[1] ?? m[2] ?? '',
               )
-            : [...prefix.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)].map((m) => m[0]);
+            : javaDeclaredNames(prefix, !e.instance);
         return [...own, ...added];
       }
       case 'item':
@@ -440,8 +473,18 @@ export class ReceiverTyper implements Disposable {
     }
   }
 
-  /** A class's members, its nested classes and its bases' members; undefined when a base is not a repository class. */
-  private classNames(resolver: Evaluator, cls: KbClass, typeName: boolean, seen: Set<string>): string[] | undefined {
+  /**
+   * A class's members, its nested classes and its bases' members; undefined when a base is not a repository class. A Java type name
+   * (`typeName`) has only its static members, its nested types, `class` and, for a class around the cursor (`enclosing`), `this` and
+   * `super`.
+   */
+  private classNames(
+    resolver: Evaluator,
+    cls: KbClass,
+    typeName: boolean,
+    seen: Set<string>,
+    enclosing: readonly string[] = [],
+  ): string[] | undefined {
     const key = `c:${cls.path}#${cls.qualifiedName}`;
     if (seen.has(key)) return [];
     seen.add(key);
@@ -449,18 +492,24 @@ export class ReceiverTyper implements Disposable {
     if (cls.kind === 'record') return undefined;
     const members: readonly KbItem[] = symbols.classMembers(cls);
     if (members.some((m) => m.name === '__getattr__' || m.name === '__getattribute__')) return undefined;
-    // A Java constructor is not a member.
-    const out = members.filter((m) => !(cls.lang === 'java' && m.name === cls.name)).map((m) => m.name);
+    // A Java constructor is not a member; after a Java type name only static members are.
+    const javaType = cls.lang === 'java' && typeName;
+    const out = members
+      .filter((m) => !(cls.lang === 'java' && m.name === cls.name) && (!javaType || javaStatic(m, cls)))
+      .map((m) => m.name);
     const nestedPrefix = `${cls.qualifiedName}.`;
     for (const c of symbols.file(cls.path)?.classes ?? [])
       if (c.qualifiedName.startsWith(nestedPrefix) && !c.qualifiedName.slice(nestedPrefix.length).includes('.')) out.push(c.name);
     if (cls.lang === 'python') {
       out.push(...PYTHON_OBJECT);
       if (typeName) out.push(...PYTHON_CLASS);
+    } else if (javaType) {
+      out.push('class');
+      if (cls.kind === 'enum') out.push(...JAVA_ENUM_STATIC);
+      if (enclosing.includes(cls.name)) out.push(...JAVA_QUALIFIED);
     } else {
       out.push(...JAVA_OBJECT);
       if (cls.kind === 'enum') out.push(...JAVA_ENUM);
-      if (typeName) out.push(...JAVA_TYPE_NAME);
     }
     const plain = cls.lang === 'python' ? PYTHON_PLAIN_BASES : JAVA_PLAIN_BASES;
     for (const base of cls.bases) {
@@ -475,6 +524,22 @@ export class ReceiverTyper implements Disposable {
       }
     }
     return out;
+  }
+
+  /**
+   * A Python class with no base and no `__init__` (a mixin: `self.url` is set by the classes that use it) does not prove what `self`
+   * lacks.
+   */
+  private mixinLike(resolver: Evaluator, e: Entity, scope: Scope): boolean {
+    const cls =
+      e.kind === 'class'
+        ? e.cls
+        : e.kind === 'local'
+          ? resolver.symbols.file(scope.path)?.classes.find((c) => c.name === e.cls.name)
+          : undefined;
+    if (!cls || cls.lang !== 'python') return false;
+    if (cls.bases.some((b) => !PYTHON_PLAIN_BASES.has(b.replace(/[<[].*$/s, '').trim()))) return false;
+    return !resolver.symbols.classMembers(cls).some((m) => m.name === '__init__');
   }
 
   /** The symbol table belongs to the knowledge base: nothing to release here. */

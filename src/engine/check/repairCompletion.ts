@@ -2,10 +2,13 @@
 // dereference in it whose receiver the repository types must name one of its members; a wrong name
 // is replaced by the closest valid one when that is unambiguous, else the completion is cut before
 // the dereference. Monitor-guided decoding's check, applied after the fact.
+import type { Lang } from '../kb/types';
 import type { ReceiverMembers } from './receiverMembers';
 
 export interface MemberFix {
   action: 'repaired' | 'cut';
+  /** A member after a dot (absent: a member), or a keyword argument of a call (`receiver` is then the callee). */
+  kind?: 'member' | 'argument';
   receiver: string;
   /** The name the model wrote. */
   wrote: string;
@@ -71,7 +74,10 @@ export function checkCompletion(
   prefix: string,
   completion: string,
   membersAt: (text: string) => ReceiverMembers | undefined,
+  /** `repair`: a wrong name may become the closest valid one (else every wrong name is cut); `lang`: the completion's language. */
+  options: { repair?: boolean; lang?: Lang } = {},
 ): CheckedCompletion {
+  const repair = options.repair ?? true;
   const fixes: MemberFix[] = [];
   let checked = 0;
   let text = completion;
@@ -84,10 +90,12 @@ export function checkCompletion(
       const wrote = m.partial + tail;
       // A name still unfinished at the end of the completion only needs to start a valid one.
       const atEnd = at + tail.length === text.length;
-      if (wrote !== '' || !atEnd) {
+      const after = text.slice(at + tail.length);
+      if ((wrote !== '' || !atEnd) && !definesAttribute(options.lang, after)) {
         checked++;
-        if (!(m.names.has(wrote) || (atEnd && [...m.names].some((n) => n.startsWith(wrote))))) {
-          const became = wrote === '' ? undefined : closestMember(wrote, m.names);
+        const known = m.names.has(wrote) && !(wrote === 'class' && !classLiteralEnds(after));
+        if (!(known || (atEnd && [...m.names].some((n) => n.startsWith(wrote))))) {
+          const became = wrote === '' || !repair || wrote === 'class' ? undefined : closestMember(wrote, m.names);
           if (became === undefined || !became.startsWith(m.partial)) {
             // Cut before the dereference (its receiver included), or the whole completion at the cursor.
             const cutAt = Math.max(0, at - 1 - m.receiver.length);
@@ -103,6 +111,23 @@ export function checkCompletion(
     at = nextName(text, at + 1);
   }
   return { text, checked, fixes };
+}
+
+/**
+ * Whether `X.class` ends as a class literal does: not assigned (`X.class = ...`), not called
+ * (`X.class(`), not followed by a name (`X.class getName`). `X.class.getName()` is a literal too (a
+ * `Class` has members; the repository does not type them).
+ */
+function classLiteralEnds(after: string): boolean {
+  return !/^\s*(?:=(?!=)|\(|[\p{L}\p{N}_$])/u.test(after);
+}
+
+/**
+ * Python: `x.name = ...` (an attribute assignment, not `==`) gives the object that attribute, so
+ * it is not a name the receiver lacks. Java fields must be declared: never.
+ */
+function definesAttribute(lang: Lang | undefined, after: string): boolean {
+  return lang === 'python' && /^\s*(?::[^=\n]*)?=(?!=)/.test(after);
 }
 
 /** The offset after the next dot at or after `from` (where a member name would start), or -1. */

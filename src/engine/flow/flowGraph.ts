@@ -54,6 +54,8 @@ export interface FileFlow {
   bindings: Map<string, Binding[]>;
   /** The class around the cursor (for `self` / `this`). */
   enclosingClass?: LocalClass;
+  /** Java: the names of every class around the cursor, outermost first (the `Outer.this` a nested class may write). */
+  enclosingClasses?: string[];
   classes: Map<string, LocalClass>;
   functions: Map<string, LocalFunction>;
   /** Variables of the last unfinished line: where the walk starts. */

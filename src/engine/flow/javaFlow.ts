@@ -135,7 +135,10 @@ export function buildJavaFlow(root: Node, cursor: number): FileFlow {
         const cls = { name, bases };
         if (name) flow.classes.set(name, cls);
         const here = contains(child);
-        if (here) flow.enclosingClass = cls;
+        if (here) {
+          flow.enclosingClass = cls;
+          if (name) (flow.enclosingClasses ??= []).push(name);
+        }
         if (child.type === 'record_declaration') {
           for (const p of child.childForFieldName('parameters')?.namedChildren ?? []) {
             const pname = p?.childForFieldName('name')?.text;

@@ -374,6 +374,10 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       };
     },
     generate: { stop: stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
+    // The finished body is checked against the repository (its members, its keyword arguments); its decoding is not constrained:
+    // on the validation body cases a mask at every dot cost Python 3 points of ES (the model wrote around the names it was denied).
+    checkAt: prefix,
+    checkAfterOnly: true,
     postprocess: (generated) => {
       const raw = cutAtMalformed(stripControlChars(generated.text));
       const { body: kept, dropped } = withoutLineCutByLimit(

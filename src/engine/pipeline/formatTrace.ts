@@ -153,6 +153,8 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
       '',
     );
   }
+  if (trace.junk?.length)
+    out.push('## Junk filters', '', ...trace.junk.map((j) => `- ${j.rule}: ${j.note}${j.removed ? `; cut ${fence1(j.removed)}` : ''}`), '');
   if (trace.check) {
     const c = trace.check;
     const lines = [`mode ${c.mode}${c.note ? ` (${c.note})` : ''}`];
@@ -172,10 +174,12 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
       );
     if (c.steps !== undefined) lines.push(`${c.steps} decoding step(s), ${ms(c.maskMs ?? 0)} in the constraint`);
     if (c.checked !== undefined) lines.push(`${c.checked} dereference(s) checked`);
-    for (const f of c.fixes ?? [])
-      lines.push(
-        f.action === 'repaired' ? `repaired \`${f.receiver}.${f.wrote}\` -> \`${f.became}\`` : `cut before \`${f.receiver}.${f.wrote}\``,
-      );
+    for (const f of c.fixes ?? []) {
+      const wrote = f.kind === 'argument' ? `${f.receiver}(…, ${f.wrote}=` : `${f.receiver}.${f.wrote}`;
+      const lacks =
+        f.kind === 'argument' ? `${f.receiver} has no parameter \`${f.wrote}\`` : `\`${f.receiver}\` has no member \`${f.wrote}\``;
+      lines.push(f.action === 'repaired' ? `repaired \`${wrote}\` -> \`${f.became}\` (${lacks})` : `cut before \`${wrote}\` (${lacks})`);
+    }
     out.push('## Check', '', ...lines.map((l) => `- ${l}`), '');
   }
   if (trace.models?.length) out.push('## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), '');
@@ -191,6 +195,12 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     if (options.includePrompt !== false) out.push(fence(p.text), '');
   }
   return out.join('\n');
+}
+
+/** A cut text on one line, at most 120 characters, in backticks. */
+function fence1(text: string): string {
+  const one = text.replace(/\s*\n\s*/g, ' ⏎ ');
+  return `\`${one.length > 120 ? `${one.slice(0, 120)}…` : one}\``;
 }
 
 /** What the embedded model's copy prior did, in a sentence. */

@@ -13,6 +13,7 @@ import type { ModelRunsOn } from '../models/device';
 import type { ConstrainedName } from '../check/dereferenceConstraint';
 import type { MemberFix } from '../check/repairCompletion';
 import type { GateFeatures } from '../gate/features';
+import type { JunkCut } from '../generate/postprocess/junk';
 
 export type StageName =
   | 'query'
@@ -126,6 +127,8 @@ export interface CompletionTrace {
    * Why there is no suggestion although the model answered (the model wrote nothing, or which postprocessing or check step left nothing).
    */
   empty?: string;
+  /** What the junk filters cut from the postprocessed text (a loop, the redaction placeholder, a repeat of the text after the cursor). */
+  junk?: JunkCut[];
   /** Checking against the repository (check/): what was constrained while decoding, what was checked, repaired or cut after. */
   check?: {
     mode: string;

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { after, before, describe, it } from 'mocha';
 import type { CodeRagApi } from '../../../src/client/api';
 import type { FolderIndexSummary, StatusParams } from '../../../src/protocol/protocol';
+import { assertSaneGhostText } from '../ghostSanity.mjs';
 
 const EXTENSION_ID = 'coderag.coderag-vscode';
 const COMMANDS = ['coderag.rebuildIndex', 'coderag.toggleReranker', 'coderag.explainLastCompletion', 'coderag.toggleCompletions'];
@@ -140,6 +141,7 @@ describe('CodeRAG in the extension host', () => {
       return text.length > prefix.length ? text.slice(prefix.length) : undefined;
     });
     assert.ok(inserted.trim().length > 0);
+    assertSaneGhostText(inserted, { lang: 'python', typed: prefix });
   });
 
   it('"Explain Last Completion" opens the trace with the retrieved snippets and their paths', async () => {

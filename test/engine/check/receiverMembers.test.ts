@@ -68,6 +68,11 @@ void test('Python: an inherited member through an instance of a subclass, and su
   assertHas(await membersAt('pyshop', 'pyshop/payments.py', 29, '        super().'), ['charge', '__init__', 'api_key']);
 });
 
+void test('Python: self in a class with no base and no __init__ (a mixin; a dataclass) is not proven: its users set its attributes', async () => {
+  assert.equal(await membersAt('pyshop', 'pyshop/models.py', 21, '        return self.'), undefined);
+  assertHas(await membersAt('pyshop', 'pyshop/models.py', 21, '        p = Product("a", "b", 1.0)\n        p.'), ['sku', 'label', 'slug']);
+});
+
 void test('Python: third-party, standard-library, untyped and container receivers stay unconstrained', async () => {
   assert.equal(await membersAt('pyshop', 'pyshop/payments.py', 3, 'x = uuid.'), undefined);
   assert.equal(await membersAt('pyshop', MAIN, 6, 'def f(thing):\n    thing.'), undefined);
@@ -89,6 +94,15 @@ void test('Java: a class name (static members), a call returning a repository ty
   assertHas(await membersAt('javashop', APP, 14, '        String s = Prices.'), ['format', 'roundCents', 'SCALE', 'class']);
   assertHas(await membersAt('javashop', APP, 14, '        Gateways.create("stripe").'), ['charge', 'name', 'supports']);
   assertHas(await membersAt('javashop', APP, 14, '        Cart c = new Cart("a");\n        c.getCurrency().'), ['name', 'ordinal']);
+});
+
+void test('Java: after a type name only static members, nested types and the class literal; this and super only after a class around the cursor', async () => {
+  assertHas(await membersAt('javashop', APP, 14, '        int n = Prices.'), ['format', 'roundCents', 'SCALE', 'größterRabatt', 'class'], ['this', 'super', 'getClass', 'toString', 'hashCode']);
+  assertHas(await membersAt('javashop', APP, 14, '        Object c = Currency.'), ['EUR', 'USD', 'GBP', 'values', 'valueOf', 'class'], ['symbol', 'taxRate', 'name', 'ordinal', 'this']);
+  assertHas(await membersAt('javashop', APP, 14, '        int t = PaymentGateway.'), ['TIMEOUT_SECONDS', 'class'], ['charge', 'name', 'supports', 'this']);
+  assertHas(await membersAt('javashop', APP, 14, '        Object l = Cart.'), ['MAX_ITEMS', 'Line', 'class'], ['add', 'total', 'owner', 'this']);
+  // Inside CheckoutService, `CheckoutService.this` is Java's qualified this.
+  assertHas(await membersAt('javashop', SERVICE, 30, '        Object me = CheckoutService.'), ['this', 'super', 'class'], ['checkout', 'gateway']);
 });
 
 void test('Java: standard-library, generic and array receivers stay unconstrained', async () => {

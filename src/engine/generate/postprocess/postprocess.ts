@@ -5,6 +5,7 @@ import { indentOf } from '../../util/codeText';
 import { stripControlChars } from './controlChars';
 import { cutAtMalformed } from './wellFormed';
 import { REDACTED } from '../../prompt/secretRules';
+import { PLACEHOLDER_FORMS, placeholderAt } from './junk';
 
 export interface CompletionContext {
   lang: Lang;
@@ -273,7 +274,7 @@ export function dropSuffixRepeat(completion: string, ctx: CompletionContext): st
   return out;
 }
 
-/** Stop where the model starts repeating the lines before the cursor or itself. */
+/** Stop where the model starts repeating the line before the cursor (a loop of its own: junk.ts cutRepeatedLines). */
 export function stopAtRepeatingLines(completion: string, ctx: CompletionContext): string {
   const previous = previousNonEmptyLine(ctx.prefix + '\n')?.trim();
   const lines = completion.split('\n');
@@ -281,24 +282,23 @@ export function stopAtRepeatingLines(completion: string, ctx: CompletionContext)
   for (const line of lines) {
     const t = line.trim();
     if (t.length > 3 && t === previous && kept.length > 0) break;
-    if (t.length > 3 && kept.length >= 2 && kept[kept.length - 1]?.trim() === t && kept[kept.length - 2]?.trim() === t) {
-      kept.pop();
-      kept.pop();
-      break;
-    }
     kept.push(line);
   }
   return kept.join('\n');
 }
 
 /**
- * A suggestion never shows the redaction placeholder (the model copies it from a redacted prompt):
- * it is cut before it, with the quote that opens it and the name, key or keyword it is bound to
- * (`lineno="<redacted>")` leaves nothing).
+ * A suggestion never shows the redaction placeholder (the model copies it from a redacted prompt),
+ * in any of the forms it copies it (junk.ts PLACEHOLDER_FORMS): it is cut before it, with the quote
+ * that opens it and the name, key or keyword it is bound to (`lineno="<redacted>")` leaves nothing);
+ * on a later line of the suggestion, that whole line goes.
  */
 export function cutAtPlaceholder(text: string): string {
-  const at = text.indexOf(REDACTED);
+  const at = placeholderAt(text);
   if (at < 0) return text;
+  // On a line after the first, the statement that holds it goes whole (`String key = "<redacted>";` would leave `String`).
+  const lineStart = text.lastIndexOf('\n', at);
+  if (lineStart >= 0) return text.slice(0, lineStart).trimEnd();
   return text
     .slice(0, at)
     .replace(/(?:(?<!\w)[rRbBuUfF]{1,2})?["'`]$/, '')
@@ -308,7 +308,8 @@ export function cutAtPlaceholder(text: string): string {
 
 /** What the trace says when the model wrote the redaction placeholder (undefined when it did not). */
 export function placeholderNote(raw: string): string | undefined {
-  return raw.includes(REDACTED) ? `the model wrote the redaction placeholder ${REDACTED}: the suggestion was cut before it` : undefined;
+  const written = PLACEHOLDER_FORMS.exec(raw)?.[0];
+  return written !== undefined ? `the model wrote the redaction placeholder ${written}: the suggestion was cut before it` : undefined;
 }
 
 /** The chain's steps in order, each named by what it removes when it leaves nothing. */

@@ -6,6 +6,7 @@ import { DereferenceConstraint } from '../../check/dereferenceConstraint';
 import { CallArgumentGuide, type CallSignature } from '../../check/callArguments';
 import type { ReceiverMembers } from '../../check/receiverMembers';
 import { checkCompletion } from '../../check/repairCompletion';
+import { checkKeywordArguments } from '../../check/keywordArguments';
 import type { DecodeConstraint, GenerateRequest, GenerateResult, ModelClient } from '../../generate/types';
 import { errorMessage, isCancellationError } from '../../util/errors';
 import type { RequestContext } from '../types';
@@ -21,8 +22,11 @@ export interface CheckPlan {
 
 const NOTHING: CheckPlan = { request: {}, generated: () => undefined, repair: (text) => text };
 
-/** The check stage at `prefix` (the text before the cursor as the prompt ends) for `model`. */
-export function checkStage(context: RequestContext, model: ModelClient, prefix: string): CheckPlan {
+/**
+ * The check stage at `prefix` (the text before the cursor as the prompt ends) for `model`; `decode`: constrain its decoding where
+ * it can be.
+ */
+export function checkStage(context: RequestContext, model: ModelClient, prefix: string, decode = true): CheckPlan {
   const { options, stages, signal, request, trace, analyses } = context;
   const checkMode = options.check?.mode ?? 'off';
   if (checkMode === 'off') return NOTHING;
@@ -44,27 +48,28 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
     });
   const can = model.capabilities ?? {};
   // The receiver at the cursor, for a model that can be constrained (by its tokens, or by its server's own mechanism).
-  const constrains = checkMode === 'constrain' && (can.decodeConstraint === true || can.memberChoice === true);
+  const constrains = decode && checkMode === 'constrain' && (can.decodeConstraint === true || can.memberChoice === true);
   const atCursor = constrains ? membersAt(prefix) : undefined;
   if (atCursor) check.atCursor = { receiver: atCursor.receiver, entities: atCursor.entities, names: atCursor.names.size };
   let constraint: DereferenceConstraint | undefined;
   let guide: CallArgumentGuide | undefined;
+  const callAtTyped = typer.callAt?.bind(typer);
+  const callAt = callAtTyped
+    ? (text: string): CallSignature | undefined =>
+        context.memo(`check.call\0${text}`, () => {
+          try {
+            return callAtTyped({ path: request.filePath, lang: request.lang, prefix: text, analyses }, signal);
+          } catch (e) {
+            if (isCancellationError(e)) throw e;
+            check.note = `call typing failed: ${errorMessage(e)}`;
+            return undefined;
+          }
+        })
+    : undefined;
   if (constrains && can.decodeConstraint) {
     const prior = options.check?.prior;
     constraint = new DereferenceConstraint(prefix, membersAt, atCursor, typeof prior === 'number' ? prior : (prior?.[request.lang] ?? 0));
-    const callAtTyped = typer.callAt?.bind(typer);
-    if (callAtTyped) {
-      const callAt = (text: string): CallSignature | undefined => {
-        try {
-          return callAtTyped({ path: request.filePath, lang: request.lang, prefix: text, analyses }, signal);
-        } catch (e) {
-          if (isCancellationError(e)) throw e;
-          check.note = `call typing failed: ${errorMessage(e)}`;
-          return undefined;
-        }
-      };
-      guide = new CallArgumentGuide(prefix, request.lang, callAt, callAt(prefix));
-    }
+    if (callAt) guide = new CallArgumentGuide(prefix, request.lang, callAt, callAt(prefix));
   }
   // A model server that offers a constraint mechanism is asked to finish a member of the receiver at the cursor.
   const memberChoice = atCursor && can.memberChoice ? { names: [...atCursor.names], partial: atCursor.partial } : undefined;
@@ -91,12 +96,18 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
         });
       if (result?.serverConstraint) check.server = result.serverConstraint;
     },
-    // A model whose decoding was not constrained: its finished answer is checked (repaired or cut).
+    // The finished answer is checked (repaired, or cut): all of it where decoding was not constrained; where it was, what the
+    // constraint cannot see (a class literal assigned, a keyword argument), cut only.
     repair: (text) => {
-      if (!text || (checkMode !== 'repair' && constraint)) return text;
-      const checked = checkCompletion(prefix, text, membersAt);
-      Object.assign(check, { checked: checked.checked, fixes: checked.fixes });
-      return checked.text;
+      if (!text) return text;
+      const repair = checkMode === 'repair' || !constraint;
+      const members = checkCompletion(prefix, text, membersAt, { repair, lang: request.lang });
+      const args =
+        request.lang === 'python' && callAt
+          ? checkKeywordArguments(prefix, members.text, callAt, { repair })
+          : { text: members.text, checked: 0, fixes: [] };
+      Object.assign(check, { checked: members.checked + args.checked, fixes: [...members.fixes, ...args.fixes] });
+      return args.text;
     },
   };
 }

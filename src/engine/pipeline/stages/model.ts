@@ -4,6 +4,7 @@
 import { redactSecrets } from '../../prompt/redact';
 import { stripControlChars } from '../../generate/postprocess/controlChars';
 import { placeholderNote } from '../../generate/postprocess/postprocess';
+import { filterJunk, rightContextCut } from '../../generate/postprocess/filterJunk';
 import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../../generate/types';
 import type { Candidate } from '../../retrieve/types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
@@ -34,6 +35,8 @@ export interface ModelPlan {
   generate: Pick<GenerateRequest, 'holdEnd' | 'holdLine' | 'until' | 'copyFrom'> & { stop?: readonly string[] };
   /** Where the check stage reads the code before the cursor (the prompt's); absent: this mode is not checked. */
   checkAt?: string;
+  /** Only the finished answer is checked, decoding is not constrained (a body: a mask at every dot of a long text derails it). */
+  checkAfterOnly?: boolean;
   /**
    * The answer cut to what the mode inserts: `text` (checked after) and the `lead` the inserted text begins with; `message` notes the
    * stage.
@@ -122,7 +125,7 @@ export async function runModelStages(
   };
 
   // Checking against the repository: what this client can use of it.
-  const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt) : undefined;
+  const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;
 
   // e. generate (one model request in flight per server, through the gate)
   const { stop, ...generateParts } = plan.generate;
@@ -178,21 +181,39 @@ export async function runModelStages(
   const placeholder = placeholderNote(generated.text);
   if (placeholder && post?.stage === 'postprocess') post.message = placeholder;
   else if (message !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = message;
-  const checked = check ? check.repair(cut.text) : cut.text;
-  const inserted = checked ? cut.lead + checked : '';
+  // The junk filters (generate/postprocess/filterJunk.ts): a loop and the placeholder before checking, the right context after it.
+  const filtered = filterJunk(cut.text);
+  const junk = filtered.cuts;
+  // The mode's own cut may have removed the placeholder already (line mode): the rule is traced all the same.
+  if (placeholder && !junk.some((j) => j.rule === 'placeholder')) junk.push({ rule: 'placeholder', removed: '', note: placeholder });
+  const checked = check ? check.repair(filtered.text) : filtered.text;
+  let inserted = checked ? cut.lead + checked : '';
+  const repeat = inserted ? rightContextCut(inserted, context.request.suffix) : undefined;
+  if (repeat) {
+    junk.push(repeat);
+    inserted = '';
+  }
+  if (junk.length > 0) trace.junk = junk;
   trace.completion = inserted;
   // g. gate: show it, or stay silent (the result keeps the text for the bench)
   if (inserted && !gateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
     return { items: [], contexts: prompt.contexts };
-  if (!inserted && plan.whyEmpty) {
+  if (!inserted) {
     const stopped =
       generated.stoppedBy && generated.stoppedBy !== 'unknown'
         ? ` (stopped by ` +
           `${generated.stoppedBy === 'eos' ? 'its end token' : generated.stoppedBy === 'length' ? 'the token limit' : 'a stop sequence'})`
         : '';
-    trace.empty = cut.text
-      ? 'checking cut the whole suggestion (it names a member its receiver lacks)'
-      : `${plan.whyEmpty(generated) ?? 'postprocessing left nothing'}${stopped}`;
+    const why = repeat
+      ? repeat.note
+      : filtered.text && !checked
+        ? 'checking cut the whole suggestion (it names a member or an argument its receiver or callee lacks)'
+        : cut.text && !filtered.text
+          ? `the junk filters cut the whole suggestion: ${junk.map((j) => j.note).join('; ')}`
+          : plan.whyEmpty
+            ? `${plan.whyEmpty(generated) ?? 'postprocessing left nothing'}${stopped}`
+            : undefined;
+    if (why !== undefined) trace.empty = why;
   }
   return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };
 }

@@ -43,8 +43,9 @@ void test('checking asks each client for what it declares it can use, not by its
     const logits = await run({ decodeConstraint: true });
     assert.ok(logits.asked.constraint, 'a client that sees logits is given the token constraint');
     assert.equal(logits.asked.memberChoice, undefined);
-    // Its answer is not checked again after decoding: the constraint had the word.
-    assert.equal(logits.result.items[0]?.text, 'totl()');
+    // Its answer is checked again after decoding, cut only (the constraint had the word; what it let through is not guessed at).
+    assert.equal(logits.result.items[0]?.text, undefined);
+    assert.deepEqual(logits.result.trace.check?.fixes?.map((f) => [f.action, f.wrote]), [['cut', 'totl']]);
 
     const neither = await run(undefined);
     assert.equal(neither.asked.constraint, undefined);

@@ -1,0 +1,106 @@
+// Junk filters (issue 45 item 1): what no suggestion may show, whatever the mode or the model —
+// a decoding loop (a line or block written three times in a row), the redaction placeholder in any
+// form the model copies it, and a suggestion that only re-types the text after the cursor.
+// Pure; each returns what it removed, for the trace.
+
+/** One rule's cut, as the trace shows it. */
+export interface JunkCut {
+  rule: 'repeat' | 'placeholder' | 'rightContext';
+  /** The text the rule removed (at most 120 characters shown by the trace). */
+  removed: string;
+  /** What the rule saw, in words. */
+  note: string;
+}
+
+/** Longest block (in lines) whose repetition counts as a loop. */
+const MAX_PERIOD = 8;
+
+/** A line that says something: a loop of `}` or blank lines is not junk (closing nested blocks). */
+function meaningful(key: string): boolean {
+  return key.length > 3 && /[\p{L}\p{N}]/u.test(key);
+}
+
+/**
+ * Cut a decoding loop: where a line or a block of up to MAX_PERIOD lines appears three times in a
+ * row (compared without indentation; the third copy may be unfinished at the end of the text), only
+ * its first copy is kept. The third copy proves the model is looping, and a loop begins at its first
+ * repeat: two identical statements in a row are almost never what the code needs either.
+ */
+export function cutRepeatedLines(text: string): { text: string; cut?: JunkCut } {
+  const lines = text.split('\n');
+  const keys = lines.map((l) => l.trim());
+  const n = lines.length;
+  for (let i = 0; i < n; i++) {
+    for (let k = 1; k <= MAX_PERIOD && i + 2 * k < n; k++) {
+      const unit = keys.slice(i, i + k);
+      if (!unit.some(meaningful)) continue;
+      let same = true;
+      for (let j = 0; j < k && same; j++) same = keys[i + k + j] === unit[j];
+      if (!same) continue;
+      // The third copy: whole, or cut short by the end of the text (its last line a prefix of the unit's).
+      let third = true;
+      for (let j = 0; j < k && third; j++) {
+        const at = i + 2 * k + j;
+        if (at >= n) break;
+        const key = keys[at]!;
+        third = at === n - 1 ? key !== '' && unit[j]!.startsWith(key) : key === unit[j];
+      }
+      if (!third) continue;
+      const kept = lines.slice(0, i + k).join('\n');
+      const copies = countCopies(keys, i, k);
+      const what = k === 1 ? 'a line' : `a block of ${k} lines`;
+      return {
+        text: kept,
+        cut: {
+          rule: 'repeat',
+          removed: text.slice(kept.length).replace(/^\n/, ''),
+          note: `${what} written ${copies} times in a row (a decoding loop): only its first copy is kept`,
+        },
+      };
+    }
+  }
+  return { text };
+}
+
+/** Whole copies of keys[i, i+k) in a row from i on. */
+function countCopies(keys: readonly string[], i: number, k: number): number {
+  let copies = 1;
+  for (let at = i + k; at + k <= keys.length; at += k) {
+    let same = true;
+    for (let j = 0; j < k && same; j++) same = keys[at + j] === keys[i + j];
+    if (!same) break;
+    copies++;
+  }
+  return copies;
+}
+
+/**
+ * The redaction placeholder as a model copies it from a redacted prompt: `<redacted>` in any case,
+ * with spaces inside the brackets, or HTML- or JSON-escaped (`&lt;redacted&gt;`, `\u003credacted\u003e`).
+ */
+export const PLACEHOLDER_FORMS = /<\s*redacted\s*>|&lt;\s*redacted\s*&gt;|\\u003c\s*redacted\s*\\u003e/i;
+
+/** Where the placeholder (any form) starts in `text`, or -1. */
+export function placeholderAt(text: string): number {
+  return PLACEHOLDER_FORMS.exec(text)?.index ?? -1;
+}
+
+/** Whitespace runs as one space, trimmed. */
+function squeeze(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Whether the suggestion only re-types what already follows the cursor (the closing `)` the editor
+ * put there, or the next line as it already stands): accepting it would duplicate code. Compared
+ * with whitespace runs as one space, from the first non-blank text after the cursor.
+ */
+export function repeatsRightContext(suggestion: string, suffix: string): boolean {
+  const s = squeeze(suggestion);
+  if (s === '') return false;
+  const after = squeeze(suffix.slice(0, suggestion.length * 4 + 256));
+  if (!after.startsWith(s)) return false;
+  // The suggestion must end where a token of the text after it ends (`x` before `x_total` is not a repeat of it).
+  const next = after[s.length];
+  return next === undefined || !/[\p{L}\p{N}_$]/u.test(next) || !/[\p{L}\p{N}_$]$/u.test(s);
+}

@@ -1,0 +1,33 @@
+// The junk rules as pure functions (issue 45 item 1): a loop, the placeholder's forms, a repeat of
+// the text after the cursor. The pipeline's use of them: test/engine/pipeline/stages/junk.test.ts.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
+
+void test('a line or block written three times in a row keeps its first copy; twice, closing braces and blank lines are not a loop', () => {
+  assert.equal(cutRepeatedLines('a = 1\nx += 1\nx += 1\nx += 1\nreturn x').text, 'a = 1\nx += 1');
+  assert.equal(cutRepeatedLines('a.b();\nc.d();\na.b();\nc.d();\na.b();\nc.d();').text, 'a.b();\nc.d();');
+  // The third copy cut short by the token limit still proves the loop.
+  assert.equal(cutRepeatedLines('    go(1);\n    go(1);\n    go(').text, '    go(1);');
+  assert.equal(
+    cutRepeatedLines('this.cart = cart;\n' + 'this.cart = cart;\n'.repeat(14) + 'this').cut?.note.match(/\d+ times/)?.[0],
+    '15 times',
+  );
+  for (const fine of ['x += 1\nx += 1\nreturn x', '        }\n    }\n}', 'a\n\n\n\nb', 'if (a) {\n}\n}\n}', 'f(1)\nf(2)\nf(3)'])
+    assert.equal(cutRepeatedLines(fine).cut, undefined, fine);
+});
+
+void test('the placeholder is found in the forms a model copies it', () => {
+  for (const form of ['"<redacted>"', '<REDACTED>', '< Redacted >', '&lt;redacted&gt;', '\\u003credacted\\u003e'])
+    assert.ok(placeholderAt(`key = ${form}`) >= 0, form);
+  for (const not of ['redacted = True', 'REDACTED_KEYS', '"[redacted]"']) assert.equal(placeholderAt(not), -1, not);
+});
+
+void test('a suggestion that only re-types the text after the cursor, whitespace aside, up to a token end', () => {
+  assert.ok(repeatsRightContext(')', ')\n'));
+  assert.ok(repeatsRightContext('    return total', '\n    return  total\n}'));
+  assert.ok(repeatsRightContext('a = 1\nb = 2', '\n    a = 1\n    b = 2\n    c = 3'));
+  assert.ok(!repeatsRightContext('x', 'x_total = 3'), 'part of a longer name is not a repeat of it');
+  assert.ok(!repeatsRightContext('return total + 1', '\n    return total\n'));
+  assert.ok(!repeatsRightContext('', ')'));
+});

@@ -52,17 +52,21 @@ void describe('body mode over the language server', () => {
     repo?.cleanup();
   });
 
-  void test('an empty Java method: the shipped model\'s loop of `this.cart = cart;` is not shown; the trace is a body trace with usages from other files', async () => {
+  void test('an empty Java method: the shipped model\'s loop is not shown (one copy at most); the trace is a body trace with usages from other files', async () => {
     const items = await lsp.complete(uri, line, 8);
     const explained = await lsp.explain(items[0]?.traceId);
     assert.ok(explained, 'explain returns the trace');
     const trace = explained.trace;
     assert.equal(trace.mode, 'body');
-    // CheckoutService has no field `cart`, and the line loops: the junk filters and the check leave nothing (issue 45).
-    assert.match(trace.model?.raw ?? '', /this\.cart = cart;/);
-    assert.equal(items.length, 0, `no item (trace: ${JSON.stringify({ error: trace.error, raw: trace.model?.raw, completion: trace.completion })})`);
+    // Greedy decoding of the shipped model loops here (one statement written again and again):
+    // the junk filters keep one copy at most, and Explain names the rule (issue 45).
+    const raw = trace.model?.raw ?? '';
+    const loop = /^[ \t]*(\S[^\n]*)\n(?:[ \t]*\1\n){2,}/m.exec(raw);
+    assert.ok(loop, `the model's answer loops: ${JSON.stringify(raw.slice(0, 200))}`);
+    const shown = typeof items[0]?.insertText === 'string' ? items[0].insertText : '';
+    const copies = shown.split('\n').filter((l) => l.trim() === loop[1]!.trim()).length;
+    assert.ok(copies <= 1, `the looped line shown ${copies} times: ${JSON.stringify(shown)}`);
     assert.match(explained.markdown, /## Junk filters[^]*repeat: a line written \d+ times in a row/);
-    assert.match(explained.markdown, /cut before `this\.cart`/);
     const usages = trace.body?.usages ?? [];
     assert.ok(usages.some((u) => u.path !== REL), `usages from another file: ${JSON.stringify(usages.map((u) => u.id))}`);
     for (const stage of ['detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess']) assert.ok(trace.stages.some((s) => s.stage === stage), `stage ${stage} timed`);
@@ -74,17 +78,21 @@ void describe('body mode over the language server', () => {
 
   void test('typing through a body suggestion, across its first line break, is served from the cache without a model request', async () => {
     // A sane body scripted at the model server (the shipped model's own here is junk, not shown: the test above).
+    // A comment above the class: another document than the test above's, so its cached suggestion is not reused.
+    const doc = `// checkout\n${edited}`;
+    const at = line + 1;
+    lsp.change(uri, doc, 2);
     await model.setFault({ kind: 'garbage', text: 'String id = gateway.charge(cart.total(), cart.getCurrency());\n        return new Receipt(cart.getOwner(), cart.total(), id);' });
-    const items = await lsp.complete(uri, line, 8);
+    const items = await lsp.complete(uri, at, 8);
     await model.setFault(undefined);
     const shown = typeof items[0]?.insertText === 'string' ? items[0].insertText : '';
     const firstBreak = shown.indexOf('\n');
     assert.ok(firstBreak > 0 && firstBreak < shown.length - 2, `a multi-line body to type through, got ${JSON.stringify(shown)}`);
     await model.resetCounters();
     const callsBefore = (await lsp.status()).stats.modelCalls;
-    const lines = edited.split('\n');
-    const head = lines.slice(0, line).join('\n') + '\n' + (lines[line] ?? '').slice(0, 8);
-    const tail = edited.slice(head.length);
+    const lines = doc.split('\n');
+    const head = lines.slice(0, at).join('\n') + '\n' + (lines[at] ?? '').slice(0, 8);
+    const tail = doc.slice(head.length);
     // The first characters, then the whole first line and its line break, then a character of the second line.
     const typedLengths = [1, 2, firstBreak, firstBreak + 1, firstBreak + 2].filter((k, i, all) => all.indexOf(k) === i);
     let version = 10;
@@ -92,7 +100,7 @@ void describe('body mode over the language server', () => {
       const typed = shown.slice(0, k);
       lsp.change(uri, head + typed + tail, version++);
       const typedLines = typed.split('\n');
-      const cursorLine = line + typedLines.length - 1;
+      const cursorLine = at + typedLines.length - 1;
       const cursorCol = (typedLines.length === 1 ? 8 : 0) + (typedLines.at(-1) ?? '').length;
       const next = await lsp.complete(uri, cursorLine, cursorCol);
       assert.equal(next[0]?.insertText, shown.slice(k), `after typing ${JSON.stringify(typed)} the rest of the body is shown`);

@@ -62,7 +62,9 @@ void describe('model-server faults through the language server over stdio', () =
   });
 
   void test('a 5 MB answer: the ghost text is capped, the request ends quickly, the server does not hold the answer', async () => {
-    answer = 'cart, gateway, ' + 'gateway=3, '.repeat(500_000);
+    // No piece repeats (a repeated one is a decoding loop, which the junk filters cut whole).
+    answer = 'cart, gateway, ' + Array.from({ length: 350_000 }, (_, i) => `gateway=${i}, `).join('');
+    assert.ok(answer.length > 5_000_000);
     const before = await lsp.status();
     const start = performance.now();
     const items = await withTimeout(lsp.complete(uri, LINE, COL), 30_000, 'the 5 MB answer');
@@ -70,7 +72,7 @@ void describe('model-server faults through the language server over stdio', () =
     const after = await lsp.status();
     const text = String(items[0]?.insertText ?? '');
     assert.equal(items.length, 1);
-    assert.ok(text.startsWith('cart, gateway, gateway=3, '), text.slice(0, 80));
+    assert.ok(text.startsWith('cart, gateway, gateway=0, gateway=1, '), text.slice(0, 80));
     assert.ok(text.length <= 4000, `ghost text of ${text.length} characters`);
     const explained = await lsp.explain(items[0]?.traceId);
     assert.ok((explained?.trace.model?.raw.length ?? Infinity) <= 64 * 1024, 'the model client kept at most 64 KiB');

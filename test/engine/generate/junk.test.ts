@@ -2,7 +2,8 @@
 // the text after the cursor. The pipeline's use of them: test/engine/pipeline/stages/junk.test.ts.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
+import { cutInlineLoop, cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
+import { filterJunk } from '../../../src/engine/generate/postprocess/filterJunk';
 
 void test('a line or block written three times in a row keeps its first copy; twice, closing braces and blank lines are not a loop', () => {
   assert.equal(cutRepeatedLines('a = 1\nx += 1\nx += 1\nx += 1\nreturn x').text, 'a = 1\nx += 1');
@@ -15,6 +16,20 @@ void test('a line or block written three times in a row keeps its first copy; tw
   );
   for (const fine of ['x += 1\nx += 1\nreturn x', '        }\n    }\n}', 'a\n\n\n\nb', 'if (a) {\n}\n}\n}', 'f(1)\nf(2)\nf(3)'])
     assert.equal(cutRepeatedLines(fine).cut, undefined, fine);
+});
+
+void test('a loop inside one line (what a model server wrote at the e2e positions) cuts its line and what follows', () => {
+  // Answers the shipped model gave through the Ollama API at pyshop/app/main.py (no loop guard on a server's stream).
+  assert.equal(cutInlineLoop(' "metetetetetetetetetetetetetetetetetet').text, '');
+  assert.equal(cutInlineLoop('cart, "mug", "mug", "mug", "mug", "mug", "mug", "').text, '');
+  assert.equal(cutInlineLoop('mpl.get_waven.get_waven.get_waven.get_waven.get_wav').text, '');
+  const kept = filterJunk('cart)\n    cart.add(cart.add(cart.add(cart.add(cart.add(cart.add(');
+  assert.equal(kept.text, 'cart)');
+  assert.equal(kept.cuts[0]?.rule, 'inlineRepeat');
+  assert.match(kept.cuts[0]!.note, /"cart\.add\(" written 6 times in a row in one line/);
+  // Code that repeats digits or punctuation, or a piece fewer than four times, is not a loop.
+  for (const fine of ['x = [0, 0, 0, 0, 0, 0, 0, 0]', "print('-' * 40)", 'return new Receipt(cart);', 'f(a, a, a)', '"ab" "ab" "ab"'])
+    assert.equal(cutInlineLoop(fine).cut, undefined, fine);
 });
 
 void test('the placeholder is found in the forms a model copies it', () => {

@@ -5,11 +5,58 @@
 
 /** One rule's cut, as the trace shows it. */
 export interface JunkCut {
-  rule: 'repeat' | 'placeholder' | 'rightContext';
+  rule: 'repeat' | 'inlineRepeat' | 'placeholder' | 'rightContext';
   /** The text the rule removed (at most 120 characters shown by the trace). */
   removed: string;
   /** What the rule saw, in words. */
   note: string;
+}
+
+/**
+ * A loop inside one line: a piece of 2 to 16 characters with a letter in it written at least four
+ * times in a row, 16 characters in all (`"metetetetet`, `"Mug", "Mug", "Mug", "Mug"`,
+ * `.get_waven.get_waven.get_waven.get_waven`). A model server's small model writes these (the
+ * embedded client's loop guard stops them while decoding; a server's stream has no guard). Digits and
+ * punctuation alone (`0, 0, 0, 0`, `'-' * 40`, `----`) are code, not loops.
+ */
+const INLINE_LOOP = /(.{2,16}?)\1{3,}/gu;
+
+/**
+ * Where the first in-line loop starts (index into `line`), or undefined. A repetition without a
+ * letter is skipped whole, so a long run of `0, ` costs one pass, not one per position.
+ */
+function inlineLoopAt(line: string): { at: number; unit: string; copies: number } | undefined {
+  const re = new RegExp(INLINE_LOOP.source, INLINE_LOOP.flags);
+  for (let m = re.exec(line); m; m = re.exec(line)) {
+    const unit = m[1]!;
+    if (/\p{L}/u.test(unit) && m[0].length >= 16) return { at: m.index, unit, copies: m[0].length / unit.length };
+    re.lastIndex = m.index + Math.max(1, m[0].length);
+  }
+  return undefined;
+}
+
+/**
+ * Cut an in-line loop: the line it is on goes, with everything after it (what follows a loop is
+ * not what the model meant either); a loop on the first line leaves no suggestion.
+ */
+export function cutInlineLoop(text: string): { text: string; cut?: JunkCut } {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const loop = inlineLoopAt(lines[i]!);
+    if (!loop) continue;
+    const kept = lines.slice(0, i).join('\n');
+    return {
+      text: kept,
+      cut: {
+        rule: 'inlineRepeat',
+        removed: text.slice(kept.length).replace(/^\n/, ''),
+        note:
+          `${JSON.stringify(loop.unit)} written ${Math.floor(loop.copies)} times in a row in one line ` +
+          '(a decoding loop): the line is cut',
+      },
+    };
+  }
+  return { text };
 }
 
 /** Longest block (in lines) whose repetition counts as a loop. */

@@ -1,12 +1,14 @@
 // The completion model: chosen from the settings at start and on change, checked (the server
 // answers, the model is pulled), offered for pulling with progress, and its health kept in the
-// status from every request's outcome. One model request in flight per server (the gate).
+// status from every request's outcome. While the status shows a problem the server is checked again
+// on a backing-off timer, so the status clears when it is back even when no request reaches it (a
+// suggestion served from the cache). One model request in flight per server (the gate).
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import type { EmbeddedLM } from '../engine/generate/EmbeddedClient';
 import { EmbeddedClient } from '../engine/generate/EmbeddedClient';
 import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engine/generate/createModelClient';
 import { LatestWinsGate } from '../engine/generate/modelGate';
-import type { ModelClient } from '../engine/generate/types';
+import type { ModelClient, ModelProblem } from '../engine/generate/types';
 import type { CompletionTrace } from '../engine/pipeline';
 import { raceCancellation } from '../engine/util/abort';
 import { errorMessage, isCancellationError } from '../engine/util/errors';
@@ -14,7 +16,11 @@ import { getLogger } from '../engine/util/logger';
 import { PullModelRequest, type ModelState, type PullModelResult } from '../protocol/protocol';
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
-import type { StatusReporter } from './StatusReporter';
+import { isModelProblem, type StatusReporter } from './StatusReporter';
+
+/** The checks while the model has a problem: first after this long, then twice as long each time, at most a minute. */
+export const RECHECK_FIRST_MS = 5_000;
+const RECHECK_MAX_MS = 60_000;
 
 const log = getLogger('model');
 
@@ -37,6 +43,8 @@ export class ModelFeature implements Feature {
   private settingsKey = '';
   private config: ServerConfig | undefined;
   private readonly abort = new AbortController();
+  private recheckTimer: NodeJS.Timeout | undefined;
+  private recheckDelay = RECHECK_FIRST_MS;
 
   constructor(
     private readonly loadEmbedded: () => Promise<EmbeddedLM>,
@@ -102,11 +110,8 @@ export class ModelFeature implements Feature {
         if (resolved.problem) {
           log.warn(resolved.problem.message);
           this.status.update({ model: { ...base, state: resolved.problem.kind, message: resolved.problem.message } }, true);
-        } else
-          this.status.update(
-            { model: { ...base, state: c.backend === 'embedded' ? 'ok' : 'ok', ...(resolved.note ? { message: resolved.note } : {}) } },
-            true,
-          );
+        } else this.status.update({ model: { ...base, state: 'ok', ...(resolved.note ? { message: resolved.note } : {}) } }, true);
+        this.followProblem(true);
       } catch (e) {
         if (!isCancellationError(e)) log.error(`choosing the model failed: ${errorMessage(e)}`);
       }
@@ -136,9 +141,55 @@ export class ModelFeature implements Feature {
       if (prev.state !== 'unknown') log.info(`model ${c.model} answers again`);
       this.status.update({ model: { ...base, state: 'ok' } }, true);
     }
+    this.followProblem(false);
+  }
+
+  /**
+   * Keep one timer running while the status shows a model problem the client can check (a server;
+   * the embedded model has nothing to come back), none otherwise. `fresh`: a new client, the
+   * back-off starts again.
+   */
+  private followProblem(fresh: boolean): void {
+    const problem = isModelProblem(this.status.current.model.state) && this.current.check !== undefined;
+    if (fresh || !problem) {
+      clearTimeout(this.recheckTimer);
+      this.recheckTimer = undefined;
+      this.recheckDelay = RECHECK_FIRST_MS;
+    }
+    if (!problem || this.recheckTimer || this.abort.signal.aborted) return;
+    this.recheckTimer = setTimeout(() => void this.recheck(), this.recheckDelay);
+    this.recheckTimer.unref();
+    this.recheckDelay = Math.min(RECHECK_MAX_MS, this.recheckDelay * 2);
+  }
+
+  /** One check of the client whose problem the status shows; the status clears when it passes. */
+  private async recheck(): Promise<void> {
+    const client = this.current;
+    let problem: ModelProblem | undefined;
+    try {
+      problem = await client.check?.(this.abort.signal);
+    } catch (e) {
+      if (isCancellationError(e)) return;
+      log.warn(`checking model ${client.model} failed: ${errorMessage(e)}`);
+      this.recheckTimer = undefined;
+      this.followProblem(false);
+      return;
+    }
+    this.recheckTimer = undefined;
+    // A settings change chose another client meanwhile: its own check decides.
+    if (client !== this.current) return;
+    const base = { backend: client.backend, model: client.model, endpoint: client.endpoint };
+    const prev = this.status.current.model;
+    if (!problem && isModelProblem(prev.state)) {
+      log.info(`model ${client.model} answers again (checked)`);
+      this.status.update({ model: { ...base, state: 'ok' } }, true);
+    } else if (problem && problem.kind !== prev.state)
+      this.status.update({ model: { ...base, state: problem.kind, message: problem.message } }, true);
+    this.followProblem(false);
   }
 
   shutdown(): void {
     this.abort.abort();
+    clearTimeout(this.recheckTimer);
   }
 }

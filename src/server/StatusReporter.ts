@@ -47,7 +47,7 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
   const ollama = model.backend === 'ollama';
   const openai = model.backend === 'openai';
   const urlSetting = ollama ? '`coderag.ollama.host`' : openai ? '`coderag.openai.baseUrl`' : '`coderag.model.provider`';
-  const retry = 'Completions resume by themselves once a request gets an answer.';
+  const retry = 'CodeRAG checks again by itself and completes as soon as the server answers.';
   switch (model.state) {
     case 'unreachable':
       if (ollama) return `Start Ollama (\`ollama serve\`) or point ${urlSetting} at where it runs. ${retry}`;

@@ -187,6 +187,27 @@ void describe('language server over stdio', () => {
     });
   }
 
+  void test('connection refused, then the server is back: the status clears by itself, with no completion asked', async () => {
+    await model.down();
+    try {
+      assert.equal((await lsp.complete(mainUri, 19, 30)).length, 0);
+      await lsp.waitForStatus((s) => s.model.state === 'unreachable', 5000);
+    } finally {
+      await model.up();
+    }
+    const calls = (await lsp.status()).stats.modelCalls;
+    // The first check comes 5 s after the problem (then 10, 20, … at most a minute apart).
+    let status = await lsp.status();
+    assert.equal(status.model.state, 'unreachable');
+    for (const deadline = performance.now() + 15_000; status.model.state !== 'ok' && performance.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = await lsp.status();
+    }
+    assert.equal(status.model.state, 'ok', `the status still says ${status.model.state} 15 s after the server came back`);
+    assert.equal(status.stats.modelCalls, calls, 'no completion request cleared it');
+    assert.doesNotMatch(statusBarView(status, true).text, /warning|model/);
+  });
+
   /** Type `text` into line 21 of app/main.py one character per `intervalMs`, requesting a completion after each. */
   const typeLine = (text: string, keystrokes: number, intervalMs: number, firstVersion: number): Promise<TypingRun> =>
     typeIntoLine(lsp, mainUri, readFileSync(join(repo.path, 'app', 'main.py'), 'utf8'), 20, text, { keystrokes, intervalMs, firstVersion });

@@ -230,7 +230,7 @@ const PY_TYPED = 'receipt = service.checkout(';
 /** The Java method whose body the body-mode check asks for (issue 17): emptied on disk, so the index holds the file as the developer has it. */
 const JAVA_BODY = {
   file: 'src/main/java/com/example/shop/service/CheckoutService.java',
-  // A body of several statements: the small test model writes it on several lines.
+  // A body of several statements; the small test model loops on one (`return new Receipt(cart);`), the junk filters keep one copy.
   header: 'public Receipt checkout(Cart cart) {',
   /** 1-based line of the header (its body `{\n    }` is empty), set by emptyJavaBody. */
   line: 0,

@@ -61,10 +61,12 @@ export class SymbolTable {
   private readonly memo = new Map<string, unknown>();
 
   constructor(private readonly source: SymbolSource) {
+    // Python files first: a module's names depend on which folders are packages (hold __init__.py).
+    for (const path of source.paths()) if (source.file(path)?.lang === 'python') this.pyFiles.add(path);
+    for (const path of this.pyFiles) this.addPythonModule(path);
     for (const path of source.paths()) {
       const x = source.file(path);
       if (!x) continue;
-      if (x.lang === 'python') this.addPythonModule(path);
       const top = new Map<string, KbItem | KbClass>();
       for (const c of x.classes) {
         if (!c.qualifiedName.includes('.')) top.set(c.name, c);
@@ -97,22 +99,33 @@ export class SymbolTable {
     }
   }
 
+  /**
+   * A module's dotted names: every suffix of its path that does not start inside a package (a folder
+   * with __init__.py), and every package directory above it, so `import pkg` finds src/pkg too while
+   * flask/typing.py is `flask.typing`, never the standard library's `typing` (an absolute import
+   * cannot skip its package). Without __init__.py files (namespace packages, scripts) every suffix.
+   */
   private addPythonModule(path: string): void {
-    this.pyFiles.add(path);
     for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) this.pyDirs.add(path.slice(0, i));
     const noExt = path.replace(/\.pyi?$/, '');
     const key = noExt.endsWith('/__init__') ? noExt.slice(0, -'/__init__'.length) : noExt;
     const parts = key.split('/');
-    // Every suffix, and every package directory above it, so `import pkg` finds src/pkg too.
+    // The first part of the run of packages that holds the module: a name may start there or above.
+    let top = parts.length - 1;
+    while (top > 0 && this.isPackage(parts.slice(0, top).join('/'))) top--;
     for (let end = parts.length; end >= 1; end--) {
       const moduleKey = parts.slice(0, end).join('/');
-      for (let start = 0; start < end; start++) {
+      for (let start = 0; start <= Math.min(top, end - 1); start++) {
         const dotted = parts.slice(start, end).join('.');
         const list = this.pyModules.get(dotted);
         if (!list) this.pyModules.set(dotted, [moduleKey]);
         else if (!list.includes(moduleKey)) list.push(moduleKey);
       }
     }
+  }
+
+  private isPackage(dirKey: string): boolean {
+    return this.pyFiles.has(`${dirKey}/__init__.py`) || this.pyFiles.has(`${dirKey}/__init__.pyi`);
   }
 
   /** The module key for an import as written in `fromPath` (relative imports resolved against its package). */

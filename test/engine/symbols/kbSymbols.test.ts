@@ -49,3 +49,32 @@ void test('dataflow retrieval and receiver typing share the knowledge base symbo
     dir.cleanup();
   }
 });
+
+void test('a module inside a package is not the standard library module of its last name: `import typing as t` in flask is not flask/typing.py', async () => {
+  const dir = tempDir();
+  const signal = new AbortController().signal;
+  try {
+    // Flask's layout: flask/typing.py defines its own callables; flask/app.py imports the standard library's typing as t.
+    write(dir.path, 'flask/__init__.py', '');
+    write(dir.path, 'flask/typing.py', 'AfterRequestCallable = int\nTemplateFilterCallable = int\n');
+    write(dir.path, 'scripts/helpers.py', 'def shared_step():\n    return 1\n');
+    const kb = await KnowledgeBase.open({ repoRoot: dir.path, parsers: await parsers() });
+    await kb.index(undefined, signal);
+    const typer = new ReceiverTyper(kb, await parsers());
+    const membersAt = (path: string, prefix: string): string[] | undefined => {
+      const names = typer.membersAt({ path, lang: 'python', prefix }, signal)?.names;
+      return names ? [...names].sort() : undefined;
+    };
+    // The standard library's typing is not in the repository: `t.` is not typed (the model writes t.TypeVar freely).
+    assert.equal(membersAt('flask/app.py', 'import typing as t\nt.'), undefined);
+    // The package's own module, imported as such, is typed.
+    assert.deepEqual(membersAt('flask/app.py', 'from . import typing as ft\nft.')?.filter((n) => n.endsWith('Callable')), ['AfterRequestCallable', 'TemplateFilterCallable']);
+    assert.deepEqual(membersAt('flask/app.py', 'import flask.typing as ft\nft.')?.filter((n) => n.endsWith('Callable')), ['AfterRequestCallable', 'TemplateFilterCallable']);
+    // Outside packages a folder's module keeps its short name (a script imports its neighbour).
+    assert.ok(membersAt('scripts/run.py', 'import helpers\nhelpers.')?.includes('shared_step'));
+    typer.dispose();
+    kb.dispose();
+  } finally {
+    dir.cleanup();
+  }
+});

@@ -2,7 +2,7 @@
 // the text after the cursor. The pipeline's use of them: test/engine/pipeline/stages/junk.test.ts.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { cutInlineLoop, cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
+import { cutInlineLoop, cutRecurringLine, cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
 import { filterJunk } from '../../../src/engine/generate/postprocess/filterJunk';
 
 void test('a line or block written three times in a row keeps its first copy; twice, closing braces and blank lines are not a loop', () => {
@@ -45,4 +45,17 @@ void test('a suggestion that only re-types the text after the cursor, whitespace
   assert.ok(!repeatsRightContext('x', 'x_total = 3'), 'part of a longer name is not a repeat of it');
   assert.ok(!repeatsRightContext('return total + 1', '\n    return total\n'));
   assert.ok(!repeatsRightContext('', ')'));
+});
+
+void test('a line written a third time within a few lines (a loop with variations) is cut at its first repeat, with a block opener left dangling', () => {
+  // What the shipped model wrote on a werkzeug body (validation): copies not in a row. What is left
+  // before the first repeat is a block opener without its block: nothing is shown.
+  const looped = cutRecurringLine('if d in sources:\n    if d in sources:\n    d in sources:\n    if d in sources:\n    ');
+  assert.equal(looped.text, '');
+  assert.match(looped.cut!.note, /written 3 times within 4 lines/);
+  assert.equal(cutRecurringLine('if not a:\n    return None\nif not b:\n    return None\nif not c:\n    return None').text, 'if not a:\n    return None');
+  // Twice, far apart, or lines that say nothing: kept.
+  for (const fine of ['x = f()\ny = g(x)\nx = f()\nreturn y', '}\n}\n}\n}', 'a = 1\n' + 'b = 2\n'.repeat(0) + Array.from({ length: 20 }, (_, i) => `v${i} = ${i}`).join('\n') + '\na = 1\n' + Array.from({ length: 20 }, (_, i) => `w${i} = ${i}`).join('\n') + '\na = 1'])
+    assert.equal(cutRecurringLine(fine).cut, undefined, fine);
+  assert.equal(filterJunk('if d in sources:\n    if d in sources:\n    d in sources:\n    if d in sources:').cuts[0]?.rule, 'repeat');
 });

@@ -2,7 +2,7 @@
 // model stages apply them: the loop and the placeholder on the mode's cut (before checking), the
 // right context on what would be inserted (after it).
 import { cutAtPlaceholder } from './postprocess';
-import { cutInlineLoop, cutRepeatedLines, PLACEHOLDER_FORMS, repeatsRightContext, type JunkCut } from './junk';
+import { cutInlineLoop, cutRecurringLine, cutRepeatedLines, PLACEHOLDER_FORMS, repeatsRightContext, type JunkCut } from './junk';
 
 /** The text without a decoding loop or a redaction placeholder, and what each rule cut. */
 export function filterJunk(text: string): { text: string; cuts: JunkCut[] } {
@@ -12,6 +12,11 @@ export function filterJunk(text: string): { text: string; cuts: JunkCut[] } {
   if (looped.cut) {
     cuts.push(looped.cut);
     out = looped.text;
+  }
+  const recurring = cutRecurringLine(out);
+  if (recurring.cut) {
+    cuts.push(recurring.cut);
+    out = recurring.text;
   }
   const inline = cutInlineLoop(out);
   if (inline.cut) {

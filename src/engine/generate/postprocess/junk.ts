@@ -109,6 +109,38 @@ export function cutRepeatedLines(text: string): { text: string; cut?: JunkCut } 
   return { text };
 }
 
+/**
+ * A loop with variations: a line that says something written a third time, each copy at most
+ * MAX_PERIOD lines after the one before (`if d in sources:` / `if d in sources:` / `d in sources:` /
+ * `if d in sources:`), which cutRepeatedLines misses because the copies are not in a row. As with a
+ * loop in a row, what is kept ends before the first repeat.
+ */
+export function cutRecurringLine(text: string): { text: string; cut?: JunkCut } {
+  const lines = text.split('\n');
+  const seen = new Map<string, number[]>();
+  for (let i = 0; i < lines.length; i++) {
+    const key = lines[i]!.trim();
+    if (!meaningful(key)) continue;
+    const at = (seen.get(key) ?? []).filter((j) => i - j <= MAX_PERIOD * 2);
+    at.push(i);
+    seen.set(key, at);
+    if (at.length < 3 || at[1]! - at[0]! > MAX_PERIOD || at[2]! - at[1]! > MAX_PERIOD) continue;
+    // Nor a block opener left without its block (`if not b:` before the cut `return None`).
+    let end = at[1]!;
+    while (end > 0 && /[:{]$/.test(lines[end - 1]!.trim())) end--;
+    const kept = lines.slice(0, end).join('\n');
+    return {
+      text: kept,
+      cut: {
+        rule: 'repeat',
+        removed: text.slice(kept.length).replace(/^\n/, ''),
+        note: `a line written 3 times within ${at[2]! - at[0]! + 1} lines (a decoding loop with variations): cut at its first repeat`,
+      },
+    };
+  }
+  return { text };
+}
+
 /** Whole copies of keys[i, i+k) in a row from i on. */
 function countCopies(keys: readonly string[], i: number, k: number): number {
   let copies = 1;

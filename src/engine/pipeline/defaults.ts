@@ -19,8 +19,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
-  // CodeRAG's reranked items join Rambo's lists: CodeRAG's items first, then the others in turns (`compose` below; the
-  // validation figures chose it). Before, definitions-first (the sketch's definitions and CodeRAG's items in turns, then the usages
+  // CodeRAG's reranked items join Rambo's lists, in turns with the others (`compose` below; the validation figures chose it).
+  // Before, definitions-first (the sketch's definitions and CodeRAG's items in turns, then the usages
   // and signature hits): on the tuning body cases (12 per
   // language, the shipped LM) that kept recall@10 and @20 at df+s+d+dr's (0.694 / 0.915), where
   // reciprocal-rank fusion fell to 0.528-0.611 / 0.753-0.832, at about the same ES (sum over both
@@ -41,9 +41,10 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     maxLines: 60,
     promptForm: 'rambo',
     signatureMatch: 'jaccard',
-    // Validation body cases (2026-12-03, docs/BENCHMARKS.md "Defaults chosen on validation repositories"; 20 Python / 15 Java, shipped
-    // LM): CodeRAG's items first gave ES 23.41 / 25.67 against 20.93 / 25.67 for definitions-first, 21.55 / 25.67 turns, 20.65 / 25.15 rrf.
-    compose: 'knowledge-first',
+    // Every validation body case (2026-12-04, docs/defaults/DEFAULTS-2026-12-04.md; 40 Python / 30 Java, shipped LM, the junk filters
+    // and the gate): turns ES 23.03 / 28.35 against knowledge-first 22.44 / 27.95, definitions-first 22.69 / 27.82, rrf 21.56 / 28.35.
+    // (On every second case, before the filters, knowledge-first had led: 23.41 / 25.67 against turns 21.55 / 25.67.)
+    compose: 'turns',
     elements: 'sketch+similar',
     knowledge: true,
     contextShare: 0.7,

@@ -923,11 +923,24 @@ async function readmeChecks(context, env) {
       await wb.openFile('pyshop/app/main.py');
       await wb.statusItem().waitFor({ timeout: 60_000 });
       // The walkthrough, as a new user finds it in the Command Palette.
-      await wb.quickInput('F1', '>Welcome: Open Walkthrough', 'Open Walkthrough');
-      const input = page.locator('.quick-input-widget .quick-input-box input');
-      await input.waitFor({ state: 'visible', timeout: 10_000 });
-      await input.fill('CodeRAG');
-      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Get started with CodeRAG' }).first().waitFor({ timeout: 15_000 });
+      // The picker lists walkthroughs once the workbench has read the extensions' contributions: on a
+      // cold, loaded machine that took longer than 15 s once (CI, 2026-12-04), so the picker is opened
+      // a second time before the check fails.
+      for (let attempt = 1; ; attempt++) {
+        await wb.quickInput('F1', '>Welcome: Open Walkthrough', 'Open Walkthrough');
+        const input = page.locator('.quick-input-widget .quick-input-box input');
+        await input.waitFor({ state: 'visible', timeout: 10_000 });
+        await input.fill('CodeRAG');
+        const listed = await page
+          .locator('.quick-input-widget .monaco-list-row', { hasText: 'Get started with CodeRAG' })
+          .first()
+          .waitFor({ timeout: 15_000 })
+          .then(() => true, (e) => (attempt >= 2 ? Promise.reject(e) : false));
+        if (listed) break;
+        log('the walkthrough picker did not list CodeRAG within 15 s: opening it again');
+        await page.keyboard.press('Escape');
+        await sleep(3000);
+      }
       await page.keyboard.press('Enter');
       const walkthrough = page.locator('.gettingStartedContainer, .getting-started-category').first();
       await walkthrough.waitFor({ timeout: 20_000 });

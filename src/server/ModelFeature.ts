@@ -24,6 +24,11 @@ const RECHECK_MAX_MS = 60_000;
 
 const log = getLogger('model');
 
+/** What the status says of a client, whatever its state. */
+function statusBase(c: ModelClient): { backend: ModelClient['backend']; model: string; endpoint: string } {
+  return { backend: c.backend, model: c.model, endpoint: c.endpoint };
+}
+
 function settingsOf(config: ServerConfig): ModelSettings {
   return {
     provider: config.model.provider,
@@ -106,7 +111,7 @@ export class ModelFeature implements Feature {
         this.current = resolved.client;
         if (resolved.note) log.info(resolved.note);
         const c = resolved.client;
-        const base = { backend: c.backend, model: c.model, endpoint: c.endpoint };
+        const base = statusBase(c);
         if (resolved.problem) {
           log.warn(resolved.problem.message);
           this.status.update({ model: { ...base, state: resolved.problem.kind, message: resolved.problem.message } }, true);
@@ -131,7 +136,7 @@ export class ModelFeature implements Feature {
   /** Keep the status in step with what the last request found. */
   recordOutcome(trace: CompletionTrace): void {
     const c = this.current;
-    const base = { backend: c.backend, model: c.model, endpoint: c.endpoint };
+    const base = statusBase(c);
     const prev = this.status.current.model;
     if (trace.error?.stage === 'generate') {
       const state: ModelState = trace.error.kind === 'error' ? 'error' : trace.error.kind;
@@ -162,29 +167,28 @@ export class ModelFeature implements Feature {
     this.recheckDelay = Math.min(RECHECK_MAX_MS, this.recheckDelay * 2);
   }
 
-  /** One check of the client whose problem the status shows; the status clears when it passes. */
+  /**
+   * One check of the client whose problem the status shows; the status clears when it passes.
+   * recheckTimer stays set while the check runs, so no second one is scheduled meanwhile.
+   */
   private async recheck(): Promise<void> {
     const client = this.current;
-    let problem: ModelProblem | undefined;
+    let answer: { problem: ModelProblem | undefined } | undefined;
     try {
-      problem = await client.check?.(this.abort.signal);
+      answer = { problem: await client.check?.(this.abort.signal) };
     } catch (e) {
       if (isCancellationError(e)) return;
       log.warn(`checking model ${client.model} failed: ${errorMessage(e)}`);
-      this.recheckTimer = undefined;
-      this.followProblem(false);
-      return;
     }
     this.recheckTimer = undefined;
     // A settings change chose another client meanwhile: its own check decides.
     if (client !== this.current) return;
-    const base = { backend: client.backend, model: client.model, endpoint: client.endpoint };
     const prev = this.status.current.model;
-    if (!problem && isModelProblem(prev.state)) {
+    if (answer && !answer.problem && isModelProblem(prev.state)) {
       log.info(`model ${client.model} answers again (checked)`);
-      this.status.update({ model: { ...base, state: 'ok' } }, true);
-    } else if (problem && problem.kind !== prev.state)
-      this.status.update({ model: { ...base, state: problem.kind, message: problem.message } }, true);
+      this.status.update({ model: { ...statusBase(client), state: 'ok' } }, true);
+    } else if (answer?.problem && answer.problem.kind !== prev.state)
+      this.status.update({ model: { ...statusBase(client), state: answer.problem.kind, message: answer.problem.message } }, true);
     this.followProblem(false);
   }
 

@@ -61,12 +61,14 @@ export class SymbolTable {
   private readonly memo = new Map<string, unknown>();
 
   constructor(private readonly source: SymbolSource) {
-    // Python files first: a module's names depend on which folders are packages (hold __init__.py).
-    for (const path of source.paths()) if (source.file(path)?.lang === 'python') this.pyFiles.add(path);
-    for (const path of this.pyFiles) this.addPythonModule(path);
-    for (const path of source.paths()) {
+    const files = source.paths().flatMap((path) => {
       const x = source.file(path);
-      if (!x) continue;
+      return x ? [{ path, x }] : [];
+    });
+    // Python files first: a module's names depend on which folders are packages (hold __init__.py).
+    for (const { path, x } of files) if (x.lang === 'python') this.pyFiles.add(path);
+    for (const path of this.pyFiles) this.addPythonModule(path);
+    for (const { path, x } of files) {
       const top = new Map<string, KbItem | KbClass>();
       for (const c of x.classes) {
         if (!c.qualifiedName.includes('.')) top.set(c.name, c);

@@ -8,20 +8,12 @@ import { cutInlineLoop, cutRecurringLine, cutRepeatedLines, PLACEHOLDER_FORMS, r
 export function filterJunk(text: string): { text: string; cuts: JunkCut[] } {
   const cuts: JunkCut[] = [];
   let out = text;
-  const looped = cutRepeatedLines(out);
-  if (looped.cut) {
+  // Loops: in a row, with variations, inside one line.
+  for (const rule of [cutRepeatedLines, cutRecurringLine, cutInlineLoop]) {
+    const looped = rule(out);
+    if (!looped.cut) continue;
     cuts.push(looped.cut);
     out = looped.text;
-  }
-  const recurring = cutRecurringLine(out);
-  if (recurring.cut) {
-    cuts.push(recurring.cut);
-    out = recurring.text;
-  }
-  const inline = cutInlineLoop(out);
-  if (inline.cut) {
-    cuts.push(inline.cut);
-    out = inline.text;
   }
   const written = PLACEHOLDER_FORMS.exec(out)?.[0];
   if (written !== undefined) {

@@ -12,6 +12,11 @@ export interface JunkCut {
   note: string;
 }
 
+/** A rule's result when it keeps `kept` (a prefix of `text`): the rest is what it removed. */
+function cutTo(text: string, kept: string, rule: JunkCut['rule'], note: string): { text: string; cut: JunkCut } {
+  return { text: kept, cut: { rule, removed: text.slice(kept.length).replace(/^\n/, ''), note } };
+}
+
 /**
  * A loop inside one line: a piece of 2 to 16 characters with a letter in it written at least four
  * times in a row, 16 characters in all (`"metetetetet`, `"Mug", "Mug", "Mug", "Mug"`,
@@ -44,17 +49,9 @@ export function cutInlineLoop(text: string): { text: string; cut?: JunkCut } {
   for (let i = 0; i < lines.length; i++) {
     const loop = inlineLoopAt(lines[i]!);
     if (!loop) continue;
-    const kept = lines.slice(0, i).join('\n');
-    return {
-      text: kept,
-      cut: {
-        rule: 'inlineRepeat',
-        removed: text.slice(kept.length).replace(/^\n/, ''),
-        note:
-          `${JSON.stringify(loop.unit)} written ${Math.floor(loop.copies)} times in a row in one line ` +
-          '(a decoding loop): the line is cut',
-      },
-    };
+    const written = `${JSON.stringify(loop.unit)} written ${Math.floor(loop.copies)} times in a row in one line`;
+    const note = `${written} (a decoding loop): the line is cut`;
+    return cutTo(text, lines.slice(0, i).join('\n'), 'inlineRepeat', note);
   }
   return { text };
 }
@@ -93,17 +90,9 @@ export function cutRepeatedLines(text: string): { text: string; cut?: JunkCut } 
         third = at === n - 1 ? key !== '' && unit[j]!.startsWith(key) : key === unit[j];
       }
       if (!third) continue;
-      const kept = lines.slice(0, i + k).join('\n');
-      const copies = countCopies(keys, i, k);
       const what = k === 1 ? 'a line' : `a block of ${k} lines`;
-      return {
-        text: kept,
-        cut: {
-          rule: 'repeat',
-          removed: text.slice(kept.length).replace(/^\n/, ''),
-          note: `${what} written ${copies} times in a row (a decoding loop): only its first copy is kept`,
-        },
-      };
+      const note = `${what} written ${countCopies(keys, i, k)} times in a row (a decoding loop): only its first copy is kept`;
+      return cutTo(text, lines.slice(0, i + k).join('\n'), 'repeat', note);
     }
   }
   return { text };
@@ -128,15 +117,8 @@ export function cutRecurringLine(text: string): { text: string; cut?: JunkCut } 
     // Nor a block opener left without its block (`if not b:` before the cut `return None`).
     let end = at[1]!;
     while (end > 0 && /[:{]$/.test(lines[end - 1]!.trim())) end--;
-    const kept = lines.slice(0, end).join('\n');
-    return {
-      text: kept,
-      cut: {
-        rule: 'repeat',
-        removed: text.slice(kept.length).replace(/^\n/, ''),
-        note: `a line written 3 times within ${at[2]! - at[0]! + 1} lines (a decoding loop with variations): cut at its first repeat`,
-      },
-    };
+    const note = `a line written 3 times within ${at[2]! - at[0]! + 1} lines (a decoding loop with variations): cut at its first repeat`;
+    return cutTo(text, lines.slice(0, end).join('\n'), 'repeat', note);
   }
   return { text };
 }

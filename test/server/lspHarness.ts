@@ -185,7 +185,7 @@ function rawPrompt(prompt: string): string {
  * current file's prefix last, the suffix dropped: the stand-in answers like a FIM model that reads
  * only what comes before the cursor. Other prompts pass through unchanged.
  */
-export function fimAsPlain(prompt: string): string {
+function fimAsPlain(prompt: string): string {
   const fim = /<\|fim_prefix\|>([\s\S]*)<\|fim_suffix\|>[\s\S]*<\|fim_middle\|>$/.exec(prompt);
   if (!fim) return prompt;
   const head = prompt.slice(0, fim.index).replace(/^<\|repo_name\|>[^\n]*\n/, '');

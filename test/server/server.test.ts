@@ -195,9 +195,9 @@ void describe('language server over stdio', () => {
     } finally {
       await model.up();
     }
-    const calls = (await lsp.status()).stats.modelCalls;
     // The first check comes 5 s after the problem (then 10, 20, … at most a minute apart).
     let status = await lsp.status();
+    const calls = status.stats.modelCalls;
     assert.equal(status.model.state, 'unreachable');
     for (const deadline = performance.now() + 15_000; status.model.state !== 'ok' && performance.now() < deadline; ) {
       await new Promise((r) => setTimeout(r, 250));

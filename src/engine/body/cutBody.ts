@@ -1,6 +1,9 @@
 // Where a generated body ends (Rambo; issue 17 step f): Java at the first `}` that closes more
 // than the text opened (the method's own brace), Python at the first non-blank line indented at
-// or above the signature. Pure; strings, character literals and comments do not count braces.
+// or above the signature. Java also ends at a line other than a closing brace indented at or left
+// of the signature, where the body's first line stood right of it: a small model that echoes the
+// prompt's commented fragments and path headers writes them at column 0 (`//     builder.append(…)`,
+// `*/`, `// src/…/File.java`). Pure; strings, character literals and comments do not count braces.
 import type { Lang } from '../kb/types';
 import { indentOf } from '../util/codeText';
 
@@ -26,6 +29,21 @@ export function cutAtUnmatchedBrace(text: string): string {
     }
   }
   return text;
+}
+
+/** Java: the text before the method's own `}` or before a line left of the body at or beyond the signature's indentation. */
+export function cutJavaBody(text: string, signatureIndent: number, cursorColumn: number): string {
+  const braced = cutAtUnmatchedBrace(text);
+  const lines = braced.split('\n');
+  let bodyIndent: number | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (line.trim() === '') continue;
+    const indent = i === 0 ? cursorColumn + indentOf(line) : indentOf(line);
+    bodyIndent ??= indent;
+    if (indent <= signatureIndent && indent < bodyIndent && !line.trimStart().startsWith('}')) return lines.slice(0, i).join('\n');
+  }
+  return braced;
 }
 
 /** Python: the lines before the first non-blank one indented at or above `signatureIndent` (the first line continues the cursor's). */
@@ -77,7 +95,7 @@ export function cutBody(
   signatureIndent = signatureIndentOf(lang, prefix),
 ): string {
   const cursorColumn = prefix.length - (prefix.lastIndexOf('\n') + 1);
-  const cut = lang === 'java' ? cutAtUnmatchedBrace(raw) : cutAtDedent(raw, signatureIndent, cursorColumn);
+  const cut = lang === 'java' ? cutJavaBody(raw, signatureIndent, cursorColumn) : cutAtDedent(raw, signatureIndent, cursorColumn);
   // Comment markers with nothing after them say nothing (a small model repeats them).
   const lines = cut
     .split('\n')
@@ -96,7 +114,7 @@ export function cutBody(
 /** Whether the raw text ends the method (Java: an unmatched `}`; Python: a line indented at or above the signature). */
 export function bodyEndFound(raw: string, lang: Lang, prefix: string, signatureIndent = signatureIndentOf(lang, prefix)): boolean {
   const cursorColumn = prefix.length - (prefix.lastIndexOf('\n') + 1);
-  const cut = lang === 'java' ? cutAtUnmatchedBrace(raw) : cutAtDedent(raw, signatureIndent, cursorColumn);
+  const cut = lang === 'java' ? cutJavaBody(raw, signatureIndent, cursorColumn) : cutAtDedent(raw, signatureIndent, cursorColumn);
   return cut.trimEnd().length < raw.trimEnd().length;
 }
 

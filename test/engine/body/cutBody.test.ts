@@ -16,6 +16,22 @@ void describe('cutting a generated body where the method ends', () => {
     assert.equal(cutBody(raw, 'java', 'class A {\n    String f() {\n', 60), '        String s = "}{";\n        char c = \'}\';\n        // } not this one\n        /* nor } this */\n        return s + c;');
   });
 
+  void test('Java: a line left of the body, at or beyond the signature, ends it (the prompt\'s commented fragments echoed at column 0)', () => {
+    // Seen on the validation body cases: the model copies the body prompt's commented fragments and path headers.
+    const echo =
+      '        super.toStringAppendFields(builder);\n//         builder.append(", maxTotal=");\n//     }\n// }\n// Based on above, complete the method body of the class\n';
+    assert.equal(cutBody(echo, 'java', 'class A {\n    protected void f(StringBuilder builder) {\n', 60), '        super.toStringAppendFields(builder);');
+    const header = '        return (T) Proxy.newProxyInstance(loader, interfaces,\n                handler);\n*/\n// src/main/java/p/CglibProxySource.java\npublic class CglibProxySource<T> {\n';
+    assert.equal(cutBody(header, 'java', 'class A {\n    T create() {\n', 60), '        return (T) Proxy.newProxyInstance(loader, interfaces,\n                handler);');
+    // A method declared at the signature's indentation ends it too; a mis-indented closing brace is the brace count's to judge.
+    assert.equal(cutBody('        return 1;\n    int g() {\n        return 2;\n', 'java', 'class A {\n    int f() {\n', 60), '        return 1;');
+    assert.equal(cutBody('        if (x) {\n            y();\n    }\n        return 1;\n    }', 'java', 'class A {\n    int f() {\n', 60), '        if (x) {\n            y();\n    }\n        return 1;');
+    // From the cursor at the body's column, the first line counts from there; a body written at column 0 under a signature at 0 stays.
+    assert.equal(cutBody('return x;\n// src/p/B.java\n', 'java', 'class A {\n    int f() {\n        ', 60), 'return x;');
+    assert.equal(cutBody('int y = 1;\nreturn y;\n}', 'java', 'int f() {\n', 60), 'int y = 1;\nreturn y;');
+    assert.equal(bodyEndFound('        return 1;\n// src/p/B.java\n', 'java', 'class A {\n    int f() {\n'), true);
+  });
+
   void test('Python: the first line at or above the signature\'s indentation ends the body; deeper blocks stay', () => {
     const raw = '        total = 0\n        for line in self.lines:\n            if line.qty:\n                total += line.price\n\n        return total\n\n    def other(self):\n        return 1\n';
     const prefix = 'class Cart:\n    def total(self):\n';

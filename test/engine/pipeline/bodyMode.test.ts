@@ -18,6 +18,8 @@ import { mergeConfig, pipelineOptions as serverPipelineOptions } from '../../../
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
 const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
+// The one-argument overload: the shipped model writes a body there (for the two-argument one it only loops, and nothing is shown).
+const OVERLOAD = 'public static PaymentGateway create(String name) {';
 
 // Rambo's prompt form ends its fragments with this line; the code before the cursor follows it.
 const RAMBO_INSTRUCTION = '// Based on above, complete the method body of the class\n';
@@ -28,9 +30,9 @@ function codeTokens(prompt: string): number {
   return estimateTokens(at < 0 ? prompt : prompt.slice(at + RAMBO_INSTRUCTION.length));
 }
 
-function emptied(): CompletionRequest {
+function emptied(header = HEADER): CompletionRequest {
   const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
-  const start = text.indexOf(HEADER) + HEADER.length;
+  const start = text.indexOf(header) + header.length;
   const end = text.indexOf('\n    }\n', start);
   const edited = `${text.slice(0, start)}\n        \n    }\n${text.slice(end + 7)}`;
   const cursor = start + 9;
@@ -59,7 +61,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('auto: an empty Java method gets a body through Rambo\'s steps, each timed; the trace names the elements and usages', async () => {
     const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
-    const result = await pipeline.complete(emptied(), signal);
+    const result = await pipeline.complete(emptied(OVERLOAD), signal);
     const trace = result.trace;
     assert.equal(trace.mode, 'body');
     assert.deepEqual(trace.stages.map((s) => s.stage), ['detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess']);
@@ -79,7 +81,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('a body passes the show gate too: scored from its log-probabilities, kept back below the threshold with its text', async () => {
     const run = (threshold: number) =>
-      createPipeline(pipelineOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(), signal);
+      createPipeline(pipelineOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
     const shown = await run(0);
     assert.equal(shown.trace.mode, 'body');
     const gate = shown.trace.gate!;

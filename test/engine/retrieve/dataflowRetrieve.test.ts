@@ -341,6 +341,27 @@ void test('Python: a name imported but not used yet ranks above imports used lon
   }
 });
 
+void test('Python: a star import the prefix has not used yet brings the module\'s summary and those of the modules it star-imports', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, {
+      'tz/__init__.py': 'from .itertz import *\n\nmap = map\n\ncomp = compose\n',
+      'tz/itertz.py': 'def frequencies(seq):\n    return {}\n\ndef compose(*funcs):\n    return funcs[0]\n',
+      'tz/unrelated.py': 'def elsewhere():\n    return 0\n',
+    });
+    const kb = await knowledgeBase(dir.path);
+    // The names the next line uses (comp, frequencies) appear nowhere in the prefix: only the star import leads to them.
+    const prefix = 'from tz import *\n\n\ndef stem(word):\n    return word.lower()\n\n\n';
+    const results = await dataflowResults(kb, { path: 'examples/wordcount.py', lang: 'python', prefix });
+    const texts = results.map((r) => `${r.id}: ${r.text}`).join('\n---\n');
+    assert.ok(results.some((r) => r.id.startsWith('tz/__init__.py#') && /comp = compose/.test(r.text)), `tz/__init__.py's summary, got:\n${texts}`);
+    assert.ok(results.some((r) => r.id.startsWith('tz/itertz.py#') && /def frequencies/.test(r.text)), `tz/itertz.py's summary, got:\n${texts}`);
+    assert.ok(!results.some((r) => r.id.startsWith('tz/unrelated.py#')), 'a module nobody star-imports stays out');
+  } finally {
+    dir.cleanup();
+  }
+});
+
 void test('Python: of the imports not used yet, those sharing words with the lines just above come first', async () => {
   const dir = tempDir();
   try {

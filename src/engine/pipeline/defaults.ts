@@ -43,6 +43,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     signatureMatch: 'jaccard',
     // Every validation body case (2026-12-04, docs/defaults/DEFAULTS-2026-12-04.md; 40 Python / 30 Java, shipped LM, the junk filters
     // and the gate): turns ES 23.03 / 28.35 against knowledge-first 22.44 / 27.95, definitions-first 22.69 / 27.82, rrf 21.56 / 28.35.
+    // Again after the Java body cut (the same day): Java turns 27.56, knowledge-first 27.68, definitions-first 27.56, rrf 28.08; summed
+    // over both languages turns still leads (50.59 against 50.12 / 50.25 / 49.64).
     // (On every second case, before the filters, knowledge-first had led: 23.41 / 25.67 against turns 21.55 / 25.67.)
     compose: 'turns',
     elements: 'sketch+similar',

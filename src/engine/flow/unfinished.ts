@@ -97,14 +97,23 @@ export interface UnfinishedAnalysis {
 }
 
 /**
- * One request's analyses of the unfinished file: each parseable text (and its import header) is
- * parsed once, whichever stage asks first. Dataflow retrieval asks at the cursor; receiver typing
- * asks at each dereference, whose prefix, cut on the cursor's line, folds to the same text. The
- * seeds are read per prefix: they do not change the graph.
+ * Analyses of the unfinished file: each parseable text (and its import header) is parsed once,
+ * whichever stage asks first. Dataflow retrieval asks at the cursor; receiver typing asks at each
+ * dereference, whose prefix, cut on the cursor's line, folds to the same text. The seeds are read
+ * per prefix: they do not change the graph. A request makes one that keeps everything it parsed; a
+ * pipeline keeps one across requests with `keep` texts (the most recently used), so the keystrokes
+ * typed on one line, whose parseable text is the same (the cursor's line is not parsed), parse it
+ * once. An analysis depends on its text alone (and the header's on the file's path), so a kept one
+ * is never stale.
  */
 export class UnfinishedAnalyses {
   private readonly headers = new Map<string, FileExtraction>();
   private readonly graphs = new Map<string, { flow: FileFlow; hasSyntaxErrors: boolean }>();
+  private readonly keep: number;
+
+  constructor(options: { keep?: number } = {}) {
+    this.keep = options.keep ?? Infinity;
+  }
 
   analyse(parsers: Parsers, path: string, lang: 'python' | 'java', prefix: string): UnfinishedAnalysis {
     const { text, cursor } = parseableText(prefix, lang);
@@ -112,7 +121,7 @@ export class UnfinishedAnalyses {
     // Imports (and the Java package) come from a parse of the module-level import lines alone,
     // so that the extractor does not render stubs for the whole file.
     const header = moduleHeader(text, lang);
-    const extraction = cached(this.headers, `${lang}\0${path}\0${header}`, () => {
+    const extraction = cached(this.headers, this.keep, `${lang}\0${path}\0${header}`, () => {
       const importTree = parser.parse(header);
       try {
         if (!importTree) throw new Error(`could not parse ${path}`);
@@ -123,7 +132,7 @@ export class UnfinishedAnalyses {
         importTree?.delete();
       }
     });
-    const graph = cached(this.graphs, `${lang}\0${cursor}\0${text}`, () => {
+    const graph = cached(this.graphs, this.keep, `${lang}\0${cursor}\0${text}`, () => {
       const tree = parser.parse(text);
       if (!tree) throw new Error(`could not parse ${path}`);
       try {
@@ -146,11 +155,17 @@ export class UnfinishedAnalyses {
   }
 }
 
-function cached<T>(map: Map<string, T>, key: string, compute: () => T): T {
+/** The value under `key`, computed once; at most `keep` values, the least recently used leaving first. */
+function cached<T>(map: Map<string, T>, keep: number, key: string, compute: () => T): T {
   const hit = map.get(key);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    map.delete(key);
+    map.set(key, hit);
+    return hit;
+  }
   const value = compute();
   map.set(key, value);
+  if (map.size > keep) map.delete(map.keys().next().value!);
   return value;
 }
 

@@ -4,6 +4,7 @@
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).
 import { fitPromptBudget, type PromptSnippet } from '../prompt/fitPromptBudget';
 import { snippetForPrompt } from '../prompt/snippetForPrompt';
+import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { Candidate } from '../retrieve/types';
 import { requestContext } from './stages/context';
 import { knowledgeStage, similarCodeStage } from './stages/knowledge';
@@ -122,8 +123,9 @@ export function complete(
   options: PipelineOptions,
   mode: CompletionMode,
   signal: AbortSignal,
+  analyses?: UnfinishedAnalyses,
 ): Promise<CompletionResult> {
-  const context = requestContext(request, options, stages, mode.name, signal);
+  const context = requestContext(request, options, stages, mode.name, signal, analyses);
   const chosen = mode.select?.(context) ?? mode;
   context.trace.mode = chosen.name;
   return chosen.complete ? chosen.complete(context) : completeLine(context, chosen);

@@ -20,6 +20,7 @@ import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
 import type { RerankerSwitch } from '../rerank/RerankerSwitch';
 import { ReceiverTyper } from '../check/receiverMembers';
+import { UnfinishedAnalyses } from '../flow/unfinished';
 import { complete } from './complete';
 import { redactingClient, redactingNextLine } from '../generate/redactBoundary';
 import { redactSecrets } from '../prompt/redact';
@@ -33,6 +34,12 @@ import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptio
  * gates, the checkpoint, receiver typing, ProCC's perspectives and bandit and the show gate's model go to the stages as
  * they are (PipelineStages says what each does).
  */
+/**
+ * Parseable texts a pipeline keeps analysed across requests: the line being typed and a few it
+ * returns to (each holds its text and its dataflow graph; a 4,000-line file's are a few MB).
+ */
+const KEPT_ANALYSES = 4;
+
 export interface PipelineDeps extends Pick<
   PipelineStages,
   'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'gateModel'
@@ -80,6 +87,8 @@ function multiPathStage(retrievers: () => readonly Retriever[]): RetrievalStage 
 }
 
 export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mode: CompletionMode = LINE_MODE): Pipeline {
+  // The unfinished file's recent analyses, across this pipeline's requests (the keystrokes typed on one line parse its text once).
+  const analyses = new UnfinishedAnalyses({ keep: KEPT_ANALYSES });
   const stages: PipelineStages = {
     query: deps.queryBuilder ?? probingQueryBuilder(deps.prober ?? (() => undefined)),
     retrieval: multiPathStage(deps.retrievers),
@@ -99,7 +108,7 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     mode,
     options,
     complete: async (request, signal) => {
-      const result = await complete(request, stages, options, mode, signal);
+      const result = await complete(request, stages, options, mode, signal, analyses);
       await redactTraceQueries(result.trace);
       return result;
     },

@@ -112,3 +112,27 @@ void test('a completion request parses the unfinished file once for dataflow ret
     typer.dispose();
   }
 });
+
+void test('keystrokes typed on one line reuse the pipeline\'s analysis: the line\'s file is parsed once, again once a line is finished', async () => {
+  const kb = await fixtureKb('pyshop');
+  const texts: string[] = [];
+  const counted = recordingParsers(await parsers(), texts);
+  const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
+  const above = lines.slice(0, 18).join('\n');
+  const options = pipelineOptions({ query: { strategy: 'last10' } });
+  const pipeline = createPipeline(options, { retrievers: () => [new DataflowRetriever(kb, counted)] });
+  const ask = (p: typeof pipeline, prefix: string) => p.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
+  const ids = (r: Awaited<ReturnType<typeof ask>>) => r.contexts.map((c) => c.snippet.id);
+  const typed = ['    c', '    ca', '    cart', '    cart.', '    cart.t'];
+  for (const line of typed) await ask(pipeline, `${above}\n${line}`);
+  assert.equal(texts.length, 2, `typing one line parsed: ${JSON.stringify(texts.map((t) => t.slice(-30)))}`);
+  // What a kept analysis finds is what a fresh pipeline finds.
+  const plain = await parsers();
+  const fresh = createPipeline(options, { retrievers: () => [new DataflowRetriever(kb, plain)] });
+  const last = `${above}\n${typed.at(-1)!}`;
+  assert.deepEqual(ids(await ask(pipeline, last)), ids(await ask(fresh, last)));
+  assert.ok(ids(await ask(pipeline, last)).length > 0);
+  // Enter: the finished line is parsed with the file (the folded text changed).
+  await ask(pipeline, `${above}\n    cart.total()\n    `);
+  assert.equal(texts.length, 3, 'the file parsed again once the line above the cursor changed (its import header was kept)');
+});

@@ -10,6 +10,7 @@ export function requestContext(
   stages: PipelineStages,
   mode: string,
   signal: AbortSignal,
+  analyses: UnfinishedAnalyses = new UnfinishedAnalyses(),
 ): RequestContext {
   const start = performance.now();
   const trace: CompletionTrace = {
@@ -29,7 +30,7 @@ export function requestContext(
     stages,
     trace,
     signal,
-    analyses: new UnfinishedAnalyses(),
+    analyses,
     memo<T>(key: string, compute: () => T): T {
       if (!memos.has(key)) memos.set(key, compute());
       return memos.get(key) as T;

@@ -31,32 +31,35 @@ export function cutAtUnmatchedBrace(text: string): string {
   return text;
 }
 
-/** Java: the text before the method's own `}` or before a line left of the body at or beyond the signature's indentation. */
-export function cutJavaBody(text: string, signatureIndent: number, cursorColumn: number): string {
-  const braced = cutAtUnmatchedBrace(text);
-  const lines = braced.split('\n');
-  let bodyIndent: number | undefined;
+/**
+ * The lines before the first non-blank one that `ends` (given its indentation, the first line's
+ * continuing the cursor's column, and the first non-blank line's); the whole text when none does.
+ */
+function cutBeforeLine(text: string, cursorColumn: number, ends: (line: string, indent: number, firstIndent: number) => boolean): string {
+  const lines = text.split('\n');
+  let firstIndent: number | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
     if (line.trim() === '') continue;
     const indent = i === 0 ? cursorColumn + indentOf(line) : indentOf(line);
-    bodyIndent ??= indent;
-    if (indent <= signatureIndent && indent < bodyIndent && !line.trimStart().startsWith('}')) return lines.slice(0, i).join('\n');
+    firstIndent ??= indent;
+    if (ends(line, indent, firstIndent)) return lines.slice(0, i).join('\n');
   }
-  return braced;
+  return text;
+}
+
+/** Java: the text before the method's own `}` or before a line left of the body at or beyond the signature's indentation. */
+export function cutJavaBody(text: string, signatureIndent: number, cursorColumn: number): string {
+  return cutBeforeLine(
+    cutAtUnmatchedBrace(text),
+    cursorColumn,
+    (line, indent, bodyIndent) => indent <= signatureIndent && indent < bodyIndent && !line.trimStart().startsWith('}'),
+  );
 }
 
 /** Python: the lines before the first non-blank one indented at or above `signatureIndent` (the first line continues the cursor's). */
 export function cutAtDedent(text: string, signatureIndent: number, cursorColumn: number): string {
-  const lines = text.split('\n');
-  const kept: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? '';
-    const indent = i === 0 ? cursorColumn + indentOf(line) : indentOf(line);
-    if (line.trim() !== '' && indent <= signatureIndent) break;
-    kept.push(line);
-  }
-  return kept.join('\n');
+  return cutBeforeLine(text, cursorColumn, (_line, indent) => indent <= signatureIndent);
 }
 
 /** The declaration line the cursor's body belongs to, read from the prefix (Python: the last `def` line; Java: the last `) {` line). */

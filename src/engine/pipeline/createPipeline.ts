@@ -30,16 +30,16 @@ import { CodeWindowIndex, type WindowIndexOptions } from '../similar/windowIndex
 import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages } from './types';
 
 /**
- * What the host owns and lends to a pipeline; each function is read per request. The model, the
- * gates, the checkpoint, receiver typing, ProCC's perspectives and bandit and the show gate's model go to the stages as
- * they are (PipelineStages says what each does).
- */
-/**
  * Parseable texts a pipeline keeps analysed across requests: the line being typed and a few it
  * returns to (each holds its text and its dataflow graph; a 4,000-line file's are a few MB).
  */
 const KEPT_ANALYSES = 4;
 
+/**
+ * What the host owns and lends to a pipeline; each function is read per request. The model, the
+ * gates, the checkpoint, receiver typing, ProCC's perspectives and bandit and the show gate's model go to the stages as
+ * they are (PipelineStages says what each does).
+ */
 export interface PipelineDeps extends Pick<
   PipelineStages,
   'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'gateModel'

@@ -252,7 +252,8 @@ export class Server {
       try {
         const thread = await WorkerEncoder.start(
           entry,
-          { registry: this.registryOptions() },
+          // It embeds batches of items and windows: no one-thread session for single texts.
+          { registry: { ...this.registryOptions(), singleRowSession: false } },
           { idleMs: ENCODER_THREAD_IDLE_MS, idleAfterBulkMs: ENCODER_THREAD_IDLE_AFTER_BULK_MS },
         );
         if (thread.fingerprint !== encoder.fingerprint || thread.dim !== encoder.dim) {

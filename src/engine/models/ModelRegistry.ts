@@ -42,6 +42,11 @@ export interface ModelRegistryOptions {
   batchSize?: number;
   /** Run one small inference after loading (default true) so the first real request is not slow. */
   warmup?: boolean;
+  /**
+   * The encoder opens a second, one-thread session for single texts (queries; OnnxEncoder), about
+   * 10 MB more (default true). An encoder that only embeds batches (the items' thread) goes without.
+   */
+  singleRowSession?: boolean;
   onDownloadProgress?: (p: DownloadProgress) => void;
   /** Hugging Face endpoint (default https://huggingface.co); tests point it at a local server. */
   hubUrl?: string;
@@ -159,6 +164,7 @@ export class ModelRegistry {
       session: { threads: this.opts.threads, device: this.opts.device ?? 'auto' },
       batchSize: this.opts.batchSize,
       warmup: this.opts.warmup,
+      singleRowSession: this.opts.singleRowSession,
     };
     const loaded =
       kind === 'causalLM'

@@ -58,6 +58,8 @@ export interface ModelLoadOptions {
   warmup?: boolean;
   /** Truncation length in tokens instead of the model's own (config.json), for evaluations. */
   maxLength?: number;
+  /** An encoder's one-thread session for single texts (OnnxEncoder; default true). */
+  singleRowSession?: boolean;
 }
 
 /** Opens `file` as an ONNX session; checks the graph has the inputs and outputs the caller needs. */

@@ -157,3 +157,20 @@ void test('the encoder ranks a definition closer to its call site than an unrela
   const dot = (a: Float32Array, b: Float32Array): number => a.reduce((s, x, i) => s + x * b[i]!, 0);
   assert.ok(dot(q!, target!) > dot(q!, other!));
 });
+
+void test("a single text (a query) gets the same vector from the encoder's one-thread session as from its batch session", async () => {
+  // The same encoder without the one-thread session embeds a single text on its batch session.
+  const batchOnly = new ModelRegistry({ modelsDir, threads: 2, singleRowSession: false });
+  try {
+    const other = await batchOnly.encoder(undefined, new AbortController().signal);
+    const texts = ['        for name, value in self.items():\n            result = env.getattr(value, name)\n', 'String s = builder.toString();'];
+    for (const text of texts) {
+      const [a] = await encoder.embed([text], new AbortController().signal);
+      const [b] = await other.embed([text], new AbortController().signal);
+      const cosine = a!.reduce((s, x, i) => s + x * b![i]!, 0);
+      assert.ok(cosine > 0.99999, `cosine ${cosine}`);
+    }
+  } finally {
+    await batchOnly.dispose();
+  }
+});

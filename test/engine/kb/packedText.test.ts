@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadParsers, langOfPath, type Parsers } from '../../../src/engine/kb/parsers';
 import { extractFile } from '../../../src/engine/kb/extract';
-import { packExtraction, PackedTexts } from '../../../src/engine/kb/packedText';
+import { DECODED_BYTES, packExtraction, PackedTexts } from '../../../src/engine/kb/packedText';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import type { FileExtraction } from '../../../src/engine/kb/types';
 
@@ -72,12 +72,39 @@ test('a file of many items, non-ASCII docstrings and empty ones, spread over sev
   assert.deepEqual(plain(packed), plain(x));
 });
 
+test('the texts kept decoded stay within DECODED_BYTES while a file larger than that is read, and every read is right', () => {
+  // 200 methods with a Javadoc of about 30 KB each: about 6 MB of docstrings.
+  const methods = Array.from(
+    { length: 200 },
+    (_, i) => `    /**\n${`     * Step ${i}: ${'y'.repeat(70)}\n`.repeat(360)}     */\n    public int m${i}(int a) { return a + ${i}; }\n`,
+  );
+  const source = `package p;\n\npublic class Huge {\n${methods.join('\n')}}\n`;
+  const x = extractFile(parsers, 'java', 'p/Huge.java', source);
+  assert.equal(x.items.length, 200);
+  const store = new PackedTexts();
+  const packed = packExtraction(x, store);
+  const keptBytes = (): number =>
+    [...store.decoded.values()].reduce((n, texts) => n + texts.reduce((m, t) => m + Buffer.byteLength(t), 0), 0);
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < x.items.length; i++) {
+      assert.equal(packed.items[i]!.docstring, x.items[i]!.docstring);
+      assert.ok(keptBytes() <= DECODED_BYTES, `${keptBytes()} bytes kept decoded`);
+    }
+  }
+  // The budget is used, not a handful of blocks.
+  assert.ok(keptBytes() > DECODED_BYTES / 2, `${keptBytes()} bytes kept decoded`);
+  assert.equal(store.decodedBytes, keptBytes());
+});
+
 test('a knowledge base built, saved and reloaded gives the items the extraction gives', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'coderag-packed-'));
   try {
     const repo = path.join(dir, 'repo');
     mkdirSync(path.join(repo, 'pkg'), { recursive: true });
-    writeFileSync(path.join(repo, 'pkg', 'util.py'), 'def größe(a):\n    """Die Größe von a."""\n    return len(a)\n\nclass Box:\n    """A box."""\n    size = 3\n\n    def grow(self, n):\n        return self.size + n\n');
+    writeFileSync(
+      path.join(repo, 'pkg', 'util.py'),
+      'def größe(a):\n    """Die Größe von a."""\n    return len(a)\n\nclass Box:\n    """A box."""\n    size = 3\n\n    def grow(self, n):\n        return self.size + n\n',
+    );
     const expected = extractFile(parsers, 'python', 'pkg/util.py', readFileSync(path.join(repo, 'pkg', 'util.py'), 'utf8'));
     const indexFolder = path.join(dir, 'index');
     const fresh = await KnowledgeBase.open({ repoRoot: repo, indexFolder, parsers });

@@ -323,6 +323,9 @@ void test('codeLines / namesUsed: identifiers outside import statements (parenth
   assert.deepEqual([...py].sort(), ['v', 'x']);
   const java = namesUsed(codeLines('package p;\nimport q.Foo;\nimport q.Bar;\nclass A { Foo f; } // Bar\n', 'java'));
   assert.deepEqual([...java].sort(), ['A', 'Foo', 'class', 'f']);
+  // Non-ASCII identifiers are whole names, not their ASCII pieces.
+  const unicode = namesUsed(codeLines('from m import zähler\ngröße = zähler(1)\nαβ = größe\n', 'python'));
+  assert.deepEqual([...unicode].sort(), ['größe', 'zähler', 'αβ']);
 });
 
 void test('Python: a name imported but not used yet ranks above imports used long ago', async () => {

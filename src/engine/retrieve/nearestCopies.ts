@@ -27,20 +27,22 @@ export function copyKey(snippet: Snippet): string | undefined {
 export function dropFarCopies<T extends { snippet: Snippet }>(lists: readonly (readonly T[])[], editedPath: string | undefined): T[][] {
   if (editedPath === undefined) return lists.map((l) => [...l]);
   const best = new Map<string, { paths: Set<string>; near: number; primary: number }>();
-  for (const list of lists) {
-    for (const { snippet } of list) {
-      const key = copyKey(snippet);
-      if (key === undefined) continue;
+  // Each snippet's key, computed once for both passes.
+  const keys = lists.map((list) => list.map(({ snippet }) => copyKey(snippet)));
+  lists.forEach((list, l) => {
+    list.forEach(({ snippet }, k) => {
+      const key = keys[l]![k];
+      if (key === undefined) return;
       const near = commonPrefixLength(snippet.path, editedPath);
       const primary = SECONDARY_TREE.test(snippet.path) ? 0 : 1;
       const b = best.get(key);
       if (!b || near > b.near || (near === b.near && primary > b.primary)) best.set(key, { paths: new Set([snippet.path]), near, primary });
       else if (near === b.near && primary === b.primary) b.paths.add(snippet.path);
-    }
-  }
-  return lists.map((list) =>
-    list.filter(({ snippet }) => {
-      const key = copyKey(snippet);
+    });
+  });
+  return lists.map((list, l) =>
+    list.filter(({ snippet }, k) => {
+      const key = keys[l]![k];
       return key === undefined || best.get(key)?.paths.has(snippet.path) !== false;
     }),
   );

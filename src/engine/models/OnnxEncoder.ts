@@ -23,9 +23,10 @@ const BATCH_TOKENS = 4096;
 
 /**
  * A single text (a completion's query) runs on a session of its own with one intra-op thread:
- * splitting one short row over two threads costs more than it saves. The shipped encoder, the
- * dev repositories' query texts (last three lines), one process: ONNX run median 1.09 ms on the
- * two-thread session, 0.81 ms on a one-thread session.
+ * splitting one short row over two threads costs more than it saves. The shipped encoder on the
+ * dev line cases' queries (their last three lines; `eval compare`, 80 queries, two runs each way
+ * on a 2-core machine): the ONNX run's median 0.89-1.01 ms on the two-thread session, 0.62-0.64 ms
+ * on its own. About 10 MB more memory.
  */
 const SINGLE_ROW_THREADS = 1;
 

@@ -25,6 +25,12 @@ export const JAVA_KEYWORDS: ReadonlySet<string> = new Set(
 export const MAX_NESTING_DEPTH = 256;
 
 const IDENTIFIER = /[A-Za-z_$][A-Za-z0-9_$]*/g;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Whether `text` is all ASCII: an ASCII pattern then matches what its Unicode twin would, several times faster. */
+export function isAscii(text: string): boolean {
+  return !NON_ASCII.test(text);
+}
 
 /** Every identifier-shaped token of `text`, keywords included, in order. */
 export function identifierTokens(text: string): string[] {

@@ -1,11 +1,11 @@
 // CodeRAG's sparse tokenisation (its TF-IDF: lower-cased, token pattern \b\w\w+\b), with
 // optional identifier parts (snake_case / camelCase pieces as extra terms).
+import { isAscii } from '../../util/codeText';
 
 // Python's \w is Unicode-aware; JavaScript's is not, so spell it out.
 const WORD = /[\p{L}\p{N}_\p{Mn}\p{Pc}]{2,}/gu;
 // The same for ASCII text, several times faster.
 const WORD_ASCII = /\w{2,}/g;
-const NON_ASCII = /[^\x00-\x7f]/;
 const CAMEL_OR_SNAKE = /[_\p{Lu}]/u;
 
 export interface TermOptions {
@@ -26,7 +26,7 @@ export function identifierParts(token: string): string[] {
 
 /** Terms of a text in order (with repeats, for term frequencies). */
 export function codeTerms(text: string, options: TermOptions = {}): string[] {
-  const pattern = NON_ASCII.test(text) ? WORD : WORD_ASCII;
+  const pattern = isAscii(text) ? WORD_ASCII : WORD;
   if (!options.splitIdentifiers) return text.toLowerCase().match(pattern) ?? [];
   const tokens = text.match(pattern);
   if (!tokens) return [];

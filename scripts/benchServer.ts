@@ -23,7 +23,7 @@
 // Options: --server PATH (another build's dist/server.js, e.g. an older commit's, for before/after
 // tables; default this tree's), --requests N (default 100), --debounce MS (default 0; a user's setting adds it to the
 // full time), --cache DIR (reuse an index cache instead of a fresh one), --json FILE (write the
-// figures), --query STRATEGY (probe|last3|last10|jaccard; default probe, as users get), --check MODE
+// figures), --query STRATEGY (probe|last3|last10|jaccard; default the server's own, as users get), --check MODE
 // (coderag.check.mode: constrain|repair|off; default the server's own).
 // CODERAG_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process;
 // CODERAG_BENCH_PAUSE_MS=N holds it N ms after indexing and prints its pid (for /proc/PID/smaps,
@@ -71,7 +71,7 @@ const { values, positionals } = parseArgs({
     debounce: { type: 'string', default: '0' },
     cache: { type: 'string' },
     json: { type: 'string' },
-    query: { type: 'string', default: 'probe' },
+    query: { type: 'string' },
     check: { type: 'string' },
     server: { type: 'string' },
   },
@@ -162,7 +162,7 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
     debounceMs,
     model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
     ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
-    query: { strategy: values.query },
+    ...(values.query ? { query: { strategy: values.query } } : {}),
     ...(values.check ? { check: { mode: values.check } } : {}),
   };
   connection.onNotification(StatusNotification.method, (s: StatusParams) => statuses.push(s));
@@ -559,7 +559,7 @@ function print(f: RepoFigures): void {
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`# bench:server — ${serverPath}, ${requestCount} requests per repository, debounce ${debounceMs} ms, query ${values.query}, model answers at once (${MODEL})\n`);
+  process.stdout.write(`# bench:server — ${serverPath}, ${requestCount} requests per repository, debounce ${debounceMs} ms, query ${values.query ?? "the server's default"}, model answers at once (${MODEL})\n`);
   const all: RepoFigures[] = [];
   for (const repo of repos) all.push(await benchRepo(repo));
   if (values.json) {

@@ -302,6 +302,33 @@ void test('a large repository is searched by the ONNX row scorer with the same r
   }
 });
 
+void test('the ONNX row scorer is loaded while the index is prepared, not by the first completion; a small repository never loads it', async () => {
+  const encoder: DenseEncoder = { name: 'ones', dim: 8, embed: (texts) => Promise.resolve(texts.map(() => new Float32Array(8).fill(Math.SQRT1_2 / 2))) };
+  const real = await onnxRowScorer();
+  const loads = { large: 0, small: 0 };
+  const loader = (which: keyof typeof loads) => (): Promise<RowScorer> => {
+    loads[which]++;
+    return Promise.resolve(real);
+  };
+  // 300 files of 30 items (6,750 functions) against 5 files of 10 (38 functions, 12 variables).
+  const large = new DenseRetriever(syntheticKb(300, 30), encoder, { rowScorer: loader('large') });
+  const small = new DenseRetriever(syntheticKb(5, 10), encoder, { rowScorer: loader('small') });
+  try {
+    await large.prepare(new AbortController().signal);
+    await small.prepare(new AbortController().signal);
+    assert.deepEqual(loads, { large: 1, small: 0 }, 'prepare loads the scorer for the large repository only');
+    for (const dense of [large, small]) {
+      const text = 'fn_3_1(x)';
+      const request = { file: { path: 'src/m1.py', lang: 'python' as const, prefix: text }, query: { strategy: 'last3' as const, text, spans: [] }, topJ: 15 };
+      assert.ok((await dense.retrieve(request, new AbortController().signal)).results.length > 0);
+    }
+    assert.deepEqual(loads, { large: 1, small: 0 }, 'the requests load nothing more');
+  } finally {
+    large.dispose();
+    small.dispose();
+  }
+});
+
 void test('a float32 vector file of format 1 (before the int8 layout) is read without embedding again, with the same results', async () => {
   const cache = tempDir();
   try {

@@ -50,9 +50,10 @@ export interface DenseRetrieverOptions {
   onProgress?: (p: DenseProgress) => void;
   /**
    * Scores a family's rows against the query in one ONNX MatMul (default: models/OnnxRowScorer,
-   * loaded on first use). null: always the JavaScript loop (also the fallback when ONNX fails).
+   * loaded by prepare() when a family has ONNX_MIN_ROWS rows, else on first use; a function here
+   * replaces that loader). null: always the JavaScript loop (also the fallback when ONNX fails).
    */
-  rowScorer?: RowScorer | null;
+  rowScorer?: RowScorer | null | (() => Promise<RowScorer>);
 }
 
 /**
@@ -151,9 +152,14 @@ export class DenseRetriever implements Retriever, Disposable {
     return this.functions.items.length + this.variables.items.length;
   }
 
-  /** Embed every item (first call) or the items of files changed since; one run at a time, paced by options.pace. */
-  prepare(signal: AbortSignal): Promise<void> {
-    return this.prepareWith(signal, true);
+  /**
+   * Embed every item (first call) or the items of files changed since; one run at a time, paced by
+   * options.pace. The ONNX row scorer is loaded here when a family needs it, not by the first
+   * completion (its session took 1.5-4 ms of the first request on each dev repository).
+   */
+  async prepare(signal: AbortSignal): Promise<void> {
+    await this.prepareWith(signal, true);
+    if (Math.max(this.functions.items.length, this.variables.items.length) >= ONNX_MIN_ROWS) await this.rowScorer();
   }
 
   private prepareWith(signal: AbortSignal, paced: boolean): Promise<void> {
@@ -402,10 +408,11 @@ export class DenseRetriever implements Retriever, Disposable {
   }
 
   private rowScorer(): Promise<RowScorer | null> {
+    const given = this.options.rowScorer;
     this.scorer ??=
-      this.options.rowScorer !== undefined
-        ? Promise.resolve(this.options.rowScorer)
-        : onnxRowScorer().catch((e: unknown) => {
+      given !== undefined && typeof given !== 'function'
+        ? Promise.resolve(given)
+        : (given ?? onnxRowScorer)().catch((e: unknown) => {
             log.warn(`dense search uses JavaScript (the ONNX row scorer did not load): ${errorMessage(e)}`);
             return null;
           });

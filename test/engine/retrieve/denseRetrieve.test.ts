@@ -251,7 +251,7 @@ void test('int8 rows: scores are the float cosines within 0.01, and a row comes 
 });
 
 void test('a large repository is searched by the ONNX row scorer with the same results as the JavaScript loop, the unfinished file skipped', async () => {
-  // 9,000 items: 6,750 functions and 2,250 variables, both past ONNX_MIN_ROWS (the ONNX scorer),
+  // 9,000 items: 6,600 functions and 2,400 variables, both past ONNX_MIN_ROWS (the ONNX scorer),
   // against the JavaScript loop over the same rows.
   const kb = syntheticKb(300, 30);
   // Pseudo-random unit vectors per text (no run of tied scores at the cut).
@@ -295,7 +295,7 @@ void test('a large repository is searched by the ONNX row scorer with the same r
       for (const r of a) assert.ok(Math.abs(r.score - jsScores.get(r.snippet.id)!) < 1e-4);
       assert.ok(a.every((r) => r.snippet.path !== path), 'the unfinished file is never a result');
     }
-    assert.equal(onnxCalls, 4, 'each family (6,750 and 2,250 rows) goes to the ONNX scorer once per search');
+    assert.equal(onnxCalls, 4, 'each family (6,600 and 2,400 rows) goes to the ONNX scorer once per search');
   } finally {
     onnx.dispose();
     js.dispose();
@@ -310,7 +310,7 @@ void test('the ONNX row scorer is loaded while the index is prepared, not by the
     loads[which]++;
     return Promise.resolve(real);
   };
-  // 300 files of 30 items (6,750 functions) against 5 files of 10 (38 functions, 12 variables).
+  // 300 files of 30 items (6,600 functions) against 5 files of 10 (35 functions, 15 variables).
   const large = new DenseRetriever(syntheticKb(300, 30), encoder, { rowScorer: loader('large') });
   const small = new DenseRetriever(syntheticKb(5, 10), encoder, { rowScorer: loader('small') });
   try {

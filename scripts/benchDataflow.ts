@@ -5,7 +5,8 @@
 // above, the names and words of the code lines, and the resolution with and without those chains.
 // Round 1 is one pass over all the cases, run while V8 still compiles (as the eval's one pass
 // does); the later rounds are warm. It also counts how many of the chains' prefixes (a, a.b, a.b.c) repeat within a
-// request: what a per-request cache of resolved prefixes could skip.
+// request: what a per-request cache of resolved prefixes could skip, and how many cases' parseable
+// text still has syntax errors (the graph then comes from tree-sitter's error recovery).
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { caseLang, readCases, type BenchCase } from '../src/bench/cases';
@@ -46,6 +47,9 @@ async function main(): Promise<void> {
   const times = { cold: new Map<string, number[]>(), warm: new Map<string, number[]>() };
   let prefixes = 0;
   let repeated = 0;
+  // Cases whose parseable text still has syntax errors: the graph is then read from tree-sitter's recovery.
+  let parsed = 0;
+  const broken: string[] = [];
   const kbs = new Map<string, KnowledgeBase>();
   for (const repo of byRepo.keys()) {
     const repoRoot = join(values.repos, repo);
@@ -79,6 +83,10 @@ async function main(): Promise<void> {
         step('import header: extraction');
         const tree = parser.parse(text)!;
         step('parse of the folded text');
+        if (round === 0) {
+          parsed++;
+          if (tree.rootNode.hasError) broken.push(c.metadata.task_id);
+        }
         (lang === 'python' ? buildPythonFlow : buildJavaFlow)(tree.rootNode, cursor);
         tree.delete();
         step('dataflow graph');
@@ -120,6 +128,9 @@ async function main(): Promise<void> {
   }
   process.stdout.write(
     `\nchain prefixes resolved per request: ${prefixes}, of which repeats within their request: ${repeated} (${((100 * repeated) / Math.max(1, prefixes)).toFixed(0)}%)\n`,
+  );
+  process.stdout.write(
+    `parseable texts with syntax errors: ${broken.length} of ${parsed} cases${broken.length > 0 ? ` (${broken.slice(0, 8).join(', ')}${broken.length > 8 ? ', ...' : ''})` : ''}\n`,
   );
 }
 

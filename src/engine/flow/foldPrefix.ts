@@ -3,6 +3,9 @@
 // every other function): keeps the blocks enclosing the cursor whole and, elsewhere, only the
 // statements at the level of an enclosing block. A 4,000-line file parses in milliseconds.
 // Python `self.x = ...` lines of folded methods are kept (they define the class's fields).
+// Statements that are only a comment or a docstring, and the statement still open at the cursor,
+// are left out, so that what is parsed is code that parses: with the validation Java line cases,
+// 2 of 120 folded texts still have syntax errors (56 before), Python 0 of 160 (19 before).
 import type { Lang } from '../kb/types';
 import { indentOf } from '../util/codeText';
 
@@ -12,6 +15,11 @@ interface LogicalLine {
   indent: number;
   /** Blank or comment only. */
   empty: boolean;
+  /**
+   * The last statement, still open at the cursor (`if (a &&`, `x =`, `foo(a,`): it cannot parse,
+   * and the cursor's line is read lexically.
+   */
+  open?: boolean;
 }
 
 const SPECIAL = /["'()[\]{}#/\\]/;
@@ -19,20 +27,42 @@ const BACKSLASH = 92;
 const HASH = 35;
 const SLASH = 47;
 const STAR = 42;
+const SPACE = 32;
+const TAB = 9;
+const SEMICOLON = 59;
+/** What ends a Java statement's line: `;`, `{`, `}`. */
+const STATEMENT_END: ReadonlySet<number> = new Set([SEMICOLON, 123, 125]);
 const DQUOTE = 34;
 const SQUOTE = 39;
 
-/** Group physical lines into statements: continuation lines (open brackets, strings, comments) join the line that started them. */
+/**
+ * Group physical lines into statements: continuation lines (open brackets, strings, comments) join
+ * the line that started them. A Java statement runs on until a line ends in `;`, `{` or `}`
+ * (`Map<K, V> m =` / `new HashMap<>();`, `implements` / `Foo {`, `throws A,` / `B {`): folded
+ * apart, its deeper continuation was dropped and the parse failed. Before this, 56 of the 120
+ * validation Java line cases and 18 of the 56 dev ones had a folded text with syntax errors.
+ */
 function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
   const out: LogicalLine[] = [];
   let depth = 0;
   let string: string | undefined; // the open multi-line string or comment delimiter
   let current: LogicalLine | undefined;
+  // Java: the last character of code (outside strings and comments) of the statement so far.
+  let lastCode = SEMICOLON;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    const startsFresh = depth === 0 && string === undefined && !(current && lines[i - 1]?.endsWith('\\'));
+    const trimmed = line.trim();
+    const javaOpen =
+      lang === 'java' &&
+      current !== undefined &&
+      !current.empty &&
+      !STATEMENT_END.has(lastCode) &&
+      trimmed !== '' &&
+      !trimmed.startsWith('}');
+    // Java statements end by their last character, so brackets do not join lines there: a block opened inside an argument list
+    // (`register(new Listener() {`, `forEach(x -> {`) starts statements of its own.
+    const startsFresh = (lang === 'java' || depth === 0) && string === undefined && !(current && lines[i - 1]?.endsWith('\\')) && !javaOpen;
     if (startsFresh) {
-      const trimmed = line.trim();
       current = {
         first: i,
         last: i,
@@ -44,13 +74,18 @@ function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
       current.last = i;
     }
     // Lexical scan of the line (char codes: most lines need no string handling at all).
-    if (string === undefined && !SPECIAL.test(line)) continue;
+    if (string === undefined && !SPECIAL.test(line)) {
+      if (trimmed !== '') lastCode = trimmed.charCodeAt(trimmed.length - 1);
+      continue;
+    }
     for (let j = 0; j < line.length; j++) {
       const c = line.charCodeAt(j);
       if (string !== undefined) {
         if (c === BACKSLASH && string !== '*/') j++;
         else if (c === string.charCodeAt(0) && line.startsWith(string, j)) {
           j += string.length - 1;
+          // A comment that ends a statement's line leaves it ended (`/** ... */` before a field).
+          if (string !== '*/') lastCode = c;
           string = undefined;
         }
         continue;
@@ -62,9 +97,10 @@ function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
         if (n === STAR) {
           string = '*/';
           j++;
-        }
+        } else lastCode = c;
         continue;
       }
+      if (c !== SPACE && c !== TAB) lastCode = c;
       if (c === DQUOTE || c === SQUOTE) {
         const q = line[j]!;
         if ((lang === 'python' || c === DQUOTE) && line.startsWith(q + q + q, j)) {
@@ -83,7 +119,43 @@ function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
     }
     if (current && current.empty && string !== undefined) current.empty = false;
   }
+  if (current && !current.empty) {
+    const continued = lang === 'java' ? !STATEMENT_END.has(lastCode) : depth > 0 || (lines[lines.length - 1] ?? '').endsWith('\\');
+    if (string !== undefined || continued) current.open = true;
+  }
   return out;
+}
+
+/** A triple quote opening a Python string (prefixes such as r, b, f allowed), matched where the statement starts. */
+const STRING_START = /[rRbBuUfF]{0,2}("{3}|'{3})/y;
+
+/**
+ * A statement that is only a block comment (Java `/* ... *\/`, a Javadoc) or only a triple-quoted
+ * string (a Python docstring): the graph has nothing to read in it, and in the library code of the
+ * dev and validation sets they are two thirds of a folded Java prefix and a fifth to a third of a
+ * Python one, which the parse would otherwise lex.
+ */
+function commentOnly(lines: readonly string[], l: LogicalLine, lang: Lang): boolean {
+  const head = lines[l.first]!;
+  let start = 0;
+  while (head.charCodeAt(start) === SPACE || head.charCodeAt(start) === TAB) start++;
+  let close: string;
+  let open: number;
+  if (lang === 'java') {
+    if (head.charCodeAt(start) !== SLASH || head.charCodeAt(start + 1) !== STAR) return false;
+    close = '*/';
+    open = start + 2;
+  } else {
+    STRING_START.lastIndex = start;
+    const quote = STRING_START.exec(head)?.[1];
+    if (quote === undefined) return false;
+    close = quote;
+    open = STRING_START.lastIndex;
+  }
+  // Closed only at its end: `/* a */ int x; /* b */` and `"""a""" + b` are code.
+  const text = l.first === l.last ? head : lines.slice(l.first, l.last + 1).join('\n');
+  const end = text.trimEnd().length - close.length;
+  return end >= open && text.indexOf(close, open) === end;
 }
 
 interface Chunk {
@@ -102,7 +174,7 @@ const SELF_FIELD = /^\s*self\.[\p{L}_][\p{L}\p{N}_]*\s*(:[^=]*)?=(?!=)/u;
  * last one. Returns the folded text; never longer than the input.
  */
 export function foldPrefix(lines: readonly string[], lang: Lang): string {
-  const logical = logicalLines(lines, lang).filter((l) => !l.empty);
+  const logical = logicalLines(lines, lang).filter((l) => !l.empty && !l.open && !commentOnly(lines, l, lang));
   if (logical.length === 0) return '';
   // Ancestors of the cursor: walking back, each line less indented than all after it.
   const ancestors: number[] = [];

@@ -73,16 +73,41 @@ export function parseableText(prefix: string, lang: 'python' | 'java'): { text: 
     }
     return { text: `${kept}${kept === '' ? '' : '\n'}${indent}pass\n`, cursor: kept.length };
   }
-  // Count braces outside strings, chars and comments.
+  return { text: `${kept}\n${javaClosers(kept)}`, cursor: kept.length };
+}
+
+/**
+ * What closes the Java blocks still open at the end of `kept`, innermost first: `}` each, a `try`
+ * block's with `finally {}` (a try without catch or finally does not parse), a `do` body's with
+ * `while (true);`, and a block opened
+ * inside an argument list (`register(new Listener() {`) with the list's `)` and `;`. Braces and
+ * parentheses are counted outside strings, chars and comments.
+ */
+function javaClosers(kept: string): string {
   const code = kept.replace(/\/\*[\s\S]*?(\*\/|$)|\/\/.*$|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/gm, ' ');
-  let depth = 0;
+  const open: { opener: 'try' | 'do' | 'block'; parens: number }[] = [];
+  let parens = 0;
   for (let i = 0; i < code.length; i++) {
     const c = code.charCodeAt(i);
-    if (c === 123) depth++;
-    else if (c === 125 && depth > 0) depth--;
+    if (c === 40) parens++;
+    else if (c === 41 && parens > 0) parens--;
+    else if (c === 123) {
+      const before = code.slice(Math.max(0, i - 200), i);
+      open.push({ opener: TRY_OPENER.test(before) ? 'try' : DO_OPENER.test(before) ? 'do' : 'block', parens });
+      parens = 0;
+    } else if (c === 125 && open.length > 0) parens = open.pop()!.parens;
   }
-  return { text: `${kept}\n${'}\n'.repeat(depth)}`, cursor: kept.length };
+  let out = '';
+  for (let k = open.length - 1; k >= 0; k--) {
+    const { opener, parens: outer } = open[k]!;
+    out += `}${opener === 'try' ? ' finally {}' : opener === 'do' ? ' while (true);' : ''}${outer > 0 ? `${')'.repeat(outer)};` : ''}\n`;
+  }
+  return out;
 }
+
+/** The code before a `{` that opens a try block (resources included), a do-while body. */
+const TRY_OPENER = /\btry\s*(?:\([^{}]*\))?\s*$/;
+const DO_OPENER = /\bdo\s*$/;
 
 /** The module-level import statements (with their continuation lines) of a folded text. */
 export function moduleHeader(text: string, lang: 'python' | 'java'): string {

@@ -11,7 +11,7 @@ import type { Parsers } from '../../../src/engine/kb/parsers';
 import type { ModelCapabilities, ModelClient } from '../../../src/engine/generate/types';
 import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/flow/flowGraph';
 import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/flow/foldPrefix';
-import { parseableText, seedLineOf } from '../../../src/engine/flow/unfinished';
+import { analyseUnfinished, parseableText, seedLineOf } from '../../../src/engine/flow/unfinished';
 import { createPipeline, pipelineOptions } from '../../../src/engine/pipeline';
 import { DataflowRetriever } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { fixturesDir } from '../../helpers/paths';
@@ -57,6 +57,62 @@ void test('parseableText folds other bodies, closes open Java blocks and turns t
   assert.equal(folded.length, MAX_KEPT_LINES);
   assert.deepEqual(folded.slice(0, 2), ['import os', `v${5000 - (MAX_KEPT_LINES - 4)}`.replace(/^v(\d+)$/, 'v$1 = $1')]);
   assert.deepEqual(folded.slice(-3), ['from late import thing', 'def f():', '    x = 1']);
+});
+
+void test('the parseable text parses: Java statements continued on the next line stay whole, comment-only statements and the statement open at the cursor go, try and argument-list blocks are closed', async () => {
+  const real = await parsers();
+  const java = [
+    'package p;',
+    '/**',
+    ' * Pools things. {@link Foo#bar(',
+    ' *   Baz) see} it',
+    ' */',
+    'public class A implements',
+    '        Runnable {',
+    '    /** The pools by name. */',
+    '    private final Map<String, Pool> pools =',
+    '            new HashMap<>();',
+    '    void other() throws IOException,',
+    '            TimeoutException {',
+    '        x();',
+    '    }',
+    '    void f() {',
+    '        try {',
+    '            register(new Listener() {',
+    '                void on() {',
+    '                    if (ready &&',
+    '                            pools.isEmpty()',
+    '                            && ',
+  ].join('\n');
+  const { text } = parseableText(java, 'java');
+  assert.ok(!text.includes('/**') && !text.includes('Pools things'), text);
+  assert.ok(text.includes('Runnable {') && text.includes('new HashMap<>();') && text.includes('TimeoutException {'), text);
+  assert.ok(!text.includes('if (ready'), 'the statement still open at the cursor is not parsed');
+  assert.ok(text.endsWith('void on() {\n}\n});\n} finally {}\n}\n}\n'), text);
+  const javaAnalysis = analyseUnfinished(real, 'p/A.java', 'java', java);
+  assert.equal(javaAnalysis.extraction.hasSyntaxErrors, false, text);
+  assert.deepEqual(
+    javaAnalysis.flow.bindings.get('pools')?.map((b) => b.types.map((t) => t.map((s) => s.name).join('.'))),
+    [['Pool']],
+  );
+  assert.deepEqual(javaAnalysis.flow.enclosingClasses, ['A']);
+
+  const python = [
+    '"""The module."""',
+    'import os',
+    'class C:',
+    '    """A class',
+    '    with a long docstring."""',
+    '    limit = 3',
+    '    def f(self):',
+    '        """Makes things."""',
+    '        x = call(a,',
+    '                 b,',
+    '                 ',
+  ].join('\n');
+  const folded = parseableText(python, 'python').text;
+  assert.equal(folded, ['import os', 'class C:', '    limit = 3', '    def f(self):', '        pass', ''].join('\n'));
+  assert.equal(analyseUnfinished(real, 'm.py', 'python', python).extraction.hasSyntaxErrors, false, folded);
 });
 
 /** The real parsers, keeping each text they are asked to parse. */

@@ -79,28 +79,29 @@ export function parseableText(prefix: string, lang: 'python' | 'java'): { text: 
 /**
  * What closes the Java blocks still open at the end of `kept`, innermost first: `}` each, a `try`
  * block's with `finally {}` (a try without catch or finally does not parse), a `do` body's with
- * `while (true);`, and a block opened
- * inside an argument list (`register(new Listener() {`) with the list's `)` and `;`. Braces and
- * parentheses are counted outside strings, chars and comments.
+ * `while (true);`, and a block opened inside an argument list (`register(new Listener() {`) with
+ * the list's `)` and `;`. Braces and parentheses are counted outside strings, chars and comments.
  */
 function javaClosers(kept: string): string {
   const code = kept.replace(/\/\*[\s\S]*?(\*\/|$)|\/\/.*$|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/gm, ' ');
-  const open: { opener: 'try' | 'do' | 'block'; parens: number }[] = [];
+  // Each open block: where its `{` is and the parentheses open around it.
+  const open: { at: number; parens: number }[] = [];
   let parens = 0;
   for (let i = 0; i < code.length; i++) {
     const c = code.charCodeAt(i);
     if (c === 40) parens++;
     else if (c === 41 && parens > 0) parens--;
     else if (c === 123) {
-      const before = code.slice(Math.max(0, i - 200), i);
-      open.push({ opener: TRY_OPENER.test(before) ? 'try' : DO_OPENER.test(before) ? 'do' : 'block', parens });
+      open.push({ at: i, parens });
       parens = 0;
     } else if (c === 125 && open.length > 0) parens = open.pop()!.parens;
   }
   let out = '';
   for (let k = open.length - 1; k >= 0; k--) {
-    const { opener, parens: outer } = open[k]!;
-    out += `}${opener === 'try' ? ' finally {}' : opener === 'do' ? ' while (true);' : ''}${outer > 0 ? `${')'.repeat(outer)};` : ''}\n`;
+    const { at, parens: outer } = open[k]!;
+    const before = code.slice(Math.max(0, at - 200), at);
+    const tail = TRY_OPENER.test(before) ? ' finally {}' : DO_OPENER.test(before) ? ' while (true);' : '';
+    out += `}${tail}${outer > 0 ? `${')'.repeat(outer)};` : ''}\n`;
   }
   return out;
 }

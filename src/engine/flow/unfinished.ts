@@ -79,8 +79,9 @@ export function parseableText(prefix: string, lang: 'python' | 'java'): { text: 
 /**
  * What closes the Java blocks still open at the end of `kept`, innermost first: `}` each, a `try`
  * block's with `finally {}` (a try without catch or finally does not parse), a `do` body's with
- * `while (true);`, and a block opened inside an argument list (`register(new Listener() {`) with
- * the list's `)` and `;`. Braces and parentheses are counted outside strings, chars and comments.
+ * `while (true);`, a block opened inside an argument list (`register(new Listener() {`) with
+ * the list's `)` and `;`, and one that ends an expression (an anonymous class, a lambda, an array
+ * initializer) with `;`. Braces and parentheses are counted outside strings, chars and comments.
  */
 function javaClosers(kept: string): string {
   const code = kept.replace(/\/\*[\s\S]*?(\*\/|$)|\/\/.*$|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/gm, ' ');
@@ -101,7 +102,9 @@ function javaClosers(kept: string): string {
     const { at, parens: outer } = open[k]!;
     const before = code.slice(Math.max(0, at - 200), at);
     const tail = TRY_OPENER.test(before) ? ' finally {}' : DO_OPENER.test(before) ? ' while (true);' : '';
-    out += `}${tail}${outer > 0 ? `${')'.repeat(outer)};` : ''}\n`;
+    // An anonymous class, a lambda or an array initializer ends an expression: its statement needs the `;`.
+    const end = outer > 0 ? `${')'.repeat(outer)};` : EXPRESSION_OPENER.test(before) && !SWITCH_RULE.test(before) ? ';' : '';
+    out += `}${tail}${end}\n`;
   }
   return out;
 }
@@ -109,6 +112,10 @@ function javaClosers(kept: string): string {
 /** The code before a `{` that opens a try block (resources included), a do-while body. */
 const TRY_OPENER = /\btry\s*(?:\([^{}]*\))?\s*$/;
 const DO_OPENER = /\bdo\s*$/;
+/** The code before a `{` that opens an expression's block: `new Listener(...) {`, `-> {`, `= {`, `new int[] {`. */
+const EXPRESSION_OPENER = /(?:\bnew\s+[\w$.<>?,\s]+(?:\([^;{}]*\)|(?:\[\s*\])+)|->|=)\s*$/;
+/** A switch rule's block (`case A -> {`), which no `;` follows. */
+const SWITCH_RULE = /\b(?:case\b[^;{}]*|default\s*)->\s*$/;
 
 /** The module-level import statements (with their continuation lines) of a folded text. */
 export function moduleHeader(text: string, lang: 'python' | 'java'): string {

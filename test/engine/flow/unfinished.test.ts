@@ -89,6 +89,11 @@ void test('the parseable text parses: Java statements continued on the next line
   assert.ok(text.includes('Runnable {') && text.includes('new HashMap<>();') && text.includes('TimeoutException {'), text);
   assert.ok(!text.includes('if (ready'), 'the statement still open at the cursor is not parsed');
   assert.ok(text.endsWith('void on() {\n}\n});\n} finally {}\n}\n}\n'), text);
+  // An anonymous class in a field's initializer, and a switch rule's block, closed as they parse.
+  const field = ['class B {', '    private final Runnable r = new Runnable() {', '        public void run() {', '            switch (k) {', '                case 1 -> {', '                    go();', ''].join('\n');
+  const fieldText = parseableText(field, 'java').text;
+  assert.ok(fieldText.endsWith('go();\n}\n}\n}\n};\n}\n'), fieldText);
+  assert.equal(analyseUnfinished(real, 'p/B.java', 'java', field).extraction.hasSyntaxErrors, false, fieldText);
   const javaAnalysis = analyseUnfinished(real, 'p/A.java', 'java', java);
   assert.equal(javaAnalysis.extraction.hasSyntaxErrors, false, text);
   assert.deepEqual(

@@ -66,7 +66,9 @@ function logicalLines(lines: readonly string[], lang: Lang): LogicalLine[] {
       current = {
         first: i,
         last: i,
-        indent: indentOf(line, 8),
+        // A tab: 8 columns in Python (as Python reads it), 4 in Java, where files indent members with
+        // tabs and bodies with spaces (antlr4's `\tint LA(int i) {` over 8-space lines).
+        indent: indentOf(line, lang === 'java' ? 4 : 8),
         empty: trimmed === '' || trimmed.startsWith(lang === 'python' ? '#' : '//'),
       };
       out.push(current);

@@ -94,6 +94,11 @@ void test('the parseable text parses: Java statements continued on the next line
   const fieldText = parseableText(field, 'java').text;
   assert.ok(fieldText.endsWith('go();\n}\n}\n}\n};\n}\n'), fieldText);
   assert.equal(analyseUnfinished(real, 'p/B.java', 'java', field).extraction.hasSyntaxErrors, false, fieldText);
+  // Members indented with tabs and bodies with spaces (a tab is four columns in Java): the other method's body is folded.
+  const mixed = ['class C {', '\tint f(int i) {', '        int j = i;', '        if (j < 0) {', '            j = 0;', '        }', '        return j;', '\t}', '\tvoid g() {', '\t\t'].join('\n');
+  const mixedText = parseableText(mixed, 'java').text;
+  assert.equal(mixedText, 'class C {\n\tint f(int i) {\n\t}\n\tvoid g() {\n}\n}\n');
+  assert.equal(analyseUnfinished(real, 'p/C.java', 'java', mixed).extraction.hasSyntaxErrors, false, mixedText);
   const javaAnalysis = analyseUnfinished(real, 'p/A.java', 'java', java);
   assert.equal(javaAnalysis.extraction.hasSyntaxErrors, false, text);
   assert.deepEqual(

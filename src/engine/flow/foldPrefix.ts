@@ -177,6 +177,8 @@ const SELF_FIELD = /^\s*self\.[\p{L}_][\p{L}\p{N}_]*\s*(:[^=]*)?=(?!=)/u;
  */
 export function foldPrefix(lines: readonly string[], lang: Lang): string {
   const logical = logicalLines(lines, lang).filter((l) => !l.empty && !l.open && !commentOnly(lines, l, lang));
+  // Python decorators just above the cursor wait for the function still to be written: alone, they do not parse.
+  while (lang === 'python' && logical.length > 0 && lines[logical[logical.length - 1]!.first]!.trimStart().startsWith('@')) logical.pop();
   if (logical.length === 0) return '';
   // Ancestors of the cursor: walking back, each line less indented than all after it.
   const ancestors: number[] = [];

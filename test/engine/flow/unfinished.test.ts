@@ -123,6 +123,8 @@ void test('the parseable text parses: Java statements continued on the next line
   const folded = parseableText(python, 'python').text;
   assert.equal(folded, ['import os', 'class C:', '    limit = 3', '    def f(self):', '        pass', ''].join('\n'));
   assert.equal(analyseUnfinished(real, 'm.py', 'python', python).extraction.hasSyntaxErrors, false, folded);
+  // Decorators just above the cursor wait for their function: they are not parsed alone.
+  assert.equal(parseableText(['class K:', '    x = 1', '    @property', '    @cached', ''].join('\n'), 'python').text, 'class K:\n    x = 1\n    pass\n');
 });
 
 /** The real parsers, keeping each text they are asked to parse. */

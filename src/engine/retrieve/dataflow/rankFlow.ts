@@ -8,6 +8,7 @@ import { snippetOfItem, type ScoredSnippet, type Snippet } from '../types';
 import { chainText, type Chain } from '../../flow/flowGraph';
 import { entityOf, Evaluator, type Entity, type Scope } from '../../symbols/evaluate';
 import type { SymbolTable } from '../../symbols/symbolTable';
+import { identifierTokens } from '../../util/codeText';
 import { alsoList, classSummary, declarationLine, MAX_MODULE_LINES, moduleName, moduleSummary, nearOverlap } from './summaries';
 
 const LEAD_DEPTH = 2;
@@ -48,6 +49,18 @@ const IMPORT_GROUP_DEPTH = 2.5;
  */
 const PACKAGE_CLASS_DEPTH = 4;
 const MAX_PACKAGE_CLASSES = 6;
+/**
+ * A package class the file does not use and that shares at least this many words with the lines
+ * just above is a sibling of the code being written (`ProxiedKeyedObjectPool` beside
+ * `ProxiedObjectPool`), whose fields' types are likely this code's too: at most MAX_SIBLING_TYPES of
+ * those types (package classes not picked yet) are emitted at PACKAGE_CLASS_DEPTH. Validation Java
+ * line cases (120), merged and reranked, recall@10 / full@10 0.945 / 0.925 -> 0.953 / 0.933,
+ * interfaces 0.786 -> 0.857 (14): one case gained (commons-pool2/38, `private final ProxySource<V>
+ * proxySource;`), none lost, the top ten changed in 8 cases. Two or three words, depth 3, 4 or 5:
+ * the same recall. Dev Java: no top ten changed (0.929 / 0.911).
+ */
+const SIBLING_MIN_WORDS = 2;
+const MAX_SIBLING_TYPES = 3;
 /** Ranks of the import groups: a name used in the chains above ranks by their order, below MAX_RANK. */
 const MAX_RANK = 1000;
 
@@ -156,9 +169,10 @@ export class FlowRanker {
       scope.extraction.packageName ?? '',
       ...scope.extraction.imports.filter((i) => i.wildcard && !i.isStatic).map((i) => i.module),
     ]);
-    const picked = [...packages]
+    const visible = [...packages]
       .flatMap((p) => this.symbols.javaPackageClasses(p, scope.path))
-      .filter((c) => c.path !== scope.path && !own.has(c.name))
+      .filter((c) => c.path !== scope.path && !own.has(c.name));
+    const picked = visible
       .map((cls) => ({ cls, overlap: nearOverlap(cls.name, nearWords), used: usedNames.has(cls.name) }))
       .filter((c) => c.overlap > 0 || c.used)
       .sort((a, b) => b.overlap - a.overlap || Number(b.used) - Number(a.used) || a.cls.name.localeCompare(b.cls.name))
@@ -168,6 +182,24 @@ export class FlowRanker {
       // Sharing words with the lines just above is as near as a chain used above (emitted after them).
       const depth = overlap > 0 ? RECENT_DEPTH : PACKAGE_CLASS_DEPTH;
       this.emit({ kind: 'class', cls, instance: false }, depth, `${cls.name} (same package; ${why})`);
+    }
+    // A class the file uses is one it works with, not one it is written beside.
+    const sibling = picked.find((p) => p.overlap >= SIBLING_MIN_WORDS && !p.used);
+    if (sibling) this.emitFieldTypes(sibling.cls, visible, new Set([...own, ...picked.map((p) => p.cls.name)]));
+  }
+
+  /** The package classes (of `visible`) that the fields of `sibling` are declared with, except those in `skip` (SIBLING_MIN_WORDS). */
+  private emitFieldTypes(sibling: KbClass, visible: readonly KbClass[], skip: ReadonlySet<string>): void {
+    const byName = new Map(visible.map((c) => [c.name, c] as const));
+    const emitted = new Set<string>();
+    for (const field of this.symbols.classMembers(sibling)) {
+      if (field.kind !== 'classVariable') continue;
+      for (const name of identifierTokens(field.signature)) {
+        const cls = byName.get(name);
+        if (!cls || skip.has(name) || emitted.has(name) || emitted.size >= MAX_SIBLING_TYPES) continue;
+        emitted.add(name);
+        this.emit({ kind: 'class', cls, instance: false }, PACKAGE_CLASS_DEPTH, `${name} (a field's type in ${sibling.name})`);
+      }
     }
   }
 

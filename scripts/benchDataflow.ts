@@ -19,7 +19,14 @@ import { extractPython } from '../src/engine/kb/extract/python';
 import { KnowledgeBase } from '../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../src/engine/kb/parsers';
 import { indexFolderFor } from '../src/engine/kb/store';
-import { codeLines, NEAR_WORD_LINES, nearWords, namesUsed, recentChains } from '../src/engine/retrieve/dataflow/dataflowRetrieve';
+import {
+  attributesUsed,
+  codeLines,
+  NEAR_WORD_LINES,
+  nearWords,
+  namesUsed,
+  recentChains,
+} from '../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { FlowRanker } from '../src/engine/retrieve/dataflow/rankFlow';
 import { grammarsDir } from '../test/helpers/paths';
 
@@ -100,9 +107,11 @@ async function main(): Promise<void> {
         const used = namesUsed(code);
         const near = nearWords(code, NEAR_WORD_LINES);
         step('code lines, names, near words');
-        new FlowRanker(symbols, scope).resolve(scope, recent, used, near);
+        const joined = code.join('\n');
+        const attributes = (bound: string): Set<string> => attributesUsed(joined, bound);
+        new FlowRanker(symbols, scope).resolve(scope, recent, used, near, attributes);
         step('resolution');
-        new FlowRanker(symbols, scope).resolve(scope, [], used, near);
+        new FlowRanker(symbols, scope).resolve(scope, [], used, near, attributes);
         step('resolution without the chains used above');
         if (round === 0) {
           const seen = new Set<string>();

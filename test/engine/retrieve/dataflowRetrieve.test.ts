@@ -424,3 +424,26 @@ void test('Python: the names a file imports from one module come as one summary 
     dir.cleanup();
   }
 });
+
+void test('Python: the definitions a file reads from an imported module (`from . import exceptions`) are found however far up it read them', async () => {
+  const dir = tempDir();
+  try {
+    writeRepo(dir.path, {
+      'web/__init__.py': 'VERSION = "1.0"\n',
+      'web/exceptions.py': 'class BadRequest(Exception):\n    pass\n\n\nclass BadKey(BadRequest, KeyError):\n    pass\n\n\nclass Unused(Exception):\n    pass\n',
+    });
+    const kb = await knowledgeBase(dir.path);
+    // `exceptions.BadKey` was read 200 lines up: beyond the chains used above, which the walk resolves.
+    const filler = Array.from({ length: 200 }, (_, i) => `        v${i} = self.get(${i})`).join('\n');
+    const prefix =
+      'from . import exceptions\n\n\nclass Store(dict):\n    def first(self, key):\n        if key in self:\n            return 1\n' +
+      `        raise exceptions.BadKey(key)\n\n    def second(self, key):\n${filler}\n        if key in self:\n            return 2\n        `;
+    const results = await dataflowResults(kb, { path: 'web/store.py', lang: 'python', prefix });
+    const ids = results.map((r) => r.id);
+    assert.ok(ids.includes('web/exceptions.py#class:BadKey'), `expected BadKey, got:\n${ids.join('\n')}`);
+    // What the file never read from the module is not brought this way.
+    assert.ok(!ids.includes('web/exceptions.py#class:Unused'), `did not expect Unused, got:\n${ids.join('\n')}`);
+  } finally {
+    dir.cleanup();
+  }
+});

@@ -76,6 +76,14 @@ export function namesUsed(code: readonly string[]): Set<string> {
   return new Set(isAscii(text) ? identifierTokens(text) : text.match(/[\p{L}_$][\p{L}\p{N}_$]*/gu));
 }
 
+/** The attributes `text` (the code lines, joined) reads from `bound` (`exceptions.BadRequestKeyError` -> BadRequestKeyError), each once. */
+export function attributesUsed(text: string, bound: string): Set<string> {
+  const out = new Set<string>();
+  const escaped = bound.replace(/[$]/g, '\\$');
+  for (const m of text.matchAll(new RegExp(`(?<![\\w.$])${escaped}\\.([A-Za-z_]\\w*)`, 'g'))) out.add(m[1]!);
+  return out;
+}
+
 /** The prefix's lines outside import (and Java package) statements, comments cut. */
 export function codeLines(prefix: string, lang: 'python' | 'java'): string[] {
   const lines = prefixLines(prefix);
@@ -107,7 +115,9 @@ export class DataflowRetriever implements Retriever, Disposable {
     const scope = { path: file.path, lang: file.lang, extraction, flow };
     const recent = recentChains(file.prefix, file.lang, flow.seedLine);
     const code = codeLines(file.prefix, file.lang);
-    const resolution = new FlowRanker(symbols, scope).resolve(scope, recent, namesUsed(code), nearWords(code, NEAR_WORD_LINES));
+    let joined: string | undefined;
+    const attributes = (bound: string): Set<string> => attributesUsed((joined ??= code.join('\n')), bound);
+    const resolution = new FlowRanker(symbols, scope).resolve(scope, recent, namesUsed(code), nearWords(code, NEAR_WORD_LINES), attributes);
     const results = resolution.results.filter((r) => r.snippet.path !== file.path);
     let bindings = 0;
     for (const list of flow.bindings.values()) bindings += list.length;

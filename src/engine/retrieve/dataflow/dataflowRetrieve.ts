@@ -25,6 +25,11 @@ export type DataflowSource = Pick<KnowledgeBase, 'symbols'>;
  * all three), for a few tenths of a millisecond.
  */
 export const RECENT_LINES = 160;
+/**
+ * At most this many distinct chains of those lines, nearest first. Merged and reranked recall@10,
+ * validation Java / Python, dev Java / Python: 50 chains 0.941 / 0.969, 0.920 / 0.938; 100 0.953 /
+ * 0.969, 0.929 / 0.938; 200 0.920 / 0.969, 0.929 / 0.938 (more chains crowd the top ten in Java).
+ */
 export const MAX_RECENT_CHAINS = 100;
 
 /**

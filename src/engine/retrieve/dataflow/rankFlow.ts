@@ -203,18 +203,19 @@ export class FlowRanker {
     }
     // A class the file uses is one it works with, not one it is written beside.
     const sibling = picked.find((p) => p.overlap >= SIBLING_MIN_WORDS && !p.used);
-    if (sibling) this.emitFieldTypes(sibling.cls, visible, new Set([...own, ...picked.map((p) => p.cls.name)]));
+    if (sibling) this.emitFieldTypes(sibling.cls, visible, new Set(picked.map((p) => p.cls.name)));
   }
 
-  /** The package classes (of `visible`) that the fields of `sibling` are declared with, except those in `skip` (SIBLING_MIN_WORDS). */
+  /** The classes of `visible` that the fields of `sibling` are declared with, except those named in `skip`; MAX_SIBLING_TYPES at most. */
   private emitFieldTypes(sibling: KbClass, visible: readonly KbClass[], skip: ReadonlySet<string>): void {
     const byName = new Map(visible.map((c) => [c.name, c] as const));
     const emitted = new Set<string>();
     for (const field of this.symbols.classMembers(sibling)) {
       if (field.kind !== 'classVariable') continue;
       for (const name of identifierTokens(field.signature)) {
+        if (emitted.size >= MAX_SIBLING_TYPES) return;
         const cls = byName.get(name);
-        if (!cls || skip.has(name) || emitted.has(name) || emitted.size >= MAX_SIBLING_TYPES) continue;
+        if (!cls || skip.has(name) || emitted.has(name)) continue;
         emitted.add(name);
         this.emit({ kind: 'class', cls, instance: false }, PACKAGE_CLASS_DEPTH, `${name} (a field's type in ${sibling.name})`);
       }

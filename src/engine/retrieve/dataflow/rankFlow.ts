@@ -284,19 +284,17 @@ export class FlowRanker {
 
   /**
    * For each imported repository module (`from . import exceptions`), the definitions the file
-   * reads from it (`exceptions.BadRequestKeyError`) wherever it does (MODULE_ATTRIBUTE_DEPTH).
+   * reads from it (`exceptions.BadRequestKeyError`) wherever it does (MODULE_ATTRIBUTE_DEPTH),
+   * resolved as the walk resolves a module's members (a package's re-exports included).
    */
   private emitModuleAttributes(scope: Scope, attributesUsed: (bound: string) => ReadonlySet<string>): void {
     for (const imp of scope.extraction.imports) {
       const bound = imp.alias ?? imp.name;
       if (imp.wildcard || bound === undefined || this.walk.exhausted) continue;
       for (const e of this.importTargetOfUnfinished(imp, scope)) {
-        const path = e.kind === 'module' ? this.symbols.pythonModuleFile(e.key) : undefined;
-        if (path === undefined) continue;
-        for (const name of attributesUsed(bound)) {
-          const def = this.symbols.topLevelDefinition(path, name);
-          if (def) this.emit(entityOf(def), MODULE_ATTRIBUTE_DEPTH, `${bound}.${name} (used in the file)`);
-        }
+        if (e.kind !== 'module') continue;
+        for (const name of attributesUsed(bound))
+          for (const m of this.walk.memberOf(e, name)) this.emit(m, MODULE_ATTRIBUTE_DEPTH, `${bound}.${name} (used in the file)`);
       }
     }
   }

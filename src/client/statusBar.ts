@@ -112,7 +112,11 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
       break;
     case 'ready':
       // No model server answered: say so in the text, not only the tooltip (a click offers the fix).
-      text = fallback ? '$(info) CodeRAG · shipped model' : `$(check) CodeRAG · ${status.reranker.current}`;
+      text = fallback
+        ? '$(info) CodeRAG · shipped model'
+        : status.warming
+          ? '$(sync~spin) CodeRAG · reading context'
+          : `$(check) CodeRAG · ${status.reranker.current}`;
       break;
     case 'modelProblem':
       text = `$(warning) CodeRAG: ${modelProblemLabel(status.model.state, status.model.backend)}`;

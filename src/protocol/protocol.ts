@@ -394,6 +394,11 @@ export interface StatusParams {
   stats: ServerStats;
   /** Where each loaded local model runs. */
   models?: ModelDeviceStatus[];
+  /**
+   * The model server is reading a new place's repository context ahead of the next suggestions (a
+   * warm-up, outside `coderag.model.timeoutMs`): the first suggestion at a new place comes when it ends.
+   */
+  warming?: boolean;
 }
 
 /** `coderag/status` (server -> client): sent whenever the status changes (indexing progress, ready, model problems, reranker). */

@@ -32,6 +32,7 @@ import { FolderPipelines } from './FolderPipelines';
 import type { GateModel } from '../engine/gate/model';
 import type { TraceLog } from './TraceLog';
 import { cursorAt } from './positions';
+import { PromptMemory } from '../engine/prompt/promptMemory';
 
 const log = getLogger('completion');
 
@@ -159,6 +160,9 @@ export class CompletionFeature implements Feature {
         rerankers: this.rerank.switcher,
         gate: this.models.gate,
         probeGate: this.models.probeGate,
+        // The block and left edge of each place of work, kept across this folder's keystrokes, and the warm-up after a block changes.
+        promptMemory: new PromptMemory(),
+        warm: (model, head) => this.models.warm(model, head),
         // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
         checkpoint: (s) => this.settle(s, 1),
       },

@@ -50,6 +50,8 @@ export class ModelFeature implements Feature {
   private readonly abort = new AbortController();
   private recheckTimer: NodeJS.Timeout | undefined;
   private recheckDelay = RECHECK_FIRST_MS;
+  private nextWarm: { model: ModelClient; head: string } | undefined;
+  private warming = false;
 
   constructor(
     private readonly loadEmbedded: () => Promise<EmbeddedLM>,
@@ -190,6 +192,44 @@ export class ModelFeature implements Feature {
     } else if (answer?.problem && answer.problem.kind !== prev.state)
       this.status.update({ model: { ...statusBase(client), state: answer.problem.kind, message: answer.problem.message } }, true);
     this.followProblem(false);
+  }
+
+  /**
+   * Has the model server read `head` (a new place's prompt up to the cursor's line) ahead of the
+   * next keystrokes: one warm-up at a time through the gate, which newer requests wait for instead
+   * of aborting; a newer head replaces one not started yet. Outside the suggestion's time limit
+   * (ModelClient.warm), with the status saying so.
+   */
+  warm(model: ModelClient, head: string): void {
+    if (!model.warm || this.abort.signal.aborted) return;
+    this.nextWarm = { model, head };
+    if (!this.warming) void this.runWarmUps();
+  }
+
+  private async runWarmUps(): Promise<void> {
+    this.warming = true;
+    this.status.update({ warming: true }, true);
+    try {
+      for (let next = this.nextWarm; next; next = this.nextWarm) {
+        this.nextWarm = undefined;
+        const start = performance.now();
+        try {
+          await this.gate.runPinned((s) => next!.model.warm!(next!.head, s), this.abort.signal);
+          log.debug(`warm-up: ${next.head.length} characters read in ${(performance.now() - start).toFixed(0)} ms`);
+        } catch (e) {
+          if (isCancellationError(e)) return;
+          log.warn(`warm-up of ${next.model.model} failed after ${(performance.now() - start).toFixed(0)} ms: ${errorMessage(e)}`);
+        }
+      }
+    } finally {
+      this.warming = false;
+      this.status.update({ warming: false }, true);
+    }
+  }
+
+  /** Whether a warm-up is running (tests and the status read it). */
+  get warmingNow(): boolean {
+    return this.warming;
   }
 
   shutdown(): void {

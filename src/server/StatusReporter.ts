@@ -24,6 +24,8 @@ export interface StatusParts {
   stats: ServerStats;
   /** Where each loaded local model runs (`coderag.models.device`). */
   models?: ModelRunsOn[];
+  /** A warm-up request is reading a new place's context into the model server (StatusParams.warming). */
+  warming?: boolean;
 }
 
 const MODEL_PROBLEMS: readonly ModelState[] = [
@@ -113,11 +115,12 @@ export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'
   const items = p.folders.reduce((n, f) => n + (f.items ?? 0), 0);
   // A folder that was refused or stopped (home folder, too many files) says why in the headline too.
   const failed = p.folders.filter((f) => f.state === 'failed' && f.message).map((f) => f.message);
+  const warming = p.warming ? ". Reading this place's repository context into the model: the next suggestion comes when it ends" : '';
   return {
     state: 'ready',
     message:
       `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ` +
-      `${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}`,
+      `${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}${warming}`,
   };
 }
 
@@ -150,6 +153,7 @@ export class StatusReporter implements Disposable {
       completionsEnabled: rest.trusted && rest.completionsEnabled,
       stats: rest.stats,
       ...(rest.models?.length ? { models: rest.models } : {}),
+      ...(rest.warming ? { warming: true } : {}),
     };
   }
 

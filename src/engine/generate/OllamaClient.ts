@@ -22,6 +22,7 @@ import {
   networkErrorKind,
   problemOf,
   type GenerateRequest,
+  WARM_LIMIT_MS,
   type GenerateResult,
   type TokenLogprob,
   type ModelClient,
@@ -223,6 +224,26 @@ export class OllamaClient implements ModelClient {
       stoppedBy,
       ...(logprobs.length > 0 ? { logprobs } : {}),
     };
+  }
+
+  /**
+   * One token asked for, so the server reads `prompt` into its cache (Ollama takes `num_predict: 0`
+   * as no limit, not as "read only"); the options match generate's, so the loaded model is reused.
+   */
+  async warm(prompt: string, signal: AbortSignal): Promise<void> {
+    const limit = deadline(signal, WARM_LIMIT_MS);
+    try {
+      await this.api(limit.signal).generate({
+        model: this.model,
+        prompt,
+        raw: true,
+        stream: false,
+        keep_alive: this.options.keepAlive ?? '30m',
+        options: { num_predict: 1, temperature: 0 },
+      });
+    } catch (e) {
+      throw this.toError(e, limit.timedOut(), signal, 'warm-up', WARM_LIMIT_MS);
+    }
   }
 
   /** The models this server has pulled (/api/tags). */

@@ -12,6 +12,7 @@ import {
   networkErrorKind,
   problemOf,
   type GenerateRequest,
+  WARM_LIMIT_MS,
   type GenerateResult,
   type ModelCapabilities,
   type ModelClient,
@@ -152,6 +153,21 @@ export class OpenAICompatibleClient implements ModelClient {
       }
     })();
     return this.constraintKind;
+  }
+
+  /** One token asked for, so the server reads `prompt` into its prompt cache (vLLM refuses `max_tokens: 0`). */
+  async warm(prompt: string, signal: AbortSignal): Promise<void> {
+    const limit = deadline(signal, WARM_LIMIT_MS);
+    try {
+      const { ok, status, raw } = await openAiRequest(this.options.baseUrl, '/completions', {
+        apiKey: this.options.apiKey,
+        signal: limit.signal,
+        body: { model: this.model, prompt, max_tokens: 1, temperature: 0, stream: false },
+      });
+      if (!ok) throw this.httpError(status, raw, 'warm-up');
+    } catch (e) {
+      throw this.toError(e, limit.timedOut(), signal, 'warm-up', WARM_LIMIT_MS);
+    }
   }
 
   async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {

@@ -5,17 +5,26 @@ import { CancellationError } from '../util/errors';
 import type { ModelGate } from './types';
 
 export class LatestWinsGate implements ModelGate {
-  private current: { controller: AbortController; done: Promise<void> } | undefined;
+  private current: { controller: AbortController; done: Promise<void>; pinned: boolean } | undefined;
   private ticket = 0;
   private inFlight = 0;
   /** Highest number of model calls seen running at once (tests and stats read it). */
   maxInFlight = 0;
   calls = 0;
 
-  async run<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+  run<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+    return this.enter(work, signal, false);
+  }
+
+  /** A warm-up: newer requests wait for it instead of aborting it (their answer needs what it reads). */
+  runPinned<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+    return this.enter(work, signal, true);
+  }
+
+  private async enter<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, pinned: boolean): Promise<T> {
     const mine = ++this.ticket;
     while (this.current) {
-      this.current.controller.abort();
+      if (!this.current.pinned) this.current.controller.abort();
       await this.current.done;
       if (mine !== this.ticket || signal.aborted) throw new CancellationError();
     }
@@ -25,7 +34,7 @@ export class LatestWinsGate implements ModelGate {
     signal.addEventListener('abort', onAbort, { once: true });
     let release!: () => void;
     const done = new Promise<void>((resolve) => (release = resolve));
-    this.current = { controller, done };
+    this.current = { controller, done, pinned };
     this.inFlight++;
     this.calls++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);

@@ -46,6 +46,9 @@ export function redactingClient(client: ModelClient, redactor: Redactor = redact
       const { text } = await redactForModel(request.prompt, redactor);
       return client.generate({ ...request, prompt: text }, signal);
     },
+    ...(client.warm
+      ? { warm: async (prompt: string, signal: AbortSignal) => client.warm!((await redactForModel(prompt, redactor)).text, signal) }
+      : {}),
     ...(client.check ? { check: (signal: AbortSignal) => client.check!(signal) } : {}),
     ...(client.countTokens ? { countTokens: (text: string) => client.countTokens!(text) } : {}),
     ...(client.prepare ? { prepare: (signal: AbortSignal) => client.prepare!(signal) } : {}),

@@ -107,7 +107,20 @@ export interface ModelClient {
   readonly contextTokens?: number;
   /** Load what the client needs before the prompt is built (the embedded model's tokenizer and context size). */
   prepare?(signal: AbortSignal): Promise<void>;
+  /**
+   * Has the server read `prompt` into its prompt cache, asking for at most one token, under
+   * WARM_LIMIT_MS instead of the suggestion's time limit (a server that reuses the longest common
+   * prefix of consecutive prompts then reads only what the next keystrokes change). Absent: the
+   * client keeps no server cache worth filling.
+   */
+  warm?(prompt: string, signal: AbortSignal): Promise<void>;
 }
+
+/**
+ * The longest a warm-up may take: a CPU server reads a new place's 2,000-token prompt in 10-30 s
+ * with a 1.5B model (docs/BENCHMARKS.md "Typing replay"), longer than a suggestion may wait.
+ */
+export const WARM_LIMIT_MS = 120_000;
 
 /** `closed`: the server answered, then the connection ended before the answer did (not `unreachable`). */
 export type ModelErrorKind = 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed';
@@ -168,4 +181,6 @@ export function networkErrorKind(e: unknown): 'unreachable' | 'failed' {
 /** Serialises model calls (the server allows one in flight); without one the call runs directly. */
 export interface ModelGate {
   run<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
+  /** Runs `work` without letting newer requests abort it (they wait for it); only `signal` stops it. */
+  runPinned?<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
 }

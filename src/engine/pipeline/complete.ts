@@ -25,6 +25,13 @@ function promptSnippetOf(c: Candidate, similarCap: number | undefined): PromptSn
   };
 }
 
+/** Lines before the cursor's (its 0-based line number). */
+function lineCount(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
 /** The line composition of the stages for `mode` (line mode, or a mode that reuses its stages with its own cut). */
 export async function completeLine(context: RequestContext, mode: CompletionMode): Promise<CompletionResult> {
   const { options, stages } = context;
@@ -44,17 +51,13 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
 
   const model = stages.model();
   const share = options.similar?.promptShare;
-  // No token is longer than this many characters in practice; text beyond it can never fit, so it is not counted.
-  const clip = (budgetTokens: number): { prefix: string; suffix: string } => {
+  // No token is longer than this many characters in practice; suffix text beyond it can never fit, so it is not counted.
+  const clipSuffix = (budgetTokens: number): string => {
     const maxChars = budgetTokens * 12;
-    return {
-      prefix:
-        request.prefix.length > maxChars
-          ? request.prefix.slice(request.prefix.indexOf('\n', request.prefix.length - maxChars) + 1)
-          : request.prefix,
-      suffix: request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix,
-    };
+    return request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix;
   };
+  // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
+  const place = stages.promptMemory?.placeAt(request.filePath, lineCount(request.prefix));
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = mode.until?.(request);
   const plan: ModelPlan = {
@@ -68,7 +71,8 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
       const fitted = fitPromptBudget({
         lang: request.lang,
         filePath: request.filePath,
-        ...clip(budgetTokens),
+        prefix: request.prefix,
+        suffix: clipSuffix(budgetTokens),
         snippets: ranked.map((c) => promptSnippetOf(c, similarCap)),
         family: model.family,
         budgetTokens,
@@ -77,6 +81,8 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
         ...(options.prompt.repoFormat ? { repoFormat: options.prompt.repoFormat } : {}),
         ...(request.repoName !== undefined ? { repoName: request.repoName } : {}),
         ...(model.countTokens ? { countTokens: model.countTokens } : {}),
+        // Only a model server keeps the last prompt to reuse; the in-process model gets each prompt laid out afresh.
+        ...(place && model.warm ? { layout: place.layout } : {}),
       });
       return {
         prompt: fitted.prompt,
@@ -90,6 +96,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
           snippetsDropped: fitted.snippetsDropped,
           prefixCut: fitted.prefixCut,
         },
+        ...(fitted.blockChanged && fitted.head ? { warmHead: fitted.head } : {}),
       };
     },
     // What the model may not do yet (line mode on an empty line: end or break the line before it writes something).

@@ -42,7 +42,7 @@ const KEPT_ANALYSES = 4;
  */
 export interface PipelineDeps extends Pick<
   PipelineStages,
-  'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'gateModel'
+  'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'gateModel' | 'promptMemory' | 'warm'
 > {
   /** The repository's retrieval paths ready now (a path still preparing is left out). */
   retrievers: () => readonly Retriever[];
@@ -103,6 +103,8 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.similar ? { similar: deps.similar } : {}),
     ...(deps.bandit ? { bandit: deps.bandit } : {}),
     ...(deps.gateModel ? { gateModel: deps.gateModel } : {}),
+    ...(deps.promptMemory ? { promptMemory: deps.promptMemory } : {}),
+    ...(deps.warm ? { warm: deps.warm } : {}),
   };
   return {
     mode,

@@ -1,5 +1,6 @@
 // What a completion request carries, what it returns, the options of each stage, and the
 // completion mode: the value that tells the one pipeline which kind of completion it makes.
+import type { PromptMemory } from '../prompt/promptMemory';
 import type { RepoFormat } from '../prompt/templates';
 import type { Lang } from '../kb/types';
 import type { QueryBuilder, QueryStageOptions } from '../query/types';
@@ -137,6 +138,17 @@ export interface ModelStages {
   model?: () => ModelClient;
   /** One model-server request in flight (the generate stage). */
   gate?: ModelGate;
+  /**
+   * What the line prompt keeps from one keystroke to the next at a place of work (prompt/promptMemory);
+   * absent: every prompt is laid out as at a new place.
+   */
+  promptMemory?: PromptMemory;
+  /**
+   * Has the model server read `head` (the prompt up to the cursor's line) ahead of the next
+   * keystrokes, once per changed repository block; the host runs it outside the request's time
+   * limit and signal. Absent: no warm-up.
+   */
+  warm?: (model: ModelClient, head: string) => void;
   /**
    * Called before each stage: the host lets its pending messages through (a newer request may be
    * waiting to supersede this one) and throws CancellationError when the signal has fired.

@@ -1,8 +1,9 @@
 // Retrieval-augmented prompt under a token budget (CodeRAG section 2.4; docs/ARCHITECTURE.md "Final prompt").
-// Snippets come first, each headed by its repo-relative path, in the order given (deterministic,
-// so a model server's prompt cache is reused between keystrokes); then the current file's path
-// and the code context. Snippets are trimmed before the code context is squeezed, but a context
-// over half the budget is cut from the left so the snippets keep up to half of it.
+// The repository block comes first, each snippet headed by its repo-relative path, then the current
+// file's path and the code context, then (fill-in-the-middle) the code after the cursor. Model
+// servers reuse the longest common prefix of consecutive prompts, so at one place of work
+// (promptMemory.ts) the block only grows at its end and the code keeps a stable left edge: a
+// keystroke changes the prompt from the cursor's line on, not from its head.
 import type { Lang } from '../kb/types';
 import { commentPrefix, fimTemplate, renderRepoLevel, resolveRepoFormat, type ModelFamily, type RepoFormat } from './templates';
 
@@ -17,6 +18,20 @@ export interface PromptSnippet {
   maxTokens?: number;
 }
 
+/** The block and the code's left edge of one place of work, as the last prompt there laid them out. */
+export interface PlaceLayout {
+  /** The block's snippets in prompt order: appended as they are ranked in, never re-sorted. */
+  block: PromptSnippet[];
+  /** Each block snippet's text as ranked (a snippet cut to fit shows less of it): what "already in the block" compares. */
+  keys: string[];
+  /** Tokens the block may take at this place (fixed when the place starts, so the code's room does not shift). */
+  blockCap?: number;
+  /** The first line of the code before the cursor that the prompt shows (0: the whole file). */
+  cutLine?: number;
+  /** Bumped whenever the block's text changes: a host warms the model server's cache once per version. */
+  version: number;
+}
+
 function headingOf(s: PromptSnippet): string {
   return s.heading ?? s.path;
 }
@@ -29,6 +44,7 @@ export interface PromptInput {
   prefix: string;
   /** Text after the cursor ('' when none). */
   suffix: string;
+  /** Best first (CodeRAG's ranking decides what enters the block, not where it sits). */
   snippets: readonly PromptSnippet[];
   family: ModelFamily;
   /** Total prompt budget in tokens (default 2,048). */
@@ -42,6 +58,11 @@ export interface PromptInput {
   repoFormat?: RepoFormat;
   /** The repository's name, for the `files` form. */
   repoName?: string;
+  /**
+   * The layout of this place of work from the last prompt here (promptMemory.ts), updated in place;
+   * absent: every prompt is laid out as at a new place.
+   */
+  layout?: PlaceLayout;
 }
 
 export interface FittedPrompt {
@@ -54,14 +75,22 @@ export interface FittedPrompt {
   fim: boolean;
   /** How the snippets entered: a comment block (`comment`) or as the repository's files (`files`). */
   format: 'comment' | 'files';
-  /** Snippets that made it in (wholly or cut), in order. */
+  /** Snippets that made it in (wholly or cut), in prompt order. */
   snippetsUsed: PromptSnippet[];
-  /** Indices into the input's snippets of those used, in order. */
+  /** Indices into the input's snippets of those used, in prompt order (a block snippet no longer ranked has none). */
   usedIndices: number[];
   snippetsDropped: number;
   prefixCut: boolean;
   tokens: number;
   stop: string[];
+  /**
+   * The prompt up to the start of the cursor's line: what the next keystrokes at this place share,
+   * so a host can have the model server read it ahead (a warm-up request).
+   */
+  head: string;
+  /** The layout's block version (PlaceLayout.version) and whether this prompt changed the block. */
+  blockVersion: number;
+  blockChanged: boolean;
 }
 
 /** A calibrated estimate where no tokenizer of the family is at hand: code runs ~3 characters a token. */
@@ -70,6 +99,18 @@ const MIN_CUT_SNIPPET_TOKENS = 32;
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 3);
 }
+
+/**
+ * Room kept in the block for snippets ranked in later at the same place, as a share of what the
+ * first prompt there filled (the code's room is fixed with the block's, so it does not move either).
+ */
+const APPEND_SHARE = 0.5;
+/** A snippet ranked this high may displace, in a full block, snippets the ranking no longer holds. */
+const ADMIT_RANK = 3;
+/** Tokens the code before the cursor may grow by at one place before its left edge has to move. */
+const GROWTH_TOKENS = 256;
+/** When the left edge moves, the code keeps this share of its room, so typing goes on a while before it moves again. */
+const CUT_SLACK = 0.85;
 
 function snippetBlock(lang: Lang, snippets: readonly PromptSnippet[]): string {
   if (snippets.length === 0) return '';
@@ -107,82 +148,180 @@ function keepHead(text: string, maxTokens: number, count: (t: string) => number)
   return lines.slice(0, lo).join('\n');
 }
 
+/**
+ * The code's tokens from each line to the end, counted line by line from the end until `limit` is
+ * passed (a huge file costs no more than the budget): `from[i]` for i >= `first`, Infinity above.
+ */
+function tailTokens(lines: readonly string[], count: (t: string) => number, limit: number): { from: (i: number) => number } {
+  const sums: number[] = [];
+  let total = 0;
+  for (let i = lines.length - 1; i >= 0 && total <= limit; i--) {
+    total += count(i === lines.length - 1 ? lines[i]! : `${lines[i]!}\n`);
+    sums.push(total);
+  }
+  return { from: (i) => (lines.length - 1 - i < sums.length ? sums[lines.length - 1 - i]! : Infinity) };
+}
+
+/** The first line the code keeps: the place's edge while the code from it fits `room`, else a new one with slack. */
+function stableCut(layout: PlaceLayout, lines: readonly string[], room: number, count: (t: string) => number, slack: number): number {
+  const tail = tailTokens(lines, count, room);
+  const kept = layout.cutLine;
+  if (kept !== undefined && kept < lines.length && tail.from(kept) <= room) return kept;
+  if (tail.from(0) <= room) return 0;
+  const target = Math.floor(room * slack);
+  let cut = lines.length - 1;
+  while (cut > 0 && tail.from(cut - 1) <= target) cut--;
+  return cut;
+}
+
 export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const count = input.countTokens ?? estimateTokens;
   const budget = input.budgetTokens ?? 2048;
   const template = fimTemplate(input.family);
   const fim = template !== undefined && input.suffix.trim().length > 0;
   const header = `${commentPrefix(input.lang)} ${input.filePath}\n`;
+  const layout: PlaceLayout = input.layout ?? { block: [], keys: [], version: 0 };
+  // Room to grow and slack pay off only where the next prompt at this place reuses this one.
+  const stable = input.layout !== undefined;
+  const versionBefore = layout.version;
 
   const suffix = fim ? keepHead(input.suffix, Math.floor(budget * (input.suffixShare ?? 0.15)), count) : '';
   const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
   const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
-  const snippetsWanted =
-    input.snippets.length === 0
-      ? 0
-      : overhead + input.snippets.reduce((n, s) => n + count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`), 0);
-  // CodeRAG's rule (contextShare 0.5): a context within half the budget stays whole and the
-  // snippets are cut; a larger context is cut from the left so that the snippets keep up to half.
-  const contextCap = Math.max(0, budget - reserved - Math.min(snippetsWanted, Math.floor(budget * (1 - (input.contextShare ?? 0.5)))));
-  let prefix = input.prefix;
-  let prefixCut = false;
-  if (count(prefix) > contextCap) {
-    prefix = keepTail(prefix, contextCap, count);
-    prefixCut = true;
-  }
-  let remaining = budget - reserved - count(prefix);
+  const costOf = (s: PromptSnippet): number => count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`);
+  const available = Math.max(0, budget - reserved - overhead);
+  const lines = input.prefix.split('\n');
 
-  // Snippets fill what the context leaves, pinned ones first, then in order; the first one that
-  // does not fit is cut, the rest dropped. The prompt keeps the given order.
-  const kept = new Map<PromptSnippet, PromptSnippet>();
-  remaining -= overhead;
-  const byPriority = [...input.snippets.filter((s) => s.pinned), ...input.snippets.filter((s) => !s.pinned)];
-  for (const given of byPriority) {
-    if (remaining <= 0) break;
-    const capped =
-      given.maxTokens !== undefined && count(given.text) > given.maxTokens
-        ? { ...given, text: keepHead(given.text, given.maxTokens, count) }
-        : given;
-    if (capped.text.trim() === '') continue;
-    const snippet = capped;
-    const cost = count(`${commentPrefix(input.lang)} ${headingOf(snippet)}\n${snippet.text}\n\n`);
-    if (cost <= remaining) {
-      kept.set(given, snippet);
-      remaining -= cost;
-    } else {
+  // The snippets as the prompt shows them: pinned ones capped, empty ones left out.
+  const given = input.snippets.map((s) =>
+    s.maxTokens !== undefined && count(s.text) > s.maxTokens ? { ...s, text: keepHead(s.text, s.maxTokens, count) } : s,
+  );
+  const indexOfText = new Map<string, number>();
+  given.forEach((s, i) => {
+    if (s.text.trim() !== '' && !indexOfText.has(s.text)) indexOfText.set(s.text, i);
+  });
+
+  // A new place (or a block that must start over): fill from the ranking, pinned snippets first, the
+  // first one that does not fit cut, the rest left for later; then fix the block's room.
+  const fill = (): void => {
+    // CodeRAG's rule (contextShare 0.5): the code keeps what it needs (plus room to grow) up to that
+    // share of the budget, the block the rest; a short file leaves the block more.
+    const codeTokens = Math.min(tailTokens(lines, count, available).from(0) + (stable ? GROWTH_TOKENS : 0), available);
+    const blockCap = Math.max(
+      0,
+      Math.min(available, Math.max(available - codeTokens, Math.floor(budget * (1 - (input.contextShare ?? 0.5))) - overhead)),
+    );
+    const entered: Array<{ snippet: PromptSnippet; rank: number }> = [];
+    let used = 0;
+    const byPriority = [...given.keys()].sort((a, b) => Number(given[b]!.pinned === true) - Number(given[a]!.pinned === true) || a - b);
+    for (const rank of byPriority) {
+      const s = given[rank]!;
+      if (s.text.trim() === '' || indexOfText.get(s.text) !== rank) continue;
+      const cost = costOf(s);
+      if (used + cost <= blockCap) {
+        entered.push({ snippet: s, rank });
+        used += cost;
+        continue;
+      }
       // A sliver of a snippet is noise: cut one in only when a useful part of it fits.
-      const room = remaining - count(`${headingOf(snippet)}\n`) - 4;
-      const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(snippet.text, room, count) : '';
-      if (cut.trim().length > 0) kept.set(given, { ...snippet, text: cut });
-      remaining = 0;
+      const room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
+      const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
+      if (cut.trim().length > 0) {
+        entered.push({ snippet: { ...s, text: cut }, rank });
+        used += costOf({ ...s, text: cut });
+      }
+      break;
+    }
+    // The prompt keeps the ranking's order among what entered, each file's snippets together.
+    entered.sort((a, b) => a.rank - b.rank);
+    const firstOfPath = new Map<string, number>();
+    entered.forEach((e, i) => firstOfPath.has(e.snippet.path) || firstOfPath.set(e.snippet.path, i));
+    entered.sort((a, b) => firstOfPath.get(a.snippet.path)! - firstOfPath.get(b.snippet.path)! || a.rank - b.rank);
+    layout.block = entered.map((e) => e.snippet);
+    layout.keys = entered.map((e) => given[e.rank]!.text);
+    layout.blockCap = used === 0 ? 0 : Math.min(blockCap, Math.ceil(used * (stable ? 1 + APPEND_SHARE : 1)));
+    layout.cutLine = undefined;
+    layout.version = Math.max(layout.version, versionBefore) + 1;
+  };
+
+  if (layout.blockCap === undefined) fill();
+  else {
+    // The same place: snippets ranked in since are appended while they fit. A full block lets one of
+    // the ranking's first ADMIT_RANK in by dropping the snippets the ranking no longer holds, the
+    // latest first (the prompt then changes from the first one dropped, not from its head).
+    const cap = layout.blockCap;
+    const block = layout.block.map((snippet, i) => ({ snippet, key: layout.keys[i] ?? snippet.text }));
+    const ranked = new Set(given.map((s) => s.text));
+    let used = block.reduce((n, e) => n + costOf(e.snippet), 0);
+    let changed = false;
+    given.forEach((s, i) => {
+      if (s.text.trim() === '' || indexOfText.get(s.text) !== i || block.some((e) => e.key === s.text)) return;
+      const cost = costOf(s);
+      for (let j = block.length - 1; i < ADMIT_RANK && used + cost > cap && j >= 0; j--) {
+        if (ranked.has(block[j]!.key)) continue;
+        used -= costOf(block[j]!.snippet);
+        block.splice(j, 1);
+        changed = true;
+      }
+      if (used + cost > cap) return;
+      block.push({ snippet: s, key: s.text });
+      used += cost;
+      changed = true;
+    });
+    if (changed) {
+      layout.block = block.map((e) => e.snippet);
+      layout.keys = block.map((e) => e.key);
+      layout.version = Math.max(layout.version, versionBefore) + 1;
     }
   }
-  const usedIndices = input.snippets.flatMap((s, i) => (kept.has(s) ? [i] : []));
-  const used = usedIndices.map((i) => kept.get(input.snippets[i]!)!);
-  const format = resolveRepoFormat(input.repoFormat, input.family);
-  const files =
-    format === 'files'
-      ? renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, fim ? suffix : undefined)
-      : undefined;
-  // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
-  const promptPrefix =
-    files === undefined
-      ? snippetBlock(input.lang, used) + header + prefix
-      : fim
-        ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, prefix, undefined) ?? files)
-        : files;
-  const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
+
+  const used = layout.block;
+  const blockTokens = used.length === 0 ? 0 : used.reduce((n, s) => n + costOf(s), 0);
+  const codeRoom = Math.max(0, budget - reserved - (used.length === 0 ? 0 : overhead) - Math.max(blockTokens, layout.blockCap ?? 0));
+  const cutLine = stableCut(layout, lines, codeRoom, count, stable ? CUT_SLACK : 1);
+  layout.cutLine = cutLine;
+  const prefix = cutLine === 0 ? input.prefix : lines.slice(cutLine).join('\n');
+
+  const render = (p: string): { prompt: string; promptPrefix: string; format: 'files' | 'comment' } => {
+    const format = resolveRepoFormat(input.repoFormat, input.family);
+    const files =
+      format === 'files'
+        ? renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, p, fim ? suffix : undefined)
+        : undefined;
+    // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
+    const promptPrefix =
+      files === undefined
+        ? snippetBlock(input.lang, used) + header + p
+        : fim
+          ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, p, undefined) ?? files)
+          : files;
+    const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
+    return { prompt, promptPrefix, format: files !== undefined ? 'files' : 'comment' };
+  };
+  const { prompt, promptPrefix, format } = render(prefix);
+  // The head: the same rendering with the cursor's line marked, cut there (a NUL never occurs in source text the prompt takes).
+  const lineStart = prefix.lastIndexOf('\n') + 1;
+  const marked = render(`${prefix.slice(0, lineStart)}\u0000${prefix.slice(lineStart)}`).prompt;
+  const head = prefix.includes('\u0000') ? '' : marked.slice(0, Math.max(0, marked.indexOf('\u0000')));
+
+  const usedIndices = (layout.keys ?? used.map((s) => s.text)).flatMap((key) => {
+    const i = indexOfText.get(key);
+    return i === undefined ? [] : [i];
+  });
   return {
     prompt,
     promptPrefix,
     suffix,
     fim,
-    format: files !== undefined ? 'files' : 'comment',
+    format,
     snippetsUsed: used,
     usedIndices,
-    snippetsDropped: input.snippets.length - used.length,
-    prefixCut,
+    snippetsDropped: input.snippets.length - usedIndices.length,
+    prefixCut: cutLine > 0,
     tokens: count(prompt),
     stop: template?.stop ?? [],
+    head,
+    blockVersion: layout.version,
+    blockChanged: layout.version !== versionBefore,
   };
 }

@@ -87,6 +87,14 @@ export function renderRepoLevel(
   suffix: string | undefined,
 ): string | undefined {
   const body = (t: string): string => t.trimEnd();
+  // Neighbouring snippets of one file are one file of the repository.
+  const merged: Array<{ path: string; text: string }> = [];
+  for (const f of files) {
+    const last = merged.at(-1);
+    if (last && last.path === f.path) last.text = `${body(last.text)}\n\n${f.text}`;
+    else merged.push({ path: f.path, text: f.text });
+  }
+  files = merged;
   if (family === 'qwen2.5-coder') {
     const repoFiles = files.map((f) => `<|file_sep|>${f.path}\n${body(f.text)}\n`).join('');
     const head = `<|repo_name|>${repoName}\n${repoFiles}<|file_sep|>${filePath}\n`;

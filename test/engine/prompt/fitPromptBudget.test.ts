@@ -1,6 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { fitPromptBudget, estimateTokens } from '../../../src/engine/prompt/fitPromptBudget';
+import { fitPromptBudget, estimateTokens, type FittedPrompt } from '../../../src/engine/prompt/fitPromptBudget';
+import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { modelFamilyOf } from '../../../src/engine/prompt/templates';
 
 const snippets = [
@@ -81,6 +82,54 @@ test('with no snippets the code context may use the whole budget', () => {
   const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
   const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets: [], family: 'plain', budgetTokens: 512 });
   assert.ok(fitted.tokens > 480 && fitted.tokens <= 512, `${fitted.tokens}`);
+});
+
+/** The characters two prompts share from their start. */
+function commonPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+test('typing at one place changes the prompt only from the cursor line on: the block grows at its end, the left edge stays', () => {
+  const memory = new PromptMemory();
+  const base = Array.from({ length: 400 }, (_, i) => `value_${i} = compute(${i})`).join('\n') + '\n';
+  const line = 'total = cart.add_item(sku, quantity)';
+  const pool = Array.from({ length: 12 }, (_, i) => ({ path: `pkg/m${i % 5}.py`, text: `def helper_${i}(a, b):\n    """Helper ${i}."""` }));
+  let before: FittedPrompt | undefined;
+  let shared = 0;
+  let asked = 0;
+  let changes = 0;
+  for (let n = 1; n <= line.length; n++) {
+    // The ranking changes while the line is typed: a new item comes in at its head twice, the others shuffle.
+    const head = n < 12 ? [] : n < 25 ? [pool[10]!] : [pool[11]!, pool[10]!];
+    const rest = pool.slice(0, 8);
+    const ranked = [...head, ...(n % 2 === 0 ? rest : [...rest].reverse())];
+    const prefix = base + line.slice(0, n);
+    const { layout } = memory.placeAt('app/main.py', 400);
+    const fitted = fitPromptBudget({ lang: 'python', filePath: 'app/main.py', prefix, suffix: '\nprint(total)\n', snippets: ranked, family: 'qwen2.5-coder', budgetTokens: 1024, layout, repoName: 'shop' });
+    assert.ok(fitted.tokens <= 1024, `fits: ${fitted.tokens}`);
+    assert.ok(fitted.prompt.startsWith(fitted.head), 'the head is where the prompt starts');
+    assert.ok(fitted.head.endsWith(base.slice(base.length - 40)), 'the head runs up to the cursor line');
+    if (before) {
+      shared += commonPrefix(before.prompt, fitted.prompt);
+      asked += fitted.prompt.length;
+      if (fitted.blockChanged) changes++;
+      else assert.ok(fitted.prompt.startsWith(before.head), `keystroke ${n}: the head of the last prompt is kept`);
+    }
+    before = fitted;
+  }
+  assert.ok(changes <= 2, `the block changed ${changes} times`);
+  assert.ok(shared / asked > 0.85, `shared share ${(shared / asked).toFixed(3)}`);
+});
+
+test('a jump elsewhere in the file starts a new block from the ranking', () => {
+  const memory = new PromptMemory();
+  const a = memory.placeAt('a.py', 10);
+  a.layout.blockCap = 100;
+  assert.equal(memory.placeAt('a.py', 30).fresh, false);
+  assert.equal(memory.placeAt('a.py', 300).fresh, true);
+  assert.equal(memory.placeAt('b.py', 300).fresh, true);
 });
 
 test('the same input gives the same prompt (prompt cache stays warm)', () => {

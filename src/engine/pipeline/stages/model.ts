@@ -22,6 +22,8 @@ export interface ModelPrompt {
   /** The candidates that made it into the prompt, in prompt order. */
   contexts: Candidate[];
   trace: Omit<NonNullable<CompletionTrace['prompt']>, 'text' | 'redactions' | 'budgetTokens' | 'family'>;
+  /** The prompt up to the cursor's line when this prompt changed the repository block: the host has the server read it ahead. */
+  warmHead?: string;
 }
 
 /** What a mode asks of the model stages. */
@@ -123,6 +125,9 @@ export async function runModelStages(
     snippetsDropped: shown.snippetsDropped,
     prefixCut: shown.prefixCut,
   };
+
+  // The block changed: the server reads the new head once, outside this request's limits, so the next keystrokes reuse it.
+  if (prompt.warmHead && stages.warm) stages.warm(model, (await redactSecrets(prompt.warmHead)).text);
 
   // Checking against the repository: what this client can use of it.
   const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;

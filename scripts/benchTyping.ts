@@ -1,0 +1,285 @@
+// `npm run bench:typing`: a typing replay against the language server at default settings, with a
+// real llama.cpp engine (bench/engine) behind an Ollama-compatible endpoint. Each case's line is
+// typed key by key into the document and a suggestion is asked at every key, as an editor does.
+// Per request it records the prompt's tokens, the tokens the engine had to evaluate (the rest it
+// reused from the prompt before), the time to the first token, the request's whole time, and
+// whether the line's cross-file definitions were in the prompt; then medians, means and p90 per
+// language and server build. Several builds (`--server A/dist/server.js`, e.g. an older commit's)
+// run in the same process against the same engine, case by case, so their figures compare.
+//
+// Usage: npm run bench:typing -- --gguf FILE [--gguf-name qwen2.5-coder:1.5b-base] --cases F.jsonl
+//   --repos DIR [--cases F2 --repos DIR2 ...] [--per-repo 2] [--max-keys 0] [--server PATH ...]
+//   [--threads 1] [--cache DIR] [--json OUT]
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { ExplainRequest, InlineCompletionRequest, StatusNotification, type ExplainResult, type StatusParams } from '../src/protocol/protocol';
+
+const root = resolve(__dirname, '..');
+
+interface CrossfileDef {
+  name: string;
+  file: string;
+}
+interface LineCase {
+  prompt: string;
+  groundtruth: string;
+  right_context: string;
+  metadata: { task_id: string; repository: string; file: string; lang: 'python' | 'java'; crossfile_defs?: CrossfileDef[] };
+}
+
+/** What the engine reports of one request (bench/engine's RequestStat). */
+interface EngineStat {
+  endpoint: string;
+  promptTokens: number;
+  evaluatedTokens: number;
+  reusedTokens: number;
+  ttftMs: number;
+  totalMs: number;
+  generatedTokens: number;
+  maxTokens?: number;
+}
+
+interface EngineServer {
+  url: string;
+  stats(): EngineStat[];
+  close(): Promise<void>;
+}
+
+/** One keystroke's request as the replay saw it. */
+export interface KeyRecord {
+  build: string;
+  lang: 'python' | 'java';
+  task: string;
+  key: number;
+  promptTokens: number;
+  evaluatedTokens: number;
+  /** Share of the prompt after its longest common prefix with the server's previous request. */
+  reread: number;
+  ttftMs: number;
+  engineMs: number;
+  requestMs: number;
+  /** Tokens evaluated by warm-up requests the server sent during this keystroke. */
+  warmTokens: number;
+  /** Every cross-file definition of the line in the prompt (undefined: the prompt was not seen). */
+  defsInPrompt?: boolean;
+  shown: boolean;
+}
+
+function readCases(file: string, perRepo: number): LineCase[] {
+  const byRepo = new Map<string, LineCase[]>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const c = JSON.parse(line) as LineCase;
+    const list = byRepo.get(c.metadata.repository) ?? [];
+    if (list.length < perRepo) list.push(c);
+    byRepo.set(c.metadata.repository, list);
+  }
+  return [...byRepo.values()].flat();
+}
+
+/** Whether the prompt shows `def`: a section of its file (repository form or comment heading) that names it. */
+export function promptHolds(prompt: string, def: CrossfileDef): boolean {
+  const sections = prompt.split(/<\|file_sep\|>|<file_sep>|\n(?:#|\/\/) (?=\S+\n)/);
+  const name = new RegExp(`(^|[^A-Za-z0-9_$])${def.name.replace(/[$]/g, '\\$')}([^A-Za-z0-9_$]|$)`);
+  return sections.some((s) => s.startsWith(`${def.file}\n`) && name.test(s));
+}
+
+interface Lsp {
+  connection: MessageConnection;
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+function startServer(serverPath: string, repo: string, settings: unknown, cacheDir: string): Lsp {
+  const child = spawn(process.execPath, [serverPath, '--stdio'], { cwd: root, env: { ...process.env, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stderr?.resume();
+  const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  let markReady!: () => void;
+  const ready = new Promise<void>((r) => (markReady = r));
+  connection.onNotification(StatusNotification.method, (s: StatusParams) => {
+    const dense = s.folders.every((f) => f.state === 'ready' || f.state === 'failed');
+    if (s.state === 'ready' && !s.indexing && dense) markReady();
+  });
+  connection.onRequest('window/workDoneProgress/create', () => null);
+  connection.onRequest('client/registerCapability', () => null);
+  connection.onRequest('workspace/configuration', () => [settings]);
+  connection.onNotification('window/logMessage', () => undefined);
+  connection.onNotification('$/progress', () => undefined);
+  connection.listen();
+  const uri = pathToFileURL(repo).toString();
+  const init = connection
+    .sendRequest('initialize', {
+      processId: process.pid,
+      rootUri: uri,
+      workspaceFolders: [{ uri, name: 'repo' }],
+      capabilities: { window: { workDoneProgress: true }, workspace: { workspaceFolders: true } },
+      initializationOptions: { trusted: true, settings },
+    })
+    .then(() => connection.sendNotification('initialized', {}));
+  return {
+    connection,
+    ready: init.then(() => ready),
+    async close() {
+      await Promise.race([connection.sendRequest('shutdown').catch(() => undefined), new Promise((r) => setTimeout(r, 3000))]);
+      child.kill();
+      connection.dispose();
+    },
+  };
+}
+
+function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** The summary table: one row per build and language. */
+export function summarize(records: readonly KeyRecord[]): string {
+  const rows: string[] = [
+    '| build | lang | requests | re-read mean | re-read median | re-read p90 | TTFT median ms | TTFT mean ms | TTFT p90 ms | ' +
+      'request p90 ms | warm-up tokens | defs in prompt (first key) | defs in prompt (all keys) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const groups = new Map<string, KeyRecord[]>();
+  for (const r of records) groups.set(`${r.build}\t${r.lang}`, [...(groups.get(`${r.build}\t${r.lang}`) ?? []), r]);
+  for (const [key, rs] of groups) {
+    const [build, lang] = key.split('\t');
+    const measured = rs.filter((r) => r.promptTokens > 0);
+    const first = rs.filter((r) => r.key === 0 && r.defsInPrompt !== undefined);
+    const all = rs.filter((r) => r.defsInPrompt !== undefined);
+    const pct = (xs: KeyRecord[]): string => (xs.length === 0 ? '-' : `${((100 * xs.filter((r) => r.defsInPrompt).length) / xs.length).toFixed(1)}% of ${xs.length}`);
+    const f = (x: number, d = 3): string => (Number.isNaN(x) ? '-' : x.toFixed(d));
+    rows.push(
+      `| ${build} | ${lang} | ${measured.length} | ${f(mean(measured.map((r) => r.reread)))} | ${f(quantile(measured.map((r) => r.reread), 0.5))} | ` +
+        `${f(quantile(measured.map((r) => r.reread), 0.9))} | ${f(quantile(measured.map((r) => r.ttftMs), 0.5), 0)} | ${f(mean(measured.map((r) => r.ttftMs)), 0)} | ` +
+        `${f(quantile(measured.map((r) => r.ttftMs), 0.9), 0)} | ${f(quantile(rs.map((r) => r.requestMs), 0.9), 0)} | ` +
+        `${rs.reduce((n, r) => n + r.warmTokens, 0)} | ${pct(first)} | ${pct(all)} |`,
+    );
+  }
+  return rows.join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      gguf: { type: 'string' },
+      'gguf-name': { type: 'string', default: 'qwen2.5-coder:1.5b-base' },
+      cases: { type: 'string', multiple: true, default: [] },
+      repos: { type: 'string', multiple: true, default: [] },
+      'per-repo': { type: 'string', default: '2' },
+      'max-keys': { type: 'string', default: '0' },
+      server: { type: 'string', multiple: true, default: [] },
+      threads: { type: 'string', default: '1' },
+      ctx: { type: 'string', default: '4096' },
+      cache: { type: 'string' },
+      json: { type: 'string' },
+    },
+  });
+  if (!values.gguf || values.cases.length === 0 || values.cases.length !== values.repos.length) {
+    throw new Error('usage: bench:typing --gguf FILE --cases F.jsonl --repos DIR [--cases F2 --repos DIR2] [--server PATH ...]');
+  }
+  const servers = values.server.length > 0 ? values.server : [join(root, 'dist', 'server.js')];
+  const cacheDir = values.cache ?? join(tmpdir(), 'coderag-bench-typing-cache');
+  mkdirSync(cacheDir, { recursive: true });
+  // The engine is a benchmark dependency of its own (bench/engine), loaded only here.
+  const engineModule = (await import(pathToFileURL(join(root, 'bench', 'engine', 'server.ts')).href)) as {
+    startEngineServer(o: { modelPath: string; threads?: number; contextSize?: number; modelNames?: string[] }): Promise<EngineServer>;
+  };
+  const engine = await engineModule.startEngineServer({
+    modelPath: values.gguf,
+    threads: Number(values.threads),
+    contextSize: Number(values.ctx),
+    modelNames: [values['gguf-name']],
+  });
+  const settings = {
+    model: { provider: 'ollama' },
+    ollama: { host: engine.url, completionModel: values['gguf-name'] },
+  };
+  const records: KeyRecord[] = [];
+  const maxKeys = Number(values['max-keys']);
+  try {
+    for (let i = 0; i < values.cases.length; i++) {
+      const cases = readCases(values.cases[i]!, Number(values['per-repo']));
+      const repos = values.repos[i]!;
+      const byRepo = new Map<string, LineCase[]>();
+      for (const c of cases) byRepo.set(c.metadata.repository, [...(byRepo.get(c.metadata.repository) ?? []), c]);
+      for (const [repo, repoCases] of byRepo) {
+        for (const serverPath of servers) {
+          const build = servers.length === 1 ? 'this' : serverPath;
+          const lsp = startServer(serverPath, join(repos, repo), settings, cacheDir);
+          await lsp.ready;
+          for (const c of repoCases) records.push(...(await replay(lsp.connection, engine, join(repos, repo), c, build, maxKeys)));
+          await lsp.close();
+          process.stderr.write(`${repo} ${build}: ${records.length} requests so far\n`);
+        }
+      }
+    }
+  } finally {
+    await engine.close();
+  }
+  console.log(summarize(records));
+  if (values.json) writeFileSync(values.json, JSON.stringify(records, null, 1));
+}
+
+/** Types one case's line key by key, asking for a suggestion at every key. */
+async function replay(connection: MessageConnection, engine: EngineServer, repoDir: string, c: LineCase, build: string, maxKeys: number): Promise<KeyRecord[]> {
+  const uri = pathToFileURL(join(repoDir, c.metadata.file)).toString();
+  const languageId = c.metadata.lang;
+  const line = c.prompt.split('\n').length - 1;
+  const column0 = c.prompt.length - c.prompt.lastIndexOf('\n') - 1;
+  const text = (k: number): string => c.prompt + c.groundtruth.slice(0, k) + c.right_context;
+  let version = 1;
+  await connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: version++, text: text(0) } });
+  const out: KeyRecord[] = [];
+  const keys = maxKeys > 0 ? Math.min(maxKeys, c.groundtruth.length) : c.groundtruth.length;
+  for (let k = 0; k < keys; k++) {
+    if (k > 0) await connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: version++ }, contentChanges: [{ text: text(k) }] });
+    const seen = engine.stats().length;
+    const t0 = performance.now();
+    const answer = (await connection.sendRequest(InlineCompletionRequest.method, {
+      textDocument: { uri },
+      position: { line, character: column0 + k },
+      context: { triggerKind: 1 },
+    })) as { items?: Array<{ traceId?: string }> } | null;
+    const requestMs = performance.now() - t0;
+    const fresh = engine.stats().slice(seen);
+    const warm = fresh.filter((s) => s.maxTokens === 1);
+    const gen = fresh.filter((s) => s.maxTokens !== 1).at(-1);
+    const explained = (await connection.sendRequest(ExplainRequest.method, answer?.items?.[0]?.traceId ? { traceId: answer.items[0].traceId } : {})) as ExplainResult | null;
+    const prompt = explained?.trace.prompt?.text;
+    const defs = c.metadata.crossfile_defs ?? [];
+    out.push({
+      build,
+      lang: c.metadata.lang,
+      task: c.metadata.task_id,
+      key: k,
+      promptTokens: gen?.promptTokens ?? 0,
+      evaluatedTokens: gen?.evaluatedTokens ?? 0,
+      reread: gen && gen.promptTokens > 0 ? gen.evaluatedTokens / gen.promptTokens : 0,
+      ttftMs: gen?.ttftMs ?? NaN,
+      engineMs: gen?.totalMs ?? NaN,
+      requestMs,
+      warmTokens: warm.reduce((n, s) => n + s.evaluatedTokens, 0),
+      ...(prompt !== undefined && defs.length > 0 ? { defsInPrompt: defs.every((d) => promptHolds(prompt, d)) } : {}),
+      shown: (answer?.items?.length ?? 0) > 0,
+    });
+  }
+  await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+  return out;
+}
+
+if (require.main === module) {
+  main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.stack : String(e));
+    process.exit(1);
+  });
+}

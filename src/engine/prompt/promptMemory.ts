@@ -1,0 +1,52 @@
+// What the prompt keeps from one keystroke to the next at one place of work (docs/ARCHITECTURE.md
+// "Final prompt"): model servers reuse the longest common prefix of consecutive prompts, so the
+// repository block and the left edge of the code stay put while the user types in one place.
+import type { PlaceLayout } from './fitPromptBudget';
+
+interface Place {
+  filePath: string;
+  /** The cursor line of the last request here. */
+  line: number;
+  layout: PlaceLayout;
+}
+
+/**
+ * A cursor within this many lines of the last request's line in the same file is at the same place
+ * (typing a function body moves the cursor down a line at a time; a jump elsewhere starts anew).
+ */
+export const PLACE_LINES = 40;
+
+/** Files whose last place is remembered (switching between a few files returns to their blocks). */
+const KEPT_FILES = 8;
+
+export class PromptMemory {
+  private readonly places = new Map<string, Place>();
+  private versions = 0;
+
+  /**
+   * The layout of the place at `line` of `filePath`: the remembered one when the cursor is still
+   * there, else a new empty one (`fresh`).
+   */
+  placeAt(filePath: string, line: number): { layout: PlaceLayout; fresh: boolean } {
+    const known = this.places.get(filePath);
+    this.places.delete(filePath);
+    if (known && Math.abs(known.line - line) <= PLACE_LINES) {
+      known.line = line;
+      this.places.set(filePath, known);
+      return { layout: known.layout, fresh: false };
+    }
+    const place: Place = { filePath, line, layout: { block: [], keys: [], version: ++this.versions } };
+    this.places.set(filePath, place);
+    while (this.places.size > KEPT_FILES) this.places.delete(this.places.keys().next().value!);
+    return { layout: place.layout, fresh: true };
+  }
+
+  /** A new version number for a layout whose block changed. */
+  nextVersion(): number {
+    return ++this.versions;
+  }
+
+  clear(): void {
+    this.places.clear();
+  }
+}

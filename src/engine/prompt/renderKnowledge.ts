@@ -240,17 +240,15 @@ export function renderSnippet(snippet: Snippet, form: RenderForm = 'compact'): R
   }
   const { container: rawContainer, definition } = splitStub(item, text);
   const container = rawContainer.map((h) => maskCode(h, lang));
-  const whole = maskCode(definition, lang);
-  let member = whole;
+  // The choice is made on the source text, so that only the text shown is masked (the detector is most of the cost).
+  let shown = definition;
   if (form === 'compact') {
     if (item.kind === 'function' || item.kind === 'classFunction') {
       const compact = item.lang === 'python' ? compactPythonFunction(item, definition) : compactJavaMethod(item, definition);
-      if (compact !== undefined) {
-        const shown = maskCode(compact, lang);
-        if (whole.length > shown.length + SHORT_BODY_CHARS) member = shown;
-      }
-    } else member = maskCode(compactVariable(item, definition), lang);
+      if (compact !== undefined && definition.length > compact.length + SHORT_BODY_CHARS) shown = compact;
+    } else shown = compactVariable(item, definition);
   }
+  const member = maskCode(shown, lang);
   return { ...base, container, member, text: assemble(lang, container, member) };
 }
 

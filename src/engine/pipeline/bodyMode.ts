@@ -16,7 +16,7 @@ import { cutAtMalformed } from '../generate/postprocess/wellFormed';
 import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
 import type { Tokenize } from '../body/tokens';
 import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
-import { snippetForPrompt } from '../prompt/snippetForPrompt';
+import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { GenerateRequest, GenerateResult } from '../generate/types';
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
@@ -363,7 +363,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       return {
         prompt: prompt.prompt,
         stop: prompt.stop,
-        contexts: ranked.filter((c) => usedIds.has(snippetForPrompt(c).text)),
+        contexts: ranked.filter((c) => usedIds.has(snippetForPrompt(c).text)).map(shownCandidate),
         trace: {
           tokens: prompt.tokens,
           fim: prompt.fim,

@@ -3,7 +3,7 @@
 // (ProCC) -> the model stages (prompt, 2.4 -> check -> generate -> postprocess, the mode's). The
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).
 import { fitPromptBudget, type PromptSnippet } from '../prompt/fitPromptBudget';
-import { snippetForPrompt } from '../prompt/snippetForPrompt';
+import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { Candidate } from '../retrieve/types';
 import { requestContext } from './stages/context';
@@ -13,12 +13,13 @@ import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptio
 
 /** A candidate as the prompt shows it; ProCC's window gets its heading and, with a share, is budgeted first up to it. */
 function promptSnippetOf(c: Candidate, similarCap: number | undefined): PromptSnippet {
-  if (c.origin?.kind !== 'similar') return snippetForPrompt(c);
+  const shown = snippetForPrompt(c);
+  if (c.origin?.kind !== 'similar') return shown;
   const heading = `Compare this snippet from ${c.snippet.path}:`;
-  if (similarCap === 0) return { path: c.snippet.path, text: c.snippet.text, heading };
+  if (similarCap === 0) return { path: c.snippet.path, text: shown.text, heading };
   return {
     path: c.snippet.path,
-    text: c.snippet.text,
+    text: shown.text,
     heading,
     pinned: true,
     ...(similarCap !== undefined ? { maxTokens: similarCap } : {}),
@@ -87,7 +88,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
       return {
         prompt: fitted.prompt,
         stop: fitted.stop,
-        contexts: fitted.usedIndices.map((i) => ranked[i]!),
+        contexts: fitted.usedIndices.map((i) => shownCandidate(ranked[i]!)),
         trace: {
           tokens: fitted.tokens,
           fim: fitted.fim,

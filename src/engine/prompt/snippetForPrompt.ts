@@ -1,11 +1,30 @@
-// A retrieval candidate as the prompt shows it (CodeRAG 2.4): the prompt heads each snippet with
-// its repo-relative path itself, so a knowledge-base stub's own `# path` line is dropped.
-import type { Candidate } from '../retrieve/types';
+// A retrieval candidate as the prompt shows it (CodeRAG 2.4): rendered by renderKnowledge.ts
+// (an item compact, code masked), without the stub's own `# path` line since the prompt heads each
+// snippet with its repo-relative path itself.
+import type { Candidate, Snippet } from '../retrieve/types';
 import type { PromptSnippet } from './fitPromptBudget';
+import { formOf, renderSnippet } from './renderKnowledge';
+
+/** Renderings already made (a prompt is laid out more than once per request; contexts read it again). */
+const rendered = new WeakMap<Snippet, string>();
+/** Snippets whose text is already a rendering (shownCandidate's): shown as they are. */
+const shown = new WeakSet<Snippet>();
 
 export function snippetForPrompt(c: Candidate): PromptSnippet {
-  const text = c.snippet.text;
-  const first = text.slice(0, text.indexOf('\n') + 1);
-  const isHeader = /^\s*(#|\/\/)\s*\S+\s*$/.test(first) && first.includes(c.snippet.path);
-  return { path: c.snippet.path, text: isHeader ? text.slice(first.length) : text };
+  const s = c.snippet;
+  if (shown.has(s)) return { path: s.path, text: s.text };
+  let text = rendered.get(s);
+  if (text === undefined) {
+    text = renderSnippet(s, formOf(c)).text;
+    rendered.set(s, text);
+  }
+  return { path: s.path, text };
+}
+
+/** The candidate with the text the prompt shows: the contexts a pipeline reports carry what the model read. */
+export function shownCandidate(c: Candidate): Candidate {
+  if (shown.has(c.snippet)) return c;
+  const snippet: Snippet = { ...c.snippet, text: snippetForPrompt(c).text };
+  shown.add(snippet);
+  return { ...c, snippet };
 }

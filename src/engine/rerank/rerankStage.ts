@@ -6,6 +6,7 @@ import type { RerankerSwitch } from './RerankerSwitch';
 import type { Reranker, RerankDecision, RerankDoc, RerankInput, RerankOutcome, RerankStage, RerankTrace } from './types';
 import type { Candidate } from '../retrieve/types';
 import { redactSecrets } from '../prompt/redact';
+import { langOfPath, maskCode } from '../prompt/renderKnowledge';
 
 type CandidateDoc = RerankDoc & { candidate: Candidate; score: number; position: number };
 
@@ -48,11 +49,16 @@ export class BestFitRerankStage implements RerankStage {
 
   async rerank(input: RerankInput, signal: AbortSignal): Promise<RerankOutcome> {
     const query = buildRerankQuery(input.file.path, input.file.prefix);
-    const docs = candidateDocs(input.candidates);
+    // An LLM reranker's windows leave for a model server: another file's code with its string values masked
+    // (renderKnowledge.ts), as a prompt shows it. The distilled reranker runs in-process and sees the text as it is.
+    const llm = this.reranker.kind === 'llm';
+    const docs = candidateDocs(input.candidates).map((d) =>
+      llm ? { ...d, text: maskCode(d.text, d.candidate.snippet.item?.lang ?? langOfPath(d.candidate.snippet.path)) } : d,
+    );
     // An LLM reranker redacts what it sends (generate/redactBoundary); the trace counts what it
-    // redacts (the same cached results). The distilled reranker runs in-process and sees the text as it is.
+    // redacts (the same cached results).
     let redactions: number | undefined;
-    if (this.reranker.kind === 'llm') {
+    if (llm) {
       const counts = await Promise.all([query.text, ...docs.map((d) => d.text)].map(async (t) => (await redactSecrets(t)).count));
       redactions = counts.reduce((a, b) => a + b, 0);
     }

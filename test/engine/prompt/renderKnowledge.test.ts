@@ -1,0 +1,243 @@
+// What another file contributes to a model's prompt: items rendered compact (signature, docstring,
+// body elided unless short), code with its string values masked, in every prompt form (line mode,
+// body mode, the LLM reranker's windows), with real tree-sitter extraction and a real knowledge base
+// over a small repository written here.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { grammarsDir } from '../../helpers/paths';
+import { recordingModel } from '../../helpers/recordingModel';
+import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
+import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
+import { extractFile } from '../../../src/engine/kb/extract';
+import { RepoMethods } from '../../../src/engine/body/RepoMethods';
+import { bodyMode, createPipeline, createRetrievalPaths, LINE_MODE, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
+import { renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
+import { maskStrings } from '../../../src/engine/prompt/maskStrings';
+import { BestFitRerankStage } from '../../../src/engine/rerank/rerankStage';
+import type { RerankDoc, Reranker } from '../../../src/engine/rerank/types';
+
+// Credentials planted in files the user never opened; none may reach a model.
+const SECRETS = [
+  'Pg_9xQ2-vLm7',
+  '8f14e45fceea167a5a36dedd4bea2543',
+  'svc-Hq7pW2z',
+  'tok_live_Zk81mQ',
+  'Tr0ub4dor&3',
+  'AccountKey=Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTA=',
+  'MIIEowIBAAKCAQEAvQ1x9kq',
+  'jdbcPw_77aa',
+];
+
+const PY_CLIENT = `import os
+
+PGPASSWORD = "${SECRETS[0]}"
+TWILIO_AUTH = "${SECRETS[1]}"
+creds = ("svc", "${SECRETS[2]}")
+AZURE = "DefaultEndpointsProtocol=https;AccountName=shopacct;${SECRETS[5]};EndpointSuffix=core.windows.net"
+PEM = ("-----BEGIN RSA PRIVATE KEY-----\\n"
+       "${SECRETS[6]}\\n"
+       "-----END RSA PRIVATE KEY-----\\n")
+DEFAULT_REGION = "eu-west"
+
+
+class CanaryClient:
+    """Talks to the canary service."""
+
+    def __init__(self, host, apitoken: str = "${SECRETS[3]}"):
+        """Make a client.
+
+        the admin password is ${SECRETS[4]}
+        """
+        self.host = host
+        self.apitoken = apitoken
+
+    @property
+    def region(self):
+        return DEFAULT_REGION
+
+    def fetch_canary_orders(self, customer_id, limit=10):
+        """Orders of one customer, newest first."""
+        url = "https://" + self.host + "/orders"
+        session = connect(PGPASSWORD, creds, AZURE, PEM)
+        rows = session.query(url, customer_id, limit)
+        rows.sort(key=lambda r: r.created, reverse=True)
+        kept = [r for r in rows if r.visible]
+        return kept
+`;
+
+const JAVA_DB = `package com.shop;
+
+public class Db {
+    private static final String JDBC_URL = "jdbc:postgresql://db:5432/shop?user=app&password=${SECRETS[7]}";
+    static final String MODE = "fast";
+
+    /** Opens a connection to the shop database. */
+    public static Connection canaryOpen(String url, int retries) {
+        Connection c = Driver.connect(url, "${SECRETS[0]}");
+        for (int i = 0; i < retries && c == null; i++) c = Driver.connect(url, "${SECRETS[0]}");
+        c.setAutoCommit(false);
+        c.setSchema("shop");
+        return c;
+    }
+}
+`;
+
+const JAVA_USER = `package com.shop;
+
+public class Reports {
+    public Connection canaryConnection(String url) {
+        Connection c = Db.canaryOpen(JDBC_FALLBACK + "?password=${SECRETS[7]}", 3);
+        c.setClientInfo("TWILIO_AUTH", "${SECRETS[1]}");
+        return c;
+    }
+}
+`;
+
+function leaked(text: string): string[] {
+  return SECRETS.filter((s) => text.includes(s));
+}
+
+void describe('compact renderings of other files\' knowledge', () => {
+  let parsers: Parsers;
+  let root: string;
+  let kb: KnowledgeBase;
+  const signal = new AbortController().signal;
+
+  before(async () => {
+    parsers = await loadParsers(grammarsDir);
+    root = mkdtempSync(join(tmpdir(), 'render-'));
+    const files: Record<string, string> = {
+      'shop/client.py': PY_CLIENT,
+      'src/main/java/com/shop/Db.java': JAVA_DB,
+      'src/main/java/com/shop/Reports.java': JAVA_USER,
+    };
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, rel)), { recursive: true });
+      writeFileSync(join(root, rel), text);
+    }
+    kb = await KnowledgeBase.open({ repoRoot: root, parsers });
+    await kb.index(undefined, signal);
+  });
+  after(() => {
+    kb.dispose();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const items = (path: string, lang: 'python' | 'java', text: string) => extractFile(parsers, lang, path, text).items;
+
+  void test('a Python method is its class header, signature and docstring with the body elided; a property stays whole', () => {
+    const all = items('shop/client.py', 'python', PY_CLIENT);
+    const fetch = renderSnippet(snippetOfItem(all.find((i) => i.name === 'fetch_canary_orders')!));
+    assert.equal(fetch.container.join('\n'), 'class CanaryClient:');
+    assert.equal(fetch.member, '    def fetch_canary_orders(self, customer_id, limit=10):\n        """Orders of one customer, newest first."""\n        ...');
+    assert.equal(fetch.text, `class CanaryClient:\n${fetch.member}`);
+    const region = renderSnippet(snippetOfItem(all.find((i) => i.name === 'region')!));
+    assert.equal(region.member, '    @property\n    def region(self):\n        return DEFAULT_REGION');
+    // The caller may ask for the whole body.
+    assert.match(renderSnippet(snippetOfItem(all.find((i) => i.name === 'fetch_canary_orders')!), 'body').text, /rows\.sort/);
+  });
+
+  void test('a Python global is its declaration with masked values; a short enum-like value stays', () => {
+    const all = items('shop/client.py', 'python', PY_CLIENT);
+    const shown = (name: string) => renderSnippet(snippetOfItem(all.find((i) => i.name === name)!)).text;
+    assert.equal(shown('PGPASSWORD'), 'PGPASSWORD = "…"');
+    assert.equal(shown('creds'), 'creds = ("…", "…")');
+    assert.equal(shown('DEFAULT_REGION'), 'DEFAULT_REGION = "eu-west"');
+    assert.equal(shown('PEM'), 'PEM = ("…"\n       "…"\n       "…")');
+  });
+
+  void test('a Java method is its class header, Javadoc and declaration ending in `;`; a field keeps a short enum-like value', () => {
+    const all = items('src/main/java/com/shop/Db.java', 'java', JAVA_DB);
+    const open = renderSnippet(snippetOfItem(all.find((i) => i.name === 'canaryOpen')!));
+    assert.deepEqual(open.container, ['public class Db {']);
+    assert.equal(open.member, '    /** Opens a connection to the shop database. */\n    public static Connection canaryOpen(String url, int retries);');
+    assert.equal(open.text, `public class Db {\n${open.member}\n}`);
+    assert.equal(renderSnippet(snippetOfItem(all.find((i) => i.name === 'MODE')!)).member, '    static final String MODE = "fast";');
+    assert.equal(renderSnippet(snippetOfItem(all.find((i) => i.name === 'JDBC_URL')!)).member, '    private static final String JDBC_URL = "…";');
+  });
+
+  void test("one file's items grouped: each class header once, members in source order", () => {
+    const py = items('shop/client.py', 'python', PY_CLIENT).map((i) => renderSnippet(snippetOfItem(i)));
+    const grouped = renderFileItems('shop/client.py', [...py].reverse());
+    assert.equal(grouped.split('\n').filter((l) => l === 'class CanaryClient:').length, 1, grouped);
+    assert.ok(grouped.indexOf('def __init__') < grouped.indexOf('def region') && grouped.indexOf('def region') < grouped.indexOf('def fetch_canary_orders'), grouped);
+    assert.deepEqual(leaked(grouped), []);
+    const java = items('src/main/java/com/shop/Db.java', 'java', JAVA_DB).map((i) => renderSnippet(snippetOfItem(i)));
+    const j = renderFileItems('src/main/java/com/shop/Db.java', java);
+    assert.equal(j, ['public class Db {', '    private static final String JDBC_URL = "…";', '    static final String MODE = "fast";', '    /** Opens a connection to the shop database. */', '    public static Connection canaryOpen(String url, int retries);', '}'].join('\n'));
+  });
+
+  void test('string literals: prefixes, triple quotes, text blocks, unterminated literals; char literals and format strings stay', () => {
+    // Literals joined by `+` or implicit concatenation are judged as one value.
+    assert.equal(maskStrings('x = rb"a8Zq7\\"v" + f\'{a}:{b}\'\ny = f\'{a}:{b}\'\nz = """long\nsecret Zq8"""\n', 'python').text, 'x = rb"…" + f\'…\'\ny = f\'{a}:{b}\'\nz = """…"""\n');
+    assert.equal(maskStrings('log.info("fetched %s rows", n)\nopen("./data/rows.csv")', 'python').text, 'log.info("fetched %s rows", n)\nopen("./data/rows.csv")');
+    assert.equal(maskStrings('s = "Zq8x7Pw2mK\ny = 1', 'python').text, 's = "…\ny = 1');
+    assert.equal(maskStrings('t = """never closed Zq8x7Pw2mK', 'python').text, 't = """…');
+    assert.equal(maskStrings('char q = \'"\'; String t = """\n  Zq8x7Pw2mK\n  """;', 'java').text, 'char q = \'"\'; String t = """…""";');
+    assert.equal(maskStrings('url = "https://bob:Zq8x@host/x"; home = "https://host/api/{v}"', 'python').text, 'url = "…"; home = "https://host/api/{v}"');
+  });
+
+  /** A file that calls into the client, the cursor after the call's receiver. */
+  const pyRequest: CompletionRequest = {
+    filePath: 'shop/report.py',
+    lang: 'python',
+    prefix: 'from shop.client import CanaryClient, PGPASSWORD, creds\n\nclient = CanaryClient("h")\norders = client.fetch_canary_orders(',
+    suffix: '',
+  };
+
+  void test('a line-mode prompt shows the canary method\'s signature and no planted credential', async () => {
+    const { retrievers, dispose } = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    try {
+      const { client, seen } = recordingModel('customer_id)', 'stop');
+      const result = await createPipeline(pipelineOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(pyRequest, signal);
+      const prompt = seen.at(-1)?.prompt ?? '';
+      assert.match(prompt, /def fetch_canary_orders\(self, customer_id, limit=10\):/);
+      assert.doesNotMatch(prompt, /rows\.sort/, 'the body is elided');
+      assert.deepEqual(leaked(prompt), [], prompt);
+      // The contexts carry what the prompt showed.
+      const shown = result.contexts.map((c) => c.snippet.text).join('\n');
+      assert.match(shown, /fetch_canary_orders/);
+      assert.doesNotMatch(shown, /rows\.sort/);
+    } finally {
+      dispose();
+    }
+  });
+
+  void test('a body-mode prompt (usages, signature-similar methods, definitions) carries no planted credential', async () => {
+    const repo = new RepoMethods(kb);
+    try {
+      const request: CompletionRequest = {
+        filePath: 'src/main/java/com/shop/Audit.java',
+        lang: 'java',
+        prefix: 'package com.shop;\n\npublic class Audit {\n    public Connection canaryConnect(String url) {\n        ',
+        suffix: '\n    }\n}\n',
+      };
+      const { client, seen } = recordingModel('return Db.canaryOpen(url, 3);\n    }', 'stop');
+      await createPipeline(pipelineOptions({ body: { maxNewTokens: 16, knowledge: false } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(request, signal);
+      const prompt = seen.at(-1)?.prompt ?? '';
+      assert.match(prompt, /canaryConnection\(String url\)/, prompt);
+      assert.deepEqual(leaked(prompt), [], prompt);
+    } finally {
+      repo.dispose();
+    }
+  });
+
+  void test("an LLM reranker's windows carry no planted credential, while the code and a short enum-like value stay", async () => {
+    const windows: RerankDoc[][] = [];
+    const reranker: Reranker = {
+      kind: 'llm',
+      name: 'recording',
+      pick: (_query, window) => (windows.push([...window]), Promise.resolve({ index: 0 })),
+    };
+    const candidates: Candidate[] = kb.items().map((item) => ({ snippet: snippetOfItem(item), paths: ['sparse'], scores: { sparse: 1 }, ranks: { sparse: 1 } }));
+    await new BestFitRerankStage(reranker).rerank({ file: { path: pyRequest.filePath, prefix: pyRequest.prefix }, candidates, topU: 3 } as never, signal);
+    const sent = windows.flat().map((d) => d.text).join('\n');
+    assert.match(sent, /def fetch_canary_orders/);
+    assert.match(sent, /DEFAULT_REGION = "eu-west"/);
+    assert.deepEqual(leaked(sent), []);
+  });
+});

@@ -59,9 +59,18 @@ const CHECK_LIMIT_MS = 5000;
 /** Most characters of streamed text kept of one answer (a line completion is a few hundred). */
 export const MAX_ANSWER_CHARS = 64 * 1024;
 
+/**
+ * The context window every request asks Ollama for. Its default (2,048 tokens before 0.6.4) is
+ * smaller than a 2,048-token prompt plus the answer, and Ollama then drops the prompt's head, the
+ * repository block first; one fixed value also keeps Ollama from reloading the model between requests.
+ */
+export const OLLAMA_NUM_CTX = 4096;
+
 export class OllamaClient implements ModelClient {
   readonly backend = 'ollama' as const;
   readonly family: ModelFamily;
+  /** The context every request asks for (OLLAMA_NUM_CTX): the prompt budget stays inside it. */
+  readonly contextTokens = OLLAMA_NUM_CTX;
 
   constructor(private readonly options: OllamaClientOptions) {
     this.family = options.family ?? modelFamilyOf(options.model);
@@ -151,7 +160,12 @@ export class OllamaClient implements ModelClient {
         // The chosen tokens' log-probabilities (the show gate's confidence); a server too old for them sends none.
         logprobs: true,
         keep_alive: this.options.keepAlive ?? '30m',
-        options: { num_predict: request.maxNewTokens, temperature: request.temperature ?? 0, stop: [...request.stop] },
+        options: {
+          num_ctx: OLLAMA_NUM_CTX,
+          num_predict: request.maxNewTokens,
+          temperature: request.temperature ?? 0,
+          stop: [...request.stop],
+        },
       });
       const onAbort = (): void => stream.abort();
       limit.signal.addEventListener('abort', onAbort, { once: true });
@@ -239,7 +253,7 @@ export class OllamaClient implements ModelClient {
         raw: true,
         stream: false,
         keep_alive: this.options.keepAlive ?? '30m',
-        options: { num_predict: 1, temperature: 0 },
+        options: { num_ctx: OLLAMA_NUM_CTX, num_predict: 1, temperature: 0 },
       });
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'warm-up', WARM_LIMIT_MS);

@@ -3,6 +3,7 @@
 // (ProCC) -> the model stages (prompt, 2.4 -> check -> generate -> postprocess, the mode's). The
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).
 import { fitPromptBudget, type PromptSnippet } from '../prompt/fitPromptBudget';
+import { cursorLine } from '../prompt/promptMemory';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { Candidate } from '../retrieve/types';
@@ -24,13 +25,6 @@ function promptSnippetOf(c: Candidate, similarCap: number | undefined): PromptSn
     pinned: true,
     ...(similarCap !== undefined ? { maxTokens: similarCap } : {}),
   };
-}
-
-/** Lines before the cursor's (its 0-based line number). */
-function lineCount(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
-  return n;
 }
 
 /** The line composition of the stages for `mode` (line mode, or a mode that reuses its stages with its own cut). */
@@ -58,7 +52,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
     return request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix;
   };
   // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
-  const place = stages.promptMemory?.placeAt(request.filePath, lineCount(request.prefix));
+  const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix));
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = mode.until?.(request);
   const plan: ModelPlan = {

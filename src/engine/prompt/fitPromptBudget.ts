@@ -28,6 +28,8 @@ export interface PlaceLayout {
   blockCap?: number;
   /** The first line of the code before the cursor that the prompt shows (0: the whole file). */
   cutLine?: number;
+  /** The snippet ids a per-place reranker (RerankStage.perPlace) chose here, best first. */
+  ranked?: string[];
   /** Bumped whenever the block's text changes: a host warms the model server's cache once per version. */
   version: number;
 }

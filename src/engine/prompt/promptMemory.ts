@@ -50,3 +50,10 @@ export class PromptMemory {
     this.places.clear();
   }
 }
+
+/** The cursor's 0-based line number: the lines before it in `prefix`. */
+export function cursorLine(prefix: string): number {
+  let n = 0;
+  for (let i = prefix.indexOf('\n'); i >= 0; i = prefix.indexOf('\n', i + 1)) n++;
+  return n;
+}

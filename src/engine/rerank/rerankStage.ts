@@ -47,6 +47,10 @@ export class BestFitRerankStage implements RerankStage {
     return this.reranker.name;
   }
 
+  get perPlace(): boolean {
+    return this.reranker.kind === 'llm';
+  }
+
   async rerank(input: RerankInput, signal: AbortSignal): Promise<RerankOutcome> {
     const query = buildRerankQuery(input.file.path, input.file.prefix);
     // An LLM reranker's windows leave for a model server: another file's code with its string values masked

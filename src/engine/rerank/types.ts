@@ -144,5 +144,10 @@ export interface RerankOutcome {
 /** The rerank stage (CodeRAG 2.3): picks the top-u of the merged candidates. */
 export interface RerankStage {
   readonly name: string;
+  /**
+   * Its choice holds for a whole place of work (the pipeline reuses it at the next keystrokes
+   * there): a reranker that asks a model server costs a request per window, too much per keystroke.
+   */
+  readonly perPlace?: boolean;
   rerank(input: RerankInput, signal: AbortSignal): Promise<RerankOutcome>;
 }

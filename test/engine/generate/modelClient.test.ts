@@ -81,12 +81,12 @@ void describe('model clients', () => {
     await client.generate({ prompt: PROMPT, maxNewTokens: 7, stop: ['\n\n'] }, signal);
     const req = server.requests.slice(before).find((r) => r.path === '/api/generate');
     assert.ok(req);
-    const body = req.body as { raw?: boolean; stream?: boolean; keep_alive?: string; prompt?: string; options?: { num_predict?: number; stop?: string[]; temperature?: number } };
+    const body = req.body as { raw?: boolean; stream?: boolean; keep_alive?: string; prompt?: string; options?: { num_ctx?: number; num_predict?: number; stop?: string[]; temperature?: number } };
     assert.equal(body.raw, true);
     assert.equal(body.stream, true);
     assert.equal(body.keep_alive, '12m');
     assert.equal(body.prompt, PROMPT);
-    assert.deepEqual(body.options, { num_predict: 7, temperature: 0, stop: ['\n\n'] });
+    assert.deepEqual(body.options, { num_ctx: 4096, num_predict: 7, temperature: 0, stop: ['\n\n'] }, 'a fixed context window, so Ollama neither drops the prompt head nor reloads the model');
   });
 
   void test('the Ollama client closes the stream once the request says the answer is complete', async () => {

@@ -1,6 +1,7 @@
 // CodeRAG's knowledge stage (query, Alg. 1 -> multi-path retrieval, 2.2.1 -> BestFit rerank, 2.3)
 // and ProCC's similar-code stage: what every mode asks for the code the prompt shows. The line
 // mode's prompt is built from them; the body mode adds the knowledge items to Rambo's lists.
+import { cursorLine } from '../../prompt/promptMemory';
 import { lastLinesQuery } from '../../query/lastLinesQuery';
 import type { UnfinishedFile } from '../../query/unfinishedFile';
 import type { Candidate, RetrievalTrace } from '../../retrieve/types';
@@ -87,6 +88,25 @@ export async function knowledgeStage(
     trace.rerank = { reranker: reranker?.name ?? 'none', calls: [], picked: inOrder.map((c) => c.snippet.id) };
     return { ranked: inOrder, ...(retrieval ? { retrieval } : {}) };
   }
+  // A per-place reranker's choice at this place stands: what it chose first, then what retrieval found since.
+  const place = reranker.perPlace ? stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix)) : undefined;
+  const chosen = place?.fresh === false ? place.layout.ranked : undefined;
+  if (place && chosen) {
+    const byId = new Map(candidates.map((c) => [c.snippet.id, c]));
+    const kept = new Set(chosen);
+    const ranked = [...chosen.flatMap((id) => byId.get(id) ?? []), ...candidates.filter((c) => !kept.has(c.snippet.id))].slice(
+      0,
+      options.rerank.topU,
+    );
+    trace.stages.push({
+      stage: 'rerank',
+      status: 'ok',
+      elapsedMs: 0,
+      message: `${reranker.name}: its choice at this place (it runs once per place)`,
+    });
+    trace.rerank = { reranker: reranker.name, calls: [], picked: ranked.map((c) => c.snippet.id), notes: ['reused at this place'] };
+    return { ranked, ...(retrieval ? { retrieval } : {}) };
+  }
   const rerank = await timed<RerankOutcome>(
     trace,
     'rerank',
@@ -108,6 +128,7 @@ export async function knowledgeStage(
     ...(rerank.notes ? { notes: rerank.notes } : {}),
     ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}),
   };
+  if (place && rerank.calls.length > 0) place.layout.ranked = rerank.ranked.map((c) => c.snippet.id);
   return { ranked: rerank.ranked, ...(retrieval ? { retrieval } : {}), rerank };
 }
 

@@ -104,7 +104,8 @@ async function secretlintPiece(text: string): Promise<string[]> {
     );
     // Some rules report the start of the whole match with the value's length (AWS secret keys): the data names the value.
     const value = data.includes(ranged) ? ranged : (data.sort((a, b) => b.length - a.length)[0] ?? ranged);
-    if (value.length >= 8) values.push(value);
+    // A finding that holds the placeholder (a connection string whose password the own rules replaced) has nothing left to hide.
+    if (value.length >= 8 && !value.includes(REDACTED)) values.push(value);
   }
   return values;
 }

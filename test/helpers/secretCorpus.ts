@@ -28,11 +28,29 @@ export function loadSecretCorpus(name: 'corpus' | 'heldout' = 'corpus'): CorpusC
 
 /** Retrieved code around the case: fixture files up to about 6,000 characters, the size of a 2,048-token prompt. */
 function context(files: readonly string[]): string {
-  return files.map((f) => readFileSync(join(fixturesDir, f), 'utf8')).join('\n').slice(0, 6000);
+  return files
+    .map((f) => readFileSync(join(fixturesDir, f), 'utf8'))
+    .join('\n')
+    .slice(0, 6000);
 }
 const CONTEXT: Record<CorpusCase['lang'], string> = {
-  python: context(['pyshop/pyshop/payments.py', 'pyshop/pyshop/models.py', 'pyshop/pyshop/util.py', 'pyshop/pyshop/config.py', 'pyshop/pyshop/i18n.py']),
-  java: context(['service/CheckoutService.java', 'App.java', 'model/Cart.java', 'model/Product.java', 'payment/StripeGateway.java', 'payment/Gateways.java'].map((f) => `javashop/src/main/java/com/example/shop/${f}`)),
+  python: context([
+    'pyshop/pyshop/payments.py',
+    'pyshop/pyshop/models.py',
+    'pyshop/pyshop/util.py',
+    'pyshop/pyshop/config.py',
+    'pyshop/pyshop/i18n.py',
+  ]),
+  java: context(
+    [
+      'service/CheckoutService.java',
+      'App.java',
+      'model/Cart.java',
+      'model/Product.java',
+      'payment/StripeGateway.java',
+      'payment/Gateways.java',
+    ].map((f) => `javashop/src/main/java/com/example/shop/${f}`),
+  ),
 };
 
 /** The prompt a completion in the case's file sends (a retrieved snippet, then the file up to the cursor). */
@@ -66,7 +84,13 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 /** Every case's prompt through the boundary with `redactor` to `server` (an Ollama-compatible capturing server). */
-export async function scoreThroughBoundary(cases: readonly CorpusCase[], redactor: Redactor, server: OllamaTestServer, model: string, signal: AbortSignal): Promise<CorpusScore> {
+export async function scoreThroughBoundary(
+  cases: readonly CorpusCase[],
+  redactor: Redactor,
+  server: OllamaTestServer,
+  model: string,
+  signal: AbortSignal,
+): Promise<CorpusScore> {
   const times: number[] = [];
   const timed: Redactor = async (text) => {
     const t0 = performance.now();
@@ -126,7 +150,17 @@ export function loadSecretCorpusV2(part: 'dev' | 'heldout'): CorpusV2Case[] {
       if (sep < 0 || (lang !== 'python' && lang !== 'java')) throw new Error(`bad case ${id}`);
       const meta = rest.slice(0, sep);
       const values = (key: string): string[] => meta.filter((l) => l.startsWith(`${key}: `)).map((l) => l.slice(key.length + 2));
-      return { id, lang, form, secrets: values('secret'), keep: values('keep'), code: rest.slice(sep + 1).join('\n').replace(/\s+$/, '') };
+      return {
+        id,
+        lang,
+        form,
+        secrets: values('secret'),
+        keep: values('keep'),
+        code: rest
+          .slice(sep + 1)
+          .join('\n')
+          .replace(/\s+$/, ''),
+      };
     });
 }
 
@@ -153,7 +187,10 @@ export interface CorpusV2Score {
 }
 
 /** Scores `redact`'s output for every case (a credential counts once per value; `sentOf` gives what reached the model). */
-export async function scoreCorpusV2(cases: readonly CorpusV2Case[], sentOf: (prompt: string, c: CorpusV2Case) => Promise<string>): Promise<Omit<CorpusV2Score, 'medianMs' | 'p95Ms'>> {
+export async function scoreCorpusV2(
+  cases: readonly CorpusV2Case[],
+  sentOf: (prompt: string, c: CorpusV2Case) => Promise<string>,
+): Promise<Omit<CorpusV2Score, 'medianMs' | 'p95Ms'>> {
   const missed: string[] = [];
   const overRedacted: string[] = [];
   let secrets = 0;
@@ -191,7 +228,13 @@ export async function scoreCorpusV2(cases: readonly CorpusV2Case[], sentOf: (pro
 }
 
 /** Every v2 case's prompt through the boundary with `redactor` to the capturing `server`. */
-export async function scoreV2ThroughBoundary(cases: readonly CorpusV2Case[], redactor: Redactor, server: OllamaTestServer, model: string, signal: AbortSignal): Promise<CorpusV2Score> {
+export async function scoreV2ThroughBoundary(
+  cases: readonly CorpusV2Case[],
+  redactor: Redactor,
+  server: OllamaTestServer,
+  model: string,
+  signal: AbortSignal,
+): Promise<CorpusV2Score> {
   const times: number[] = [];
   const timed: Redactor = async (text) => {
     const t0 = performance.now();

@@ -327,7 +327,6 @@ const SETTING_NAME = String.raw`(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\
 const SETTING_SEPARATOR = String.raw`(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)`;
 const SETTING_VALUE = String.raw`([^\s&;"'<>(),\\]{4,200})`;
 
-
 /** Keys of connection strings, SAS URLs and .npmrc whose value is the credential whatever its shape. */
 const CREDENTIAL_KEYS = String.raw`AccountKey|SharedAccessKey|SharedAccessSignature|sig|_authToken|_auth|_password|password|passwd|pwd|PGPASSWORD`;
 
@@ -342,7 +341,14 @@ const NOT_AUTH_CONTEXT =
 export function tokenShape(value: string): 'hex' | 'uuid' | 'base64' | undefined {
   if (/^[0-9a-fA-F]{32,128}$/.test(value) && /[a-fA-F]/.test(value) && /\d/.test(value)) return 'hex';
   if (/^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i.test(value)) return 'uuid';
-  if (value.length >= 20 && value.length <= 512 && /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value) && /\d/.test(value)) {
+  if (
+    value.length >= 20 &&
+    value.length <= 512 &&
+    /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) &&
+    /[a-z]/.test(value) &&
+    /[A-Z]/.test(value) &&
+    /\d/.test(value)
+  ) {
     // An image or data in base64 starts with its format's magic; a long word or a name is no token.
     if (/^(?:iVBOR|\/9j\/|R0lGOD|UklGR|PHN2Z|JVBER)/.test(value) || (value.length < 40 && /[A-Za-z]{17,}/.test(value))) return undefined;
     return shannonEntropy(value) > 3.6 ? 'base64' : undefined;
@@ -391,13 +397,21 @@ function redactUnterminated(text: string): Redacted {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.length > 2000 || !/["']/.test(line) || /"""|'''/.test(line)) continue;
+    // A line whose quotes pair up closes every literal it opens (most lines: they skip the regular expression below).
+    if ((line.split('"').length - 1) % 2 === 0 && (line.split("'").length - 1) % 2 === 0) continue;
+    if (!/pass|pw|secret|token|key|auth|cred/i.test(line)) continue;
     // The literal runs to the line's end or to a fill-in-the-middle marker.
-    const m = /^([^"'\n]*(?:(["'])(?:(?!\2)[^\\\n]|\\.)*\2[^"'\n]*)*?[=:(,][ \t]*)(["'])([^"'\n\\]{3,256}?)(<\||<fim_|<\uff5c|$)/.exec(line);
+    const m = /^([^"'\n]*(?:(["'])(?:(?!\2)[^\\\n]|\\.)*\2[^"'\n]*)*?[=:(,][ \t]*)(["'])([^"'\n\\]{3,256}?)(<\||<fim_|<\uff5c|$)/.exec(
+      line,
+    );
     if (!m) continue;
     const head = m[1]!;
     const name = bindingBefore(head, head.length);
     const value = m[4]!;
-    const bare = name.split('.').pop()!.replace(/^(?:set|with)(?=[A-Z_])/, '');
+    const bare = name
+      .split('.')
+      .pop()!
+      .replace(/^(?:set|with)(?=[A-Z_])/, '');
     if (!isSecretName(bare) || isPlaceholder(value)) continue;
     if (/\s/.test(value) && !/pass|secret|pwd/i.test(name)) continue;
     lines[i] = `${head}${m[3]}${REDACTED}${m[5]}${line.slice(m[0].length)}`;
@@ -440,7 +454,10 @@ const RULES: readonly Rule[] = [
     // A secret's name given a chain of literals (`+`, implicit concatenation, a line continuation) or one literal in parentheses
     // (black's `SECRET_KEY = (\n    "..."\n)`): every piece is the value.
     name: 'literal chain',
-    pattern: new RegExp(String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`, 'gi'),
+    pattern: new RegExp(
+      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
+      'gi',
+    ),
     replace: (m) => {
       const name = m[1] ?? '';
       const chain = m[4] ?? '';
@@ -464,7 +481,8 @@ const RULES: readonly Rule[] = [
   {
     // netrc text: `machine h login u password p`, on one line or several (also with escaped line breaks in a literal).
     name: 'netrc',
-    pattern: /\b(login|user)((?:[ \t\n]|\\[nt]){1,40}[^\s"'\\]{1,128}(?:[ \t\n]|\\[nt]){1,40}(?:password|passwd|account)(?:[ \t]|\\t){1,10})([^\s"'\\]{3,128})/g,
+    pattern:
+      /\b(login|user)((?:[ \t\n]|\\[nt]){1,40}[^\s"'\\]{1,128}(?:[ \t\n]|\\[nt]){1,40}(?:password|passwd|account)(?:[ \t]|\\t){1,10})([^\s"'\\]{3,128})/g,
     replace: (m) => (isPlaceholder(m[3] ?? '') ? undefined : `${m[1]}${m[2]}${REDACTED}`),
   },
   {
@@ -476,7 +494,10 @@ const RULES: readonly Rule[] = [
   {
     // A pair bound to a credentials name: `creds = ("svc", "...")`, `LOGIN = ("user", "...")`: the second literal is the password.
     name: 'credential pair',
-    pattern: new RegExp(String.raw`(?<![\w.-])([A-Za-z_]\w{0,63})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*[([]\s*)${LIT}(\s*,\s*)${LIT}`, 'g'),
+    pattern: new RegExp(
+      String.raw`(?<![\w.-])(?=\w{0,60}?(?:cred|login|auth|account))([A-Za-z_]\w{0,63})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*[([]\s*)${LIT}(\s*,\s*)${LIT}`,
+      'gi',
+    ),
     replace: (m) => {
       if (!/(?:^|_)(?:creds?|credentials?|login|logins|auth|basic_auth|account)$/i.test(m[1] ?? '')) return undefined;
       const { value, quote } = litValue(m, 6);
@@ -588,7 +609,8 @@ const RULES: readonly Rule[] = [
       // In config text inside a string (after an escaped line break, a quote or a query separator) a token-shaped value under an
       // authentication name, or a letters-only one under a password's, is a credential too.
       const inString = /^(?:\\[nrt]|[?&;"'])$/.test(m[1] ?? '');
-      if (inString && !flag && tokenShape(value) && AUTH_CONTEXT.test(name) && !NOT_AUTH_CONTEXT.test(name)) return `${m[1]}${name}${m[3]}${REDACTED}`;
+      if (inString && !flag && tokenShape(value) && AUTH_CONTEXT.test(name) && !NOT_AUTH_CONTEXT.test(name))
+        return `${m[1]}${name}${m[3]}${REDACTED}`;
       if (!isSecretName(flag ? name.replace(/^-+/, '') : name)) return undefined;
       if (!(inString && !flag ? configCredential(name, value) : bareCredential(value))) return undefined;
       return `${m[1]}${name}${m[3]}${REDACTED}`;
@@ -612,7 +634,7 @@ const RULES: readonly Rule[] = [
     replace: (m) => {
       const raw = m[3] ?? '';
       const value = raw.replace(/[.,;:)]+$/, '');
-      if (isPlaceholder(value) || !bareCredential(value) || !/\d/.test(value)) return undefined;
+      if (isPlaceholder(value) || !bareCredential(value) || !/\d/.test(value) || /[*<]/.test(value)) return undefined;
       return `${m[1]}${m[2]}${REDACTED}${raw.slice(value.length)}${m[2]}`;
     },
   },
@@ -699,6 +721,17 @@ export const GENERIC_RULES: readonly string[] = RULES.map((r) => r.name);
 const UNTERMINATED = 'unterminated literal';
 const ALL_RULES = [UNTERMINATED, ...GENERIC_RULES];
 /** The rules this version adds for forms the first corpus lacked (test/fixtures/secrets-v2), without the token-shape rule. */
-export const V2_CONTEXT_RULES: readonly string[] = [UNTERMINATED, 'literal chain', 'credential key', 'netrc', 'curl user', 'credential pair', 'constant key call', 'key body line', 'prose', 'token prefix'];
+export const V2_CONTEXT_RULES: readonly string[] = [
+  UNTERMINATED,
+  'literal chain',
+  'credential key',
+  'netrc',
+  'curl user',
+  'credential pair',
+  'constant key call',
+  'key body line',
+  'prose',
+  'token prefix',
+];
 /** Entropy and token shape (hex, UUID, base64) gated by an authentication context. */
 export const SHAPE_RULES: readonly string[] = ['token shape in auth context'];

@@ -1,4 +1,4 @@
-// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout]`: issue 44's measure of
+// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout]`: issue 44's measure of
 // secret detection, not a test. Every case of test/fixtures/secrets/corpus.json (or heldout.json,
 // cases written after the rules were fixed) (credential forms and look-alikes, each inside a
 // prompt of about 6,000 characters of fixture code) goes through the real redaction boundary
@@ -11,6 +11,10 @@
 // time per prompt (after one warm-up call; secretlint's one-time load is printed apart). With
 // `--scan DIR` it also counts the values each set redacts in the .py and .java files under DIR
 // (ordinary code, e.g. /usr/lib/python3.11: nearly every redaction there is a false positive).
+// `--corpus v2-dev` / `v2-heldout` score test/fixtures/secrets-v2 (the file being completed, up to the
+// cursor; every credential value counts, and every look-alike and canary must arrive intact) with the
+// candidates of the second round: the rules at V2_BASE_COMMIT + secretlint, secretlint alone, the v2
+// context rules alone, the token-shape rule alone, the own rules without the token-shape rule, the chosen set.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,14 +22,78 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { redactGeneric, redactSecrets, redactWithSecretlint, type Redacted } from '../src/engine/prompt/redact';
+import { GENERIC_RULES, redactRules, SHAPE_RULES, V2_CONTEXT_RULES } from '../src/engine/prompt/secretRules';
 import type { Redactor } from '../src/engine/generate/redactBoundary';
 import { startOllamaTestServer } from '../test/helpers/ollamaServer';
-import { corpusPrompt, loadSecretCorpus, scoreThroughBoundary, type CorpusScore } from '../test/helpers/secretCorpus';
+import {
+  corpusPrompt,
+  corpusV2Prompt,
+  loadSecretCorpus,
+  loadSecretCorpusV2,
+  scoreThroughBoundary,
+  scoreV2ThroughBoundary,
+  type CorpusScore,
+} from '../test/helpers/secretCorpus';
 import { repoRoot } from '../test/helpers/paths';
 
 /** The last commit with the hand-written patterns. */
 const LEGACY_COMMIT = 'fe9dad1';
 const MODEL = 'qwen2.5-coder:1.5b-base';
+/** The last commit with the rules the v2 corpus was written against. */
+const V2_BASE_COMMIT = '7e9dae0';
+
+/** The own rules at V2_BASE_COMMIT, then secretlint (unchanged since). */
+async function baseRedactor(dir: string): Promise<Redactor> {
+  const source = execFileSync('git', ['show', `${V2_BASE_COMMIT}:src/engine/prompt/secretRules.ts`], { cwd: repoRoot, encoding: 'utf8' });
+  const file = join(dir, 'baseSecretRules.ts');
+  writeFileSync(file, source);
+  const mod = (await import(pathToFileURL(file).href)) as { redactGeneric: (text: string) => Redacted };
+  return async (text) => {
+    const own = mod.redactGeneric(text);
+    const known = await redactWithSecretlint(own.text);
+    return { text: known.text, count: own.count + known.count };
+  };
+}
+
+async function mainV2(part: 'dev' | 'heldout'): Promise<void> {
+  const corpus = loadSecretCorpusV2(part);
+  const dir = mkdtempSync(join(tmpdir(), 'coderag-bench-secrets-'));
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL] });
+  const signal = new AbortController().signal;
+  try {
+    await redactWithSecretlint('warm = 1');
+    const before = GENERIC_RULES.filter((n) => !V2_CONTEXT_RULES.includes(n) && !SHAPE_RULES.includes(n));
+    const sets: Array<[string, Redactor]> = [
+      [`(a) rules at ${V2_BASE_COMMIT} + secretlint`, await baseRedactor(dir)],
+      ['(b) secretlint recommended preset alone', redactWithSecretlint],
+      ['(c) v2 context rules alone', (text) => Promise.resolve(redactRules(text, V2_CONTEXT_RULES))],
+      ['(d) token shape in an auth context alone', (text) => Promise.resolve(redactRules(text, SHAPE_RULES))],
+      ['(e) own rules without (d)', (text) => Promise.resolve(redactRules(text, [...before, ...V2_CONTEXT_RULES]))],
+      ['(f) chosen: all own rules + secretlint', redactSecrets],
+    ];
+    const chars = corpus.map((c) => corpusV2Prompt(c).length).sort((a, b) => a - b);
+    const secrets = corpus.reduce((n, c) => n + c.secrets.length, 0);
+    console.log(
+      `v2-${part}: ${corpus.length} cases, ${secrets} credential values; prompts ${chars[0]}-${chars.at(-1)} characters (median ${chars[Math.floor(chars.length / 2)]})\n`,
+    );
+    console.log(
+      '| rule set | recall | false positives (look-alikes) | canaries lost | median ms/prompt | p95 ms/prompt | missed | look-alikes or canaries redacted |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---|---|');
+    for (const [name, redactor] of sets) {
+      await redactor(corpusV2Prompt(corpus[0]!));
+      const s = await scoreV2ThroughBoundary(corpus, redactor, server, MODEL, signal);
+      const missed = s.missed.length > 6 ? `${s.missed.slice(0, 6).join(', ')} and ${s.missed.length - 6} more` : s.missed.join(', ');
+      const lost = s.canaryLossRate * s.canaries;
+      console.log(
+        `| ${name} | ${(100 * s.recall).toFixed(1)}% (${s.secrets - s.missed.length}/${s.secrets}) | ${(100 * s.falsePositiveRate).toFixed(1)}% (${Math.round(s.falsePositiveRate * s.negatives)}/${s.negatives}) | ${Math.round(lost)}/${s.canaries} | ${s.medianMs.toFixed(2)} | ${s.p95Ms.toFixed(2)} | ${missed || '-'} | ${s.overRedacted.join(', ') || '-'} |`,
+      );
+    }
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 async function legacyRedactor(dir: string): Promise<Redactor> {
   const source = execFileSync('git', ['show', `${LEGACY_COMMIT}:src/engine/prompt/redact.ts`], { cwd: repoRoot, encoding: 'utf8' });
@@ -59,7 +127,8 @@ async function scan(dir: string, redactor: Redactor): Promise<{ files: number; l
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { corpus: { type: 'string', default: 'corpus' }, scan: { type: 'string' } } });
-  if (values.corpus !== 'corpus' && values.corpus !== 'heldout') throw new Error('--corpus must be corpus or heldout');
+  if (values.corpus === 'v2-dev' || values.corpus === 'v2-heldout') return mainV2(values.corpus === 'v2-dev' ? 'dev' : 'heldout');
+  if (values.corpus !== 'corpus' && values.corpus !== 'heldout') throw new Error('--corpus must be corpus, heldout, v2-dev or v2-heldout');
   const corpus = loadSecretCorpus(values.corpus);
   const dir = mkdtempSync(join(tmpdir(), 'coderag-bench-secrets-'));
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL] });
@@ -76,8 +145,12 @@ async function main(): Promise<void> {
     ];
     const prompts = corpus.map(corpusPrompt);
     const chars = prompts.map((p) => p.length).sort((a, b) => a - b);
-    console.log(`${values.corpus}: ${corpus.filter((c) => c.kind === 'secret').length} credential forms, ${corpus.filter((c) => c.kind === 'lookalike').length} look-alikes; prompts ${chars[0]}-${chars.at(-1)} characters (median ${chars[Math.floor(chars.length / 2)]}); secretlint's first load ${loadMs.toFixed(0)} ms\n`);
-    console.log(`| rule set | recall | false positives | median ms/prompt | p95 ms/prompt | missed | look-alikes redacted |${values.scan ? ` redacted in ${values.scan} |` : ''}`);
+    console.log(
+      `${values.corpus}: ${corpus.filter((c) => c.kind === 'secret').length} credential forms, ${corpus.filter((c) => c.kind === 'lookalike').length} look-alikes; prompts ${chars[0]}-${chars.at(-1)} characters (median ${chars[Math.floor(chars.length / 2)]}); secretlint's first load ${loadMs.toFixed(0)} ms\n`,
+    );
+    console.log(
+      `| rule set | recall | false positives | median ms/prompt | p95 ms/prompt | missed | look-alikes redacted |${values.scan ? ` redacted in ${values.scan} |` : ''}`,
+    );
     console.log(`|---|---:|---:|---:|---:|---|---|${values.scan ? '---|' : ''}`);
     const scores: CorpusScore[] = [];
     for (const [, redactor] of sets) {
@@ -90,7 +163,9 @@ async function main(): Promise<void> {
       const s = scores[i]!;
       const scanned = scans[i];
       const missed = s.missed.length > 8 ? `${s.missed.slice(0, 8).join(', ')} and ${s.missed.length - 8} more` : s.missed.join(', ');
-      console.log(`| ${name} | ${(100 * s.recall).toFixed(1)}% (${s.secrets - s.missed.length}/${s.secrets}) | ${(100 * s.falsePositiveRate).toFixed(1)}% (${s.overRedacted.length}/${s.lookalikes}) | ${s.medianMs.toFixed(2)} | ${s.p95Ms.toFixed(2)} | ${missed || '-'} | ${s.overRedacted.join(', ') || '-'} |${scanned ? ` ${scanned.values} in ${scanned.lines} lines of ${scanned.files} files |` : ''}`);
+      console.log(
+        `| ${name} | ${(100 * s.recall).toFixed(1)}% (${s.secrets - s.missed.length}/${s.secrets}) | ${(100 * s.falsePositiveRate).toFixed(1)}% (${s.overRedacted.length}/${s.lookalikes}) | ${s.medianMs.toFixed(2)} | ${s.p95Ms.toFixed(2)} | ${missed || '-'} | ${s.overRedacted.join(', ') || '-'} |${scanned ? ` ${scanned.values} in ${scanned.lines} lines of ${scanned.files} files |` : ''}`,
+      );
     });
   } finally {
     await server.close();

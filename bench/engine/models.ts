@@ -33,13 +33,13 @@ function tokenizerMetadata(
 ): Record<string, GgufValue> {
   const tokens = new Array<string>(vocabSize);
   const types = new Int32Array(vocabSize);
-  for (const [text, id] of Object.entries(tok.model.vocab)) if (id < vocabSize) (tokens[id] = text), (types[id] = TOKEN_NORMAL);
+  for (const [text, id] of Object.entries(tok.model.vocab)) if (id < vocabSize) ((tokens[id] = text), (types[id] = TOKEN_NORMAL));
   for (const a of tok.added_tokens ?? []) {
     if (a.id >= vocabSize) continue;
     tokens[a.id] = a.content;
     types[a.id] = control.has(a.content) || a.special ? TOKEN_CONTROL : TOKEN_NORMAL;
   }
-  for (let i = 0; i < vocabSize; i++) if (tokens[i] === undefined) (tokens[i] = `[PAD${i}]`), (types[i] = TOKEN_UNUSED);
+  for (let i = 0; i < vocabSize; i++) if (tokens[i] === undefined) ((tokens[i] = `[PAD${i}]`), (types[i] = TOKEN_UNUSED));
   return {
     'tokenizer.ggml.model': { str: 'gpt2' },
     'tokenizer.ggml.pre': { str: pre },
@@ -155,12 +155,12 @@ const QWEN_CONTROL = new Set([
 function* randomQ8(dims: number[]): Generator<TensorChunk> {
   const blocks = dims.reduce((a, b) => a * b, 1) / 32;
   const scale = toHalf(0.02 / 73);
-  const perChunk = (8 << 20) / 34;
+  const perChunk = Math.floor((8 << 20) / 34);
   for (let done = 0; done < blocks; done += perChunk) {
     const n = Math.min(perChunk, blocks - done);
     const bytes = new Uint8Array(n * 34);
     randomFillSync(bytes);
-    for (let b = 0; b < n; b++) (bytes[b * 34] = scale & 0xff), (bytes[b * 34 + 1] = scale >> 8);
+    for (let b = 0; b < n; b++) ((bytes[b * 34] = scale & 0xff), (bytes[b * 34 + 1] = scale >> 8));
     yield { bytes };
   }
 }

@@ -214,7 +214,7 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
     const start = performance.now();
     let ids = tokenize(r.prompt);
     if (ids.length === 0 && eos !== null) ids = [eos];
-    let maxTokens = Math.max(0, Math.min(Math.floor(r.maxTokens), contextSize - 1));
+    const maxTokens = Math.max(0, Math.min(Math.floor(r.maxTokens), contextSize - 1));
     // Too long for the context: the start of the prompt is cut, as the embedded model and llama.cpp do.
     if (ids.length + maxTokens > contextSize) ids = ids.slice(ids.length - (contextSize - maxTokens));
     if (!r.cachePrompt && sequence.nextTokenIndex > 0) await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
@@ -225,104 +225,117 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
     const reused = maxTokens > 0 ? Math.min(common, ids.length - 1) : common;
     if (reused < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
     const rest = ids.slice(reused);
-    const upfront = maxTokens > 0 ? rest.slice(0, -1) : rest;
-    for (let i = 0; i < upfront.length; i += PROMPT_STEP) {
-      if (signal.aborted) throw new Error('aborted');
-      await sequence.evaluateWithoutGeneratingNewTokens(upfront.slice(i, i + PROMPT_STEP));
-    }
-    const result: GenResult = {
-      text: '',
-      tokens: [],
-      finish: 'length',
-      stoppingWord: '',
-      promptTokens: ids.length,
-      evaluated: rest.length,
-      reused,
-      promptMs: 0,
-      evalMs: 0,
-      totalMs: 0,
-      cached: 0,
-    };
-    let promptDone = performance.now();
-    let firstToken = promptDone;
     const generated: number[] = [];
-    if (maxTokens > 0) {
-      let grammarEvaluationState: unknown;
-      if (r.grammar) {
-        const text = r.grammar;
-        if (!grammars.has(text)) grammars.set(text, llama.createGrammar({ grammar: text }));
-        const grammar = await grammars.get(text)!.catch((e: unknown) => {
-          grammars.delete(text);
-          throw new HttpError(400, { error: `invalid grammar: ${e instanceof Error ? e.message : String(e)}` });
-        });
-        grammarEvaluationState = new nlc.LlamaGrammarEvaluationState({ model, grammar });
-      }
-      let sent = 0;
-      let finished = false;
-      const it = sequence.evaluateWithMetadata(
-        rest.slice(-1),
-        { confidence: true, probabilities: r.topLogprobs > 0 },
-        { temperature: r.temperature, ...(r.seed !== undefined ? { seed: r.seed } : {}), ...(grammarEvaluationState ? { grammarEvaluationState } : {}) },
-      );
-      result.finish = 'eos';
-      for await (const step of it) {
-        if (generated.length === 0) firstToken = promptDone = performance.now();
-        generated.push(step.token);
-        const top =
-          r.topLogprobs > 0 && step.probabilities
-            ? [...step.probabilities.entries()].slice(0, r.topLogprobs).map(([id, p]) => ({ token: tokenText(id), logprob: Math.log(p) }))
-            : [];
-        const full = model.detokenize(generated, false);
-        // A token that ends inside a UTF-8 character is reported with the next one.
-        result.tokens.push({ token: full.slice(result.text.length), logprob: Math.log(Math.max(step.confidence, 1e-45)), top });
-        result.text = full.endsWith('\uFFFD') ? result.text : full;
-        if (result.text !== full) result.tokens[result.tokens.length - 1]!.token = '';
-        const stopAt = r.stop.reduce((at, s) => {
-          const i = result.text.indexOf(s);
-          return i >= 0 && (at < 0 || i < at) ? i : at;
-        }, -1);
-        if (stopAt >= 0) {
-          result.stoppingWord = r.stop.find((s) => result.text.indexOf(s) === stopAt) ?? '';
-          result.text = result.text.slice(0, stopAt);
-          result.finish = 'stop';
-          finished = true;
-        } else if (generated.length >= maxTokens) {
-          result.finish = 'length';
-          finished = true;
-        }
-        const emit = finished ? result.text.length : result.text.length - heldBack(result.text, r.stop);
-        if (onText && emit > sent) {
-          onText(result.text.slice(sent, emit), result.tokens.slice(-1));
-          sent = emit;
-        }
-        if (finished || signal.aborted) break;
-      }
-      if (signal.aborted) throw new Error('aborted');
-      if (onText && result.text.length > sent) onText(result.text.slice(sent), []);
-      // Tokens past a stop sequence are not part of the answer.
-      let offset = 0;
-      result.tokens = result.tokens.filter((t) => {
-        const keep = offset < result.text.length || (t.token === '' && offset === 0);
-        offset += t.token.length;
-        return keep;
+    let firstToken: number | undefined;
+    try {
+      return await evaluate();
+    } finally {
+      // Every request is counted, one its client left included (with the tokens it got).
+      const end = performance.now();
+      stats.push({
+        endpoint: r.endpoint,
+        promptTokens: ids.length,
+        evaluatedTokens: rest.length,
+        reusedTokens: reused,
+        ttftMs: ms(r.arrival, firstToken ?? end),
+        totalMs: ms(r.arrival, end),
+        generatedTokens: generated.length,
       });
-    } else promptDone = firstToken = performance.now();
-    const end = performance.now();
-    result.promptMs = ms(start, promptDone);
-    result.evalMs = ms(firstToken, end);
-    result.totalMs = ms(r.arrival, end);
-    result.cached = sequence.nextTokenIndex;
-    stats.push({
-      endpoint: r.endpoint,
-      promptTokens: ids.length,
-      evaluatedTokens: rest.length,
-      reusedTokens: reused,
-      ttftMs: ms(r.arrival, firstToken),
-      totalMs: result.totalMs,
-      generatedTokens: generated.length,
-    });
-    if (stats.length > MAX_STATS) stats.shift();
-    return result;
+      if (stats.length > MAX_STATS) stats.shift();
+    }
+
+    async function evaluate(): Promise<GenResult> {
+      const upfront = maxTokens > 0 ? rest.slice(0, -1) : rest;
+      for (let i = 0; i < upfront.length; i += PROMPT_STEP) {
+        if (signal.aborted) throw new Error('aborted');
+        await sequence.evaluateWithoutGeneratingNewTokens(upfront.slice(i, i + PROMPT_STEP));
+      }
+      const result: GenResult = {
+        text: '',
+        tokens: [],
+        finish: 'length',
+        stoppingWord: '',
+        promptTokens: ids.length,
+        evaluated: rest.length,
+        reused,
+        promptMs: 0,
+        evalMs: 0,
+        totalMs: 0,
+        cached: 0,
+      };
+      let promptDone = performance.now();
+      if (maxTokens > 0) {
+        let grammarEvaluationState: unknown;
+        if (r.grammar) {
+          const text = r.grammar;
+          if (!grammars.has(text)) grammars.set(text, llama.createGrammar({ grammar: text }));
+          const grammar = await grammars.get(text)!.catch((e: unknown) => {
+            grammars.delete(text);
+            throw new HttpError(400, { error: `invalid grammar: ${e instanceof Error ? e.message : String(e)}` });
+          });
+          grammarEvaluationState = new nlc.LlamaGrammarEvaluationState({ model, grammar });
+        }
+        let sent = 0;
+        let finished = false;
+        const it = sequence.evaluateWithMetadata(
+          rest.slice(-1),
+          { confidence: true, probabilities: r.topLogprobs > 0 },
+          {
+            temperature: r.temperature,
+            ...(r.seed !== undefined ? { seed: r.seed } : {}),
+            ...(grammarEvaluationState ? { grammarEvaluationState } : {}),
+          },
+        );
+        result.finish = 'eos';
+        for await (const step of it) {
+          if (generated.length === 0) firstToken = promptDone = performance.now();
+          generated.push(step.token);
+          const top =
+            r.topLogprobs > 0 && step.probabilities
+              ? [...step.probabilities.entries()].slice(0, r.topLogprobs).map(([id, p]) => ({ token: tokenText(id), logprob: Math.log(p) }))
+              : [];
+          const full = model.detokenize(generated, false);
+          // A token that ends inside a UTF-8 character is reported with the next one.
+          result.tokens.push({ token: full.slice(result.text.length), logprob: Math.log(Math.max(step.confidence, 1e-45)), top });
+          result.text = full.endsWith('\uFFFD') ? result.text : full;
+          if (result.text !== full) result.tokens[result.tokens.length - 1]!.token = '';
+          const stopAt = r.stop.reduce((at, s) => {
+            const i = result.text.indexOf(s);
+            return i >= 0 && (at < 0 || i < at) ? i : at;
+          }, -1);
+          if (stopAt >= 0) {
+            result.stoppingWord = r.stop.find((s) => result.text.indexOf(s) === stopAt) ?? '';
+            result.text = result.text.slice(0, stopAt);
+            result.finish = 'stop';
+            finished = true;
+          } else if (generated.length >= maxTokens) {
+            result.finish = 'length';
+            finished = true;
+          }
+          const emit = finished ? result.text.length : result.text.length - heldBack(result.text, r.stop);
+          if (onText && emit > sent) {
+            onText(result.text.slice(sent, emit), result.tokens.slice(-1));
+            sent = emit;
+          }
+          if (finished || signal.aborted) break;
+        }
+        if (signal.aborted) throw new Error('aborted');
+        if (onText && result.text.length > sent) onText(result.text.slice(sent), []);
+        // Tokens past a stop sequence are not part of the answer.
+        let offset = 0;
+        result.tokens = result.tokens.filter((t) => {
+          const keep = offset < result.text.length || (t.token === '' && offset === 0);
+          offset += t.token.length;
+          return keep;
+        });
+      } else promptDone = firstToken = performance.now();
+      const end = performance.now();
+      result.promptMs = ms(start, promptDone);
+      result.evalMs = ms(firstToken ?? end, end);
+      result.totalMs = ms(r.arrival, end);
+      result.cached = sequence.nextTokenIndex;
+      return result;
+    }
   };
 
   /** One request at a time on the one sequence; a request whose client left while it waited is skipped. */
@@ -487,7 +500,9 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
       return {
         tokens: tokens.map((t) => t.token),
         token_logprobs: tokens.map((t) => t.logprob),
-        top_logprobs: tokens.map((t) => Object.fromEntries((t.top.length > 0 ? t.top : [t]).slice(0, Math.max(1, logprobs)).map((a) => [a.token, a.logprob]))),
+        top_logprobs: tokens.map((t) =>
+          Object.fromEntries((t.top.length > 0 ? t.top : [t]).slice(0, Math.max(1, logprobs)).map((a) => [a.token, a.logprob])),
+        ),
         text_offset: tokens.map((t) => ((offset += t.token.length), offset - t.token.length)),
       };
     };
@@ -610,7 +625,9 @@ async function cli(): Promise<void> {
   const args = process.argv.slice(2);
   const modelPath = argValue(args, '--model');
   if (!modelPath) {
-    process.stderr.write('usage: node --import tsx bench/engine/server.ts --model F.gguf [--threads 1] [--ctx 4096] [--name N[,N2]] [--port 0]\n');
+    process.stderr.write(
+      'usage: node --import tsx bench/engine/server.ts --model F.gguf [--threads 1] [--ctx 4096] [--name N[,N2]] [--port 0]\n',
+    );
     process.exit(2);
   }
   const server = await startEngineServer({

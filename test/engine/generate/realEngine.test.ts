@@ -70,6 +70,19 @@ void describe('the real engine (llama.cpp) serving the shipped LM', () => {
     }
   });
 
+  void test("the OpenAI-compatible client finds llama.cpp's grammar through /props and the answer finishes a member name", async () => {
+    const prompt = 'import sys\n\n\ndef main():\n    sys.';
+    const client = new OpenAICompatibleClient({ baseUrl: engine.url, model: MODEL, timeoutMs: 20_000 });
+    const free = await client.generate({ prompt, maxNewTokens: 6, stop: [] }, signal);
+    const names = ['setrecursionlimit', 'getsizeof'].filter((n) => !free.text.startsWith(n));
+    const result = await client.generate({ prompt, maxNewTokens: 6, stop: [], memberChoice: { names, partial: '' } }, signal);
+    assert.equal(result.serverConstraint, 'grammar');
+    assert.ok(
+      names.some((n) => result.text.startsWith(n) || n.startsWith(result.text)),
+      `${JSON.stringify(result.text)} (unconstrained: ${JSON.stringify(free.text)})`,
+    );
+  });
+
   void test("a second request sharing the prompt's start evaluates only the new tokens, and answers as from scratch", async () => {
     const base =
       'import json\nimport os\n\n\ndef load(path):\n    """Read a JSON file."""\n    with open(path) as f:\n        data = json.load(f)\n';

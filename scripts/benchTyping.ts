@@ -7,7 +7,7 @@
 // language and server build. Several builds (`--server A/dist/server.js`, e.g. an older commit's)
 // run in the same process against the same engine, case by case, so their figures compare.
 //
-// Usage: npm run bench:typing -- --gguf FILE [--gguf-name qwen2.5-coder:1.5b-base] --cases F.jsonl
+// Usage: npm run bench:typing -- --model qwen-0.5b|qwen-1.5b|lm (or --gguf FILE) [--gguf-name qwen2.5-coder:1.5b-base] --cases F.jsonl
 //   --repos DIR [--cases F2 --repos DIR2 ...] [--per-repo 2] [--max-keys 0] [--server PATH ...]
 //   [--threads 1] [--cache DIR] [--json OUT]
 import { spawn } from 'node:child_process';
@@ -41,7 +41,6 @@ interface EngineStat {
   ttftMs: number;
   totalMs: number;
   generatedTokens: number;
-  maxTokens?: number;
 }
 
 interface EngineServer {
@@ -172,6 +171,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       gguf: { type: 'string' },
+      model: { type: 'string' },
       'gguf-name': { type: 'string', default: 'qwen2.5-coder:1.5b-base' },
       cases: { type: 'string', multiple: true, default: [] },
       repos: { type: 'string', multiple: true, default: [] },
@@ -184,6 +184,16 @@ async function main(): Promise<void> {
       json: { type: 'string' },
     },
   });
+  // A named model is written by bench/engine at benchmark time (never committed): Qwen2.5-Coder's
+  // layer shapes with random weights for timing, or the shipped LM exported to GGUF.
+  if (!values.gguf && values.model) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- bench/engine is a folder of its own, loaded only by this script
+    const models = require(join(root, 'bench', 'engine', 'models.ts')) as {
+      randomQwenGguf(size: '0.5b' | '1.5b'): Promise<string>;
+      shippedLmGguf(): Promise<string>;
+    };
+    values.gguf = values.model === 'lm' ? await models.shippedLmGguf() : await models.randomQwenGguf(values.model === 'qwen-1.5b' ? '1.5b' : '0.5b');
+  }
   if (!values.gguf || values.cases.length === 0 || values.cases.length !== values.repos.length) {
     throw new Error('usage: bench:typing --gguf FILE --cases F.jsonl --repos DIR [--cases F2 --repos DIR2] [--server PATH ...]');
   }
@@ -191,7 +201,8 @@ async function main(): Promise<void> {
   const cacheDir = values.cache ?? join(tmpdir(), 'coderag-bench-typing-cache');
   mkdirSync(cacheDir, { recursive: true });
   // The engine is a benchmark dependency of its own (bench/engine), loaded only here.
-  const engineModule = (await import(pathToFileURL(join(root, 'bench', 'engine', 'server.ts')).href)) as {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+  const engineModule = require(join(root, 'bench', 'engine', 'server.ts')) as {
     startEngineServer(o: { modelPath: string; threads?: number; contextSize?: number; modelNames?: string[] }): Promise<EngineServer>;
   };
   const engine = await engineModule.startEngineServer({
@@ -251,9 +262,12 @@ async function replay(connection: MessageConnection, engine: EngineServer, repoD
       context: { triggerKind: 1 },
     })) as { items?: Array<{ traceId?: string }> } | null;
     const requestMs = performance.now() - t0;
+    // A request the client closed early (its line had ended) is logged when the engine has stopped it.
+    for (let waited = 0; engine.stats().length === seen && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
     const fresh = engine.stats().slice(seen);
-    const warm = fresh.filter((s) => s.maxTokens === 1);
-    const gen = fresh.filter((s) => s.maxTokens !== 1).at(-1);
+    // The server sends at most a warm-up, then the suggestion's request, for one keystroke.
+    const gen = fresh.at(-1);
+    const warm = fresh.slice(0, -1);
     const explained = (await connection.sendRequest(ExplainRequest.method, answer?.items?.[0]?.traceId ? { traceId: answer.items[0].traceId } : {})) as ExplainResult | null;
     const prompt = explained?.trace.prompt?.text;
     const defs = c.metadata.crossfile_defs ?? [];

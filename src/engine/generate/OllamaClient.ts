@@ -69,8 +69,8 @@ export const OLLAMA_NUM_CTX = 4096;
 export class OllamaClient implements ModelClient {
   readonly backend = 'ollama' as const;
   readonly family: ModelFamily;
-  /** The context every request asks for (OLLAMA_NUM_CTX): the prompt budget stays inside it. */
-  readonly contextTokens = OLLAMA_NUM_CTX;
+  /** The context every request asks for: OLLAMA_NUM_CTX, or the model's own when /api/show says it is smaller. */
+  private window = OLLAMA_NUM_CTX;
 
   constructor(private readonly options: OllamaClientOptions) {
     this.family = options.family ?? modelFamilyOf(options.model);
@@ -253,7 +253,7 @@ export class OllamaClient implements ModelClient {
         raw: true,
         stream: false,
         keep_alive: this.options.keepAlive ?? '30m',
-        options: { num_ctx: OLLAMA_NUM_CTX, num_predict: 1, temperature: 0 },
+        options: { num_ctx: this.window, num_predict: 1, temperature: 0 },
       });
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'warm-up', WARM_LIMIT_MS);
@@ -273,10 +273,33 @@ export class OllamaClient implements ModelClient {
     }
   }
 
+  /** The prompt budget stays inside the context every request asks for. */
+  get contextTokens(): number {
+    return this.window;
+  }
+
+  /** The model's trained context (`model_info["<arch>.context_length"]` of /api/show), where the server says it; best effort. */
+  private async readContextLength(signal: AbortSignal): Promise<void> {
+    const limit = deadline(signal, Math.min(this.options.timeoutMs ?? 7000, CHECK_LIMIT_MS));
+    try {
+      // The package types model_info as a Map; over HTTP it is a JSON object.
+      const shown = (await this.api(limit.signal).show({ model: this.model })) as unknown as { model_info?: Record<string, unknown> };
+      const info = shown.model_info ?? {};
+      const length = Object.entries(info).find(([k, v]) => k.endsWith('.context_length') && typeof v === 'number')?.[1] as
+        number | undefined;
+      if (length !== undefined && length >= 256) this.window = Math.min(OLLAMA_NUM_CTX, length);
+    } catch {
+      // An older server without model_info keeps the fixed window.
+    }
+  }
+
   async check(signal: AbortSignal): Promise<ModelProblem | undefined> {
     try {
       const names = await this.listModels(signal);
-      if (names.some((n) => sameOllamaModel(n, this.model))) return undefined;
+      if (names.some((n) => sameOllamaModel(n, this.model))) {
+        await this.readContextLength(signal);
+        return undefined;
+      }
       return {
         kind: 'modelMissing',
         message: `model "${this.model}" is not pulled on ${this.endpoint}`,

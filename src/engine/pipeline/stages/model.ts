@@ -48,9 +48,16 @@ export interface ModelPlan {
   whyEmpty?(generated: GenerateResult): string | undefined;
 }
 
+/**
+ * Where a client counts no tokens, the estimate (3 characters a token) runs up to a quarter under a
+ * dense tokenizer's count; a server then drops the prompt's head to fit its window, the block first.
+ */
+const ESTIMATE_MARGIN = 0.8;
+
 /** The prompt budget: the options' within the model's context window, less the answer's tokens. */
 export function promptBudget(options: PipelineOptions, model: ModelClient | undefined, maxNewTokens: number): number {
-  return Math.max(64, Math.min(options.prompt.budgetTokens, (model?.contextTokens ?? Infinity) - maxNewTokens));
+  const window = (model?.contextTokens ?? Infinity) - maxNewTokens;
+  return Math.max(64, Math.min(options.prompt.budgetTokens, Math.floor(model?.countTokens ? window : window * ESTIMATE_MARGIN)));
 }
 
 /**

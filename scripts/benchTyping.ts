@@ -17,7 +17,13 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import { ExplainRequest, InlineCompletionRequest, StatusNotification, type ExplainResult, type StatusParams } from '../src/protocol/protocol';
+import {
+  ExplainRequest,
+  InlineCompletionRequest,
+  StatusNotification,
+  type ExplainResult,
+  type StatusParams,
+} from '../src/protocol/protocol';
 
 const root = resolve(__dirname, '..');
 
@@ -30,23 +36,6 @@ interface LineCase {
   groundtruth: string;
   right_context: string;
   metadata: { task_id: string; repository: string; file: string; lang: 'python' | 'java'; crossfile_defs?: CrossfileDef[] };
-}
-
-/** What the engine reports of one request (bench/engine's RequestStat). */
-interface EngineStat {
-  endpoint: string;
-  promptTokens: number;
-  evaluatedTokens: number;
-  reusedTokens: number;
-  ttftMs: number;
-  totalMs: number;
-  generatedTokens: number;
-}
-
-interface EngineServer {
-  url: string;
-  stats(): EngineStat[];
-  close(): Promise<void>;
 }
 
 /** One keystroke's request as the replay saw it. */
@@ -95,7 +84,11 @@ interface Lsp {
 }
 
 function startServer(serverPath: string, repo: string, settings: unknown, cacheDir: string): Lsp {
-  const child = spawn(process.execPath, [serverPath, '--stdio'], { cwd: root, env: { ...process.env, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [serverPath, '--stdio'], {
+    cwd: root,
+    env: { ...process.env, CODERAG_CACHE_DIR: cacheDir },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stderr?.resume();
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   let markReady!: () => void;
@@ -155,12 +148,41 @@ export function summarize(records: readonly KeyRecord[]): string {
     const measured = rs.filter((r) => r.promptTokens > 0);
     const first = rs.filter((r) => r.key === 0 && r.defsInPrompt !== undefined);
     const all = rs.filter((r) => r.defsInPrompt !== undefined);
-    const pct = (xs: KeyRecord[]): string => (xs.length === 0 ? '-' : `${((100 * xs.filter((r) => r.defsInPrompt).length) / xs.length).toFixed(1)}% of ${xs.length}`);
+    const pct = (xs: KeyRecord[]): string =>
+      xs.length === 0 ? '-' : `${((100 * xs.filter((r) => r.defsInPrompt).length) / xs.length).toFixed(1)}% of ${xs.length}`;
     const f = (x: number, d = 3): string => (Number.isNaN(x) ? '-' : x.toFixed(d));
     rows.push(
-      `| ${build} | ${lang} | ${measured.length} | ${f(mean(measured.map((r) => r.reread)))} | ${f(quantile(measured.map((r) => r.reread), 0.5))} | ` +
-        `${f(quantile(measured.map((r) => r.reread), 0.9))} | ${f(quantile(measured.map((r) => r.ttftMs), 0.5), 0)} | ${f(mean(measured.map((r) => r.ttftMs)), 0)} | ` +
-        `${f(quantile(measured.map((r) => r.ttftMs), 0.9), 0)} | ${f(quantile(rs.map((r) => r.requestMs), 0.9), 0)} | ` +
+      `| ${build} | ${lang} | ${measured.length} | ${f(mean(measured.map((r) => r.reread)))} | ${f(
+        quantile(
+          measured.map((r) => r.reread),
+          0.5,
+        ),
+      )} | ` +
+        `${f(
+          quantile(
+            measured.map((r) => r.reread),
+            0.9,
+          ),
+        )} | ${f(
+          quantile(
+            measured.map((r) => r.ttftMs),
+            0.5,
+          ),
+          0,
+        )} | ${f(mean(measured.map((r) => r.ttftMs)), 0)} | ` +
+        `${f(
+          quantile(
+            measured.map((r) => r.ttftMs),
+            0.9,
+          ),
+          0,
+        )} | ${f(
+          quantile(
+            rs.map((r) => r.requestMs),
+            0.9,
+          ),
+          0,
+        )} | ` +
         `${rs.reduce((n, r) => n + r.warmTokens, 0)} | ${pct(first)} | ${pct(all)} |`,
     );
   }
@@ -192,7 +214,8 @@ async function main(): Promise<void> {
       randomQwenGguf(size: '0.5b' | '1.5b'): Promise<string>;
       shippedLmGguf(): Promise<string>;
     };
-    values.gguf = values.model === 'lm' ? await models.shippedLmGguf() : await models.randomQwenGguf(values.model === 'qwen-1.5b' ? '1.5b' : '0.5b');
+    values.gguf =
+      values.model === 'lm' ? await models.shippedLmGguf() : await models.randomQwenGguf(values.model === 'qwen-1.5b' ? '1.5b' : '0.5b');
   }
   if (!values.gguf || values.cases.length === 0 || values.cases.length !== values.repos.length) {
     throw new Error('usage: bench:typing --gguf FILE --cases F.jsonl --repos DIR [--cases F2 --repos DIR2] [--server PATH ...]');
@@ -203,7 +226,7 @@ async function main(): Promise<void> {
   // The engine is a benchmark dependency of its own (bench/engine), loaded only here.
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
   const engineModule = require(join(root, 'bench', 'engine', 'server.ts')) as {
-    startEngineServer(o: { modelPath: string; threads?: number; contextSize?: number; modelNames?: string[] }): Promise<EngineServer>;
+    startEngineServer: typeof import('../bench/engine/server').startEngineServer;
   };
   const engine = await engineModule.startEngineServer({
     modelPath: values.gguf,
@@ -242,7 +265,14 @@ async function main(): Promise<void> {
 }
 
 /** Types one case's line key by key, asking for a suggestion at every key. */
-async function replay(connection: MessageConnection, engine: EngineServer, repoDir: string, c: LineCase, build: string, maxKeys: number): Promise<KeyRecord[]> {
+async function replay(
+  connection: MessageConnection,
+  engine: EngineServer,
+  repoDir: string,
+  c: LineCase,
+  build: string,
+  maxKeys: number,
+): Promise<KeyRecord[]> {
   const uri = pathToFileURL(join(repoDir, c.metadata.file)).toString();
   const languageId = c.metadata.lang;
   const line = c.prompt.split('\n').length - 1;
@@ -253,7 +283,11 @@ async function replay(connection: MessageConnection, engine: EngineServer, repoD
   const out: KeyRecord[] = [];
   const keys = maxKeys > 0 ? Math.min(maxKeys, c.groundtruth.length) : c.groundtruth.length;
   for (let k = 0; k < keys; k++) {
-    if (k > 0) await connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: version++ }, contentChanges: [{ text: text(k) }] });
+    if (k > 0)
+      await connection.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version: version++ },
+        contentChanges: [{ text: text(k) }],
+      });
     const seen = engine.stats().length;
     const t0 = performance.now();
     const answer = (await connection.sendRequest(InlineCompletionRequest.method, {
@@ -268,7 +302,10 @@ async function replay(connection: MessageConnection, engine: EngineServer, repoD
     // The server sends at most a warm-up, then the suggestion's request, for one keystroke.
     const gen = fresh.at(-1);
     const warm = fresh.slice(0, -1);
-    const explained = (await connection.sendRequest(ExplainRequest.method, answer?.items?.[0]?.traceId ? { traceId: answer.items[0].traceId } : {})) as ExplainResult | null;
+    const explained = (await connection.sendRequest(
+      ExplainRequest.method,
+      answer?.items?.[0]?.traceId ? { traceId: answer.items[0].traceId } : {},
+    )) as ExplainResult | null;
     const prompt = explained?.trace.prompt?.text;
     const defs = c.metadata.crossfile_defs ?? [];
     out.push({

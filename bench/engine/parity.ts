@@ -54,7 +54,7 @@ export async function parity(prompts = PARITY_PROMPTS, topK = 10): Promise<Parit
   const nlc = (await import('node-llama-cpp')) as typeof import('node-llama-cpp');
   const llama = await nlc.getLlama({ gpu: false, build: 'never', logLevel: nlc.LlamaLogLevel.warn });
   const model = await llama.loadModel({ modelPath: await shippedLmGguf() });
-  const context = await model.createContext({ contextSize: 512, threads: { ideal: 1, min: 1 }, sequences: 1 });
+  const context = await model.createContext({ contextSize: 512, threads: { ideal: 1, min: 1 }, sequences: 1, flashAttention: true });
   const sequence = context.getSequence();
   const rows: ParityRow[] = [];
   try {

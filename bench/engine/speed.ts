@@ -1,6 +1,6 @@
 // Prompt-processing speed of the engine on random-weight GGUFs with Qwen2.5-Coder-0.5B and -1.5B
 // shapes: a 2,000-token prompt from scratch, then one that shares its first 1,800 tokens.
-// Usage: node --import tsx bench/engine/speed.ts [--threads 1] [--sizes 0.5b,1.5b]
+// Usage: node --import tsx bench/engine/speed.ts [--threads 1] [--sizes 0.5b,1.5b] [--no-flash-attention]
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, randomQwenGguf, repoRoot, type QwenSize } from './models';
@@ -48,6 +48,7 @@ async function completion(url: string, prompt: string): Promise<void> {
 
 async function main(): Promise<void> {
   const threads = Number(arg('--threads', '1'));
+  const flashAttention = !process.argv.includes('--no-flash-attention');
   const sizes = arg('--sizes', '0.5b,1.5b').split(',') as QwenSize[];
   const text = codeText();
   for (const size of sizes) {
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
     const file = await randomQwenGguf(size);
     const writeS = (performance.now() - t0) / 1000;
     const t1 = performance.now();
-    const server = await startEngineServer({ modelPath: file, threads, contextSize: 4096, modelNames: [size] });
+    const server = await startEngineServer({ modelPath: file, threads, contextSize: 4096, modelNames: [size], flashAttention });
     const loadS = (performance.now() - t1) / 1000;
     try {
       const full = prefixOfTokens(server, text, 2000);
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
           writeS: Number(writeS.toFixed(1)),
           loadS: Number(loadS.toFixed(1)),
           threads,
+          flashAttention,
           scratch: { ...a, promptSpeed: speed(a) },
           reused: { ...b, promptSpeed: speed(b) },
         }),

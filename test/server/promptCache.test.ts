@@ -1,5 +1,5 @@
-// Typing into the language server with a real inference engine behind Ollama's API (llama.cpp
-// serving the shipped LM, bench/engine): the server's prompts are laid out for its prefix cache.
+// Typing into the language server with a real inference engine behind Ollama's and the
+// OpenAI-compatible API (llama.cpp serving the shipped LM, bench/engine): the server's prompts are laid out for its prefix cache.
 // A new place of work gets one warm-up request that reads the prompt up to the cursor's line; the
 // keystrokes after it make the engine evaluate only what changed, and the status says when it reads.
 import { after, before, describe, test } from 'node:test';
@@ -11,76 +11,90 @@ import { startLsp, type LspSession } from './lspHarness';
 import { ensureEngine } from '../../bench/engine/prepare';
 import { startEngineServer, type EngineServer } from '../../bench/engine/server';
 import { OllamaClient } from '../../src/engine/generate/OllamaClient';
+import { OpenAICompatibleClient } from '../../src/engine/generate/OpenAICompatibleClient';
 
 const MODEL = 'coderag-lm:test';
+const line = '    receipt = service.checkout()';
 
-void describe('typing with a real engine behind the Ollama API', () => {
+void describe('a real engine (llama.cpp) behind the model clients', () => {
   let engine: EngineServer;
-  let lsp: LspSession;
-  const repo = copyFixture('pyshop');
-  const mainPy = join(repo.path, 'app', 'main.py');
-  const original = readFileSync(mainPy, 'utf8');
-  const line = '    receipt = service.checkout()';
-  const at = original.indexOf(line);
-  const lineNo = original.slice(0, at).split('\n').length - 1;
 
   before(async () => {
     // Installs bench/engine and exports the shipped LM on a fresh clone; fails (never skips) when it cannot.
-    const gguf = await ensureEngine();
-    engine = await startEngineServer({ modelPath: gguf, threads: 1, contextSize: 512, modelNames: [MODEL] });
-    // The document starts with the line still to type.
-    writeFileSync(mainPy, original.slice(0, at) + original.slice(at + line.length));
-    lsp = await startLsp(repo.path, {
-      debounceMs: 0,
-      model: { provider: 'ollama', timeoutMs: 30_000 },
-      ollama: { host: engine.url, completionModel: MODEL, keepAlive: '5m' },
-      cache: { size: 0 },
-    });
-    await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 120_000);
-    await lsp.waitForDense();
+    engine = await startEngineServer({ modelPath: await ensureEngine(), threads: 1, contextSize: 512, modelNames: [MODEL] });
   });
-
   after(async () => {
-    await lsp?.close();
     await engine?.close();
-    repo.cleanup();
   });
 
-  void test("the Ollama client bounds the prompt by the model's context that /api/show reports", async () => {
-    const client = new OllamaClient({ host: engine.url, model: MODEL, timeoutMs: 20_000 });
-    assert.equal(client.contextTokens, 4096, 'a fixed window before the check');
-    assert.equal(await client.check(new AbortController().signal), undefined);
-    assert.equal(client.contextTokens, 512, "the shipped LM's own window after it");
+  void test("each client bounds the prompt by the model's context the server reports (/api/show, /props)", async () => {
+    const signal = new AbortController().signal;
+    const ollama = new OllamaClient({ host: engine.url, model: MODEL, timeoutMs: 20_000 });
+    assert.equal(ollama.contextTokens, 4096, 'a fixed window before the check');
+    assert.equal(await ollama.check(signal), undefined);
+    assert.equal(ollama.contextTokens, 512, "the shipped LM's own window after it");
+    const openai = new OpenAICompatibleClient({ baseUrl: engine.url, model: MODEL, timeoutMs: 20_000 });
+    assert.equal(openai.contextTokens, undefined, 'unknown before the check');
+    assert.equal(await openai.check(signal), undefined);
+    assert.equal(openai.contextTokens, 512, "llama.cpp's n_ctx after it");
   });
 
-  void test('a new place is read ahead once; the keystrokes after it re-read only the end of the prompt', { timeout: 300_000 }, async () => {
-    const uri = lsp.open(mainPy, 'python');
-    const typed = line.length;
-    const shares: number[] = [];
-    let warmUps = 0;
-    let version = 2;
-    for (let k = 4; k <= typed; k++) {
-      const text = original.slice(0, at) + line.slice(0, k) + original.slice(at + line.length);
-      if (k > 4) lsp.change(uri, text, version++);
-      const seen = engine.stats().length;
-      await lsp.complete(uri, lineNo, k);
-      // A request the client closed early (its line had ended) is logged when the engine has stopped it.
-      for (let waited = 0; engine.stats().length === seen && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
-      const fresh = engine.stats().slice(seen);
-      // A warm-up asks for one token and comes before the suggestion's own request.
-      warmUps += fresh.slice(0, -1).length;
-      const asked = fresh.at(-1);
-      if (!asked) {
-        const why = await lsp.explain();
-        assert.fail(`keystroke ${k}: the model was not asked: ${JSON.stringify(why?.trace.stages)} ${JSON.stringify(why?.trace.error)}`);
-      }
-      if (k > 4) shares.push(asked.evaluatedTokens / asked.promptTokens);
-    }
-    const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
-    process.stdout.write(`# ${shares.length} keystrokes at one place: ${warmUps} warm-up(s); evaluated share mean ${mean.toFixed(3)}, max ${Math.max(...shares).toFixed(3)}\n`);
-    assert.ok(warmUps >= 1 && warmUps <= 3, `one warm-up for the place, and one per change of its block at most (${warmUps})`);
-    assert.ok(mean < 0.2, `the engine re-reads little of each prompt (${mean.toFixed(3)})`);
-    assert.ok(lsp.statuses.some((s) => s.warming === true), 'the status said the model server was reading the context');
-    assert.equal((await lsp.status()).warming, undefined, 'and says so no longer once it has');
-  });
+  for (const provider of ['ollama', 'openai'] as const) {
+    void test(
+      `${provider}: a new place is read ahead once; the keystrokes after it re-read only the end of the prompt`,
+      { timeout: 300_000 },
+      async () => {
+        const repo = copyFixture('pyshop');
+        const mainPy = join(repo.path, 'app', 'main.py');
+        const original = readFileSync(mainPy, 'utf8');
+        const at = original.indexOf(line);
+        const lineNo = original.slice(0, at).split('\n').length - 1;
+        // The document starts with the line still to type.
+        writeFileSync(mainPy, original.slice(0, at) + original.slice(at + line.length));
+        const lsp = await startLsp(repo.path, {
+          debounceMs: 0,
+          model: { provider, timeoutMs: 30_000 },
+          ollama: { host: engine.url, completionModel: MODEL, keepAlive: '5m' },
+          openai: { baseUrl: `${engine.url}/v1`, model: MODEL },
+          cache: { size: 0 },
+        });
+        try {
+          await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 120_000);
+          await lsp.waitForDense();
+          const uri = lsp.open(mainPy, 'python');
+          const shares: number[] = [];
+          let warmUps = 0;
+          let version = 2;
+          for (let k = 4; k <= line.length; k++) {
+            const text = original.slice(0, at) + line.slice(0, k) + original.slice(at + line.length);
+            if (k > 4) lsp.change(uri, text, version++);
+            const seen = engine.stats().length;
+            await lsp.complete(uri, lineNo, k);
+            // A request the client closed early (its line had ended) is logged when the engine has stopped it.
+            for (let waited = 0; engine.stats().length === seen && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+            const fresh = engine.stats().slice(seen);
+            // A warm-up asks for one token and comes before the suggestion's own request.
+            warmUps += fresh.slice(0, -1).length;
+            const asked = fresh.at(-1);
+            assert.ok(asked, `keystroke ${k}: the model was asked`);
+            if (k > 4) shares.push(asked.evaluatedTokens / asked.promptTokens);
+          }
+          const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
+          process.stdout.write(
+            `# ${provider}: ${shares.length} keystrokes at one place, ${warmUps} warm-up(s); evaluated share mean ${mean.toFixed(3)}, max ${Math.max(...shares).toFixed(3)}\n`,
+          );
+          assert.ok(warmUps >= 1 && warmUps <= 3, `one warm-up for the place, and one per change of its block at most (${warmUps})`);
+          assert.ok(mean < 0.2, `the engine re-reads little of each prompt (${mean.toFixed(3)})`);
+          assert.ok(
+            lsp.statuses.some((st) => st.warming === true),
+            'the status said the model server was reading the context',
+          );
+          assert.equal((await lsp.status()).warming, undefined, 'and says so no longer once it has');
+        } finally {
+          await lsp.close();
+          repo.cleanup();
+        }
+      },
+    );
+  }
 });

@@ -75,6 +75,7 @@ export function memberConstraintParam(
 }
 
 export class OpenAICompatibleClient implements ModelClient {
+  private window: number | undefined;
   readonly backend = 'openai' as const;
   /** Its server may offer a constraint mechanism (guided_regex, grammar) for the member at the cursor. */
   readonly capabilities: ModelCapabilities = { memberChoice: true };
@@ -153,6 +154,22 @@ export class OpenAICompatibleClient implements ModelClient {
       }
     })();
     return this.constraintKind;
+  }
+
+  /** The server's context window where it says it (check() reads it); the prompt budget stays inside it. */
+  get contextTokens(): number | undefined {
+    return this.window;
+  }
+
+  /** llama.cpp's `/props` (`default_generation_settings.n_ctx`); best effort. */
+  private async readServerContext(signal: AbortSignal): Promise<void> {
+    try {
+      const props = await openAiRequest(this.options.baseUrl, '/../props', { apiKey: this.options.apiKey, signal });
+      const n = (parseJson(props.raw) as { default_generation_settings?: { n_ctx?: unknown } } | undefined)?.default_generation_settings?.n_ctx;
+      if (props.ok && typeof n === 'number' && n >= 256) this.window = n;
+    } catch {
+      // A server without /props keeps no known window.
+    }
   }
 
   /** One token asked for, so the server reads `prompt` into its prompt cache (vLLM refuses `max_tokens: 0`). */
@@ -236,7 +253,7 @@ export class OpenAICompatibleClient implements ModelClient {
       const { ok, raw } = await openAiRequest(this.options.baseUrl, '/models', { apiKey: this.options.apiKey, signal: limit.signal });
       // Some servers (TGI) have no /v1/models; only an answer that lists models can prove one missing.
       if (!ok) return undefined;
-      const body = parseJson(raw) as { data?: Array<{ id?: unknown }> } | undefined;
+      const body = parseJson(raw) as { data?: Array<{ id?: unknown; max_model_len?: unknown }> } | undefined;
       const ids = (body?.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
       if (ids.length > 0 && !ids.includes(this.model))
         return {
@@ -245,6 +262,10 @@ export class OpenAICompatibleClient implements ModelClient {
           model: this.model,
           endpoint: this.endpoint,
         };
+      // vLLM lists the model's window (`max_model_len`); llama.cpp's server gives its context in /props.
+      const listed = body?.data?.find((m) => m.id === this.model)?.max_model_len;
+      if (typeof listed === 'number') this.window = listed;
+      else await this.readServerContext(limit.signal);
       return undefined;
     } catch (e) {
       const err = this.toError(e, limit.timedOut(), signal, 'list models', limitMs);

@@ -165,7 +165,9 @@ export class OpenAICompatibleClient implements ModelClient {
   private async readServerContext(signal: AbortSignal): Promise<void> {
     try {
       const props = await openAiRequest(this.options.baseUrl, '/../props', { apiKey: this.options.apiKey, signal });
-      const n = (parseJson(props.raw) as { default_generation_settings?: { n_ctx?: unknown } } | undefined)?.default_generation_settings?.n_ctx;
+      const settings = (parseJson(props.raw) as { default_generation_settings?: { n_ctx?: unknown } } | undefined)
+        ?.default_generation_settings;
+      const n = settings?.n_ctx;
       if (props.ok && typeof n === 'number' && n >= 256) this.window = n;
     } catch {
       // A server without /props keeps no known window.

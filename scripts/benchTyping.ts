@@ -48,7 +48,10 @@ export interface KeyRecord {
   evaluatedTokens: number;
   /** Share of the prompt after its longest common prefix with the server's previous request. */
   reread: number;
+  /** Time to the first token; where none came (the request was cut first) the time until it was cut. */
   ttftMs: number;
+  /** A first token came before the request ended. */
+  firstToken: boolean;
   engineMs: number;
   requestMs: number;
   /** Tokens evaluated by warm-up requests the server sent during this keystroke. */
@@ -138,8 +141,8 @@ function mean(values: readonly number[]): number {
 export function summarize(records: readonly KeyRecord[]): string {
   const rows: string[] = [
     '| build | lang | requests | re-read mean | re-read median | re-read p90 | TTFT median ms | TTFT mean ms | TTFT p90 ms | ' +
-      'request p90 ms | warm-up tokens | defs in prompt (first key) | defs in prompt (all keys) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      'first token before the cut | request p90 ms | warm-up tokens | defs in prompt (first key) | defs in prompt (all keys) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const groups = new Map<string, KeyRecord[]>();
   for (const r of records) groups.set(`${r.build}\t${r.lang}`, [...(groups.get(`${r.build}\t${r.lang}`) ?? []), r]);
@@ -201,6 +204,7 @@ async function main(): Promise<void> {
       'max-keys': { type: 'string', default: '0' },
       server: { type: 'string', multiple: true, default: [] },
       threads: { type: 'string', default: '1' },
+      'max-new-tokens': { type: 'string', default: '16' },
       ctx: { type: 'string', default: '4096' },
       cache: { type: 'string' },
       json: { type: 'string' },
@@ -234,8 +238,11 @@ async function main(): Promise<void> {
     contextSize: Number(values.ctx),
     modelNames: [values['gguf-name']],
   });
+  // Default settings but the answer's length: random weights never end a line, so every request would
+  // generate its 48 tokens; a real model ends a line in about 16. What is measured (the prompt, what
+  // the engine re-reads, the time to the first token) does not depend on it.
   const settings = {
-    model: { provider: 'ollama' },
+    model: { provider: 'ollama', maxNewTokens: Number(values['max-new-tokens']) },
     ollama: { host: engine.url, completionModel: values['gguf-name'] },
   };
   const records: KeyRecord[] = [];
@@ -281,14 +288,14 @@ async function replay(
   let version = 1;
   await connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: version++, text: text(0) } });
   const out: KeyRecord[] = [];
-  const keys = maxKeys > 0 ? Math.min(maxKeys, c.groundtruth.length) : c.groundtruth.length;
-  for (let k = 0; k < keys; k++) {
+  const keys: Array<{ k: number; t0: number; requestMs: number; prompt: string | undefined; shown: boolean }> = [];
+  const typed = maxKeys > 0 ? Math.min(maxKeys, c.groundtruth.length) : c.groundtruth.length;
+  for (let k = 0; k < typed; k++) {
     if (k > 0)
       await connection.sendNotification('textDocument/didChange', {
         textDocument: { uri, version: version++ },
         contentChanges: [{ text: text(k) }],
       });
-    const seen = engine.stats().length;
     const t0 = performance.now();
     const answer = (await connection.sendRequest(InlineCompletionRequest.method, {
       textDocument: { uri },
@@ -296,32 +303,41 @@ async function replay(
       context: { triggerKind: 1 },
     })) as { items?: Array<{ traceId?: string }> } | null;
     const requestMs = performance.now() - t0;
-    // A request the client closed early (its line had ended) is logged when the engine has stopped it.
-    for (let waited = 0; engine.stats().length === seen && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
-    const fresh = engine.stats().slice(seen);
-    // The server sends at most a warm-up, then the suggestion's request, for one keystroke.
-    const gen = fresh.at(-1);
-    const warm = fresh.slice(0, -1);
     const explained = (await connection.sendRequest(
       ExplainRequest.method,
       answer?.items?.[0]?.traceId ? { traceId: answer.items[0].traceId } : {},
     )) as ExplainResult | null;
-    const prompt = explained?.trace.prompt?.text;
-    const defs = c.metadata.crossfile_defs ?? [];
+    keys.push({ k, t0, requestMs, prompt: explained?.trace.prompt?.text, shown: (answer?.items?.length ?? 0) > 0 });
+  }
+  // The engine logs a request when it ends (one the client closed, after it stops): wait until it is idle,
+  // then give each keystroke the requests that arrived between it and the next one.
+  for (let n = -1; n !== engine.stats().length; ) {
+    n = engine.stats().length;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const stats = engine.stats().filter((st) => st.arrivedMs >= keys[0]!.t0);
+  const defs = c.metadata.crossfile_defs ?? [];
+  for (const [i, key] of keys.entries()) {
+    const until = keys[i + 1]?.t0 ?? Infinity;
+    const mine = stats.filter((st) => st.arrivedMs >= key.t0 && st.arrivedMs < until);
+    // A warm-up asks for one token; the suggestion's request for more.
+    const gen = mine.filter((st) => st.maxTokens > 1).at(-1);
+    const warm = mine.filter((st) => st.maxTokens === 1);
     out.push({
       build,
       lang: c.metadata.lang,
       task: c.metadata.task_id,
-      key: k,
+      key: key.k,
       promptTokens: gen?.promptTokens ?? 0,
       evaluatedTokens: gen?.evaluatedTokens ?? 0,
       reread: gen && gen.promptTokens > 0 ? gen.evaluatedTokens / gen.promptTokens : 0,
       ttftMs: gen?.ttftMs ?? NaN,
+      firstToken: (gen?.generatedTokens ?? 0) > 0,
       engineMs: gen?.totalMs ?? NaN,
-      requestMs,
-      warmTokens: warm.reduce((n, s) => n + s.evaluatedTokens, 0),
-      ...(prompt !== undefined && defs.length > 0 ? { defsInPrompt: defs.every((d) => promptHolds(prompt, d)) } : {}),
-      shown: (answer?.items?.length ?? 0) > 0,
+      requestMs: key.requestMs,
+      warmTokens: warm.reduce((n, st) => n + st.evaluatedTokens, 0),
+      ...(key.prompt !== undefined && defs.length > 0 ? { defsInPrompt: defs.every((d) => promptHolds(key.prompt!, d)) } : {}),
+      shown: key.shown,
     });
   }
   await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });

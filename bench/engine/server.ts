@@ -22,6 +22,10 @@ export interface RequestStat {
   ttftMs: number;
   totalMs: number;
   generatedTokens: number;
+  /** The tokens the request asked for (1 for a warm-up through Ollama's or the OpenAI API). */
+  maxTokens: number;
+  /** When it arrived, on this process's performance.now() clock (a replay in the same process orders requests by it). */
+  arrivedMs: number;
 }
 
 export interface EngineServerOptions {
@@ -247,6 +251,8 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
         ttftMs: ms(r.arrival, firstToken ?? end),
         totalMs: ms(r.arrival, end),
         generatedTokens: generated.length,
+        maxTokens: r.maxTokens,
+        arrivedMs: r.arrival,
       });
       if (stats.length > MAX_STATS) stats.shift();
     }

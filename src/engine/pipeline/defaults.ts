@@ -15,7 +15,10 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   rerank: { topU: 10, timeoutMs: 1500 },
   // Snippets as the repository's files where the family was pretrained on that form (templates.ts), else a comment block.
   // CodeRAG's rule: the code before the cursor keeps at least half the budget when snippets want more.
-  prompt: { budgetTokens: 2048, suffixShare: 0.15, contextShare: 0.5, repoFormat: 'auto' },
+  // The code after the cursor is read again at every keystroke (a fill-in-the-middle prompt puts it
+  // after the code before the cursor): a tenth of the budget, not 15%, keeps that re-read near a
+  // tenth of the prompt (docs/BENCHMARKS.md "Typing replay").
+  prompt: { budgetTokens: 2048, suffixShare: 0.1, contextShare: 0.5, repoFormat: 'auto' },
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.

@@ -109,6 +109,12 @@ export function estimateTokens(text: string): number {
 const APPEND_SHARE = 0.5;
 /** A snippet ranked this high may displace, in a full block, snippets the ranking no longer holds. */
 const ADMIT_RANK = 3;
+/**
+ * Only a snippet ranked this high is appended at the same place: an append makes the server read
+ * the code after the block again, and the ranking's tail shifts at almost every keystroke
+ * (docs/BENCHMARKS.md "Typing replay").
+ */
+const APPEND_RANK = 5;
 /** Tokens the code before the cursor may grow by at one place before its left edge has to move. */
 const GROWTH_TOKENS = 256;
 /** When the left edge moves, the code keeps this share of its room, so typing goes on a while before it moves again. */
@@ -257,7 +263,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
     let used = block.reduce((n, e) => n + costOf(e.snippet), 0);
     let changed = false;
     given.forEach((s, i) => {
-      if (s.text.trim() === '' || indexOfText.get(s.text) !== i || block.some((e) => e.key === s.text)) return;
+      if (i >= APPEND_RANK || s.text.trim() === '' || indexOfText.get(s.text) !== i || block.some((e) => e.key === s.text)) return;
       const cost = costOf(s);
       for (let j = block.length - 1; i < ADMIT_RANK && used + cost > cap && j >= 0; j--) {
         if (ranked.has(block[j]!.key)) continue;

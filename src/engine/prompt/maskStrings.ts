@@ -9,7 +9,8 @@
 //     key, the call) nor the value itself holds a word of AUTH_STEMS (pass, pwd, secret, token, key,
 //     auth, cred, sig, cookie, session, private, bearer, salt, cert, jwt, otp), because a value bound
 //     to such a name is a credential whatever it looks like (`"hunter2"`, `("svc", "…")`);
-//   - at most 80 characters, and not random-looking (secretRules.looksRandom);
+//   - at most 80 characters, not random-looking (secretRules.looksRandom), and not a chosen password's shape
+//     (passphraseLike: `Aspen-Vole-90`, words joined by `-`/`_` with a capitalised one and a digit);
 //   - one of these shapes: no letter or digit (separators: `", "`, `"\n"`, `"="`); an enum-like word
 //     (parts split at `_ . - /` each letters with at most 3 trailing digits, or up to 4 digits:
 //     `utf-8`, `x86_64`, `GET`, `python3`; a 32-hex value is not one); a format string or short prose
@@ -91,12 +92,22 @@ function pathOrUrl(v: string): boolean {
   return segments.every((s) => s.length <= 32 && /^(?:[\w~%-]|\{[\w.]*\})+$/.test(s) && (s.length < 16 || !/\d/.test(s)));
 }
 
+/**
+ * Two or more words joined by `-` or `_`, one of them capitalised among lowercase letters, and a digit (`Aspen-Vole-90`,
+ * `Gq7-Larch-Ember`): a chosen password's shape, which a value passed positionally (`connect("app", "Aspen-Vole-90")`) has
+ * no name to give away; enum values are lowercase or upper case (`us-east-1`, `ISO-8859-1`) or one word (`Windows-1252`).
+ */
+export function passphraseLike(v: string): boolean {
+  const parts = v.split(/[-_]+/).filter((p) => /[A-Za-z]/.test(p));
+  return parts.length >= 2 && /\d/.test(v) && /[a-z]/.test(v) && parts.some((p) => /^[A-Z][a-z]/.test(p));
+}
+
 /** Whether a literal's value may stay (the rule in the header). `context`: the code before it in its statement. */
 export function keepLiteral(value: string, context: string): boolean {
   if (value.length > MAX_KEPT) return false;
   if (mentionsAuth(context) || mentionsAuth(value)) return false;
   if (!/[\p{L}\p{N}]/u.test(value)) return true;
-  if (looksRandom(value)) return false;
+  if (looksRandom(value) || passphraseLike(value)) return false;
   return enumLike(value) || proseOrFormat(value) || pathOrUrl(value);
 }
 

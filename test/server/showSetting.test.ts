@@ -17,8 +17,8 @@ void test('coderag.suggestions.show: ghost text with `all`, none at a level abov
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     const path = join(repo.path, 'app', 'main.py');
     const uri = lsp.open(path, 'python', readFileSync(path, 'utf8'));
-    // The start of `print(...)` in main() (line 21, 0-based 20) after its indentation: the model is unsure there.
-    const shown = await lsp.complete(uri, 20, 4);
+    // The start of `cart = build_demo_cart(...)` in main() (line 18, 0-based 17) after its indentation: the model is unsure there.
+    const shown = await lsp.complete(uri, 17, 4);
     assert.equal(shown.length, 1, 'shown with `all`');
     const gate = (await lsp.explain())?.trace.gate;
     assert.ok(gate && gate.logprobs, JSON.stringify(gate));
@@ -26,13 +26,13 @@ void test('coderag.suggestions.show: ghost text with `all`, none at a level abov
     assert.ok(level, `a level hides a suggestion scored ${gate.score}`);
     lsp.configure({ ...base, suggestions: { show: level } });
     await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual(await lsp.complete(uri, 20, 4), [], `no ghost text at ${level}`);
+    assert.deepEqual(await lsp.complete(uri, 17, 4), [], `no ghost text at ${level}`);
     const explained = await lsp.explain();
     assert.equal(explained?.trace.gate?.shown, false);
     assert.match(explained?.markdown ?? '', /CodeRAG stayed silent/);
     lsp.configure({ ...base, suggestions: { show: 'all' } });
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal((await lsp.complete(uri, 20, 4)).length, 1, 'shown again with `all`');
+    assert.equal((await lsp.complete(uri, 17, 4)).length, 1, 'shown again with `all`');
   } finally {
     await lsp.close();
     repo.cleanup();

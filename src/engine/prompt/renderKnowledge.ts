@@ -28,6 +28,15 @@ export const MAX_DOC_LINES = 6;
 const MAX_DOC_CHARS = 400;
 /** A variable's declaration is shown up to this many lines (a long literal table is cut, marked). */
 export const MAX_VARIABLE_LINES = 8;
+/**
+ * A class or module summary (its fields and member signatures) keeps this many lines, each cut at
+ * MAX_SUMMARY_LINE_CHARS: whole, one summary took half the validation prompts' repository block
+ * (docs/BENCHMARKS.md "Prompt recall").
+ */
+export const MAX_SUMMARY_LINES = 14;
+const MAX_SUMMARY_LINE_CHARS = 120;
+/** Decorators a function shows (each as its first line, arguments over several lines as `(...)`). */
+const MAX_DECORATORS = 3;
 
 export interface RenderedItem {
   /** The snippet's id (the KbItem id for an item). */
@@ -159,7 +168,7 @@ function compactPythonFunction(item: KbItem, definition: string): string | undef
   if (!defAt) return undefined;
   const end = afterAtDepth0(definition, 'python', defAt.index, ':');
   if (end < 0) return undefined;
-  const head = definition.slice(0, end);
+  const head = shortDecorators(definition.slice(0, defAt.index)) + definition.slice(defAt.index, end);
   const indent = indentOf(definition.slice(defAt.index));
   const bodyLine = definition
     .slice(end)
@@ -167,6 +176,40 @@ function compactPythonFunction(item: KbItem, definition: string): string | undef
     .find((l) => l.trim() !== '');
   const inner = bodyLine && indentOf(bodyLine).length > indent.length ? indentOf(bodyLine) : `${indent}    `;
   return item.docstring ? `${head}\n${pythonDoc(item.docstring, inner)}\n${inner}...` : `${head} ...`;
+}
+
+/**
+ * Decorators as a model needs them: which ones, not their arguments; a decorator list of forty
+ * lines (a command-line option per line) otherwise outweighs the function.
+ */
+function shortDecorators(text: string): string {
+  const decorators: string[] = [];
+  for (const line of text.split('\n')) {
+    const at = /^([ \t]*)@/.exec(line);
+    if (!at) continue;
+    const first = line.trimEnd();
+    const open = (first.match(/\(/g) ?? []).length - (first.match(/\)/g) ?? []).length;
+    decorators.push(
+      open > 0
+        ? `${first.slice(0, first.indexOf('('))}(...)`
+        : first.length > MAX_SUMMARY_LINE_CHARS
+          ? `${first.slice(0, first.indexOf('(') > 0 ? first.indexOf('(') : MAX_SUMMARY_LINE_CHARS)}(...)`
+          : first,
+    );
+  }
+  const kept = decorators.slice(0, MAX_DECORATORS);
+  return kept.length === 0 ? text : `${kept.join('\n')}\n`;
+}
+
+/** A class or module summary cut to MAX_SUMMARY_LINES lines of at most MAX_SUMMARY_LINE_CHARS. */
+function shortSummary(text: string, lang: Lang): string {
+  const lines = text
+    .split('\n')
+    .map((l) => (l.length > MAX_SUMMARY_LINE_CHARS ? `${l.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : l));
+  if (lines.length <= MAX_SUMMARY_LINES) return lines.join('\n');
+  const indent = indentOf(lines.slice(1).find((l) => l.trim() !== '') ?? '    ');
+  const closing = lang === 'java' && lines.at(-1)?.trim() === '}' ? [lines.at(-1)!] : [];
+  return [...lines.slice(0, MAX_SUMMARY_LINES), `${indent}${lang === 'python' ? '...' : '// ...'}`, ...closing].join('\n');
 }
 
 /** A Java method's definition: its Javadoc (shortened), annotations and declaration, the body as `;`. */
@@ -235,7 +278,8 @@ export function renderSnippet(snippet: Snippet, form: RenderForm = 'compact'): R
   const base = { id: snippet.id, path: snippet.path, lang, kind: snippet.kind, line: snippet.range.startLine };
   const text = withoutPathLine(snippet.text, snippet.path);
   if (!item || form === 'code' || snippet.kind === 'class' || snippet.kind === 'module' || snippet.kind === 'window') {
-    const member = maskCode(text, lang);
+    const summary = form === 'compact' && (snippet.kind === 'class' || snippet.kind === 'module');
+    const member = maskCode(summary ? shortSummary(text, lang) : text, lang);
     return { ...base, container: [], member, text: member };
   }
   const { container: rawContainer, definition } = splitStub(item, text);

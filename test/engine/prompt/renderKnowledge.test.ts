@@ -141,6 +141,19 @@ void describe('compact renderings of other files\' knowledge', () => {
     assert.match(renderSnippet(snippetOfItem(all.find((i) => i.name === 'fetch_canary_orders')!), 'body').text, /rows\.sort/);
   });
 
+  void test('a long decorator list is shown as its first decorators without their arguments; a class summary keeps its head', () => {
+    const options = Array.from({ length: 30 }, (_, i) => `@click.option(\n    "--opt${i}",\n    default=${i},\n    help="Option ${i}.",\n)`).join('\n');
+    const source = `import click\n\n\n@click.command()\n${options}\ndef worker(**kwargs):\n    \"\"\"Start a worker.\"\"\"\n    run(kwargs)\n    return 0\n`;
+    const worker = renderSnippet(snippetOfItem(items('cli/worker.py', 'python', source).find((i) => i.name === 'worker')!));
+    assert.equal(worker.member, '@click.command()\n@click.option(...)\n@click.option(...)\ndef worker(**kwargs):\n    \"\"\"Start a worker.\"\"\"\n    ...');
+    const members = Array.from({ length: 40 }, (_, i) => `    def method_${i}(self, value_${i}: int) -> int: ...`).join('\n');
+    const summary = renderSnippet({ id: 'big.py#class:Big', kind: 'class', path: 'big.py', name: 'Big', qualifiedName: 'Big', range: { startLine: 0, endLine: 40 }, text: `class Big:\n    \"\"\"A big class.\"\"\"\n${members}` });
+    const lines = summary.text.split('\n');
+    assert.ok(lines.length <= 16, `${lines.length} lines`);
+    assert.equal(lines[0], 'class Big:');
+    assert.equal(lines.at(-1), '    ...');
+  });
+
   void test('a Python global is its declaration with masked values; a short enum-like value stays', () => {
     const all = items('shop/client.py', 'python', PY_CLIENT);
     const shown = (name: string) => renderSnippet(snippetOfItem(all.find((i) => i.name === name)!)).text;

@@ -36,6 +36,7 @@ import { runsOn } from '../../engine/models/device';
 import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
 import { stripControlChars } from '../../engine/generate/postprocess/controlChars';
+import { showControlChars, terminalJson } from '../../engine/util/outsideText';
 import { readFile } from 'node:fs/promises';
 import { createSimilarBandit } from '../../engine/similar/bandit';
 import type { LinUcb } from '../../engine/similar/linUcb';
@@ -235,18 +236,20 @@ export const completeCommand: CliCommand = {
         ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : []),
       ];
       if (values.json) {
-        process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+        process.stdout.write(terminalJson(result) + '\n');
       } else {
         const item = result.items[0];
         process.stdout.write(
-          item
-            ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
-            : result.suppressed
-              ? `No completion shown at ${rel}:${loc.line} (the show gate stayed silent: score ` +
-                `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n` +
-                `${result.suppressed.text}\n\n`
-              : `No completion at ${rel}:${loc.line} ` +
-                `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
+          showControlChars(
+            item
+              ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
+              : result.suppressed
+                ? `No completion shown at ${rel}:${loc.line} (the show gate stayed silent: score ` +
+                  `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n` +
+                  `${result.suppressed.text}\n\n`
+                : `No completion at ${rel}:${loc.line} ` +
+                  `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
+          ),
         );
         process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');
       }

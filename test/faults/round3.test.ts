@@ -1,0 +1,83 @@
+// The third hostile probe: what still got through the language server, the CLI and the model
+// clients, observed as a user would (the CLI's output, the server over stdio, a real HTTP server).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../helpers/paths';
+import { startOllamaTestServer } from '../helpers/ollamaServer';
+import { buildOnce } from '../server/lspHarness';
+import { runCli } from './cliRun';
+
+const MODEL = 'coderag-lm:test';
+/** What a terminal would obey: C0 (\n and \t aside), DEL, C1, and the bidi controls. */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+/** OSC 52 (writes the clipboard), a screen clear, an 8-bit CSI, BEL and a right-to-left override. */
+const HOSTILE = '\x1b]52;c;ZWNobyBwd25lZA==\x07 \x1b[2J \x9b31m \x07 \u202eevil';
+
+/** A repository whose one file carries the hostile text in a function's body. */
+function hostileRepo(): { path: string; cleanup: () => void } {
+  const dir = tempDir('coderag-hostile-text-');
+  const repo = join(dir.path, 'repo');
+  mkdirSync(repo);
+  writeFileSync(
+    join(repo, 'paste.py'),
+    `def paste_board(board):\n    # ${HOSTILE}\n    return board.strip()\n\n\ndef main():\n    text = paste_board("x")\n    return text\n`,
+  );
+  return { path: repo, cleanup: dir.cleanup };
+}
+
+void describe('item 1: repository text never reaches a terminal raw', () => {
+  void test('coderag kb prints a function whose code holds OSC 52, CSI, C1, BEL and a bidi override with each written out visibly', async () => {
+    buildOnce();
+    const repo = hostileRepo();
+    const cache = tempDir();
+    try {
+      const r = await runCli(['kb', repo.path, '--name', 'paste_board', '--index-dir', cache.path]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /def paste_board/);
+      assert.doesNotMatch(r.stdout, CONTROL, JSON.stringify(r.stdout));
+      assert.ok(r.stdout.includes('\\x1b]52;c;ZWNobyBwd25lZA==\\x07'), r.stdout);
+      assert.ok(r.stdout.includes('\\x9b31m') && r.stdout.includes('\\u202eevil'), r.stdout);
+      const json = await runCli(['kb', repo.path, '--name', 'paste_board', '--index-dir', cache.path, '--json']);
+      assert.doesNotMatch(json.stdout, CONTROL);
+      const parsed = JSON.parse(json.stdout) as { items: Array<{ text: string }> };
+      assert.ok(parsed.items[0]!.text.includes(HOSTILE), '--json keeps the text itself (escaped in JSON)');
+    } finally {
+      repo.cleanup();
+      cache.cleanup();
+    }
+  });
+
+  void test("coderag complete's trace (its query and prompt quote the file) shows the controls written out", async () => {
+    buildOnce();
+    const repo = hostileRepo();
+    const cache = tempDir();
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'text.upper()' }), { models: [MODEL] });
+    try {
+      const r = await runCli([
+        'complete',
+        repo.path,
+        'paste.py:8:12',
+        '--model',
+        MODEL,
+        '--query',
+        'last10',
+        '--no-dense',
+        '--index-dir',
+        cache.path,
+        '--provider',
+        'ollama',
+        '--ollama-host',
+        server.url,
+      ]);
+      assert.match(r.stdout, /## Prompt/, r.stderr);
+      assert.doesNotMatch(r.stdout, CONTROL, JSON.stringify(r.stdout.slice(0, 2000)));
+      assert.ok(r.stdout.includes('\\x1b]52;c;'), 'the prompt in the trace shows the sequence');
+    } finally {
+      await server.close();
+      repo.cleanup();
+      cache.cleanup();
+    }
+  });
+});

@@ -2,9 +2,10 @@
 // clients, observed as a user would (the CLI's output, the server over stdio, a real HTTP server).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../helpers/paths';
+import { copyFixture, tempDir } from '../helpers/paths';
+import { indexFolderFor } from '../../src/engine/kb/store';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
 import { buildOnce } from '../server/lspHarness';
 import { runCli } from './cliRun';
@@ -76,6 +77,30 @@ void describe('item 1: repository text never reaches a terminal raw', () => {
       assert.ok(r.stdout.includes('\\x1b]52;c;'), 'the prompt in the trace shows the sequence');
     } finally {
       await server.close();
+      repo.cleanup();
+      cache.cleanup();
+    }
+  });
+});
+
+void describe("item 3: temp files of interrupted saves are swept at start, only the project's own and only old ones", () => {
+  void test('coderag index removes an hour-old kb.index.*.tmp and dense-*.bin.*.tmp, keeps a fresh one and files it did not name', async () => {
+    buildOnce();
+    const repo = copyFixture('pyshop');
+    const cache = tempDir();
+    try {
+      const folder = indexFolderFor(cache.path, repo.path);
+      mkdirSync(folder, { recursive: true });
+      const hourAgo = new Date(Date.now() - 3600_000);
+      const stale = ['kb.index.4242.0badc0de.tmp', 'dense-bge.bin.77.12345678.tmp'];
+      const kept = ['kb.index.4243.feedf00d.tmp', 'notes.tmp', 'kb.index.bak.tmp', 'mine.4242.tmp'];
+      for (const name of [...stale, ...kept]) writeFileSync(join(folder, name), 'x'.repeat(1000));
+      for (const name of [...stale, ...kept.slice(1)]) utimesSync(join(folder, name), hourAgo, hourAgo);
+      const r = await runCli(['index', repo.path, '--index-dir', cache.path]);
+      assert.equal(r.code, 0, r.stderr);
+      for (const name of stale) assert.equal(existsSync(join(folder, name)), false, `${name} was left: ${readdirSync(folder).join(', ')}`);
+      for (const name of kept) assert.ok(existsSync(join(folder, name)), `${name} was removed`);
+    } finally {
       repo.cleanup();
       cache.cleanup();
     }

@@ -3,7 +3,8 @@
 // reset forgets it; learning turned off learns nothing; a damaged saved state starts afresh.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LinUcb } from '../../src/engine/similar/linUcb';
 import { SIMILAR_ARMS, type SimilarArm } from '../../src/engine/similar/types';
@@ -29,7 +30,11 @@ function trace(id: string, arm: SimilarArm, features: number[], chosenBy: 'bandi
 }
 
 function feature(cacheRoot: string, traces: Map<string, CompletionTrace>, root = '/repo/a'): LearningFeature {
-  return new LearningFeature({ cacheRoot: () => cacheRoot, newBandit, traceOf: (id) => (traces.has(id) ? { trace: traces.get(id)!, folderRoot: root } : undefined) });
+  return new LearningFeature({
+    cacheRoot: () => cacheRoot,
+    newBandit,
+    traceOf: (id) => (traces.has(id) ? { trace: traces.get(id)!, folderRoot: root } : undefined),
+  });
 }
 
 void test('rewards: accepted 1, partly accepted the share of characters, rejected 0, nonsense 0', () => {
@@ -42,11 +47,18 @@ void test('rewards: accepted 1, partly accepted the share of characters, rejecte
 
 void test('an outcome updates the arm that produced the suggestion, once; the state survives a restart', async () => {
   const cache = tempDir('learning-').path;
-  const traces = new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])], ['t2', trace('t2', 'lexical', [1, 0.1, 0.9])]]);
+  const traces = new Map([
+    ['t1', trace('t1', 'summary', [1, 0.5, 0.2])],
+    ['t2', trace('t2', 'lexical', [1, 0.1, 0.9])],
+  ]);
   const a = feature(cache, traces);
   const before = (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), 1);
-  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), undefined, 'a second outcome of the same suggestion is not learned');
+  assert.equal(
+    a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }),
+    undefined,
+    'a second outcome of the same suggestion is not learned',
+  );
   assert.equal(a.onOutcome({ traceId: 't2', outcome: 'rejected', acceptedChars: 0, shownChars: 9 }), 0);
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
   assert.ok((await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]) > before);
@@ -54,8 +66,15 @@ void test('an outcome updates the arm that produced the suggestion, once; the st
   a.shutdown();
   const b = feature(cache, new Map());
   assert.deepEqual((await b.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
-  assert.equal((await b.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]), (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]));
-  assert.deepEqual((await b.banditFor('/repo/other')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 }, 'state is per workspace folder');
+  assert.equal(
+    (await b.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]),
+    (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]),
+  );
+  assert.deepEqual(
+    (await b.banditFor('/repo/other')).pullCounts(),
+    { lexical: 0, hypothetical: 0, summary: 0, none: 0 },
+    'state is per workspace folder',
+  );
 });
 
 void test('reset forgets memory and saved state', async () => {
@@ -70,12 +89,20 @@ void test('reset forgets memory and saved state', async () => {
   assert.equal(existsSync(join(cache, 'learning')), false);
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
   a.shutdown();
-  assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), {
+    lexical: 0,
+    hypothetical: 0,
+    summary: 0,
+    none: 0,
+  });
 });
 
 void test('a similar-code mode other than the bandit learns nothing; fixed choices and unknown traces are not learned', () => {
   const cache = tempDir('learning-off-').path;
-  const traces = new Map([['t1', trace('t1', 'lexical', [1, 1, 1])], ['t2', trace('t2', 'lexical', [1, 1, 1], 'fixed')]]);
+  const traces = new Map([
+    ['t1', trace('t1', 'lexical', [1, 1, 1])],
+    ['t2', trace('t2', 'lexical', [1, 1, 1], 'fixed')],
+  ]);
   const a = feature(cache, traces);
   a.updateConfig(mergeConfig({ similar: { mode: 'lexical' } }).config);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
@@ -116,9 +143,51 @@ void test('a saved state larger than any state can be is not read (a 2 MiB file)
   const warnings: string[] = [];
   setLogSink((level, _tag, message) => void (level === 'warn' && warnings.push(message)));
   try {
-    assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+    assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), {
+      lexical: 0,
+      hypothetical: 0,
+      summary: 0,
+      none: 0,
+    });
   } finally {
     setLogSink(() => undefined);
   }
-  assert.ok(warnings.some((w) => /2\.0 MiB, more than a saved state can be \(1 MiB\): starting afresh/.test(w)), warnings.join('\n'));
+  assert.ok(
+    warnings.some((w) => /more than a saved state can be \(1 MiB\): starting afresh/.test(w)),
+    warnings.join('\n'),
+  );
+});
+
+void test('a FIFO where the learned state lives is refused at once: a fresh bandit, and the log says why', async () => {
+  const cache = tempDir('learning-fifo-').path;
+  const a = feature(cache, new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])]]));
+  await a.banditFor('/repo/a');
+  a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 3, shownChars: 3 });
+  a.save();
+  const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
+  rmSync(file);
+  assert.equal(spawnSync('mkfifo', [file]).status, 0);
+  const warnings: string[] = [];
+  setLogSink((level, _tag, message) => void (level === 'warn' && warnings.push(message)));
+  try {
+    const hung = Symbol('hung');
+    const got = await Promise.race([
+      feature(cache, new Map()).banditFor('/repo/a'),
+      new Promise((r) => setTimeout(() => r(hung), 3000).unref()),
+    ]);
+    assert.notEqual(got, hung, 'reading the learned state waited on the FIFO');
+    assert.deepEqual((got as LinUcb<SimilarArm>).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  } finally {
+    setLogSink(() => undefined);
+    // On the old code a thread waits in open() for a writer: give it one so the test process can end.
+    try {
+      closeSync(openSync(file, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // No reader waits: nothing to release.
+    }
+  }
+  assert.ok(
+    warnings.some((w) => /named pipe \(FIFO\), not a regular file/.test(w)),
+    warnings.join('\n'),
+  );
 });

@@ -37,7 +37,7 @@ import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
 import { stripControlChars } from '../../engine/generate/postprocess/controlChars';
 import { showControlChars, terminalJson } from '../../engine/util/outsideText';
-import { readFile } from 'node:fs/promises';
+import { readRegularFile } from '../../engine/util/safeFile';
 import { createSimilarBandit } from '../../engine/similar/bandit';
 import type { LinUcb } from '../../engine/similar/linUcb';
 import { SIMILAR_MODES, type SimilarMode } from '../../engine/similar/similarStage';
@@ -64,6 +64,9 @@ const options = {
   show: { type: 'string' },
   'bandit-state': { type: 'string' },
 } as const;
+
+/** A saved bandit state is a few KiB; a larger --bandit-state file is not one. */
+const MAX_BANDIT_STATE_BYTES = 1024 * 1024;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
 export function parseLocation(spec: string): { file: string; line: number; column?: number } {
@@ -137,7 +140,7 @@ export const completeCommand: CliCommand = {
     let bandit: LinUcb<SimilarArm> | undefined;
     const banditFile = values['bandit-state'] as string | undefined;
     if (banditFile) {
-      const made = createSimilarBandit(JSON.parse(await readFile(banditFile, 'utf8')) as unknown);
+      const made = createSimilarBandit(JSON.parse((await readRegularFile(banditFile, MAX_BANDIT_STATE_BYTES)).toString('utf8')) as unknown);
       if (made.error) process.stderr.write(`warning: --bandit-state not used (${made.error}); a fresh bandit chooses\n`);
       bandit = made.bandit;
     }

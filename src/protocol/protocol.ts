@@ -394,6 +394,8 @@ export interface StatusParams {
   stats: ServerStats;
   /** Where each loaded local model runs. */
   models?: ModelDeviceStatus[];
+  /** Settings that were not used (out of range, wrong type, not in their list), each naming the value used instead. */
+  settingsProblems?: string[];
 }
 
 /** `coderag/status` (server -> client): sent whenever the status changes (indexing progress, ready, model problems, reranker). */

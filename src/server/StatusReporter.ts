@@ -24,6 +24,8 @@ export interface StatusParts {
   stats: ServerStats;
   /** Where each loaded local model runs (`coderag.models.device`). */
   models?: ModelRunsOn[];
+  /** Settings that were not used (out of range, wrong type, not in their list), each with the value used instead. */
+  settingsProblems?: string[];
 }
 
 const MODEL_PROBLEMS: readonly ModelState[] = [
@@ -117,7 +119,8 @@ export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'
     state: 'ready',
     message:
       `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ` +
-      `${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}`,
+      `${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}` +
+      `${p.settingsProblems?.length ? `. Settings not used: ${p.settingsProblems.join('; ')}` : ''}`,
   };
 }
 
@@ -150,6 +153,7 @@ export class StatusReporter implements Disposable {
       completionsEnabled: rest.trusted && rest.completionsEnabled,
       stats: rest.stats,
       ...(rest.models?.length ? { models: rest.models } : {}),
+      ...(rest.settingsProblems?.length ? { settingsProblems: rest.settingsProblems } : {}),
     };
   }
 

@@ -4,10 +4,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { copyFixture, tempDir } from '../helpers/paths';
+import { copyFixture, fixturesDir, tempDir } from '../helpers/paths';
 import { indexFolderFor } from '../../src/engine/kb/store';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
-import { buildOnce } from '../server/lspHarness';
+import { buildOnce, startLsp } from '../server/lspHarness';
 import { runCli } from './cliRun';
 
 const MODEL = 'coderag-lm:test';
@@ -103,6 +103,48 @@ void describe("item 3: temp files of interrupted saves are swept at start, only 
     } finally {
       repo.cleanup();
       cache.cleanup();
+    }
+  });
+});
+
+// pyshop's app/main.py line 19 (0-based 18), after `    service = CheckoutService(`.
+const LINE = 18;
+const COL = '    service = CheckoutService('.length;
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    work,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref()),
+  ]);
+}
+
+void describe('item 5: settings outside their range are refused, named in the log and the status', () => {
+  void test('a negative maxNewTokens and budgetTokens: completions still come, and the status says which settings were not used', async () => {
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, gateway=gateway' }), { models: [MODEL] });
+    const lsp = await startLsp(join(fixturesDir, 'pyshop'), {
+      debounceMs: 0,
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: -5 },
+      prompt: { budgetTokens: -1 },
+      ollama: { host: server.url, completionModel: MODEL, keepAlive: '5m' },
+      rerank: { kind: 'none' },
+      query: { strategy: 'last10' },
+    });
+    try {
+      const ready = await lsp.waitForStatus((s) => s.state === 'ready');
+      const uri = lsp.open(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'python');
+      const items = await withTimeout(lsp.complete(uri, LINE, COL), 30_000, 'completion');
+      assert.equal(
+        items.length,
+        1,
+        `the suggestion is shown: ${JSON.stringify(((t) => [t?.completion, t?.empty, t?.gate, t?.model])((await lsp.explain())?.trace))} ${ready.message}`,
+      );
+      assert.match(String(items[0]!.insertText), /cart, gateway/);
+      assert.match(ready.message, /Settings not used: coderag\.model\.maxNewTokens must be between 1 and 512 \(got -5\); 48 is used/);
+      assert.match(ready.message, /coderag\.prompt\.budgetTokens must be between 128 and 131072 \(got -1\)/);
+      assert.ok(lsp.logs.join('').includes('setting ignored: coderag.model.maxNewTokens must be between 1 and 512'), lsp.logs.join(''));
+    } finally {
+      await lsp.close();
+      await server.close();
     }
   });
 });

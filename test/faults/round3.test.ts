@@ -136,7 +136,7 @@ void describe('item 5: settings outside their range are refused, named in the lo
       assert.equal(
         items.length,
         1,
-        `the suggestion is shown: ${JSON.stringify(((t) => [t?.completion, t?.empty, t?.gate, t?.model])((await lsp.explain())?.trace))} ${ready.message}`,
+        `the suggestion is shown: ${JSON.stringify(((t) => [t?.completion, t?.model])((await lsp.explain())?.trace))} ${ready.message}`,
       );
       assert.match(String(items[0]!.insertText), /cart, gateway/);
       assert.match(ready.message, /Settings not used: coderag\.model\.maxNewTokens must be between 1 and 512 \(got -5\); 48 is used/);

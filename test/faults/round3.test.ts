@@ -148,3 +148,26 @@ void describe('item 5: settings outside their range are refused, named in the lo
     }
   });
 });
+
+void describe('item 4: the LSP transport refuses a frame over its limit before reading its body', () => {
+  void test('a 2 GB Content-Length: the server says so and closes the connection at once instead of buffering', async () => {
+    const repo = hostileRepo();
+    const lsp = await startLsp(repo.path, { rerank: { kind: 'none' }, model: { provider: 'embedded' } });
+    try {
+      await withTimeout(lsp.status(), 20_000, 'getStatus before the frame');
+      const exited = new Promise<number | null>((resolve) => lsp.child.once('exit', (code) => resolve(code)));
+      lsp.child.stdin!.write('Content-Length: 2000000000\r\n\r\n');
+      // The first 8 MiB of the body: the old reader kept every byte, waiting for the rest.
+      for (let i = 0; i < 8; i++) lsp.child.stdin!.write(Buffer.alloc(1024 * 1024, 0x20));
+      const code = await withTimeout(exited, 10_000, 'the server closing the connection');
+      assert.notEqual(code, 0);
+      assert.match(
+        lsp.logs.join(''),
+        /connection closed: an LSP message of 2000000000 bytes \(Content-Length\), more than the 67108864 read/,
+      );
+    } finally {
+      await lsp.close();
+      repo.cleanup();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { copyFixture, fixturesDir, tempDir } from '../helpers/paths';
 import { indexFolderFor } from '../../src/engine/kb/store';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
@@ -168,6 +169,41 @@ void describe('item 4: the LSP transport refuses a frame over its limit before r
     } finally {
       await lsp.close();
       repo.cleanup();
+    }
+  });
+});
+
+void describe('item 9: a workspace folder that is missing, or a file, says so in the status', () => {
+  void test('a missing folder and a file given as a folder are not indexed, and the status names both', async () => {
+    const dir = tempDir('coderag-folders-');
+    const missing = join(dir.path, 'gone');
+    const file = join(dir.path, 'notes.py');
+    writeFileSync(file, 'x = 1\n');
+    const lsp = await startLsp(
+      dir.path,
+      { rerank: { kind: 'none' }, model: { provider: 'embedded' } },
+      {
+        workspaceFolders: [
+          { uri: pathToFileURL(missing).toString(), name: 'gone' },
+          { uri: pathToFileURL(file).toString(), name: 'notes.py' },
+        ],
+      },
+    );
+    try {
+      const ready = await lsp.waitForStatus(
+        (s) => s.state === 'ready' && s.folders.length === 2 && s.folders.every((f) => f.state !== 'pending' && f.state !== 'indexing'),
+        30_000,
+      );
+      assert.deepEqual(
+        ready.folders.map((f) => f.state),
+        ['failed', 'failed'],
+        JSON.stringify(ready.folders),
+      );
+      assert.match(ready.message, /Not indexed: .*gone does not exist/, ready.message);
+      assert.match(ready.message, /notes\.py is a file, not a folder/, ready.message);
+    } finally {
+      await lsp.close();
+      dir.cleanup();
     }
   });
 });

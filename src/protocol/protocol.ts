@@ -333,7 +333,17 @@ export namespace PullModelRequest {
 // Status
 
 export type ModelState =
-  'unknown' | 'ok' | 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed' | 'error';
+  | 'unknown'
+  | 'ok'
+  | 'unreachable'
+  | 'closed'
+  | 'timeout'
+  | 'httpStatus'
+  | 'rateLimited'
+  | 'malformed'
+  | 'modelMissing'
+  | 'failed'
+  | 'error';
 
 export interface ServerStats {
   requests: number;

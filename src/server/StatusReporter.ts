@@ -33,6 +33,7 @@ const MODEL_PROBLEMS: readonly ModelState[] = [
   'closed',
   'timeout',
   'httpStatus',
+  'rateLimited',
   'malformed',
   'modelMissing',
   'failed',
@@ -68,6 +69,11 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
       return (
         `The model server${at} answered with an error: see its log, and check the model ` +
         `name${openai ? ' and the API key (**CodeRAG: Set OpenAI-compatible API Key**)' : ''}. ${retry}`
+      );
+    case 'rateLimited':
+      return (
+        `The model server${at} asked CodeRAG to wait (HTTP 429): nothing is sent to it until the time it named has ` +
+        `passed, and completions resume by themselves.`
       );
     case 'malformed':
       return (

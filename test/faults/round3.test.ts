@@ -10,6 +10,9 @@ import { indexFolderFor } from '../../src/engine/kb/store';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
 import { buildOnce, startLsp } from '../server/lspHarness';
 import { runCli } from './cliRun';
+import { OllamaClient } from '../../src/engine/generate/OllamaClient';
+import { OpenAICompatibleClient } from '../../src/engine/generate/OpenAICompatibleClient';
+import { isModelClientError } from '../../src/engine/generate/types';
 
 const MODEL = 'coderag-lm:test';
 /** What a terminal would obey: C0 (\n and \t aside), DEL, C1, and the bidi controls. */
@@ -204,6 +207,64 @@ void describe('item 9: a workspace folder that is missing, or a file, says so in
     } finally {
       await lsp.close();
       dir.cleanup();
+    }
+  });
+});
+
+void describe('item 7: HTTP 429 with Retry-After is honoured', () => {
+  void test('the Ollama and OpenAI-compatible clients send nothing until the wait has passed, then ask again', async () => {
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway' }), { models: [MODEL] });
+    const request = { prompt: 'def f(', maxNewTokens: 8, stop: [] };
+    const signal = new AbortController().signal;
+    try {
+      for (const make of [
+        () => new OllamaClient({ host: server.url, model: MODEL }),
+        () => new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL }),
+      ]) {
+        server.setFault({ kind: 'http429', retryAfter: '2' });
+        const client = make();
+        const rateLimited = (e: unknown): boolean =>
+          isModelClientError(e) && e.kind === 'rateLimited' && /asked to wait \(HTTP 429 Retry-After\)/.test(e.message);
+        await assert.rejects(client.generate(request, signal), rateLimited);
+        const sent = server.requests.length;
+        server.setFault(undefined);
+        await assert.rejects(make().generate(request, signal), rateLimited, 'a second request (another client too) within the wait');
+        assert.equal(server.requests.length, sent, 'nothing was sent during the wait');
+        await new Promise((r) => setTimeout(r, 2100));
+        assert.match((await client.generate(request, signal)).text, /cart/);
+        assert.equal(server.requests.length, sent + 1);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  void test('the language server: the status says the model server asked to wait, and the next completion sends nothing', async () => {
+    const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, gateway=gateway' }), { models: [MODEL] });
+    const lsp = await startLsp(join(fixturesDir, 'pyshop'), {
+      debounceMs: 0,
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
+      ollama: { host: server.url, completionModel: MODEL, keepAlive: '5m' },
+      rerank: { kind: 'none' },
+      query: { strategy: 'last10' },
+      cache: { size: 0 },
+    });
+    try {
+      await lsp.waitForStatus((s) => s.state === 'ready');
+      const uri = lsp.open(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'python');
+      server.setFault({ kind: 'http429', retryAfter: '120' });
+      assert.deepEqual(await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'completion during the 429'), []);
+      const status = await lsp.waitForStatus((s) => s.model.state === 'rateLimited', 10_000);
+      assert.equal(status.state, 'modelProblem');
+      assert.match(status.message, /asked to wait \(HTTP 429 Retry-After\).*before \d\d:\d\d:\d\d UTC \(in 1[12]\d s\)/);
+      assert.match(String(status.model.action), /asked CodeRAG to wait/);
+      const sent = server.requests.length;
+      server.setFault(undefined);
+      assert.deepEqual(await withTimeout(lsp.complete(uri, LINE, COL - 1), 20_000, 'completion within the wait'), []);
+      assert.equal(server.requests.length, sent, 'nothing was sent during the wait');
+    } finally {
+      await lsp.close();
+      await server.close();
     }
   });
 });

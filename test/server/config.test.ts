@@ -7,31 +7,21 @@ import { DEFAULT_CONFIG, mergeConfig, NUMBER_RANGES, pipelineOptions } from '../
 import { repoRoot } from '../helpers/paths';
 
 void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
-  const { config, problems } = mergeConfig({
-    model: { provider: 'gpt-cloud', family: 'llama9' },
-    rerank: { kind: 'magic' },
-    experimental: { query: { strategy: 'random' } },
-  });
+  const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, experimental: { query: { strategy: 'random' } } });
   assert.equal(config.model.provider, DEFAULT_CONFIG.model.provider);
   assert.equal(config.model.family, DEFAULT_CONFIG.model.family);
   assert.equal(config.rerank.kind, DEFAULT_CONFIG.rerank.kind);
   assert.equal(config.query.strategy, DEFAULT_CONFIG.query.strategy);
-  assert.deepEqual(
-    [...problems].sort(),
-    [
-      'coderag.model.provider must be one of auto, ollama, openai, embedded (got "gpt-cloud")',
-      'coderag.model.family must be one of auto, qwen2.5-coder, starcoder2, codellama, deepseek-coder, plain (got "llama9")',
-      'coderag.rerank.kind must be one of llm, distilled, none (got "magic")',
-      'coderag.experimental.query.strategy must be one of probe, last3, last10, jaccard (got "random")',
-    ].sort(),
-  );
+  assert.deepEqual(problems, [
+    'coderag.model.provider must be one of auto, ollama, openai, embedded (got "gpt-cloud")',
+    'coderag.model.family must be one of auto, qwen2.5-coder, starcoder2, codellama, deepseek-coder, plain (got "llama9")',
+    'coderag.rerank.kind must be one of llm, distilled, none (got "magic")',
+    'coderag.experimental.query.strategy must be one of probe, last3, last10, jaccard (got "random")',
+  ]);
 });
 
-void test("a valid enum value in a later layer applies; an invalid one keeps the earlier layer's value", () => {
-  const { config, problems } = mergeConfig(
-    { model: { provider: 'openai' }, rerank: { kind: 'llm' } },
-    { model: { provider: 'nonsense' }, rerank: { kind: 'none' } },
-  );
+void test('a valid enum value in a later layer applies; an invalid one keeps the earlier layer\'s value', () => {
+  const { config, problems } = mergeConfig({ model: { provider: 'openai' }, rerank: { kind: 'llm' } }, { model: { provider: 'nonsense' }, rerank: { kind: 'none' } });
   assert.equal(config.model.provider, 'openai');
   assert.equal(config.rerank.kind, 'none');
   assert.equal(problems.length, 1);
@@ -46,15 +36,12 @@ void test('coderag.experimental.check.mode: constrain, repair or off (default co
   assert.deepEqual(bad.problems, ['coderag.experimental.check.mode must be one of constrain, repair, off (got "strict")']);
 });
 
-void test("coderag.experimental.body.knowledge (default on) reaches the body mode's options; a non-boolean is a problem", () => {
+void test('coderag.experimental.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
   assert.equal(pipelineOptions(DEFAULT_CONFIG).body.knowledge, true);
   assert.equal(pipelineOptions(mergeConfig({ experimental: { body: { knowledge: false } } }).config).body.knowledge, false);
   const bad = mergeConfig({ experimental: { body: { knowledge: 'yes' } } });
   assert.equal(bad.config.body.knowledge, true);
-  assert.ok(
-    bad.problems.some((p) => p.includes('coderag.experimental.body.knowledge')),
-    bad.problems.join('; '),
-  );
+  assert.ok(bad.problems.some((p) => p.includes('coderag.experimental.body.knowledge')), bad.problems.join('; '));
 });
 
 void test('a research knob set under its old name is still read and reported as renamed; its experimental name wins', () => {
@@ -83,20 +70,16 @@ void test('coderag.learning.enable is retired: reported, and learning follows co
 });
 
 void test("numeric settings outside their range are refused with the value used instead; the ranges are package.json's", () => {
-  const { config, problems } = mergeConfig({
-    model: { maxNewTokens: -5, temperature: 9 },
-    maxFiles: 0,
-    experimental: { prompt: { budgetTokens: 1e12 } },
-  });
+  const { config, problems } = mergeConfig({ model: { maxNewTokens: -5, temperature: 9 }, maxFiles: 0, experimental: { prompt: { budgetTokens: 1e12 } } });
   assert.equal(config.model.maxNewTokens, DEFAULT_CONFIG.model.maxNewTokens);
   assert.equal(config.model.temperature, DEFAULT_CONFIG.model.temperature);
   assert.equal(config.prompt.budgetTokens, DEFAULT_CONFIG.prompt.budgetTokens);
   assert.equal(config.maxFiles, DEFAULT_CONFIG.maxFiles);
-  assert.deepEqual(problems, [
-    'coderag.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
-    'coderag.model.temperature must be between 0 and 2 (got 9); 0 is used',
+  assert.deepEqual([...problems].sort(), [
     'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 2048 is used',
     'coderag.maxFiles must be between 1 and 10000000 (got 0); 50000 is used',
+    'coderag.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
+    'coderag.model.temperature must be between 0 and 2 (got 9); 0 is used',
   ]);
   const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
     contributes: { configuration: Array<{ properties: Record<string, { type: string; minimum?: number; maximum?: number }> }> };

@@ -14,6 +14,7 @@ import type { QueryStrategy } from '../engine/query/types';
 import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../engine/gate/levels';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
+import { boundedExclude } from '../engine/kb/scan';
 
 export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
 
@@ -255,6 +256,11 @@ export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems
     cache: { size: clamp(config.cache.size, 0, 100_000) },
     body: { ...config.body, maxNewTokens: Math.round(clamp(config.body.maxNewTokens, BODY_MAX_NEW_TOKENS.min, BODY_MAX_NEW_TOKENS.max)) },
   };
+  const exclude = boundedExclude(config.exclude);
+  if (exclude.problems.length > 0) {
+    for (const p of exclude.problems) problems.push(`coderag.exclude: ${p}`);
+    config = { ...config, exclude: exclude.globs };
+  }
   const device = config.models.device.trim().toLowerCase();
   if (isModelDevice(device)) config = { ...config, models: { device } };
   else {

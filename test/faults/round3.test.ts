@@ -268,3 +268,20 @@ void describe('item 7: HTTP 429 with Retry-After is honoured', () => {
     }
   });
 });
+
+void describe('item 6: excluded globs are bounded and compiled once', () => {
+  void test('100,000 excluded globs: the first 1,000 are used, the status and the log say so, and the folder indexes', async () => {
+    const repo = copyFixture('pyshop');
+    const exclude = Array.from({ length: 100_000 }, (_, i) => `generated${i}/**/*.py`);
+    const lsp = await startLsp(repo.path, { rerank: { kind: 'none' }, model: { provider: 'embedded' }, exclude });
+    try {
+      const ready = await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 60_000);
+      assert.match(ready.message, /Settings not used: coderag\.exclude: 100000 excluded globs: only the first 1000 are used/);
+      assert.ok(lsp.logs.join('').includes('setting ignored: coderag.exclude: 100000 excluded globs'));
+      assert.ok((ready.folders[0]?.items ?? 0) > 0, 'the folder is indexed');
+    } finally {
+      await lsp.close();
+      repo.cleanup();
+    }
+  });
+});

@@ -285,3 +285,4 @@ void describe('item 6: excluded globs are bounded and compiled once', () => {
     }
   });
 });
+

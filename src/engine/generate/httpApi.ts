@@ -107,9 +107,8 @@ export class RateLimitedError extends Error {
   ) {
     const at = new Date(until).toISOString().slice(11, 19);
     const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000));
-    super(
-      `the server at ${from} asked to wait (HTTP 429 Retry-After): ${sent ? 'nothing more is sent' : 'not sent'} before ${at} UTC (in ${seconds} s)`,
-    );
+    const what = sent ? 'nothing more is sent' : 'not sent';
+    super(`the server at ${from} asked to wait (HTTP 429 Retry-After): ${what} before ${at} UTC (in ${seconds} s)`);
     this.name = 'RateLimitedError';
   }
 }

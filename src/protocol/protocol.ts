@@ -333,7 +333,17 @@ export namespace PullModelRequest {
 // Status
 
 export type ModelState =
-  'unknown' | 'ok' | 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed' | 'error';
+  | 'unknown'
+  | 'ok'
+  | 'unreachable'
+  | 'closed'
+  | 'timeout'
+  | 'httpStatus'
+  | 'rateLimited'
+  | 'malformed'
+  | 'modelMissing'
+  | 'failed'
+  | 'error';
 
 export interface ServerStats {
   requests: number;
@@ -399,6 +409,8 @@ export interface StatusParams {
    * warm-up, outside `coderag.model.timeoutMs`): the first suggestion at a new place comes when it ends.
    */
   warming?: boolean;
+  /** Settings that were not used (out of range, wrong type, not in their list), each naming the value used instead. */
+  settingsProblems?: string[];
 }
 
 /** `coderag/status` (server -> client): sent whenever the status changes (indexing progress, ready, model problems, reranker). */

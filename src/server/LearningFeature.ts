@@ -7,7 +7,6 @@
 // (`learning/<folder>.json`, `learning/<folder>.gate.json`), never sent anywhere;
 // `coderag/resetLearning` and the command "CodeRAG: Reset Learned Preferences" forget them.
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import { indexFolderFor } from '../engine/kb/store';
@@ -16,6 +15,8 @@ import { GateModel } from '../engine/gate/model';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { errorMessage } from '../engine/util/errors';
+import { isFileReadError, readRegularFile } from '../engine/util/safeFile';
+import { sweepStaleTemps, tempPathFor } from '../engine/util/framedFile';
 import { getLogger } from '../engine/util/logger';
 import { CompletionOutcomeNotification, ResetLearningRequest, type CompletionOutcomeParams } from '../protocol/protocol';
 import type { ServerConfig } from './config';
@@ -66,6 +67,8 @@ export class LearningFeature implements Feature {
   /** Traces already rewarded (each suggestion counts once). */
   private readonly rewarded = new Set<string>();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The sweep of the learning folder's stale temp files, once per process. */
+  private swept: Promise<void> | undefined;
   /** Rewards applied since start (tests and the status). */
   updates = 0;
 
@@ -187,7 +190,7 @@ export class LearningFeature implements Feature {
           ...(state.dirty.gate ? [[state.gateFile, state.gate.toJSON()] as const] : []),
         ];
         for (const [file, value] of changed) {
-          const tmp = `${file}.${process.pid}.tmp`;
+          const tmp = tempPathFor(file);
           writeFileSync(tmp, JSON.stringify(value));
           renameSync(tmp, file);
         }
@@ -229,6 +232,10 @@ export class LearningFeature implements Feature {
     const base = join(this.host.cacheRoot(), 'learning', basename(indexFolderFor(this.host.cacheRoot(), folderRoot)));
     const file = `${base}.json`;
     const gateFile = `${base}.gate.json`;
+    this.swept ??= sweepStaleTemps(join(this.host.cacheRoot(), 'learning')).then((names) => {
+      if (names.length > 0) log.info(`removed ${names.length} temp file(s) of interrupted saves: ${names.join(', ')}`);
+    });
+    await this.swept;
     const [saved, savedGate] = await Promise.all([readSavedState(file), readSavedState(gateFile)]);
     const { bandit, error } = this.host.newBandit(saved);
     if (error && saved !== undefined) log.warn(`the learned state ${file} is not usable (starting afresh): ${error}`);
@@ -242,21 +249,20 @@ export class LearningFeature implements Feature {
   }
 }
 
-/** A saved state, read asynchronously and only when its size could be one; undefined when absent or unreadable (with a warning). */
+/**
+ * A saved state, read asynchronously through the safe reader (a FIFO or a device in its place is
+ * refused, not waited on) and only up to MAX_STATE_BYTES; undefined when absent or unusable (with a warning).
+ */
 async function readSavedState(file: string): Promise<unknown> {
   try {
-    const size = (await stat(file)).size;
-    if (size > MAX_STATE_BYTES) {
-      log.warn(
-        `the learned state ${file} is ${(size / 2 ** 20).toFixed(1)} MiB, more than a saved state can be ` +
-          `(${MAX_STATE_BYTES / 2 ** 20} MiB): starting afresh`,
-      );
-      return undefined;
-    }
-    return JSON.parse(await readFile(file, 'utf8')) as unknown;
+    return JSON.parse((await readRegularFile(file, MAX_STATE_BYTES)).toString('utf8')) as unknown;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-      log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
+    if (isFileReadError(e) && e.code === 'ENOENT') return undefined;
+    if (isFileReadError(e) && e.problem === 'tooLarge')
+      log.warn(
+        `the learned state is too large (${e.message}), more than a saved state can be (${MAX_STATE_BYTES / 2 ** 20} MiB): starting afresh`,
+      );
+    else log.warn(`the learned state ${file} is unreadable (starting afresh): ${errorMessage(e)}`);
     return undefined;
   }
 }

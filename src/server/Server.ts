@@ -380,6 +380,7 @@ export class Server {
     const config = this.withApiKey(merged);
     this.config = config;
     for (const p of problems) log.warn(`setting ignored: ${p}`);
+    this.status.update({ settingsProblems: problems });
     // No model is loaded before initialized(): open them on the configured device.
     void this.registry.dispose();
     this.registry = new ModelRegistry(this.registryOptions());
@@ -457,6 +458,7 @@ export class Server {
     this.lastSettings = settings;
     const { config: merged, problems } = mergeConfig(this.initOptions.settings, settings);
     if (report) for (const p of problems) log.warn(`setting ignored: ${p}`);
+    this.status.update({ settingsProblems: problems });
     const config = this.withApiKey(merged);
     if (config.models.device !== this.config.models.device)
       log.warn(

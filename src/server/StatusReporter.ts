@@ -26,6 +26,8 @@ export interface StatusParts {
   models?: ModelRunsOn[];
   /** A warm-up request is reading a new place's context into the model server (StatusParams.warming). */
   warming?: boolean;
+  /** Settings that were not used (out of range, wrong type, not in their list), each with the value used instead. */
+  settingsProblems?: string[];
 }
 
 const MODEL_PROBLEMS: readonly ModelState[] = [
@@ -33,6 +35,7 @@ const MODEL_PROBLEMS: readonly ModelState[] = [
   'closed',
   'timeout',
   'httpStatus',
+  'rateLimited',
   'malformed',
   'modelMissing',
   'failed',
@@ -68,6 +71,11 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
       return (
         `The model server${at} answered with an error: see its log, and check the model ` +
         `name${openai ? ' and the API key (**CodeRAG: Set OpenAI-compatible API Key**)' : ''}. ${retry}`
+      );
+    case 'rateLimited':
+      return (
+        `The model server${at} asked CodeRAG to wait (HTTP 429): nothing is sent to it until the time it named has ` +
+        `passed, and completions resume by themselves.`
       );
     case 'malformed':
       return (
@@ -120,7 +128,8 @@ export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'
     state: 'ready',
     message:
       `Ready: ${items} items indexed; ${p.model.backend} ${p.model.model}; reranker ` +
-      `${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}${warming}`,
+      `${p.reranker.current}${failed.length > 0 ? `. Not indexed: ${failed.join('; ')}` : ''}` +
+      `${p.settingsProblems?.length ? `. Settings not used: ${p.settingsProblems.join('; ')}` : ''}${warming}`,
   };
 }
 
@@ -154,6 +163,7 @@ export class StatusReporter implements Disposable {
       stats: rest.stats,
       ...(rest.models?.length ? { models: rest.models } : {}),
       ...(rest.warming ? { warming: true } : {}),
+      ...(rest.settingsProblems?.length ? { settingsProblems: rest.settingsProblems } : {}),
     };
   }
 

@@ -2,6 +2,7 @@
 // with work-done progress, kept current by didSave and watched-file events, rebuilt on request.
 import type { ReceiverTyping } from '../engine/pipeline';
 import { homedir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { relative, sep } from 'node:path';
 import {
@@ -25,6 +26,7 @@ import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import { DisposableStore, type Disposable } from '../engine/util/disposable';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
+import { storageMessage } from '../engine/util/safeFile';
 import { RebuildIndexRequest, type FolderIndexSummary, type RebuildIndexResult } from '../protocol/protocol';
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
@@ -394,7 +396,7 @@ export class WorkspaceIndexer implements Feature {
         let index: FolderIndex | undefined;
         // Each folder on its own: one that is not a local folder, the file-system root or the home
         // folder (never indexed from an editor; the CLI has --force) is skipped, and says so.
-        const { root, refusal } = rootOf(wf);
+        const { root, refusal } = await rootOf(wf);
         if (root === undefined) {
           log.warn(`${wf.name}: ${refusal}`);
           this.refused.set(wf.uri, refusal);
@@ -509,12 +511,28 @@ export class WorkspaceIndexer implements Feature {
   }
 }
 
-/** The folder's local path, or why it is not indexed (not a local folder, the file-system root, the home folder). */
-function rootOf(folder: WorkspaceFolder): { root: string; refusal?: undefined } | { root?: undefined; refusal: string } {
+/**
+ * The folder's local path, or why it is not indexed: not a local folder, the file-system root, the
+ * home folder, missing, or a file (an index of nothing would read as "ready, 0 items").
+ */
+async function rootOf(folder: WorkspaceFolder): Promise<{ root: string; refusal?: undefined } | { root?: undefined; refusal: string }> {
   const local = localFolderPath(folder);
   if ('problem' in local) return { refusal: local.problem };
   const refusal = workspaceRootProblem(local.path, homedir());
-  return refusal !== undefined ? { refusal } : { root: local.path };
+  if (refusal !== undefined) return { refusal };
+  try {
+    if (!(await stat(local.path)).isDirectory())
+      return { refusal: `${local.path} is a file, not a folder: not indexed; open a project folder` };
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    return {
+      refusal:
+        err.code === 'ENOENT'
+          ? `${local.path} does not exist: not indexed (CodeRAG indexes it once it is opened again)`
+          : `${storageMessage(err, local.path)}: not indexed`,
+    };
+  }
+  return { root: local.path };
 }
 
 export function folderFromPath(path: string): WorkspaceFolder {

@@ -14,6 +14,7 @@ import type { QueryStrategy } from '../engine/query/types';
 import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../engine/gate/levels';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
+import { boundedExclude } from '../engine/kb/scan';
 
 export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
 
@@ -134,6 +135,32 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
   'coderag.suggestions.show': SHOW_LEVELS,
 };
 
+/**
+ * The range of each numeric setting (package.json's `minimum` and `maximum`, which VS Code only
+ * warns about in settings.json): a value outside it is a problem, and the value stays. The upper
+ * ends past which nothing more happens: maxFileBytes at the 64 MiB the index reads a file again,
+ * budgetTokens at the 128K-token context of the largest code models, a rerank beyond two minutes.
+ */
+export const NUMBER_RANGES: Readonly<Record<string, { min: number; max: number }>> = {
+  'coderag.debounceMs': { min: 0, max: 2000 },
+  'coderag.maxFiles': { min: 1, max: 10_000_000 },
+  'coderag.maxFileBytes': { min: 1, max: 64 * 1024 * 1024 },
+  'coderag.model.timeoutMs': { min: 100, max: 2_147_483_647 },
+  'coderag.model.maxNewTokens': { min: 1, max: 512 },
+  'coderag.model.temperature': { min: 0, max: 2 },
+  'coderag.rerank.timeoutMs': { min: 50, max: 120_000 },
+  'coderag.rerank.topU': { min: 1, max: 31 },
+  'coderag.retrieval.topJ': { min: 1, max: 100 },
+  'coderag.prompt.budgetTokens': { min: 128, max: 131_072 },
+  'coderag.body.maxNewTokens': { min: 16, max: 512 },
+  'coderag.cache.size': { min: 0, max: 100_000 },
+};
+
+/** The range of a numeric setting, under its name or its experimental name. */
+function rangeOf(where: string): { min: number; max: number } | undefined {
+  return NUMBER_RANGES[where.replace(/^coderag\.experimental\./, 'coderag.')];
+}
+
 /** The allowed values of a setting, under its name or its experimental name. */
 function enumOf(where: string): readonly string[] | undefined {
   return ENUMS[where.replace(/^coderag\.experimental\./, 'coderag.')];
@@ -169,6 +196,16 @@ function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T
       else problems.push(`${where} must be a list of strings`);
     } else if (typeof value === 'string' && enumOf(where) && !enumOf(where)!.includes(value))
       problems.push(`${where} must be one of ${enumOf(where)!.join(', ')} (got ${JSON.stringify(value)})`);
+    else if (
+      typeof value === 'number' &&
+      Number.isFinite(value) &&
+      rangeOf(where) &&
+      (value < rangeOf(where)!.min || value > rangeOf(where)!.max)
+    )
+      // A negative or absurd number would silently empty every completion (no tokens, no prompt): refused, named.
+      problems.push(
+        `${where} must be between ${rangeOf(where)!.min} and ${rangeOf(where)!.max} (got ${value}); ${String(current)} is used`,
+      );
     else if (typeof value === typeof current && (typeof value !== 'number' || Number.isFinite(value))) out[key] = value;
     else problems.push(`${where} must be a ${typeof current}`);
   }
@@ -219,6 +256,11 @@ export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems
     cache: { size: clamp(config.cache.size, 0, 100_000) },
     body: { ...config.body, maxNewTokens: Math.round(clamp(config.body.maxNewTokens, BODY_MAX_NEW_TOKENS.min, BODY_MAX_NEW_TOKENS.max)) },
   };
+  const exclude = boundedExclude(config.exclude);
+  if (exclude.problems.length > 0) {
+    for (const p of exclude.problems) problems.push(`coderag.exclude: ${p}`);
+    config = { ...config, exclude: exclude.globs };
+  }
   const device = config.models.device.trim().toLowerCase();
   if (isModelDevice(device)) config = { ...config, models: { device } };
   else {

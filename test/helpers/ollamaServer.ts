@@ -50,6 +50,8 @@ export type Fault =
   | { kind: 'stall'; seconds: number }
   /** HTTP 500 with a JSON error body, or with `text` as a plain-text body (a proxy's error page). */
   | { kind: 'http500'; text?: string }
+  /** HTTP 429 with this Retry-After header (none when undefined). */
+  | { kind: 'http429'; retryAfter?: string }
   | { kind: 'malformedJson' }
   /** Every request answered with `status` (default 307) and `Location: <to><path>`. */
   | { kind: 'redirect'; to: string; status?: number }
@@ -217,6 +219,11 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         res.writeHead(500, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(fault.text) });
         res.end(fault.text);
       } else sendJson(res, 500, { error: 'internal server error (test fault)' });
+      return;
+    }
+    if (fault?.kind === 'http429') {
+      res.writeHead(429, { 'content-type': 'text/plain', ...(fault.retryAfter !== undefined ? { 'retry-after': fault.retryAfter } : {}) });
+      res.end('slow down');
       return;
     }
     if (fault?.kind === 'redirect') {

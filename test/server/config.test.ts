@@ -1,7 +1,10 @@
 // The server's configuration layers: a value outside a setting's list is reported and the default kept.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_CONFIG, mergeConfig, pipelineOptions } from '../../src/server/config';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_CONFIG, mergeConfig, NUMBER_RANGES, pipelineOptions } from '../../src/server/config';
+import { repoRoot } from '../helpers/paths';
 
 void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
   const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, experimental: { query: { strategy: 'random' } } });
@@ -64,4 +67,26 @@ void test('coderag.learning.enable is retired: reported, and learning follows co
   const { problems } = mergeConfig({ learning: { enable: false } });
   assert.equal(problems.length, 1);
   assert.match(problems[0]!, /^coderag\.learning\.enable is no longer read: learning follows coderag\.similar\.mode/);
+});
+
+void test("numeric settings outside their range are refused with the value used instead; the ranges are package.json's", () => {
+  const { config, problems } = mergeConfig({ model: { maxNewTokens: -5, temperature: 9 }, maxFiles: 0, experimental: { prompt: { budgetTokens: 1e12 } } });
+  assert.equal(config.model.maxNewTokens, DEFAULT_CONFIG.model.maxNewTokens);
+  assert.equal(config.model.temperature, DEFAULT_CONFIG.model.temperature);
+  assert.equal(config.prompt.budgetTokens, DEFAULT_CONFIG.prompt.budgetTokens);
+  assert.equal(config.maxFiles, DEFAULT_CONFIG.maxFiles);
+  assert.deepEqual([...problems].sort(), [
+    'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 2048 is used',
+    'coderag.maxFiles must be between 1 and 10000000 (got 0); 50000 is used',
+    'coderag.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
+    'coderag.model.temperature must be between 0 and 2 (got 9); 0 is used',
+  ]);
+  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    contributes: { configuration: Array<{ properties: Record<string, { type: string; minimum?: number; maximum?: number }> }> };
+  };
+  const numeric = manifest.contributes.configuration
+    .flatMap((c) => Object.entries(c.properties))
+    .filter(([, p]) => p.type === 'number' || p.type === 'integer')
+    .map(([name, p]) => [name.replace(/^coderag\.experimental\./, 'coderag.'), { min: p.minimum, max: p.maximum }] as const);
+  assert.deepEqual(Object.fromEntries(numeric), NUMBER_RANGES, 'every numeric setting has a range, the same in both');
 });

@@ -3,7 +3,8 @@
 // reset forgets it; learning turned off learns nothing; a damaged saved state starts afresh.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LinUcb } from '../../src/engine/similar/linUcb';
 import { SIMILAR_ARMS, type SimilarArm } from '../../src/engine/similar/types';
@@ -120,5 +121,39 @@ void test('a saved state larger than any state can be is not read (a 2 MiB file)
   } finally {
     setLogSink(() => undefined);
   }
-  assert.ok(warnings.some((w) => /2\.0 MiB, more than a saved state can be \(1 MiB\): starting afresh/.test(w)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => /more than a saved state can be \(1 MiB\): starting afresh/.test(w)), warnings.join('\n'));
+});
+
+void test('a FIFO where the learned state lives is refused at once: a fresh bandit, and the log says why', async () => {
+  const cache = tempDir('learning-fifo-').path;
+  const a = feature(cache, new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])]]));
+  await a.banditFor('/repo/a');
+  a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 3, shownChars: 3 });
+  a.save();
+  const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
+  rmSync(file);
+  assert.equal(spawnSync('mkfifo', [file]).status, 0);
+  const warnings: string[] = [];
+  setLogSink((level, _tag, message) => void (level === 'warn' && warnings.push(message)));
+  try {
+    const hung = Symbol('hung');
+    const got = await Promise.race([
+      feature(cache, new Map()).banditFor('/repo/a'),
+      new Promise((r) => setTimeout(() => r(hung), 3000).unref()),
+    ]);
+    assert.notEqual(got, hung, 'reading the learned state waited on the FIFO');
+    assert.deepEqual((got as LinUcb<SimilarArm>).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  } finally {
+    setLogSink(() => undefined);
+    // On the old code a thread waits in open() for a writer: give it one so the test process can end.
+    try {
+      closeSync(openSync(file, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // No reader waits: nothing to release.
+    }
+  }
+  assert.ok(
+    warnings.some((w) => /named pipe \(FIFO\), not a regular file/.test(w)),
+    warnings.join('\n'),
+  );
 });

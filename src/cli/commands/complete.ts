@@ -36,7 +36,8 @@ import { runsOn } from '../../engine/models/device';
 import type { CheckMode } from '../../engine/pipeline';
 import { DEFAULT_RERANKER } from '../../engine/rerank/DistilledReranker';
 import { stripControlChars } from '../../engine/generate/postprocess/controlChars';
-import { readFile } from 'node:fs/promises';
+import { showControlChars, terminalJson } from '../../engine/util/outsideText';
+import { readRegularFile } from '../../engine/util/safeFile';
 import { createSimilarBandit } from '../../engine/similar/bandit';
 import type { LinUcb } from '../../engine/similar/linUcb';
 import { SIMILAR_MODES, type SimilarMode } from '../../engine/similar/similarStage';
@@ -63,6 +64,9 @@ const options = {
   show: { type: 'string' },
   'bandit-state': { type: 'string' },
 } as const;
+
+/** A saved bandit state is a few KiB; a larger --bandit-state file is not one. */
+const MAX_BANDIT_STATE_BYTES = 1024 * 1024;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
 export function parseLocation(spec: string): { file: string; line: number; column?: number } {
@@ -136,7 +140,7 @@ export const completeCommand: CliCommand = {
     let bandit: LinUcb<SimilarArm> | undefined;
     const banditFile = values['bandit-state'] as string | undefined;
     if (banditFile) {
-      const made = createSimilarBandit(JSON.parse(await readFile(banditFile, 'utf8')) as unknown);
+      const made = createSimilarBandit(JSON.parse((await readRegularFile(banditFile, MAX_BANDIT_STATE_BYTES)).toString('utf8')) as unknown);
       if (made.error) process.stderr.write(`warning: --bandit-state not used (${made.error}); a fresh bandit chooses\n`);
       bandit = made.bandit;
     }
@@ -235,18 +239,20 @@ export const completeCommand: CliCommand = {
         ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : []),
       ];
       if (values.json) {
-        process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+        process.stdout.write(terminalJson(result) + '\n');
       } else {
         const item = result.items[0];
         process.stdout.write(
-          item
-            ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
-            : result.suppressed
-              ? `No completion shown at ${rel}:${loc.line} (the show gate stayed silent: score ` +
-                `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n` +
-                `${result.suppressed.text}\n\n`
-              : `No completion at ${rel}:${loc.line} ` +
-                `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
+          showControlChars(
+            item
+              ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
+              : result.suppressed
+                ? `No completion shown at ${rel}:${loc.line} (the show gate stayed silent: score ` +
+                  `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n` +
+                  `${result.suppressed.text}\n\n`
+                : `No completion at ${rel}:${loc.line} ` +
+                  `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
+          ),
         );
         process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');
       }

@@ -1,6 +1,7 @@
 // `coderag eval`: run a method over CCEval-format cases and write predictions with contexts and
 // per-stage timings; `eval compare` runs several methods into one table and chart; `eval score`
 // scores predictions (docs/BENCHMARKS.md metrics).
+import { readRegularFile } from '../../engine/util/safeFile';
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CliCommand } from '../command';
@@ -243,7 +244,7 @@ async function prepare(
   const banditFile = values['bandit-state'] as string | undefined;
   if (banditFile) {
     try {
-      banditState = JSON.parse(await fs.readFile(banditFile, 'utf8')) as unknown;
+      banditState = JSON.parse((await readRegularFile(banditFile, 1024 * 1024)).toString('utf8')) as unknown;
     } catch (e) {
       throw new UserError(`--bandit-state ${banditFile}: ${e instanceof Error ? e.message : String(e)}`);
     }

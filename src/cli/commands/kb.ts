@@ -4,6 +4,7 @@ import { parseCommandArgs, UsageError } from '../command';
 import { requireRepo } from '../context';
 import { indexedKnowledgeBase, indexOptions } from './index';
 import { UserError } from '../../engine/util/errors';
+import { showControlChars, terminalJson } from '../../engine/util/outsideText';
 
 export const kbCommand: CliCommand = {
   name: 'kb',
@@ -22,21 +23,26 @@ export const kbCommand: CliCommand = {
       throw new UserError(`no knowledge-base item named "${name}" in ${repo}`);
     }
     if (values.json) {
-      process.stdout.write(JSON.stringify({ classes, items }, null, 2) + '\n');
+      process.stdout.write(terminalJson({ classes, items }) + '\n');
     } else {
       for (const c of classes) {
         // A class is structure, not an item: show its header and the signatures of its members.
         const members = kb.items().filter((i) => i.path === c.path && i.className === c.qualifiedName);
         const comment = c.lang === 'python' ? '#' : '//';
         const body = members.map((m) => `    ${m.signature}`).join('\n');
+        // Repository text goes to a terminal: its control characters are shown, never obeyed.
         process.stdout.write(
-          `=== ${c.kind} ${c.qualifiedName}  ${c.path}:${c.range.startLine + 1}-${c.range.endLine + 1}\n${comment} ` +
-            `${c.path}\n${c.header}\n${body}\n\n`,
+          showControlChars(
+            `=== ${c.kind} ${c.qualifiedName}  ${c.path}:${c.range.startLine + 1}-${c.range.endLine + 1}\n${comment} ` +
+              `${c.path}\n${c.header}\n${body}\n\n`,
+          ),
         );
       }
       for (const item of items) {
         process.stdout.write(
-          `=== ${item.kind} ${item.qualifiedName}  ${item.path}:${item.range.startLine + 1}-${item.range.endLine + 1}\n${item.text}\n\n`,
+          showControlChars(
+            `=== ${item.kind} ${item.qualifiedName}  ${item.path}:${item.range.startLine + 1}-${item.range.endLine + 1}\n${item.text}\n\n`,
+          ),
         );
       }
     }

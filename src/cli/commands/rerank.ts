@@ -1,6 +1,7 @@
 // `coderag rerank <repo> <file>:<line>[:<col>]`: multi-path retrieval for one cursor, then BestFit
 // reranking (CodeRAG section 2.3) with the LLM reranker (Ollama or an OpenAI-compatible server)
 // or the distilled reranker; prints the candidates before and after, every reranker call, the time.
+import { showControlChars, terminalJson } from '../../engine/util/outsideText';
 import { join } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseCommandArgs, positiveInt, UsageError } from '../command';
@@ -135,7 +136,7 @@ export const rerankCommand: CliCommand = {
           degraded: result.trace.degraded,
           timings,
         };
-        process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+        process.stdout.write(terminalJson(json) + '\n');
       } else {
         const out: string[] = [];
         out.push(
@@ -158,7 +159,7 @@ export const rerankCommand: CliCommand = {
             .map(([k, v]) => `${k} ${fmtMs(v)}`)
             .join(', ')}`,
         );
-        process.stdout.write(out.join('\n') + '\n');
+        process.stdout.write(showControlChars(out.join('\n') + '\n'));
       }
     } finally {
       prepared.paths.dispose();

@@ -1,6 +1,7 @@
 // `coderag retrieve <repo> <file>:<line>[:<col>]`: CodeRAG's query construction and multi-path
 // retrieval (sections 2.2-2.2.1) for one cursor, printing the query, each path's candidates with
 // scores, the merged list and the timings.
+import { showControlChars, terminalJson } from '../../engine/util/outsideText';
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { CliCommand } from '../command';
@@ -191,9 +192,9 @@ export const retrieveCommand: CliCommand = {
             candidates: trace.candidates.map(strip),
             timings,
           };
-          process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+          process.stdout.write(terminalJson(json) + '\n');
         } else {
-          process.stdout.write(formatTrace(trace, file, timings) + '\n');
+          process.stdout.write(showControlChars(formatTrace(trace, file, timings) + '\n'));
         }
       } finally {
         prepared.paths.dispose();

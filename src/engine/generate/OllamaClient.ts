@@ -13,6 +13,7 @@ import {
   MAX_PROGRESS_LINE_BYTES,
   ollamaApi,
   RedirectRefusedError,
+  RateLimitedError,
   type BodyLimit,
 } from './httpApi';
 import {
@@ -100,6 +101,7 @@ export class OllamaClient implements ModelClient {
       );
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
+    if (e instanceof RateLimitedError) return new ModelClientError('rateLimited', `${what}: ${e.message}`, this.endpoint, this.model, 429);
     if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError)
       return new ModelClientError('failed', `${what}: Ollama at ${this.endpoint}: ${e.message}`, this.endpoint, this.model);
     if (e instanceof ConnectionClosedError)

@@ -4,7 +4,7 @@ import type { ModelFamily } from '../prompt/templates';
 import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
-import { AnswerTooLargeError, ConnectionClosedError, openAiBase, openAiRequest, RedirectRefusedError } from './httpApi';
+import { AnswerTooLargeError, ConnectionClosedError, openAiBase, openAiRequest, RedirectRefusedError, RateLimitedError } from './httpApi';
 import {
   cutAtStop,
   isModelClientError,
@@ -101,6 +101,7 @@ export class OpenAICompatibleClient implements ModelClient {
       return new ModelClientError('timeout', `${what}: no answer from ${this.endpoint} within ${limitMs} ms`, this.endpoint, this.model);
     if (signal.aborted) return new CancellationError();
     if (isModelClientError(e)) return e;
+    if (e instanceof RateLimitedError) return new ModelClientError('rateLimited', `${what}: ${e.message}`, this.endpoint, this.model, 429);
     if (e instanceof RedirectRefusedError || e instanceof AnswerTooLargeError)
       return new ModelClientError('failed', `${what}: ${e.message}`, this.endpoint, this.model);
     if (e instanceof ConnectionClosedError)

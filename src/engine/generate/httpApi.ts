@@ -92,17 +92,68 @@ function capBody(response: Response, limit: BodyLimit, from: string): Response {
   return new Response(capped, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
+/** The wait a 429 without a (valid) Retry-After gets. */
+export const DEFAULT_RETRY_AFTER_MS = 2000;
+
+/** The longest wait a server can ask for: past it CodeRAG asks again (a hostile value would silence it for good). */
+export const MAX_RETRY_AFTER_MS = 10 * 60 * 1000;
+
+/** A model server asked to wait (HTTP 429, or 503 with Retry-After): nothing is sent to it before `until`. */
+export class RateLimitedError extends Error {
+  constructor(
+    readonly from: string,
+    readonly until: number,
+    readonly sent: boolean,
+  ) {
+    const at = new Date(until).toISOString().slice(11, 19);
+    const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000));
+    const what = sent ? 'nothing more is sent' : 'not sent';
+    super(`the server at ${from} asked to wait (HTTP 429 Retry-After): ${what} before ${at} UTC (in ${seconds} s)`);
+    this.name = 'RateLimitedError';
+  }
+}
+
+/** Per origin, when its server's last Retry-After ends (epoch ms); shared by every client and the reranker. */
+const waitUntil = new Map<string, number>();
+
+/** Retry-After as milliseconds from `now`: delta-seconds or an HTTP date, within [0, MAX_RETRY_AFTER_MS]. */
+export function retryAfterMs(header: string | null, now = Date.now()): number {
+  const value = header?.trim() ?? '';
+  let ms = /^\d+$/.test(value) ? Number(value) * 1000 : value ? Date.parse(value) - now : NaN;
+  if (!Number.isFinite(ms)) ms = DEFAULT_RETRY_AFTER_MS;
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
+}
+
+/** When the server at `origin` may be asked again (epoch ms), or undefined when it may be now. */
+export function rateLimitedUntil(origin: string, now = Date.now()): number | undefined {
+  const until = waitUntil.get(origin);
+  if (until === undefined) return undefined;
+  if (until > now) return until;
+  waitUntil.delete(origin);
+  return undefined;
+}
+
 /**
  * fetch for model servers: never follows a redirect (a 3xx answer is an error naming where it
- * pointed) and reads at most `maxBytes` of the answer.
+ * pointed), reads at most `maxBytes` of the answer, and honours Retry-After: after a 429 (or a 503
+ * that names a wait) nothing is sent to that server until the time passes.
  */
 export async function modelFetch(
   input: Parameters<typeof fetch>[0],
   init: RequestInit | undefined,
   limit: BodyLimit = { maxBytes: MAX_ANSWER_BYTES },
 ): Promise<Response> {
-  const response = await fetch(input, { ...init, redirect: 'manual' });
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  const origin = new URL(url).origin;
+  const waiting = rateLimitedUntil(origin);
+  if (waiting !== undefined) throw new RateLimitedError(origin, waiting, false);
+  const response = await fetch(input, { ...init, redirect: 'manual' });
+  if (response.status === 429 || (response.status === 503 && response.headers.has('retry-after'))) {
+    await response.body?.cancel().catch(() => undefined);
+    const until = Date.now() + retryAfterMs(response.headers.get('retry-after'));
+    waitUntil.set(origin, Math.max(until, waitUntil.get(origin) ?? 0));
+    throw new RateLimitedError(origin, until, true);
+  }
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel().catch(() => undefined);
     throw new RedirectRefusedError(new URL(url).origin, response.status, originOf(response.headers.get('location'), url));

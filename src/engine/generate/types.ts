@@ -122,8 +122,11 @@ export interface ModelClient {
  */
 export const WARM_LIMIT_MS = 120_000;
 
-/** `closed`: the server answered, then the connection ended before the answer did (not `unreachable`). */
-export type ModelErrorKind = 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'malformed' | 'modelMissing' | 'failed';
+/**
+ * `closed`: the server answered, then the connection ended before the answer did (not `unreachable`);
+ * `rateLimited`: it asked to wait (HTTP 429 Retry-After), and nothing is sent until then.
+ */
+export type ModelErrorKind = 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'rateLimited' | 'malformed' | 'modelMissing' | 'failed';
 
 /** A failed model call; `kind` tells the user what is wrong, `status` carries the HTTP status. */
 export class ModelClientError extends Error {

@@ -3,7 +3,8 @@
 import { createHash } from 'node:crypto';
 import { eventLoopYielder } from '../util/yielder';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { payloadProblem, readFramedFile, writeFramedFile } from '../util/framedFile';
+import { payloadProblem, readFramedFile, sweepStaleTemps, writeFramedFile } from '../util/framedFile';
+import { getLogger } from '../util/logger';
 
 export { writeFileAtomic } from '../util/framedFile';
 import type { FileExtraction } from './types';
@@ -92,7 +93,12 @@ export async function saveIndex(indexFolder: string, index: StoredIndex): Promis
   await writeFramedFile(indexFilePath(indexFolder), header, payload, checksum.digest('hex'));
 }
 
+const log = getLogger('kb');
+
+/** The saved index, after the temp files of interrupted saves in its folder (kb.index, dense vectors) are swept. */
 export async function loadIndex(indexFolder: string): Promise<LoadResult> {
+  const swept = await sweepStaleTemps(indexFolder);
+  if (swept.length > 0) log.info(`removed ${swept.length} temp file(s) of interrupted saves in ${indexFolder}: ${swept.join(', ')}`);
   const read = await readFramedFile<Header>(indexFilePath(indexFolder));
   if (read.status !== 'ok') return read;
   const { header, payload } = read;

@@ -2,7 +2,7 @@
 // attention mask, L2 normalisation (the dense path of CodeRAG's retrieval).
 
 import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { readRegularFile } from '../util/safeFile';
 import { throwIfAborted } from '../util/errors';
 import { ModelError } from './errors';
 import type { ModelPlacement } from './device';
@@ -127,7 +127,7 @@ export class OnnxEncoder implements Encoder {
     const padId = opts.tokenizer.tokenId('<|endoftext|>') ?? opts.tokenizer.tokenId('[PAD]') ?? 0;
     // What the vectors depend on besides the text: the weights, the config and the truncation.
     const fingerprint = createHash('sha1')
-      .update(await fs.readFile(opts.file))
+      .update(await readRegularFile(opts.file))
       .update(JSON.stringify({ config, maxLength, itemMaxLength }))
       .digest('hex')
       .slice(0, 16);

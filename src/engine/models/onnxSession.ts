@@ -84,8 +84,12 @@ export async function openPlacedSession(
 ): Promise<{ session: OrtSession; placement: ModelPlacement }> {
   let size: number;
   try {
-    size = (await stat(file)).size;
+    const st = await stat(file);
+    // onnxruntime opens the file itself: a FIFO or a device in its place would hold its thread for good.
+    if (!st.isFile()) throw new ModelError('corrupt', `Model "${modelName}": ${file} is not a regular file.`, modelName);
+    size = st.size;
   } catch (e) {
+    if (e instanceof ModelError) throw e;
     throw new ModelError('missing', `Model "${modelName}" is missing ${file}.`, modelName, { cause: e });
   }
   if (size === 0) throw new ModelError('corrupt', `Model "${modelName}": ${file} is empty.`, modelName);

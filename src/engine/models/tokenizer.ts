@@ -4,7 +4,7 @@
 // bundled: the full transformers.js package would add onnxruntime-web (140 MB installed) and sharp,
 // and cost +37 MB RSS and ~450 ms on import where this costs ~1.5 MB and ~80 ms (docs/BENCHMARKS.md "Dependencies").
 
-import { readFile } from 'node:fs/promises';
+import { readRegularFile } from '../util/safeFile';
 import { join } from 'node:path';
 import { ByteLevelBpe } from './byteLevelBpe';
 import { ModelError } from './errors';
@@ -23,10 +23,13 @@ export function loadTokenizers(): Promise<TokenizersModule> {
   return import('@huggingface/tokenizers');
 }
 
+/** A model's JSON files (tokenizer.json is the largest, a few MiB): a larger one is not one of them. */
+const MAX_JSON_BYTES = 64 * 1024 * 1024;
+
 export async function readJsonFile(path: string, modelName: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (await readRegularFile(path, MAX_JSON_BYTES)).toString('utf8');
   } catch (e) {
     throw new ModelError('missing', `Model "${modelName}" is missing ${path}.`, modelName, { cause: e });
   }

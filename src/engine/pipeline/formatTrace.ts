@@ -2,6 +2,7 @@
 import { formatRunsOn } from '../models/device';
 import type { CompletionTrace } from './trace';
 import type { CopyPriorStats } from '../generate/copyPrior';
+import { showControlChars } from '../util/outsideText';
 
 function ms(n: number | undefined): string {
   return n === undefined ? '-' : `${n.toFixed(1)} ms`;
@@ -194,7 +195,8 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     out.push('## Prompt', '', `${size}; snippets from ${snippets}${dropped}${cut}; redactions: ${p.redactions}`, '');
     if (options.includePrompt !== false) out.push(fence(p.text), '');
   }
-  return out.join('\n');
+  // The trace quotes repository code (query, prompt, windows): its control characters are shown, never obeyed.
+  return showControlChars(out.join('\n'));
 }
 
 /** A cut text on one line, at most 120 characters, in backticks. */

@@ -2,7 +2,7 @@
 // Written atomically; the reader reports why a file cannot be trusted instead of throwing.
 import { promises as fs } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { errorMessage, UserError } from './errors';
 import { readRegularFile, isFileReadError, storageMessage, MAX_READ_BYTES } from './safeFile';
 
@@ -45,6 +45,46 @@ async function makeFolder(dir: string): Promise<void> {
   }
 }
 
+/** The temp file an atomic write of `path` goes through: `<path>.<pid>.<8 hex>.tmp` (TEMP_NAME matches it). */
+export function tempPathFor(path: string): string {
+  return `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+}
+
+/** The project's own temp names (tempPathFor), and nothing a user would name a file. */
+const TEMP_NAME = /^[^/\\]+\.\d+\.[0-9a-f]{8}\.tmp$/;
+
+/** Temp files this old are from a save that was interrupted (a live save renames its own within seconds). */
+export const STALE_TEMP_MS = 10 * 60 * 1000;
+
+/**
+ * Remove the temp files interrupted saves left in `folder` (a kill, a crash, a power cut between
+ * write and rename): only regular files named as tempPathFor names them and unchanged for
+ * `minAgeMs`, so the live temp of a concurrent run is never touched. Never throws; returns the
+ * names removed.
+ */
+export async function sweepStaleTemps(folder: string, minAgeMs = STALE_TEMP_MS, now = Date.now()): Promise<string[]> {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = await fs.readdir(folder);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!TEMP_NAME.test(name)) continue;
+    const path = join(folder, name);
+    try {
+      const st = await fs.lstat(path);
+      if (!st.isFile() || now - st.mtimeMs < minAgeMs) continue;
+      await fs.rm(path);
+      removed.push(name);
+    } catch {
+      // Gone meanwhile (another run swept it) or not ours to remove: left as it is.
+    }
+  }
+  return removed;
+}
+
 /**
  * Write atomically: a temp file in the same folder, fsync, then rename over the old one. On any
  * failure (a full disk, a read-only folder) the temp file is removed and a StorageError says why.
@@ -54,7 +94,7 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   io: { writeFile?: (handle: fs.FileHandle, data: string | Uint8Array) => Promise<void> } = {},
 ): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = tempPathFor(path);
   let created = false;
   try {
     await makeFolder(dirname(path));

@@ -44,3 +44,30 @@ export function outsideText(text: string, maxChars = MAX_QUOTED_CHARS): string {
 export function withoutSecret(text: string, secret: string | undefined): string {
   return secret ? text.split(secret).join('[redacted]') : text;
 }
+
+/** The controls a terminal obeys (C0 but \n and \t, DEL, C1) and the bidi embeddings, overrides and isolates. */
+const SHOWN_ESCAPED = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` (a repository's code, quoted whole) with every control character written out visibly
+ * (`\x1b`, `\x07`, `\x9b`, `\u202e`) instead of removed: a reader of a trace or of `coderag kb`
+ * sees what the file holds, and the terminal obeys none of it (no OSC 52 clipboard write, no
+ * colour or cursor change). CRLF reads as LF.
+ */
+export function showControlChars(text: string): string {
+  return text.replace(/\r\n/g, '\n').replace(SHOWN_ESCAPED, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * JSON for a terminal: JSON.stringify escapes C0 controls but writes DEL, C1 controls and bidi
+ * controls as they are; here they are `\uXXXX` escapes too, which parse back to the same text.
+ */
+export function terminalJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(
+    /[\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkPath, decodeSource, isTooManyFilesError, scanRepository, workspaceRootProblem } from '../../../src/engine/kb/scan';
+import { boundedExclude, checkPath, decodeSource, excludeMatcher, isTooManyFilesError, scanRepository, workspaceRootProblem } from '../../../src/engine/kb/scan';
 import { tempDir } from '../../helpers/paths';
 
 function makeRepo(root: string): void {
@@ -211,4 +211,14 @@ test("a linked worktree honours its main repository's info/exclude, as git does"
   } finally {
     dir.cleanup();
   }
+});
+
+void test('an exclude list is compiled once; past 1,000 globs, or past 1,000 characters a glob, the rest are not used and the problems say so', () => {
+  const globs = Array.from({ length: 1500 }, (_, i) => `gen${i}/**`);
+  assert.equal(excludeMatcher(globs), excludeMatcher([...globs]), 'the same list is not compiled again');
+  assert.equal(excludeMatcher(globs).ignores('gen999/a.py'), true);
+  assert.equal(excludeMatcher(globs).ignores('gen1000/a.py'), false, 'the 1,001st glob is not used');
+  const bounded = boundedExclude([...globs, 'x'.repeat(1001)]);
+  assert.equal(bounded.globs.length, 1000);
+  assert.deepEqual(bounded.problems, ['1 excluded glob(s) longer than 1000 characters are not used', '1500 excluded globs: only the first 1000 are used']);
 });

@@ -230,7 +230,7 @@ void describe('body mode through createPipeline', () => {
     }
   });
 
-  void test('coderag.body.maxNewTokens is the body call\'s token limit (the sketch keeps its own); out-of-range values are clamped', async () => {
+  void test('coderag.body.maxNewTokens is the body call\'s token limit (the sketch keeps its own); out-of-range values are not used (the default stays)', async () => {
     const limits: number[][] = [];
     for (const setting of [40, 5, 5000]) {
       const { client, seen } = recordingModel('return null;\n    }', 'stop');
@@ -238,7 +238,7 @@ void describe('body mode through createPipeline', () => {
       await createPipeline(options, { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model' })).complete(emptied(), signal);
       limits.push(seen.map((r) => r.maxNewTokens));
     }
-    assert.deepEqual(limits, [[64, 40], [64, 16], [64, 512]]);
+    assert.deepEqual(limits, [[64, 40], [64, 128], [64, 128]]);
     assert.equal(serverPipelineOptions(mergeConfig({}).config).body.maxNewTokens, 128);
   });
 });

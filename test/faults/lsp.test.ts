@@ -230,6 +230,7 @@ void describe('positions and model text: surrogate pairs, U+FFFD, CRLF', () => {
 void describe('a CRLF file: the language server and the CLI complete it alike', () => {
   let model: ModelServer;
   let lsp: LspSession;
+  let settings: Record<string, unknown>;
   const repo = copyFixture('pyshop');
   const indexDir = tempDir();
   const mainPy = join(repo.path, 'app', 'main.py');
@@ -237,14 +238,15 @@ void describe('a CRLF file: the language server and the CLI complete it alike', 
   before(async () => {
     writeFileSync(mainPy, readFileSync(mainPy, 'utf8').replace(/\n/g, '\r\n'));
     model = await startModelServer([MODEL]);
-    lsp = await startLsp(repo.path, {
+    settings = {
       debounceMs: 0,
       model: { provider: 'ollama', timeoutMs: 30_000 },
       ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
       rerank: { kind: 'none' },
       query: { strategy: 'last10' },
       cache: { size: 0 },
-    });
+    };
+    lsp = await startLsp(repo.path, settings);
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     await lsp.waitForDense();
   });
@@ -271,6 +273,10 @@ void describe('a CRLF file: the language server and the CLI complete it alike', 
     ];
     const differences: string[] = [];
     for (const [line, character] of positions) {
+      // The server keeps each place's prompt layout between keystrokes, the CLI lays every prompt out
+      // afresh: settings sent again rebuild the server's pipeline, so each position is a new place to both.
+      lsp.configure(settings);
+      await new Promise((r) => setTimeout(r, 300));
       const served = await withTimeout(lsp.complete(uri, line, character), 120_000, 'the server');
       const trace = await lsp.explain(served[0]?.traceId);
       const cli = await runCli(['complete', repo.path, `app/main.py:${line + 1}:${character + 1}`, '--provider', 'ollama', '--model', MODEL, '--ollama-host', model.url, '--query', 'last10', '--index-dir', indexDir.path, '--json']);

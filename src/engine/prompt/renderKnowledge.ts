@@ -201,15 +201,29 @@ function shortDecorators(text: string): string {
   return kept.length === 0 ? text : `${kept.join('\n')}\n`;
 }
 
-/** A class or module summary cut to MAX_SUMMARY_LINES lines of at most MAX_SUMMARY_LINE_CHARS. */
+/** The name a summary line declares (`def name(`, `name = `, `name: T`, Java `type name(` / `type name;`), if any. */
+function declaredName(line: string, lang: Lang): string | undefined {
+  const t = line.trim();
+  if (lang === 'python')
+    return /^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)/.exec(t)?.[1] ?? /^(?:self\.)?([A-Za-z_]\w*)\s*[:=]/.exec(t)?.[1];
+  return /([A-Za-z_$][\w$]*)\s*(?:\(|=|;|,)/.exec(t.replace(/<[^<>]*>/g, ''))?.[1];
+}
+
+/**
+ * A class or module summary in MAX_SUMMARY_LINES lines of at most MAX_SUMMARY_LINE_CHARS; the lines
+ * past them become one comment naming what they declare, so every member's name stays in sight.
+ */
 function shortSummary(text: string, lang: Lang): string {
   const lines = text
     .split('\n')
     .map((l) => (l.length > MAX_SUMMARY_LINE_CHARS ? `${l.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : l));
   if (lines.length <= MAX_SUMMARY_LINES) return lines.join('\n');
-  const indent = indentOf(lines.slice(1).find((l) => l.trim() !== '') ?? '    ');
   const closing = lang === 'java' && lines.at(-1)?.trim() === '}' ? [lines.at(-1)!] : [];
-  return [...lines.slice(0, MAX_SUMMARY_LINES), `${indent}${lang === 'python' ? '...' : '// ...'}`, ...closing].join('\n');
+  const rest = lines.slice(MAX_SUMMARY_LINES, lines.length - closing.length);
+  const indent = indentOf(lines.slice(1).find((l) => l.trim() !== '') ?? '    ');
+  const names = [...new Set(rest.flatMap((l) => declaredName(l, lang) ?? []))];
+  const more = `${indent}${lang === 'python' ? '#' : '//'} also: ${names.length > 0 ? names.join(', ') : '...'}`;
+  return [...lines.slice(0, MAX_SUMMARY_LINES), more, ...closing].join('\n');
 }
 
 /** A Java method's definition: its Javadoc (shortened), annotations and declaration, the body as `;`. */

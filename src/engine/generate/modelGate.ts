@@ -26,7 +26,8 @@ export class LatestWinsGate implements ModelGate {
     while (this.current) {
       if (!this.current.pinned) this.current.controller.abort();
       await this.current.done;
-      if (mine !== this.ticket || signal.aborted) throw new CancellationError();
+      // A newer request overtakes a waiter, but not a warm-up: the newer request needs what it reads.
+      if ((!pinned && mine !== this.ticket) || signal.aborted) throw new CancellationError();
     }
     if (signal.aborted) throw new CancellationError();
     const controller = new AbortController();

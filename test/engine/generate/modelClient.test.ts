@@ -270,4 +270,23 @@ void describe('model clients', () => {
     for (const s of settled.slice(0, -1)) if (s.status === 'rejected') assert.ok(isCancellationError(s.reason));
     assert.ok(started.length < 6, `calls started: ${started.join(',')}`);
   });
+
+  void test('a warm-up in the gate is neither aborted nor overtaken by newer requests: they wait for it, then the newest runs', async () => {
+    const gate = new LatestWinsGate();
+    const client = new OllamaClient({ host: server.url, model: MODEL, timeoutMs: 10_000 });
+    const order: string[] = [];
+    // A call already running when the warm-up arrives, as a keystroke's request is.
+    const running = gate.run((s) => client.generate({ prompt: PROMPT, maxNewTokens: 24, stop: [] }, s).finally(() => order.push('running')), signal);
+    const warm = gate.runPinned((s) => client.warm(PROMPT, s).then(() => order.push('warm-up')), signal);
+    const later = [1, 2, 3].map((i) =>
+      gate.run((s) => client.generate({ prompt: PROMPT + ' '.repeat(i), maxNewTokens: 4, stop: [] }, s).then((r) => (order.push(`request ${i}`), r)), signal),
+    );
+    const [first, warmed, ...rest] = await Promise.allSettled([running, warm, ...later]);
+    assert.equal(first?.status, 'rejected', 'the running call is aborted by the warm-up, as by any newer call');
+    assert.equal(warmed?.status, 'fulfilled', 'the warm-up ran to its end');
+    assert.equal(rest.at(-1)?.status, 'fulfilled', 'the newest request ran after it');
+    for (const r of rest.slice(0, -1)) assert.equal(r.status, 'rejected', 'older waiters were overtaken');
+    assert.deepEqual(order.filter((o) => o !== 'running'), ['warm-up', 'request 3']);
+    assert.equal(gate.maxInFlight, 1);
+  });
 });

@@ -35,6 +35,8 @@ export const MAX_VARIABLE_LINES = 8;
  */
 export const MAX_SUMMARY_LINES = 14;
 const MAX_SUMMARY_LINE_CHARS = 120;
+/** Names the `also:` line of a cut summary lists at most (a class of hundreds of methods stays a few lines). */
+const MAX_SUMMARY_NAMES = 60;
 /** Decorators a function shows (each as its first line, arguments over several lines as `(...)`). */
 const MAX_DECORATORS = 3;
 
@@ -211,7 +213,7 @@ function declaredName(line: string, lang: Lang): string | undefined {
 
 /**
  * A class or module summary in MAX_SUMMARY_LINES lines of at most MAX_SUMMARY_LINE_CHARS; the lines
- * past them become one comment naming what they declare, so every member's name stays in sight.
+ * past them become one comment under the header naming what they declare, so members' names stay in sight.
  */
 function shortSummary(text: string, lang: Lang): string {
   const lines = text
@@ -221,9 +223,10 @@ function shortSummary(text: string, lang: Lang): string {
   const closing = lang === 'java' && lines.at(-1)?.trim() === '}' ? [lines.at(-1)!] : [];
   const rest = lines.slice(MAX_SUMMARY_LINES, lines.length - closing.length);
   const indent = indentOf(lines.slice(1).find((l) => l.trim() !== '') ?? '    ');
-  const names = [...new Set(rest.flatMap((l) => declaredName(l, lang) ?? []))];
+  const names = [...new Set(rest.flatMap((l) => declaredName(l, lang) ?? []))].slice(0, MAX_SUMMARY_NAMES);
   const more = `${indent}${lang === 'python' ? '#' : '//'} also: ${names.length > 0 ? names.join(', ') : '...'}`;
-  return [...lines.slice(0, MAX_SUMMARY_LINES), more, ...closing].join('\n');
+  // Right under the header: a prompt that has to cut the summary short keeps its head, names included.
+  return [lines[0]!, more, ...lines.slice(1, MAX_SUMMARY_LINES), ...closing].join('\n');
 }
 
 /** A Java method's definition: its Javadoc (shortened), annotations and declaration, the body as `;`. */

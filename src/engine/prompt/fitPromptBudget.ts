@@ -231,14 +231,16 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
         used += cost;
         continue;
       }
-      // A sliver of a snippet is noise: cut one in only when a useful part of it fits.
+      // One that does not fit whole is left out and the next ones are tried (a smaller one may fit;
+      // stopping at the first misfit left the validation Java prompts at four snippets); only the
+      // best one, when nothing entered yet, is cut in, when a useful part of it fits (a sliver is noise).
+      if (entered.length > 0) continue;
       const room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
       const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
       if (cut.trim().length > 0) {
         entered.push({ snippet: { ...s, text: cut }, rank });
         used += costOf({ ...s, text: cut });
       }
-      break;
     }
     // The prompt keeps the ranking's order among what entered, each file's snippets together.
     entered.sort((a, b) => a.rank - b.rank);

@@ -52,6 +52,15 @@ test('over budget: snippets are cut from the right before the code context is sq
   assert.deepEqual(fitted.snippetsUsed.map((s) => s.path), many.slice(0, fitted.snippetsUsed.length).map((s) => s.path), 'order kept');
 });
 
+test('a snippet too large for the room left is passed over for the smaller ones ranked after it', () => {
+  const small = (i: number) => ({ path: `s${i}.py`, text: `def small_${i}(a):\n    \"\"\"Small ${i}.\"\"\"` });
+  const big = { path: 'big.py', text: 'class Big:\n' + '    field_x = 1\n'.repeat(120) };
+  const ranked = [small(0), big, small(1), small(2)];
+  const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix: 'x = 1\ny = ', suffix: '', snippets: ranked, family: 'plain', budgetTokens: 400 });
+  assert.deepEqual(fitted.snippetsUsed.map((s) => s.path), ['s0.py', 's1.py', 's2.py']);
+  assert.ok(fitted.tokens <= 400);
+});
+
 test('a code context larger than the budget keeps its end', () => {
   const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
   const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets, family: 'plain', budgetTokens: 512 });

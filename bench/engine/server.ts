@@ -413,6 +413,8 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
         return;
       case 'POST /api/generate':
         return ollamaGenerate(body, res, signal, arrival);
+      case 'POST /api/chat':
+        return ollamaChat(body, res, signal, arrival);
       case 'GET /v1/models':
         sendJson(res, 200, { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'llamacpp' })) });
         return;
@@ -489,6 +491,50 @@ export async function startEngineServer(options: EngineServerOptions): Promise<E
       res.write(JSON.stringify({ model, created_at: new Date().toISOString(), response: text, done: false, ...logprobsOf(tokens) }) + '\n');
     });
     res.end(JSON.stringify(final(out, false)) + '\n');
+  };
+
+  /**
+   * Ollama's /api/chat (the LLM reranker's call): the messages in ChatML, as Qwen's chat template
+   * writes them, answered without streaming (the reranker asks for none).
+   */
+  const ollamaChat = async (body: Json, res: ServerResponse, signal: AbortSignal, arrival: number): Promise<void> => {
+    if (!knownModel(body)) throw new HttpError(404, { error: `model '${String(body.model)}' not found, try pulling it first` });
+    const o = isObject(body.options) ? body.options : {};
+    const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: unknown; content?: unknown }>) : [];
+    const prompt =
+      messages.map((m) => `<|im_start|>${String(m.role)}\n${String(m.content)}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+    const r: GenRequest = {
+      endpoint: '/api/chat',
+      prompt,
+      maxTokens: num(o.num_predict, 128) < 0 ? contextSize : num(o.num_predict, 128),
+      temperature: num(o.temperature, 0.8),
+      stop: [...stopsOf(o.stop), '<|im_end|>'],
+      topLogprobs: body.logprobs === true ? Math.min(MAX_TOP_LOGPROBS, Math.max(0, Math.floor(num(body.top_logprobs, 0)))) : 0,
+      cachePrompt: true,
+      arrival,
+    };
+    const out = await enqueue(r, signal);
+    sendJson(res, 200, {
+      model: String(body.model),
+      created_at: new Date().toISOString(),
+      message: { role: 'assistant', content: out.text },
+      done: true,
+      done_reason: out.finish === 'length' ? 'length' : 'stop',
+      total_duration: ns(out.totalMs),
+      prompt_eval_count: out.evaluated,
+      prompt_eval_duration: ns(out.promptMs),
+      eval_count: out.tokens.length,
+      eval_duration: ns(out.evalMs),
+      ...(body.logprobs === true
+        ? {
+            logprobs: out.tokens.map((t) => ({
+              token: t.token,
+              logprob: t.logprob,
+              ...(r.topLogprobs > 0 ? { top_logprobs: t.top } : {}),
+            })),
+          }
+        : {}),
+    });
   };
 
   const openAiCompletions = async (body: Json, res: ServerResponse, signal: AbortSignal, arrival: number): Promise<void> => {

@@ -23,9 +23,13 @@ export type RenderForm = 'compact' | 'body' | 'code';
 
 /** A whole definition within this many characters of its compact form is shown whole. */
 export const SHORT_BODY_CHARS = 75;
-/** A docstring is shown up to this many lines (its summary and the start of its parameters), the cut marked. */
-export const MAX_DOC_LINES = 6;
-const MAX_DOC_CHARS = 400;
+/**
+ * A docstring is shown up to this many lines, its summary, the cut marked: at 6 lines and 400
+ * characters the validation Java prompts held four snippets where the top ten wanted room for ten
+ * (docs/BENCHMARKS.md "Prompt recall").
+ */
+export const MAX_DOC_LINES = 3;
+const MAX_DOC_CHARS = 240;
 /** A variable's declaration is shown up to this many lines (a long literal table is cut, marked). */
 export const MAX_VARIABLE_LINES = 8;
 /**
@@ -33,7 +37,7 @@ export const MAX_VARIABLE_LINES = 8;
  * MAX_SUMMARY_LINE_CHARS: whole, one summary took half the validation prompts' repository block
  * (docs/BENCHMARKS.md "Prompt recall").
  */
-export const MAX_SUMMARY_LINES = 14;
+export const MAX_SUMMARY_LINES = 10;
 const MAX_SUMMARY_LINE_CHARS = 120;
 /** Names the `also:` line of a cut summary lists at most (a class of hundreds of methods stays a few lines). */
 const MAX_SUMMARY_NAMES = 60;

@@ -54,8 +54,9 @@ export interface KeyRecord {
   firstToken: boolean;
   engineMs: number;
   requestMs: number;
-  /** Tokens evaluated by warm-up requests the server sent during this keystroke. */
+  /** Tokens evaluated by warm-up requests the server sent during this keystroke, and their time. */
   warmTokens: number;
+  warmMs?: number;
   /** Every cross-file definition of the line in the prompt (undefined: the prompt was not seen). */
   defsInPrompt?: boolean;
   shown: boolean;
@@ -139,55 +140,67 @@ function mean(values: readonly number[]): number {
 
 /** The summary table: one row per build and language. */
 export function summarize(records: readonly KeyRecord[]): string {
-  const rows: string[] = [
-    '| build | lang | requests | re-read mean | re-read median | re-read p90 | TTFT median ms | TTFT mean ms | TTFT p90 ms | ' +
-      'first token before the cut | request p90 ms | warm-up tokens | defs in prompt (first key) | defs in prompt (all keys) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  const columns = [
+    'build',
+    'lang',
+    'requests',
+    're-read mean',
+    'median',
+    'p90',
+    'TTFT median ms',
+    'mean',
+    'p90',
+    'first token before the cut',
+    'keystroke p90 ms',
+    'warm-up tokens',
+    'warm-up ms',
+    'defs in prompt (first key)',
+    'defs in prompt (all keys)',
   ];
+  const rows = [`| ${columns.join(' | ')} |`, `|${columns.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
   const groups = new Map<string, KeyRecord[]>();
   for (const r of records) groups.set(`${r.build}\t${r.lang}`, [...(groups.get(`${r.build}\t${r.lang}`) ?? []), r]);
+  const f = (x: number, d = 3): string => (Number.isNaN(x) ? '-' : x.toFixed(d));
+  const pct = (xs: readonly KeyRecord[], hit: (r: KeyRecord) => boolean | undefined): string =>
+    xs.length === 0 ? '-' : `${((100 * xs.filter(hit).length) / xs.length).toFixed(1)}% of ${xs.length}`;
   for (const [key, rs] of groups) {
     const [build, lang] = key.split('\t');
     const measured = rs.filter((r) => r.promptTokens > 0);
-    const first = rs.filter((r) => r.key === 0 && r.defsInPrompt !== undefined);
-    const all = rs.filter((r) => r.defsInPrompt !== undefined);
-    const pct = (xs: KeyRecord[]): string =>
-      xs.length === 0 ? '-' : `${((100 * xs.filter((r) => r.defsInPrompt).length) / xs.length).toFixed(1)}% of ${xs.length}`;
-    const f = (x: number, d = 3): string => (Number.isNaN(x) ? '-' : x.toFixed(d));
-    rows.push(
-      `| ${build} | ${lang} | ${measured.length} | ${f(mean(measured.map((r) => r.reread)))} | ${f(
+    const reread = measured.map((r) => r.reread);
+    const ttft = measured.map((r) => r.ttftMs);
+    const cells = [
+      build,
+      lang,
+      String(measured.length),
+      f(mean(reread)),
+      f(quantile(reread, 0.5)),
+      f(quantile(reread, 0.9)),
+      f(quantile(ttft, 0.5), 0),
+      f(mean(ttft), 0),
+      f(quantile(ttft, 0.9), 0),
+      pct(measured, (r) => r.firstToken),
+      f(
         quantile(
-          measured.map((r) => r.reread),
-          0.5,
+          rs.map((r) => r.requestMs),
+          0.9,
         ),
-      )} | ` +
-        `${f(
-          quantile(
-            measured.map((r) => r.reread),
-            0.9,
-          ),
-        )} | ${f(
-          quantile(
-            measured.map((r) => r.ttftMs),
-            0.5,
-          ),
-          0,
-        )} | ${f(mean(measured.map((r) => r.ttftMs)), 0)} | ` +
-        `${f(
-          quantile(
-            measured.map((r) => r.ttftMs),
-            0.9,
-          ),
-          0,
-        )} | ${f(
-          quantile(
-            rs.map((r) => r.requestMs),
-            0.9,
-          ),
-          0,
-        )} | ` +
-        `${rs.reduce((n, r) => n + r.warmTokens, 0)} | ${pct(first)} | ${pct(all)} |`,
-    );
+        0,
+      ),
+      String(rs.reduce((n, r) => n + r.warmTokens, 0)),
+      f(
+        rs.reduce((n, r) => n + (r.warmMs ?? 0), 0),
+        0,
+      ),
+      pct(
+        rs.filter((r) => r.key === 0 && r.defsInPrompt !== undefined),
+        (r) => r.defsInPrompt,
+      ),
+      pct(
+        rs.filter((r) => r.defsInPrompt !== undefined),
+        (r) => r.defsInPrompt,
+      ),
+    ];
+    rows.push(`| ${cells.join(' | ')} |`);
   }
   return rows.join('\n');
 }
@@ -311,7 +324,7 @@ async function replay(
   }
   // The engine logs a request when it ends (one the client closed, after it stops): wait until it is idle,
   // then give each keystroke the requests that arrived between it and the next one.
-  for (let n = -1; n !== engine.stats().length; ) {
+  for (let n = -1; n !== engine.stats().length;) {
     n = engine.stats().length;
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -336,6 +349,7 @@ async function replay(
       engineMs: gen?.totalMs ?? NaN,
       requestMs: key.requestMs,
       warmTokens: warm.reduce((n, st) => n + st.evaluatedTokens, 0),
+      warmMs: warm.reduce((n, st) => n + st.totalMs, 0),
       ...(key.prompt !== undefined && defs.length > 0 ? { defsInPrompt: defs.every((d) => promptHolds(key.prompt!, d)) } : {}),
       shown: key.shown,
     });

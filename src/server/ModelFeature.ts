@@ -227,11 +227,6 @@ export class ModelFeature implements Feature {
     }
   }
 
-  /** Whether a warm-up is running (tests and the status read it). */
-  get warmingNow(): boolean {
-    return this.warming;
-  }
-
   shutdown(): void {
     this.abort.abort();
     clearTimeout(this.recheckTimer);

@@ -90,8 +90,7 @@ export interface FittedPrompt {
    * so a host can have the model server read it ahead (a warm-up request).
    */
   head: string;
-  /** The layout's block version (PlaceLayout.version) and whether this prompt changed the block. */
-  blockVersion: number;
+  /** Whether this prompt changed the block (PlaceLayout.version moved). */
   blockChanged: boolean;
 }
 
@@ -260,7 +259,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
     // the ranking's first ADMIT_RANK in by dropping the snippets the ranking no longer holds, the
     // latest first (the prompt then changes from the first one dropped, not from its head).
     const cap = layout.blockCap;
-    const block = layout.block.map((snippet, i) => ({ snippet, key: layout.keys[i] ?? snippet.text }));
+    const block = layout.block.map((snippet, i) => ({ snippet, key: layout.keys[i]! }));
     const ranked = new Set(given.map((s) => s.text));
     let used = block.reduce((n, e) => n + costOf(e.snippet), 0);
     let changed = false;
@@ -314,7 +313,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const marked = render(`${prefix.slice(0, lineStart)}\u0000${prefix.slice(lineStart)}`).prompt;
   const head = prefix.includes('\u0000') ? '' : marked.slice(0, Math.max(0, marked.indexOf('\u0000')));
 
-  const usedIndices = (layout.keys ?? used.map((s) => s.text)).flatMap((key) => {
+  const usedIndices = layout.keys.flatMap((key) => {
     const i = indexOfText.get(key);
     return i === undefined ? [] : [i];
   });
@@ -331,7 +330,6 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
     tokens: count(prompt),
     stop: template?.stop ?? [],
     head,
-    blockVersion: layout.version,
     blockChanged: layout.version !== versionBefore,
   };
 }

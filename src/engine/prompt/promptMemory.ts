@@ -40,15 +40,6 @@ export class PromptMemory {
     while (this.places.size > KEPT_FILES) this.places.delete(this.places.keys().next().value!);
     return { layout: place.layout, fresh: true };
   }
-
-  /** A new version number for a layout whose block changed. */
-  nextVersion(): number {
-    return ++this.versions;
-  }
-
-  clear(): void {
-    this.places.clear();
-  }
 }
 
 /** The cursor's 0-based line number: the lines before it in `prefix`. */

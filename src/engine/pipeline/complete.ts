@@ -52,7 +52,8 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
     return request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix;
   };
   // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
-  const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix));
+  // Only a model server keeps the last prompt to reuse; the in-process model gets each prompt laid out afresh.
+  const place = model.warm ? stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix)) : undefined;
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = mode.until?.(request);
   const plan: ModelPlan = {
@@ -76,8 +77,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
         ...(options.prompt.repoFormat ? { repoFormat: options.prompt.repoFormat } : {}),
         ...(request.repoName !== undefined ? { repoName: request.repoName } : {}),
         ...(model.countTokens ? { countTokens: model.countTokens } : {}),
-        // Only a model server keeps the last prompt to reuse; the in-process model gets each prompt laid out afresh.
-        ...(place && model.warm ? { layout: place.layout } : {}),
+        ...(place ? { layout: place.layout } : {}),
       });
       return {
         prompt: fitted.prompt,

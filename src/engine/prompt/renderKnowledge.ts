@@ -215,6 +215,12 @@ function declaredName(line: string, lang: Lang): string | undefined {
   return /([A-Za-z_$][\w$]*)\s*(?:\(|=|;|,)/.exec(t.replace(/<[^<>]*>/g, ''))?.[1];
 }
 
+/** The names of a summary's own `also:` line (a class of more members than its summary shows lists the rest so). */
+function alsoNames(line: string): string[] | undefined {
+  const list = /^\s*(?:#|\/\/) also: (.*)$/.exec(line)?.[1];
+  return list === undefined ? undefined : list.split(',').flatMap((n) => /^\s*([A-Za-z_$][\w$]*)/.exec(n)?.[1] ?? []);
+}
+
 /**
  * A class or module summary in MAX_SUMMARY_LINES lines of at most MAX_SUMMARY_LINE_CHARS; the lines
  * past them become one comment under the header naming what they declare, so members' names stay in sight.
@@ -227,7 +233,7 @@ function shortSummary(text: string, lang: Lang): string {
   const closing = lang === 'java' && lines.at(-1)?.trim() === '}' ? [lines.at(-1)!] : [];
   const rest = lines.slice(MAX_SUMMARY_LINES, lines.length - closing.length);
   const indent = indentOf(lines.slice(1).find((l) => l.trim() !== '') ?? '    ');
-  const names = [...new Set(rest.flatMap((l) => declaredName(l, lang) ?? []))].slice(0, MAX_SUMMARY_NAMES);
+  const names = [...new Set(rest.flatMap((l) => alsoNames(l) ?? declaredName(l, lang) ?? []))].slice(0, MAX_SUMMARY_NAMES);
   const more = `${indent}${lang === 'python' ? '#' : '//'} also: ${names.length > 0 ? names.join(', ') : '...'}`;
   // Right under the header: a prompt that has to cut the summary short keeps its head, names included.
   return [lines[0]!, more, ...lines.slice(1, MAX_SUMMARY_LINES), ...closing].join('\n');

@@ -13,7 +13,14 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { extractFile } from '../../../src/engine/kb/extract';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
-import { bodyMode, createPipeline, createRetrievalPaths, LINE_MODE, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import {
+  bodyMode,
+  createPipeline,
+  createRetrievalPaths,
+  LINE_MODE,
+  pipelineOptions,
+  type CompletionRequest,
+} from '../../../src/engine/pipeline';
 import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
 import { renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
 import { maskStrings } from '../../../src/engine/prompt/maskStrings';
@@ -101,7 +108,7 @@ function leaked(text: string): string[] {
   return SECRETS.filter((s) => text.includes(s));
 }
 
-void describe('compact renderings of other files\' knowledge', () => {
+void describe("compact renderings of other files' knowledge", () => {
   let parsers: Parsers;
   let root: string;
   let kb: KnowledgeBase;
@@ -133,7 +140,10 @@ void describe('compact renderings of other files\' knowledge', () => {
     const all = items('shop/client.py', 'python', PY_CLIENT);
     const fetch = renderSnippet(snippetOfItem(all.find((i) => i.name === 'fetch_canary_orders')!));
     assert.equal(fetch.container.join('\n'), 'class CanaryClient:');
-    assert.equal(fetch.member, '    def fetch_canary_orders(self, customer_id, limit=10):\n        """Orders of one customer, newest first."""\n        ...');
+    assert.equal(
+      fetch.member,
+      '    def fetch_canary_orders(self, customer_id, limit=10):\n        """Orders of one customer, newest first."""\n        ...',
+    );
     assert.equal(fetch.text, `class CanaryClient:\n${fetch.member}`);
     const region = renderSnippet(snippetOfItem(all.find((i) => i.name === 'region')!));
     assert.equal(region.member, '    @property\n    def region(self):\n        return DEFAULT_REGION');
@@ -142,17 +152,61 @@ void describe('compact renderings of other files\' knowledge', () => {
   });
 
   void test('a long decorator list is shown as its first decorators without their arguments; a class summary keeps its head and names the rest', () => {
-    const options = Array.from({ length: 30 }, (_, i) => `@click.option(\n    "--opt${i}",\n    default=${i},\n    help="Option ${i}.",\n)`).join('\n');
+    const options = Array.from(
+      { length: 30 },
+      (_, i) => `@click.option(\n    "--opt${i}",\n    default=${i},\n    help="Option ${i}.",\n)`,
+    ).join('\n');
     const source = `import click\n\n\n@click.command()\n${options}\ndef worker(**kwargs):\n    \"\"\"Start a worker.\"\"\"\n    run(kwargs)\n    return 0\n`;
     const worker = renderSnippet(snippetOfItem(items('cli/worker.py', 'python', source).find((i) => i.name === 'worker')!));
-    assert.equal(worker.member, '@click.command()\n@click.option(...)\n@click.option(...)\ndef worker(**kwargs):\n    \"\"\"Start a worker.\"\"\"\n    ...');
+    assert.equal(
+      worker.member,
+      '@click.command()\n@click.option(...)\n@click.option(...)\ndef worker(**kwargs):\n    \"\"\"Start a worker.\"\"\"\n    ...',
+    );
     const members = Array.from({ length: 40 }, (_, i) => `    def method_${i}(self, value_${i}: int) -> int: ...`).join('\n');
-    const summary = renderSnippet({ id: 'big.py#class:Big', kind: 'class', path: 'big.py', name: 'Big', qualifiedName: 'Big', range: { startLine: 0, endLine: 40 }, text: `class Big:\n    \"\"\"A big class.\"\"\"\n${members}` });
+    const summary = renderSnippet({
+      id: 'big.py#class:Big',
+      kind: 'class',
+      path: 'big.py',
+      name: 'Big',
+      qualifiedName: 'Big',
+      range: { startLine: 0, endLine: 40 },
+      text: `class Big:\n    \"\"\"A big class.\"\"\"\n${members}`,
+    });
     const lines = summary.text.split('\n');
     assert.ok(lines.length <= 12, `${lines.length} lines`);
     assert.equal(lines[0], 'class Big:');
-    assert.equal(lines[1], `    # also: ${Array.from({ length: 32 }, (_, i) => `method_${i + 8}`).join(', ')}`, 'the members past the cut are still named, under the header');
+    assert.equal(
+      lines[1],
+      `    # also: ${Array.from({ length: 32 }, (_, i) => `method_${i + 8}`).join(', ')}`,
+      'the members past the cut are still named, under the header',
+    );
     assert.equal(lines.at(-1), '    def method_7(self, value_7: int) -> int: ...');
+  });
+
+  void test("a Java class summary cut short keeps the names its own `also:` line listed (overloads of a logger's methods)", () => {
+    // A dataflow class summary: the first signatures, then the members it had no room for by name.
+    const levels = ['debug', 'error', 'fatal', 'info', 'trace'];
+    const signatures = levels.flatMap((l) => [`    void ${l}(String message);`, `    void ${l}(String message, Object p0);`]);
+    const text = [
+      '// log/Logger.java',
+      'public interface Logger {',
+      ...signatures,
+      '    // also: isDebugEnabled, log, printf, warn',
+      '}',
+    ].join('\n');
+    const summary = renderSnippet({
+      id: 'log/Logger.java#class:Logger',
+      kind: 'class',
+      path: 'log/Logger.java',
+      name: 'Logger',
+      qualifiedName: 'Logger',
+      range: { startLine: 0, endLine: 900 },
+      text: text.slice(text.indexOf('\n') + 1),
+    });
+    const also = summary.text.split('\n')[1] ?? '';
+    assert.match(also, /^ {4}\/\/ also: /, summary.text);
+    for (const name of ['trace', 'isDebugEnabled', 'log', 'printf', 'warn'])
+      assert.ok(new RegExp(`\\b${name}\\b`).test(also), `${name} is named: ${also}`);
   });
 
   void test('a Python global is its declaration with masked values; a short enum-like value stays', () => {
@@ -168,31 +222,60 @@ void describe('compact renderings of other files\' knowledge', () => {
     const all = items('src/main/java/com/shop/Db.java', 'java', JAVA_DB);
     const open = renderSnippet(snippetOfItem(all.find((i) => i.name === 'canaryOpen')!));
     assert.deepEqual(open.container, ['public class Db {']);
-    assert.equal(open.member, '    /** Opens a connection to the shop database. */\n    public static Connection canaryOpen(String url, int retries);');
+    assert.equal(
+      open.member,
+      '    /** Opens a connection to the shop database. */\n    public static Connection canaryOpen(String url, int retries);',
+    );
     assert.equal(open.text, `public class Db {\n${open.member}\n}`);
     assert.equal(renderSnippet(snippetOfItem(all.find((i) => i.name === 'MODE')!)).member, '    static final String MODE = "fast";');
-    assert.equal(renderSnippet(snippetOfItem(all.find((i) => i.name === 'JDBC_URL')!)).member, '    private static final String JDBC_URL = "…";');
+    assert.equal(
+      renderSnippet(snippetOfItem(all.find((i) => i.name === 'JDBC_URL')!)).member,
+      '    private static final String JDBC_URL = "…";',
+    );
   });
 
   void test("one file's items grouped: each class header once, members in source order", () => {
     const py = items('shop/client.py', 'python', PY_CLIENT).map((i) => renderSnippet(snippetOfItem(i)));
     const grouped = renderFileItems('shop/client.py', [...py].reverse());
     assert.equal(grouped.split('\n').filter((l) => l === 'class CanaryClient:').length, 1, grouped);
-    assert.ok(grouped.indexOf('def __init__') < grouped.indexOf('def region') && grouped.indexOf('def region') < grouped.indexOf('def fetch_canary_orders'), grouped);
+    assert.ok(
+      grouped.indexOf('def __init__') < grouped.indexOf('def region') &&
+        grouped.indexOf('def region') < grouped.indexOf('def fetch_canary_orders'),
+      grouped,
+    );
     assert.deepEqual(leaked(grouped), []);
     const java = items('src/main/java/com/shop/Db.java', 'java', JAVA_DB).map((i) => renderSnippet(snippetOfItem(i)));
     const j = renderFileItems('src/main/java/com/shop/Db.java', java);
-    assert.equal(j, ['public class Db {', '    private static final String JDBC_URL = "…";', '    static final String MODE = "fast";', '    /** Opens a connection to the shop database. */', '    public static Connection canaryOpen(String url, int retries);', '}'].join('\n'));
+    assert.equal(
+      j,
+      [
+        'public class Db {',
+        '    private static final String JDBC_URL = "…";',
+        '    static final String MODE = "fast";',
+        '    /** Opens a connection to the shop database. */',
+        '    public static Connection canaryOpen(String url, int retries);',
+        '}',
+      ].join('\n'),
+    );
   });
 
   void test('string literals: prefixes, triple quotes, text blocks, unterminated literals; char literals and format strings stay', () => {
     // Literals joined by `+` or implicit concatenation are judged as one value.
-    assert.equal(maskStrings('x = rb"a8Zq7\\"v" + f\'{a}:{b}\'\ny = f\'{a}:{b}\'\nz = """long\nsecret Zq8"""\n', 'python').text, 'x = rb"…" + f\'…\'\ny = f\'{a}:{b}\'\nz = """…"""\n');
-    assert.equal(maskStrings('log.info("fetched %s rows", n)\nopen("./data/rows.csv")', 'python').text, 'log.info("fetched %s rows", n)\nopen("./data/rows.csv")');
+    assert.equal(
+      maskStrings('x = rb"a8Zq7\\"v" + f\'{a}:{b}\'\ny = f\'{a}:{b}\'\nz = """long\nsecret Zq8"""\n', 'python').text,
+      'x = rb"…" + f\'…\'\ny = f\'{a}:{b}\'\nz = """…"""\n',
+    );
+    assert.equal(
+      maskStrings('log.info("fetched %s rows", n)\nopen("./data/rows.csv")', 'python').text,
+      'log.info("fetched %s rows", n)\nopen("./data/rows.csv")',
+    );
     assert.equal(maskStrings('s = "Zq8x7Pw2mK\ny = 1', 'python').text, 's = "…\ny = 1');
     assert.equal(maskStrings('t = """never closed Zq8x7Pw2mK', 'python').text, 't = """…');
     assert.equal(maskStrings('char q = \'"\'; String t = """\n  Zq8x7Pw2mK\n  """;', 'java').text, 'char q = \'"\'; String t = """…""";');
-    assert.equal(maskStrings('url = "https://bob:Zq8x@host/x"; home = "https://host/api/{v}"', 'python').text, 'url = "…"; home = "https://host/api/{v}"');
+    assert.equal(
+      maskStrings('url = "https://bob:Zq8x@host/x"; home = "https://host/api/{v}"', 'python').text,
+      'url = "…"; home = "https://host/api/{v}"',
+    );
   });
 
   void test('a chosen password passed positionally (no name says credential) is masked; enum values of the same length stay', () => {
@@ -211,11 +294,14 @@ void describe('compact renderings of other files\' knowledge', () => {
     suffix: '',
   };
 
-  void test('a line-mode prompt shows the canary method\'s signature and no planted credential', async () => {
+  void test("a line-mode prompt shows the canary method's signature and no planted credential", async () => {
     const { retrievers, dispose } = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const { client, seen } = recordingModel('customer_id)', 'stop');
-      const result = await createPipeline(pipelineOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(pyRequest, signal);
+      const result = await createPipeline(pipelineOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
+        pyRequest,
+        signal,
+      );
       const prompt = seen.at(-1)?.prompt ?? '';
       assert.match(prompt, /def fetch_canary_orders\(self, customer_id, limit=10\):/);
       assert.doesNotMatch(prompt, /rows\.sort/, 'the body is elided');
@@ -239,7 +325,11 @@ void describe('compact renderings of other files\' knowledge', () => {
         suffix: '\n    }\n}\n',
       };
       const { client, seen } = recordingModel('return Db.canaryOpen(url, 3);\n    }', 'stop');
-      await createPipeline(pipelineOptions({ body: { maxNewTokens: 16, knowledge: false } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(request, signal);
+      await createPipeline(
+        pipelineOptions({ body: { maxNewTokens: 16, knowledge: false } }),
+        { retrievers: () => [], model: () => client },
+        bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+      ).complete(request, signal);
       const prompt = seen.at(-1)?.prompt ?? '';
       assert.match(prompt, /canaryConnection\(String url\)/, prompt);
       assert.deepEqual(leaked(prompt), [], prompt);
@@ -255,9 +345,17 @@ void describe('compact renderings of other files\' knowledge', () => {
       name: 'recording',
       pick: (_query, window) => (windows.push([...window]), Promise.resolve({ index: 0 })),
     };
-    const candidates: Candidate[] = kb.items().map((item) => ({ snippet: snippetOfItem(item), paths: ['sparse'], scores: { sparse: 1 }, ranks: { sparse: 1 } }));
-    await new BestFitRerankStage(reranker).rerank({ file: { path: pyRequest.filePath, prefix: pyRequest.prefix }, candidates, topU: 3 } as never, signal);
-    const sent = windows.flat().map((d) => d.text).join('\n');
+    const candidates: Candidate[] = kb
+      .items()
+      .map((item) => ({ snippet: snippetOfItem(item), paths: ['sparse'], scores: { sparse: 1 }, ranks: { sparse: 1 } }));
+    await new BestFitRerankStage(reranker).rerank(
+      { file: { path: pyRequest.filePath, prefix: pyRequest.prefix }, candidates, topU: 3 } as never,
+      signal,
+    );
+    const sent = windows
+      .flat()
+      .map((d) => d.text)
+      .join('\n');
     assert.match(sent, /def fetch_canary_orders/);
     assert.match(sent, /DEFAULT_REGION = "eu-west"/);
     assert.deepEqual(leaked(sent), []);

@@ -171,7 +171,13 @@ function applyStop(result: GenerateResult, stop: readonly string[]): GenerateRes
   return { text: result.text.slice(0, cut), ...(result.topLogprobs ? { topLogprobs: tokens } : {}) };
 }
 
-export async function startOllamaTestServer(generate: GenerateFn, options: { models?: string[] } = {}): Promise<OllamaTestServer> {
+/**
+ * `readRate`: the tokens a second the server says it read a prompt at (Ollama's prompt_eval_count and
+ * _duration; a token counted as 3 characters). The default is a GPU server's, which keeps prompts at
+ * the model's window.
+ */
+export async function startOllamaTestServer(generate: GenerateFn, options: { models?: string[]; readRate?: number } = {}): Promise<OllamaTestServer> {
+  const readRate = options.readRate ?? 10_000;
   let fault: Fault | undefined;
   const requests: RequestLog[] = [];
   const models = new Set(options.models ?? ['qwen3:8b']);
@@ -290,7 +296,7 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         if (signal.aborted) return;
         // Ollama answers `logprobs: true` with the chosen tokens' log-probabilities, alternatives only when top_logprobs asks.
         const logprobs = body.logprobs === true && out.topLogprobs ? out.topLogprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top.slice(0, opts.topLogprobs) })) : undefined;
-        const common = { model, created_at: created, done: true, done_reason: 'stop', total_duration: 1, load_duration: 0, prompt_eval_count: prompt.length, prompt_eval_duration: 1, eval_count: out.topLogprobs?.length ?? 1, eval_duration: 1, ...(logprobs ? { logprobs } : {}) };
+        const common = { model, created_at: created, done: true, done_reason: 'stop', total_duration: 1, load_duration: 0, prompt_eval_count: Math.ceil(prompt.length / 3), prompt_eval_duration: Math.round((Math.ceil(prompt.length / 3) / readRate) * 1e9), eval_count: out.topLogprobs?.length ?? 1, eval_duration: 1, ...(logprobs ? { logprobs } : {}) };
         const payload = chat ? { ...common, message: { role: 'assistant', content: out.text } } : { ...common, response: out.text, context: [] };
         if (body.stream === false) sendJson(res, 200, payload);
         else if (fault?.kind === 'notJsonLine') {

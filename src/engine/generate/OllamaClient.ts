@@ -7,6 +7,7 @@ import { modelFamilyOf } from '../prompt/templates';
 import { CancellationError } from '../util/errors';
 import { deadline } from '../util/abort';
 import { tokenLogprobsOf } from './logprobs';
+import { ReadRate } from './readRate';
 import {
   AnswerTooLargeError,
   ConnectionClosedError,
@@ -72,6 +73,7 @@ export class OllamaClient implements ModelClient {
   readonly family: ModelFamily;
   /** The context every request asks for: OLLAMA_NUM_CTX, or the model's own when /api/show says it is smaller. */
   private window = OLLAMA_NUM_CTX;
+  private readonly rate = new ReadRate();
 
   constructor(private readonly options: OllamaClientOptions) {
     this.family = options.family ?? modelFamilyOf(options.model);
@@ -249,7 +251,7 @@ export class OllamaClient implements ModelClient {
   async warm(prompt: string, signal: AbortSignal): Promise<void> {
     const limit = deadline(signal, WARM_LIMIT_MS);
     try {
-      await this.api(limit.signal).generate({
+      const answer = await this.api(limit.signal).generate({
         model: this.model,
         prompt,
         raw: true,
@@ -257,9 +259,18 @@ export class OllamaClient implements ModelClient {
         keep_alive: this.options.keepAlive ?? '30m',
         options: { num_ctx: this.window, num_predict: 1, temperature: 0 },
       });
+      // Ollama says how many tokens it read (the rest came from its cache) and how long that took, in nanoseconds.
+      const read = answer as Partial<{ prompt_eval_count: number; prompt_eval_duration: number }>;
+      if (typeof read.prompt_eval_count === 'number' && typeof read.prompt_eval_duration === 'number') {
+        this.rate.record(read.prompt_eval_count, read.prompt_eval_duration / 1e6);
+      }
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'warm-up', WARM_LIMIT_MS);
     }
+  }
+
+  get readRate(): number | undefined {
+    return this.rate.tokensPerSecond;
   }
 
   /** The models this server has pulled (/api/tags). */

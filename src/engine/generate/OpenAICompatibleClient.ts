@@ -20,6 +20,7 @@ import {
   type TokenLogprob,
 } from './types';
 import { openAiTokenLogprobs } from './logprobs';
+import { ReadRate } from './readRate';
 import { escapeRegExp } from '../util/regex';
 
 export interface OpenAICompatibleOptions {
@@ -76,6 +77,7 @@ export function memberConstraintParam(
 
 export class OpenAICompatibleClient implements ModelClient {
   private window: number | undefined;
+  private readonly rate = new ReadRate();
   readonly backend = 'openai' as const;
   /** Its server may offer a constraint mechanism (guided_regex, grammar) for the member at the cursor. */
   readonly capabilities: ModelCapabilities = { memberChoice: true };
@@ -157,6 +159,28 @@ export class OpenAICompatibleClient implements ModelClient {
     return this.constraintKind;
   }
 
+  /**
+   * How fast the server read the warm-up: llama.cpp's `timings` (tokens read, not from its cache, and
+   * their milliseconds), else the usage's prompt tokens less those cached over the request's wall time.
+   */
+  private recordRead(body: unknown, wallMs: number): void {
+    const answer = body as
+      | {
+          timings?: { prompt_n?: unknown; prompt_ms?: unknown };
+          usage?: { prompt_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } };
+        }
+      | undefined;
+    const { prompt_n: n, prompt_ms: ms } = answer?.timings ?? {};
+    if (typeof n === 'number' && typeof ms === 'number') return this.rate.record(n, ms);
+    const tokens = answer?.usage?.prompt_tokens;
+    const cached = answer?.usage?.prompt_tokens_details?.cached_tokens;
+    if (typeof tokens === 'number') this.rate.record(tokens - (typeof cached === 'number' ? cached : 0), wallMs);
+  }
+
+  get readRate(): number | undefined {
+    return this.rate.tokensPerSecond;
+  }
+
   /** The server's context window where it says it (check() reads it); the prompt budget stays inside it. */
   get contextTokens(): number | undefined {
     return this.window;
@@ -178,6 +202,7 @@ export class OpenAICompatibleClient implements ModelClient {
   /** One token asked for, so the server reads `prompt` into its prompt cache (vLLM refuses `max_tokens: 0`). */
   async warm(prompt: string, signal: AbortSignal): Promise<void> {
     const limit = deadline(signal, WARM_LIMIT_MS);
+    const start = performance.now();
     try {
       const { ok, status, raw } = await openAiRequest(this.options.baseUrl, '/completions', {
         apiKey: this.options.apiKey,
@@ -185,6 +210,7 @@ export class OpenAICompatibleClient implements ModelClient {
         body: { model: this.model, prompt, max_tokens: 1, temperature: 0, stream: false },
       });
       if (!ok) throw this.httpError(status, raw, 'warm-up');
+      this.recordRead(parseJson(raw), performance.now() - start);
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'warm-up', WARM_LIMIT_MS);
     }

@@ -38,6 +38,9 @@ export function redactingClient(client: ModelClient, redactor: Redactor = redact
     get contextTokens() {
       return client.contextTokens;
     },
+    get readRate() {
+      return client.readRate;
+    },
     // What the client can use of checking (ModelClient.capabilities) passes through unchanged.
     get capabilities() {
       return client.capabilities;

@@ -105,6 +105,8 @@ export interface ModelClient {
   countTokens?(text: string): number;
   /** The model's context window in tokens, where it is small enough to bound the prompt budget. */
   readonly contextTokens?: number;
+  /** Tokens a second the server read its recent warm-ups at (readRate.ts); absent before the first or without warm-ups. */
+  readonly readRate?: number;
   /** Load what the client needs before the prompt is built (the embedded model's tokenizer and context size). */
   prepare?(signal: AbortSignal): Promise<void>;
   /**

@@ -52,8 +52,8 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
     return request.suffix.length > maxChars ? request.suffix.slice(0, maxChars) : request.suffix;
   };
   // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
-  // Only a model server keeps the last prompt to reuse; the in-process model gets each prompt laid out afresh.
-  const place = model.warm ? stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix)) : undefined;
+  // The in-process model keeps no prompt cache, but gets the same layout: a suggestion does not change with a re-sorted block.
+  const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix));
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = mode.until?.(request);
   const plan: ModelPlan = {

@@ -1,4 +1,4 @@
-// The one table of defaults (CodeRAG's f=3, g=1, m=5, j=15, u=10; a 2,048-token prompt, 48 new
+// The one table of defaults (CodeRAG's f=3, g=1, m=5, j=15, u=10; a prompt of at most 4,096 tokens, 48 new
 // tokens) and of the model servers' defaults. The server's settings, every CLI command and every
 // evaluation method start from here.
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf } from '../gate/levels';
@@ -18,7 +18,9 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // The code after the cursor is read again at every keystroke (a fill-in-the-middle prompt puts it
   // after the code before the cursor): a tenth of the budget, not 15%, keeps that re-read near a
   // tenth of the prompt (docs/BENCHMARKS.md "Typing replay").
-  prompt: { budgetTokens: 2048, suffixShare: 0.1, contextShare: 0.5, repoFormat: 'auto' },
+  // The budget is the most a prompt may hold: the model's window and its server's reading speed decide
+  // within it (stages/model.ts promptBudget; docs/BENCHMARKS.md "Prompt recall").
+  prompt: { budgetTokens: 4096, suffixShare: 0.1, contextShare: 0.5, repoFormat: 'auto' },
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.

@@ -119,6 +119,27 @@ void describe('the real engine (llama.cpp) serving the shipped LM', () => {
       assert.ok(second[key]! > 1000 && second[key]! < 60e9, `${key} ${second[key]} ns`);
   });
 
+  void test("each client's warm-up measures how fast the server reads a prompt, from the server's own figures", async () => {
+    // About 300 of the shipped LM's tokens, new to the engine's cache (a reading under 256 tokens is not counted).
+    const prompt = Array.from({ length: 24 }, (_, i) => `def handler_${i}(request, item_${i}):\n    return item_${i}\n`).join('\n');
+    assert.ok(engine.tokenize(prompt).length >= 256 && engine.tokenize(prompt).length < 500);
+    const rateOf = (client: ModelClient): number | undefined => client.readRate;
+    for (const [name, client] of clients()) {
+      assert.equal(rateOf(client), undefined, `${name}: unknown before a warm-up`);
+      // Each client's prompt differs at its start, so the engine reads it whole.
+      await client.warm!(`# ${name}\n${prompt}`, signal);
+      const stat = engine.stats().at(-1)!;
+      assert.ok(stat.evaluatedTokens >= 256, `${name}: ${stat.evaluatedTokens} tokens read`);
+      const rate = rateOf(client);
+      assert.ok(rate !== undefined && Number.isFinite(rate), `${name}: measured`);
+      // The server's reading time is within the request's, so its rate is at least the request's.
+      assert.ok(rate >= (stat.evaluatedTokens * 1000) / stat.totalMs, `${name}: ${rate.toFixed(0)} tokens/s`);
+      // A warm-up that reads almost nothing (all cached) leaves the figure as it was.
+      await client.warm!(`# ${name}\n${prompt}`, signal);
+      assert.equal(rateOf(client), rate, `${name}: a cached read is not a reading`);
+    }
+  });
+
   void test("llama.cpp's /completion with n_predict 0 evaluates and caches the prompt for the next request", async () => {
     const warm = 'package org.example;\n\nimport java.util.ArrayList;\nimport java.util.List;\n\npublic final class Registry {\n';
     const post = async (body: unknown): Promise<{ content: string; tokens_cached: number; timings: Record<string, number> }> => {

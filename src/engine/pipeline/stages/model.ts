@@ -6,6 +6,7 @@ import { stripControlChars } from '../../generate/postprocess/controlChars';
 import { placeholderNote } from '../../generate/postprocess/postprocess';
 import { filterJunk, rightContextCut } from '../../generate/postprocess/filterJunk';
 import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../../generate/types';
+import { readableBudget } from '../../generate/readRate';
 import type { Candidate } from '../../retrieve/types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
 import type { CompletionTrace } from '../trace';
@@ -54,10 +55,16 @@ export interface ModelPlan {
  */
 const ESTIMATE_MARGIN = 0.8;
 
-/** The prompt budget: the options' within the model's context window, less the answer's tokens. */
+/**
+ * The prompt budget: the model's context window less the answer's tokens, up to the options' most; for
+ * a server measured reading slowly, what it reads in FIRST_READ_SECONDS (never under
+ * PROMPT_FLOOR_TOKENS), since a new place's first suggestion waits for that read.
+ */
 export function promptBudget(options: PipelineOptions, model: ModelClient | undefined, maxNewTokens: number): number {
   const window = (model?.contextTokens ?? Infinity) - maxNewTokens;
-  return Math.max(64, Math.min(options.prompt.budgetTokens, Math.floor(model?.countTokens ? window : window * ESTIMATE_MARGIN)));
+  const fits = Math.floor(model?.countTokens ? window : window * ESTIMATE_MARGIN);
+  const readable = model?.warm ? readableBudget(model.readRate) : Infinity;
+  return Math.max(64, Math.min(options.prompt.budgetTokens, fits, readable));
 }
 
 /**

@@ -1,0 +1,45 @@
+// How fast a model server reads a prompt, from its warm-ups: the prompt budget falls to the floor
+// where the server cannot read a new place's prompt within FIRST_READ_SECONDS.
+
+/** Readings of fewer tokens than this are mostly request overhead, not reading (a warm-up that hit the cache). */
+const MIN_READ_TOKENS = 256;
+/** The last readings kept; their median is the rate (one slow reading, a model loading, does not swing it). */
+const KEPT = 5;
+
+/** Tokens a second the server read its recent warm-ups at. */
+export class ReadRate {
+  private readonly readings: number[] = [];
+
+  /** One warm-up: `tokens` read in `ms` (the server's own figure where it gives one, else the request's wall time). */
+  record(tokens: number, ms: number): void {
+    if (!Number.isFinite(tokens) || !Number.isFinite(ms) || tokens < MIN_READ_TOKENS || ms <= 0) return;
+    this.readings.push((tokens * 1000) / ms);
+    if (this.readings.length > KEPT) this.readings.shift();
+  }
+
+  /** The median reading, or undefined before the first. */
+  get tokensPerSecond(): number | undefined {
+    if (this.readings.length === 0) return undefined;
+    const sorted = [...this.readings].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  }
+}
+
+/** The most a new place's first read may take for the budget to stay above PROMPT_FLOOR_TOKENS. */
+export const FIRST_READ_SECONDS = 15;
+/**
+ * The budget of a server measured slow: the prompt every client had before the budget followed the
+ * server (a slow server's users keep that recall and read a new place in about half the window's time).
+ */
+export const PROMPT_FLOOR_TOKENS = 2048;
+/** Budgets step in these units, so a reading's jitter does not move the prompt's layout at every warm-up. */
+const STEP_TOKENS = 512;
+
+/**
+ * The budget a server reading `tokensPerSecond` reads in FIRST_READ_SECONDS, never under the floor;
+ * unbounded before the first reading (a one-off request, a server that has not read yet).
+ */
+export function readableBudget(tokensPerSecond: number | undefined): number {
+  if (tokensPerSecond === undefined) return Infinity;
+  return Math.max(PROMPT_FLOOR_TOKENS, Math.floor((tokensPerSecond * FIRST_READ_SECONDS) / STEP_TOKENS) * STEP_TOKENS);
+}

@@ -1,0 +1,64 @@
+// The prompt budget follows the model server: prompts fill its context window, until the server says
+// it reads them slowly (a laptop CPU); then 2,048 tokens, since a new place's first suggestion waits
+// for that read.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { copyFixture } from '../helpers/paths';
+import { startOllamaTestServer } from '../helpers/ollamaServer';
+import { startLsp } from './lspHarness';
+
+const MODEL = 'qwen2.5-coder:1.5b-base';
+
+/** The prompt budgets of two suggestions asked at one place, the second after the server read the first's head. */
+async function budgetsAt(readRate: number): Promise<{ first?: number; second?: number; warmUps: number }> {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart)' }), { models: [MODEL], readRate });
+  const repo = copyFixture('pyshop');
+  const lsp = await startLsp(repo.path, {
+    debounceMs: 0,
+    model: { provider: 'ollama', timeoutMs: 20_000 },
+    ollama: { host: server.url, completionModel: MODEL },
+    cache: { size: 0 },
+  });
+  try {
+    await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 120_000);
+    const mainPy = join(repo.path, 'app', 'main.py');
+    const lines = readFileSync(mainPy, 'utf8').split('\n');
+    const row = lines.findIndex((l) => l.includes('cart = Cart('));
+    assert.ok(row >= 0, 'the fixture has the line');
+    const uri = lsp.open(mainPy, 'python');
+    const column = lines[row]!.indexOf('Cart(') + 'Cart('.length;
+    const first = await lsp.complete(uri, row, column);
+    // The warm-up that follows a new place is answered before the next suggestion is asked.
+    const warmed = (): number => server.requests.filter((r) => JSON.stringify(r.body ?? {}).includes('"num_predict":1')).length;
+    for (let waited = 0; warmed() === 0 && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await lsp.complete(uri, row, column);
+    const budgetOf = async (traceId?: string): Promise<number | undefined> => (await lsp.explain(traceId))?.trace.prompt?.budgetTokens;
+    return { first: await budgetOf(first[0]?.traceId), second: await budgetOf(second[0]?.traceId), warmUps: warmed() };
+  } finally {
+    await lsp.close();
+    await server.close();
+    repo.cleanup();
+  }
+}
+
+void describe('the prompt budget and the model server', () => {
+  // Ollama's 4,096-token window less the answer's 48 tokens, a fifth kept spare where no tokenizer counts.
+  const window = Math.floor((4096 - 48) * 0.8);
+
+  void test(
+    'a fast server keeps prompts up to its window; one measured slow gets 2,048 tokens after its first read',
+    { timeout: 300_000 },
+    async () => {
+      const fast = await budgetsAt(50_000);
+      assert.ok(fast.warmUps >= 1, 'the place was read ahead');
+      assert.deepEqual([fast.first, fast.second], [window, window], 'a server that reads 50,000 tokens a second: the window');
+      const slow = await budgetsAt(100);
+      assert.ok(slow.warmUps >= 1, 'the place was read ahead');
+      assert.equal(slow.first, window, 'before the server has read a prompt, the window');
+      assert.equal(slow.second, 2048, 'a server that read 100 tokens a second: the floor');
+    },
+  );
+});

@@ -7,6 +7,7 @@ import { KnowledgeBase, type IndexProgress } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor, platformCacheRoot } from '../engine/kb/store';
 import { errorMessage, UserError } from '../engine/util/errors';
 import { readRegularFile } from '../engine/util/safeFile';
+import { lfText } from '../engine/util/documentText';
 import { parseModelDevice, type ModelDevice } from '../engine/models/device';
 import { UsageError } from './command';
 
@@ -38,7 +39,7 @@ const MAX_CURSOR_FILE_BYTES = 256 * 1024 * 1024;
  */
 export async function readCursorFile(abs: string): Promise<string> {
   try {
-    return (await readRegularFile(abs, MAX_CURSOR_FILE_BYTES)).toString('utf8').replace(/\r\n?/g, '\n');
+    return lfText((await readRegularFile(abs, MAX_CURSOR_FILE_BYTES)).toString('utf8'));
   } catch (e) {
     throw new UserError(`cannot read ${errorMessage(e)}`);
   }

@@ -13,6 +13,7 @@ import { throwIfAborted } from '../util/errors';
 import { eventLoopYielder } from '../util/yielder';
 import { packExtraction, PackedTexts } from './packedText';
 import { KbSymbols } from '../symbols/kbSymbols';
+import { lfText } from '../util/documentText';
 
 const log = getLogger('kb');
 
@@ -223,7 +224,8 @@ export class KnowledgeBase implements Disposable {
         if (text.length > this.maxFileBytes()) return this.removeNow(relPath);
         const bytes = Buffer.from(text, 'utf8');
         if (bytes.length > this.maxFileBytes()) return this.removeNow(relPath);
-        source = { text, hash: contentHash(bytes), size: bytes.length };
+        // Read as the file on disk is (kb/scan decodeSource): LF text, the hash of the bytes.
+        source = { text: lfText(text), hash: contentHash(bytes), size: bytes.length };
       } else {
         // Whatever the event names (a FIFO, a device, a file grown past the limit) is read safely or not at all.
         const read = await readSource(join(this.options.repoRoot, relPath), this.maxFileBytes());

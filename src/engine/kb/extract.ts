@@ -12,6 +12,7 @@ import { extractPython } from './extract/python';
 import { recoverTopLevel, type ParseFn } from './extract/recover';
 import { getLogger } from '../util/logger';
 import { errorMessage } from '../util/errors';
+import { lfText } from '../util/documentText';
 
 const log = getLogger('kb');
 
@@ -54,7 +55,9 @@ export function extractFile(parsers: Parsers, lang: Lang, path: string, source: 
 }
 
 /** As extractFile, but a parse that fails throws ParseFailedError (the file's items are unknown, not none). */
-export function extractParsed(parsers: Parsers, lang: Lang, path: string, source: string, options: ExtractOptions = {}): FileExtraction {
+export function extractParsed(parsers: Parsers, lang: Lang, path: string, given: string, options: ExtractOptions = {}): FileExtraction {
+  // Stubs are cut, signatures kept and rows counted on LF text: a CRLF or CR file gives the same items.
+  const source = lfText(given);
   const empty: FileExtraction = { path, lang, items: [], classes: [], imports: [], hasSyntaxErrors: true };
   const parser = parsers.parser(lang);
   const budgetMs = options.parseBudgetMs ?? 1000 + source.length / 200;

@@ -12,6 +12,7 @@ import { langOfPath } from './parsers';
 import { errorMessage, throwIfAborted, UserError } from '../util/errors';
 import { isFileReadError, readRegularFile, readRegularFileSync } from '../util/safeFile';
 import { eventLoopYielder } from '../util/yielder';
+import { lfText } from '../util/documentText';
 
 export type SkipReason =
   | 'tooLarge'
@@ -431,7 +432,10 @@ export type ReadSourceResult = { ok: true; text: string; hash: string } | { ok: 
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Decode a source file's bytes: binary and non-UTF-8 content is refused, never guessed. */
+/**
+ * Decode a source file's bytes: binary and non-UTF-8 content is refused, never guessed. The text
+ * has LF line breaks whatever the file uses; the hash is of the bytes (it tells a changed file).
+ */
 export function decodeSource(bytes: Uint8Array): ReadSourceResult {
   // The whole file (size-capped by the scan): a NUL anywhere means binary. indexOf is a memchr.
   if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0) !== -1)
@@ -443,7 +447,7 @@ export function decodeSource(bytes: Uint8Array): ReadSourceResult {
     return { ok: false, reason: 'notUtf8', detail: 'not valid UTF-8' };
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return { ok: true, text, hash: contentHash(bytes) };
+  return { ok: true, text: lfText(text), hash: contentHash(bytes) };
 }
 
 export function contentHash(data: Uint8Array | string): string {

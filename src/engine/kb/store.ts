@@ -11,7 +11,7 @@ import type { FileExtraction } from './types';
 import { ITEM_KINDS } from './types';
 
 /** Bump whenever the extraction output or this layout changes. */
-export const INDEX_FORMAT_VERSION = 1;
+export const INDEX_FORMAT_VERSION = 2;
 const MAGIC = 'coderag-kb-index';
 
 export interface StoredFile {

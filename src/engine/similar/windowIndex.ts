@@ -41,7 +41,7 @@ export interface WindowIndexOptions {
   strideLines?: number;
   /** The KB's index folder; vectors go to windows-<encoder>-<lines>x<stride>.bin there. Omit: in memory only. */
   indexFolder?: string;
-  /** The file text for a repo-relative path (default: read it from the repository folder). */
+  /** The file text, with LF line breaks, for a repo-relative path (default: read it from the repository folder). */
   readText?: (path: string) => Promise<string>;
   /** Texts per embed call (default 32). */
   chunkSize?: number;
@@ -232,7 +232,7 @@ export class CodeWindowIndex implements Disposable {
   }
 
   private slice(path: string, text: string): CodeWindow[] {
-    const lines = text.replace(/\r\n?/g, '\n').split('\n');
+    const lines = text.split('\n');
     const items = this.kb.file(path)?.items ?? [];
     const out: CodeWindow[] = [];
     for (let start = 0; start < lines.length; start += this.stride) {

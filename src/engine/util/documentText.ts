@@ -2,6 +2,15 @@
 // server and the CLI): line breaks as LF whatever the file uses, and a cursor offset that stays on
 // a character boundary. Suggestions go back with the document's own line break. Pure.
 
+/**
+ * Text as the engine reads it: every CRLF and lone CR as LF. Repository files are read through it
+ * (knowledge base, code windows, the file completed), so a CRLF checkout indexes and completes
+ * exactly as an LF one.
+ */
+export function lfText(text: string): string {
+  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
+}
+
 /** The line break a document uses. */
 export type LineBreak = '\n' | '\r\n' | '\r';
 
@@ -44,8 +53,8 @@ export function engineText(documentText: string, offset: number): EngineText {
   if (!documentText.includes('\r')) return { text: documentText, offset: at, lineBreak };
   const before = documentText.slice(0, at);
   const insideCrlf = before.endsWith('\r') && documentText[at] === '\n';
-  const prefix = (insideCrlf ? before.slice(0, -1) : before).replace(/\r\n?/g, '\n');
-  const rest = (insideCrlf ? documentText.slice(at - 1) : documentText.slice(at)).replace(/\r\n?/g, '\n');
+  const prefix = lfText(insideCrlf ? before.slice(0, -1) : before);
+  const rest = lfText(insideCrlf ? documentText.slice(at - 1) : documentText.slice(at));
   return { text: prefix + rest, offset: prefix.length, lineBreak };
 }
 

@@ -4,6 +4,7 @@
 // refused instead of hanging or growing without end; storage failures read as what they are.
 import { closeSync, constants, fstatSync, openSync, promises as fs, readSync } from 'node:fs';
 import { Buffer, constants as bufferConstants } from 'node:buffer';
+import { lfText } from './documentText';
 
 export type FileReadProblem = 'notRegular' | 'tooLarge' | 'unreadable';
 
@@ -198,7 +199,10 @@ export function storageMessage(e: NodeJS.ErrnoException, where: string = e.path 
 /** Files the index holds are read again (for windows, for RG1) at most this large. */
 const MAX_INDEXED_TEXT_BYTES = 64 * 1024 * 1024;
 
-/** The text of a file the knowledge base indexed, read safely: it may have become a FIFO since. */
+/**
+ * The text of a file the knowledge base indexed, read safely (it may have become a FIFO since) and
+ * with LF line breaks, as the knowledge base read it.
+ */
 export async function readIndexedText(path: string): Promise<string> {
-  return (await readRegularFile(path, MAX_INDEXED_TEXT_BYTES)).toString('utf8');
+  return lfText((await readRegularFile(path, MAX_INDEXED_TEXT_BYTES)).toString('utf8'));
 }

@@ -429,11 +429,17 @@ void test('long definitions are cut with a marker and stay closed', () => {
   assert.ok(jbig.text.endsWith('\n// ...\n}'));
 });
 
-void test('CRLF sources give LF stubs with the same items', () => {
-  const lf = 'class C:\n    x = 1\n    def m(self):\n        self.y = 2\n';
-  const a = extractFile(parsers, 'python', 'c.py', lf);
-  const b = extractFile(parsers, 'python', 'c.py', lf.replace(/\n/g, '\r\n'));
-  assert.deepEqual(b.items.map((i) => [i.id, i.range, i.text, i.signature]), a.items.map((i) => [i.id, i.range, i.text, i.signature]));
+void test('CRLF and CR sources give the extraction of the LF source (signatures over two lines, a stub cut near 4,000 characters)', () => {
+  const long = Array.from({ length: 200 }, (_, n) => `    total += ${n}  # step ${n}`).join('\n');
+  const python = `class C:\n    x = 1\n    def m(self,\n          y=2):\n        self.y = y\n\n\ndef big(a,\n        b):\n    """Sum.\n\n    Long.\n    """\n    total = 0\n${long}\n    return total\n`;
+  const jlong = Array.from({ length: 200 }, (_, n) => `        total += ${n}; // step ${n}`).join('\n');
+  const java = `/** A class.\n * Two lines. */\nclass J {\n    int big(int a,\n            int b) {\n        int total = 0;\n${jlong}\n        return total;\n    }\n}\n`;
+  for (const [lang, path, lf] of [['python', 'c.py', python], ['java', 'J.java', java]] as const) {
+    const a = extractFile(parsers, lang, path, lf);
+    assert.ok(a.items.some((i) => i.signature.includes('\n')) && a.items.some((i) => i.text.length > 3900), `${path}: the cases are there`);
+    assert.deepEqual(extractFile(parsers, lang, path, lf.replace(/\n/g, '\r\n')), a, `${path} with CRLF`);
+    assert.deepEqual(extractFile(parsers, lang, path, lf.replace(/\n/g, '\r')), a, `${path} with CR`);
+  }
 });
 
 void test('never throws on garbage, binary-looking, huge or deeply nested input', () => {

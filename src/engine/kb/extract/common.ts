@@ -25,7 +25,7 @@ export function lineIndent(source: string, node: Node): string {
 
 /** Python's inspect.cleandoc: strip the first line, dedent the rest, drop blank edge lines. */
 export function cleanDoc(doc: string): string {
-  const lines = doc.replace(/\r\n?/g, '\n').split('\n');
+  const lines = doc.split('\n');
   let margin = Infinity;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] ?? '';
@@ -61,7 +61,7 @@ export function renderStub(pathLine: string, headers: readonly string[], body: s
     const kept = cut > 0 ? body.slice(0, cut) : body.slice(0, room);
     text = `${head}${kept}\n${marker}${tail}`;
   }
-  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
+  return text;
 }
 
 /** Remove a common leading indent (when the outermost header itself is indented, e.g. under `if`). */

@@ -157,7 +157,7 @@ class JavaExtractor {
     const doc = this.javadocNode(node);
     if (!doc) return '';
     const inner = this.source.slice(doc.startIndex + 3, doc.endIndex - 2);
-    const lines = inner.split(/\r?\n/).map((l) => l.replace(/^\s*\*(?!\/) ?/, ''));
+    const lines = inner.split('\n').map((l) => l.replace(/^\s*\*(?!\/) ?/, ''));
     return cleanDoc(lines.join('\n'));
   }
 

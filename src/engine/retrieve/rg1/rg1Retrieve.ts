@@ -80,7 +80,7 @@ export class Rg1Retriever implements Retriever, Disposable {
   }
 
   private slice(path: string, text: string): Window[] {
-    const lines = text.replace(/\r\n?/g, '\n').split('\n');
+    const lines = text.split('\n');
     const out: Window[] = [];
     for (let start = 0; start < lines.length; start += this.stride) {
       const end = Math.min(lines.length, start + this.windowLines) - 1;

@@ -110,6 +110,16 @@ export interface InitializationOptions {
 // ---------------------------------------------------------------------------------------------
 // Custom requests
 
+/** A folder's background embedding run, which completions wait for: the dense path's items or ProCC's code windows. */
+export interface BackgroundBuild {
+  /**
+   * off: not built (no code encoder, or its setting is off); building: waiting for the index or
+   * embedding; ready: completions use it; failed: not used, `message` says why.
+   */
+  state: 'off' | 'building' | 'ready' | 'failed';
+  message?: string;
+}
+
 export interface FolderIndexSummary {
   uri: string;
   state: 'pending' | 'indexing' | 'ready' | 'failed' | 'disabled';
@@ -117,6 +127,10 @@ export interface FolderIndexSummary {
   items?: number;
   elapsedMs?: number;
   message?: string;
+  /** Dense retrieval and its items embedded once ready (`indexing.dense` follows a run). Absent for a folder not opened. */
+  dense?: BackgroundBuild & { items: number };
+  /** ProCC's code windows for similar code (`coderag.similar.mode`), counted once ready. Absent for a folder not opened. */
+  similar?: BackgroundBuild & { windows: number };
 }
 
 export interface RebuildIndexParams extends WorkDoneProgressParams {

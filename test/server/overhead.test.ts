@@ -32,7 +32,7 @@ void test('the server counts its overhead once per request and its cache hits (f
     const indexedMs = performance.now() - t0;
     // Measure in the steady state: after the dense path's background embedding (or its failure).
     const denseStart = performance.now();
-    while (!lsp.logs.some((l) => /dense retrieval (ready|for .* is off)|code encoder did not load/.test(l)) && performance.now() - denseStart < 900_000) await new Promise((r) => setTimeout(r, 250));
+    await lsp.waitForDense(900_000).catch(() => undefined);
     const embeddedMs = performance.now() - denseStart;
     const afterIndex = await lsp.status();
     // Cursors spread over the repository: the end of a non-empty line in the middle of each file.

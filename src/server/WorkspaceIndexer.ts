@@ -192,7 +192,7 @@ export class FolderIndex implements Disposable {
     // The windows are built after the dense vectors, with the same encoder.
     const dense = this.denseSummary();
     if (dense.state === 'off' || dense.state === 'failed')
-      return { state: 'off', windows: 0, message: `dense retrieval is ${dense.state}` };
+      return { state: 'off', windows: 0, message: dense.state === 'off' ? 'dense retrieval is off' : 'dense retrieval failed' };
     return { state: 'building', windows: 0 };
   }
 
@@ -302,7 +302,7 @@ export class WorkspaceIndexer implements Feature {
       if (err !== undefined && !isCancellationError(err)) log.warn(`similar code for ${folderIndex.name} is off: ${errorMessage(err)}`);
       else if (err === undefined)
         log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
-      this.publish();
+      if (!this.abort.signal.aborted) this.publish();
     });
   }
 

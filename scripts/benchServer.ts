@@ -1,6 +1,6 @@
 // `npm run bench:server -- [<repo> ...]` (default: test/fixtures/pyshop, e.g. /work/benchcache/repos/jinja2
 // /work/benchcache/repos/commons-io for the real figures): the language server's own cost per completion
-// request on real repositories (issue 7 acceptance: <= 15 ms median beyond the retrieval stages;
+// request on real repositories (the goal: <= 15 ms median beyond the retrieval stages;
 // a typing-through cache hit <= 5 ms), its memory after indexing, and how late its event loop runs
 // while it indexes and embeds in the background.
 //

@@ -201,7 +201,7 @@ export interface StageTimingView {
   message?: string;
 }
 
-/** The engine's completion trace as it travels (see src/engine/pipeline.ts CompletionTrace). */
+/** The engine's completion trace as it travels (see CompletionTrace in src/engine/pipeline/trace.ts). */
 export interface CompletionTraceView {
   id: string;
   startedAt: string;
@@ -462,7 +462,7 @@ export namespace MemoryRequest {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Learning from what the user accepts (ProCC's bandit, issue 18)
+// Learning from what the user accepts (ProCC's bandit and the show gate)
 
 export interface CompletionOutcomeParams {
   /** The trace of the suggestion (InlineCompletionItem.traceId). */
@@ -475,8 +475,9 @@ export interface CompletionOutcomeParams {
 
 /**
  * `coderag/completionOutcome` (client -> server): what became of a shown suggestion. The server
- * rewards the similar-code perspective that produced it (accepted 1, partly accepted the share of
- * characters, rejected 0), once per trace. Sent only while `coderag.similar.mode` is `bandit` (the one mode that learns).
+ * rewards the similar-code perspective the bandit chose and steps the show gate (accepted 1, partly
+ * accepted the share of characters, rejected 0), once per trace. Sent only while one of them learns:
+ * `coderag.similar.mode` is `bandit` or `coderag.suggestions.show` is not `all`.
  */
 export namespace CompletionOutcomeNotification {
   export const method = 'coderag/completionOutcome' as const;

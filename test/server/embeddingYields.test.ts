@@ -1,4 +1,4 @@
-// Index-time embedding never stalls the server (issue 21): with the shipped ONNX encoder embedding
+// Index-time embedding never stalls the server: with the shipped ONNX encoder embedding
 // a repository's items on its thread, a completion request sent meanwhile is answered (its trace
 // lists the dense path as skipped, not ready, with the progress), and embedding goes on after it
 // until the dense path is ready. Nothing is timed.

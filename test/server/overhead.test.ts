@@ -1,7 +1,7 @@
 // The server measures its own overhead per completion request (outside the model and the
 // retrieval stages) and its typing-through cache hits, and reports them in its status: every
 // request is counted once. The figures are printed, not asserted (a shared machine's wall clock
-// is no test); issue 7's goals (<= 15 ms median overhead, <= 5 ms cache hit) are checked by
+// is no test); the goals (<= 15 ms median overhead, <= 5 ms cache hit) are checked by
 // `npm run bench:server` on real repositories. Runs on the pyshop fixture by default
 // (CODERAG_MEASURE_REPO=/path/to/repo points it elsewhere).
 import { test } from 'node:test';

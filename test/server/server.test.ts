@@ -1,5 +1,5 @@
 // The real language server over stdio, driven by a JSON-RPC client, completing through an
-// Ollama-compatible server on 127.0.0.1 that the embedded model answers (issue 7 "Tests").
+// Ollama-compatible server on 127.0.0.1 that the embedded model answers.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';

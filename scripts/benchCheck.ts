@@ -1,5 +1,5 @@
 // `node --import tsx scripts/benchCheck.ts [--runs N]`: per-step overhead of checked decoding
-// (issue 19), not a test. The shipped embedded model completes at dereferences and calls of the pyshop and
+// not a test. The shipped embedded model completes at dereferences and calls of the pyshop and
 // javashop fixtures with `check: constrain` and `off`; it prints, per case, the decoding steps, the
 // model's time per step, the constraint's time per step (token mask and receiver typing of
 // generated dots) and its share of the step, and the first identifiers written with and without

@@ -1,5 +1,5 @@
 // `node --import tsx scripts/benchDataflow.ts --repos DIR --index-dir DIR CASES.jsonl [--rounds 4]`:
-// where the dataflow path's time goes per request (issue 48), not a test. For each case, on the
+// where the dataflow path's time goes per request, not a test. For each case, on the
 // knowledge base indexed in --index-dir: the prefix made parseable (folded), its import header
 // (text, parse, extraction), the parse of the folded text, the dataflow graph, the chains used
 // above, the names and words of the code lines, and the resolution with and without those chains.

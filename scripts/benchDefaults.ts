@@ -118,7 +118,7 @@ const ALTERNATIVES: Alternative[] = [
       .map((v) => ({ name: `${s.setting}=${v}`, setting: s.setting, tasks: s.tasks, args: s.args(v) })),
   ),
 ];
-/** Body cases also run the baselines body mode must beat (issue 45's acceptance); line cases CodeRAG's method without the right context. */
+/** Body cases also run the baselines body mode must beat; line cases CodeRAG's method without the right context. */
 const BASELINES: Record<DefaultsTask, string[]> = { line: ['df+s+d+dr'], dot: [], body: ['rg1', 'zero-shot'] };
 
 const only = values.only?.split(',').map((s) => s.trim());

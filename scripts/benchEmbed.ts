@@ -26,7 +26,7 @@ const { values, positionals } = parseArgs({ allowPositionals: true, options: { '
 
 async function main(): Promise<void> {
   const repo = resolve(positionals[0] ?? '.');
-  if (!values['old-graph']) throw new Error('--old-graph: the float16-stored graph before issue 21 (git show d0705f4^:models/coderag-encoder/onnx/model.onnx)');
+  if (!values['old-graph']) throw new Error('--old-graph: the float16-stored graph before the int8 one (git show d0705f4^:models/coderag-encoder/onnx/model.onnx)');
   if (!values['int8-graph']) throw new Error('--int8-graph: the 4-block int8 graph (git show 9c85e28:models/coderag-encoder/onnx/model.onnx)');
   if (!values['unpooled-graph']) throw new Error('--unpooled-graph: the 2-block int8 graph before it pooled itself (git show 27921c6:models/coderag-encoder/onnx/model.onnx)');
   const parsers = await loadParsers(join(__dirname, '..', 'grammars'));

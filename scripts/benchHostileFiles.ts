@@ -1,11 +1,11 @@
 // `node esbuild.config.mjs && node --import tsx scripts/benchHostileFiles.ts [--server PATH] [--only NAME]`:
-// the language server fed the hostile inputs of issue 44 items 3 and 5, one fresh server per
+// the language server fed the hostile inputs of test/faults/README.md round 2, rows 3 and 5, one fresh server per
 // input, with default settings (a pyshop copy as the workspace, the completion model an
 // Ollama-compatible server on 127.0.0.1 that answers at once). Per input it prints the longest the
 // server's event loop was blocked while it handled the input (its own monitorEventLoopDelay, read
 // through coderag/getStatus just before and after: the work runs in that process) and the
 // server's peak RSS (VmHWM of /proc/PID/status: Linux), with the request's round trip.
-// Acceptance (issue 44): no input blocks the loop more than 200 ms or grows RSS past 1 GB.
+// Acceptance: no input blocks the loop more than 200 ms or grows RSS past 1 GB.
 // --server: another build's dist/server.js (e.g. an older commit's) for before/after figures.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // `node --import tsx scripts/benchHostileInputs.ts` (after `npm run build`): how long each hostile
-// input of issue 44 blocks the language server's event loop, and its peak memory, where the work
+// input of test/faults/README.md's round 2 blocks the language server's event loop, and its peak memory, where the work
 // runs (the server process, spoken to over stdio as an editor would). Each case starts a fresh
 // server on a copy of test/fixtures (pyshop or javashop) with default settings, the completion model
 // an Ollama-compatible test server that answers at once. Per case it prints the event loop's

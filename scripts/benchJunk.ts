@@ -1,5 +1,5 @@
 // `node --import tsx scripts/benchJunk.ts --cases F --repos DIR PREDS.jsonl...`: the junk rate of
-// predictions files (issue 45 item 1), not a test. For each file, the share of shown (non-empty)
+// predictions files, not a test. For each file, the share of shown (non-empty)
 // predictions with each junk kind: a line or block written three times in a row (junk.ts
 // cutRepeatedLines), the redaction placeholder in any form, a member a repository-typed receiver
 // lacks or a keyword argument a repository callee lacks (re-checked here with the current

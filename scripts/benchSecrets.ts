@@ -1,9 +1,9 @@
-// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout]`: issue 44's measure of
+// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout]`: the measure of
 // secret detection, not a test. Every case of test/fixtures/secrets/corpus.json (or heldout.json,
 // cases written after the rules were fixed) (credential forms and look-alikes, each inside a
 // prompt of about 6,000 characters of fixture code) goes through the real redaction boundary
 // (generate/redactBoundary) to the capturing test model server, once per rule set:
-//   (a) the hand-written patterns before issue 44 (src/engine/prompt/redact.ts at LEGACY_COMMIT),
+//   (a) the hand-written patterns before secretlint (src/engine/prompt/redact.ts at LEGACY_COMMIT),
 //   (b) secretlint's recommended preset alone, (c) the project's generic rules alone,
 //   (d) the chosen set: the generic rules, then secretlint.
 // It prints recall (share of the credentials that never reached the server), the false-positive

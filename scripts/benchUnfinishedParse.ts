@@ -1,5 +1,5 @@
 // `node --import tsx scripts/benchUnfinishedParse.ts CASES.jsonl...`: what one parse of the
-// unfinished file per request saves (issue 47), not a test. For each dot case it runs the analyses
+// unfinished file per request saves, not a test. For each dot case it runs the analyses
 // a line-mode request with checking asks for: dataflow retrieval at the cursor, then receiver typing
 // at the dereference (the prefix cut before the receiver). Separate: each stage with its own
 // UnfinishedAnalyses, as before the request shared one; shared: one for both. The two are

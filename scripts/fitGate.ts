@@ -1,5 +1,5 @@
-// The show gate fitted offline on the validation cases (issue 45 item 2; docs/BENCHMARKS.md "Show
-// or stay silent (2026-12-03)"): reads `coderag eval` predictions (each with the gate's features),
+// The show gate fitted offline on the validation cases (docs/BENCHMARKS.md "Show
+// or stay silent"): reads `coderag eval` predictions (each with the gate's features),
 // fits the logistic model with and without the log-probability features (bench/gateFit), prints
 // the curve (share shown against the ES of what is shown) per language and mode at thresholds
 // 0..1, in-sample and leave-one-repository-out, and with --out writes the weights as
@@ -126,7 +126,7 @@ function weightsFile(weights: { withLogprobs: number[]; withoutLogprobs: number[
   const fmt = (w: number[]): string => `[${w.map((v) => Number(v.toFixed(4))).join(', ')}]`;
   return [
     `// The show gate's shipped weights (GATE_FEATURES' order), written by scripts/fitGate.ts from the`,
-    `// validation cases' predictions (${n} suggestions; docs/BENCHMARKS.md "Show or stay silent (2026-12-03)").`,
+    `// validation cases' predictions (${n} suggestions; docs/BENCHMARKS.md "Show or stay silent").`,
     '',
     "/** Two weight vectors in GATE_FEATURES order: with the model's log-probabilities, and without them (their weights 0). */",
     'export interface GateWeights {',

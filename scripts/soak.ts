@@ -10,7 +10,7 @@
 // state, not a growing file. It prints the requests made (sent, answered with an item, reaching
 // the model), the most model requests in flight at once, the server's RSS at start and end, and
 // its event-loop delay p99 (from coderag/getStatus, read every 5 s).
-// Goals (issue 20): at most 1 model request in flight, RSS growth at most 10%, event-loop p99 < 50 ms.
+// Goals: at most 1 model request in flight, RSS growth at most 10%, event-loop p99 < 50 ms.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -1,4 +1,4 @@
-// The e2e stage's sanity check of every ghost text it reads (issue 45 item 5, test/e2e/ghostSanity.mjs):
+// The e2e stage's sanity check of every ghost text it reads (test/e2e/ghostSanity.mjs):
 // the ghost texts the e2e fixture's models showed before the junk filters are refused, sane ones pass.
 import test from 'node:test';
 import assert from 'node:assert/strict';

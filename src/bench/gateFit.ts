@@ -1,4 +1,4 @@
-// Fitting the show gate offline (issue 45 item 2; scripts/fitGate.ts): each prediction's gate
+// Fitting the show gate offline (scripts/fitGate.ts): each prediction's gate
 // features (written by `coderag eval`) with its edit similarity as the target, a logistic model
 // with soft targets (ES / 100: the share of the suggestion a person keeps, as the online reward is
 // the share accepted), fitted by Newton's method with a small ridge; and the curve a threshold

@@ -1,4 +1,4 @@
-// The bench's own junk detector (issue 45's three kinds), independent of the product's filters so
+// The bench's own junk detector, independent of the product's filters so
 // it can measure them: a line repeated more than twice, a redaction placeholder, a member its typed
 // receiver lacks (the harness's unknown-member check), a suggestion that only repeats the text after
 // the cursor.

@@ -359,7 +359,8 @@ function timingsOf(result: CompletionResult, generate: boolean): StageTimings {
   for (const p of result.trace.retrieval?.paths ?? []) t[p.path] = p.elapsedMs;
   for (const p of result.trace.similar?.perspectives ?? []) if (p.status !== 'skipped') t[`sim-${p.name}`] = p.elapsedMs;
   t.total = result.trace.totalMs - skipped;
-  // Retrieval (its paths run concurrently) plus rerank: what the issue 48 latency ratio compares with RG-1's.
+  // Retrieval (its paths run concurrently) plus rerank: what the latency ratio compares with RG-1's
+  // (docs/BENCHMARKS.md "Recall by kind, the query, and latency").
   if (t.retrieve !== undefined) t['retrieve+rerank'] = t.retrieve + (t.rerank ?? 0);
   return t;
 }

@@ -1,4 +1,4 @@
-// What became of a shown suggestion (ProCC's reward, learned from the user): the text typed or
+// What became of a shown suggestion (the reward ProCC's bandit and the show gate learn from): the text typed or
 // accepted at the suggestion's place is followed edit by edit; the suggestion ends as accepted
 // (all of it is in the document), partly accepted (a prefix of it) or rejected (none of it) when
 // the document diverges from it, the cursor leaves it, another suggestion is shown, or it is

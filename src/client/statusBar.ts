@@ -1,7 +1,7 @@
 // What the CodeRAG status-bar item shows for a server status: its text (with a codicon), its
 // tooltip (Markdown) and whether it wears the warning colour. Pure and free of `vscode`, so the
 // tests check exactly what a user would see.
-import type { IndexingProgress, ModelState, StatusParams } from '../protocol/protocol';
+import type { BackgroundBuild, FolderIndexSummary, IndexingProgress, ModelState, StatusParams } from '../protocol/protocol';
 
 export interface StatusBarView {
   /** The item's text, `$(icon)` codicons included. */
@@ -96,6 +96,48 @@ export function indexingLabel(p: IndexingProgress): string {
   return `${p.done}/${p.total}`;
 }
 
+/** A background build's state in words: `ready (3,200 items)`, `building`, `off (why)`, `failed: why`. */
+function buildWords(b: BackgroundBuild, count: number, noun: string): string {
+  switch (b.state) {
+    case 'ready':
+      return `ready (${count.toLocaleString('en-US')} ${noun})`;
+    case 'failed':
+      return `failed${b.message ? `: ${b.message}` : ''}`;
+    case 'off':
+      return `off${b.message ? ` (${b.message})` : ''}`;
+    default:
+      return b.state;
+  }
+}
+
+/** A folder URI's last segment, as people read it. */
+function folderName(uri: string): string {
+  const last = uri.replace(/\/+$/, '').split('/').pop() ?? uri;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/**
+ * The tooltip's line for one background build over the folders, e.g. `Dense retrieval: ready
+ * (3,200 items)`; each folder named when there are several; undefined when no folder was opened.
+ */
+function backgroundLine(
+  folders: readonly FolderIndexSummary[],
+  label: string,
+  words: (f: FolderIndexSummary) => string | undefined,
+): string | undefined {
+  const parts = folders.flatMap((f) => {
+    const w = words(f);
+    return w === undefined ? [] : [{ name: folderName(f.uri), words: w }];
+  });
+  if (parts.length === 0) return undefined;
+  if (parts.length === 1) return `${label}: ${parts[0]!.words}`;
+  return `${label}: ${parts.map((p) => `${p.name} ${p.words}`).join('; ')}`;
+}
+
 export function statusBarView(status: StatusParams | undefined, trusted: boolean): StatusBarView {
   if (!trusted) return UNTRUSTED;
   if (!status) return { text: '$(loading~spin) CodeRAG', tooltip: 'CodeRAG is starting', warning: false, command: TOGGLE_RERANKER_COMMAND };
@@ -146,6 +188,13 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
     lines.push(`Local models run on: ${status.models.map((d) => `${d.model} ${d.provider}`).join(', ')}`);
     for (const error of new Set(status.models.flatMap((d) => (d.error ? [d.error] : [])))) lines.push(`**Device error:** ${error}`);
   }
+  const dense = backgroundLine(status.folders, 'Dense retrieval', (f) => f.dense && buildWords(f.dense, f.dense.items, 'items'));
+  const similar = backgroundLine(
+    status.folders,
+    'Similar code',
+    (f) => f.similar && buildWords(f.similar, f.similar.windows, 'code windows'),
+  );
+  for (const line of [dense, similar]) if (line) lines.push(line);
   const o = status.stats.overheadMs;
   if (o)
     lines.push(

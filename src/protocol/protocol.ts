@@ -110,6 +110,16 @@ export interface InitializationOptions {
 // ---------------------------------------------------------------------------------------------
 // Custom requests
 
+/** A folder's background embedding run, which completions wait for: the dense path's items or ProCC's code windows. */
+export interface BackgroundBuild {
+  /**
+   * off: not built (no code encoder, or its setting is off); building: waiting for the index or
+   * embedding; ready: completions use it; failed: not used, `message` says why.
+   */
+  state: 'off' | 'building' | 'ready' | 'failed';
+  message?: string;
+}
+
 export interface FolderIndexSummary {
   uri: string;
   state: 'pending' | 'indexing' | 'ready' | 'failed' | 'disabled';
@@ -117,6 +127,10 @@ export interface FolderIndexSummary {
   items?: number;
   elapsedMs?: number;
   message?: string;
+  /** Dense retrieval and its items embedded once ready (`indexing.dense` follows a run). Absent for a folder not opened. */
+  dense?: BackgroundBuild & { items: number };
+  /** ProCC's code windows for similar code (`coderag.similar.mode`), counted once ready. Absent for a folder not opened. */
+  similar?: BackgroundBuild & { windows: number };
 }
 
 export interface RebuildIndexParams extends WorkDoneProgressParams {
@@ -187,7 +201,7 @@ export interface StageTimingView {
   message?: string;
 }
 
-/** The engine's completion trace as it travels (see src/engine/pipeline.ts CompletionTrace). */
+/** The engine's completion trace as it travels (see CompletionTrace in src/engine/pipeline/trace.ts). */
 export interface CompletionTraceView {
   id: string;
   startedAt: string;
@@ -448,7 +462,7 @@ export namespace MemoryRequest {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Learning from what the user accepts (ProCC's bandit, issue 18)
+// Learning from what the user accepts (ProCC's bandit and the show gate)
 
 export interface CompletionOutcomeParams {
   /** The trace of the suggestion (InlineCompletionItem.traceId). */
@@ -461,8 +475,9 @@ export interface CompletionOutcomeParams {
 
 /**
  * `coderag/completionOutcome` (client -> server): what became of a shown suggestion. The server
- * rewards the similar-code perspective that produced it (accepted 1, partly accepted the share of
- * characters, rejected 0), once per trace. Sent only while `coderag.similar.mode` is `bandit` (the one mode that learns).
+ * rewards the similar-code perspective the bandit chose and steps the show gate (accepted 1, partly
+ * accepted the share of characters, rejected 0), once per trace. Sent only while one of them learns:
+ * `coderag.similar.mode` is `bandit` or `coderag.suggestions.show` is not `all`.
  */
 export namespace CompletionOutcomeNotification {
   export const method = 'coderag/completionOutcome' as const;

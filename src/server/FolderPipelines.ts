@@ -1,4 +1,4 @@
-// The completion pipelines of the server (issue 47 item 4): one per workspace folder (and one for
+// The completion pipelines of the server: one per workspace folder (and one for
 // files outside every folder), built on the folder's first request and kept; built again when the
 // folder's readiness changes (ready: the repository's stages and the auto mode; else line mode
 // without retrieval) and, all of them, when the settings change.

@@ -1,4 +1,4 @@
-// Learning from what the user accepts (ProCC, issue 18; the show gate, issue 45): one LinUCB
+// Learning from what the user accepts (ProCC's bandit and the show gate): one LinUCB
 // bandit per workspace folder chooses the similar-code perspective of each completion and one gate
 // model decides whether it is shown (the pipeline reads both); the client's
 // `coderag/completionOutcome` becomes the reward of the bandit's choice (with `coderag.similar.mode`

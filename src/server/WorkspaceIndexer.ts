@@ -60,6 +60,8 @@ export class FolderIndex implements Disposable {
   denseProgress: DenseProgress | undefined;
   /** Why the dense path is off for good (its embedding failed). */
   denseOff: string | undefined;
+  /** Why ProCC's code windows are not used (their build failed). */
+  similarFailed: string | undefined;
   private densePreparing: Promise<void> | undefined;
   private similarPreparing: Promise<void> | undefined;
   private readonly store = new DisposableStore();
@@ -130,10 +132,12 @@ export class FolderIndex implements Disposable {
     this.similarPreparing = windows.prepare(signal).then(
       () => {
         this.similarPreparing = undefined;
+        this.similarFailed = undefined;
         done();
       },
       (e: unknown) => {
         this.similarPreparing = undefined;
+        if (!isCancellationError(e)) this.similarFailed = errorMessage(e);
         done(e);
       },
     );
@@ -153,7 +157,8 @@ export class FolderIndex implements Disposable {
     return rel.split(sep).join('/');
   }
 
-  summary(): FolderIndexSummary {
+  /** `similarOn`: coderag.similar.mode asks for similar code (the windows are built only then). */
+  summary(similarOn: boolean): FolderIndexSummary {
     const s = this.kb.summary();
     const items = Object.values(s.items).reduce((a, b) => a + b, 0);
     return {
@@ -163,7 +168,32 @@ export class FolderIndex implements Disposable {
       items,
       ...(this.report ? { elapsedMs: Math.round(this.report.elapsedMs) } : {}),
       ...(this.message ? { message: this.message } : {}),
+      dense: this.denseSummary(),
+      similar: this.similarSummary(similarOn),
     };
+  }
+
+  private denseSummary(): NonNullable<FolderIndexSummary['dense']> {
+    const dense = this.paths.dense;
+    if (!dense) return { state: 'off', items: 0, message: 'the code encoder did not load' };
+    if (this.denseReady) return { state: 'ready', items: dense.size };
+    if (this.denseOff !== undefined) return { state: 'failed', items: 0, message: this.denseOff.replace(/^off: /, '') };
+    // A folder whose indexing failed never starts its embedding run.
+    if (this.state === 'failed') return { state: 'off', items: 0, message: 'the folder was not indexed' };
+    return { state: 'building', items: 0 };
+  }
+
+  private similarSummary(on: boolean): NonNullable<FolderIndexSummary['similar']> {
+    const windows = this.paths.windows;
+    if (!windows) return { state: 'off', windows: 0, message: 'the code encoder did not load' };
+    if (!on) return { state: 'off', windows: 0, message: 'coderag.similar.mode is off' };
+    if (windows.ready) return { state: 'ready', windows: windows.size };
+    if (this.similarFailed !== undefined) return { state: 'failed', windows: 0, message: this.similarFailed };
+    // The windows are built after the dense vectors, with the same encoder.
+    const dense = this.denseSummary();
+    if (dense.state === 'off' || dense.state === 'failed')
+      return { state: 'off', windows: 0, message: dense.state === 'off' ? 'dense retrieval is off' : 'dense retrieval failed' };
+    return { state: 'building', windows: 0 };
   }
 
   /** Saves are batched: many saves in a burst write the index once. */
@@ -272,6 +302,7 @@ export class WorkspaceIndexer implements Feature {
       if (err !== undefined && !isCancellationError(err)) log.warn(`similar code for ${folderIndex.name} is off: ${errorMessage(err)}`);
       else if (err === undefined)
         log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
+      if (!this.abort.signal.aborted) this.publish();
     });
   }
 
@@ -280,6 +311,8 @@ export class WorkspaceIndexer implements Feature {
     const similarWas = this.config?.similar.mode ?? 'off';
     this.config = config;
     if (similarWas === 'off' && config.similar.mode !== 'off') for (const f of this.folders.values()) this.startSimilar(f);
+    // The folders' similar-code state follows the setting.
+    if ((similarWas === 'off') !== (config.similar.mode === 'off')) this.publish();
     const after = this.scanOptions();
     if (JSON.stringify(before) === JSON.stringify(after) || !this.trusted || this.folders.size === 0) return;
     // Excluded globs and limits decide which files are in the index: re-scan the open folders now
@@ -312,9 +345,13 @@ export class WorkspaceIndexer implements Feature {
 
   summaries(): FolderIndexSummary[] {
     return [
-      ...[...this.folders.values()].map((f) => f.summary()),
+      ...[...this.folders.values()].map((f) => f.summary(this.similarOn())),
       ...[...this.refused].map(([uri, message]): FolderIndexSummary => ({ uri, state: 'failed', files: 0, items: 0, message })),
     ];
+  }
+
+  private similarOn(): boolean {
+    return (this.config?.similar.mode ?? 'off') !== 'off';
   }
 
   private publish(): void {
@@ -453,7 +490,7 @@ export class WorkspaceIndexer implements Feature {
         } finally {
           this.status.update({ indexing: undefined, folders: this.summaries() });
         }
-        if (index) summaries.push(index.summary());
+        if (index) summaries.push(index.summary(this.similarOn()));
       }
     } finally {
       progress?.done();

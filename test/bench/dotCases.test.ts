@@ -1,4 +1,4 @@
-// Dot cases (issue 19): the cursor right after the `.` of a member that is a cross-file
+// Dot cases: the cursor right after the `.` of a member that is a cross-file
 // definition; NIM and the unknown member rate in `eval score`.
 import test from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The bench's junk detector and the shown/ungated scores of `eval score` (issue 45): what a user
+// The bench's junk detector and the shown/ungated scores of `eval score`: what a user
 // would reject on sight is counted, and a suppressed suggestion is scored in the ungated figures only.
 import test from 'node:test';
 import assert from 'node:assert/strict';

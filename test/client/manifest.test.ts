@@ -56,7 +56,7 @@ void test('every coderag.* setting is a server configuration key with the same d
 void test('at most 16 settings a user sees first, each saying what it is for; the research knobs are under coderag.experimental.*', () => {
   assert.equal(userSection?.title, 'CodeRAG');
   const user = Object.keys(userSection?.properties ?? {});
-  // 15, and issue 45's one setting of how many suggestions to show (coderag.suggestions.show).
+  // 15, and the one setting of how many suggestions to show (coderag.suggestions.show).
   assert.ok(user.length <= 16, `${user.length} user-facing settings`);
   for (const key of user) {
     assert.ok(!key.startsWith('coderag.experimental.'), key);

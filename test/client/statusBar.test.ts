@@ -109,3 +109,42 @@ void test('a model problem: a click offers the fixes, a missing Ollama model fir
   assert.equal(modelFixes(missing)[0]?.label, 'Pull qwen2.5-coder:1.5b-base in Ollama');
   assert.equal(statusBarView(status(), true).command, 'coderag.toggleReranker');
 });
+
+void test('the tooltip says whether dense retrieval and similar code are ready, building, off or failed, per folder when there are several', () => {
+  const one = statusBarView(
+    status({
+      folders: [
+        {
+          uri: 'file:///ws',
+          state: 'ready',
+          items: 120,
+          dense: { state: 'ready', items: 3200 },
+          similar: { state: 'off', windows: 0, message: 'coderag.similar.mode is off' },
+        },
+      ],
+    }),
+    true,
+  );
+  assert.match(one.tooltip, /Dense retrieval: ready \(3,200 items\)/);
+  assert.match(one.tooltip, /Similar code: off \(coderag\.similar\.mode is off\)/);
+  const two = statusBarView(
+    status({
+      folders: [
+        { uri: 'file:///a/pyshop', state: 'ready', items: 120, dense: { state: 'building', items: 0 }, similar: { state: 'building', windows: 0 } },
+        {
+          uri: 'file:///a/java%20shop',
+          state: 'ready',
+          items: 80,
+          dense: { state: 'failed', items: 0, message: 'disk full' },
+          similar: { state: 'ready', windows: 45 },
+        },
+        { uri: 'file:///', state: 'failed', message: 'the file-system root is not indexed' },
+      ],
+    }),
+    true,
+  );
+  assert.match(two.tooltip, /Dense retrieval: pyshop building; java shop failed: disk full/);
+  assert.match(two.tooltip, /Similar code: pyshop building; java shop ready \(45 code windows\)/);
+  // A status without the builds (no folder opened yet) has no such lines.
+  assert.doesNotMatch(statusBarView(status(), true).tooltip, /Dense retrieval|Similar code/);
+});

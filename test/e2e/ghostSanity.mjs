@@ -1,4 +1,4 @@
-// Sanity of every ghost text the e2e stage reads (issue 45 item 5): no redaction placeholder, no
+// Sanity of every ghost text the e2e stage reads: no redaction placeholder, no
 // line written more than twice, and on the receivers the fixture types, only members they have
 // (and only keyword arguments the called constructor takes). Plain JS: run.mjs imports it in the
 // browser-driving process; test/e2eGhostSanity.test.ts unit-tests it.

@@ -1,7 +1,7 @@
-// The end-to-end stage (issue 8): the packaged VSIX in a real VS Code (code-server 4.100.3) driven
+// The end-to-end stage: the packaged VSIX in a real VS Code (code-server 4.100.3) driven
 // through Debian's Chromium with playwright-core, completing through the Ollama-compatible test
 // server answered by the embedded model; then the extension-host mocha suite inside the same
-// code-server; last, a fresh profile that follows only the README (issue 46). Install notes:
+// code-server; last, a fresh profile that follows only the README. Install notes:
 // test/e2e/README.md. Screenshots go to artifacts/e2e/.
 //
 // Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host|readme] [--grep TEXT] [--keep] [--headed]
@@ -227,7 +227,7 @@ async function waitForHealth(url, ms) {
 const PY_LINE = 20;
 const PY_TYPED = 'receipt = service.checkout(';
 
-/** The Java method whose body the body-mode check asks for (issue 17): emptied on disk, so the index holds the file as the developer has it. */
+/** The Java method whose body the body-mode check asks for: emptied on disk, so the index holds the file as the developer has it. */
 const JAVA_BODY = {
   file: 'src/main/java/com/example/shop/service/CheckoutService.java',
   // A body of several statements; the small test model loops on one (`return new Receipt(cart);`), the junk filters keep one copy.
@@ -591,7 +591,7 @@ async function completionCheck(wb, { file, line, typed, label, diskPath }) {
 }
 
 /**
- * Body mode (issue 17), first half: the cursor on the new line of an empty method body; the
+ * Body mode, first half: the cursor on the new line of an empty method body; the
  * suggestion is the whole body (whole statements). Returns the rows shown.
  */
 async function bodyGhostCheck(wb) {
@@ -723,7 +723,7 @@ async function uiChecks(wb, env) {
   await check('Java: typing where a cross-file definition is needed shows ghost text; Tab accepts; the saved file has it', () =>
     completionCheck(wb, { file: 'javashop/src/main/java/com/example/shop/App.java', line: 19, typed: 'CheckoutService service = new CheckoutService(', label: 'java', diskPath: javaApp }), 90_000);
 
-  // Body mode (issue 17): the ghost text, then the explain command while it is shown, then Tab and save.
+  // Body mode: the ghost text, then the explain command while it is shown, then Tab and save.
   const javaBodyFile = join(env.ws, 'javashop', JAVA_BODY.file);
   let bodyRows;
   await check('Java: an empty method body shows its body as ghost text', async () => {
@@ -859,7 +859,7 @@ async function hostChecks(context, env) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A new user following only the README (issue 46)
+// A new user following only the README
 
 /** What README.md tells a new user to do to connect Ollama: the `ollama pull` commands and the settings block. */
 function readmeOllamaSteps() {
@@ -924,7 +924,7 @@ async function readmeChecks(context, env) {
       await wb.statusItem().waitFor({ timeout: 60_000 });
       // The walkthrough, as a new user finds it in the Command Palette.
       // The picker lists walkthroughs once the workbench has read the extensions' contributions: on a
-      // cold, loaded machine that took longer than 15 s once (CI, 2026-12-04), so the picker is opened
+      // cold, loaded machine that took longer than 15 s once (CI), so the picker is opened
       // a second time before the check fails.
       for (let attempt = 1; ; attempt++) {
         await wb.quickInput('F1', '>Welcome: Open Walkthrough', 'Open Walkthrough');

@@ -1,4 +1,4 @@
-// Fault matrix, CLI arguments (issue 20 item 11): every enum option's bad value is a usage error
+// Fault matrix, CLI arguments (README.md row 11): every enum option's bad value is a usage error
 // (exit 2, the usage line, no internal error), and a cursor past the end of the file is an error.
 import test from 'node:test';
 import assert from 'node:assert/strict';

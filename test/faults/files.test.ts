@@ -1,4 +1,4 @@
-// Fault matrix, files (issue 20 items 4, 8, 10, 11): what `coderag index` does with hostile
+// Fault matrix, files (README.md rows 4, 8, 10, 11): what `coderag index` does with hostile
 // repository contents, as a user sees it — the knowledge base's contents (`coderag kb`) and the
 // report of skipped files.
 import test from 'node:test';
@@ -122,7 +122,7 @@ void test('the home folder and / are refused with exit 1 unless --force; more fi
   }
 });
 
-// The cases the hostile test found already handled (issue 20, "23 pass"), kept here so the matrix stays complete.
+// The cases the hostile probe found already handled (README.md "The 23 that already passed"), kept here so the matrix stays complete.
 
 void test('binary, huge, non-UTF-8 and named-pipe files are skipped with their reason; a BOM and an empty file are indexed; the run ends with exit 0', () => {
   const dir = tempDir();

@@ -1,4 +1,4 @@
-// Fault matrix, round 2 (issue 44 items 2 and 5): names that begin with `..` under every ignore
+// Fault matrix, round 2 (README.md rows 2 and 5): names that begin with `..` under every ignore
 // layer, and special files (a FIFO, a device) where a source file or the saved index should be, as
 // `coderag index`, `coderag complete` and the language server show them.
 import test from 'node:test';

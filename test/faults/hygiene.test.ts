@@ -1,5 +1,5 @@
-// Issue 44, round 2: main-thread stalls (item 4), terminal and log hygiene (item 7), limits (item
-// 9) and Java edits (item 10), observed as a user would: through the CLI, the language server over
+// Fault matrix, round 2 (README.md rows 4, 7, 9 and 10): main-thread stalls, terminal and log hygiene,
+// limits and Java edits, observed as a user would: through the CLI, the language server over
 // stdio, and the model clients against the Ollama-compatible test server.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Fault matrix, the saved index (issue 20 items 9 and 12, and the cases that already passed): a
+// Fault matrix, the saved index (README.md rows 9 and 12, and the cases that already passed): a
 // damaged index, an index with a valid checksum but a wrong shape, a full rebuild, an indexer
 // killed mid-run and two indexers at once, as `coderag index` and the server's indexer show them.
 import test from 'node:test';

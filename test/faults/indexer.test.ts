@@ -1,4 +1,4 @@
-// Fault matrix, the server's folders (issue 20 items 10 and 12): the home folder and the root are
+// Fault matrix, the server's folders (README.md rows 10 and 12): the home folder and the root are
 // refused with the reason in the status, a folder beyond coderag.maxFiles is stopped with the
 // reason, and changed coderag.exclude / coderag.maxFileBytes / coderag.maxFiles apply to open folders.
 import test from 'node:test';

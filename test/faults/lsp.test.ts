@@ -1,4 +1,4 @@
-// Issue 44 item 8, the language server's lifecycle and positions, observed as an editor observes
+// Fault matrix, round 2 (README.md row 8): the language server's lifecycle and positions, observed as an editor observes
 // them: the real server (`coderag serve --stdio`) spoken to over JSON-RPC. Before `initialize`,
 // a second `initialize`, after `shutdown`; a cursor inside a surrogate pair; model text with
 // U+FFFD or half a pair; a CRLF document (the server and the CLI must read it alike); workspace

@@ -1,4 +1,4 @@
-// Fault matrix, round 2 (issue 44 item 3): index items lost. An open document far past the limits
+// Fault matrix, round 2 (README.md row 3): index items lost. An open document far past the limits
 // of a file on disk (a 25 MB line) is completed from a window around the cursor, and the parser
 // stays alive for every later request; a parse that fails never replaces a file's saved items, in
 // an update, an index run or a full rebuild.

@@ -178,7 +178,7 @@ void test('the language server sends no credential of the repository to the comp
   }
 });
 
-// Issue 44: each form below reached the model server unredacted (only an f-string form was caught).
+// Each form below once reached the model server unredacted (only an f-string form was caught).
 const ISSUE_FORMS: Array<[form: string, value: string]> = [
   ['annotated assignment', 'Vx7-qu1ck-Falcon'],
   ['value with spaces', 'correct horse battery staple'],
@@ -194,7 +194,7 @@ const ISSUE_FORMS: Array<[form: string, value: string]> = [
 ];
 const LEAKYSHOP = join(fixturesDir, 'secrets', 'leakyshop');
 
-/** The issue's forms found anywhere in what the server received (as written, or JSON-escaped). */
+/** The forms found anywhere in what the server received (as written, or JSON-escaped). */
 function leaked(sent: string, forms: ReadonlyArray<[string, string]> = ISSUE_FORMS): string[] {
   // A value written with backslashes arrives JSON-escaped once more.
   return forms
@@ -202,7 +202,7 @@ function leaked(sent: string, forms: ReadonlyArray<[string, string]> = ISSUE_FOR
     .map(([form, v]) => `${form}: ${v}`);
 }
 
-void test('issue 44: no credential form of the completed or a retrieved file reaches the model server (line mode with the LLM reranker, body mode with its sketch)', async () => {
+void test('no credential form of the completed or a retrieved file reaches the model server (line mode with the LLM reranker, body mode with its sketch)', async () => {
   buildOnce();
   const server = await startOllamaTestServer(
     (prompt) => Promise.resolve({ text: prompt.includes('<answer>') || /\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'data' }),
@@ -268,7 +268,7 @@ void test('issue 44: no credential form of the completed or a retrieved file rea
   }
 });
 
-void test('issue 44: the language server sends none of the credential forms; Explain shows none', async () => {
+void test('the language server sends none of the credential forms; Explain shows none', async () => {
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'data' }), { models: ['coderag-lm:test'] });
   const lsp = await startLsp(LEAKYSHOP, {
     debounceMs: 0,
@@ -293,7 +293,7 @@ void test('issue 44: the language server sends none of the credential forms; Exp
   }
 });
 
-void test('issue 44: a model that writes the redaction placeholder shows no suggestion with it; the trace says why', async () => {
+void test('a model that writes the redaction placeholder shows no suggestion with it; the trace says why', async () => {
   buildOnce();
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'lineno="<redacted>")' }), {
     models: ['qwen2.5-coder:1.5b-base'],

@@ -1,4 +1,4 @@
-// Fault matrix, round 2 (issue 44 item 6): where the index is stored. A full disk, a read-only
+// Fault matrix, round 2 (README.md row 6): where the index is stored. A full disk, a read-only
 // index folder and an empty XDG_CACHE_HOME, as `coderag index` shows them. The full and the
 // read-only disk are real (a small tmpfs) where this process may mount one; the full disk is also
 // simulated through the writer, so that the case is covered everywhere.

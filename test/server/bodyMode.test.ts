@@ -1,4 +1,4 @@
-// The body mode in the editor (issue 17): through the real language server, an empty Java method
+// The body mode in the editor: through the real language server, an empty Java method
 // gets a multi-line suggestion (one inline item) whose trace lists usages from other files, and
 // the explain command shows the sketch, the elements and the usages; typing through the body keeps the cache.
 import { after, before, describe, test } from 'node:test';
@@ -59,7 +59,7 @@ void describe('body mode over the language server', () => {
     const trace = explained.trace;
     assert.equal(trace.mode, 'body');
     // Greedy decoding of the shipped model loops here (one statement written again and again):
-    // the junk filters keep one copy at most, and Explain names the rule (issue 45).
+    // the junk filters keep one copy at most, and Explain names the rule.
     const raw = trace.model?.raw ?? '';
     const loop = /^[ \t]*(\S[^\n]*)\n(?:[ \t]*\1\n){2,}/m.exec(raw);
     assert.ok(loop, `the model's answer loops: ${JSON.stringify(raw.slice(0, 200))}`);

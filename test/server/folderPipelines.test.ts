@@ -1,5 +1,5 @@
-// The server's pipelines are built once per workspace folder and settings, not per request
-// (issue 47 item 4); and a request waiting for the model settings to be applied stops when it is
+// The server's pipelines are built once per workspace folder and settings, not per
+// request; and a request waiting for the model settings to be applied stops when it is
 // superseded.
 import test from 'node:test';
 import assert from 'node:assert/strict';

@@ -44,11 +44,8 @@ void describe('learning from suggestion outcomes over the language server', () =
   async function start(): Promise<{ lsp: LspSession; uri: string }> {
     const lsp = await startLsp(repo.path, settings(model.url), { initializationOptions: { cacheDir: cache.path } });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'), 120_000);
-    const t0 = performance.now();
-    while (!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l))) {
-      if (performance.now() - t0 > 180_000) throw new Error(`the code windows did not build:\n${lsp.logs.join('\n')}`);
-      await sleep(100);
-    }
+    const built = await lsp.waitForBuild('similar', 180_000);
+    assert.ok(built.folders.every((f) => f.similar?.state === 'ready'), `the code windows did not build: ${JSON.stringify(built.folders)}`);
     return { lsp, uri: lsp.open(join(repo.path, 'app', 'main.py'), 'python') };
   }
 

@@ -20,6 +20,7 @@ import {
   type ExplainResult,
   type InlineCompletionItem,
   type InlineCompletionList,
+  type FolderIndexSummary,
   type RebuildIndexResult,
   type StatusParams,
 } from '../../src/protocol/protocol';
@@ -48,8 +49,10 @@ export interface LspSession {
   logs: string[];
   /** Resolves with the first status (already received or future) that matches. */
   waitForStatus(match: (s: StatusParams) => boolean, timeoutMs?: number): Promise<StatusParams>;
-  /** Resolves once the dense path's background embedding has ended (ready, or off with its reason). */
-  waitForDense(timeoutMs?: number): Promise<void>;
+  /** Resolves once every folder's dense embedding has ended (ready, off or failed), as the status says. */
+  waitForDense(timeoutMs?: number): Promise<StatusParams>;
+  /** Resolves with the first status in which every folder's `build` has ended (ready, off or failed). */
+  waitForBuild(build: 'dense' | 'similar', timeoutMs?: number): Promise<StatusParams>;
   open(absPath: string, languageId: string, text?: string): string;
   change(uri: string, text: string, version: number): void;
   complete(uri: string, line: number, character: number): Promise<InlineCompletionItem[]>;
@@ -59,6 +62,12 @@ export interface LspSession {
   status(): Promise<StatusParams>;
   configure(settings: unknown): void;
   close(): Promise<void>;
+}
+
+/** A folder's background build has ended: a folder not opened (refused) has none to wait for. */
+function buildEnded(f: FolderIndexSummary, build: 'dense' | 'similar'): boolean {
+  const b = f[build];
+  return b === undefined ? f.state === 'failed' : b.state !== 'building';
 }
 
 export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean; initializationOptions?: Record<string, unknown>; /** Sent as they are instead of `workspace`'s folders. */ workspaceFolders?: Array<{ uri: string; name: string }>; cacheDir?: string } = {}): Promise<LspSession> {
@@ -111,12 +120,11 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
         waiters.push({ match, resolve: (s) => (clearTimeout(timer), resolve(s)) });
       });
     },
-    async waitForDense(timeoutMs = 120_000) {
-      const start = performance.now();
-      while (!logs.some((l) => /dense retrieval (ready|for .* is off)|code encoder did not load/.test(l))) {
-        if (performance.now() - start > timeoutMs) throw new Error(`the dense embedding did not end in ${timeoutMs} ms\nlogs:\n${logs.join('\n')}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+    waitForDense(timeoutMs = 120_000) {
+      return session.waitForBuild('dense', timeoutMs);
+    },
+    waitForBuild(build, timeoutMs = 120_000) {
+      return session.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => buildEnded(f, build)), timeoutMs);
     },
     open(absPath, languageId, text) {
       const uri = pathToFileURL(absPath).toString();

@@ -1,5 +1,5 @@
 // The real language server over stdio, driven by a JSON-RPC client, completing through an
-// Ollama-compatible server on 127.0.0.1 that the embedded model answers (issue 7 "Tests").
+// Ollama-compatible server on 127.0.0.1 that the embedded model answers.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -257,14 +257,14 @@ void describe('language server over stdio', () => {
   void test('similar code (ProCC): the code windows build only once coderag.similar.mode asks for similar code; then the top-1 window enters the prompt and the trace', async () => {
     await lsp.waitForDense();
     await new Promise((r) => setTimeout(r, 500));
-    assert.ok(!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l)), `no code windows (an embedding run and their memory) while the mode is off:\n${lsp.logs.join('\n')}`);
+    // The log's absence of the windows' lines shows no embedding run (and its memory) while the mode is off.
+    assert.ok(!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l)), `no code windows while the mode is off:\n${lsp.logs.join('\n')}`);
+    assert.deepEqual((await lsp.status()).folders.map((f) => f.similar?.state), ['off']);
     lsp.configure(settings(model.url, { similar: { mode: 'bandit' } }));
-    const start = performance.now();
-    while (!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l))) {
-      if (performance.now() - start > 60_000) throw new Error(`the code windows did not build:\n${lsp.logs.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(lsp.logs.some((l) => /similar code ready for .*: \d+ code windows/.test(l)), lsp.logs.join('\n'));
+    const built = await lsp.waitForStatus((s) => s.folders.every((f) => f.similar?.state === 'ready' || f.similar?.state === 'failed'), 60_000);
+    const similarBuild = built.folders[0]?.similar;
+    assert.equal(similarBuild?.state, 'ready', JSON.stringify(built.folders));
+    assert.ok(similarBuild.windows > 0, JSON.stringify(similarBuild));
     const items = await lsp.complete(mainUri, LINE, COL);
     const trace = (await lsp.explain(items[0]?.traceId))?.trace;
     // The workspace folder's bandit (the learning feature's) chooses among the three perspectives and none.

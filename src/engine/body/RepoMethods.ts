@@ -1,4 +1,4 @@
-// What Rambo reads from the knowledge base (issue 17 steps a, c, d): the repository's methods and
+// What Rambo reads from the knowledge base (the body mode's steps a, c and d): the repository's methods and
 // functions with their signature keys, the names of classes, methods and fields for mapping a
 // sketch's elements, and the identifier -> using-methods index. Built from the knowledge base on
 // first use and kept current per file through its change events.

@@ -1,4 +1,4 @@
-// Where a generated body ends (Rambo; issue 17 step f): Java at the first `}` that closes more
+// Where a generated body ends (Rambo's step f): Java at the first `}` that closes more
 // than the text opened (the method's own brace), Python at the first non-blank line indented at
 // or above the signature. Java also ends at a line other than a closing brace indented at or left
 // of the signature, where the body's first line stood right of it: a small model that echoes the

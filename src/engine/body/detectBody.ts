@@ -1,4 +1,4 @@
-// Rambo's trigger (issue 17): the cursor inside a function or method whose body is empty or holds
+// Rambo's trigger: the cursor inside a function or method whose body is empty or holds
 // only `pass`, `...`, a docstring, a TODO comment, or `{ }` with whitespace. Read from the syntax
 // tree (tree-sitter); everywhere else the line mode completes.
 import type { Node } from 'web-tree-sitter';

@@ -1,4 +1,4 @@
-// How the body mode shows repository code in a small prompt (issue 17 step e): a usage as its
+// How the body mode shows repository code in a small prompt (the body mode's step e): a usage as its
 // declaration plus the lines that use the element; a definition of a mapped element (a class as
 // its header and members' declarations; a method or field as its first lines); a signature hit
 // as its first lines. Each headed by its path, as every snippet; gaps marked with `...`.

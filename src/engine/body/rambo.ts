@@ -1,4 +1,4 @@
-// Rambo's retrieval steps over the repository's methods (issue 17; docs/ARCHITECTURE.md "Papers: implementation notes"):
+// Rambo's retrieval steps over the repository's methods (docs/ARCHITECTURE.md "Papers: implementation notes"):
 // (a) signature-similar methods by Jaccard over the signatures' token sets (or the code encoder's
 // cosine of the signatures, an option), and (d) the usages of
 // the essential elements, ranked by similarity to the sketch. The target and the other methods of

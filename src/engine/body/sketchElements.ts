@@ -1,4 +1,4 @@
-// Rambo's essential code elements (issue 17 step c): parse a sketch (a drafted body, possibly
+// Rambo's essential code elements (the body mode's step c): parse a sketch (a drafted body, possibly
 // broken) with tree-sitter, which recovers from errors, and collect the types, method calls and
 // field accesses it uses; then map each to the repository by name — exact first, else the best
 // Jaccard over subword tokens — where a matched class brings its members.

@@ -1,4 +1,4 @@
-// Checked decoding at calls (issue 19 item 3): at `f(` where `f` resolves to a repository callable,
+// Checked decoding at calls: at `f(` where `f` resolves to a repository callable,
 // its parameters are known. For each argument position the generator prefers a name in scope that
 // matches the parameter (by name, else by type), and it never writes more arguments than the
 // signature takes, nor closes the call before the ones every overload needs. The call is read from the text, the callable from

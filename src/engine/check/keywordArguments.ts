@@ -1,4 +1,4 @@
-// Checking a finished Python completion's keyword arguments (issue 45 item 1): in a call whose
+// Checking a finished Python completion's keyword arguments: in a call whose
 // callee the repository resolves (ReceiverTyper.callAt), `name=` must name one of its parameters —
 // a keyword the callee lacks is the call's "member the receiver does not have". A wrong keyword is
 // replaced by the closest parameter when that is unambiguous and repair is asked for, else the

@@ -8,7 +8,7 @@
 //   the share of the name's subwords they contain, each subword weighted by how few of the
 //   receiver's members share it (`"lstrip_blocks", defaults.` -> LSTRIP_BLOCKS);
 // - mentions of the name anywhere before the dot (a quarter, log of 1 + count).
-// The weights were chosen on the tuning dot cases (issue 19 note); the model keeps the last word
+// The weights were chosen on the tuning dot cases (docs/BENCHMARKS.md "Checked decoding"); the model keeps the last word
 // wherever no cue speaks.
 import type { MaskVocabulary } from './tokenMask';
 import { identifierParts } from '../retrieve/sparse/codeTerms';

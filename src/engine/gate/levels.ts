@@ -1,6 +1,6 @@
 // The one setting a person chooses (`coderag.suggestions.show`) and the gate threshold each level
 // means: the least predicted share of a suggestion a person keeps (GateModel.score) for it to be
-// shown. Chosen on the validation cases (docs/BENCHMARKS.md "Show or stay silent (2026-12-03)").
+// shown. Chosen on the validation cases (docs/BENCHMARKS.md "Show or stay silent").
 export type ShowLevel = 'fewer-but-better' | 'balanced' | 'more' | 'all';
 export const SHOW_LEVELS: readonly ShowLevel[] = ['fewer-but-better', 'balanced', 'more', 'all'];
 

@@ -1,4 +1,4 @@
-// The show gate's model (issue 45 item 2): a logistic model over the features of features.ts that
+// The show gate's model: a logistic model over the features of features.ts that
 // predicts how much of a suggestion a person keeps (offline: its edit similarity to what was
 // written; online: the share of it accepted), so its score is comparable to the threshold a
 // person chose. Two weight vectors: one with the model's log-probabilities, one fitted without

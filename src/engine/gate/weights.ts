@@ -1,5 +1,5 @@
 // The show gate's shipped weights (GATE_FEATURES' order), written by scripts/fitGate.ts from the
-// validation cases' predictions (438 suggestions; docs/BENCHMARKS.md "Show or stay silent (2026-12-03)").
+// validation cases' predictions (438 suggestions; docs/BENCHMARKS.md "Show or stay silent").
 
 /** Two weight vectors in GATE_FEATURES order: with the model's log-probabilities, and without them (their weights 0). */
 export interface GateWeights {

@@ -1,4 +1,4 @@
-// The body mode (Rambo; issue 17): the cursor in an empty method body -> (a) signature-similar
+// The body mode (Rambo): the cursor in an empty method body -> (a) signature-similar
 // methods -> (b) a model sketch of the body -> (c) the sketch's essential elements mapped to the
 // repository -> (d) their usages from the identifier index -> (e) prompt -> (f) the whole body,
 // cut where the method ends. Each step is timed in the trace; a step that fails degrades the

@@ -5,11 +5,8 @@ import { DEFAULT_SHOW_LEVEL, gateOptionsOf } from '../gate/levels';
 import type { PipelineOptions } from './types';
 
 export const PIPELINE_DEFAULTS: PipelineOptions = {
-  // The last three lines, not CodeRAG's probing (still selectable: `probe`): on the validation line
-  // cases with the distilled reranker, df+s+d+dr recall@10 Java / Python was 0.945 / 0.963 with
-  // last3, 0.937 / 0.963 with last10 and 0.945 / 0.956 with probe (dev: 0.929 / 0.912, 0.929 /
-  // 0.912, 0.938 / 0.900), while probing took a median 26-50 ms per request and the last lines
-  // 0.1 ms (docs/BENCHMARKS.md, "Retrieval of classes and the query").
+  // The last three lines, not CodeRAG's probing (still selectable: `probe`): the same validation recall at a fraction of
+  // probing's time (docs/BENCHMARKS.md "Retrieval of classes and the query").
   query: { strategy: 'last3', fallback: 'jaccard', f: 3, g: 1, m: 5, maxProbes: 32 },
   retrieval: { topJ: 15, budgetsMs: {} },
   rerank: { topU: 10, timeoutMs: 1500 },
@@ -24,19 +21,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
-  // CodeRAG's reranked items join Rambo's lists, in turns with the others (`compose` below; the validation figures chose it).
-  // Before, definitions-first (the sketch's definitions and CodeRAG's items in turns, then the usages
-  // and signature hits): on the tuning body cases (12 per
-  // language, the shipped LM) that kept recall@10 and @20 at df+s+d+dr's (0.694 / 0.915), where
-  // reciprocal-rank fusion fell to 0.528-0.611 / 0.753-0.832, at about the same ES (sum over both
-  // languages 38.9 against rrf's 38.5; turns 39.5 with rrf's recall, knowledge-first 35.3).
-  // Rambo's body prompt keeps 70% of the budget for the code before the cursor (its sketch keeps the
-  // line prompt's half, so the signature-similar methods it drafts from keep their room; the
-  // line-retrieval baselines on body cases use the line prompt): on the tuning body cases (jinja2,
-  // meson; antlr4, jsoup; 12 per language) with the shipped LM, the default's ES summed over both
-  // languages was 32.1 / 31.7 / 35.8 / 38.5 / 37.5 / 36.2 at 0.5 / 0.6 / 0.65 / 0.7 / 0.8 / 0.9 (sketch
-  // and body alike, rrf); with the sketch at half and definitions-first, 33.0 at 0.5 and 38.7 at 0.7.
-  // (The line prompt keeps half: 0.6 / 0.7 gave Python line cases 1.3 / 2.2 less ES, Java 0.8 / 0.4 more.)
+  // The body prompt keeps 70% of the budget for the code before the cursor, the best ES on the tuning body cases; its sketch keeps
+  // the line prompt's half, so the signature-similar methods it drafts from keep their room (docs/BENCHMARKS.md "Body mode").
   body: {
     topSignature: 10,
     topUsages: 20,
@@ -46,20 +32,15 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     maxLines: 60,
     promptForm: 'rambo',
     signatureMatch: 'jaccard',
-    // Every validation body case (2026-12-04, docs/defaults/DEFAULTS-2026-12-04.md; 40 Python / 30 Java, shipped LM, the junk filters
-    // and the gate): turns ES 23.03 / 28.35 against knowledge-first 22.44 / 27.95, definitions-first 22.69 / 27.82, rrf 21.56 / 28.35.
-    // Again after the Java body cut (the same day): Java turns 27.56, knowledge-first 27.68, definitions-first 27.56, rrf 28.08; summed
-    // over both languages turns still leads (50.59 against 50.12 / 50.25 / 49.64).
-    // (On every second case, before the filters, knowledge-first had led: 23.41 / 25.67 against turns 21.55 / 25.67.)
+    // CodeRAG's reranked items join Rambo's lists in turns with the others: the best ES summed over both languages on every
+    // validation body case (docs/BENCHMARKS.md "The Java body cut, star imports, and the table once more").
     compose: 'turns',
     elements: 'sketch+similar',
     knowledge: true,
     contextShare: 0.7,
   },
-  // The member prior's weight, per language. Fitted at 32 on the tuning dot cases (jinja2, meson; antlr4, jsoup, commons-codec) when
-  // the LM was weaker; on the validation dot cases with the shipped LM (2026-12-03, docs/BENCHMARKS.md "Defaults chosen on validation
-  // repositories") Python's NIM was 28.3 at 32, 26.1 at 8, 21.7 at 0 and unchecked, while Java's was 22.2 at 32 and 8, 24.4 at 0 and
-  // unchecked: the prior overrides a Java model that is right unaided, so Java runs the mask alone.
+  // The member prior lifts Python's dot cases but overrides a Java model that is right unaided, so Java runs the mask alone
+  // (docs/BENCHMARKS.md "Defaults chosen on validation repositories").
   check: { mode: 'constrain', prior: { python: 32, java: 0 } },
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },

@@ -203,8 +203,8 @@ export interface RequestContext {
 }
 
 /**
- * A completion mode: line completion (CodeRAG), method bodies (Rambo), and `auto`, which picks one
- * per request; further modes (ProCC) plug in here as values of the same composition, not new wirings.
+ * A completion mode: line completion (CodeRAG, with ProCC's similar code as one of its stages), method
+ * bodies (Rambo), and `auto`, which picks one per request.
  */
 export interface CompletionMode {
   readonly name: 'line' | 'body' | 'auto';

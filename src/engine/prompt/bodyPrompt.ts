@@ -1,4 +1,4 @@
-// The body mode's prompt (Rambo; docs/ARCHITECTURE.md "Papers: implementation notes", issue 17 step e). Plain models get Rambo's
+// The body mode's prompt (Rambo; docs/ARCHITECTURE.md "Papers: implementation notes"; the body mode's step e). Plain models get Rambo's
 // form: `// Here are some relevant code fragments from other files of the repo:`, each fragment
 // headed `// the below code fragment can be found in:` / `// <path>` with its lines commented,
 // then `// Based on above, complete the method body of the class` and the code before the cursor

@@ -1,4 +1,4 @@
-// Which reranker the next request uses (issue 6, "Switching"): `llm`, `distilled` or `none`. The
+// Which reranker the next request uses: `llm`, `distilled` or `none`. The
 // choice applies to the next request without a restart; a change fires an event (the status bar).
 import type { Reranker, RerankerChoice, RerankerKind } from './types';
 import { Emitter, type Disposable } from '../util/disposable';

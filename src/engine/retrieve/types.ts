@@ -52,7 +52,7 @@ export interface PathResult {
   skipped?: string;
 }
 
-/** A retrieval path. Dense and probing-based paths plug in here once their models load. */
+/** A retrieval path (sparse, dense, dataflow, RG-1); one whose index is not built yet says so in `skipped`. */
 export interface Retriever {
   readonly name: PathName;
   /** Build or refresh the path's index (outside any request's time budget). */

@@ -1,4 +1,4 @@
-// The identifier -> using-methods index (issue 17 step d) is built with the knowledge base and kept
+// The identifier -> using-methods index (the body mode's step d) is built with the knowledge base and kept
 // current per file: a change to one file re-indexes that file only.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

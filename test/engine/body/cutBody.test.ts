@@ -1,4 +1,4 @@
-// The cut rule (issue 17 step f): Java ends at the first unmatched `}` (nested braces, braces in
+// The cut rule (the body mode's step f): Java ends at the first unmatched `}` (nested braces, braces in
 // strings and comments do not count); Python at the first line indented at or above the signature.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Body-mode detection (issue 17): the cursor in an empty method body (empty, `pass`, `...`, a
+// Body-mode detection: the cursor in an empty method body (empty, `pass`, `...`, a
 // docstring, a TODO comment, `{ }`) is the body mode's; everything else stays line mode.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

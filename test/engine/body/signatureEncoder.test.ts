@@ -1,4 +1,4 @@
-// Rambo step a's encoder option (issue 17): signatures compared by the shipped code encoder's
+// Rambo step a's encoder option: signatures compared by the shipped code encoder's
 // cosine instead of token Jaccard; the signatures are embedded once and kept current per file.
 // Step e's compositions of the lists (turns, CodeRAG's items first, definitions first, RRF).
 import { after, describe, test } from 'node:test';

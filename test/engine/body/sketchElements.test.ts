@@ -1,4 +1,4 @@
-// Essential code elements (issue 17 step c): a broken sketch still yields its types, calls and
+// Essential code elements (the body mode's step c): a broken sketch still yields its types, calls and
 // field accesses (tree-sitter recovers), and they map to the knowledge base by name.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Keyword arguments a repository callee lacks (issue 45 item 1), on the pyshop fixture: cut, or
+// Keyword arguments a repository callee lacks, on the pyshop fixture: cut, or
 // repaired to the closest parameter; a callee taking **kwargs, or one not resolved, is not checked.
 import test from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // The unfinished file's analysis: its chains read lexically, its prefix made parseable, and one
-// request parsing it once (issue 47): dataflow retrieval and receiver typing read one analysis of
+// request parsing it once: dataflow retrieval and receiver typing read one analysis of
 // the prefix, made by whichever stage asks first.
 import test from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The junk rules as pure functions (issue 45 item 1): a loop, the placeholder's forms, a repeat of
+// The junk rules as pure functions: a loop, the placeholder's forms, a repeat of
 // the text after the cursor. The pipeline's use of them: test/engine/pipeline/stages/junk.test.ts.
 import test from 'node:test';
 import assert from 'node:assert/strict';

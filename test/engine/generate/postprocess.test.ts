@@ -120,7 +120,7 @@ void test('a single line is settled once it has ended after some code; a block, 
   assert.equal(call('a, b)\n'), true);
 });
 
-void test('issue 44: a suggestion never shows the redaction placeholder; it is cut before it with the name it is bound to', () => {
+void test('a suggestion never shows the redaction placeholder; it is cut before it with the name it is bound to', () => {
   const py = { lang: 'python' as const, prefix: '    service = CheckoutService(cart, ', suffix: '\n' };
   // The e2e fixture's ghost text: nothing is left to show, and the reason says why.
   assert.equal(postprocessCompletion('lineno="<redacted>")', py), '');

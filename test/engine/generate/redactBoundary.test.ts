@@ -1,7 +1,7 @@
 // The redaction boundary against the capturing test model server: every credential form of the
 // corpus (test/fixtures/secrets/corpus.json) is redacted in what a completion client, the LLM
 // reranker and a hypothetical-line model send, and its look-alikes arrive as written; the chosen
-// rule set meets issue 44's bar (at least 95% of the credentials, at most 5% of the look-alikes).
+// rule set meets the bar (at least 95% of the credentials, at most 5% of the look-alikes).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { redactSecrets, REDACTED } from '../../../src/engine/prompt/redact';

@@ -1,4 +1,4 @@
-// The body mode through the one pipeline (issue 17): auto picks it in an empty method body and
+// The body mode through the one pipeline: auto picks it in an empty method body and
 // the line mode elsewhere; Rambo's steps are timed in the trace; the embedded model writes a body.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Long runs in the open file or the model's answer (issue 44, round 2, item 4): the scans over a
+// Long runs in the open file or the model's answer (test/faults/README.md, round 2, row 4): the scans over a
 // line or an answer are linear. The 10 s bounds are hang detectors, not timing targets: each case
 // takes milliseconds, and took 20 s to minutes with the `$`-anchored patterns replaced.
 import { test } from 'node:test';

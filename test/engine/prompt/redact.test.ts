@@ -65,7 +65,7 @@ void test('a cut private-key block is redacted to the end of the text; names and
   assert.ok(shannonEntropy('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08') <= 4.0);
 });
 
-void test('issue 44: placeholder values are not credentials (the e2e fixture\'s api_key="demo" reached the model as "<redacted>" and came back as ghost text)', async () => {
+void test('placeholder values are not credentials (the e2e fixture\'s api_key="demo" reached the model as "<redacted>" and came back as ghost text)', async () => {
   const line = '    gateway = make_gateway(config.DEFAULT_GATEWAY, api_key="demo")';
   assert.deepEqual(await redactSecrets(line), { text: line, count: 0 });
   const main = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8');

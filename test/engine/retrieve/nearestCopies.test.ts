@@ -1,4 +1,4 @@
-// Issue 22 on the twocopies fixture: with two copies of a source tree the edited file gets its own
+// The twocopies fixture: with two copies of a source tree the edited file gets its own
 // copy (Java and Python), and a Java type used only in a generic argument or a cast brings its
 // class summary; dropFarCopies on the merged candidates.
 import test from 'node:test';

@@ -1,4 +1,4 @@
-// Issue 48: the classes a Java line uses without an import (its own package, a wildcard import)
+// The classes a Java line uses without an import (its own package, a wildcard import)
 // reach the top of retrieval ahead of the files that merely use them.
 import test from 'node:test';
 import assert from 'node:assert/strict';

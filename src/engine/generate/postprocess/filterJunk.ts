@@ -1,4 +1,4 @@
-// The junk filters every mode's postprocessed text goes through (issue 45 item 1), in the order the
+// The junk filters every mode's postprocessed text goes through, in the order the
 // model stages apply them: the loop and the placeholder on the mode's cut (before checking), the
 // right context on what would be inserted (after it).
 import { cutAtPlaceholder } from './postprocess';

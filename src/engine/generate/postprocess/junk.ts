@@ -1,4 +1,4 @@
-// Junk filters (issue 45 item 1): what no suggestion may show, whatever the mode or the model —
+// Junk filters: what no suggestion may show, whatever the mode or the model —
 // a decoding loop (a line or block written three times in a row), the redaction placeholder in any
 // form the model copies it, and a suggestion that only re-types the text after the cursor.
 // Pure; each returns what it removed, for the trace.

@@ -1,4 +1,4 @@
-// The check stage (issue 19; issue 47 item 2): checking against the repository gives the model
+// The check stage: checking against the repository gives the model
 // client what that client says it can use (ModelClient.capabilities): a per-token constraint for a
 // client that sees logits, a member choice for a server with its own constraint mechanism, and a
 // repair of the finished answer for every answer decoding did not constrain.

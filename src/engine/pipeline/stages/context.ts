@@ -1,4 +1,4 @@
-// One request's context (issue 47 item 3): made once per request by the pipeline, read by every
+// One request's context: made once per request by the pipeline, read by every
 // stage of every mode. What a stage works out of the file is kept for the next stage (memo).
 import { UnfinishedAnalyses } from '../../flow/unfinished';
 import { newTraceId, type CompletionTrace } from '../trace';

@@ -1,4 +1,4 @@
-// The show gate as a stage of the model stages (issue 45 item 2): after the answer is cut and
+// The show gate as a stage of the model stages: after the answer is cut and
 // checked, it scores the suggestion (gate/model) and, when the gate is on and the score is below
 // the threshold, keeps it from the editor; the trace keeps the score, the features and the text.
 import { gateFeatures } from '../../gate/features';

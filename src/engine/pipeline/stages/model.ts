@@ -1,4 +1,4 @@
-// The model stages every mode ends with (issue 47 item 1): prompt -> check -> generate (through
+// The model stages every mode ends with: prompt -> check -> generate (through
 // the host's model gate) -> postprocess -> the show gate, each timed into the trace; the mode says how its prompt is built, what
 // the model may not do yet and how the answer is cut (a ModelPlan), the rest is one code path.
 import { redactSecrets } from '../../prompt/redact';

@@ -1,4 +1,4 @@
-// Junk never shown (issue 45 item 1), through the one pipeline: a model server (the HTTP test
+// Junk never shown, through the one pipeline: a model server (the HTTP test
 // server, answering a scripted text) writes what the e2e fixture's models wrote — a loop, the
 // redaction placeholder, a member or keyword argument the repository says does not exist, a repeat
 // of the text after the cursor — and the user gets the sensible part or nothing, the trace saying

@@ -37,6 +37,7 @@ import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import type { SimilarMode } from '../engine/similar/similarStage';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
+import { afterFirstGeneration } from './baselines/repoCoder';
 import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
 import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
@@ -316,7 +317,8 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
   const caseKey = c.metadata.task_id;
   const reranker = spec.rerank === 'none' ? undefined : env.rerankers[spec.rerank];
   if (spec.rerank !== 'none' && !reranker) throw new UserError(`method ${spec.name}: the ${spec.rerank} reranker is not loaded`);
-  const retrievers = spec.paths.map((p) => env.retriever(p));
+  // RepoCoder's second round (`round`: the first generation) retrieves with that generation after the code.
+  const retrievers = spec.paths.map((p) => afterFirstGeneration(env.retriever(p), round));
   const probing = probingQueryBuilder(() => env.prober);
   const retrievalDeps = {
     retrievers: () => retrievers,
@@ -479,7 +481,7 @@ export async function runCase(
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';
-  const second = await pipelineOf(spec, env, options, c, generated).complete({ ...request, retrievalSuffix: generated }, signal);
+  const second = await pipelineOf(spec, env, options, c, generated).complete(request, signal);
   const t1 = timingsOf(first, true);
   const t2 = timingsOf(second, true);
   const timings: StageTimings = {};

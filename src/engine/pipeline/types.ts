@@ -25,8 +25,6 @@ export interface CompletionRequest {
   prefix: string;
   /** Text after the cursor. */
   suffix: string;
-  /** Text the retrieval paths see after the prefix, never the prompt (RepoCoder's second round: the first generation). */
-  retrievalSuffix?: string;
   /** The repository's name (its folder), for prompt forms that name it. */
   repoName?: string;
 }

@@ -58,14 +58,13 @@ export async function knowledgeStage(
   };
 
   // b. retrieve
-  const retrievalFile = request.retrievalSuffix ? { ...file, prefix: request.prefix + request.retrievalSuffix } : file;
   const retrieval = await timed<RetrievalTrace | undefined>(
     trace,
     'retrieve',
     signal,
     () =>
       stages.retrieval.retrieve(
-        { file: retrievalFile, query, topJ: options.retrieval.topJ, analyses: context.analyses },
+        { file, query, topJ: options.retrieval.topJ, analyses: context.analyses },
         options.retrieval,
         signal,
       ),

@@ -30,7 +30,6 @@ import {
   type CompletionResult,
   type Pipeline,
   type PipelineOptions,
-  type SketchSource,
 } from '../engine/pipeline';
 import { UserError } from '../engine/util/errors';
 import type { LinUcb } from '../engine/similar/linUcb';
@@ -38,6 +37,7 @@ import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import type { SimilarMode } from '../engine/similar/similarStage';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
 import { afterFirstGeneration } from './baselines/repoCoder';
+import { groundTruthSketch } from './variants/groundTruthSketch';
 import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
 import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
@@ -56,8 +56,8 @@ export interface MethodSpec {
    * file.
    */
   usesQuery: boolean;
-  /** Rambo's methods (body mode's own retrieval): where the sketch comes from; `oracle` is the ground truth (a ceiling, not a method). */
-  rambo?: SketchSource;
+  /** Rambo's methods (body mode's own retrieval): where the sketch comes from. */
+  rambo?: RamboSketch;
   /** ProCC's similar-code stage: a fixed perspective, the union, or the bandit (learning online over the run's cases). */
   similar?: SimilarMode;
   /** `product`: the editor with its default settings (auto line/body mode, the right context as the editor sees it; bench/product.ts). */
@@ -88,8 +88,11 @@ export const STANDARD_METHODS = [
   'df+s+d+dr',
 ] as const;
 
+/** Where a Rambo method's sketch comes from: the model, none, or the ground truth (`oracle`: a ceiling, not a method). */
+export type RamboSketch = 'model' | 'none' | 'oracle';
+
 /** Rambo's methods (body cases): with a model sketch, without one, and with the ground truth as the sketch (an oracle). */
-export const RAMBO_METHODS: Readonly<Record<string, SketchSource>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
+export const RAMBO_METHODS: Readonly<Record<string, RamboSketch>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
 
 const PATH_TOKENS: Record<string, PathName> = { s: 'sparse', d: 'dense', df: 'dataflow' };
 const MERGE_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
@@ -307,8 +310,14 @@ function modeOf(
   if (spec.product) return env.body ? autoMode(env.body) : LINE_MODE;
   if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
+  // Retrieval only: the pipeline has no model, the sketch still comes from it (Rambo's sketch is part of its retrieval).
+  const sketchModel = !generate && spec.rambo === 'model' && env.model ? env.model : undefined;
   return body
-    ? bodyMode(env.body, { sketch: spec.rambo, oracleSketch: c.groundtruth, retrievalOnly: !generate, ...(knowledge ? { knowledge } : {}) })
+    ? bodyMode(env.body, {
+        sketch: spec.rambo === 'oracle' ? groundTruthSketch(c.groundtruth) : spec.rambo,
+        ...(sketchModel ? { sketchModel: () => sketchModel } : {}),
+        ...(knowledge ? { knowledge } : {}),
+      })
     : autoMode(env.body);
 }
 
@@ -339,9 +348,8 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
     pipelineOptions(spec, options, isBodyCase(c)),
     {
       ...retrievalDeps,
-      // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
-      // Rambo's sketch is a model call even when only retrieval is evaluated.
-      ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
+      // Retrieval only: no model, so every top-u snippet is a context and nothing is generated (Rambo's sketch: modeOf).
+      ...(options.generate && env.model ? { model: () => env.model! } : {}),
       ...(env.receivers ? { receivers: () => env.receivers } : {}),
       ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
     },

@@ -17,7 +17,8 @@ import { extractElements, mapElements, type MappedElement, type SketchElements }
 import type { Tokenize } from '../body/tokens';
 import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
-import type { GenerateRequest, GenerateResult } from '../generate/types';
+import type { GenerateRequest, GenerateResult, ModelClient } from '../generate/types';
+import { redactingClient } from '../generate/redactBoundary';
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
 import { errorMessage } from '../util/errors';
@@ -40,20 +41,32 @@ export interface BodyModeDeps {
 }
 
 /**
- * Where the body's elements come from: `model` (Rambo: a sketch from the completion model),
- * `none` (the signature-similar methods' bodies; no sketch call), `oracle` (the ground truth as
- * the sketch: the retrieval ceiling, an evaluation oracle only).
+ * A sketch given instead of the model's (an evaluation's ceiling): no sketch call; its elements are
+ * mapped to the repository as the model's are.
  */
-export type SketchSource = 'model' | 'none' | 'oracle';
+export interface GivenSketch {
+  /** What the trace calls the sketch's source. */
+  readonly source: string;
+  /** The trace's note on the skipped sketch call. */
+  readonly note: string;
+  readonly text: string;
+}
+
+/**
+ * Where the body's elements come from: `model` (Rambo: a sketch from the completion model),
+ * `none` (the signature-similar methods' bodies; no sketch call), or a sketch given as text.
+ */
+export type SketchSource = 'model' | 'none' | GivenSketch;
 
 export interface BodyModeOptions {
   /** `rambo` (default): Rambo's retrieval; `line`: the line stages' retrieval with the body's cut and length. */
   retrieval?: 'rambo' | 'line';
   sketch?: SketchSource;
-  /** The sketch of `oracle` (the ground-truth body). */
-  oracleSketch?: string;
-  /** Stop after the usages (an evaluation of retrieval): every merged snippet is a context, the model only sketches. */
-  retrievalOnly?: boolean;
+  /**
+   * The model that drafts the sketch when the pipeline has no completion model: the body mode then stops after its lists, every one of
+   * them a context (an evaluation of retrieval whose sketch is still the model's).
+   */
+  sketchModel?: () => ModelClient;
   /**
    * CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line
    * stages (options.body.knowledge).
@@ -125,6 +138,7 @@ function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | u
 export async function completeBody(context: RequestContext, deps: BodyModeDeps, opts: BodyModeOptions): Promise<CompletionResult> {
   const { request, stages, options, signal, trace } = context;
   const sketchSource = opts.sketch ?? 'model';
+  const given = typeof sketchSource === 'object' ? sketchSource : undefined;
   const degrade = (e: unknown): { status: 'degraded'; message: string } => ({ status: 'degraded', message: errorMessage(e) });
 
   // The method: from the syntax tree, else (a forced body request) the last declaration line.
@@ -154,7 +168,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       line: target.signatureRow,
       detected: found.detected,
     },
-    sketchSource,
+    sketchSource: typeof sketchSource === 'object' ? sketchSource.source : sketchSource,
     signatureSimilar: [],
     elements: [],
     unmapped: [],
@@ -186,8 +200,10 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   body.signatureSimilar = similar.map((m) => ({ id: m.item.id, score: m.score }));
 
   const model = stages.model?.();
-  if (model) await prepareModel(context, model);
-  const budgetTokens = promptBudget(options, model, options.body.maxNewTokens);
+  // The sketch's model: the completion model, else the one lent for the sketch alone (through the same redaction boundary).
+  const drafter = model ?? (opts.sketchModel ? redactingClient(opts.sketchModel()) : undefined);
+  if (drafter) await prepareModel(context, drafter);
+  const budgetTokens = promptBudget(options, drafter, options.body.maxNewTokens);
   // A cursor at the start of an empty line: the body's indentation goes into the prompt, so the
   // model starts a statement, and into the inserted text.
   const sigIndentText = (request.prefix.split('\n')[target.signatureRow] ?? '').match(/^\s*/)?.[0] ?? '';
@@ -203,11 +219,11 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       form: options.body.promptForm,
       suffix: request.suffix,
       snippets: ranked.map(snippetForPrompt),
-      family: model?.family ?? 'plain',
+      family: drafter?.family ?? 'plain',
       budgetTokens: budget,
       suffixShare: options.prompt.suffixShare,
       contextShare,
-      ...(model?.countTokens ? { countTokens: model.countTokens } : {}),
+      ...(drafter?.countTokens ? { countTokens: drafter.countTokens } : {}),
     });
   const stops = bodyStops(request.lang, target.signatureIndent);
   const cut = (raw: string): string => {
@@ -217,14 +233,9 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
   // b. sketch
   let sketch = '';
-  if (sketchSource === 'oracle') {
-    sketch = opts.oracleSketch ?? '';
-    trace.stages.push({
-      stage: 'sketch',
-      status: 'skipped',
-      elapsedMs: 0,
-      message: 'no model call: the ORACLE sketch (the ground-truth body)',
-    });
+  if (given) {
+    sketch = given.text;
+    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: given.note });
   } else if (sketchSource === 'none') {
     trace.stages.push({
       stage: 'sketch',
@@ -232,7 +243,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       elapsedMs: 0,
       message: 'no sketch: elements from the signature-similar methods',
     });
-  } else if (!model) {
+  } else if (!drafter) {
     trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no completion model' });
   } else {
     sketch = await timed(
@@ -250,7 +261,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
           ...bodyHold(request.lang),
         };
         const out = await raceDeadline(
-          (s) => callModel(context, model, ask, s),
+          (s) => callModel(context, drafter, ask, s),
           options.body.sketchTimeoutMs,
           signal,
           () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`),
@@ -352,7 +363,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     },
     options.body.compose ?? 'turns',
   );
-  if (!model || opts.retrievalOnly) return context.finish([], { contexts: ranked });
+  if (!model) return context.finish([], { contexts: ranked });
 
   // e. prompt -> f. the body (second model call), cut where the method ends
   const answer = await runModelStages(context, model, {

@@ -8,7 +8,7 @@ export { DEFAULT_PIPELINE_SETTINGS, settingsPipelineOptions } from './settings';
 export type { PipelineSettings } from './settings';
 export { LINE_MODE } from './modes';
 export { autoMode, bodyMode, completeBody } from './bodyMode';
-export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';
+export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { BODY_ELEMENTS, CHECK_MODES } from './types';

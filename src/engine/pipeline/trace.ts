@@ -33,7 +33,8 @@ export type StageName =
 /** What the body mode (Rambo) found, step by step. */
 export interface BodyTrace {
   target: { name: string; className?: string; signature: string; line: number; detected: boolean };
-  sketchSource: 'model' | 'none' | 'oracle';
+  /** `model`, `none`, or the given sketch's source (BodyModeOptions.sketch). */
+  sketchSource: string;
   sketch?: string;
   /** Where the elements came from when not the sketch. */
   elementsFrom?: string;

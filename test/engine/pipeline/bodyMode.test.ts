@@ -121,10 +121,12 @@ void describe('body mode through createPipeline', () => {
     const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const deps = { retrievers: () => [...paths.retrievers], model: () => model };
-      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
+      // Without a completion model the body mode stops after its lists: every one of them is a context.
+      const lists = { retrievers: deps.retrievers };
+      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
       assert.ok(joined.contexts.some((c) => c.origin?.kind === 'knowledge'), `CodeRAG items among the contexts: ${joined.contexts.map((c) => originLabel(c)).join(', ')}`);
-      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, compose: 'knowledge-first' } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
+      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, compose: 'knowledge-first' } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(first.contexts[0]?.origin?.kind, 'knowledge', `a CodeRAG item leads: ${first.contexts.map((c) => originLabel(c)).join(', ')}`);
       const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);
@@ -137,7 +139,7 @@ void describe('body mode through createPipeline', () => {
   void test("body.elements 'sketch+similar': the signature hits' elements join the sketch's, their definitions listed after the sketch's own", async () => {
     const run = async (elements: 'sketch' | 'sketch+similar') => {
       const { client } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
-      return createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', retrievalOnly: true })).complete(emptied(), signal);
+      return createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
     };
     const sketchOnly = await run('sketch');
     const both = await run('sketch+similar');
@@ -176,14 +178,28 @@ void describe('body mode through createPipeline', () => {
     }
   });
 
-  void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {
-    for (const sketch of ['none', 'oracle'] as const) {
-      const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch, oracleSketch: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' }));
+  void test('a given sketch and the no-sketch variant make no sketch call; a given sketch\'s elements are mapped as the model\'s are', async () => {
+    const given = { source: 'given', note: 'no model call: a given sketch', text: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' };
+    for (const sketch of ['none', given] as const) {
+      const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch }));
       const result = await pipeline.complete(emptied(), signal);
-      assert.equal(result.trace.body?.sketchSource, sketch);
-      assert.notEqual(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok', `${sketch}: no model sketch`);
-      if (sketch === 'oracle') assert.ok(result.trace.body?.elements.some((e) => e.matched === 'PaymentGateway'), JSON.stringify(result.trace.body?.elements));
+      const name = typeof sketch === 'string' ? sketch : sketch.source;
+      assert.equal(result.trace.body?.sketchSource, name);
+      assert.notEqual(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok', `${name}: no model sketch`);
+      if (sketch === given) {
+        assert.equal(result.trace.stages.find((s) => s.stage === 'sketch')?.message, given.note);
+        assert.ok(result.trace.body?.elements.some((e) => e.matched === 'PaymentGateway'), JSON.stringify(result.trace.body?.elements));
+      }
     }
+  });
+
+  void test('a sketch model without a completion model: the sketch is drafted, no body is asked for, the lists are the contexts', async () => {
+    const { client, seen } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
+    const result = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
+    assert.equal(seen.length, 1, 'the sketch call only');
+    assert.equal(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok');
+    assert.deepEqual(result.items, []);
+    assert.ok(result.contexts.some((c) => c.origin?.kind === 'definition' && c.snippet.text.includes('PaymentGateway')), result.contexts.map((c) => originLabel(c)).join(', '));
   });
 
   void test('the body prompt keeps body.contextShare of its budget for the code before the cursor, the fragments the rest', async () => {

@@ -5,7 +5,7 @@
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import { checkCompletion } from '../engine/check/repairCompletion';
-import type { BodyCompose, BodyElements, CheckMode, ReceiverTyping, SignatureMatch } from '../engine/pipeline';
+import type { BodyElements, CheckMode, ReceiverTyping, SignatureMatch } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -38,6 +38,7 @@ import type { SimilarMode } from '../engine/similar/similarStage';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
 import { afterFirstGeneration } from './baselines/repoCoder';
 import { groundTruthSketch } from './variants/groundTruthSketch';
+import { bodyComposer, type BodyComposeName } from './variants/bodyCompose';
 import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
 import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
@@ -190,7 +191,7 @@ export interface RunOptions {
   /** Rambo step a: signatures by token Jaccard (default) or the code encoder's cosine. */
   bodySignatures?: SignatureMatch;
   /** Rambo step e: the order of its lists and CodeRAG's items (default: turns). */
-  bodyCompose?: BodyCompose;
+  bodyCompose?: BodyComposeName;
   bodyElements?: BodyElements;
   /** Checking against the repository at dereferences (PipelineOptions.check); default constrain, as in the product. */
   check?: CheckMode;
@@ -279,7 +280,6 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
       maxNewTokens: options.bodyMaxNewTokens,
       promptForm: options.bodyPromptForm,
       ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}),
-      ...(options.bodyCompose ? { compose: options.bodyCompose } : {}),
       ...(options.bodyElements ? { elements: options.bodyElements } : {}),
       ...(spec.rambo ? { knowledge: false } : {}),
       ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}),
@@ -302,23 +302,26 @@ function modeOf(
   spec: MethodSpec,
   c: BenchCase,
   env: CaseEnvironment,
-  generate: boolean,
+  options: RunOptions,
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>,
 ): CompletionMode {
   const body = isBodyCase(c);
+  // Step e's order where the run names one (the body mode's composer), else the product's.
+  const compose = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
   // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
-  if (spec.product) return env.body ? autoMode(env.body) : LINE_MODE;
+  if (spec.product) return env.body ? autoMode(env.body, compose) : LINE_MODE;
   if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
   // Retrieval only: the pipeline has no model, the sketch still comes from it (Rambo's sketch is part of its retrieval).
-  const sketchModel = !generate && spec.rambo === 'model' && env.model ? env.model : undefined;
+  const sketchModel = !options.generate && spec.rambo === 'model' && env.model ? env.model : undefined;
   return body
     ? bodyMode(env.body, {
         sketch: spec.rambo === 'oracle' ? groundTruthSketch(c.groundtruth) : spec.rambo,
         ...(sketchModel ? { sketchModel: () => sketchModel } : {}),
         ...(knowledge ? { knowledge } : {}),
+        ...compose,
       })
-    : autoMode(env.body);
+    : autoMode(env.body, compose);
 }
 
 /** The method's pipeline, built by the product's one composition function. */
@@ -353,7 +356,7 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
       ...(env.receivers ? { receivers: () => env.receivers } : {}),
       ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
     },
-    modeOf(spec, c, env, options.generate, knowledge),
+    modeOf(spec, c, env, options, knowledge),
   );
 }
 

@@ -31,11 +31,11 @@ import {
   CHECK_MODES,
   embeddedLMOf,
   PIPELINE_DEFAULTS,
-  type BodyCompose,
   type CheckMode,
   type SignatureMatch,
 } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
+import { BODY_COMPOSES } from '../../bench/variants/bodyCompose';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { isUserError, UserError } from '../../engine/util/errors';
 
@@ -97,7 +97,6 @@ const RUN_OPTIONS = {
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
 
 const SIGNATURE_MATCHES: readonly SignatureMatch[] = ['jaccard', 'encoder'];
-const BODY_COMPOSES: readonly BodyCompose[] = ['turns', 'knowledge-first', 'definitions-first', 'rrf'];
 
 /** A value of one of `allowed`, or undefined when the option is absent. */
 function oneOf<T extends string>(values: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {

@@ -109,37 +109,15 @@ export interface BodyLists<T> {
   signatures: readonly T[];
 }
 
-/** Reciprocal-rank fusion's constant (Cormack et al.: 60). */
-const RRF_K = 60;
+/** Rambo step e: the body's lists as one list, best first, each snippet once. */
+export type BodyComposer = <T extends { snippet: { id: string } }>(lists: BodyLists<T>) => T[];
 
-/** Step e's order (see BodyCompose), each snippet once. */
-export function composeBodyLists<T extends { snippet: { id: string } }>(
-  lists: BodyLists<T>,
-  compose: 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf',
-): T[] {
-  const { usages, definitions, knowledge, signatures } = lists;
-  const related = lists.related ?? [];
-  switch (compose) {
-    case 'knowledge-first':
-      return mergeInTurns([[...knowledge, ...mergeInTurns([usages, definitions, signatures]), ...related]]);
-    case 'definitions-first':
-      return mergeInTurns([[...mergeInTurns([definitions, knowledge]), ...mergeInTurns([usages, related, signatures])]]);
-    case 'rrf': {
-      const score = new Map<string, { item: T; score: number; first: number }>();
-      let order = 0;
-      for (const list of [usages, definitions, knowledge, signatures, related]) {
-        list.forEach((item, rank) => {
-          const s = score.get(item.snippet.id);
-          if (s) s.score += 1 / (RRF_K + rank + 1);
-          else score.set(item.snippet.id, { item, score: 1 / (RRF_K + rank + 1), first: order++ });
-        });
-      }
-      return [...score.values()].sort((a, b) => b.score - a.score || a.first - b.first).map((s) => s.item);
-    }
-    default:
-      return mergeInTurns([usages, definitions, knowledge, signatures, related]);
-  }
-}
+/**
+ * The product's step e: a usage, a definition of an element, a CodeRAG item, a signature hit, in turns, then the definitions only the
+ * signature-similar methods use.
+ */
+export const composeInTurns: BodyComposer = (lists) =>
+  mergeInTurns([lists.usages, lists.definitions, lists.knowledge, lists.signatures, lists.related ?? []]);
 
 /** Step e's order: the lists taken in turns (a usage, a definition, a signature hit, ...), each snippet once, best first. */
 export function mergeInTurns<T extends { snippet: { id: string } }>(lists: ReadonlyArray<readonly T[]>): T[] {

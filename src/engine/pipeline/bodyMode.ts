@@ -8,7 +8,7 @@ import type { Lang } from '../kb/types';
 import { bodyUnfinished, cutBody, missingBodyIndent, withoutLineCutByLimit } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
-import { composeBodyLists, rankUsages, signatureSimilar, signatureSimilarByVector, type ScoredMethod } from '../body/rambo';
+import { composeInTurns, rankUsages, signatureSimilar, signatureSimilarByVector, type BodyComposer, type ScoredMethod } from '../body/rambo';
 import type { EmbedTexts, RepoMethods } from '../body/RepoMethods';
 import { stripControlChars } from '../generate/postprocess/controlChars';
 import { capLength, cutAtPlaceholder } from '../generate/postprocess/postprocess';
@@ -67,6 +67,8 @@ export interface BodyModeOptions {
    * them a context (an evaluation of retrieval whose sketch is still the model's).
    */
   sketchModel?: () => ModelClient;
+  /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits); absent: in turns (composeInTurns). */
+  compose?: BodyComposer;
   /**
    * CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line
    * stages (options.body.knowledge).
@@ -353,16 +355,13 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       )
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
-  const ranked = composeBodyLists(
-    {
+  const ranked = (opts.compose ?? composeInTurns)({
       usages: usages.map(usageCandidate),
       definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
       related: mapped.related.map((d) => candidateOf(d, 'definition')),
       knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
-      signatures: similar.map(signatureCandidate),
-    },
-    options.body.compose ?? 'turns',
-  );
+    signatures: similar.map(signatureCandidate),
+  });
   if (!model) return context.finish([], { contexts: ranked });
 
   // e. prompt -> f. the body (second model call), cut where the method ends
@@ -447,12 +446,12 @@ export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): Comple
   return mode;
 }
 
-/** Body mode where the cursor is in an empty method body (read from the syntax tree), line mode elsewhere. */
-export function autoMode(deps: BodyModeDeps): CompletionMode {
-  const body = bodyMode(deps);
+/** Body mode (with `body`'s options) where the cursor is in an empty method body (read from the syntax tree), line mode elsewhere. */
+export function autoMode(deps: BodyModeDeps, body: BodyModeOptions = {}): CompletionMode {
+  const inBody = bodyMode(deps, body);
   return {
     name: 'auto',
     postprocess: LINE_MODE.postprocess,
-    select: (context) => (bodyTargetOf(context, deps.parsers) ? body : LINE_MODE),
+    select: (context) => (bodyTargetOf(context, deps.parsers) ? inBody : LINE_MODE),
   };
 }

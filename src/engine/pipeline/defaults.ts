@@ -22,18 +22,14 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
-  // CodeRAG's reranked items join Rambo's lists, in turns with the others (`compose` below; the validation figures chose it).
-  // Before, definitions-first (the sketch's definitions and CodeRAG's items in turns, then the usages
-  // and signature hits): on the tuning body cases (12 per
-  // language, the shipped LM) that kept recall@10 and @20 at df+s+d+dr's (0.694 / 0.915), where
-  // reciprocal-rank fusion fell to 0.528-0.611 / 0.753-0.832, at about the same ES (sum over both
-  // languages 38.9 against rrf's 38.5; turns 39.5 with rrf's recall, knowledge-first 35.3).
+  // CodeRAG's reranked items join Rambo's lists, in turns with the others (bodyMode's composeInTurns; the validation figures chose it
+  // over the other orders src/bench/variants/bodyCompose.ts keeps, docs/BENCHMARKS.md "Defaults chosen on validation repositories").
   // Rambo's body prompt keeps 70% of the budget for the code before the cursor (its sketch keeps the
   // line prompt's half, so the signature-similar methods it drafts from keep their room; the
   // line-retrieval baselines on body cases use the line prompt): on the tuning body cases (jinja2,
   // meson; antlr4, jsoup; 12 per language) with the shipped LM, the default's ES summed over both
   // languages was 32.1 / 31.7 / 35.8 / 38.5 / 37.5 / 36.2 at 0.5 / 0.6 / 0.65 / 0.7 / 0.8 / 0.9 (sketch
-  // and body alike, rrf); with the sketch at half and definitions-first, 33.0 at 0.5 and 38.7 at 0.7.
+  // and body alike, under an earlier order of the lists), and 33.0 at 0.5 and 38.7 at 0.7 with the sketch at half under another.
   // (The line prompt keeps half: 0.6 / 0.7 gave Python line cases 1.3 / 2.2 less ES, Java 0.8 / 0.4 more.)
   body: {
     topSignature: 10,
@@ -44,12 +40,6 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     maxLines: 60,
     promptForm: 'rambo',
     signatureMatch: 'jaccard',
-    // Every validation body case (2026-12-04, docs/defaults/DEFAULTS-2026-12-04.md; 40 Python / 30 Java, shipped LM, the junk filters
-    // and the gate): turns ES 23.03 / 28.35 against knowledge-first 22.44 / 27.95, definitions-first 22.69 / 27.82, rrf 21.56 / 28.35.
-    // Again after the Java body cut (the same day): Java turns 27.56, knowledge-first 27.68, definitions-first 27.56, rrf 28.08; summed
-    // over both languages turns still leads (50.59 against 50.12 / 50.25 / 49.64).
-    // (On every second case, before the filters, knowledge-first had led: 23.41 / 25.67 against turns 21.55 / 25.67.)
-    compose: 'turns',
     elements: 'sketch+similar',
     knowledge: true,
     contextShare: 0.7,

@@ -9,11 +9,11 @@ export type { PipelineSettings } from './settings';
 export { LINE_MODE } from './modes';
 export { autoMode, bodyMode, completeBody } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';
+export { composeInTurns, type BodyComposer, type BodyLists } from '../body/rambo';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { BODY_ELEMENTS, CHECK_MODES } from './types';
 export type {
-  BodyCompose,
   BodyElements,
   CheckMode,
   CompletionItem,

@@ -49,8 +49,6 @@ export interface PipelineOptions {
     promptForm: 'rambo' | 'block';
     /** Step a's similarity: token Jaccard of the signature keys (Rambo), or the code encoder's cosine of the signatures. */
     signatureMatch?: SignatureMatch;
-    /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits). */
-    compose?: BodyCompose;
     /**
      * Step c's sources: the sketch alone (Rambo; the signature hits only when it names nothing of the repository), or the sketch then the
      * signature hits' bodies.
@@ -121,14 +119,6 @@ export interface PostprocessContext {
 
 /** Rambo step a: how signatures are compared. */
 export type SignatureMatch = 'jaccard' | 'encoder';
-
-/**
- * Rambo step e: how the lists become one. `turns`: a usage, a definition, a CodeRAG item, a
- * signature hit, and again; `knowledge-first`: CodeRAG's items, then the turns of the others;
- * `definitions-first`: definitions and CodeRAG's items in turns, then usages and signature hits in
- * turns; `rrf`: reciprocal-rank fusion of the four lists.
- */
-export type BodyCompose = 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf';
 
 /** The stages every mode shares: the model, its gate, the host's checkpoint. */
 export interface ModelStages {

@@ -1,6 +1,5 @@
 // Rambo step a's encoder option (issue 17): signatures compared by the shipped code encoder's
 // cosine instead of token Jaccard; the signatures are embedded once and kept current per file.
-// Step e's compositions of the lists (turns, CodeRAG's items first, definitions first, RRF).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -10,7 +9,7 @@ import { loadParsers } from '../../../src/engine/kb/parsers';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { ModelRegistry } from '../../../src/engine/models';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
-import { composeBodyLists, signatureSimilarByVector } from '../../../src/engine/body/rambo';
+import { signatureSimilarByVector } from '../../../src/engine/body/rambo';
 
 const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
 after(() => registry.dispose());
@@ -52,36 +51,5 @@ void describe('signature-similar methods by the code encoder', () => {
       kb.dispose();
       fixture.cleanup();
     }
-  });
-});
-
-void describe('step e: composing the lists', () => {
-  const s = (id: string): { snippet: { id: string } } => ({ snippet: { id } });
-  const lists = { usages: [s('u1'), s('u2'), s('shared')], definitions: [s('d1'), s('shared')], knowledge: [s('k1'), s('k2'), s('d1')], signatures: [s('g1')] };
-  const ids = (xs: Array<{ snippet: { id: string } }>): string[] => xs.map((x) => x.snippet.id);
-
-  void test('turns: a usage, a definition, a CodeRAG item, a signature hit, and again; each snippet once', () => {
-    assert.deepEqual(ids(composeBodyLists(lists, 'turns')), ['u1', 'd1', 'k1', 'g1', 'u2', 'shared', 'k2']);
-  });
-
-  void test('knowledge-first: every CodeRAG item, then the turns of the others', () => {
-    assert.deepEqual(ids(composeBodyLists(lists, 'knowledge-first')), ['k1', 'k2', 'd1', 'u1', 'g1', 'u2', 'shared']);
-  });
-
-  void test('definitions-first: definitions and CodeRAG items in turns, then usages and signature hits', () => {
-    assert.deepEqual(ids(composeBodyLists(lists, 'definitions-first')), ['d1', 'k1', 'shared', 'k2', 'u1', 'g1', 'u2']);
-  });
-
-  void test('related definitions (the signature hits\' elements) come after the sketch\'s definitions and CodeRAG\'s items', () => {
-    const withRelated = { ...lists, related: [s('r1'), s('d1')] };
-    assert.deepEqual(ids(composeBodyLists(withRelated, 'definitions-first')), ['d1', 'k1', 'shared', 'k2', 'u1', 'r1', 'g1', 'u2']);
-    assert.deepEqual(ids(composeBodyLists(withRelated, 'knowledge-first')), ['k1', 'k2', 'd1', 'u1', 'g1', 'u2', 'shared', 'r1']);
-    assert.deepEqual(ids(composeBodyLists(withRelated, 'turns')), ['u1', 'd1', 'k1', 'g1', 'r1', 'u2', 'shared', 'k2']);
-  });
-
-  void test('rrf: a snippet in two lists rises above one found once at the same rank', () => {
-    const fused = ids(composeBodyLists(lists, 'rrf'));
-    assert.equal(fused[0], 'd1', `d1 is first in definitions and third in CodeRAG's items: ${fused.join(', ')}`);
-    assert.deepEqual([...fused].sort(), ['d1', 'g1', 'k1', 'k2', 'shared', 'u1', 'u2']);
   });
 });

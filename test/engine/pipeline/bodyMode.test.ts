@@ -12,6 +12,7 @@ import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
+import { composeInTurns, mergeInTurns, type BodyComposer } from '../../../src/engine/body/rambo';
 import { originLabel } from '../../../src/engine/retrieve/types';
 import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 import { mergeConfig, pipelineOptions as serverPipelineOptions } from '../../../src/server/config';
@@ -117,7 +118,7 @@ void describe('body mode through createPipeline', () => {
     assert.deepEqual(result.trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
   });
 
-  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (in turns with the definitions; knowledge-first puts them first); body.knowledge false leaves them out', async () => {
+  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (in turns with the definitions; a composer given orders them); body.knowledge false leaves them out', async () => {
     const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const deps = { retrievers: () => [...paths.retrievers], model: () => model };
@@ -126,7 +127,9 @@ void describe('body mode through createPipeline', () => {
       const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
       assert.ok(joined.contexts.some((c) => c.origin?.kind === 'knowledge'), `CodeRAG items among the contexts: ${joined.contexts.map((c) => originLabel(c)).join(', ')}`);
-      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, compose: 'knowledge-first' } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      // Step e's order is the composer given (here: CodeRAG's items first, then the product's turns).
+      const knowledgeFirst: BodyComposer = (l) => mergeInTurns([[...l.knowledge, ...composeInTurns(l)]]);
+      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', compose: knowledgeFirst })).complete(emptied(), signal);
       assert.equal(first.contexts[0]?.origin?.kind, 'knowledge', `a CodeRAG item leads: ${first.contexts.map((c) => originLabel(c)).join(', ')}`);
       const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);

@@ -24,6 +24,7 @@ import type { LinUcb, LinUcbState } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { caseLang } from './cases';
 import { scoreCompletion } from './metrics';
+import { SignatureVectors } from './variants/encoderSignatures';
 
 export interface EvalProgress {
   phase: 'index' | 'prepare' | 'case';
@@ -218,8 +219,8 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
                 parsers: input.parsers,
                 repo: () => repoMethods,
                 ...(input.tokenize ? { tokenize: input.tokenize } : {}),
-                ...(input.encoder ? { embed: embedWith(input.encoder) } : {}),
               },
+              ...(input.encoder ? { signatureVectors: new SignatureVectors(embedWith(input.encoder)) } : {}),
             }
           : {}),
       };

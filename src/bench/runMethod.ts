@@ -5,7 +5,7 @@
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import { checkCompletion } from '../engine/check/repairCompletion';
-import type { BodyElements, CheckMode, ReceiverTyping, SignatureMatch } from '../engine/pipeline';
+import type { BodyElements, BodyModeOptions, CheckMode, ReceiverTyping } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -39,6 +39,8 @@ import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
 import { afterFirstGeneration } from './baselines/repoCoder';
 import { groundTruthSketch } from './variants/groundTruthSketch';
 import { bodyComposer, type BodyComposeName } from './variants/bodyCompose';
+import { encoderSignatures, type SignatureSearchName, type SignatureVectors } from './variants/encoderSignatures';
+import { BLOCK_LAYOUT } from './variants/blockBodyPrompt';
 import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
 import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
@@ -188,8 +190,8 @@ export interface RunOptions {
   bodyMaxNewTokens: number;
   /** The body mode's prompt layout (Rambo's commented fragments, or the line mode's block). */
   bodyPromptForm: 'rambo' | 'block';
-  /** Rambo step a: signatures by token Jaccard (default) or the code encoder's cosine. */
-  bodySignatures?: SignatureMatch;
+  /** Rambo step a: signatures by token Jaccard (the product's) or the code encoder's cosine (variants/encoderSignatures). */
+  bodySignatures?: SignatureSearchName;
   /** Rambo step e: the order of its lists and CodeRAG's items (default: turns). */
   bodyCompose?: BodyComposeName;
   bodyElements?: BodyElements;
@@ -245,6 +247,8 @@ export interface CaseEnvironment {
   queryMemo?: Map<string, RetrievalQuery>;
   /** The body mode's repository view (Rambo's methods and body cases). */
   body?: BodyModeDeps;
+  /** The code encoder's vectors of the repository's signatures (Rambo step a's `encoder` variant), when the encoder is loaded. */
+  signatureVectors?: SignatureVectors;
   /** ProCC's perspectives over the repository's code windows. */
   similar?: SimilarRetrieval;
   /** Each bandit method's LinUCB, kept across the run's repositories (the harness rewards it after each case). */
@@ -278,8 +282,6 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     // implicit join.
     body: {
       maxNewTokens: options.bodyMaxNewTokens,
-      promptForm: options.bodyPromptForm,
-      ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}),
       ...(options.bodyElements ? { elements: options.bodyElements } : {}),
       ...(spec.rambo ? { knowledge: false } : {}),
       ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}),
@@ -307,11 +309,17 @@ function modeOf(
 ): CompletionMode {
   const body = isBodyCase(c);
   // Step e's order where the run names one (the body mode's composer), else the product's.
-  const compose = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
+  const compose: BodyModeOptions = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
   // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
   if (spec.product) return env.body ? autoMode(env.body, compose) : LINE_MODE;
   if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
+  // Rambo's variants of step a and of the prompt's layout.
+  const rambo: BodyModeOptions = {
+    ...compose,
+    ...(options.bodySignatures === 'encoder' ? { signatures: encoderSignatures(env.signatureVectors, env.body.tokenize) } : {}),
+    ...(options.bodyPromptForm === 'block' ? { promptLayout: BLOCK_LAYOUT } : {}),
+  };
   // Retrieval only: the pipeline has no model, the sketch still comes from it (Rambo's sketch is part of its retrieval).
   const sketchModel = !options.generate && spec.rambo === 'model' && env.model ? env.model : undefined;
   return body
@@ -319,9 +327,9 @@ function modeOf(
         sketch: spec.rambo === 'oracle' ? groundTruthSketch(c.groundtruth) : spec.rambo,
         ...(sketchModel ? { sketchModel: () => sketchModel } : {}),
         ...(knowledge ? { knowledge } : {}),
-        ...compose,
+        ...rambo,
       })
-    : autoMode(env.body, compose);
+    : autoMode(env.body, rambo);
 }
 
 /** The method's pipeline, built by the product's one composition function. */

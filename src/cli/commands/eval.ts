@@ -32,10 +32,10 @@ import {
   embeddedLMOf,
   PIPELINE_DEFAULTS,
   type CheckMode,
-  type SignatureMatch,
 } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
 import { BODY_COMPOSES } from '../../bench/variants/bodyCompose';
+import { SIGNATURE_SEARCHES } from '../../bench/variants/encoderSignatures';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { isUserError, UserError } from '../../engine/util/errors';
 
@@ -96,7 +96,6 @@ const RUN_OPTIONS = {
 
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
 
-const SIGNATURE_MATCHES: readonly SignatureMatch[] = ['jaccard', 'encoder'];
 
 /** A value of one of `allowed`, or undefined when the option is absent. */
 function oneOf<T extends string>(values: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {
@@ -189,7 +188,7 @@ async function prepare(
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
   const check = ((values.check as string | undefined) ?? PIPELINE_DEFAULTS.check?.mode ?? 'constrain') as CheckMode;
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
-  const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_MATCHES);
+  const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_SEARCHES);
   const bodyCompose = oneOf(values, 'body-compose', BODY_COMPOSES);
   const bodyElements = oneOf(values, 'body-elements', BODY_ELEMENTS);
   const generate = values['no-generate'] !== true;

@@ -8,14 +8,14 @@ import type { Lang } from '../kb/types';
 import { bodyUnfinished, cutBody, missingBodyIndent, withoutLineCutByLimit } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
-import { composeInTurns, rankUsages, signatureSimilar, signatureSimilarByVector, type BodyComposer, type ScoredMethod } from '../body/rambo';
-import type { EmbedTexts, RepoMethods } from '../body/RepoMethods';
+import { composeInTurns, jaccardSignatures, rankUsages, type BodyComposer, type ScoredMethod, type SignatureSearch } from '../body/rambo';
+import type { RepoMethods } from '../body/RepoMethods';
 import { stripControlChars } from '../generate/postprocess/controlChars';
 import { capLength, cutAtPlaceholder } from '../generate/postprocess/postprocess';
 import { cutAtMalformed } from '../generate/postprocess/wellFormed';
 import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
 import type { Tokenize } from '../body/tokens';
-import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
+import { bodyPrompt, type BodyPrompt, type BodyPromptLayout } from '../prompt/bodyPrompt';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { GenerateRequest, GenerateResult, ModelClient } from '../generate/types';
 import { redactingClient } from '../generate/redactBoundary';
@@ -36,8 +36,6 @@ export interface BodyModeDeps {
   repo: () => RepoMethods | undefined;
   /** Token ids for signature similarity (Rambo: the model's BPE); absent: subword tokens. */
   tokenize?: Tokenize;
-  /** The code encoder, for step a's `encoder` option (signatures compared by cosine). */
-  embed?: EmbedTexts;
 }
 
 /**
@@ -69,6 +67,10 @@ export interface BodyModeOptions {
   sketchModel?: () => ModelClient;
   /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits); absent: in turns (composeInTurns). */
   compose?: BodyComposer;
+  /** Step a's search; absent: token Jaccard of the signature keys over deps.tokenize (jaccardSignatures). */
+  signatures?: SignatureSearch;
+  /** The body prompt's layout of its fragments; absent: Rambo's (RAMBO_LAYOUT). */
+  promptLayout?: BodyPromptLayout;
   /**
    * CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line
    * stages (options.body.knowledge).
@@ -186,15 +188,10 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     signal,
     async () => {
       if (!repo) throw new Error('the knowledge base is not ready');
-      const embed = deps.embed;
-      if (options.body.signatureMatch === 'encoder' && embed) {
-        body.signatureMatch = 'encoder';
-        await repo.embedSignatures(embed, signal);
-        const [query] = await embed([target.signature], signal);
-        if (query) return signatureSimilarByVector(target, request.filePath, repo, options.body.topSignature, query);
-        body.signatureMatch = 'jaccard (the encoder gave no vector)';
-      } else body.signatureMatch = options.body.signatureMatch === 'encoder' ? 'jaccard (no code encoder loaded)' : 'jaccard';
-      return signatureSimilar(target, request.filePath, repo, options.body.topSignature, deps.tokenize);
+      const search = opts.signatures ?? jaccardSignatures(deps.tokenize);
+      const found = await search.similar(target, request.filePath, repo, options.body.topSignature, signal);
+      body.signatureMatch = found.how;
+      return found.methods;
     },
     (e) => ({ value: [], ...degrade(e) }),
     stages.checkpoint,
@@ -218,7 +215,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       lang: request.lang,
       filePath: request.filePath,
       prefix,
-      form: options.body.promptForm,
+      ...(opts.promptLayout ? { layout: opts.promptLayout } : {}),
       suffix: request.suffix,
       snippets: ranked.map(snippetForPrompt),
       family: drafter?.family ?? 'plain',

@@ -38,8 +38,6 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     sketchTimeoutMs: 4000,
     maxNewTokens: 128,
     maxLines: 60,
-    promptForm: 'rambo',
-    signatureMatch: 'jaccard',
     elements: 'sketch+similar',
     knowledge: true,
     contextShare: 0.7,

@@ -9,7 +9,8 @@ export type { PipelineSettings } from './settings';
 export { LINE_MODE } from './modes';
 export { autoMode, bodyMode, completeBody } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';
-export { composeInTurns, type BodyComposer, type BodyLists } from '../body/rambo';
+export { composeInTurns, jaccardSignatures, type BodyComposer, type BodyLists, type SignatureSearch } from '../body/rambo';
+export { RAMBO_LAYOUT, type BodyPromptLayout } from '../prompt/bodyPrompt';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { BODY_ELEMENTS, CHECK_MODES } from './types';
@@ -26,5 +27,4 @@ export type {
   ReceiverTyping,
   RequestContext,
   PostprocessContext,
-  SignatureMatch,
 } from './types';

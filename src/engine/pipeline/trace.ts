@@ -38,7 +38,7 @@ export interface BodyTrace {
   sketch?: string;
   /** Where the elements came from when not the sketch. */
   elementsFrom?: string;
-  /** How step a compared signatures (`jaccard`, `encoder`, or why the encoder was not used). */
+  /** How step a compared signatures (the search's words: `jaccard` for the product's). */
   signatureMatch?: string;
   signatureSimilar: Array<{ id: string; score: number }>;
   elements: Array<{ name: string; kind: string; matched: string; how: string; score: number; path: string; members?: number }>;

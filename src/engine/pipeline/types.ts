@@ -46,9 +46,6 @@ export interface PipelineOptions {
     sketchTimeoutMs: number;
     maxNewTokens: number;
     maxLines: number;
-    promptForm: 'rambo' | 'block';
-    /** Step a's similarity: token Jaccard of the signature keys (Rambo), or the code encoder's cosine of the signatures. */
-    signatureMatch?: SignatureMatch;
     /**
      * Step c's sources: the sketch alone (Rambo; the signature hits only when it names nothing of the repository), or the sketch then the
      * signature hits' bodies.
@@ -116,9 +113,6 @@ export interface PostprocessContext {
   /** Why the model stopped, where known (the body mode drops a last line the token limit cut). */
   stoppedBy?: GenerateResult['stoppedBy'];
 }
-
-/** Rambo step a: how signatures are compared. */
-export type SignatureMatch = 'jaccard' | 'encoder';
 
 /** The stages every mode shares: the model, its gate, the host's checkpoint. */
 export interface ModelStages {

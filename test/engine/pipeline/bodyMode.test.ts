@@ -94,20 +94,6 @@ void describe('body mode through createPipeline', () => {
     assert.equal(silent.suppressed?.text, shown.items[0]!.text);
   });
 
-  void test('signatures by the encoder: the option is used where an encoder is given, else Jaccard with the reason in the trace', async () => {
-    const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
-    after(() => registry.dispose());
-    const encoder = await registry.encoder(undefined, new AbortController().signal);
-    const options = pipelineOptions({ body: { signatureMatch: 'encoder', maxNewTokens: 8 } });
-    const withEncoder = await createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo, embed: (t, s) => encoder.embed(t, s) }, { sketch: 'none' })).complete(emptied(), signal);
-    assert.equal(withEncoder.trace.body?.signatureMatch, 'encoder');
-    const scores = withEncoder.trace.body!.signatureSimilar.map((h) => h.score);
-    assert.ok(scores.length > 0 && scores.every((x, i) => x <= 1.0001 && (i === 0 || x <= scores[i - 1]!)), `cosines, best first: ${scores.join(', ')}`);
-    assert.match(formatTraceMarkdown(withEncoder.trace), /Signature-similar methods \(encoder\):/);
-    const without = await createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
-    assert.equal(without.trace.body?.signatureMatch, 'jaccard (no code encoder loaded)');
-  });
-
   void test('auto: a cursor in a method with code stays in line mode, with the line stages', async () => {
     const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
     const cursor = text.indexOf('return factory.apply(apiKey);');

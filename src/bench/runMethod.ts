@@ -37,6 +37,7 @@ import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import type { SimilarMode } from '../engine/similar/similarStage';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
 import { afterFirstGeneration } from './baselines/repoCoder';
+import { lineStagesBodyMode } from './baselines/lineStagesBody';
 import { groundTruthSketch } from './variants/groundTruthSketch';
 import { bodyComposer, type BodyComposeName } from './variants/bodyCompose';
 import { encoderSignatures, type SignatureSearchName, type SignatureVectors } from './variants/encoderSignatures';
@@ -312,7 +313,8 @@ function modeOf(
   const compose: BodyModeOptions = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
   // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
   if (spec.product) return env.body ? autoMode(env.body, compose) : LINE_MODE;
-  if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
+  // The baselines' body: their own retrieval through the line stages, cut as the product cuts a body.
+  if (!spec.rambo) return body && env.body ? lineStagesBodyMode(env.body.parsers, PIPELINE_DEFAULTS.body.maxLines) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
   // Rambo's variants of step a and of the prompt's layout.
   const rambo: BodyModeOptions = {

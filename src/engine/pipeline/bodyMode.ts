@@ -57,8 +57,6 @@ export interface GivenSketch {
 export type SketchSource = 'model' | 'none' | GivenSketch;
 
 export interface BodyModeOptions {
-  /** `rambo` (default): Rambo's retrieval; `line`: the line stages' retrieval with the body's cut and length. */
-  retrieval?: 'rambo' | 'line';
   sketch?: SketchSource;
   /**
    * The model that drafts the sketch when the pipeline has no completion model: the body mode then stops after its lists, every one of
@@ -86,21 +84,28 @@ function bodyStops(lang: Lang, indent: number): string[] {
     : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
 }
 
-function postprocessBody(
-  given: string,
-  context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] },
-  options: PipelineOptions['postprocess'],
-): string {
-  const raw = cutAtMalformed(stripControlChars(given));
-  return cutAtPlaceholder(
-    withoutLineCutByLimit(
-      cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)),
-      raw,
-      context.stoppedBy,
-      context.lang,
-      context.prefix,
-    ).body,
+/**
+ * The body mode's cut of the model's answer: control characters and malformed text out, cut where
+ * the method ends (at most `maxLines` lines), less the line the token limit cut mid-way (`dropped`),
+ * cut at a placeholder and capped at `maxChars`. `prefix` is the code before the cursor as the
+ * model saw it (with `primed`, the indentation the prompt added, which begins the text).
+ */
+export function cutBodyAnswer(
+  generated: Pick<GenerateResult, 'text' | 'stoppedBy'>,
+  at: { lang: Lang; prefix: string; primed: string; signatureIndent: number },
+  limits: { maxLines: number; maxChars: number },
+): { text: string; dropped?: string } {
+  const raw = cutAtMalformed(stripControlChars(generated.text));
+  const body = cutBody(raw, at.lang, at.prefix, limits.maxLines, at.signatureIndent);
+  const { body: kept, dropped } = withoutLineCutByLimit(
+    body ? at.primed + body : '',
+    raw,
+    generated.stoppedBy,
+    at.lang,
+    at.prefix,
+    at.signatureIndent,
   );
+  return { text: capLength(cutAtPlaceholder(kept), limits.maxChars), ...(dropped !== undefined ? { dropped } : {}) };
 }
 
 function candidateOf(snippet: Snippet, kind: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
@@ -125,7 +130,7 @@ function methodBody(m: ScoredMethod): string {
  * The body goes on until it ends (Java: its closing brace; Python: at least one statement), and it
  * may not close the method before its first statement (the cut would leave no body).
  */
-function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
+export function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
   return { holdEnd: (generated) => bodyUnfinished(lang, generated), holdLine: isBlank };
 }
 
@@ -386,17 +391,13 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     checkAt: prefix,
     checkAfterOnly: true,
     postprocess: (generated) => {
-      const raw = cutAtMalformed(stripControlChars(generated.text));
-      const { body: kept, dropped } = withoutLineCutByLimit(
-        cut(raw),
-        raw,
-        generated.stoppedBy,
-        request.lang,
-        prefix,
-        target.signatureIndent,
+      const { text, dropped } = cutBodyAnswer(
+        generated,
+        { lang: request.lang, prefix, primed, signatureIndent: target.signatureIndent },
+        { maxLines: options.body.maxLines, maxChars: options.postprocess.maxChars },
       );
       return {
-        text: capLength(cutAtPlaceholder(kept), options.postprocess.maxChars),
+        text,
         lead: '',
         ...(dropped !== undefined
           ? {
@@ -431,16 +432,14 @@ function knowledgeItems(context: RequestContext, asked: CompletionRequest): Prom
   return knowledgeStage(context, lead ? { ...asked, prefix: asked.prefix + lead } : asked, scratch).then((k) => k.ranked);
 }
 
-/** The body mode: Rambo's stages (or, with `retrieval: 'line'`, the line stages with the body's cut). */
+/** The body mode: Rambo's stages. */
 export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): CompletionMode {
-  const mode: CompletionMode = {
+  return {
     name: 'body',
-    postprocess: postprocessBody,
     prime: (request) => missingBodyIndent(request.lang, request.prefix),
     hold: (request) => bodyHold(request.lang),
-    ...(opts.retrieval === 'line' ? {} : { complete: (context: RequestContext) => completeBody(context, deps, opts) }),
+    complete: (context: RequestContext) => completeBody(context, deps, opts),
   };
-  return mode;
 }
 
 /** Body mode (with `body`'s options) where the cursor is in an empty method body (read from the syntax tree), line mode elsewhere. */

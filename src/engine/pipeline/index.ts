@@ -7,7 +7,7 @@ export type { PipelineOverrides } from './defaults';
 export { DEFAULT_PIPELINE_SETTINGS, settingsPipelineOptions } from './settings';
 export type { PipelineSettings } from './settings';
 export { LINE_MODE } from './modes';
-export { autoMode, bodyMode, completeBody } from './bodyMode';
+export { autoMode, bodyHold, bodyMode, completeBody, cutBodyAnswer } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';
 export { composeInTurns, jaccardSignatures, type BodyComposer, type BodyLists, type SignatureSearch } from '../body/rambo';
 export { RAMBO_LAYOUT, type BodyPromptLayout } from '../prompt/bodyPrompt';

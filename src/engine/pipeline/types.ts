@@ -190,8 +190,11 @@ export interface RequestContext {
  */
 export interface CompletionMode {
   readonly name: 'line' | 'body' | 'auto';
-  /** Cut the model's raw text to what this mode inserts. */
-  postprocess(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
+  /**
+   * Cut the model's raw text to what this mode inserts, in the line composition; absent: the line
+   * mode's cut. A mode with a composition of its own (`complete`) cuts there.
+   */
+  postprocess?(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
   /** Why postprocess leaves nothing of `raw` (for the trace); undefined when it leaves something. */
   whyEmpty?(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string | undefined;
   /**

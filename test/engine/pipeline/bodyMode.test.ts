@@ -147,24 +147,20 @@ void describe('body mode through createPipeline', () => {
 
   void test('a body the token limit stopped inside the method loses the line it cut, and the trace says so; a finished one keeps every line', async () => {
     const text = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) thr';
-    for (const retrieval of [undefined, 'line' as const]) {
-      const { client: cutShort } = recordingModel(text, 'length');
-      const cut = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(retrieval ? { retrieval } : {}) })).complete(emptied(), signal);
-      assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', `${retrieval ?? 'rambo'}: ${JSON.stringify(cut.items[0]?.text)}`);
-      if (!retrieval) assert.match(cut.trace.stages.find((s) => s.stage === 'postprocess')?.message ?? '', /token limit ended the body mid-way.*if \(factory == null\) thr/);
-      const { client: stopped } = recordingModel(text, 'stop');
-      const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(retrieval ? { retrieval } : {}) })).complete(emptied(), signal);
-      assert.match(kept.items[0]?.text ?? '', /thr$/, `${retrieval ?? 'rambo'}: not stopped by the limit, nothing is dropped`);
-    }
+    const { client: cutShort } = recordingModel(text, 'length');
+    const cut = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', JSON.stringify(cut.items[0]?.text));
+    assert.match(cut.trace.stages.find((s) => s.stage === 'postprocess')?.message ?? '', /token limit ended the body mid-way.*if \(factory == null\) thr/);
+    const { client: stopped } = recordingModel(text, 'stop');
+    const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.match(kept.items[0]?.text ?? '', /thr$/, 'not stopped by the limit, nothing is dropped');
   });
 
   void test('a streaming model server\'s time to first token is in the body\'s trace, as in the line mode\'s', async () => {
     const { client } = recordingModel('return null;', 'stop');
     const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
-    for (const mode of [bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }), bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrieval: 'line' })]) {
-      const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, mode).complete(emptied(), signal);
-      assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
-    }
+    const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
   });
 
   void test('a given sketch and the no-sketch variant make no sketch call; a given sketch\'s elements are mapped as the model\'s are', async () => {
@@ -219,20 +215,18 @@ void describe('body mode through createPipeline', () => {
     assert.ok(codeTokens(body!) > codeTokens(sketch!), `the body keeps more code (${codeTokens(body!)} tokens)`);
   });
 
-  void test('both body paths hold the model to the body: no end before it closes, no blank or closing first line', async () => {
-    for (const opts of [{}, { retrieval: 'line' as const }]) {
-      const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
-      const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }, opts));
-      const result = await pipeline.complete(emptied(), signal);
-      assert.ok(seen.length > 0);
-      for (const r of seen) {
-        assert.equal(r.holdEnd?.(''), true, `${JSON.stringify(opts)}: not ended before the body closes`);
-        assert.equal(r.holdEnd?.('return null;\n    }'), false);
-        assert.equal(r.holdLine?.('   '), true, 'held while blank');
-        assert.equal(r.holdLine?.('return'), false);
-      }
-      assert.match(result.items[0]?.text ?? '', /return null;/);
+  void test('the body mode holds the model to the body: no end before it closes, no blank or closing first line', async () => {
+    const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
+    const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }));
+    const result = await pipeline.complete(emptied(), signal);
+    assert.ok(seen.length > 0);
+    for (const r of seen) {
+      assert.equal(r.holdEnd?.(''), true, 'not ended before the body closes');
+      assert.equal(r.holdEnd?.('return null;\n    }'), false);
+      assert.equal(r.holdLine?.('   '), true, 'held while blank');
+      assert.equal(r.holdLine?.('return'), false);
     }
+    assert.match(result.items[0]?.text ?? '', /return null;/);
   });
 
   void test('coderag.body.maxNewTokens is the body call\'s token limit (the sketch keeps its own); out-of-range values are not used (the default stays)', async () => {

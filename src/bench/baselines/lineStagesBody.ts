@@ -15,7 +15,8 @@ export function lineStagesBodyMode(parsers: Parsers, maxLines: number): Completi
     hold: (request) => bodyHold(request.lang),
     // The line composition hands the cut the primed prefix and the answer after the priming, which it prepends itself.
     postprocess: (raw, context, options) => {
-      const target = detectBodyTarget(parsers, context.lang, context.prefix, context.suffix) ?? guessBodyTarget(context.lang, context.prefix);
+      const target =
+        detectBodyTarget(parsers, context.lang, context.prefix, context.suffix) ?? guessBodyTarget(context.lang, context.prefix);
       const signatureIndent = target?.signatureIndent ?? signatureIndentOf(context.lang, context.prefix);
       return cutBodyAnswer(
         { text: raw, ...(context.stoppedBy ? { stoppedBy: context.stoppedBy } : {}) },

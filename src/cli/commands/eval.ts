@@ -26,13 +26,7 @@ import { comparisonChartSvg } from '../../bench/chart';
 import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
 import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
-import {
-  BODY_ELEMENTS,
-  CHECK_MODES,
-  embeddedLMOf,
-  PIPELINE_DEFAULTS,
-  type CheckMode,
-} from '../../engine/pipeline';
+import { BODY_ELEMENTS, CHECK_MODES, embeddedLMOf, PIPELINE_DEFAULTS, type CheckMode } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
 import { BODY_COMPOSES } from '../../bench/variants/bodyCompose';
 import { SIGNATURE_SEARCHES } from '../../bench/variants/encoderSignatures';
@@ -95,7 +89,6 @@ const RUN_OPTIONS = {
 } as const;
 
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
-
 
 /** A value of one of `allowed`, or undefined when the option is absent. */
 function oneOf<T extends string>(values: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {

@@ -358,10 +358,10 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
   const ranked = (opts.compose ?? composeInTurns)({
-      usages: usages.map(usageCandidate),
-      definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
-      related: mapped.related.map((d) => candidateOf(d, 'definition')),
-      knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
+    usages: usages.map(usageCandidate),
+    definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
+    related: mapped.related.map((d) => candidateOf(d, 'definition')),
+    knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
     signatures: similar.map(signatureCandidate),
   });
   if (!model) return context.finish([], { contexts: ranked });

@@ -62,12 +62,7 @@ export async function knowledgeStage(
     trace,
     'retrieve',
     signal,
-    () =>
-      stages.retrieval.retrieve(
-        { file, query, topJ: options.retrieval.topJ, analyses: context.analyses },
-        options.retrieval,
-        signal,
-      ),
+    () => stages.retrieval.retrieve({ file, query, topJ: options.retrieval.topJ, analyses: context.analyses }, options.retrieval, signal),
     (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
     stages.checkpoint,
   );

@@ -49,7 +49,7 @@ export interface PipelineDeps extends Pick<
   prober?: () => ChunkProber | undefined;
   /** Which BestFit reranker runs; absent: the retrieval order. */
   rerankers?: RerankerSwitch;
-  /** Replaces the query stage (the bench shares one query per case across its methods). */
+  /** The query stage's strategy; absent: CodeRAG's probing with `prober` (probingQueryBuilder), else options.query's fallback. */
   queryBuilder?: QueryBuilder;
 }
 

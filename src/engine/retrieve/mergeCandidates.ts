@@ -86,6 +86,8 @@ export function mergeCandidates(traces: readonly PathTrace[], maxCandidates: num
       }
     }
   }
-  for (const c of out) c.paths = PATH_ORDER.filter((p) => c.scores[p] !== undefined);
+  // The paths that found each candidate, in the merge's order of the paths.
+  const order = lists.map((l) => l.path);
+  for (const c of out) c.paths = order.filter((p) => c.scores[p] !== undefined);
   return out;
 }

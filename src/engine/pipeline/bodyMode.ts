@@ -27,7 +27,7 @@ import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages }
 import { timed } from './stages/timed';
 import { isBlank, LINE_MODE } from './modes';
 import { newTraceId, type BodyTrace, type CompletionTrace } from './trace';
-import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, RequestContext } from './types';
+import type { CompletionMode, CompletionRequest, CompletionResult, RequestContext } from './types';
 
 /** What the body mode reads besides the request: the grammars, the repository's methods, the model's tokenizer. */
 export interface BodyModeDeps {

@@ -17,6 +17,7 @@ import { PIPELINE_DEFAULTS } from '../src/engine/pipeline/defaults';
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../src/engine/gate/levels';
 import { defaultsRow, formatDefaultsMarkdown, modelHashes, type DefaultsRow, type DefaultsTask } from '../src/bench/defaultsTable';
 import type { ScoreReport } from '../src/bench/score';
+import { BODY_COMPOSES } from '../src/bench/variants/bodyCompose';
 
 const root = resolve(__dirname, '..');
 const { values } = parseArgs({
@@ -93,8 +94,9 @@ const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]
   {
     setting: 'compose',
     tasks: ['body'],
-    values: ['turns', 'knowledge-first', 'definitions-first', 'rrf'],
-    current: PIPELINE_DEFAULTS.body.compose ?? 'turns',
+    values: [...BODY_COMPOSES],
+    // The product composes in turns (engine/body/rambo.ts composeInTurns).
+    current: 'turns',
     args: (v) => ['--body-compose', v],
   },
   {

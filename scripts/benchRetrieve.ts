@@ -12,7 +12,7 @@ import type { QueryStrategy } from '../src/engine/query/types';
 import type { UnfinishedFile } from '../src/engine/query/unfinishedFile';
 import { DataflowRetriever } from '../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { mergeCandidates } from '../src/engine/retrieve/mergeCandidates';
-import { Rg1Retriever } from '../src/engine/retrieve/rg1/rg1Retrieve';
+import { Rg1Retriever } from '../src/bench/baselines/rg1Retrieve';
 import { SparseRetriever } from '../src/engine/retrieve/sparse/sparseRetrieve';
 import { TfIdfIndex } from '../src/engine/retrieve/sparse/TfIdfIndex';
 import type { PathTrace, Retriever, Snippet } from '../src/engine/retrieve/types';

@@ -1,7 +1,7 @@
 // `node --import tsx scripts/pipelineSnapshot.ts [--out FILE]`: a behaviour snapshot of the one
 // pipeline, not a test. A fixed set of positions in the pyshop and javashop fixtures runs through
 // createPipeline with the shipped embedded model, in line mode, body mode (auto, Rambo with and
-// without CodeRAG's knowledge items, the line stages' body), similar code (ProCC, lexical) and
+// without CodeRAG's knowledge items, the baselines' body through the line stages), similar code (ProCC, lexical) and
 // checked decoding (constrain and repair, the embedded model and two recording model servers);
 // it writes one JSON of what each request showed: the stages run, the prompt text, the contexts
 // (ids and origins), what the model was asked and the completion. Timings are left out, so two runs
@@ -27,6 +27,7 @@ import {
   createRetrievalPaths,
   embeddedLMOf,
   LINE_MODE,
+  PIPELINE_DEFAULTS,
   pipelineOptions,
   type CompletionMode,
   type CompletionRequest,
@@ -35,6 +36,7 @@ import {
   type PipelineOverrides,
   type RetrievalPaths,
 } from '../src/engine/pipeline';
+import { lineStagesBodyMode } from '../src/bench/baselines/lineStagesBody';
 
 // Syntax-tree parses per request (printed, not in the JSON): what the request context saves.
 let parses = 0;
@@ -191,7 +193,7 @@ async function main(): Promise<void> {
   out.push(await run('body auto python', py, emptiedPythonMethod(), { query: { strategy: 'last10' } }, auto));
   out.push(await run('body no knowledge', java, emptiedJavaMethod(), { query: { strategy: 'last10' }, body: { knowledge: false } }, (fx) => bodyMode({ parsers, repo: () => fx.repo })));
   out.push(await run('body no sketch', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, (fx) => bodyMode({ parsers, repo: () => fx.repo }, { sketch: 'none' })));
-  out.push(await run('body line retrieval', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, (fx) => bodyMode({ parsers, repo: () => fx.repo }, { retrieval: 'line' })));
+  out.push(await run('body line retrieval', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, lineStagesBodyMode(parsers, PIPELINE_DEFAULTS.body.maxLines)));
   out.push(await run('body checked', py, emptiedPythonMethod(), { query: { strategy: 'last10' }, check: { mode: 'constrain' } }, auto));
   out.push(await run('body openai server', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, auto, {}, openai.client, openai.seen));
   // Similar code (ProCC): the lexical perspective's window beside CodeRAG's items, and the union.

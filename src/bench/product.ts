@@ -7,7 +7,6 @@ import {
   DEFAULT_PIPELINE_SETTINGS,
   MODEL_DEFAULTS,
   settingsPipelineOptions,
-  type BodyCompose,
   type CheckMode,
   type PipelineOptions,
   type PipelineSettings,
@@ -15,6 +14,7 @@ import {
 import type { PathName } from '../engine/retrieve/types';
 import type { QueryStrategy } from '../engine/query/types';
 import type { SimilarMode } from '../engine/similar/similarStage';
+import type { BodyComposeName } from './variants/bodyCompose';
 
 /** The editor's reranker unless told otherwise (server/config.ts DEFAULT_CONFIG.rerank.kind). */
 export const PRODUCT_RERANK = MODEL_DEFAULTS.rerankKind;
@@ -33,7 +33,8 @@ export interface ProductKnobs {
   topU?: number;
   checkPrior?: number;
   similarShare?: number;
-  bodyCompose?: BodyCompose;
+  /** Rambo step e's order (the body mode's composer: runMethod's modeOf); absent: the product's turns. */
+  bodyCompose?: BodyComposeName;
   contextShare?: number;
   bodyContextShare?: number;
   probeTop?: number;
@@ -71,7 +72,6 @@ export function productPipelineOptions(k: ProductKnobs): PipelineOptions {
     prompt: { ...base.prompt, ...(k.contextShare !== undefined ? { contextShare: k.contextShare } : {}) },
     body: {
       ...base.body,
-      ...(k.bodyCompose ? { compose: k.bodyCompose } : {}),
       ...(k.bodyContextShare !== undefined ? { contextShare: k.bodyContextShare } : {}),
     },
     check: { ...base.check!, ...(k.checkPrior !== undefined ? { prior: k.checkPrior } : {}) },

@@ -24,6 +24,8 @@ import type { LinUcb, LinUcbState } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { caseLang } from './cases';
 import { scoreCompletion } from './metrics';
+import { SignatureVectors } from './variants/encoderSignatures';
+import { RG1, withRg1 } from './baselines/rg1Retrieve';
 
 export interface EvalProgress {
   phase: 'index' | 'prepare' | 'case';
@@ -70,7 +72,7 @@ export interface RepoReport {
   items: number;
   indexMs: number;
   /** Index-time work of each path (RG-1 windows, TF-IDF, embeddings). */
-  prepareMs: Partial<Record<PathName, number>>;
+  prepareMs: Record<string, number>;
   /** ProCC's code-window index: windows, time to build and embed them, memory held (bytes, an estimate). */
   windows?: { count: number; ms: number; bytes: number; embedded: number; store: string };
 }
@@ -155,7 +157,8 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         indexMs: performance.now() - t0,
         prepareMs: {},
       };
-      paths = createRetrievalPaths(kb, input.parsers, {
+      // RG-1, a baseline, beside the engine's paths.
+      const built = createRetrievalPaths(kb, input.parsers, {
         paths: [...needed],
         ...(input.encoder
           ? {
@@ -167,7 +170,8 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
             }
           : {}),
       });
-      for (const path of ['sparse', 'dense', 'dataflow', 'rg1'] as const) {
+      paths = withRg1(built, kb, [...needed]);
+      for (const path of ['sparse', 'dense', 'dataflow', RG1] as const) {
         const r = paths.byName.get(path);
         if (!r) continue;
         input.onProgress?.({ phase: 'prepare', repo, done, total, detail: path });
@@ -218,8 +222,8 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
                 parsers: input.parsers,
                 repo: () => repoMethods,
                 ...(input.tokenize ? { tokenize: input.tokenize } : {}),
-                ...(input.encoder ? { embed: embedWith(input.encoder) } : {}),
               },
+              ...(input.encoder ? { signatureVectors: new SignatureVectors(embedWith(input.encoder)) } : {}),
             }
           : {}),
       };

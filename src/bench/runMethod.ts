@@ -5,7 +5,7 @@
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import { checkCompletion } from '../engine/check/repairCompletion';
-import type { BodyCompose, BodyElements, CheckMode, ReceiverTyping, SignatureMatch } from '../engine/pipeline';
+import type { BodyElements, BodyModeOptions, CheckMode, ReceiverTyping } from '../engine/pipeline';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -30,13 +30,18 @@ import {
   type CompletionResult,
   type Pipeline,
   type PipelineOptions,
-  type SketchSource,
 } from '../engine/pipeline';
 import { UserError } from '../engine/util/errors';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import type { SimilarMode } from '../engine/similar/similarStage';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
+import { afterFirstGeneration } from './baselines/repoCoder';
+import { lineStagesBodyMode } from './baselines/lineStagesBody';
+import { groundTruthSketch } from './variants/groundTruthSketch';
+import { bodyComposer, type BodyComposeName } from './variants/bodyCompose';
+import { encoderSignatures, type SignatureSearchName, type SignatureVectors } from './variants/encoderSignatures';
+import { BLOCK_LAYOUT } from './variants/blockBodyPrompt';
 import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
 import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
@@ -55,8 +60,8 @@ export interface MethodSpec {
    * file.
    */
   usesQuery: boolean;
-  /** Rambo's methods (body mode's own retrieval): where the sketch comes from; `oracle` is the ground truth (a ceiling, not a method). */
-  rambo?: SketchSource;
+  /** Rambo's methods (body mode's own retrieval): where the sketch comes from. */
+  rambo?: RamboSketch;
   /** ProCC's similar-code stage: a fixed perspective, the union, or the bandit (learning online over the run's cases). */
   similar?: SimilarMode;
   /** `product`: the editor with its default settings (auto line/body mode, the right context as the editor sees it; bench/product.ts). */
@@ -87,8 +92,11 @@ export const STANDARD_METHODS = [
   'df+s+d+dr',
 ] as const;
 
+/** Where a Rambo method's sketch comes from: the model, none, or the ground truth (`oracle`: a ceiling, not a method). */
+export type RamboSketch = 'model' | 'none' | 'oracle';
+
 /** Rambo's methods (body cases): with a model sketch, without one, and with the ground truth as the sketch (an oracle). */
-export const RAMBO_METHODS: Readonly<Record<string, SketchSource>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
+export const RAMBO_METHODS: Readonly<Record<string, RamboSketch>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
 
 const PATH_TOKENS: Record<string, PathName> = { s: 'sparse', d: 'dense', df: 'dataflow' };
 const MERGE_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
@@ -183,10 +191,10 @@ export interface RunOptions {
   bodyMaxNewTokens: number;
   /** The body mode's prompt layout (Rambo's commented fragments, or the line mode's block). */
   bodyPromptForm: 'rambo' | 'block';
-  /** Rambo step a: signatures by token Jaccard (default) or the code encoder's cosine. */
-  bodySignatures?: SignatureMatch;
+  /** Rambo step a: signatures by token Jaccard (the product's) or the code encoder's cosine (variants/encoderSignatures). */
+  bodySignatures?: SignatureSearchName;
   /** Rambo step e: the order of its lists and CodeRAG's items (default: turns). */
-  bodyCompose?: BodyCompose;
+  bodyCompose?: BodyComposeName;
   bodyElements?: BodyElements;
   /** Checking against the repository at dereferences (PipelineOptions.check); default constrain, as in the product. */
   check?: CheckMode;
@@ -240,6 +248,8 @@ export interface CaseEnvironment {
   queryMemo?: Map<string, RetrievalQuery>;
   /** The body mode's repository view (Rambo's methods and body cases). */
   body?: BodyModeDeps;
+  /** The code encoder's vectors of the repository's signatures (Rambo step a's `encoder` variant), when the encoder is loaded. */
+  signatureVectors?: SignatureVectors;
   /** ProCC's perspectives over the repository's code windows. */
   similar?: SimilarRetrieval;
   /** Each bandit method's LinUCB, kept across the run's repositories (the harness rewards it after each case). */
@@ -273,9 +283,6 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
     // implicit join.
     body: {
       maxNewTokens: options.bodyMaxNewTokens,
-      promptForm: options.bodyPromptForm,
-      ...(options.bodySignatures ? { signatureMatch: options.bodySignatures } : {}),
-      ...(options.bodyCompose ? { compose: options.bodyCompose } : {}),
       ...(options.bodyElements ? { elements: options.bodyElements } : {}),
       ...(spec.rambo ? { knowledge: false } : {}),
       ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}),
@@ -298,17 +305,33 @@ function modeOf(
   spec: MethodSpec,
   c: BenchCase,
   env: CaseEnvironment,
-  generate: boolean,
+  options: RunOptions,
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>,
 ): CompletionMode {
   const body = isBodyCase(c);
+  // Step e's order where the run names one (the body mode's composer), else the product's.
+  const compose: BodyModeOptions = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
   // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
-  if (spec.product) return env.body ? autoMode(env.body) : LINE_MODE;
-  if (!spec.rambo) return body && env.body ? bodyMode(env.body, { retrieval: 'line' }) : LINE_MODE;
+  if (spec.product) return env.body ? autoMode(env.body, compose) : LINE_MODE;
+  // The baselines' body: their own retrieval through the line stages, cut as the product cuts a body.
+  if (!spec.rambo) return body && env.body ? lineStagesBodyMode(env.body.parsers, PIPELINE_DEFAULTS.body.maxLines) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
+  // Rambo's variants of step a and of the prompt's layout.
+  const rambo: BodyModeOptions = {
+    ...compose,
+    ...(options.bodySignatures === 'encoder' ? { signatures: encoderSignatures(env.signatureVectors, env.body.tokenize) } : {}),
+    ...(options.bodyPromptForm === 'block' ? { promptLayout: BLOCK_LAYOUT } : {}),
+  };
+  // Retrieval only: the pipeline has no model, the sketch still comes from it (Rambo's sketch is part of its retrieval).
+  const sketchModel = !options.generate && spec.rambo === 'model' && env.model ? env.model : undefined;
   return body
-    ? bodyMode(env.body, { sketch: spec.rambo, oracleSketch: c.groundtruth, retrievalOnly: !generate, ...(knowledge ? { knowledge } : {}) })
-    : autoMode(env.body);
+    ? bodyMode(env.body, {
+        sketch: spec.rambo === 'oracle' ? groundTruthSketch(c.groundtruth) : spec.rambo,
+        ...(sketchModel ? { sketchModel: () => sketchModel } : {}),
+        ...(knowledge ? { knowledge } : {}),
+        ...rambo,
+      })
+    : autoMode(env.body, rambo);
 }
 
 /** The method's pipeline, built by the product's one composition function. */
@@ -316,7 +339,8 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
   const caseKey = c.metadata.task_id;
   const reranker = spec.rerank === 'none' ? undefined : env.rerankers[spec.rerank];
   if (spec.rerank !== 'none' && !reranker) throw new UserError(`method ${spec.name}: the ${spec.rerank} reranker is not loaded`);
-  const retrievers = spec.paths.map((p) => env.retriever(p));
+  // RepoCoder's second round (`round`: the first generation) retrieves with that generation after the code.
+  const retrievers = spec.paths.map((p) => afterFirstGeneration(env.retriever(p), round));
   const probing = probingQueryBuilder(() => env.prober);
   const retrievalDeps = {
     retrievers: () => retrievers,
@@ -337,13 +361,12 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
     pipelineOptions(spec, options, isBodyCase(c)),
     {
       ...retrievalDeps,
-      // Retrieval only: no model, so every top-u snippet is a context and nothing is generated.
-      // Rambo's sketch is a model call even when only retrieval is evaluated.
-      ...((options.generate || (spec.rambo === 'model' && isBodyCase(c))) && env.model ? { model: () => env.model! } : {}),
+      // Retrieval only: no model, so every top-u snippet is a context and nothing is generated (Rambo's sketch: modeOf).
+      ...(options.generate && env.model ? { model: () => env.model! } : {}),
       ...(env.receivers ? { receivers: () => env.receivers } : {}),
       ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
     },
-    modeOf(spec, c, env, options.generate, knowledge),
+    modeOf(spec, c, env, options, knowledge),
   );
 }
 
@@ -480,7 +503,7 @@ export async function runCase(
   }
   // RepoCoder: the second retrieval's query is the last lines of the code context plus the first generation.
   const generated = first.items[0]?.text ?? '';
-  const second = await pipelineOf(spec, env, options, c, generated).complete({ ...request, retrievalSuffix: generated }, signal);
+  const second = await pipelineOf(spec, env, options, c, generated).complete(request, signal);
   const t1 = timingsOf(first, true);
   const t2 = timingsOf(second, true);
   const timings: StageTimings = {};

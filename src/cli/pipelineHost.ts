@@ -7,6 +7,7 @@ import type { KnowledgeBase } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
 import { ModelRegistry, type CausalLM, type Encoder, type ModelPlacement } from '../engine/models';
 import { createRetrievalPaths, MODEL_DEFAULTS, type RetrievalPaths } from '../engine/pipeline';
+import { withRg1 } from '../bench/baselines/rg1Retrieve';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
@@ -60,7 +61,7 @@ export async function preparedPaths(
   const embedding = progressPrinter('embedding');
   const indexFolder = indexFolderFor(cacheRoot(indexDir), repo);
   const nextLine = similar?.nextLine;
-  const built = createRetrievalPaths(kb, await parsers(), {
+  const engine = createRetrievalPaths(kb, await parsers(), {
     paths,
     ...(encoder
       ? { dense: { encoder, indexFolder, onProgress: (x) => embedding.update({ done: x.done, total: x.total, path: '' }) } }
@@ -77,6 +78,8 @@ export async function preparedPaths(
         }
       : {}),
   });
+  // RG-1, a baseline the bench lends (`--paths rg1`), beside the engine's paths.
+  const built = withRg1(engine, kb, paths);
   const prepareMs: Record<string, number> = {};
   try {
     for (const r of built.byName.values()) {

@@ -26,16 +26,10 @@ import { comparisonChartSvg } from '../../bench/chart';
 import { indexFolderFor, writeFileAtomic } from '../../engine/kb/store';
 import { DEFAULT_PROBE_BATCH, DEFAULT_PROBE_BUDGET_MS, lmChunkProber } from '../../engine/query/lmChunkProber';
 import type { QueryStrategy } from '../../engine/query/types';
-import {
-  BODY_ELEMENTS,
-  CHECK_MODES,
-  embeddedLMOf,
-  PIPELINE_DEFAULTS,
-  type BodyCompose,
-  type CheckMode,
-  type SignatureMatch,
-} from '../../engine/pipeline';
+import { BODY_ELEMENTS, CHECK_MODES, embeddedLMOf, PIPELINE_DEFAULTS, type CheckMode } from '../../engine/pipeline';
 import type { Reranker } from '../../engine/rerank/types';
+import { BODY_COMPOSES } from '../../bench/variants/bodyCompose';
+import { SIGNATURE_SEARCHES } from '../../bench/variants/encoderSignatures';
 import { distillCase, RecordingReranker, seedOf, type DistillCaseStats } from '../../bench/distillCases';
 import { isUserError, UserError } from '../../engine/util/errors';
 
@@ -95,9 +89,6 @@ const RUN_OPTIONS = {
 } as const;
 
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
-
-const SIGNATURE_MATCHES: readonly SignatureMatch[] = ['jaccard', 'encoder'];
-const BODY_COMPOSES: readonly BodyCompose[] = ['turns', 'knowledge-first', 'definitions-first', 'rrf'];
 
 /** A value of one of `allowed`, or undefined when the option is absent. */
 function oneOf<T extends string>(values: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {
@@ -190,7 +181,7 @@ async function prepare(
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
   const check = ((values.check as string | undefined) ?? PIPELINE_DEFAULTS.check?.mode ?? 'constrain') as CheckMode;
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
-  const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_MATCHES);
+  const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_SEARCHES);
   const bodyCompose = oneOf(values, 'body-compose', BODY_COMPOSES);
   const bodyElements = oneOf(values, 'body-elements', BODY_ELEMENTS);
   const generate = values['no-generate'] !== true;

@@ -42,16 +42,8 @@ function bodyText(item: KbItem): string {
   return at < 0 ? item.text : item.text.slice(at + item.signature.length);
 }
 
-/** The code encoder as step a's option uses it: texts to unit vectors. */
-export type EmbedTexts = (texts: string[], signal: AbortSignal) => Promise<Float32Array[]>;
-
-/** Signatures embedded per call (the encoder's batch). */
-const EMBED_CHUNK = 64;
-
 export class RepoMethods implements Disposable {
   private byPath = new Map<string, MethodEntry[]>();
-  /** The encoder's vectors of signatures (step a's encoder option), by signature text: embedded once, on first use. */
-  private signatureVectors = new Map<string, Float32Array>();
   /**
    * The methods using each identifier, by word id. Words are numbered once for the index's life
    * (a changed file may leave unused ones): the per-method sets of strings this replaces held about
@@ -162,27 +154,6 @@ export class RepoMethods implements Disposable {
     this.ensure();
     const id = this.wordIds.get(identifier);
     return id === undefined ? [] : [...(this.byIdentifier.get(id) ?? [])];
-  }
-
-  /** The signature's vector, once embedSignatures has run. */
-  signatureVector(entry: MethodEntry): Float32Array | undefined {
-    return this.signatureVectors.get(entry.item.signature);
-  }
-
-  /** Embed the signatures not embedded yet (the first call embeds them all; later ones what changed files added). */
-  async embedSignatures(embed: EmbedTexts, signal: AbortSignal): Promise<number> {
-    const current = new Set(this.methods().map((m) => m.item.signature));
-    for (const s of [...this.signatureVectors.keys()]) if (!current.has(s)) this.signatureVectors.delete(s);
-    const todo = [...current].filter((s) => !this.signatureVectors.has(s));
-    for (let i = 0; i < todo.length; i += EMBED_CHUNK) {
-      const part = todo.slice(i, i + EMBED_CHUNK);
-      const vectors = await embed(part, signal);
-      part.forEach((s, j) => {
-        const v = vectors[j];
-        if (v) this.signatureVectors.set(s, v);
-      });
-    }
-    return todo.length;
   }
 
   /** Name tables for mapping a sketch's elements (classes; methods and fields by simple name; subword sets of all names). */

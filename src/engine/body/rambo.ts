@@ -1,6 +1,5 @@
 // Rambo's retrieval steps over the repository's methods (docs/ARCHITECTURE.md "Papers: implementation notes"):
-// (a) signature-similar methods by Jaccard over the signatures' token sets (or the code encoder's
-// cosine of the signatures, an option), and (d) the usages of
+// (a) signature-similar methods by Jaccard over the signatures' token sets, and (d) the usages of
 // the essential elements, ranked by similarity to the sketch. The target and the other methods of
 // its class in its file never count; nor does what the target's file holds from the cursor on
 // (the knowledge base may hold the file as saved, with text the unfinished file does not have).
@@ -49,25 +48,23 @@ export function signatureSimilar(
   return scored.sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id)).slice(0, topK);
 }
 
-/** Step a by the code encoder: the cosine of the signatures' embeddings (unit vectors: a dot product), top-k. */
-export function signatureSimilarByVector(
-  target: BodyTarget,
-  filePath: string,
-  repo: RepoMethods,
-  topK: number,
-  query: Float32Array,
-): ScoredMethod[] {
-  const excluded = excludedFor(target, filePath);
-  const scored: ScoredMethod[] = [];
-  for (const m of repo.methods()) {
-    if (m.item.lang !== target.lang || excluded(m.item)) continue;
-    const v = repo.signatureVector(m);
-    if (!v || v.length !== query.length) continue;
-    let dot = 0;
-    for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
-    scored.push({ item: m.item, score: dot });
-  }
-  return scored.sort((a, b) => b.score - a.score || a.item.id.localeCompare(b.item.id)).slice(0, topK);
+/** Rambo step a: the top-k methods whose signatures are most like the target's, and how they were compared (the trace's words). */
+export interface SignatureSearch {
+  similar(
+    target: BodyTarget,
+    filePath: string,
+    repo: RepoMethods,
+    topK: number,
+    signal: AbortSignal,
+  ): Promise<{ methods: ScoredMethod[]; how: string }>;
+}
+
+/** The product's step a: token Jaccard of the signature keys (Rambo), over `tokenize`'s tokens where given. */
+export function jaccardSignatures(tokenize?: Tokenize): SignatureSearch {
+  return {
+    similar: (target, filePath, repo, topK) =>
+      Promise.resolve({ methods: signatureSimilar(target, filePath, repo, topK, tokenize), how: 'jaccard' }),
+  };
 }
 
 /** Step d: methods whose bodies use the identifiers, ranked by subword Jaccard with the sketch, top-k. */
@@ -109,37 +106,15 @@ export interface BodyLists<T> {
   signatures: readonly T[];
 }
 
-/** Reciprocal-rank fusion's constant (Cormack et al.: 60). */
-const RRF_K = 60;
+/** Rambo step e: the body's lists as one list, best first, each snippet once. */
+export type BodyComposer = <T extends { snippet: { id: string } }>(lists: BodyLists<T>) => T[];
 
-/** Step e's order (see BodyCompose), each snippet once. */
-export function composeBodyLists<T extends { snippet: { id: string } }>(
-  lists: BodyLists<T>,
-  compose: 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf',
-): T[] {
-  const { usages, definitions, knowledge, signatures } = lists;
-  const related = lists.related ?? [];
-  switch (compose) {
-    case 'knowledge-first':
-      return mergeInTurns([[...knowledge, ...mergeInTurns([usages, definitions, signatures]), ...related]]);
-    case 'definitions-first':
-      return mergeInTurns([[...mergeInTurns([definitions, knowledge]), ...mergeInTurns([usages, related, signatures])]]);
-    case 'rrf': {
-      const score = new Map<string, { item: T; score: number; first: number }>();
-      let order = 0;
-      for (const list of [usages, definitions, knowledge, signatures, related]) {
-        list.forEach((item, rank) => {
-          const s = score.get(item.snippet.id);
-          if (s) s.score += 1 / (RRF_K + rank + 1);
-          else score.set(item.snippet.id, { item, score: 1 / (RRF_K + rank + 1), first: order++ });
-        });
-      }
-      return [...score.values()].sort((a, b) => b.score - a.score || a.first - b.first).map((s) => s.item);
-    }
-    default:
-      return mergeInTurns([usages, definitions, knowledge, signatures, related]);
-  }
-}
+/**
+ * The product's step e: a usage, a definition of an element, a CodeRAG item, a signature hit, in turns, then the definitions only the
+ * signature-similar methods use.
+ */
+export const composeInTurns: BodyComposer = (lists) =>
+  mergeInTurns([lists.usages, lists.definitions, lists.knowledge, lists.signatures, lists.related ?? []]);
 
 /** Step e's order: the lists taken in turns (a usage, a definition, a signature hit, ...), each snippet once, best first. */
 export function mergeInTurns<T extends { snippet: { id: string } }>(lists: ReadonlyArray<readonly T[]>): T[] {

@@ -8,16 +8,17 @@ import type { Lang } from '../kb/types';
 import { bodyUnfinished, cutBody, missingBodyIndent, withoutLineCutByLimit } from '../body/cutBody';
 import { headFragment, usageFragment } from '../body/fragments';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
-import { composeBodyLists, rankUsages, signatureSimilar, signatureSimilarByVector, type ScoredMethod } from '../body/rambo';
-import type { EmbedTexts, RepoMethods } from '../body/RepoMethods';
+import { composeInTurns, jaccardSignatures, rankUsages, type BodyComposer, type ScoredMethod, type SignatureSearch } from '../body/rambo';
+import type { RepoMethods } from '../body/RepoMethods';
 import { stripControlChars } from '../generate/postprocess/controlChars';
 import { capLength, cutAtPlaceholder } from '../generate/postprocess/postprocess';
 import { cutAtMalformed } from '../generate/postprocess/wellFormed';
 import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
 import type { Tokenize } from '../body/tokens';
-import { bodyPrompt, type BodyPrompt } from '../prompt/bodyPrompt';
+import { bodyPrompt, type BodyPrompt, type BodyPromptLayout } from '../prompt/bodyPrompt';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
-import type { GenerateRequest, GenerateResult } from '../generate/types';
+import type { GenerateRequest, GenerateResult, ModelClient } from '../generate/types';
+import { redactingClient } from '../generate/redactBoundary';
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
 import { errorMessage } from '../util/errors';
@@ -26,7 +27,7 @@ import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages }
 import { timed } from './stages/timed';
 import { isBlank, LINE_MODE } from './modes';
 import { newTraceId, type BodyTrace, type CompletionTrace } from './trace';
-import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, RequestContext } from './types';
+import type { CompletionMode, CompletionRequest, CompletionResult, RequestContext } from './types';
 
 /** What the body mode reads besides the request: the grammars, the repository's methods, the model's tokenizer. */
 export interface BodyModeDeps {
@@ -35,25 +36,39 @@ export interface BodyModeDeps {
   repo: () => RepoMethods | undefined;
   /** Token ids for signature similarity (Rambo: the model's BPE); absent: subword tokens. */
   tokenize?: Tokenize;
-  /** The code encoder, for step a's `encoder` option (signatures compared by cosine). */
-  embed?: EmbedTexts;
+}
+
+/**
+ * A sketch given instead of the model's (an evaluation's ceiling): no sketch call; its elements are
+ * mapped to the repository as the model's are.
+ */
+export interface GivenSketch {
+  /** What the trace calls the sketch's source. */
+  readonly source: string;
+  /** The trace's note on the skipped sketch call. */
+  readonly note: string;
+  readonly text: string;
 }
 
 /**
  * Where the body's elements come from: `model` (Rambo: a sketch from the completion model),
- * `none` (the signature-similar methods' bodies; no sketch call), `oracle` (the ground truth as
- * the sketch: the retrieval ceiling, an evaluation oracle only).
+ * `none` (the signature-similar methods' bodies; no sketch call), or a sketch given as text.
  */
-export type SketchSource = 'model' | 'none' | 'oracle';
+export type SketchSource = 'model' | 'none' | GivenSketch;
 
 export interface BodyModeOptions {
-  /** `rambo` (default): Rambo's retrieval; `line`: the line stages' retrieval with the body's cut and length. */
-  retrieval?: 'rambo' | 'line';
   sketch?: SketchSource;
-  /** The sketch of `oracle` (the ground-truth body). */
-  oracleSketch?: string;
-  /** Stop after the usages (an evaluation of retrieval): every merged snippet is a context, the model only sketches. */
-  retrievalOnly?: boolean;
+  /**
+   * The model that drafts the sketch when the pipeline has no completion model: the body mode then stops after its lists, every one of
+   * them a context (an evaluation of retrieval whose sketch is still the model's).
+   */
+  sketchModel?: () => ModelClient;
+  /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits); absent: in turns (composeInTurns). */
+  compose?: BodyComposer;
+  /** Step a's search; absent: token Jaccard of the signature keys over deps.tokenize (jaccardSignatures). */
+  signatures?: SignatureSearch;
+  /** The body prompt's layout of its fragments; absent: Rambo's (RAMBO_LAYOUT). */
+  promptLayout?: BodyPromptLayout;
   /**
    * CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line
    * stages (options.body.knowledge).
@@ -69,21 +84,28 @@ function bodyStops(lang: Lang, indent: number): string[] {
     : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
 }
 
-function postprocessBody(
-  given: string,
-  context: { lang: Lang; prefix: string; stoppedBy?: GenerateResult['stoppedBy'] },
-  options: PipelineOptions['postprocess'],
-): string {
-  const raw = cutAtMalformed(stripControlChars(given));
-  return cutAtPlaceholder(
-    withoutLineCutByLimit(
-      cutBody(raw, context.lang, context.prefix, Math.max(options.maxLines, 60)),
-      raw,
-      context.stoppedBy,
-      context.lang,
-      context.prefix,
-    ).body,
+/**
+ * The body mode's cut of the model's answer: control characters and malformed text out, cut where
+ * the method ends (at most `maxLines` lines), less the line the token limit cut mid-way (`dropped`),
+ * cut at a placeholder and capped at `maxChars`. `prefix` is the code before the cursor as the
+ * model saw it (with `primed`, the indentation the prompt added, which begins the text).
+ */
+export function cutBodyAnswer(
+  generated: Pick<GenerateResult, 'text' | 'stoppedBy'>,
+  at: { lang: Lang; prefix: string; primed: string; signatureIndent: number },
+  limits: { maxLines: number; maxChars: number },
+): { text: string; dropped?: string } {
+  const raw = cutAtMalformed(stripControlChars(generated.text));
+  const body = cutBody(raw, at.lang, at.prefix, limits.maxLines, at.signatureIndent);
+  const { body: kept, dropped } = withoutLineCutByLimit(
+    body ? at.primed + body : '',
+    raw,
+    generated.stoppedBy,
+    at.lang,
+    at.prefix,
+    at.signatureIndent,
   );
+  return { text: capLength(cutAtPlaceholder(kept), limits.maxChars), ...(dropped !== undefined ? { dropped } : {}) };
 }
 
 function candidateOf(snippet: Snippet, kind: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
@@ -108,7 +130,7 @@ function methodBody(m: ScoredMethod): string {
  * The body goes on until it ends (Java: its closing brace; Python: at least one statement), and it
  * may not close the method before its first statement (the cut would leave no body).
  */
-function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
+export function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLine'> {
   return { holdEnd: (generated) => bodyUnfinished(lang, generated), holdLine: isBlank };
 }
 
@@ -125,6 +147,7 @@ function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | u
 export async function completeBody(context: RequestContext, deps: BodyModeDeps, opts: BodyModeOptions): Promise<CompletionResult> {
   const { request, stages, options, signal, trace } = context;
   const sketchSource = opts.sketch ?? 'model';
+  const given = typeof sketchSource === 'object' ? sketchSource : undefined;
   const degrade = (e: unknown): { status: 'degraded'; message: string } => ({ status: 'degraded', message: errorMessage(e) });
 
   // The method: from the syntax tree, else (a forced body request) the last declaration line.
@@ -154,7 +177,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       line: target.signatureRow,
       detected: found.detected,
     },
-    sketchSource,
+    sketchSource: typeof sketchSource === 'object' ? sketchSource.source : sketchSource,
     signatureSimilar: [],
     elements: [],
     unmapped: [],
@@ -170,15 +193,10 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     signal,
     async () => {
       if (!repo) throw new Error('the knowledge base is not ready');
-      const embed = deps.embed;
-      if (options.body.signatureMatch === 'encoder' && embed) {
-        body.signatureMatch = 'encoder';
-        await repo.embedSignatures(embed, signal);
-        const [query] = await embed([target.signature], signal);
-        if (query) return signatureSimilarByVector(target, request.filePath, repo, options.body.topSignature, query);
-        body.signatureMatch = 'jaccard (the encoder gave no vector)';
-      } else body.signatureMatch = options.body.signatureMatch === 'encoder' ? 'jaccard (no code encoder loaded)' : 'jaccard';
-      return signatureSimilar(target, request.filePath, repo, options.body.topSignature, deps.tokenize);
+      const search = opts.signatures ?? jaccardSignatures(deps.tokenize);
+      const found = await search.similar(target, request.filePath, repo, options.body.topSignature, signal);
+      body.signatureMatch = found.how;
+      return found.methods;
     },
     (e) => ({ value: [], ...degrade(e) }),
     stages.checkpoint,
@@ -186,8 +204,10 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   body.signatureSimilar = similar.map((m) => ({ id: m.item.id, score: m.score }));
 
   const model = stages.model?.();
-  if (model) await prepareModel(context, model);
-  const budgetTokens = promptBudget(options, model, options.body.maxNewTokens);
+  // The sketch's model: the completion model, else the one lent for the sketch alone (through the same redaction boundary).
+  const drafter = model ?? (opts.sketchModel ? redactingClient(opts.sketchModel()) : undefined);
+  if (drafter) await prepareModel(context, drafter);
+  const budgetTokens = promptBudget(options, drafter, options.body.maxNewTokens);
   // A cursor at the start of an empty line: the body's indentation goes into the prompt, so the
   // model starts a statement, and into the inserted text.
   const sigIndentText = (request.prefix.split('\n')[target.signatureRow] ?? '').match(/^\s*/)?.[0] ?? '';
@@ -200,14 +220,14 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       lang: request.lang,
       filePath: request.filePath,
       prefix,
-      form: options.body.promptForm,
+      ...(opts.promptLayout ? { layout: opts.promptLayout } : {}),
       suffix: request.suffix,
       snippets: ranked.map(snippetForPrompt),
-      family: model?.family ?? 'plain',
+      family: drafter?.family ?? 'plain',
       budgetTokens: budget,
       suffixShare: options.prompt.suffixShare,
       contextShare,
-      ...(model?.countTokens ? { countTokens: model.countTokens } : {}),
+      ...(drafter?.countTokens ? { countTokens: drafter.countTokens } : {}),
     });
   const stops = bodyStops(request.lang, target.signatureIndent);
   const cut = (raw: string): string => {
@@ -217,14 +237,9 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
   // b. sketch
   let sketch = '';
-  if (sketchSource === 'oracle') {
-    sketch = opts.oracleSketch ?? '';
-    trace.stages.push({
-      stage: 'sketch',
-      status: 'skipped',
-      elapsedMs: 0,
-      message: 'no model call: the ORACLE sketch (the ground-truth body)',
-    });
+  if (given) {
+    sketch = given.text;
+    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: given.note });
   } else if (sketchSource === 'none') {
     trace.stages.push({
       stage: 'sketch',
@@ -232,7 +247,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       elapsedMs: 0,
       message: 'no sketch: elements from the signature-similar methods',
     });
-  } else if (!model) {
+  } else if (!drafter) {
     trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no completion model' });
   } else {
     sketch = await timed(
@@ -250,7 +265,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
           ...bodyHold(request.lang),
         };
         const out = await raceDeadline(
-          (s) => callModel(context, model, ask, s),
+          (s) => callModel(context, drafter, ask, s),
           options.body.sketchTimeoutMs,
           signal,
           () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`),
@@ -342,17 +357,14 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       )
     : [];
   // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
-  const ranked = composeBodyLists(
-    {
-      usages: usages.map(usageCandidate),
-      definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
-      related: mapped.related.map((d) => candidateOf(d, 'definition')),
-      knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
-      signatures: similar.map(signatureCandidate),
-    },
-    options.body.compose ?? 'turns',
-  );
-  if (!model || opts.retrievalOnly) return context.finish([], { contexts: ranked });
+  const ranked = (opts.compose ?? composeInTurns)({
+    usages: usages.map(usageCandidate),
+    definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
+    related: mapped.related.map((d) => candidateOf(d, 'definition')),
+    knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
+    signatures: similar.map(signatureCandidate),
+  });
+  if (!model) return context.finish([], { contexts: ranked });
 
   // e. prompt -> f. the body (second model call), cut where the method ends
   const answer = await runModelStages(context, model, {
@@ -379,17 +391,13 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     checkAt: prefix,
     checkAfterOnly: true,
     postprocess: (generated) => {
-      const raw = cutAtMalformed(stripControlChars(generated.text));
-      const { body: kept, dropped } = withoutLineCutByLimit(
-        cut(raw),
-        raw,
-        generated.stoppedBy,
-        request.lang,
-        prefix,
-        target.signatureIndent,
+      const { text, dropped } = cutBodyAnswer(
+        generated,
+        { lang: request.lang, prefix, primed, signatureIndent: target.signatureIndent },
+        { maxLines: options.body.maxLines, maxChars: options.postprocess.maxChars },
       );
       return {
-        text: capLength(cutAtPlaceholder(kept), options.postprocess.maxChars),
+        text,
         lead: '',
         ...(dropped !== undefined
           ? {
@@ -424,24 +432,22 @@ function knowledgeItems(context: RequestContext, asked: CompletionRequest): Prom
   return knowledgeStage(context, lead ? { ...asked, prefix: asked.prefix + lead } : asked, scratch).then((k) => k.ranked);
 }
 
-/** The body mode: Rambo's stages (or, with `retrieval: 'line'`, the line stages with the body's cut). */
+/** The body mode: Rambo's stages. */
 export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): CompletionMode {
-  const mode: CompletionMode = {
+  return {
     name: 'body',
-    postprocess: postprocessBody,
     prime: (request) => missingBodyIndent(request.lang, request.prefix),
     hold: (request) => bodyHold(request.lang),
-    ...(opts.retrieval === 'line' ? {} : { complete: (context: RequestContext) => completeBody(context, deps, opts) }),
+    complete: (context: RequestContext) => completeBody(context, deps, opts),
   };
-  return mode;
 }
 
-/** Body mode where the cursor is in an empty method body (read from the syntax tree), line mode elsewhere. */
-export function autoMode(deps: BodyModeDeps): CompletionMode {
-  const body = bodyMode(deps);
+/** Body mode (with `body`'s options) where the cursor is in an empty method body (read from the syntax tree), line mode elsewhere. */
+export function autoMode(deps: BodyModeDeps, body: BodyModeOptions = {}): CompletionMode {
+  const inBody = bodyMode(deps, body);
   return {
     name: 'auto',
     postprocess: LINE_MODE.postprocess,
-    select: (context) => (bodyTargetOf(context, deps.parsers) ? body : LINE_MODE),
+    select: (context) => (bodyTargetOf(context, deps.parsers) ? inBody : LINE_MODE),
   };
 }

@@ -10,6 +10,7 @@ import type { Candidate } from '../retrieve/types';
 import { requestContext } from './stages/context';
 import { knowledgeStage, similarCodeStage } from './stages/knowledge';
 import { fileToCopyFrom, runModelStages, type ModelPlan } from './stages/model';
+import { LINE_MODE } from './modes';
 import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from './types';
 
 /** A candidate as the prompt shows it; ProCC's window gets its heading and, with a share, is budgeted first up to it. */
@@ -101,14 +102,14 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
     // usually puts the last space into the next word's token (" if"): its answer then starts with
     // that space, which the indentation already holds.
     postprocess: (generated) => ({
-      text: mode.postprocess(
+      text: (mode.postprocess ?? LINE_MODE.postprocess)(
         lead ? generated.text.replace(/^[ \t]+/, '') : generated.text,
         { ...postContext, ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) },
         options.postprocess,
       ),
       lead,
     }),
-    whyEmpty: (generated) => mode.whyEmpty?.(generated.text, postContext, options.postprocess),
+    whyEmpty: (generated) => (mode.postprocess ? mode.whyEmpty : LINE_MODE.whyEmpty)?.(generated.text, postContext, options.postprocess),
   };
   const answer = await runModelStages(context, model, plan);
   return context.finish(answer.items, { contexts: answer.contexts, ...outputs });

@@ -14,7 +14,6 @@ import type { QueryBuilder } from '../query/types';
 import { DataflowRetriever } from '../retrieve/dataflow/dataflowRetrieve';
 import { DenseRetriever, type DenseEncoder, type DenseRetrieverOptions } from '../retrieve/dense/denseRetrieve';
 import { multiPathRetrieve } from '../retrieve/multiPathRetrieve';
-import { Rg1Retriever } from '../retrieve/rg1/rg1Retrieve';
 import { SparseRetriever } from '../retrieve/sparse/sparseRetrieve';
 import type { PathName, RetrievalStage, Retriever } from '../retrieve/types';
 import { bestFitStage } from '../rerank/rerankStage';
@@ -50,7 +49,7 @@ export interface PipelineDeps extends Pick<
   prober?: () => ChunkProber | undefined;
   /** Which BestFit reranker runs; absent: the retrieval order. */
   rerankers?: RerankerSwitch;
-  /** Replaces the query stage (the bench shares one query per case across its methods). */
+  /** The query stage's strategy; absent: CodeRAG's probing with `prober` (probingQueryBuilder), else options.query's fallback. */
   queryBuilder?: QueryBuilder;
 }
 
@@ -129,7 +128,7 @@ async function redactTraceQueries(trace: CompletionResult['trace']): Promise<voi
 export interface RetrievalPaths {
   /** Every path built, by name. */
   byName: ReadonlyMap<PathName, Retriever>;
-  /** The paths ready once prepared without a model: sparse, dataflow, RG-1. */
+  /** The paths ready once prepared without a model: sparse, dataflow. */
   retrievers: Retriever[];
   /**
    * The dense path, when an encoder is given: it embeds every item first, so a host may prepare it in the background and add it when ready.
@@ -145,20 +144,19 @@ export interface RetrievalPaths {
 }
 
 export interface RetrievalPathOptions {
-  /** The paths to build (default CodeRAG's: sparse, dataflow and, with an encoder, dense). */
+  /** The paths to build (default CodeRAG's: sparse, dataflow and, with an encoder, dense); other names are the host's to build. */
   paths?: readonly PathName[];
   dense?: { encoder: DenseEncoder } & DenseRetrieverOptions;
   /** ProCC's windows and perspectives: the encoder (the dense path's), the causal LM's next line when loaded. */
   similar?: { encoder: DenseEncoder; nextLine?: () => NextLineModel | undefined } & WindowIndexOptions & SimilarRetrieverOptions;
 }
 
-/** CodeRAG's retrieval paths over one knowledge base (2.2.1), plus RG-1 where asked for. */
+/** CodeRAG's retrieval paths over one knowledge base (2.2.1). */
 export function createRetrievalPaths(kb: KnowledgeBase, parsers: Parsers, options: RetrievalPathOptions = {}): RetrievalPaths {
   const wanted = new Set<PathName>(options.paths ?? ['sparse', 'dataflow', 'dense']);
   const byName = new Map<PathName, Retriever & { dispose(): void }>();
   if (wanted.has('sparse')) byName.set('sparse', new SparseRetriever(kb));
   if (wanted.has('dataflow')) byName.set('dataflow', new DataflowRetriever(kb, parsers));
-  if (wanted.has('rg1')) byName.set('rg1', new Rg1Retriever(kb));
   let dense: DenseRetriever | undefined;
   if (wanted.has('dense') && options.dense) {
     const { encoder, ...denseOptions } = options.dense;

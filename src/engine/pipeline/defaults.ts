@@ -23,6 +23,8 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.
   // The body prompt keeps 70% of the budget for the code before the cursor, the best ES on the tuning body cases; its sketch keeps
   // the line prompt's half, so the signature-similar methods it drafts from keep their room (docs/BENCHMARKS.md "Body mode").
+  // CodeRAG's reranked items join Rambo's lists in turns with the others (bodyMode's composeInTurns): the best ES summed over both
+  // languages on every validation body case (docs/BENCHMARKS.md "The Java body cut, star imports, and the table once more").
   body: {
     topSignature: 10,
     topUsages: 20,
@@ -30,11 +32,6 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
     sketchTimeoutMs: 4000,
     maxNewTokens: 128,
     maxLines: 60,
-    promptForm: 'rambo',
-    signatureMatch: 'jaccard',
-    // CodeRAG's reranked items join Rambo's lists in turns with the others: the best ES summed over both languages on every
-    // validation body case (docs/BENCHMARKS.md "The Java body cut, star imports, and the table once more").
-    compose: 'turns',
     elements: 'sketch+similar',
     knowledge: true,
     contextShare: 0.7,

@@ -43,7 +43,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
       '',
       `Method \`${b.target.className ? `${b.target.className}.` : ''}${b.target.name}\` at line ${b.target.line + 1} ` +
         `(${b.target.detected ? 'empty body found in the syntax tree' : 'declaration guessed from the text'}); sketch: ` +
-        `${b.sketchSource === 'oracle' ? 'ORACLE (the ground truth)' : b.sketchSource}`,
+        `${b.sketchSource}`,
       '',
     );
     out.push(

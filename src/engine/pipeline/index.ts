@@ -7,13 +7,14 @@ export type { PipelineOverrides } from './defaults';
 export { DEFAULT_PIPELINE_SETTINGS, settingsPipelineOptions } from './settings';
 export type { PipelineSettings } from './settings';
 export { LINE_MODE } from './modes';
-export { autoMode, bodyMode, completeBody } from './bodyMode';
-export type { BodyModeDeps, BodyModeOptions, SketchSource } from './bodyMode';
+export { autoMode, bodyHold, bodyMode, completeBody, cutBodyAnswer } from './bodyMode';
+export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';
+export { composeInTurns, jaccardSignatures, type BodyComposer, type BodyLists, type SignatureSearch } from '../body/rambo';
+export { RAMBO_LAYOUT, type BodyPromptLayout } from '../prompt/bodyPrompt';
 export { formatTraceMarkdown } from './formatTrace';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { BODY_ELEMENTS, CHECK_MODES } from './types';
 export type {
-  BodyCompose,
   BodyElements,
   CheckMode,
   CompletionItem,
@@ -26,5 +27,4 @@ export type {
   ReceiverTyping,
   RequestContext,
   PostprocessContext,
-  SignatureMatch,
 } from './types';

@@ -8,7 +8,7 @@ import { cursorLineBlank, missingLineIndent } from './lineIndent';
 /** The answer so far holds nothing but whitespace. */
 export const isBlank = (generated: string): boolean => generated.trim() === '';
 
-export const LINE_MODE: CompletionMode = {
+export const LINE_MODE: CompletionMode & Required<Pick<CompletionMode, 'postprocess' | 'whyEmpty'>> = {
   name: 'line',
   prime: (request) => missingLineIndent(request.prefix, request.suffix),
   // On an empty line a blank answer shows nothing: the model writes the statement before it may end or break the line.

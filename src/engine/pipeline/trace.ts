@@ -33,11 +33,12 @@ export type StageName =
 /** What the body mode (Rambo) found, step by step. */
 export interface BodyTrace {
   target: { name: string; className?: string; signature: string; line: number; detected: boolean };
-  sketchSource: 'model' | 'none' | 'oracle';
+  /** `model`, `none`, or the given sketch's source (BodyModeOptions.sketch). */
+  sketchSource: string;
   sketch?: string;
   /** Where the elements came from when not the sketch. */
   elementsFrom?: string;
-  /** How step a compared signatures (`jaccard`, `encoder`, or why the encoder was not used). */
+  /** How step a compared signatures (the search's words: `jaccard` for the product's). */
   signatureMatch?: string;
   signatureSimilar: Array<{ id: string; score: number }>;
   elements: Array<{ name: string; kind: string; matched: string; how: string; score: number; path: string; members?: number }>;

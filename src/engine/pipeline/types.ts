@@ -25,8 +25,6 @@ export interface CompletionRequest {
   prefix: string;
   /** Text after the cursor. */
   suffix: string;
-  /** Text the retrieval paths see after the prefix, never the prompt (RepoCoder's second round: the first generation). */
-  retrievalSuffix?: string;
   /** The repository's name (its folder), for prompt forms that name it. */
   repoName?: string;
 }
@@ -48,11 +46,6 @@ export interface PipelineOptions {
     sketchTimeoutMs: number;
     maxNewTokens: number;
     maxLines: number;
-    promptForm: 'rambo' | 'block';
-    /** Step a's similarity: token Jaccard of the signature keys (Rambo), or the code encoder's cosine of the signatures. */
-    signatureMatch?: SignatureMatch;
-    /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits). */
-    compose?: BodyCompose;
     /**
      * Step c's sources: the sketch alone (Rambo; the signature hits only when it names nothing of the repository), or the sketch then the
      * signature hits' bodies.
@@ -120,17 +113,6 @@ export interface PostprocessContext {
   /** Why the model stopped, where known (the body mode drops a last line the token limit cut). */
   stoppedBy?: GenerateResult['stoppedBy'];
 }
-
-/** Rambo step a: how signatures are compared. */
-export type SignatureMatch = 'jaccard' | 'encoder';
-
-/**
- * Rambo step e: how the lists become one. `turns`: a usage, a definition, a CodeRAG item, a
- * signature hit, and again; `knowledge-first`: CodeRAG's items, then the turns of the others;
- * `definitions-first`: definitions and CodeRAG's items in turns, then usages and signature hits in
- * turns; `rrf`: reciprocal-rank fusion of the four lists.
- */
-export type BodyCompose = 'turns' | 'knowledge-first' | 'definitions-first' | 'rrf';
 
 /** The stages every mode shares: the model, its gate, the host's checkpoint. */
 export interface ModelStages {
@@ -208,8 +190,11 @@ export interface RequestContext {
  */
 export interface CompletionMode {
   readonly name: 'line' | 'body' | 'auto';
-  /** Cut the model's raw text to what this mode inserts. */
-  postprocess(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
+  /**
+   * Cut the model's raw text to what this mode inserts, in the line composition; absent: the line
+   * mode's cut. A mode with a composition of its own (`complete`) cuts there.
+   */
+  postprocess?(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
   /** Why postprocess leaves nothing of `raw` (for the trace); undefined when it leaves something. */
   whyEmpty?(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string | undefined;
   /**

@@ -18,8 +18,8 @@ export interface BodyPromptInput {
   /** Best first. */
   snippets: readonly PromptSnippet[];
   family: ModelFamily;
-  /** `rambo`: Rambo's commented fragments and instruction; `block`: the line mode's layout (fragments in one comment block / string). */
-  form?: 'rambo' | 'block';
+  /** How the fragments are laid out; absent: Rambo's commented fragments and instruction (RAMBO_LAYOUT). */
+  layout?: BodyPromptLayout;
   budgetTokens: number;
   /** Share of the budget the suffix may take at most (FIM). */
   suffixShare: number;
@@ -39,31 +39,36 @@ export interface BodyPrompt {
   stop: string[];
 }
 
-function fragment(lang: Lang, s: PromptSnippet, form: 'rambo' | 'block'): string {
-  const c = commentPrefix(lang);
-  if (form === 'block') return `${c} ${s.path}\n${s.text.trimEnd()}\n\n`;
-  const lines = s.text.trimEnd().split('\n');
-  return `${c} the below code fragment can be found in:\n${c} ${s.path}\n${lines.map((l) => `${c} ${l}`).join('\n')}\n`;
+/** How the body prompt lays out its fragments: the text before them, each fragment, the text between them and the file. */
+export interface BodyPromptLayout {
+  intro(lang: Lang): string;
+  fragment(lang: Lang, s: PromptSnippet): string;
+  instruction(lang: Lang): string;
 }
+
+/** Rambo's layout: each fragment's lines commented under its path, then Rambo's instruction. */
+export const RAMBO_LAYOUT: BodyPromptLayout = {
+  intro: (lang) => `${commentPrefix(lang)} Here are some relevant code fragments from other files of the repo:\n`,
+  fragment: (lang, s) => {
+    const c = commentPrefix(lang);
+    const lines = s.text.trimEnd().split('\n');
+    return `${c} the below code fragment can be found in:\n${c} ${s.path}\n${lines.map((l) => `${c} ${l}`).join('\n')}\n`;
+  },
+  instruction: (lang) => `${commentPrefix(lang)} Based on above, complete the method body of the class\n`,
+};
 
 export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
   const count = input.countTokens ?? estimateTokens;
   const c = commentPrefix(input.lang);
   const template = fimTemplate(input.family);
   const fim = template !== undefined && input.suffix.trim().length > 0;
-  const form = input.form ?? 'rambo';
-  const intro =
-    form === 'rambo'
-      ? `${c} Here are some relevant code fragments from other files of the repo:\n`
-      : input.lang === 'python'
-        ? "'''\n"
-        : '/*\n';
-  const instruction =
-    form === 'rambo' ? `${c} Based on above, complete the method body of the class\n` : input.lang === 'python' ? "'''\n" : '*/\n';
+  const layout = input.layout ?? RAMBO_LAYOUT;
+  const intro = layout.intro(input.lang);
+  const instruction = layout.instruction(input.lang);
   const header = `${c} ${input.filePath}\n`;
   const suffix = fim ? input.suffix.slice(0, Math.floor(input.budgetTokens * input.suffixShare) * 3) : '';
   const reserved = count(intro) + count(instruction) + count(header) + (fim ? count(suffix) + 8 : 0);
-  const fragments = input.snippets.map((s) => ({ s, text: fragment(input.lang, s, form) }));
+  const fragments = input.snippets.map((s) => ({ s, text: layout.fragment(input.lang, s) }));
   const wanted = fragments.reduce((n, f) => n + count(f.text), 0);
   const contextCap = Math.max(
     0,

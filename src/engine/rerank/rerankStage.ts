@@ -10,7 +10,7 @@ import { langOfPath, maskCode } from '../prompt/renderKnowledge';
 
 type CandidateDoc = RerankDoc & { candidate: Candidate; score: number; position: number };
 
-/** Best retrieval score over the paths that found the candidate (the oracle's tie-break). */
+/** Best retrieval score over the paths that found the candidate (a rerank document's score; the distillation teacher's tie-break). */
 export function retrievalScore(c: Candidate): number {
   const scores = Object.values(c.scores).filter((s): s is number => typeof s === 'number');
   return scores.length > 0 ? Math.max(...scores) : 0;

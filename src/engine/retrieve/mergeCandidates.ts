@@ -3,8 +3,13 @@
 import { dropFarCopies } from './nearestCopies';
 import type { Candidate, PathName, PathTrace } from './types';
 
-/** Taking turns: dataflow first (few, precise), then sparse, dense, RG-1. */
-const PATH_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense', 'rg1'];
+/** Taking turns: dataflow first (few, precise), then sparse, dense, then the paths a host adds, in the order it gives them. */
+const PATH_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
+
+function pathOrder(path: PathName): number {
+  const at = PATH_ORDER.indexOf(path);
+  return at < 0 ? PATH_ORDER.length : at;
+}
 /**
  * Candidates a path contributes per round of the merge. Dataflow's results are definitions the
  * code reaches, has just used or has imported and not used yet, and on the dev repositories it is
@@ -24,7 +29,7 @@ const TURNS: Partial<Record<PathName, number>> = { dataflow: 10 };
  * copies of a definition farther from the edited file than another copy (dropFarCopies).
  */
 export function mergeCandidates(traces: readonly PathTrace[], maxCandidates: number, excludePath?: string): Candidate[] {
-  const ok = [...traces].filter((t) => t.status === 'ok').sort((a, b) => PATH_ORDER.indexOf(a.path) - PATH_ORDER.indexOf(b.path));
+  const ok = [...traces].filter((t) => t.status === 'ok').sort((a, b) => pathOrder(a.path) - pathOrder(b.path));
   // Copies of a definition in another source tree than the edited file's are dropped (nearestCopies).
   const nearest = dropFarCopies(
     ok.map((t) => t.results),
@@ -81,6 +86,8 @@ export function mergeCandidates(traces: readonly PathTrace[], maxCandidates: num
       }
     }
   }
-  for (const c of out) c.paths = PATH_ORDER.filter((p) => c.scores[p] !== undefined);
+  // The paths that found each candidate, in the merge's order of the paths.
+  const order = lists.map((l) => l.path);
+  for (const c of out) c.paths = order.filter((p) => c.scores[p] !== undefined);
   return out;
 }

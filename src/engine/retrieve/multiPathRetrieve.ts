@@ -2,7 +2,7 @@
 // own time budget and the request's AbortSignal; a path that fails or runs out of time is
 // recorded in the trace and the others still return (CONTRIBUTING.md "Code rules", rule 8).
 import { mergeCandidates } from './mergeCandidates';
-import type { PathName, PathTrace, RetrievalRequest, RetrievalTrace, Retriever } from './types';
+import type { CodeRagPath, PathName, PathTrace, RetrievalRequest, RetrievalTrace, Retriever } from './types';
 import { CancellationError, errorMessage, isCancellationError, isDeadlineError, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
 import { raceDeadline } from '../util/abort';
@@ -16,7 +16,14 @@ export interface MultiPathOptions {
   maxCandidates?: number;
 }
 
-export const DEFAULT_BUDGET_MS: Record<PathName, number> = { sparse: 200, dense: 300, dataflow: 200, rg1: 500 };
+export const DEFAULT_BUDGET_MS: Readonly<Record<CodeRagPath, number>> = { sparse: 200, dense: 300, dataflow: 200 };
+
+/** The budget of a path a host adds (not CodeRAG's) when the options set none. */
+const OTHER_PATH_BUDGET_MS = 500;
+
+function defaultBudgetMs(path: PathName): number {
+  return (DEFAULT_BUDGET_MS as Readonly<Partial<Record<PathName, number>>>)[path] ?? OTHER_PATH_BUDGET_MS;
+}
 
 /** Yield to the event loop, so a path's synchronous work is timed on its own. */
 function nextTurn(): Promise<void> {
@@ -60,7 +67,7 @@ export async function multiPathRetrieve(
   const start = performance.now();
   throwIfAborted(signal);
   const traces = await Promise.all(
-    retrievers.map((r) => runPath(r, request, options.budgetsMs?.[r.name] ?? DEFAULT_BUDGET_MS[r.name], signal)),
+    retrievers.map((r) => runPath(r, request, options.budgetsMs?.[r.name] ?? defaultBudgetMs(r.name), signal)),
   );
   throwIfAborted(signal);
   const candidates = mergeCandidates(traces, options.maxCandidates ?? 2 * request.topJ + 1, request.file.path);

@@ -4,14 +4,17 @@ import type { ItemKind, KbItem, LineRange } from '../kb/types';
 import type { UnfinishedFile } from '../query/unfinishedFile';
 import type { RetrievalQuery } from '../query/types';
 
-/** CodeRAG's paths (sparse, dense, dataflow) plus the RG-1 baseline. */
-export type PathName = 'sparse' | 'dense' | 'dataflow' | 'rg1';
+/** CodeRAG's paths. */
+export type CodeRagPath = 'sparse' | 'dense' | 'dataflow';
+
+/** A retrieval path's name: CodeRAG's, or the name of a path a host adds beside them (an evaluation's baseline). */
+export type PathName = CodeRagPath | (string & {});
 
 /** One piece of repository code a path found: a knowledge-base item, a class or module summary, or a window. */
 export interface Snippet {
   /**
    * The KbItem id; `path#class:Qualified` for a class summary; `path#module` for a module summary;
-   * `path#window:start-end` for an RG-1 window.
+   * `path#window:start-end` for a window of a file's lines.
    */
   id: string;
   kind: ItemKind | 'class' | 'module' | 'window';

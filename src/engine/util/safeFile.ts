@@ -196,7 +196,7 @@ export function storageMessage(e: NodeJS.ErrnoException, where: string = e.path 
   return `${where ? `${where}: ` : ''}${plain} (${e.code})`;
 }
 
-/** Files the index holds are read again (for windows, for RG1) at most this large. */
+/** Files the index holds are read again (for code windows) at most this large. */
 const MAX_INDEXED_TEXT_BYTES = 64 * 1024 * 1024;
 
 /**

@@ -12,6 +12,7 @@ import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
+import { composeInTurns, mergeInTurns, type BodyComposer } from '../../../src/engine/body/rambo';
 import { originLabel } from '../../../src/engine/retrieve/types';
 import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 import { mergeConfig, pipelineOptions as serverPipelineOptions } from '../../../src/server/config';
@@ -93,20 +94,6 @@ void describe('body mode through createPipeline', () => {
     assert.equal(silent.suppressed?.text, shown.items[0]!.text);
   });
 
-  void test('signatures by the encoder: the option is used where an encoder is given, else Jaccard with the reason in the trace', async () => {
-    const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
-    after(() => registry.dispose());
-    const encoder = await registry.encoder(undefined, new AbortController().signal);
-    const options = pipelineOptions({ body: { signatureMatch: 'encoder', maxNewTokens: 8 } });
-    const withEncoder = await createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo, embed: (t, s) => encoder.embed(t, s) }, { sketch: 'none' })).complete(emptied(), signal);
-    assert.equal(withEncoder.trace.body?.signatureMatch, 'encoder');
-    const scores = withEncoder.trace.body!.signatureSimilar.map((h) => h.score);
-    assert.ok(scores.length > 0 && scores.every((x, i) => x <= 1.0001 && (i === 0 || x <= scores[i - 1]!)), `cosines, best first: ${scores.join(', ')}`);
-    assert.match(formatTraceMarkdown(withEncoder.trace), /Signature-similar methods \(encoder\):/);
-    const without = await createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
-    assert.equal(without.trace.body?.signatureMatch, 'jaccard (no code encoder loaded)');
-  });
-
   void test('auto: a cursor in a method with code stays in line mode, with the line stages', async () => {
     const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
     const cursor = text.indexOf('return factory.apply(apiKey);');
@@ -117,14 +104,18 @@ void describe('body mode through createPipeline', () => {
     assert.deepEqual(result.trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
   });
 
-  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (in turns with the definitions; knowledge-first puts them first); body.knowledge false leaves them out', async () => {
+  void test('with retrieval paths, CodeRAG\'s knowledge items join the body\'s list by default (in turns with the definitions; a composer given orders them); body.knowledge false leaves them out', async () => {
     const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const deps = { retrievers: () => [...paths.retrievers], model: () => model };
-      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
+      // Without a completion model the body mode stops after its lists: every one of them is a context.
+      const lists = { retrievers: deps.retrievers };
+      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
       assert.ok(joined.contexts.some((c) => c.origin?.kind === 'knowledge'), `CodeRAG items among the contexts: ${joined.contexts.map((c) => originLabel(c)).join(', ')}`);
-      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, compose: 'knowledge-first' } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrievalOnly: true })).complete(emptied(), signal);
+      // Step e's order is the composer given (here: CodeRAG's items first, then the product's turns).
+      const knowledgeFirst: BodyComposer = (l) => mergeInTurns([[...l.knowledge, ...composeInTurns(l)]]);
+      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', compose: knowledgeFirst })).complete(emptied(), signal);
       assert.equal(first.contexts[0]?.origin?.kind, 'knowledge', `a CodeRAG item leads: ${first.contexts.map((c) => originLabel(c)).join(', ')}`);
       const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);
@@ -137,7 +128,7 @@ void describe('body mode through createPipeline', () => {
   void test("body.elements 'sketch+similar': the signature hits' elements join the sketch's, their definitions listed after the sketch's own", async () => {
     const run = async (elements: 'sketch' | 'sketch+similar') => {
       const { client } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
-      return createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', retrievalOnly: true })).complete(emptied(), signal);
+      return createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
     };
     const sketchOnly = await run('sketch');
     const both = await run('sketch+similar');
@@ -156,34 +147,44 @@ void describe('body mode through createPipeline', () => {
 
   void test('a body the token limit stopped inside the method loses the line it cut, and the trace says so; a finished one keeps every line', async () => {
     const text = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) thr';
-    for (const retrieval of [undefined, 'line' as const]) {
-      const { client: cutShort } = recordingModel(text, 'length');
-      const cut = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(retrieval ? { retrieval } : {}) })).complete(emptied(), signal);
-      assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', `${retrieval ?? 'rambo'}: ${JSON.stringify(cut.items[0]?.text)}`);
-      if (!retrieval) assert.match(cut.trace.stages.find((s) => s.stage === 'postprocess')?.message ?? '', /token limit ended the body mid-way.*if \(factory == null\) thr/);
-      const { client: stopped } = recordingModel(text, 'stop');
-      const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(retrieval ? { retrieval } : {}) })).complete(emptied(), signal);
-      assert.match(kept.items[0]?.text ?? '', /thr$/, `${retrieval ?? 'rambo'}: not stopped by the limit, nothing is dropped`);
-    }
+    const { client: cutShort } = recordingModel(text, 'length');
+    const cut = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', JSON.stringify(cut.items[0]?.text));
+    assert.match(cut.trace.stages.find((s) => s.stage === 'postprocess')?.message ?? '', /token limit ended the body mid-way.*if \(factory == null\) thr/);
+    const { client: stopped } = recordingModel(text, 'stop');
+    const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.match(kept.items[0]?.text ?? '', /thr$/, 'not stopped by the limit, nothing is dropped');
   });
 
   void test('a streaming model server\'s time to first token is in the body\'s trace, as in the line mode\'s', async () => {
     const { client } = recordingModel('return null;', 'stop');
     const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
-    for (const mode of [bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }), bodyMode({ parsers, repo: () => repo }, { sketch: 'none', retrieval: 'line' })]) {
-      const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, mode).complete(emptied(), signal);
-      assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
+    const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
+  });
+
+  void test('a given sketch and the no-sketch variant make no sketch call; a given sketch\'s elements are mapped as the model\'s are', async () => {
+    const given = { source: 'given', note: 'no model call: a given sketch', text: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' };
+    for (const sketch of ['none', given] as const) {
+      const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch }));
+      const result = await pipeline.complete(emptied(), signal);
+      const name = typeof sketch === 'string' ? sketch : sketch.source;
+      assert.equal(result.trace.body?.sketchSource, name);
+      assert.notEqual(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok', `${name}: no model sketch`);
+      if (sketch === given) {
+        assert.equal(result.trace.stages.find((s) => s.stage === 'sketch')?.message, given.note);
+        assert.ok(result.trace.body?.elements.some((e) => e.matched === 'PaymentGateway'), JSON.stringify(result.trace.body?.elements));
+      }
     }
   });
 
-  void test('the oracle sketch and the no-sketch variant make no sketch call', async () => {
-    for (const sketch of ['none', 'oracle'] as const) {
-      const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch, oracleSketch: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' }));
-      const result = await pipeline.complete(emptied(), signal);
-      assert.equal(result.trace.body?.sketchSource, sketch);
-      assert.notEqual(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok', `${sketch}: no model sketch`);
-      if (sketch === 'oracle') assert.ok(result.trace.body?.elements.some((e) => e.matched === 'PaymentGateway'), JSON.stringify(result.trace.body?.elements));
-    }
+  void test('a sketch model without a completion model: the sketch is drafted, no body is asked for, the lists are the contexts', async () => {
+    const { client, seen } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
+    const result = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
+    assert.equal(seen.length, 1, 'the sketch call only');
+    assert.equal(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok');
+    assert.deepEqual(result.items, []);
+    assert.ok(result.contexts.some((c) => c.origin?.kind === 'definition' && c.snippet.text.includes('PaymentGateway')), result.contexts.map((c) => originLabel(c)).join(', '));
   });
 
   void test('the body prompt keeps body.contextShare of its budget for the code before the cursor, the fragments the rest', async () => {
@@ -214,20 +215,18 @@ void describe('body mode through createPipeline', () => {
     assert.ok(codeTokens(body!) > codeTokens(sketch!), `the body keeps more code (${codeTokens(body!)} tokens)`);
   });
 
-  void test('both body paths hold the model to the body: no end before it closes, no blank or closing first line', async () => {
-    for (const opts of [{}, { retrieval: 'line' as const }]) {
-      const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
-      const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }, opts));
-      const result = await pipeline.complete(emptied(), signal);
-      assert.ok(seen.length > 0);
-      for (const r of seen) {
-        assert.equal(r.holdEnd?.(''), true, `${JSON.stringify(opts)}: not ended before the body closes`);
-        assert.equal(r.holdEnd?.('return null;\n    }'), false);
-        assert.equal(r.holdLine?.('   '), true, 'held while blank');
-        assert.equal(r.holdLine?.('return'), false);
-      }
-      assert.match(result.items[0]?.text ?? '', /return null;/);
+  void test('the body mode holds the model to the body: no end before it closes, no blank or closing first line', async () => {
+    const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
+    const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }));
+    const result = await pipeline.complete(emptied(), signal);
+    assert.ok(seen.length > 0);
+    for (const r of seen) {
+      assert.equal(r.holdEnd?.(''), true, 'not ended before the body closes');
+      assert.equal(r.holdEnd?.('return null;\n    }'), false);
+      assert.equal(r.holdLine?.('   '), true, 'held while blank');
+      assert.equal(r.holdLine?.('return'), false);
     }
+    assert.match(result.items[0]?.text ?? '', /return null;/);
   });
 
   void test('coderag.body.maxNewTokens is the body call\'s token limit (the sketch keeps its own); out-of-range values are not used (the default stays)', async () => {

@@ -52,6 +52,13 @@ void test('mergeCandidates: dataflow results marked lead come before the turn-ta
   assert.deepEqual(merged.map((c) => c.snippet.name), ['k', 'm', 'n', 'f', 'g']);
 });
 
+void test('mergeCandidates: a path a host adds takes its turn after CodeRAG\'s paths and is named among the paths that found a candidate', () => {
+  const merged = mergeCandidates([trace('window-baseline', [['a.py', 'f', 0.9], ['w.py', 'w', 0.8]]), trace('sparse', [['a.py', 'f', 0.5], ['s.py', 's', 0.4]])], 10);
+  assert.deepEqual(merged.map((c) => c.snippet.name), ['f', 'w', 's'], 'sparse first, then the host\'s path');
+  assert.deepEqual(merged[0]!.paths, ['sparse', 'window-baseline']);
+  assert.deepEqual(merged[1]!.paths, ['window-baseline']);
+});
+
 void test('multiPathRetrieve: a path that throws or exceeds its budget is recorded; the others still return', async () => {
   const ok = fake('sparse', () => Promise.resolve({ results: [{ snippet: snip('a.py', 'f'), score: 1 }] }));
   const throws = fake('dataflow', () => Promise.reject(new Error('graph exploded')));

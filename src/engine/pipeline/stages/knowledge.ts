@@ -58,17 +58,11 @@ export async function knowledgeStage(
   };
 
   // b. retrieve
-  const retrievalFile = request.retrievalSuffix ? { ...file, prefix: request.prefix + request.retrievalSuffix } : file;
   const retrieval = await timed<RetrievalTrace | undefined>(
     trace,
     'retrieve',
     signal,
-    () =>
-      stages.retrieval.retrieve(
-        { file: retrievalFile, query, topJ: options.retrieval.topJ, analyses: context.analyses },
-        options.retrieval,
-        signal,
-      ),
+    () => stages.retrieval.retrieve({ file, query, topJ: options.retrieval.topJ, analyses: context.analyses }, options.retrieval, signal),
     (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
     stages.checkpoint,
   );

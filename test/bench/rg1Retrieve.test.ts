@@ -1,9 +1,9 @@
 // RG-1 baseline (RepoCoder, CodeRAG Table 1): 10-line windows, last-10-lines query, Jaccard.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { Rg1Retriever } from '../../../src/engine/retrieve/rg1/rg1Retrieve';
-import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
-import { fixtureKb, unfinishedAfter } from './retrieveFixtures';
+import { Rg1Retriever } from '../../src/bench/baselines/rg1Retrieve';
+import { lastLinesQuery } from '../../src/engine/query/lastLinesQuery';
+import { fixtureKb, unfinishedAfter } from '../engine/retrieve/retrieveFixtures';
 
 void test('RG-1 windows: the most similar window wins; the unfinished file is excluded; ties stable', async () => {
   const texts: Record<string, string> = {

@@ -2,14 +2,15 @@
 // 10-line windows of the repository's files, the last 10 lines as the query, bag-of-words
 // Jaccard similarity.
 import { join } from 'node:path';
-import type { KnowledgeBase } from '../../kb/KnowledgeBase';
-import { wordSet } from '../../query/bagOfWords';
-import { lastLinesQuery } from '../../query/lastLinesQuery';
-import type { Disposable } from '../../util/disposable';
-import { throwIfAborted } from '../../util/errors';
-import { TopK } from '../topK';
-import type { PathResult, RetrievalRequest, Retriever, Snippet } from '../types';
-import { readIndexedText } from '../../util/safeFile';
+import type { KnowledgeBase } from '../../engine/kb/KnowledgeBase';
+import { wordSet } from '../../engine/query/bagOfWords';
+import { lastLinesQuery } from '../../engine/query/lastLinesQuery';
+import type { Disposable } from '../../engine/util/disposable';
+import { throwIfAborted } from '../../engine/util/errors';
+import { TopK } from '../../engine/retrieve/topK';
+import type { PathName, PathResult, RetrievalRequest, Retriever, Snippet } from '../../engine/retrieve/types';
+import type { RetrievalPaths } from '../../engine/pipeline';
+import { readIndexedText } from '../../engine/util/safeFile';
 
 export interface Rg1Options {
   windowLines?: number;
@@ -31,8 +32,11 @@ interface Window {
 
 export type Rg1Source = Pick<KnowledgeBase, 'paths' | 'onDidChange' | 'repoRoot'>;
 
+/** RG-1's path name (the bench's methods, the CLI's `--paths rg1`, traces and timings). */
+export const RG1 = 'rg1';
+
 export class Rg1Retriever implements Retriever, Disposable {
-  readonly name = 'rg1' as const;
+  readonly name = RG1;
   private readonly vocabulary = new Map<string, number>();
   private readonly windows = new Map<string, Window[]>();
   private readonly pending = new Set<string>();
@@ -151,5 +155,22 @@ function windowSnippet(w: Window): Snippet {
     qualifiedName: `${w.path}:${w.startLine + 1}-${w.endLine + 1}`,
     range: { startLine: w.startLine, endLine: w.endLine },
     text: `${comment} ${w.path}\n${w.text}`,
+  };
+}
+
+/** `paths` with RG-1 beside them where `wanted` names it (the engine builds CodeRAG's paths only). */
+export function withRg1(paths: RetrievalPaths, kb: Rg1Source, wanted: readonly PathName[]): RetrievalPaths {
+  if (!wanted.includes(RG1)) return paths;
+  const rg1 = new Rg1Retriever(kb);
+  const byName = new Map(paths.byName);
+  byName.set(RG1, rg1);
+  return {
+    ...paths,
+    byName,
+    retrievers: [...paths.retrievers, rg1],
+    dispose: () => {
+      rg1.dispose();
+      paths.dispose();
+    },
   };
 }

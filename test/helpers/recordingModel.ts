@@ -2,10 +2,14 @@
 // for tests of what the pipeline asks of the model.
 import type { GenerateRequest, GenerateResult, ModelClient } from '../../src/engine/generate/types';
 
-export function recordingModel(text: string, stoppedBy: GenerateResult['stoppedBy']): { client: ModelClient; seen: GenerateRequest[] } {
+export function recordingModel(
+  text: string,
+  stoppedBy: GenerateResult['stoppedBy'],
+  backend: ModelClient['backend'] = 'embedded',
+): { client: ModelClient; seen: GenerateRequest[] } {
   const seen: GenerateRequest[] = [];
   const client: ModelClient = {
-    backend: 'embedded',
+    backend,
     model: 'm',
     family: 'plain',
     endpoint: 'embedded',

@@ -13,9 +13,12 @@ import { fileToCopyFrom, runModelStages, type ModelPlan } from './stages/model';
 import { LINE_MODE } from './modes';
 import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from './types';
 
-/** A candidate as the prompt shows it; ProCC's window gets its heading and, with a share, is budgeted first up to it. */
-function promptSnippetOf(c: Candidate, similarCap: number | undefined): PromptSnippet {
-  const shown = snippetForPrompt(c);
+/**
+ * A candidate as the prompt shows it (`whole`: definitions with their bodies); ProCC's window gets its heading and, with a
+ * share, is budgeted first up to it.
+ */
+function promptSnippetOf(c: Candidate, similarCap: number | undefined, whole: boolean): PromptSnippet {
+  const shown = snippetForPrompt(c, whole);
   if (c.origin?.kind !== 'similar') return shown;
   const heading = `Compare this snippet from ${c.snippet.path}:`;
   if (similarCap === 0) return { path: c.snippet.path, text: shown.text, heading };
@@ -55,6 +58,9 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
   // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
   // The in-process model keeps no prompt cache, but gets the same layout: a suggestion does not change with a re-sorted block.
   const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix));
+  // The shipped in-process model completes lines better from whole definitions than from compact ones
+  // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
+  const whole = model.backend === 'embedded';
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = mode.until?.(request);
   const plan: ModelPlan = {
@@ -70,7 +76,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
         filePath: request.filePath,
         prefix: request.prefix,
         suffix: clipSuffix(budgetTokens),
-        snippets: ranked.map((c) => promptSnippetOf(c, similarCap)),
+        snippets: ranked.map((c) => promptSnippetOf(c, similarCap, whole)),
         family: model.family,
         budgetTokens,
         suffixShare: options.prompt.suffixShare,
@@ -83,7 +89,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
       return {
         prompt: fitted.prompt,
         stop: fitted.stop,
-        contexts: fitted.usedIndices.map((i) => shownCandidate(ranked[i]!)),
+        contexts: fitted.usedIndices.map((i) => shownCandidate(ranked[i]!, whole)),
         trace: {
           tokens: fitted.tokens,
           fim: fitted.fim,

@@ -380,8 +380,8 @@ export function renderFileItems(path: string, items: readonly RenderedItem[]): s
 }
 
 /** The form a candidate is shown in: code for windows, usages, signature-similar methods and ProCC's code; items compact. */
-export function formOf(c: Candidate): RenderForm {
+export function formOf(c: Candidate, whole = false): RenderForm {
   const o = c.origin?.kind;
   if (o === 'similar' || o === 'usage' || o === 'signature') return 'code';
-  return 'compact';
+  return whole ? 'body' : 'compact';
 }

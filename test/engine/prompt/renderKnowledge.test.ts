@@ -294,22 +294,26 @@ void describe("compact renderings of other files' knowledge", () => {
     suffix: '',
   };
 
-  void test("a line-mode prompt shows the canary method's signature and no planted credential", async () => {
+  void test("a line-mode prompt shows the canary method's signature and no planted credential; the in-process model sees its body", async () => {
     const { retrievers, dispose } = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
-      const { client, seen } = recordingModel('customer_id)', 'stop');
-      const result = await createPipeline(pipelineOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
-        pyRequest,
-        signal,
-      );
-      const prompt = seen.at(-1)?.prompt ?? '';
-      assert.match(prompt, /def fetch_canary_orders\(self, customer_id, limit=10\):/);
-      assert.doesNotMatch(prompt, /rows\.sort/, 'the body is elided');
-      assert.deepEqual(leaked(prompt), [], prompt);
-      // The contexts carry what the prompt showed.
-      const shown = result.contexts.map((c) => c.snippet.text).join('\n');
-      assert.match(shown, /fetch_canary_orders/);
-      assert.doesNotMatch(shown, /rows\.sort/);
+      for (const backend of ['ollama', 'embedded'] as const) {
+        const { client, seen } = recordingModel('customer_id)', 'stop', backend);
+        const result = await createPipeline(pipelineOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
+          pyRequest,
+          signal,
+        );
+        const prompt = seen.at(-1)?.prompt ?? '';
+        assert.match(prompt, /def fetch_canary_orders\(self, customer_id, limit=10\):/);
+        // A model server's code model gets the compact form; the shipped in-process model the whole definition.
+        if (backend === 'ollama') assert.doesNotMatch(prompt, /rows\.sort/, 'the body is elided');
+        else assert.match(prompt, /rows\.sort/, 'the body is shown');
+        assert.deepEqual(leaked(prompt), [], `${backend}: ${prompt}`);
+        // The contexts carry what the prompt showed.
+        const shown = result.contexts.map((c) => c.snippet.text).join('\n');
+        assert.match(shown, /fetch_canary_orders/);
+        assert.equal(/rows\.sort/.test(shown), backend === 'embedded', backend);
+      }
     } finally {
       dispose();
     }

@@ -3,7 +3,8 @@
 // each DIR (trimmed, as a line suggestion would be) goes through the product's near-loop rule
 // (junk.ts cutNearLoop), the older in-line rule (cutInlineLoop) and the bench's loop kind
 // (bench/junk.ts); so does every window of --windows consecutive lines (a short multi-line
-// suggestion), counted where none of its lines alone was cut. Prints the counts, shares and examples.
+// suggestion), counted for the near-loop rule where neither one of its lines alone nor the rules for
+// lines written three times (cutRepeatedLines, cutRecurringLine) would cut it. Prints the counts, shares and examples.
 //
 // `... --predictions --cases CASES.jsonl PREDS.jsonl...`: for prediction files, the share of shown
 // predictions the product's junk filters would change now (filterJunk) and the bench's junk share
@@ -11,7 +12,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cutInlineLoop, cutNearLoop } from '../src/engine/generate/postprocess/junk';
+import { cutInlineLoop, cutNearLoop, cutRecurringLine, cutRepeatedLines } from '../src/engine/generate/postprocess/junk';
 import { filterJunk } from '../src/engine/generate/postprocess/filterJunk';
 import { junkOf } from '../src/bench/junk';
 import { readCases, readPredictions } from '../src/bench/cases';
@@ -60,6 +61,7 @@ function realLines(dirs: readonly string[]): void {
     const inline = tally();
     const bench = tally();
     const nearWin = tally();
+    const olderWin = tally();
     const benchWin = tally();
     let files = 0;
     const t0 = Date.now();
@@ -88,8 +90,10 @@ function realLines(dirs: readonly string[]): void {
         const indent = /^\s*/.exec(window[0]!)![0].length;
         const text = window.map((l) => l.slice(Math.min(indent, /^\s*/.exec(l)![0].length))).join('\n');
         const alone = (cut: boolean[]): boolean => cut.slice(i, i + span).some(Boolean);
+        const older = cutRepeatedLines(text).cut !== undefined || cutRecurringLine(text).cut !== undefined;
+        note(olderWin, older, () => `${where}:${i + 1}: ${JSON.stringify(text).slice(0, 200)}`);
         const c = cutNearLoop(text);
-        note(nearWin, c.cut !== undefined && !alone(nearCut), () => `${where}:${i + 1}: ${JSON.stringify(text).slice(0, 200)}   [${c.cut!.note.split(' (')[0]}]`);
+        note(nearWin, c.cut !== undefined && !alone(nearCut) && !older, () => `${where}:${i + 1}: ${JSON.stringify(text).slice(0, 200)}   [${c.cut!.note.split(' (')[0]}]`);
         note(benchWin, junkOf(text, '', false).includes('loop') && !alone(benchCut), () => `${where}:${i + 1}: ${JSON.stringify(text).slice(0, 200)}`);
       }
     }
@@ -98,7 +102,8 @@ function realLines(dirs: readonly string[]): void {
       ['product near loop (cutNearLoop), lines', near],
       ['product in-line loop (cutInlineLoop), lines', inline],
       ['bench loop kind, lines', bench],
-      [`product near loop, ${span}-line windows (no line alone cut)`, nearWin],
+      [`product lines written three times (cutRepeatedLines, cutRecurringLine), ${span}-line windows`, olderWin],
+      [`product near loop, ${span}-line windows (no line alone cut, nor by the line rules)`, nearWin],
       [`bench loop kind, ${span}-line windows (no line alone cut)`, benchWin],
     ];
     for (const [what, t] of rows) console.log(`- ${what}: ${t.cut} of ${t.n} (${pct(t.cut, t.n)})`);
@@ -148,6 +153,33 @@ async function predictions(files: readonly string[]): Promise<void> {
   }
 }
 
+/**
+ * The near-loop rule's time on the longest text it reads, where it must follow long chains of copies
+ * from every start: the first call (a cold start), then the median and the slowest of 50 more.
+ */
+function worstCase(): void {
+  const texts = {
+    'near copies, each naming something new (kept)': Array.from({ length: 80 }, (_, i) => `self.fx.a${i}, `).join(''),
+    'one word written again and again (cut)': 'a '.repeat(500),
+    'a loop with variations (cut)': 'int min = max; int max = min; int min = max + 1; '.repeat(20),
+  };
+  for (const [what, text] of Object.entries(texts)) {
+    const times: number[] = [];
+    let cut = false;
+    for (let k = 0; k < 51; k++) {
+      const t0 = process.hrtime.bigint();
+      cut = cutNearLoop(text).cut !== undefined;
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    const warm = times.slice(1).sort((a, b) => a - b);
+    const ms = (t: number): string => `${t.toFixed(1)} ms`;
+    console.log(`- ${what}, ${text.length} characters: ${ms(times[0]!)} cold, ${ms(warm[25]!)} median, ${ms(warm.at(-1)!)} at most, ${cut ? 'cut' : 'kept'}`);
+  }
+}
+
 if (positionals.length === 0) throw new Error('usage: benchInlineLoops.ts [--windows 3] DIR... | --predictions [--cases F] PREDS.jsonl...');
 if (values.predictions) void predictions(positionals);
-else realLines(positionals);
+else {
+  worstCase();
+  realLines(positionals);
+}

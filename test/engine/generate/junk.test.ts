@@ -105,6 +105,10 @@ void test('real code that repeats a phrase with new names in it, or goes on afte
     ') -> t.Tuple[t.Optional[str], t.List[str], t.List[str]]:',
     'args, sub_ctx.args = sub_ctx.args, []',
     'if lines and lines[-1] and chunk and lines[-1][-1] == chunk[-1]:',
+    'ex.getCause().getCause().getCause().getCause().getMessage(),',
+    'witness.append(c).append(c).append(c);',
+    'getParent().getParent().getParent();',
+    'self.assert_join(self.fx.t, self.fx.t, self.fx.t)',
     "self.assertEqual(f('a'), 1)\nself.assertEqual(f('b'), 2)\nself.assertEqual(f('c'), 3)",
     'Map<String, Map<String, Map<String, Integer>>> m;',
   ])

@@ -57,7 +57,7 @@ export function cutInlineLoop(text: string): { text: string; cut?: JunkCut } {
 }
 
 /** Longest text the near-loop rule reads (a longer suggestion is judged by its head): it costs up to tokens² × units. */
-const NEAR_MAX_CHARS = 2048;
+const NEAR_MAX_CHARS = 1024;
 
 /** Shortest text (from a loop's first copy to the end) that counts as a loop, as for cutInlineLoop. */
 const NEAR_MIN_CHARS = 16;
@@ -106,17 +106,18 @@ interface NearLoop {
  * the other lacks, so `int max = min ;` is a copy of `int min = max ;` and `int min = max + 1 ;`
  * differs by two.
  */
-function bagDistance(tokens: readonly CodeToken[], unit: number, copy: number, len: number, copyLen: number): number {
-  const bag = new Map<string, number>();
-  for (let j = unit; j < unit + len; j++) bag.set(tokens[j]!.text, (bag.get(tokens[j]!.text) ?? 0) + 1);
+function bagDistance(ids: readonly number[], counts: Int32Array, unit: number, copy: number, len: number, copyLen: number): number {
+  for (let j = unit; j < unit + len; j++) counts[ids[j]!]!++;
   let extra = 0;
   for (let j = copy; j < copy + copyLen; j++) {
-    const left = bag.get(tokens[j]!.text) ?? 0;
-    if (left > 0) bag.set(tokens[j]!.text, left - 1);
+    if (counts[ids[j]!]! > 0) counts[ids[j]!]!--;
     else extra++;
   }
   let missing = 0;
-  for (const left of bag.values()) missing += left;
+  for (let j = unit; j < unit + len; j++) {
+    missing += counts[ids[j]!]!;
+    counts[ids[j]!] = 0;
+  }
   return Math.max(extra, missing);
 }
 
@@ -127,7 +128,7 @@ function bagDistance(tokens: readonly CodeToken[], unit: number, copy: number, l
  * followed by at least two near copies in a row (each begins with the unit's first token, is one to
  * two tokens longer or one shorter, and differs from the unit, as bags of tokens, by at most one token
  * in three, and at least half of them differ in order only), and so on to the end of the text, save
- * one more unfinished copy. The copies name nothing the unit does not, save one new
+ * one more unfinished copy; the last copy and what follows it are made of the unit's tokens. The copies name nothing the unit does not, save one new
  * name or literal per three copies, and close no bracket opened before the first. Real code that
  * repeats a unit names new things in it (`.add(a).add(b).add(c)`, `t.Optional[str], t.List[str]`),
  * goes on after it (`dirname(dirname(dirname(__file__)))`) or closes the list it is in
@@ -147,6 +148,10 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
   for (const t of tokens) depth.push(depth.at(-1)! + (/^[([{]$/.test(t.text) ? 1 : /^[)\]}]$/.test(t.text) ? -1 : 0));
   const lowest = [...depth];
   for (let j = n - 1; j >= 0; j--) lowest[j] = Math.min(depth[j]!, lowest[j + 1]!);
+  // Tokens as numbers, and one table of counts for every comparison of bags.
+  const idOf = new Map<string, number>();
+  const ids = tokens.map((t) => idOf.get(t.text) ?? idOf.set(t.text, idOf.size).get(t.text)!);
+  const counts = new Int32Array(idOf.size);
   for (let i = 0; i + 3 <= n; i++) {
     if (end - tokens[i]!.at < NEAR_MIN_CHARS) break;
     if (lowest[i]! < depth[i]!) continue;
@@ -156,6 +161,9 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
       if (!word) continue;
       const allowed = Math.ceil(len / 3);
       const anchor = tokens[i]!.text;
+      const known = new Set<string>();
+      for (let j = i; j < i + len; j++) if (tokens[j]!.value) known.add(tokens[j]!.text);
+      const fresh = new Set<string>();
       const starts = [i];
       let exact = 0;
       let at = i + len;
@@ -165,7 +173,7 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
         let bestScore = Infinity;
         for (const copyLen of [len, len + 1, len - 1, len + 2]) {
           if (copyLen < 1 || at + copyLen > n) continue;
-          const d = bagDistance(tokens, i, at, len, copyLen);
+          const d = bagDistance(ids, counts, i, at, len, copyLen);
           if (d > allowed) continue;
           const score = d + (at + copyLen === n || tokens[at + copyLen]!.text === anchor ? 0 : allowed + 1);
           if (score < bestScore) [best, bestScore] = [copyLen, score];
@@ -173,14 +181,21 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
         if (best < 0) break;
         if (bestScore === 0) exact++;
         starts.push(at);
+        for (let j = at; j < at + best; j++) if (tokens[j]!.value && !known.has(tokens[j]!.text)) fresh.add(tokens[j]!.text);
         at += best;
+        // Copies that keep naming new things are not a loop (and the walk stays short on real code).
+        if (fresh.size > Math.floor(starts.length / 3) + 1) break;
       }
       // Most copies are the unit itself (in another order at most): a varied copy now and then.
       if (starts.length < 3 || exact * 2 < starts.length - 1 || n - at > len + 2) continue;
-      const known = new Set<string>();
-      for (let j = i; j < i + len; j++) if (tokens[j]!.value) known.add(tokens[j]!.text);
-      const fresh = new Set<string>();
-      for (let j = i + len; j < n; j++) if (tokens[j]!.value && !known.has(tokens[j]!.text)) fresh.add(tokens[j]!.text);
+      // It ends as a loop does: its last copy and what follows are the unit's own tokens (the last one
+      // perhaps cut short), not the end of a statement (`getCause()` four times, then `.getMessage()`; `;`).
+      const unitTokens = tokens.slice(i, i + len).map((t) => t.text);
+      const own = (t: CodeToken, j: number): boolean =>
+        unitTokens.includes(t.text) || (j === n - 1 && t.word && unitTokens.some((u) => u.startsWith(t.text)));
+      let ending = true;
+      for (let j = starts.at(-1)!; j < n && ending; j++) ending = own(tokens[j]!, j);
+      if (!ending) continue;
       if (fresh.size > Math.floor((starts.length - 1) / 3)) continue;
       const unit = tokens
         .slice(i, i + len)

@@ -128,7 +128,7 @@ function bagDistance(ids: readonly number[], counts: Int32Array, unit: number, c
  * followed by at least two near copies in a row (each begins with the unit's first token, is one to
  * two tokens longer or one shorter, and differs from the unit, as bags of tokens, by at most one token
  * in three, and at least half of them differ in order only), and so on to the end of the text, save
- * one more unfinished copy; the last copy and what follows it are made of the unit's tokens. The copies name nothing the unit does not, save one new
+ * one more unfinished copy; the last copy and what follows it add no token the copies before lacked. The copies name nothing the unit does not, save one new
  * name or literal per three copies, and close no bracket opened before the first. Real code that
  * repeats a unit names new things in it (`.add(a).add(b).add(c)`, `t.Optional[str], t.List[str]`),
  * goes on after it (`dirname(dirname(dirname(__file__)))`) or closes the list it is in
@@ -188,11 +188,13 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
       }
       // Most copies are the unit itself (in another order at most): a varied copy now and then.
       if (starts.length < 3 || exact * 2 < starts.length - 1 || n - at > len + 2) continue;
-      // It ends as a loop does: its last copy and what follows are the unit's own tokens (the last one
-      // perhaps cut short), not the end of a statement (`getCause()` four times, then `.getMessage()`; `;`).
-      const unitTokens = tokens.slice(i, i + len).map((t) => t.text);
+      // It ends as a loop does: its last copy and what follows only say again what the copies before
+      // said (the last token perhaps cut short), not the end of a statement (`getCause()` four times,
+      // then `.getMessage()`; `;`).
+      const said = new Set<string>();
+      for (let j = i; j < starts.at(-1)!; j++) said.add(tokens[j]!.text);
       const own = (t: CodeToken, j: number): boolean =>
-        unitTokens.includes(t.text) || (j === n - 1 && t.word && unitTokens.some((u) => u.startsWith(t.text)));
+        said.has(t.text) || (j === n - 1 && t.word && [...said].some((u) => u.startsWith(t.text)));
       let ending = true;
       for (let j = starts.at(-1)!; j < n && ending; j++) ending = own(tokens[j]!, j);
       if (!ending) continue;

@@ -144,7 +144,10 @@ async function predictions(files: readonly string[]): Promise<void> {
       if (before.length > 0) junkBefore++;
       if (after.length > 0) junkAfter++;
       if (before.includes('loop')) loopBefore++;
-      if (after.includes('loop')) loopAfter++;
+      if (after.includes('loop')) {
+        loopAfter++;
+        examples.push(`${p.task_id}: the bench still counts a loop in ${JSON.stringify(filtered.text).slice(0, 200)}`);
+      }
     }
     console.log(
       `| ${file} | ${shown} | ${changed} (${pct(changed, shown)}) | ${near} | ${junkBefore} (${pct(junkBefore, shown)}) | ${junkAfter} (${pct(junkAfter, shown)}) | ${loopBefore} → ${loopAfter} |`,

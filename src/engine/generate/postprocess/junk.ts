@@ -127,7 +127,7 @@ function bagDistance(ids: readonly number[], counts: Int32Array, unit: number, c
  * again with its names swapped or `+ 1` added): a unit of NEAR_MIN_UNIT to NEAR_MAX_UNIT tokens with a letter,
  * followed by at least two near copies in a row (each begins with the unit's first token, is one to
  * two tokens longer or one shorter, and differs from the unit, as bags of tokens, by at most one token
- * in three, and at least half of them differ in order only), and so on to the end of the text, save
+ * in three, and at least half of them are the unit exactly), and so on to the end of the text, save
  * one more unfinished copy; the last copy and what follows it add no token the copies before lacked. The copies name nothing the unit does not, save one new
  * name or literal per three copies, and close no bracket opened before the first. Real code that
  * repeats a unit names new things in it (`.add(a).add(b).add(c)`, `t.Optional[str], t.List[str]`),
@@ -148,6 +148,10 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
   for (const t of tokens) depth.push(depth.at(-1)! + (/^[([{]$/.test(t.text) ? 1 : /^[)\]}]$/.test(t.text) ? -1 : 0));
   const lowest = [...depth];
   for (let j = n - 1; j >= 0; j--) lowest[j] = Math.min(depth[j]!, lowest[j + 1]!);
+  const same = (a: number, b: number, len: number): boolean => {
+    for (let j = 0; j < len; j++) if (tokens[a + j]!.text !== tokens[b + j]!.text) return false;
+    return true;
+  };
   // Tokens as numbers, and one table of counts for every comparison of bags.
   const idOf = new Map<string, number>();
   const ids = tokens.map((t) => idOf.get(t.text) ?? idOf.set(t.text, idOf.size).get(t.text)!);
@@ -179,14 +183,14 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
           if (score < bestScore) [best, bestScore] = [copyLen, score];
         }
         if (best < 0) break;
-        if (bestScore === 0) exact++;
+        if (best === len && same(i, at, len)) exact++;
         starts.push(at);
         for (let j = at; j < at + best; j++) if (tokens[j]!.value && !known.has(tokens[j]!.text)) fresh.add(tokens[j]!.text);
         at += best;
         // Copies that keep naming new things are not a loop (and the walk stays short on real code).
         if (fresh.size > Math.floor(starts.length / 3) + 1) break;
       }
-      // Most copies are the unit itself (in another order at most): a varied copy now and then.
+      // Most copies are the unit itself: a varied copy now and then.
       if (starts.length < 3 || exact * 2 < starts.length - 1 || n - at > len + 2) continue;
       // It ends as a loop does: its last copy and what follows only say again what the copies before
       // said (the last token perhaps cut short), not the end of a statement (`getCause()` four times,

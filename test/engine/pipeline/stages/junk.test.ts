@@ -128,7 +128,7 @@ void describe('junk filters in the model stages', () => {
   void test('a statement or phrase written again with small variations to the end of a line shows nothing', async () => {
     const java = await complete(
       at('javashop', 'src/main/java/com/example/shop/App.java', 14, '        '),
-      'int min = max; int max = min; int min = max + 1; int min = max; int max = min; int min = max;',
+      'int min = max; int min = max; int max = min; int min = max; int min = max + 1; int min = max;',
     );
     assert.equal(java.items[0]?.text, undefined, JSON.stringify(java.items[0]?.text));
     assert.match(formatTraceMarkdown(java.trace), /nearRepeat: "int min = max ;" written 6 times with small variations to the end/);

@@ -164,7 +164,7 @@ function worstCase(): void {
   const texts = {
     'near copies, each naming something new (kept)': Array.from({ length: 80 }, (_, i) => `self.fx.a${i}, `).join(''),
     'one word written again and again (cut)': 'a '.repeat(500),
-    'a loop with variations (cut)': 'int min = max; int max = min; int min = max + 1; '.repeat(20),
+    'a loop with variations (cut)': 'int min = max; int min = max; int max = min; int min = max; int min = max + 1; '.repeat(12),
   };
   for (const [what, text] of Object.entries(texts)) {
     const times: number[] = [];

@@ -2,7 +2,15 @@
 // model stages apply them: the loop and the placeholder on the mode's cut (before checking), the
 // right context on what would be inserted (after it).
 import { cutAtPlaceholder } from './postprocess';
-import { cutInlineLoop, cutNearLoop, cutRecurringLine, cutRepeatedLines, PLACEHOLDER_FORMS, repeatsRightContext, type JunkCut } from './junk';
+import {
+  cutInlineLoop,
+  cutNearLoop,
+  cutRecurringLine,
+  cutRepeatedLines,
+  PLACEHOLDER_FORMS,
+  repeatsRightContext,
+  type JunkCut,
+} from './junk';
 
 /** The text without a decoding loop or a redaction placeholder, and what each rule cut. */
 export function filterJunk(text: string): { text: string; cuts: JunkCut[] } {

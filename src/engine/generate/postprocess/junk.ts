@@ -123,16 +123,20 @@ function bagDistance(ids: readonly number[], counts: Int32Array, unit: number, c
 
 /**
  * A loop with small variations, inside a line or across a few (`ModuleType.ModuleType.Type.ModuleType`,
- * `timezones() -> st.timezones() -> st.…`, `not None or not None or None or …`, `int min = max;` written
- * again with its names swapped or `+ 1` added): a unit of NEAR_MIN_UNIT to NEAR_MAX_UNIT tokens with a letter,
- * followed by at least two near copies in a row (each begins with the unit's first token, is one to
- * two tokens longer or one shorter, and differs from the unit, as bags of tokens, by at most one token
- * in three, and at least half of them are the unit exactly), and so on to the end of the text, save
- * one more unfinished copy; the last copy and what follows it add no token the copies before lacked. The copies name nothing the unit does not, save one new
- * name or literal per three copies, and close no bracket opened before the first. Real code that
- * repeats a unit names new things in it (`.add(a).add(b).add(c)`, `t.Optional[str], t.List[str]`),
- * goes on after it (`dirname(dirname(dirname(__file__)))`) or closes the list it is in
- * (`BasicBlock(), BasicBlock(), BasicBlock())`); a loop runs to the token limit.
+ * `timezones() -> st.timezones() -> st.…`, `not None or not None or None or …`, `int min = max;`
+ * written again with its names swapped or `+ 1` added). All of these hold:
+ * - a unit of NEAR_MIN_UNIT to NEAR_MAX_UNIT tokens with a letter is followed by at least two copies
+ *   in a row, each beginning with the unit's first token, one or two tokens longer or one shorter,
+ *   and differing from the unit as bags of tokens by at most a third of its tokens (rounded up);
+ * - at least half of the copies are the unit exactly;
+ * - the copies run to the end of the text, save one more unfinished copy, and the last copy and what
+ *   follows it add no token the copies before lacked;
+ * - the copies name nothing the unit does not, save one new name or literal per three copies;
+ * - nothing from the unit on closes a bracket opened before it.
+ * Real code that repeats a unit names new things in it (`.add(a).add(b).add(c)`), goes on after it
+ * (`dirname(dirname(dirname(__file__)))`, `getCause()` four times then `.getMessage()`), ends its
+ * statement (`toString().toString().toString();`) or closes the list it is in
+ * (`assert_join(self.fx.t, self.fx.t, self.fx.t)`); a loop runs to the token limit.
  */
 function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
   const n = tokens.length;

@@ -1,7 +1,7 @@
 // The bench's own junk detector (issue 45's three kinds), independent of the product's filters so
-// it can measure them: a line repeated more than twice, a redaction placeholder, a member its typed
-// receiver lacks (the harness's unknown-member check), a suggestion that only repeats the text after
-// the cursor.
+// it can measure them: a line repeated more than twice, a loop with variations (counted only where
+// no line is repeated), a redaction placeholder, a member its typed receiver lacks (the harness's
+// unknown-member check), a suggestion that only repeats the text after the cursor.
 export type JunkKind = 'repeat' | 'loop' | 'placeholder' | 'unknown-member' | 'echo';
 
 export const JUNK_KINDS: readonly JunkKind[] = ['repeat', 'loop', 'placeholder', 'unknown-member', 'echo'];

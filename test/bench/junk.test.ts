@@ -16,6 +16,21 @@ void test('junk: a line repeated more than twice, a redaction placeholder, an un
   assert.deepEqual(junkOf('   ', 'anything', true), [], 'an empty suggestion shows nothing');
 });
 
+void test('junk: a loop inside a line, or lines made of the same pieces, counts as a loop; a builder chain and varied lines do not', () => {
+  // A call chain and a phrase written again and again in one line (the first line before the loop is no excuse).
+  assert.deepEqual(junkOf('timezones() -> st.timezones() -> st.timezones() -> st.timezones() -> st.', '', false), ['loop']);
+  assert.deepEqual(junkOf('x = 1\nreturn True if not None or not None or not None or None or not None or', '', false), ['loop']);
+  // Lines of the same pieces in another order.
+  assert.deepEqual(junkOf('int min = max;\nint max = min;\nint min = max;\n', '', false), ['loop']);
+  for (const fine of [
+    'builder.add(a).add(b).add(c).add(d).add(e);',
+    "self.assertEqual(f('a'), 1)\nself.assertEqual(f('b'), 2)\nself.assertEqual(f('c'), 3)",
+    'item_show_func: t.Optional[t.Callable[[t.Optional[V]], t.Optional[str]]] = None,',
+    'int a = 1;\nint b = 2;\nint c = 3;',
+  ])
+    assert.deepEqual(junkOf(fine, '', false), [], fine);
+});
+
 void test('eval score: ES/EM over all cases and over the shown ones, the share shown and the junk rate of what is shown', () => {
   const cases: BenchCase[] = ['a', 'b', 'c', 'd'].map((id) => ({
     prompt: 'x = ',

@@ -2,7 +2,7 @@
 // the text after the cursor. The pipeline's use of them: test/engine/pipeline/stages/junk.test.ts.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { cutInlineLoop, cutRecurringLine, cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
+import { cutInlineLoop, cutNearLoop, cutRecurringLine, cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
 import { filterJunk } from '../../../src/engine/generate/postprocess/filterJunk';
 
 void test('a line or block written three times in a row keeps its first copy; twice, closing braces and blank lines are not a loop', () => {
@@ -58,4 +58,61 @@ void test('a line written a third time within a few lines (a loop with variation
   for (const fine of ['x = f()\ny = g(x)\nx = f()\nreturn y', '}\n}\n}\n}', 'a = 1\n' + 'b = 2\n'.repeat(0) + Array.from({ length: 20 }, (_, i) => `v${i} = ${i}`).join('\n') + '\na = 1\n' + Array.from({ length: 20 }, (_, i) => `w${i} = ${i}`).join('\n') + '\na = 1'])
     assert.equal(cutRecurringLine(fine).cut, undefined, fine);
   assert.equal(filterJunk('if d in sources:\n    if d in sources:\n    d in sources:\n    if d in sources:').cuts[0]?.rule, 'repeat');
+});
+
+void test('a phrase, call or member chain written again and again with small variations to the end is cut, or nothing is shown', () => {
+  // Loops the shipped model wrote inside a line (line, dot and body modes on the larger repositories):
+  // no piece is written four times in a row, so the in-line rule lets them through. Each runs to the
+  // token limit, as a loop does.
+  const inLine = [
+    'ModuleType.ModuleType.ModuleType.Type.ModuleType.ModuleType.Type.ModuleType.ModuleType.ModuleType.Type.Modu',
+    'timezones() -> st.timezones() -> st.timezones() -> st.timezones() -> st.timez',
+    'return True if not None or not None or not None or None or not None or not',
+    'int min = max; int min = max; int max = min; int min = max; int min = max + 1; int min = max; int min =',
+  ];
+  for (const looped of inLine) {
+    assert.equal(cutInlineLoop(looped).cut, undefined, looped);
+    const out = filterJunk(looped);
+    assert.equal(out.text, '', looped);
+    assert.deepEqual(
+      out.cuts.map((c) => c.rule),
+      ['nearRepeat'],
+      looped,
+    );
+  }
+  // After a line that says something, only the loop's line goes.
+  assert.equal(cutNearLoop('total = 0\nreturn True if not None or not None or not None or None or not None').text, 'total = 0');
+  // Across lines: the first copy is kept, with a note for the trace.
+  const lines = cutNearLoop('int min = max;\nint max = min;\nint min = max;\nint min = max + 1;\nint min = max;');
+  assert.equal(lines.text, 'int min = max;');
+  assert.match(lines.cut!.note, /"int min = max ;" written 5 times with small variations to the end \(a decoding loop\): cut at its first repeat/);
+  // Copies that are mostly not the unit itself are code (the same call with its arguments in every order).
+  for (const fine of ['f(False, True)\nf(True, False)\nf(True, True)', 'assert v + 0 == v\nassert v - 0 == v\nassert 0 + v == v'])
+    assert.equal(cutNearLoop(fine).cut, undefined, fine);
+});
+
+void test('real code that repeats a phrase with new names in it, or goes on after it, is not a loop', () => {
+  for (const fine of [
+    'a.b.c.d',
+    'x, y, z = 1, 2, 3',
+    'self.assertEqual(a, b); self.assertEqual(c, d)',
+    '"%s %s %s" % (a, b, c)',
+    'foo(bar(baz(qux)))',
+    'f(a, a, a)',
+    // A builder chain adds a different thing each time: code a person writes.
+    'builder.add(a).add(b).add(c).add(d).add(e);',
+    'os.path.dirname(os.path.dirname(os.path.dirname(__file__)))',
+    'a[i][j] = b[i][j] + c[i][j]',
+    // Lines of the validation repositories the first versions of the rule cut.
+    ') -> t.Tuple[t.Optional[str], t.List[str], t.List[str]]:',
+    'args, sub_ctx.args = sub_ctx.args, []',
+    'if lines and lines[-1] and chunk and lines[-1][-1] == chunk[-1]:',
+    'ex.getCause().getCause().getCause().getCause().getMessage(),',
+    'witness.append(c).append(c).append(c);',
+    'getParent().getParent().getParent();',
+    'self.assert_join(self.fx.t, self.fx.t, self.fx.t)',
+    "self.assertEqual(f('a'), 1)\nself.assertEqual(f('b'), 2)\nself.assertEqual(f('c'), 3)",
+    'Map<String, Map<String, Map<String, Integer>>> m;',
+  ])
+    assert.equal(cutNearLoop(fine).cut, undefined, fine);
 });

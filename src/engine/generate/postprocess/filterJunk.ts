@@ -2,14 +2,22 @@
 // model stages apply them: the loop and the placeholder on the mode's cut (before checking), the
 // right context on what would be inserted (after it).
 import { cutAtPlaceholder } from './postprocess';
-import { cutInlineLoop, cutRecurringLine, cutRepeatedLines, PLACEHOLDER_FORMS, repeatsRightContext, type JunkCut } from './junk';
+import {
+  cutInlineLoop,
+  cutNearLoop,
+  cutRecurringLine,
+  cutRepeatedLines,
+  PLACEHOLDER_FORMS,
+  repeatsRightContext,
+  type JunkCut,
+} from './junk';
 
 /** The text without a decoding loop or a redaction placeholder, and what each rule cut. */
 export function filterJunk(text: string): { text: string; cuts: JunkCut[] } {
   const cuts: JunkCut[] = [];
   let out = text;
-  // Loops: in a row, with variations, inside one line.
-  for (const rule of [cutRepeatedLines, cutRecurringLine, cutInlineLoop]) {
+  // Loops: in a row, with variations, inside one line, and a phrase or statement repeated with small variations to the end.
+  for (const rule of [cutRepeatedLines, cutRecurringLine, cutInlineLoop, cutNearLoop]) {
     const looped = rule(out);
     if (!looped.cut) continue;
     cuts.push(looped.cut);

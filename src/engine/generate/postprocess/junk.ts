@@ -5,7 +5,7 @@
 
 /** One rule's cut, as the trace shows it. */
 export interface JunkCut {
-  rule: 'repeat' | 'inlineRepeat' | 'placeholder' | 'rightContext';
+  rule: 'repeat' | 'inlineRepeat' | 'nearRepeat' | 'placeholder' | 'rightContext';
   /** The text the rule removed (at most 120 characters shown by the trace). */
   removed: string;
   /** What the rule saw, in words. */
@@ -54,6 +54,188 @@ export function cutInlineLoop(text: string): { text: string; cut?: JunkCut } {
     return cutTo(text, lines.slice(0, i).join('\n'), 'inlineRepeat', note);
   }
   return { text };
+}
+
+/** Longest text the near-loop rule reads (a longer suggestion is judged by its head): it costs up to tokens² × units. */
+const NEAR_MAX_CHARS = 1024;
+
+/** Shortest text (from a loop's first copy to the end) that counts as a loop, as for cutInlineLoop. */
+const NEAR_MIN_CHARS = 16;
+
+/** Shortest unit (in tokens): a value written three times in a row is code (`None, None, None`, `Tuple[bytes, bytes, bytes]`). */
+const NEAR_MIN_UNIT = 3;
+
+/** Longest unit (in tokens) whose near copies count as a loop. */
+const NEAR_MAX_UNIT = 8;
+
+/**
+ * Code tokens: a string literal (possibly unclosed), a name, a number, a two-character operator, any
+ * other character. Offsets index into the text.
+ */
+const CODE_TOKEN = /"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|[\p{L}_$][\p{L}\p{N}_$]*|\p{N}[\p{L}\p{N}_.]*|->|=>|::|[=!<>]=|&&|\|\||\S/gu;
+
+interface CodeToken {
+  text: string;
+  at: number;
+  /** A name or literal (has a letter or digit): what a copy could vary. */
+  value: boolean;
+  /** Has a letter: a unit needs one to be a loop (`0, 0, 0` and `---` are code). */
+  word: boolean;
+}
+
+function codeTokens(text: string): CodeToken[] {
+  const out: CodeToken[] = [];
+  const re = new RegExp(CODE_TOKEN.source, CODE_TOKEN.flags);
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const t = m[0];
+    out.push({ text: t, at: m.index, value: /[\p{L}\p{N}]/u.test(t), word: /\p{L}/u.test(t) });
+  }
+  return out;
+}
+
+/** A loop with variations found by nearLoopAt: token indices of its first copy and first repeat. */
+interface NearLoop {
+  start: number;
+  repeat: number;
+  unit: string;
+  copies: number;
+}
+
+/**
+ * How far `copy` is from `unit` as bags of tokens (order aside): the larger of what either has that
+ * the other lacks, so `int max = min ;` is a copy of `int min = max ;` and `int min = max + 1 ;`
+ * differs by two.
+ */
+function bagDistance(ids: readonly number[], counts: Int32Array, unit: number, copy: number, len: number, copyLen: number): number {
+  for (let j = unit; j < unit + len; j++) counts[ids[j]!]!++;
+  let extra = 0;
+  for (let j = copy; j < copy + copyLen; j++) {
+    if (counts[ids[j]!]! > 0) counts[ids[j]!]!--;
+    else extra++;
+  }
+  let missing = 0;
+  for (let j = unit; j < unit + len; j++) {
+    missing += counts[ids[j]!]!;
+    counts[ids[j]!] = 0;
+  }
+  return Math.max(extra, missing);
+}
+
+/**
+ * A loop with small variations, inside a line or across a few (`ModuleType.ModuleType.Type.ModuleType`,
+ * `timezones() -> st.timezones() -> st.…`, `not None or not None or None or …`, `int min = max;`
+ * written again with its names swapped or `+ 1` added). All of these hold:
+ * - a unit of NEAR_MIN_UNIT to NEAR_MAX_UNIT tokens with a letter is followed by at least two copies
+ *   in a row, each beginning with the unit's first token, one or two tokens longer or one shorter,
+ *   and differing from the unit as bags of tokens by at most a third of its tokens (rounded up);
+ * - at least half of the copies are the unit exactly;
+ * - the copies run to the end of the text, save one more unfinished copy, and the last copy and what
+ *   follows it add no token the copies before lacked;
+ * - the copies name nothing the unit does not, save one new name or literal per three copies;
+ * - nothing from the unit on closes a bracket opened before it.
+ * Real code that repeats a unit names new things in it (`.add(a).add(b).add(c)`), goes on after it
+ * (`dirname(dirname(dirname(__file__)))`, `getCause()` four times then `.getMessage()`), ends its
+ * statement (`toString().toString().toString();`) or closes the list it is in
+ * (`assert_join(self.fx.t, self.fx.t, self.fx.t)`); a loop runs to the token limit.
+ */
+function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
+  const n = tokens.length;
+  const end = n === 0 ? 0 : tokens[n - 1]!.at + tokens[n - 1]!.text.length;
+  // A unit's word is written three times at least: most text has no such word and costs one pass.
+  const seen = new Map<string, number>();
+  let thrice = false;
+  for (const t of tokens) if (t.word) thrice ||= seen.set(t.text, (seen.get(t.text) ?? 0) + 1).get(t.text)! >= 3;
+  if (!thrice) return undefined;
+  // Whether the text from token i on closes a bracket opened before it: then it ends the list or
+  // call it is in (`assert_join(self.fx.t, self.fx.t, self.fx.t)`), which a runaway loop never does.
+  const depth = [0];
+  for (const t of tokens) depth.push(depth.at(-1)! + (/^[([{]$/.test(t.text) ? 1 : /^[)\]}]$/.test(t.text) ? -1 : 0));
+  const lowest = [...depth];
+  for (let j = n - 1; j >= 0; j--) lowest[j] = Math.min(depth[j]!, lowest[j + 1]!);
+  const same = (a: number, b: number, len: number): boolean => {
+    for (let j = 0; j < len; j++) if (tokens[a + j]!.text !== tokens[b + j]!.text) return false;
+    return true;
+  };
+  // Tokens as numbers, and one table of counts for every comparison of bags.
+  const idOf = new Map<string, number>();
+  const ids = tokens.map((t) => idOf.get(t.text) ?? idOf.set(t.text, idOf.size).get(t.text)!);
+  const counts = new Int32Array(idOf.size);
+  for (let i = 0; i + 3 <= n; i++) {
+    if (end - tokens[i]!.at < NEAR_MIN_CHARS) break;
+    if (lowest[i]! < depth[i]!) continue;
+    for (let len = NEAR_MIN_UNIT; len <= NEAR_MAX_UNIT && i + len * 2 < n; len++) {
+      let word = false;
+      for (let j = i; j < i + len; j++) word ||= tokens[j]!.word;
+      if (!word) continue;
+      const allowed = Math.ceil(len / 3);
+      const anchor = tokens[i]!.text;
+      const known = new Set<string>();
+      for (let j = i; j < i + len; j++) if (tokens[j]!.value) known.add(tokens[j]!.text);
+      const fresh = new Set<string>();
+      const starts = [i];
+      let exact = 0;
+      let at = i + len;
+      // Each copy begins as the unit does and ends where the next one begins, or where the text ends.
+      while (at < n && tokens[at]!.text === anchor) {
+        let best = -1;
+        let bestScore = Infinity;
+        for (const copyLen of [len, len + 1, len - 1, len + 2]) {
+          if (copyLen < 1 || at + copyLen > n) continue;
+          const d = bagDistance(ids, counts, i, at, len, copyLen);
+          if (d > allowed) continue;
+          const score = d + (at + copyLen === n || tokens[at + copyLen]!.text === anchor ? 0 : allowed + 1);
+          if (score < bestScore) [best, bestScore] = [copyLen, score];
+        }
+        if (best < 0) break;
+        if (best === len && same(i, at, len)) exact++;
+        starts.push(at);
+        for (let j = at; j < at + best; j++) if (tokens[j]!.value && !known.has(tokens[j]!.text)) fresh.add(tokens[j]!.text);
+        at += best;
+        // Copies that keep naming new things are not a loop (and the walk stays short on real code).
+        if (fresh.size > Math.floor(starts.length / 3) + 1) break;
+      }
+      // Most copies are the unit itself: a varied copy now and then.
+      if (starts.length < 3 || exact * 2 < starts.length - 1 || n - at > len + 2) continue;
+      // It ends as a loop does: its last copy and what follows only say again what the copies before
+      // said (the last token perhaps cut short), not the end of a statement (`getCause()` four times,
+      // then `.getMessage()`; `;`).
+      const said = new Set<string>();
+      for (let j = i; j < starts.at(-1)!; j++) said.add(tokens[j]!.text);
+      const own = (t: CodeToken, j: number): boolean =>
+        said.has(t.text) || (j === n - 1 && t.word && [...said].some((u) => u.startsWith(t.text)));
+      let ending = true;
+      for (let j = starts.at(-1)!; j < n && ending; j++) ending = own(tokens[j]!, j);
+      if (!ending) continue;
+      if (fresh.size > Math.floor((starts.length - 1) / 3)) continue;
+      const unit = tokens
+        .slice(i, i + len)
+        .map((t) => t.text)
+        .join(' ');
+      return { start: i, repeat: starts[1]!, unit, copies: starts.length };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Cut a loop with small variations (nearLoopAt): inside one line, that line goes with everything
+ * after it, as cutInlineLoop does; across lines, what is kept ends before the line of its first
+ * repeat, as cutRecurringLine does (without a block opener left dangling).
+ */
+export function cutNearLoop(text: string): { text: string; cut?: JunkCut } {
+  const head = text.slice(0, NEAR_MAX_CHARS);
+  const tokens = codeTokens(head);
+  const loop = nearLoopAt(tokens);
+  if (!loop) return { text };
+  const lineOf = (offset: number): number => head.slice(0, offset).split('\n').length - 1;
+  const first = lineOf(tokens[loop.start]!.at);
+  const repeat = lineOf(tokens[loop.repeat]!.at);
+  const lines = text.split('\n');
+  let end = first === repeat ? first : repeat;
+  if (first !== repeat) while (end > 0 && /[:{]$/.test(lines[end - 1]!.trim())) end--;
+  const written = `${JSON.stringify(loop.unit)} written ${loop.copies} times with small variations to the end`;
+  const where = first === repeat ? 'the line is cut' : 'cut at its first repeat';
+  return cutTo(text, lines.slice(0, end).join('\n'), 'nearRepeat', `${written} (a decoding loop): ${where}`);
 }
 
 /** Longest block (in lines) whose repetition counts as a loop. */

@@ -125,6 +125,21 @@ void describe('junk filters in the model stages', () => {
     assert.equal(result.items[0]?.text, 'total = self.cart.total()\n        self.receipts.clear()');
   });
 
+  void test('a statement or phrase written again with small variations to the end of a line shows nothing', async () => {
+    const java = await complete(
+      at('javashop', 'src/main/java/com/example/shop/App.java', 14, '        '),
+      'int min = max; int min = max; int max = min; int min = max; int min = max + 1; int min = max;',
+    );
+    assert.equal(java.items[0]?.text, undefined, JSON.stringify(java.items[0]?.text));
+    assert.match(formatTraceMarkdown(java.trace), /nearRepeat: "int min = max ;" written 6 times with small variations to the end/);
+    const python = await complete(
+      at('pyshop', 'pyshop/services/checkout.py', 29, '        return '),
+      'True if not None or not None or not None or None or not None or not None or not',
+    );
+    assert.equal(python.items[0]?.text, undefined, JSON.stringify(python.items[0]?.text));
+    assert.match(python.trace.empty ?? '', /the junk filters cut the whole suggestion: .* written \d+ times with small variations/);
+  });
+
   void test('the redaction placeholder, in the forms models copy it, is never shown, in line and body mode', async () => {
     const request = at('pyshop', 'app/main.py', 18, '    gateway = make_gateway(config.DEFAULT_GATEWAY, ');
     for (const form of ['"<redacted>"', '"<REDACTED>"', "'< Redacted >'", '"&lt;redacted&gt;"']) {

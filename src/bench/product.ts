@@ -49,7 +49,7 @@ export function productSettings(k: Pick<ProductKnobs, 'check' | 'similarMode' | 
   };
 }
 
-/** The product's pipeline options: the settings resolved as the server resolves them, with the harness's budgets and the run's research knobs. */
+/** The product's pipeline options: the settings resolved as the server resolves them, then the harness's budgets and research knobs. */
 export function productPipelineOptions(k: ProductKnobs): PipelineOptions {
   return withHarnessKnobs(resolveOptions(productSettings(k)), k);
 }

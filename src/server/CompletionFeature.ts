@@ -7,7 +7,15 @@ import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
-import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, resolveOptions, type Pipeline, type PipelineOptions } from '../engine/pipeline';
+import {
+  autoMode,
+  createPipeline,
+  formatTraceMarkdown,
+  LINE_MODE,
+  resolveOptions,
+  type Pipeline,
+  type PipelineOptions,
+} from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';

@@ -81,7 +81,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   suggestions: { show: DEFAULT_SHOW_LEVEL },
 };
 
-/** The body's token limit (package.json's minimum and maximum for coderag.body.maxNewTokens). */
+/** The body's token limit (package.json's minimum and maximum for coderag.experimental.body.maxNewTokens). */
 export const BODY_MAX_NEW_TOKENS = { min: 16, max: 512 } as const;
 
 type Json = unknown;

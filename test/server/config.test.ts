@@ -63,16 +63,16 @@ void test('a research knob is read only under coderag.experimental; a user-facin
 });
 
 void test("numeric settings outside their range are refused with the value used instead; the ranges are package.json's", () => {
-  const { config, problems } = mergeConfig({ model: { maxNewTokens: -5, temperature: 9 }, maxFiles: 0, experimental: { prompt: { budgetTokens: 1e12 } } });
+  const { config, problems } = mergeConfig({ maxFiles: 0, experimental: { model: { maxNewTokens: -5, temperature: 9 }, prompt: { budgetTokens: 1e12 } } });
   assert.equal(config.model.maxNewTokens, DEFAULT_CONFIG.model.maxNewTokens);
   assert.equal(config.model.temperature, DEFAULT_CONFIG.model.temperature);
   assert.equal(config.prompt.budgetTokens, DEFAULT_CONFIG.prompt.budgetTokens);
   assert.equal(config.maxFiles, DEFAULT_CONFIG.maxFiles);
   assert.deepEqual([...problems].sort(), [
     'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 4096 is used',
+    'coderag.experimental.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
+    'coderag.experimental.model.temperature must be between 0 and 2 (got 9); 0 is used',
     'coderag.maxFiles must be between 1 and 10000000 (got 0); 50000 is used',
-    'coderag.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
-    'coderag.model.temperature must be between 0 and 2 (got 9); 0 is used',
   ]);
   const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
     contributes: { configuration: Array<{ properties: Record<string, { type: string; minimum?: number; maximum?: number }> }> };

@@ -8,7 +8,7 @@ import { DEFAULT_CONFIG, mergeConfig, NUMBER_RANGES, pipelineSettings, type Serv
 import { repoRoot } from '../helpers/paths';
 
 /** The pipeline's options the server builds from `config`. */
-const pipelineOptions = (config: ServerConfig): PipelineOptions => resolveOptions(pipelineSettings(config));
+const serverOptions = (config: ServerConfig): PipelineOptions => resolveOptions(pipelineSettings(config));
 
 void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
   const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, experimental: { query: { strategy: 'random' } } });
@@ -34,15 +34,15 @@ void test('a valid enum value in a later layer applies; an invalid one keeps the
 void test('coderag.experimental.check.mode: constrain, repair or off (default constrain) reaches the pipeline options; another value is a problem', () => {
   assert.equal(DEFAULT_CONFIG.check.mode, 'constrain');
   const ok = mergeConfig({ experimental: { check: { mode: 'off' } } });
-  assert.equal(pipelineOptions(ok.config).check.mode, 'off');
+  assert.equal(serverOptions(ok.config).check.mode, 'off');
   const bad = mergeConfig({ experimental: { check: { mode: 'strict' } } });
   assert.equal(bad.config.check.mode, 'constrain');
   assert.deepEqual(bad.problems, ['coderag.experimental.check.mode must be one of constrain, repair, off (got "strict")']);
 });
 
 void test('coderag.experimental.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
-  assert.equal(pipelineOptions(DEFAULT_CONFIG).body.knowledge, true);
-  assert.equal(pipelineOptions(mergeConfig({ experimental: { body: { knowledge: false } } }).config).body.knowledge, false);
+  assert.equal(serverOptions(DEFAULT_CONFIG).body.knowledge, true);
+  assert.equal(serverOptions(mergeConfig({ experimental: { body: { knowledge: false } } }).config).body.knowledge, false);
   const bad = mergeConfig({ experimental: { body: { knowledge: 'yes' } } });
   assert.equal(bad.config.body.knowledge, true);
   assert.ok(bad.problems.some((p) => p.includes('coderag.experimental.body.knowledge')), bad.problems.join('; '));
@@ -51,7 +51,7 @@ void test('coderag.experimental.body.knowledge (default on) reaches the body mod
 void test('a research knob is read only under coderag.experimental; a user-facing setting there is not read', () => {
   const set = mergeConfig({ experimental: { rerank: { topU: 4 }, prompt: { budgetTokens: 512 } } });
   assert.equal(set.config.rerank.topU, 4);
-  assert.equal(pipelineOptions(set.config).prompt.budgetTokens, 512);
+  assert.equal(serverOptions(set.config).prompt.budgetTokens, 512);
   assert.deepEqual(set.problems, []);
   // A later layer beats an earlier layer (initializationOptions < settings).
   assert.equal(mergeConfig({ experimental: { rerank: { topU: 7 } } }, { experimental: { rerank: { topU: 3 } } }).config.rerank.topU, 3);
@@ -69,9 +69,9 @@ void test("numeric settings outside their range are refused with the value used 
   assert.equal(config.prompt.budgetTokens, DEFAULT_CONFIG.prompt.budgetTokens);
   assert.equal(config.maxFiles, DEFAULT_CONFIG.maxFiles);
   assert.deepEqual([...problems].sort(), [
-    'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 4096 is used',
     'coderag.experimental.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
     'coderag.experimental.model.temperature must be between 0 and 2 (got 9); 0 is used',
+    'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 4096 is used',
     'coderag.maxFiles must be between 1 and 10000000 (got 0); 50000 is used',
   ]);
   const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {

@@ -13,7 +13,7 @@ import { KnowledgeBase } from '../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../src/engine/kb/parsers';
 import { ModelRegistry } from '../src/engine/models';
 import { EmbeddedClient } from '../src/engine/generate/EmbeddedClient';
-import { createPipeline, createRetrievalPaths, embeddedLMOf, pipelineOptions, type CheckMode } from '../src/engine/pipeline';
+import { createPipeline, createRetrievalPaths, embeddedLMOf, resolveOptions, type CheckMode } from '../src/engine/pipeline';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' } } });
 const runs = Math.max(2, Number(values.runs));
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     const lines = readFileSync(join(fixturesDir, c.fixture, c.path), 'utf8').split('\n');
     const prefix = `${lines.slice(0, c.line).join('\n')}\n${c.tail}`;
     for (const mode of ['off', 'constrain'] as CheckMode[]) {
-      const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode } }), { retrievers: () => paths.retrievers, model: () => model, receivers: () => paths.receivers });
+      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode } }), { retrievers: () => paths.retrievers, model: () => model, receivers: () => paths.receivers });
       const perStep: number[] = [];
       const maskPerStep: number[] = [];
       const resolvePerStep: number[] = [];

@@ -51,7 +51,7 @@ interface Alternative {
   args: string[];
 }
 
-const similarOn = PIPELINE_DEFAULTS.similar?.mode && PIPELINE_DEFAULTS.similar.mode !== 'off' ? PIPELINE_DEFAULTS.similar.mode : 'lexical';
+const similarOn = PIPELINE_DEFAULTS.similar.mode !== 'off' ? PIPELINE_DEFAULTS.similar.mode : 'lexical';
 
 /** Each setting's alternatives; the default's value is the `product` row itself. */
 const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]; current: string; args: (v: string) => string[] }> = [
@@ -59,21 +59,21 @@ const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]
     setting: 'check',
     tasks: ['line', 'dot'],
     values: ['constrain', 'repair', 'off'],
-    current: PIPELINE_DEFAULTS.check?.mode ?? 'constrain',
+    current: PIPELINE_DEFAULTS.check.mode,
     args: (v) => ['--check', v],
   },
   {
     setting: 'prior',
     tasks: ['line', 'dot'],
     values: ['0', '8', '32'],
-    current: typeof PIPELINE_DEFAULTS.check?.prior === 'number' ? String(PIPELINE_DEFAULTS.check.prior) : 'per language',
+    current: typeof PIPELINE_DEFAULTS.check.prior === 'number' ? String(PIPELINE_DEFAULTS.check.prior) : 'per language',
     args: (v) => ['--check-prior', v],
   },
   {
     setting: 'similar',
     tasks: ['line'],
     values: ['off', 'lexical', 'hypothetical', 'summary', 'union', 'bandit'],
-    current: PIPELINE_DEFAULTS.similar?.mode ?? 'off',
+    current: PIPELINE_DEFAULTS.similar.mode,
     args: (v) => ['--similar', v],
   },
   {
@@ -81,7 +81,7 @@ const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]
     setting: 'similar-share',
     tasks: ['line'],
     values: ['0.15', '0.3'],
-    current: PIPELINE_DEFAULTS.similar?.mode === similarOn ? String(PIPELINE_DEFAULTS.similar.promptShare) : '',
+    current: PIPELINE_DEFAULTS.similar.mode === similarOn ? String(PIPELINE_DEFAULTS.similar.promptShare) : '',
     args: (v) => ['--similar', similarOn, '--similar-share', v],
   },
   {

@@ -206,7 +206,7 @@ const cases: Array<{ name: string; run: () => Promise<Row> }> = [
   {
     name: 'negative maxNewTokens and budgetTokens',
     run: () => runCase(cases[10]!.name, 'pyshop', (lsp, repo) => completeIn(lsp, join(repo, 'app', 'main.py'), 'python', PY_MAIN(repo), '    service = CheckoutService('), {
-      settings: { model: { provider: 'ollama', maxNewTokens: -5 }, prompt: { budgetTokens: -1 } },
+      settings: { model: { provider: 'ollama' }, experimental: { model: { maxNewTokens: -5 }, prompt: { budgetTokens: -1 } } },
     }),
   },
   {

@@ -24,7 +24,7 @@
 // tables; default this tree's), --requests N (default 100), --debounce MS (default 0; a user's setting adds it to the
 // full time), --cache DIR (reuse an index cache instead of a fresh one), --json FILE (write the
 // figures), --query STRATEGY (probe|last3|last10|jaccard; default the server's own, as users get), --check MODE
-// (coderag.check.mode: constrain|repair|off; default the server's own).
+// (coderag.experimental.check.mode: constrain|repair|off; default the server's own).
 // CODERAG_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the server process;
 // CODERAG_BENCH_PAUSE_MS=N holds it N ms after indexing and prints its pid (for /proc/PID/smaps,
 // or a heap snapshot with CODERAG_BENCH_NODE_ARGS="--heapsnapshot-signal=SIGUSR2");
@@ -161,10 +161,14 @@ async function startServer(repo: string, model: OllamaTestServer, cacheDir: stri
   const statuses: StatusParams[] = [];
   const settings = {
     debounceMs,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
-    ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
-    ...(values.query ? { query: { strategy: values.query } } : {}),
-    ...(values.check ? { check: { mode: values.check } } : {}),
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+    ollama: { host: model.url, completionModel: MODEL },
+    experimental: {
+      model: { maxNewTokens: 24 },
+      ollama: { keepAlive: '5m' },
+      ...(values.query ? { query: { strategy: values.query } } : {}),
+      ...(values.check ? { check: { mode: values.check } } : {}),
+    },
   };
   connection.onNotification(StatusNotification.method, (s: StatusParams) => statuses.push(s));
   connection.onNotification('window/logMessage', (p: { message: string }) => logs.push(p.message));

@@ -255,8 +255,9 @@ async function main(): Promise<void> {
   // generate its 48 tokens; a real model ends a line in about 16. What is measured (the prompt, what
   // the engine re-reads, the time to the first token) does not depend on it.
   const settings = {
-    model: { provider: 'ollama', maxNewTokens: Number(values['max-new-tokens']) },
+    model: { provider: 'ollama' },
     ollama: { host: engine.url, completionModel: values['gguf-name'] },
+    experimental: { model: { maxNewTokens: Number(values['max-new-tokens']) } },
   };
   const records: KeyRecord[] = [];
   const maxKeys = Number(values['max-keys']);

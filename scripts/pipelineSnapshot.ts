@@ -28,12 +28,12 @@ import {
   embeddedLMOf,
   LINE_MODE,
   PIPELINE_DEFAULTS,
-  pipelineOptions,
+  resolveOptions,
   type CompletionMode,
   type CompletionRequest,
   type CompletionResult,
   type PipelineDeps,
-  type PipelineOverrides,
+  type PipelineSettings,
   type RetrievalPaths,
 } from '../src/engine/pipeline';
 import { lineStagesBodyMode } from '../src/bench/baselines/lineStagesBody';
@@ -155,10 +155,10 @@ async function main(): Promise<void> {
   const py = await open('pyshop', true);
   const java = await open('javashop', false);
 
-  const budgets: PipelineOverrides = { retrieval: { budgetsMs: { sparse: 60_000, dataflow: 60_000 } } };
-  const run = async (name: string, fx: Fixture, request: CompletionRequest, overrides: PipelineOverrides, mode: CompletionMode | ((fx: Fixture) => CompletionMode), extra: Partial<PipelineDeps> = {}, model: ModelClient = embedded, seen?: GenerateRequest[]): Promise<unknown> => {
+  const budgets: PipelineSettings = { retrieval: { budgetsMs: { sparse: 60_000, dataflow: 60_000 } } };
+  const run = async (name: string, fx: Fixture, request: CompletionRequest, overrides: PipelineSettings, mode: CompletionMode | ((fx: Fixture) => CompletionMode), extra: Partial<PipelineDeps> = {}, model: ModelClient = embedded, seen?: GenerateRequest[]): Promise<unknown> => {
     const chosen = typeof mode === 'function' ? mode(fx) : mode;
-    const pipeline = createPipeline(pipelineOptions({ ...budgets, ...overrides, retrieval: { ...budgets.retrieval, ...overrides.retrieval } }), { retrievers: () => fx.paths.retrievers, receivers: () => fx.paths.receivers, model: () => model, ...extra }, chosen);
+    const pipeline = createPipeline(resolveOptions({ ...budgets, ...overrides, retrieval: { ...budgets.retrieval, ...overrides.retrieval } }), { retrievers: () => fx.paths.retrievers, receivers: () => fx.paths.receivers, model: () => model, ...extra }, chosen);
     const before = seen?.length ?? 0;
     const parsed = parses;
     const result = await pipeline.complete(request, never);

@@ -67,8 +67,9 @@ async function main(): Promise<void> {
   const model = await startModelServerThread([MODEL]);
   const lsp = await startLsp(repo.path, {
     debounceMs,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 7000, maxNewTokens: 24 },
-    ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 7000 },
+    ollama: { host: model.url, completionModel: MODEL },
+    experimental: { model: { maxNewTokens: 24 }, ollama: { keepAlive: '5m' } },
   });
   try {
     process.stderr.write(`soak: indexing ${repo.path}...\n`);

@@ -1,16 +1,9 @@
 // `coderag eval --method product`: what the editor does with default settings. Its options come
-// from the settings' one mapping (engine/pipeline/settings.ts, which the server's config uses), so
+// from the options' one resolution (engine/pipeline/resolveOptions.ts, which the server's config uses), so
 // the evaluated product and the editor cannot drift apart; the harness only lends the paths a
 // generous time budget (an evaluation measures quality; the timings are recorded) and sets the
 // research knobs `npm run bench:defaults` varies, one at a time.
-import {
-  DEFAULT_PIPELINE_SETTINGS,
-  MODEL_DEFAULTS,
-  settingsPipelineOptions,
-  type CheckMode,
-  type PipelineOptions,
-  type PipelineSettings,
-} from '../engine/pipeline';
+import { MODEL_DEFAULTS, resolveOptions, type CheckMode, type PipelineOptions, type PipelineSettings } from '../engine/pipeline';
 import type { PathName } from '../engine/retrieve/types';
 import type { QueryStrategy } from '../engine/query/types';
 import type { SimilarMode } from '../engine/similar/similarStage';
@@ -45,25 +38,26 @@ export interface ProductKnobs {
   rerankTimeoutMs: number;
 }
 
-/** The editor's settings for a product run: the defaults with the run's settings over them. */
+/** The editor's settings for a product run: the settings a user has that the run sets; the rest is the defaults table's. */
 export function productSettings(k: Pick<ProductKnobs, 'check' | 'similarMode' | 'query' | 'topJ' | 'topU'>): PipelineSettings {
-  const d = DEFAULT_PIPELINE_SETTINGS;
   return {
-    ...d,
-    check: { mode: k.check ?? d.check.mode },
-    similar: { mode: k.similarMode ?? d.similar.mode },
-    query: { strategy: k.query ?? d.query.strategy },
-    retrieval: { topJ: k.topJ ?? d.retrieval.topJ },
-    rerank: { ...d.rerank, topU: k.topU ?? d.rerank.topU },
+    check: { mode: k.check },
+    similar: { mode: k.similarMode },
+    query: { strategy: k.query },
+    retrieval: { topJ: k.topJ },
+    rerank: { topU: k.topU },
   };
 }
 
-/** The product's pipeline options: the server's mapping of the settings, with the harness's budgets and the run's research knobs. */
+/** The product's pipeline options: the settings resolved as the server resolves them, then the harness's budgets and research knobs. */
 export function productPipelineOptions(k: ProductKnobs): PipelineOptions {
-  const base = settingsPipelineOptions(productSettings(k));
+  return withHarnessKnobs(resolveOptions(productSettings(k)), k);
+}
+
+/** `base` with the harness's time budgets and the run's research knobs (no setting) over it. */
+function withHarnessKnobs(base: PipelineOptions, k: ProductKnobs): PipelineOptions {
   const budgetsMs: Partial<Record<PathName, number>> = {};
   for (const p of PRODUCT_PATHS) budgetsMs[p] = k.pathBudgetMs;
-  const similar = base.similar!;
   return {
     ...base,
     query: { ...base.query, ...(k.probeTop !== undefined ? { g: k.probeTop } : {}) },
@@ -74,10 +68,10 @@ export function productPipelineOptions(k: ProductKnobs): PipelineOptions {
       ...base.body,
       ...(k.bodyContextShare !== undefined ? { contextShare: k.bodyContextShare } : {}),
     },
-    check: { ...base.check!, ...(k.checkPrior !== undefined ? { prior: k.checkPrior } : {}) },
-    ...(k.gate ? { gate: { ...base.gate!, ...k.gate } } : {}),
+    check: { ...base.check, ...(k.checkPrior !== undefined ? { prior: k.checkPrior } : {}) },
+    gate: { ...base.gate, ...k.gate },
     similar: {
-      ...similar,
+      ...base.similar,
       budgetsMs: { lexical: k.pathBudgetMs, hypothetical: k.pathBudgetMs, summary: k.pathBudgetMs },
       ...(k.similarShare !== undefined ? { promptShare: k.similarShare } : {}),
     },

@@ -22,8 +22,8 @@ import {
   createPipeline,
   LINE_MODE,
   PIPELINE_DEFAULTS,
-  pipelineOptions as withDefaults,
   probingQueryBuilder,
+  resolveOptions,
   type BodyModeDeps,
   type CompletionMode,
   type CompletionRequest,
@@ -43,7 +43,6 @@ import { bodyComposer, type BodyComposeName } from './variants/bodyCompose';
 import { encoderSignatures, type SignatureSearchName, type SignatureVectors } from './variants/encoderSignatures';
 import { BLOCK_LAYOUT } from './variants/blockBodyPrompt';
 import { PRODUCT_METHOD, PRODUCT_PATHS, PRODUCT_RERANK, productPipelineOptions } from './product';
-import { DEFAULT_PIPELINE_SETTINGS } from '../engine/pipeline/settings';
 
 export type RerankMode = 'none' | 'llm' | 'distilled';
 
@@ -110,7 +109,7 @@ export function parseMethod(name: string): MethodSpec {
       rerank: PRODUCT_RERANK,
       iterative: false,
       usesQuery: true,
-      similar: DEFAULT_PIPELINE_SETTINGS.similar.mode,
+      similar: PIPELINE_DEFAULTS.similar.mode,
       product: true,
     };
   if (n === 'zero-shot') return { name: n, paths: [], rerank: 'none', iterative: false, usesQuery: false };
@@ -196,7 +195,7 @@ export interface RunOptions {
   /** Rambo step e: the order of its lists and CodeRAG's items (default: turns). */
   bodyCompose?: BodyComposeName;
   bodyElements?: BodyElements;
-  /** Checking against the repository at dereferences (PipelineOptions.check); default constrain, as in the product. */
+  /** Checking against the repository at dereferences (PipelineOptions.check); absent: the defaults table's, as in the product. */
   check?: CheckMode;
   /** The member prior's weight under `constrain` (PipelineOptions.check.prior); absent: the product's default. */
   checkPrior?: number;
@@ -268,11 +267,12 @@ function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key
   };
 }
 
-function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): PipelineOptions {
+/** A method's pipeline options: the product's, or the method's own choices resolved over the defaults table. */
+function methodOptions(spec: MethodSpec, options: RunOptions, body: boolean): PipelineOptions {
   if (spec.product) return productPipelineOptions({ ...options, ...(spec.similar ? { similarMode: spec.similar } : {}) });
   const budgetsMs: Partial<Record<PathName, number>> = {};
   for (const p of spec.paths) budgetsMs[p] = options.pathBudgetMs;
-  return withDefaults({
+  return resolveOptions({
     // Methods that do not use the query (RG-1, dataflow only) retrieve with the last ten lines: no probing.
     query: { strategy: spec.usesQuery ? options.query : 'last10', ...(options.probeTop !== undefined ? { g: options.probeTop } : {}) },
     retrieval: { topJ: options.topJ, budgetsMs },
@@ -287,7 +287,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
       ...(spec.rambo ? { knowledge: false } : {}),
       ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}),
     },
-    check: { mode: options.check ?? 'constrain', ...(options.checkPrior !== undefined ? { prior: options.checkPrior } : {}) },
+    check: { mode: options.check, prior: options.checkPrior },
     ...(options.gate ? { gate: options.gate } : {}),
     similar: {
       mode: spec.similar ?? 'off',
@@ -352,13 +352,13 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
   // Rambo joined by a CodeRAG method: that method's retrieval and rerank, without a model, give the knowledge items.
   const knowledgePipeline =
     spec.rambo && spec.paths.length > 0
-      ? createPipeline(pipelineOptions({ ...spec, rambo: undefined }, options, false), retrievalDeps, LINE_MODE)
+      ? createPipeline(methodOptions({ ...spec, rambo: undefined }, options, false), retrievalDeps, LINE_MODE)
       : undefined;
   const knowledge = knowledgePipeline
     ? (request: CompletionRequest, signal: AbortSignal) => knowledgePipeline.complete(request, signal).then((r) => r.contexts)
     : undefined;
   return createPipeline(
-    pipelineOptions(spec, options, isBodyCase(c)),
+    methodOptions(spec, options, isBodyCase(c)),
     {
       ...retrievalDeps,
       // Retrieval only: no model, so every top-u snippet is a context and nothing is generated (Rambo's sketch: modeOf).

@@ -32,7 +32,6 @@ import {
 } from '../protocol/protocol';
 import type { CodeRagApi, CodeRagStatusSnapshot } from './api';
 import { OutcomeTracker, outcomeSender, type OutcomeReport } from './outcomeTracker';
-import { explicitOnly } from './settings';
 import { modelFixes, statusBarView } from './statusBar';
 
 export type { CodeRagApi, CodeRagStatusSnapshot } from './api';
@@ -141,13 +140,8 @@ class CodeRagExtension implements vscode.Disposable {
   private settings(): unknown {
     // The configuration proxy carries methods; send plain data (without the ignored plain key).
     const config = vscode.workspace.getConfiguration('coderag');
-    const plain = JSON.parse(JSON.stringify(config)) as { openai?: { apiKey?: unknown }; experimental?: unknown };
+    const plain = JSON.parse(JSON.stringify(config)) as { openai?: { apiKey?: unknown } };
     if (plain.openai) delete plain.openai.apiKey;
-    // Only the experimental values a person set: their defaults would hide a value still set under its old name.
-    plain.experimental = explicitOnly(plain.experimental, 'experimental', (key) => {
-      const seen = config.inspect(key);
-      return [seen?.globalValue, seen?.workspaceValue, seen?.workspaceFolderValue].some((v) => v !== undefined);
-    });
     return plain;
   }
 

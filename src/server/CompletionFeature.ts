@@ -7,7 +7,15 @@ import type { Lang } from '../engine/kb/types';
 import { langOfPath } from '../engine/kb/parsers';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
-import { autoMode, createPipeline, formatTraceMarkdown, LINE_MODE, type Pipeline, type PipelineOptions } from '../engine/pipeline';
+import {
+  autoMode,
+  createPipeline,
+  formatTraceMarkdown,
+  LINE_MODE,
+  resolveOptions,
+  type Pipeline,
+  type PipelineOptions,
+} from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
@@ -21,7 +29,7 @@ import {
   type InlineCompletionParams,
 } from '../protocol/protocol';
 import { CompletionCache } from './completionCache';
-import { pipelineOptions, type ServerConfig } from './config';
+import { pipelineSettings, type ServerConfig } from './config';
 import type { Feature } from './feature';
 import type { ForegroundActivity } from './ForegroundActivity';
 import type { ModelFeature } from './ModelFeature';
@@ -106,7 +114,7 @@ export class CompletionFeature implements Feature {
       JSON.stringify([this.config.model, this.config.ollama, this.config.openai, this.config.prompt, this.config.suggestions]) !==
         JSON.stringify([config.model, config.ollama, config.openai, config.prompt, config.suggestions]);
     this.config = config;
-    this.options = pipelineOptions(config);
+    this.options = resolveOptions(pipelineSettings(config));
     // The pipelines hold the options: each is built again on its folder's next request.
     this.pipelines.clear();
     this.cache.resize(config.cache.size);
@@ -225,7 +233,7 @@ export class CompletionFeature implements Feature {
       const folder = hit?.folder;
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
       // The bandit's and the gate's saved states are read off the event loop: the first request of a folder waits for them.
-      if (options.similar?.mode === 'bandit' || options.gate?.mode === 'on') await this.bandits.load(folder?.root);
+      if (options.similar.mode === 'bandit' || options.gate.mode === 'on') await this.bandits.load(folder?.root);
       const pipeline = this.pipelines.for(folder);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;

@@ -2,14 +2,7 @@
 // initializationOptions < workspace settings) and handed down as plain slices (CONTRIBUTING.md "Code rules", rule 6).
 // The keys mirror the `coderag.*` settings of package.json.
 import { REPO_FORMATS, type RepoFormat } from '../engine/prompt/templates';
-import {
-  CHECK_MODES,
-  MODEL_DEFAULTS,
-  DEFAULT_PIPELINE_SETTINGS as S,
-  settingsPipelineOptions,
-  type CheckMode,
-  type PipelineOptions,
-} from '../engine/pipeline';
+import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS as D, type CheckMode, type PipelineSettings } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
 import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../engine/gate/levels';
@@ -70,24 +63,25 @@ export const DEFAULT_CONFIG: ServerConfig = {
     provider: 'auto',
     family: 'auto',
     timeoutMs: MODEL_DEFAULTS.timeoutMs,
-    maxNewTokens: S.generate.maxNewTokens,
-    temperature: S.generate.temperature,
+    maxNewTokens: D.generate.maxNewTokens,
+    temperature: D.generate.temperature,
   },
   ollama: { host: MODEL_DEFAULTS.ollamaHost, completionModel: MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
   openai: { baseUrl: '', model: '', apiKey: '' },
-  rerank: { kind: MODEL_DEFAULTS.rerankKind, llmModel: MODEL_DEFAULTS.rerankModel, ...S.rerank },
-  query: { ...S.query },
-  retrieval: { ...S.retrieval },
-  prompt: { ...S.prompt },
+  rerank: { kind: MODEL_DEFAULTS.rerankKind, llmModel: MODEL_DEFAULTS.rerankModel, topU: D.rerank.topU, timeoutMs: D.rerank.timeoutMs },
+  query: { strategy: D.query.strategy },
+  retrieval: { topJ: D.retrieval.topJ },
+  prompt: { budgetTokens: D.prompt.budgetTokens, repoFormat: D.prompt.repoFormat },
   cache: { size: 1000 },
   models: { device: 'auto' },
-  check: { ...S.check },
-  similar: { ...S.similar },
-  body: { ...S.body },
-  suggestions: { ...S.suggestions },
+  check: { mode: D.check.mode },
+  similar: { mode: D.similar.mode },
+  body: { knowledge: D.body.knowledge, maxNewTokens: D.body.maxNewTokens },
+  // The defaults table's gate is this level's (engine/pipeline/defaults.ts).
+  suggestions: { show: DEFAULT_SHOW_LEVEL },
 };
 
-/** The body's token limit (package.json's minimum and maximum for coderag.body.maxNewTokens). */
+/** The body's token limit (package.json's minimum and maximum for coderag.experimental.body.maxNewTokens). */
 export const BODY_MAX_NEW_TOKENS = { min: 16, max: 512 } as const;
 
 type Json = unknown;
@@ -97,8 +91,7 @@ const SECRET_SETTING = 'coderag.openai.apiKey';
 
 /**
  * Research knobs, set as `coderag.experimental.<key>` (package.json lists them under "CodeRAG:
- * Experimental"); the configuration object keeps them at `<key>`. Their old names, `coderag.<key>`,
- * are still read (a new name wins), and `mergeConfig` reports each old name it saw in `renamed`.
+ * Experimental"); the configuration object keeps them at `<key>`, and `coderag.<key>` is not read.
  */
 export const EXPERIMENTAL_KEYS = [
   'maxFileBytes',
@@ -116,12 +109,6 @@ export const EXPERIMENTAL_KEYS = [
   'body.maxNewTokens',
   'cache.size',
 ] as const;
-
-/** Settings no longer read, with what replaced them. */
-const RETIRED: Readonly<Record<string, string>> = {
-  'learning.enable':
-    'learning follows coderag.similar.mode: `bandit` learns from the suggestions you accept or reject; the other modes learn nothing',
-};
 
 /** Settings whose value is one of a list (package.json `enum`); another string is a problem, and the value stays. */
 const ENUMS: Readonly<Record<string, readonly string[]>> = {
@@ -170,9 +157,13 @@ function isRecord(x: Json): x is Record<string, Json> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
+/** The research knobs' configuration paths, which a layer sets only under `coderag.experimental`. */
+const EXPERIMENTAL_PATHS: ReadonlySet<string> = new Set(EXPERIMENTAL_KEYS.map((key) => `coderag.${key}`));
+
 /**
- * Merge `layer` over `base`, guided by the shape of `base`: unknown keys and values of the wrong
- * type are ignored (and reported), so a bad setting never breaks the server.
+ * Merge `layer` over `base`, guided by the shape of `base`: unknown keys (and a research knob outside
+ * `coderag.experimental`) are ignored, values of the wrong type are ignored and reported, so a bad
+ * setting never breaks the server.
  */
 function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T {
   if (!isRecord(layer) || !isRecord(base)) return base;
@@ -181,6 +172,7 @@ function mergeInto<T>(base: T, layer: Json, path: string, problems: string[]): T
     if (!(key in base) || value === undefined || value === null) continue;
     const current = (base as Record<string, Json>)[key];
     const where = path ? `${path}.${key}` : key;
+    if (EXPERIMENTAL_PATHS.has(where)) continue;
     if (where === SECRET_SETTING) {
       // A repository's .vscode/settings.json could set it: the key comes only from the client's secret storage.
       if (value !== '')
@@ -232,21 +224,12 @@ function pick(obj: Json, paths: readonly string[]): Record<string, Json> {
   return out;
 }
 
-/**
- * defaults < each layer in order. Within a layer, a research knob's experimental name wins over
- * its old name. Returns the problems found (wrong types, values outside a list, retired settings)
- * and the old names of experimental settings that were set (`renamed`), both for the log.
- */
-export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems: string[]; renamed: string[] } {
+/** defaults < each layer in order. Returns the problems found (wrong types, values outside a list or a range), for the log. */
+export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems: string[] } {
   const problems: string[] = [];
-  const renamed = new Set<string>();
   let config = DEFAULT_CONFIG;
   for (const layer of layers) {
     config = mergeInto(config, layer, 'coderag', problems);
-    for (const key of EXPERIMENTAL_KEYS)
-      if (valueAt(layer, key) !== undefined) renamed.add(`coderag.${key} is now coderag.experimental.${key} (the old name is still read)`);
-    for (const [key, why] of Object.entries(RETIRED))
-      if (valueAt(layer, key) !== undefined) problems.push(`coderag.${key} is no longer read: ${why}`);
     const experimental = pick(valueAt(layer, 'experimental'), EXPERIMENTAL_KEYS);
     config = mergeInto(config, experimental, 'coderag.experimental', problems);
   }
@@ -267,7 +250,7 @@ export function mergeConfig(...layers: Json[]): { config: ServerConfig; problems
     problems.push(`coderag.models.device must be one of ${MODEL_DEVICES.join(', ')} (got "${config.models.device}"); using auto`);
     config = { ...config, models: { device: 'auto' } };
   }
-  return { config, problems, renamed: [...renamed] };
+  return { config, problems };
 }
 
 function clamp(n: number, lo: number, hi: number): number {
@@ -275,11 +258,11 @@ function clamp(n: number, lo: number, hi: number): number {
 }
 
 /**
- * The pipeline's slice of the configuration: the one mapping of the settings (engine/pipeline/settings.ts),
- * shared with `eval --method product`.
+ * What the settings choose of the pipeline's options, by the options' names; engine/pipeline's resolveOptions completes them from the
+ * defaults table, as it does for `coderag eval --method product`.
  */
-export function pipelineOptions(config: ServerConfig): PipelineOptions {
-  return settingsPipelineOptions({
+export function pipelineSettings(config: ServerConfig): PipelineSettings {
+  return {
     query: config.query,
     retrieval: config.retrieval,
     rerank: { topU: config.rerank.topU, timeoutMs: config.rerank.timeoutMs },
@@ -288,6 +271,6 @@ export function pipelineOptions(config: ServerConfig): PipelineOptions {
     check: config.check,
     similar: config.similar,
     body: config.body,
-    suggestions: config.suggestions,
-  });
+    gate: gateOptionsOf(config.suggestions.show),
+  };
 }

@@ -11,7 +11,7 @@ import { loadParsers } from '../../src/engine/kb/parsers';
 import { KnowledgeBase } from '../../src/engine/kb/KnowledgeBase';
 import { ModelRegistry } from '../../src/engine/models';
 import { RepoMethods } from '../../src/engine/body/RepoMethods';
-import { bodyMode, createPipeline, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../src/engine/pipeline';
+import { bodyMode, createPipeline, formatTraceMarkdown, resolveOptions, type CompletionRequest } from '../../src/engine/pipeline';
 import { encoderSignatures, SignatureVectors } from '../../src/bench/variants/encoderSignatures';
 import { BLOCK_LAYOUT } from '../../src/bench/variants/blockBodyPrompt';
 
@@ -77,7 +77,7 @@ void describe('the bench\'s body variants through the body mode', () => {
     const repo = new RepoMethods(kb);
     try {
       const encoder = await registry.encoder(undefined, signal);
-      const options = pipelineOptions({ body: { maxNewTokens: 8 } });
+      const options = resolveOptions({ body: { maxNewTokens: 8 } });
       const run = (vectors: SignatureVectors | undefined) =>
         createPipeline(options, { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', signatures: encoderSignatures(vectors) })).complete(emptied(), signal);
       const withEncoder = await run(new SignatureVectors((t, s) => encoder.embed(t, s)));
@@ -105,7 +105,7 @@ void describe('the bench\'s body variants through the body mode', () => {
       const prompts: string[] = [];
       for (const promptLayout of [undefined, BLOCK_LAYOUT]) {
         const { client, seen } = recordingModel('return null;\n    }', 'stop');
-        await createPipeline(pipelineOptions({ body: { maxNewTokens: 16, knowledge: false } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(promptLayout ? { promptLayout } : {}) })).complete(emptied(), signal);
+        await createPipeline(resolveOptions({ body: { maxNewTokens: 16, knowledge: false } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(promptLayout ? { promptLayout } : {}) })).complete(emptied(), signal);
         prompts.push(seen.at(-1)?.prompt ?? '');
       }
       const [rambo, block] = prompts as [string, string];

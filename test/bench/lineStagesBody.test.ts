@@ -9,7 +9,7 @@ import { recordingModel } from '../helpers/recordingModel';
 import { KnowledgeBase } from '../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../src/engine/kb/parsers';
 import { RepoMethods } from '../../src/engine/body/RepoMethods';
-import { bodyMode, createPipeline, PIPELINE_DEFAULTS, pipelineOptions, type CompletionRequest } from '../../src/engine/pipeline';
+import { bodyMode, createPipeline, PIPELINE_DEFAULTS, resolveOptions, type CompletionRequest } from '../../src/engine/pipeline';
 import { lineStagesBodyMode } from '../../src/bench/baselines/lineStagesBody';
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
@@ -54,7 +54,7 @@ void describe('the baselines\' body mode', () => {
   void test('it runs the line stages and cuts a body as the product does: the same raw answer gives the product\'s text, capped alike', async () => {
     const raw = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        return factory.apply(apiKey);\n    }\n\n    public void other() {';
     for (const maxChars of [4000, 30]) {
-      const options = pipelineOptions({ postprocess: { maxChars }, body: { knowledge: false } });
+      const options = resolveOptions({ postprocess: { maxChars }, body: { knowledge: false } });
       const texts: string[] = [];
       const stages: string[][] = [];
       for (const mode of [bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }), line()]) {
@@ -79,7 +79,7 @@ void describe('the baselines\' body mode', () => {
       const texts: string[] = [];
       for (const mode of [bodyMode({ parsers, repo: () => pyRepo }, { sketch: 'none' }), line()]) {
         const { client } = recordingModel(raw, 'stop');
-        const result = await createPipeline(pipelineOptions({ body: { knowledge: false } }), { retrievers: () => [], model: () => client }, mode).complete(emptiedPython(), signal);
+        const result = await createPipeline(resolveOptions({ body: { knowledge: false } }), { retrievers: () => [], model: () => client }, mode).complete(emptiedPython(), signal);
         texts.push(result.items[0]?.text ?? '');
       }
       pyRepo.dispose();
@@ -93,17 +93,17 @@ void describe('the baselines\' body mode', () => {
   void test('a body the token limit stopped inside the method loses the line it cut; a finished one keeps every line', async () => {
     const text = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) thr';
     const { client: cutShort } = recordingModel(text, 'length');
-    const cut = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, line()).complete(emptied(), signal);
+    const cut = await createPipeline(resolveOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, line()).complete(emptied(), signal);
     assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', JSON.stringify(cut.items[0]?.text));
     const { client: stopped } = recordingModel(text, 'stop');
-    const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, line()).complete(emptied(), signal);
+    const kept = await createPipeline(resolveOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, line()).complete(emptied(), signal);
     assert.match(kept.items[0]?.text ?? '', /thr$/, 'not stopped by the limit, nothing is dropped');
   });
 
   void test('it holds the model to the body, and a streaming server\'s time to first token is in the trace', async () => {
     const { client, seen } = recordingModel('return null;\n    }', 'stop');
     const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
-    const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, line()).complete(emptied(), signal);
+    const result = await createPipeline(resolveOptions(), { retrievers: () => [], model: () => streaming }, line()).complete(emptied(), signal);
     assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
     assert.ok(seen.length > 0);
     for (const r of seen) {

@@ -10,12 +10,15 @@ import { productPipelineOptions } from '../../src/bench/product';
 import { runEval } from '../../src/bench/runEval';
 import { openDistilledReranker } from '../../src/bench/evalModels';
 import type { BenchCase, Prediction } from '../../src/bench/cases';
-import { mergeConfig, pipelineOptions as serverPipelineOptions } from '../../src/server/config';
-import type { PipelineOptions } from '../../src/engine/pipeline';
+import { mergeConfig, pipelineSettings, type ServerConfig } from '../../src/server/config';
+import { resolveOptions, type PipelineOptions } from '../../src/engine/pipeline';
 import type { DenseEncoder } from '../../src/engine/retrieve/dense/denseRetrieve';
 import { fixturesDir, repoRoot } from '../helpers/paths';
 import { parsers } from './mineHelpers';
 import { recordingModel } from '../helpers/recordingModel';
+
+/** The server's options for `config`. */
+const serverPipelineOptions = (config: ServerConfig): PipelineOptions => resolveOptions(pipelineSettings(config));
 
 /** The options without what only the harness sets: the time budgets (an evaluation measures quality). */
 function withoutBudgets(o: PipelineOptions): unknown {
@@ -37,7 +40,7 @@ void test('product runs with the options the server builds from the default sett
   );
   // A research knob (no setting) changes only its own value.
   const prior = productPipelineOptions({ ...harness, checkPrior: 0 });
-  assert.equal(prior.check?.prior, 0);
+  assert.equal(prior.check.prior, 0);
   assert.deepEqual({ ...prior, check: undefined }, { ...productPipelineOptions(harness), check: undefined });
 });
 

@@ -80,7 +80,13 @@ void describe('item 7: text from a server never reaches a terminal raw', () => {
 
   void test('an API key with a line break reaches the language server: not used, never in its log, status or Explain', async () => {
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, audit=True' }), { models: [MODEL] });
-    const settings = { debounceMs: 0, model: { provider: 'openai', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 }, openai: { baseUrl: server.url, model: MODEL }, rerank: { kind: 'none' }, query: { strategy: 'last10' }, cache: { size: 0 } };
+    const settings = {
+      debounceMs: 0,
+      model: { provider: 'openai', family: 'plain', timeoutMs: 5000 },
+      openai: { baseUrl: server.url, model: MODEL },
+      rerank: { kind: 'none' },
+      experimental: { model: { maxNewTokens: 24 }, query: { strategy: 'last10' }, cache: { size: 0 } },
+    };
     const lsp = await startLsp(join(fixturesDir, 'pyshop'), settings, { initializationOptions: { openaiApiKey: 'sk-SECRET-4242\r\n' } });
     try {
       await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
@@ -163,7 +169,12 @@ void describe('item 9: limits', () => {
 void describe('item 4: a 300 KB hex literal on the cursor line does not stall the language server', () => {
   void test('a completion after a dot and inside a call on that line are answered, and a status request meanwhile too', async () => {
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'checkout()' }), { models: [MODEL] });
-    const settings = { debounceMs: 0, model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 }, ollama: { host: server.url, completionModel: MODEL }, query: { strategy: 'last10' }, cache: { size: 0 } };
+    const settings = {
+      debounceMs: 0,
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+      ollama: { host: server.url, completionModel: MODEL },
+      experimental: { model: { maxNewTokens: 24 }, query: { strategy: 'last10' }, cache: { size: 0 } },
+    };
     const lsp = await startLsp(join(fixturesDir, 'pyshop'), settings);
     try {
       await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));

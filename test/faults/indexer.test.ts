@@ -1,6 +1,6 @@
 // Fault matrix, the server's folders (README.md rows 10 and 12): the home folder and the root are
 // refused with the reason in the status, a folder beyond coderag.maxFiles is stopped with the
-// reason, and changed coderag.exclude / coderag.maxFileBytes / coderag.maxFiles apply to open folders.
+// reason, and changed coderag.exclude / coderag.experimental.maxFileBytes / coderag.maxFiles apply to open folders.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -65,7 +65,7 @@ void test('server: more files than coderag.maxFiles stop indexing with the reaso
   }
 });
 
-void test('server: changing coderag.exclude or coderag.maxFileBytes re-scans open folders and drops the files they leave out', async () => {
+void test('server: changing coderag.exclude or coderag.experimental.maxFileBytes re-scans open folders and drops the files they leave out', async () => {
   const dir = tempDir();
   try {
     const repo = join(dir.path, 'repo');
@@ -82,7 +82,7 @@ void test('server: changing coderag.exclude or coderag.maxFileBytes re-scans ope
       await s.configure({ exclude: ['vendor/'] });
       assert.deepEqual(kb()?.paths(), ['app.py', 'big.py']);
       assert.equal(kb()?.itemsNamed('vendored_helper').length, 0, 'the excluded file left no items');
-      await s.configure({ exclude: ['vendor/'], maxFileBytes: 1000 });
+      await s.configure({ exclude: ['vendor/'], experimental: { maxFileBytes: 1000 } });
       assert.deepEqual(kb()?.paths(), ['app.py']);
       assert.equal(kb()?.itemsNamed('big_function').length, 0);
       await s.configure({});

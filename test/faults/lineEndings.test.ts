@@ -233,12 +233,11 @@ for (const c of CASES) {
     const settings = {
       debounceMs: 0,
       model: { provider: 'ollama', timeoutMs: 30_000 },
-      ollama: { host: '', completionModel: MODEL, keepAlive: '5m' },
+      ollama: { host: '', completionModel: MODEL },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
       // Every perspective of similar code runs (the code windows, their summaries, a hypothetical line).
       similar: { mode: 'union' },
-      cache: { size: 0 },
+      experimental: { ollama: { keepAlive: '5m' }, query: { strategy: 'last10' }, cache: { size: 0 } },
     };
 
     before(async () => {

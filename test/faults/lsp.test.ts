@@ -86,7 +86,12 @@ void describe('LSP lifecycle: before initialize, a second initialize, after shut
   const cache = tempDir('coderag-lsp-cache-');
   const mainPy = join(repo.path, 'app', 'main.py');
   const mainUri = pathToFileURL(mainPy).toString();
-  const settings = { debounceMs: 0, model: { provider: 'embedded', maxNewTokens: 8 }, rerank: { kind: 'none' }, query: { strategy: 'last10' }, cache: { size: 0 } };
+  const settings = {
+    debounceMs: 0,
+    model: { provider: 'embedded' },
+    rerank: { kind: 'none' },
+    experimental: { model: { maxNewTokens: 8 }, query: { strategy: 'last10' }, cache: { size: 0 } },
+  };
   let server: RawServer;
   const complete = (): Promise<InlineCompletionItem[]> =>
     withTimeout(server.connection.sendRequest(InlineCompletionRequest.method, { textDocument: { uri: mainUri }, position: { line: LINE, character: COL }, context: { triggerKind: 2 } }) as Promise<InlineCompletionList | null>, 60_000, 'completion').then(itemsOf);
@@ -169,11 +174,10 @@ void describe('positions and model text: surrogate pairs, U+FFFD, CRLF', () => {
     model = await startOllamaTestServer(() => Promise.resolve({ text: answer }), { models: [MODEL] });
     lsp = await startLsp(repo, {
       debounceMs: 0,
-      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
-      ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+      ollama: { host: model.url, completionModel: MODEL },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
-      cache: { size: 0 },
+      experimental: { model: { maxNewTokens: 24 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' }, cache: { size: 0 } },
     });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
   });
@@ -241,10 +245,9 @@ void describe('a CRLF file: the language server and the CLI complete it alike', 
     settings = {
       debounceMs: 0,
       model: { provider: 'ollama', timeoutMs: 30_000 },
-      ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
+      ollama: { host: model.url, completionModel: MODEL },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
-      cache: { size: 0 },
+      experimental: { ollama: { keepAlive: '5m' }, query: { strategy: 'last10' }, cache: { size: 0 } },
     };
     lsp = await startLsp(repo.path, settings);
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));

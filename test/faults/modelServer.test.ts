@@ -33,11 +33,10 @@ void describe('model-server faults through the language server over stdio', () =
     server = await startOllamaTestServer(() => Promise.resolve({ text: answer }), { models: [MODEL, 'qwen3:8b'] });
     lsp = await startLsp(join(fixturesDir, 'pyshop'), {
       debounceMs: 0,
-      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
-      ollama: { host: server.url, completionModel: MODEL, keepAlive: '5m' },
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+      ollama: { host: server.url, completionModel: MODEL },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
-      cache: { size: 0 },
+      experimental: { model: { maxNewTokens: 24 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' }, cache: { size: 0 } },
     });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     uri = lsp.open(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'python');
@@ -179,11 +178,10 @@ void describe('the OpenAI-compatible API key comes from the client\'s secret sto
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, gateway=gateway' }), { models: [MODEL] });
     const settings = {
       debounceMs: 0,
-      model: { provider: 'openai', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
+      model: { provider: 'openai', family: 'plain', timeoutMs: 5000 },
       openai: { baseUrl: server.url, model: MODEL, apiKey: 'from-a-repository-settings-file' },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
-      cache: { size: 0 },
+      experimental: { model: { maxNewTokens: 24 }, query: { strategy: 'last10' }, cache: { size: 0 } },
     };
     const lsp = await startLsp(join(fixturesDir, 'pyshop'), settings, { initializationOptions: { openaiApiKey: 'secret-from-storage' } });
     try {

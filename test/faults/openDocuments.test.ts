@@ -90,9 +90,10 @@ void test('server: a 25 MB one-line open document is completed from a window aro
   const model = await startModelServerThread([MODEL]);
   const lsp = await startLsp(repo.path, {
     debounceMs: 0,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 8 },
-    ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+    ollama: { host: model.url, completionModel: MODEL },
     rerank: { kind: 'none' },
+    experimental: { model: { maxNewTokens: 8 }, ollama: { keepAlive: '5m' } },
   });
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));

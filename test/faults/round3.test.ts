@@ -127,11 +127,10 @@ void describe('item 5: settings outside their range are refused, named in the lo
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, gateway=gateway' }), { models: [MODEL] });
     const lsp = await startLsp(join(fixturesDir, 'pyshop'), {
       debounceMs: 0,
-      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: -5 },
-      prompt: { budgetTokens: -1 },
-      ollama: { host: server.url, completionModel: MODEL, keepAlive: '5m' },
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+      ollama: { host: server.url, completionModel: MODEL },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
+      experimental: { model: { maxNewTokens: -5 }, prompt: { budgetTokens: -1 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' } },
     });
     try {
       const ready = await lsp.waitForStatus((s) => s.state === 'ready');
@@ -143,9 +142,9 @@ void describe('item 5: settings outside their range are refused, named in the lo
         `the suggestion is shown: ${JSON.stringify(((t) => [t?.completion, t?.model])((await lsp.explain())?.trace))} ${ready.message}`,
       );
       assert.match(String(items[0]!.insertText), /cart, gateway/);
-      assert.match(ready.message, /Settings not used: coderag\.model\.maxNewTokens must be between 1 and 512 \(got -5\); 48 is used/);
-      assert.match(ready.message, /coderag\.prompt\.budgetTokens must be between 128 and 131072 \(got -1\)/);
-      assert.ok(lsp.logs.join('').includes('setting ignored: coderag.model.maxNewTokens must be between 1 and 512'), lsp.logs.join(''));
+      assert.match(ready.message, /Settings not used: coderag\.experimental\.model\.maxNewTokens must be between 1 and 512 \(got -5\); 48 is used/);
+      assert.match(ready.message, /coderag\.experimental\.prompt\.budgetTokens must be between 128 and 131072 \(got -1\)/);
+      assert.ok(lsp.logs.join('').includes('setting ignored: coderag.experimental.model.maxNewTokens must be between 1 and 512'), lsp.logs.join(''));
     } finally {
       await lsp.close();
       await server.close();
@@ -243,11 +242,10 @@ void describe('item 7: HTTP 429 with Retry-After is honoured', () => {
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, gateway=gateway' }), { models: [MODEL] });
     const lsp = await startLsp(join(fixturesDir, 'pyshop'), {
       debounceMs: 0,
-      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 24 },
-      ollama: { host: server.url, completionModel: MODEL, keepAlive: '5m' },
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+      ollama: { host: server.url, completionModel: MODEL },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
-      cache: { size: 0 },
+      experimental: { model: { maxNewTokens: 24 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' }, cache: { size: 0 } },
     });
     try {
       await lsp.waitForStatus((s) => s.state === 'ready');

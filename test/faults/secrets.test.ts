@@ -154,10 +154,10 @@ void test('the language server sends no credential of the repository to the comp
   const repo = join(fixturesDir, 'secretshop');
   const lsp = await startLsp(repo, {
     debounceMs: 0,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 16 },
-    ollama: { host: server.url, completionModel: 'coderag-lm:test', keepAlive: '5m' },
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+    ollama: { host: server.url, completionModel: 'coderag-lm:test' },
     rerank: { kind: 'none' },
-    query: { strategy: 'last10' },
+    experimental: { model: { maxNewTokens: 16 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' } },
   });
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
@@ -272,10 +272,10 @@ void test('the language server sends none of the credential forms; Explain shows
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'data' }), { models: ['coderag-lm:test'] });
   const lsp = await startLsp(LEAKYSHOP, {
     debounceMs: 0,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 16 },
-    ollama: { host: server.url, completionModel: 'coderag-lm:test', keepAlive: '5m' },
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+    ollama: { host: server.url, completionModel: 'coderag-lm:test' },
     rerank: { kind: 'none' },
-    query: { strategy: 'last10' },
+    experimental: { model: { maxNewTokens: 16 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' } },
   });
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));

@@ -45,10 +45,10 @@ void describe('200 completion requests in 2 s over the language server', () => {
     // No debounce: every keystroke's request may reach the model, and the next must end it first.
     lsp = await startLsp(join(fixturesDir, 'pyshop'), {
       debounceMs: 0,
-      model: { provider: 'ollama', family: 'plain', timeoutMs: 10_000, maxNewTokens: 16 },
-      ollama: { host: server.url, completionModel: MODEL, keepAlive: '5m' },
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 10_000 },
+      ollama: { host: server.url, completionModel: MODEL },
       rerank: { kind: 'none' },
-      query: { strategy: 'last10' },
+      experimental: { model: { maxNewTokens: 16 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' } },
     });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     uri = lsp.open(MAIN, 'python');

@@ -302,8 +302,9 @@ export async function measureOtherFiles(
 ): Promise<OtherFileMeasure> {
   const base = {
     debounceMs: 0,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 16 },
-    ollama: { host: server.url, completionModel: models.completion, keepAlive: '5m' },
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+    ollama: { host: server.url, completionModel: models.completion },
+    experimental: { model: { maxNewTokens: 16 }, ollama: { keepAlive: '5m' } },
   };
   const lsp = await startLsp(
     root,

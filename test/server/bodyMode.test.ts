@@ -36,11 +36,11 @@ void describe('body mode over the language server', () => {
     model = await startModelServerThread([MODEL]);
     lsp = await startLsp(repo.path, {
       debounceMs: 0,
-      model: { provider: 'ollama', family: 'plain', timeoutMs: 30_000, maxNewTokens: 24 },
-      ollama: { host: model.url, completionModel: MODEL, keepAlive: '5m' },
+      model: { provider: 'ollama', family: 'plain', timeoutMs: 30_000 },
+      ollama: { host: model.url, completionModel: MODEL },
       rerank: { kind: 'none' },
       // The small model's window: 512 positions less the body's 128 new tokens.
-      prompt: { budgetTokens: 384 },
+      experimental: { model: { maxNewTokens: 24 }, ollama: { keepAlive: '5m' }, prompt: { budgetTokens: 384 } },
     });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     uri = lsp.open(abs, 'java');

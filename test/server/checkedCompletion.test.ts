@@ -1,4 +1,4 @@
-// The language server with `coderag.check.mode: constrain` and the embedded model: the cursor
+// The language server with `coderag.experimental.check.mode: constrain` and the embedded model: the cursor
 // right after `cart.` (a Cart the repository types) gets a suggestion starting with a real member
 // of Cart.
 import { test } from 'node:test';
@@ -12,7 +12,11 @@ const CART_MEMBERS = ['max_items', 'owner', 'currency', 'lines', '_discount', 'a
 
 void test('checked completion over LSP: after cart. the suggestion starts with a member of Cart', async () => {
   const repo = copyFixture('pyshop');
-  const lsp = await startLsp(repo.path, { model: { provider: 'embedded', maxNewTokens: 8 }, rerank: { kind: 'none' }, query: { strategy: 'last10' }, check: { mode: 'constrain' } });
+  const lsp = await startLsp(repo.path, {
+    model: { provider: 'embedded' },
+    rerank: { kind: 'none' },
+    experimental: { model: { maxNewTokens: 8 }, query: { strategy: 'last10' }, check: { mode: 'constrain' } },
+  });
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     const path = join(repo.path, 'app', 'main.py');

@@ -3,8 +3,12 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG, mergeConfig, NUMBER_RANGES, pipelineOptions } from '../../src/server/config';
+import { resolveOptions, type PipelineOptions } from '../../src/engine/pipeline';
+import { DEFAULT_CONFIG, mergeConfig, NUMBER_RANGES, pipelineSettings, type ServerConfig } from '../../src/server/config';
 import { repoRoot } from '../helpers/paths';
+
+/** The pipeline's options the server builds from `config`. */
+const serverOptions = (config: ServerConfig): PipelineOptions => resolveOptions(pipelineSettings(config));
 
 void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
   const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, experimental: { query: { strategy: 'random' } } });
@@ -30,56 +34,45 @@ void test('a valid enum value in a later layer applies; an invalid one keeps the
 void test('coderag.experimental.check.mode: constrain, repair or off (default constrain) reaches the pipeline options; another value is a problem', () => {
   assert.equal(DEFAULT_CONFIG.check.mode, 'constrain');
   const ok = mergeConfig({ experimental: { check: { mode: 'off' } } });
-  assert.equal(pipelineOptions(ok.config).check?.mode, 'off');
+  assert.equal(serverOptions(ok.config).check.mode, 'off');
   const bad = mergeConfig({ experimental: { check: { mode: 'strict' } } });
   assert.equal(bad.config.check.mode, 'constrain');
   assert.deepEqual(bad.problems, ['coderag.experimental.check.mode must be one of constrain, repair, off (got "strict")']);
 });
 
 void test('coderag.experimental.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
-  assert.equal(pipelineOptions(DEFAULT_CONFIG).body.knowledge, true);
-  assert.equal(pipelineOptions(mergeConfig({ experimental: { body: { knowledge: false } } }).config).body.knowledge, false);
+  assert.equal(serverOptions(DEFAULT_CONFIG).body.knowledge, true);
+  assert.equal(serverOptions(mergeConfig({ experimental: { body: { knowledge: false } } }).config).body.knowledge, false);
   const bad = mergeConfig({ experimental: { body: { knowledge: 'yes' } } });
   assert.equal(bad.config.body.knowledge, true);
   assert.ok(bad.problems.some((p) => p.includes('coderag.experimental.body.knowledge')), bad.problems.join('; '));
 });
 
-void test('a research knob set under its old name is still read and reported as renamed; its experimental name wins', () => {
-  const old = mergeConfig({ rerank: { topU: 4 }, prompt: { budgetTokens: 512 } });
-  assert.equal(old.config.rerank.topU, 4);
-  assert.equal(pipelineOptions(old.config).prompt.budgetTokens, 512);
-  assert.deepEqual(old.problems, []);
-  assert.deepEqual(old.renamed.sort(), [
-    'coderag.prompt.budgetTokens is now coderag.experimental.prompt.budgetTokens (the old name is still read)',
-    'coderag.rerank.topU is now coderag.experimental.rerank.topU (the old name is still read)',
-  ]);
-  const both = mergeConfig({ rerank: { topU: 4 }, experimental: { rerank: { topU: 7 } } });
-  assert.equal(both.config.rerank.topU, 7);
-  // A later layer's old name still beats an earlier layer (initializationOptions < settings).
-  assert.equal(mergeConfig({ experimental: { rerank: { topU: 7 } } }, { rerank: { topU: 3 } }).config.rerank.topU, 3);
-  // Only research knobs have an experimental name: a user-facing setting there is not read.
+void test('a research knob is read only under coderag.experimental; a user-facing setting there is not read', () => {
+  const set = mergeConfig({ experimental: { rerank: { topU: 4 }, prompt: { budgetTokens: 512 } } });
+  assert.equal(set.config.rerank.topU, 4);
+  assert.equal(serverOptions(set.config).prompt.budgetTokens, 512);
+  assert.deepEqual(set.problems, []);
+  // A later layer beats an earlier layer (initializationOptions < settings).
+  assert.equal(mergeConfig({ experimental: { rerank: { topU: 7 } } }, { experimental: { rerank: { topU: 3 } } }).config.rerank.topU, 3);
+  // The knob's name outside coderag.experimental is no setting.
+  assert.equal(mergeConfig({ rerank: { topU: 4 }, prompt: { budgetTokens: 512 } }).config.rerank.topU, DEFAULT_CONFIG.rerank.topU);
+  assert.equal(mergeConfig({ cache: { size: 5 } }).config.cache.size, DEFAULT_CONFIG.cache.size);
   assert.equal(mergeConfig({ experimental: { enable: false, model: { provider: 'embedded' } } }).config.enable, true);
   assert.equal(mergeConfig({ experimental: { model: { provider: 'embedded' } } }).config.model.provider, 'auto');
-  assert.deepEqual(mergeConfig({ experimental: { rerank: { topU: 7 } } }).renamed, []);
-});
-
-void test('coderag.learning.enable is retired: reported, and learning follows coderag.similar.mode', () => {
-  const { problems } = mergeConfig({ learning: { enable: false } });
-  assert.equal(problems.length, 1);
-  assert.match(problems[0]!, /^coderag\.learning\.enable is no longer read: learning follows coderag\.similar\.mode/);
 });
 
 void test("numeric settings outside their range are refused with the value used instead; the ranges are package.json's", () => {
-  const { config, problems } = mergeConfig({ model: { maxNewTokens: -5, temperature: 9 }, maxFiles: 0, experimental: { prompt: { budgetTokens: 1e12 } } });
+  const { config, problems } = mergeConfig({ maxFiles: 0, experimental: { model: { maxNewTokens: -5, temperature: 9 }, prompt: { budgetTokens: 1e12 } } });
   assert.equal(config.model.maxNewTokens, DEFAULT_CONFIG.model.maxNewTokens);
   assert.equal(config.model.temperature, DEFAULT_CONFIG.model.temperature);
   assert.equal(config.prompt.budgetTokens, DEFAULT_CONFIG.prompt.budgetTokens);
   assert.equal(config.maxFiles, DEFAULT_CONFIG.maxFiles);
   assert.deepEqual([...problems].sort(), [
+    'coderag.experimental.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
+    'coderag.experimental.model.temperature must be between 0 and 2 (got 9); 0 is used',
     'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 4096 is used',
     'coderag.maxFiles must be between 1 and 10000000 (got 0); 50000 is used',
-    'coderag.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
-    'coderag.model.temperature must be between 0 and 2 (got 9); 0 is used',
   ]);
   const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
     contributes: { configuration: Array<{ properties: Record<string, { type: string; minimum?: number; maximum?: number }> }> };

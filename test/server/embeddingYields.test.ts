@@ -28,7 +28,12 @@ function syntheticRepo(root: string, files: number, perFile: number): void {
 void test('a completion request during embedding is answered, and embedding continues after it', async () => {
   const repo = tempDir('coderag-embed-yield-');
   syntheticRepo(repo.path, 120, 30);
-  const lsp = await startLsp(repo.path, { debounceMs: 0, model: { provider: 'embedded', maxNewTokens: 4 }, rerank: { kind: 'none' }, query: { strategy: 'last10' } });
+  const lsp = await startLsp(repo.path, {
+    debounceMs: 0,
+    model: { provider: 'embedded' },
+    rerank: { kind: 'none' },
+    experimental: { model: { maxNewTokens: 4 }, query: { strategy: 'last10' } },
+  });
   try {
     // Embedding has started and has items left.
     const during = await lsp.waitForStatus((s) => !!s.indexing?.dense && s.indexing.dense.done < s.indexing.dense.total, 300_000);

@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPipeline, LINE_MODE, pipelineOptions, type Pipeline } from '../../src/engine/pipeline';
+import { createPipeline, LINE_MODE, resolveOptions, type Pipeline } from '../../src/engine/pipeline';
 import { CancellationError } from '../../src/engine/util/errors';
 import { mergeConfig } from '../../src/server/config';
 import { FolderPipelines } from '../../src/server/FolderPipelines';
@@ -16,7 +16,7 @@ void test('one pipeline per folder: kept across requests, built again when the f
   const built: Array<{ folder: string | undefined; ready: boolean }> = [];
   const pipelines = new FolderPipelines<{ name: string; state: string }>((folder, ready) => {
     built.push({ folder: folder?.name, ready });
-    return createPipeline(pipelineOptions(), { retrievers: () => [] }, LINE_MODE);
+    return createPipeline(resolveOptions(), { retrievers: () => [] }, LINE_MODE);
   });
   const a = { name: 'a', state: 'indexing' };
   const b = { name: 'b', state: 'ready' };

@@ -16,10 +16,11 @@ const MODEL = 'coderag-lm:test';
 function settings(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     debounceMs: 0,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000, maxNewTokens: 12 },
-    ollama: { host: url, completionModel: MODEL, keepAlive: '5m' },
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
+    ollama: { host: url, completionModel: MODEL },
     rerank: { kind: 'none' },
     similar: { mode: 'bandit' },
+    experimental: { model: { maxNewTokens: 12 }, ollama: { keepAlive: '5m' } },
     ...extra,
   };
 }

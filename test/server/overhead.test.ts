@@ -26,7 +26,7 @@ void test('the server counts its overhead once per request and its cache hits (f
   const repo = process.env.CODERAG_MEASURE_REPO ?? join(fixturesDir, 'pyshop');
   const requests = Number(process.env.CODERAG_MEASURE_FILES ?? 12);
   const t0 = performance.now();
-  const lsp = await startLsp(repo, { debounceMs: 0, model: { provider: 'embedded', maxNewTokens: 4 }, rerank: { kind: 'none' } });
+  const lsp = await startLsp(repo, { debounceMs: 0, model: { provider: 'embedded' }, rerank: { kind: 'none' }, experimental: { model: { maxNewTokens: 4 } } });
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'), 600_000);
     const indexedMs = performance.now() - t0;

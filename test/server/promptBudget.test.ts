@@ -19,7 +19,7 @@ async function budgetsAt(readRate: number): Promise<{ first?: number; second?: n
     debounceMs: 0,
     model: { provider: 'ollama', timeoutMs: 20_000 },
     ollama: { host: server.url, completionModel: MODEL },
-    cache: { size: 0 },
+    experimental: { cache: { size: 0 } },
   });
   try {
     await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 120_000);

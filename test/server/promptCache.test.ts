@@ -54,9 +54,9 @@ void describe('a real engine (llama.cpp) behind the model clients', () => {
         const lsp = await startLsp(repo.path, {
           debounceMs: 0,
           model: { provider, timeoutMs: 30_000 },
-          ollama: { host: engine.url, completionModel: MODEL, keepAlive: '5m' },
+          ollama: { host: engine.url, completionModel: MODEL },
           openai: { baseUrl: `${engine.url}/v1`, model: MODEL },
-          cache: { size: 0 },
+          experimental: { ollama: { keepAlive: '5m' }, cache: { size: 0 } },
         });
         try {
           await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 120_000);

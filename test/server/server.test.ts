@@ -12,15 +12,20 @@ import { modelProblemLabel, statusBarView } from '../../src/client/statusBar';
 
 const MODEL = 'coderag-lm:test';
 
-function settings(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function settings(url: string, extra: Record<string, unknown> = {}, experimental: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     debounceMs: 75,
-    model: { provider: 'ollama', family: 'plain', timeoutMs: 2000, maxNewTokens: 24 },
-    ollama: { host: url, completionModel: MODEL, keepAlive: '5m' },
+    model: { provider: 'ollama', family: 'plain', timeoutMs: 2000 },
+    ollama: { host: url, completionModel: MODEL },
     rerank: { kind: 'none' },
-    // Unchecked: at this position the shipped model writes a keyword CheckoutService lacks (`lineno=`), which checking cuts.
-    check: { mode: 'off' },
     ...extra,
+    experimental: {
+      model: { maxNewTokens: 24 },
+      ollama: { keepAlive: '5m' },
+      // Unchecked: at this position the shipped model writes a keyword CheckoutService lacks (`lineno=`), which checking cuts.
+      check: { mode: 'off' },
+      ...experimental,
+    },
   };
 }
 
@@ -116,7 +121,7 @@ void describe('language server over stdio', () => {
   });
 
   void test('set reranker: the next request reranks with the LLM reranker (Ollama, answered by the embedded model); the status shows it', async () => {
-    lsp.configure(settings(model.url, { rerank: { kind: 'none', llmModel: MODEL, timeoutMs: 30_000, topU: 2 } }));
+    lsp.configure(settings(model.url, { rerank: { kind: 'none', llmModel: MODEL } }, { rerank: { timeoutMs: 30_000, topU: 2 } }));
     await new Promise((r) => setTimeout(r, 200));
     const set = (await lsp.connection.sendRequest(SetRerankerRequest.method, { reranker: 'llm' })) as SetRerankerResult;
     assert.equal(set.reranker, 'llm');
@@ -214,7 +219,7 @@ void describe('language server over stdio', () => {
 
   void test('rapid typing: 200 requests at 20/s -> at most one model request in flight, a completion for the last state', async () => {
     const target = '    total = service.checkout().total + len(gateway.charges) * 2  # typed by the test, character by character ' + '.'.repeat(120);
-    lsp.configure(settings(model.url, { debounceMs: 75, model: { provider: 'ollama', family: 'plain', timeoutMs: 15_000, maxNewTokens: 8 } }));
+    lsp.configure(settings(model.url, { debounceMs: 75, model: { provider: 'ollama', family: 'plain', timeoutMs: 15_000 } }, { model: { maxNewTokens: 8 } }));
     await new Promise((r) => setTimeout(r, 200));
     await model.resetCounters();
     const before = await lsp.status();
@@ -237,7 +242,11 @@ void describe('language server over stdio', () => {
   void test('typing slower than the debounce: requests reach the model and overlap there, still one in flight, the last state completed', async () => {
     // 40 keystrokes at 8/s with a 40 ms debounce and a model-free query: each keystroke's request
     // reaches the model, and the next one must abort it first.
-    lsp.configure(settings(model.url, { debounceMs: 40, query: { strategy: 'last10' }, model: { provider: 'ollama', family: 'plain', timeoutMs: 15_000, maxNewTokens: 8 } }));
+    lsp.configure(settings(
+        model.url,
+        { debounceMs: 40, model: { provider: 'ollama', family: 'plain', timeoutMs: 15_000 } },
+        { query: { strategy: 'last10' }, model: { maxNewTokens: 8 } },
+      ));
     await new Promise((r) => setTimeout(r, 200));
     await model.resetCounters();
     const target = '    receipts = [service.checkout() for _ in range(3)]';

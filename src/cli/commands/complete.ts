@@ -21,7 +21,7 @@ import {
   LINE_MODE,
   MODEL_DEFAULTS,
   PIPELINE_DEFAULTS,
-  pipelineOptions,
+  resolveOptions,
   type BodyModeDeps,
   type CompletionMode,
 } from '../../engine/pipeline';
@@ -146,7 +146,7 @@ export const completeCommand: CliCommand = {
     }
     const timeoutMs = positiveInt(values, 'timeout-ms', 30_000);
     // One request from a terminal, not a keystroke: each path gets a generous budget (the editor's are tight).
-    const settings = pipelineOptions({
+    const settings = resolveOptions({
       query: { strategy },
       retrieval: { budgetsMs: { sparse: 2000, dense: 2000, dataflow: 2000 } },
       prompt: { budgetTokens: positiveInt(values, 'budget-tokens') },

@@ -179,7 +179,7 @@ async function prepare(
   if (!reposDir) throw new UsageError('--repos is required');
   const query = ((values.query as string | undefined) ?? DEFAULT_RUN_OPTIONS.query) as QueryStrategy;
   if (!QUERIES.includes(query)) throw new UsageError(`--query must be one of ${QUERIES.join(', ')}`);
-  const check = ((values.check as string | undefined) ?? PIPELINE_DEFAULTS.check?.mode ?? 'constrain') as CheckMode;
+  const check = ((values.check as string | undefined) ?? PIPELINE_DEFAULTS.check.mode) as CheckMode;
   if (!CHECK_MODES.includes(check)) throw new UsageError(`--check must be one of ${CHECK_MODES.join(', ')}`);
   const bodySignatures = oneOf(values, 'body-signatures', SIGNATURE_SEARCHES);
   const bodyCompose = oneOf(values, 'body-compose', BODY_COMPOSES);

@@ -15,7 +15,7 @@ import type { UnfinishedFile } from '../../engine/query/unfinishedFile';
 import { buildRerankQuery, labelOf } from '../../engine/rerank/bestFitPrompt';
 import { candidateDocs } from '../../engine/rerank/rerankStage';
 import type { RerankerChoice, RerankTrace } from '../../engine/rerank/types';
-import { createPipeline, pipelineOptions } from '../../engine/pipeline';
+import { createPipeline, resolveOptions } from '../../engine/pipeline';
 import { UserError } from '../../engine/util/errors';
 
 const CHOICES: readonly RerankerChoice[] = ['llm', 'distilled', 'none'];
@@ -98,7 +98,7 @@ export const rerankCommand: CliCommand = {
       const retrievers = [...prepared.paths.byName.values()];
       // Retrieval then BestFit reranking, no model; each reranker call has its own time limit, the stage none.
       const pipeline = createPipeline(
-        pipelineOptions({ query: { strategy }, retrieval: { topJ }, rerank: { topU, timeoutMs: 3_600_000 } }),
+        resolveOptions({ query: { strategy }, retrieval: { topJ }, rerank: { topU, timeoutMs: 3_600_000 } }),
         { retrievers: () => retrievers, rerankers: rerankers.switcher },
       );
       const completed = await pipeline.complete({ filePath: file.path, lang: file.lang, prefix: file.prefix, suffix: '' }, signal);

@@ -14,7 +14,7 @@ import { isOutsideRelative } from '../../engine/kb/scan';
 import type { QueryStrategy } from '../../engine/query/types';
 import { prefixAt, type UnfinishedFile } from '../../engine/query/unfinishedFile';
 import type { Candidate, PathName, RetrievalTrace, ScoredSnippet } from '../../engine/retrieve/types';
-import { causalLMProber, createPipeline, PIPELINE_DEFAULTS, pipelineOptions } from '../../engine/pipeline';
+import { causalLMProber, createPipeline, PIPELINE_DEFAULTS, resolveOptions } from '../../engine/pipeline';
 import { UserError } from '../../engine/util/errors';
 
 const PATH_ALIASES: Record<string, PathName> = {
@@ -169,7 +169,7 @@ export const retrieveCommand: CliCommand = {
         for (const [name, ms] of Object.entries(prepared.prepareMs)) timings[`prepare ${name}`] = ms;
         const prober = models.lm ? causalLMProber(models.lm) : undefined;
         // Retrieval only: no reranker, no model.
-        const pipeline = createPipeline(pipelineOptions({ query: { strategy: strategy as QueryStrategy }, retrieval: { topJ } }), {
+        const pipeline = createPipeline(resolveOptions({ query: { strategy: strategy as QueryStrategy }, retrieval: { topJ } }), {
           retrievers: () => retrievers,
           prober: () => prober,
         });

@@ -345,7 +345,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
   const knowledge =
     opts.knowledge ??
-    (options.body.knowledge === false || !stages.hasRetrieval() ? undefined : (asked: CompletionRequest) => knowledgeItems(context, asked));
+    (!options.body.knowledge || !stages.hasRetrieval() ? undefined : (asked: CompletionRequest) => knowledgeItems(context, asked));
   const items = knowledge
     ? await timed<Candidate[]>(
         trace,

@@ -49,7 +49,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
   if (!stages.model) return context.finish([], { contexts: ranked, ...outputs });
 
   const model = stages.model();
-  const share = options.similar?.promptShare;
+  const share = options.similar.promptShare;
   // No token is longer than this many characters in practice; suffix text beyond it can never fit, so it is not counted.
   const clipSuffix = (budgetTokens: number): string => {
     const maxChars = budgetTokens * 12;
@@ -67,10 +67,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
     maxNewTokens: options.generate.maxNewTokens,
     prompt: (budgetTokens) => {
       // ProCC's window beside CodeRAG's knowledge: it is budgeted first, up to its share of the prompt.
-      const similarCap =
-        similarWindows.length > 0 && ranked.length > similarWindows.length && share !== undefined
-          ? Math.floor(budgetTokens * share)
-          : undefined;
+      const similarCap = similarWindows.length > 0 && ranked.length > similarWindows.length ? Math.floor(budgetTokens * share) : undefined;
       const fitted = fitPromptBudget({
         lang: request.lang,
         filePath: request.filePath,
@@ -81,7 +78,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
         budgetTokens,
         suffixShare: options.prompt.suffixShare,
         contextShare: options.prompt.contextShare,
-        ...(options.prompt.repoFormat ? { repoFormat: options.prompt.repoFormat } : {}),
+        repoFormat: options.prompt.repoFormat,
         ...(request.repoName !== undefined ? { repoName: request.repoName } : {}),
         ...(model.countTokens ? { countTokens: model.countTokens } : {}),
         ...(place ? { layout: place.layout } : {}),

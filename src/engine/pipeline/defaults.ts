@@ -1,6 +1,6 @@
 // The one table of defaults (CodeRAG's f=3, g=1, m=5, j=15, u=10; a prompt of at most 4,096 tokens, 48 new
 // tokens) and of the model servers' defaults. The server's settings, every CLI command and every
-// evaluation method start from here.
+// evaluation method start from here (resolveOptions.ts lays their choices over it).
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf } from '../gate/levels';
 import type { PipelineOptions } from './types';
 
@@ -56,36 +56,3 @@ export const MODEL_DEFAULTS = {
   /** One completion request to a model server (ms). */
   timeoutMs: 7000,
 } as const;
-
-type DeepPartial<T> = { [K in keyof T]?: NonNullable<T[K]> extends object ? DeepPartial<NonNullable<T[K]>> : T[K] };
-export type PipelineOverrides = DeepPartial<PipelineOptions>;
-
-/** The defaults with `overrides` laid over them, stage by stage. */
-export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOptions {
-  const d = PIPELINE_DEFAULTS;
-  return {
-    query: { ...d.query, ...defined(overrides.query) },
-    retrieval: {
-      ...d.retrieval,
-      ...defined(overrides.retrieval),
-      budgetsMs: { ...d.retrieval.budgetsMs, ...defined(overrides.retrieval?.budgetsMs) },
-    },
-    rerank: { ...d.rerank, ...defined(overrides.rerank) },
-    prompt: { ...d.prompt, ...defined(overrides.prompt) },
-    generate: { ...d.generate, ...defined(overrides.generate) },
-    postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
-    body: { ...d.body, ...defined(overrides.body) },
-    check: { mode: 'constrain', ...d.check, ...defined(overrides.check) },
-    gate: { ...d.gate!, ...defined(overrides.gate) },
-    similar: {
-      ...d.similar!,
-      ...defined(overrides.similar),
-      budgetsMs: { ...d.similar!.budgetsMs, ...defined(overrides.similar?.budgetsMs) },
-    },
-  } as PipelineOptions;
-}
-
-/** The keys of `o` whose value is set (an absent CLI option must not override a default). */
-function defined<T extends object>(o: T | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

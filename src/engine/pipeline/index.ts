@@ -2,10 +2,9 @@
 export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber, probingQueryBuilder } from './createPipeline';
 export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } from './createPipeline';
 export { complete, completeLine } from './complete';
-export { MODEL_DEFAULTS, PIPELINE_DEFAULTS, pipelineOptions } from './defaults';
-export type { PipelineOverrides } from './defaults';
-export { DEFAULT_PIPELINE_SETTINGS, settingsPipelineOptions } from './settings';
-export type { PipelineSettings } from './settings';
+export { MODEL_DEFAULTS, PIPELINE_DEFAULTS } from './defaults';
+export { resolveOptions } from './resolveOptions';
+export type { PipelineSettings } from './resolveOptions';
 export { LINE_MODE } from './modes';
 export { autoMode, bodyHold, bodyMode, completeBody, cutBodyAnswer } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';

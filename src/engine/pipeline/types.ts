@@ -29,13 +29,19 @@ export interface CompletionRequest {
   repoName?: string;
 }
 
-/** The pipeline's configuration slices (the server merges settings into them; the engine reads no settings). */
+/**
+ * The pipeline's configuration slices (the server merges settings into them; the engine reads no settings), complete: resolveOptions
+ * (resolveOptions.ts) fills every field from the defaults table (defaults.ts), so no stage has a default of its own.
+ */
 export interface PipelineOptions {
   query: QueryStageOptions;
   retrieval: RetrievalStageOptions;
   rerank: { topU: number; timeoutMs: number };
-  /** contextShare: the share of the budget the code before the cursor keeps at least when snippets want more. */
-  prompt: { budgetTokens: number; suffixShare: number; contextShare: number; repoFormat?: RepoFormat };
+  /**
+   * contextShare: the share of the budget the code before the cursor keeps at least when snippets want more. repoFormat: snippets as a
+   * comment block, or as the repository's files (`auto`: where the model's family was pretrained on that form).
+   */
+  prompt: { budgetTokens: number; suffixShare: number; contextShare: number; repoFormat: RepoFormat };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
   /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */
@@ -50,9 +56,9 @@ export interface PipelineOptions {
      * Step c's sources: the sketch alone (Rambo; the signature hits only when it names nothing of the repository), or the sketch then the
      * signature hits' bodies.
      */
-    elements?: BodyElements;
+    elements: BodyElements;
     /** Whether CodeRAG's reranked knowledge items (the line stages' top-u) join Rambo's lists where retrieval paths exist. */
-    knowledge?: boolean;
+    knowledge: boolean;
     /**
      * The share of the body prompt's budget the code before the cursor keeps at least when fragments want more (the sketch keeps
      * prompt.contextShare).
@@ -62,22 +68,22 @@ export interface PipelineOptions {
   /**
    * Checking against the repository at dereferences (check/): `constrain` masks the embedded
    * model's tokens to the receiver's members and checks remote models' answers; `repair` only
-   * checks finished answers; `off`. Absent: off. `prior`: the member prior's weight while the
-   * embedded model writes a member name under the mask (check/memberPrior; 0: the mask alone), one
-   * weight for every language or one per language (absent language: 0).
+   * checks finished answers; `off`. `prior`: the member prior's weight while the embedded model
+   * writes a member name under the mask (check/memberPrior; 0: the mask alone), one weight for
+   * every language or one per language (a language the record leaves out: 0).
    */
-  check?: { mode: CheckMode; prior?: number | Readonly<Partial<Record<Lang, number>>> };
+  check: { mode: CheckMode; prior: number | Readonly<Partial<Record<Lang, number>>> };
   /**
    * ProCC's similar code (similar/): `bandit` lets the host's LinUCB choose a perspective per
    * request (a fixed perspective when the host lends none), `union` takes every perspective's
-   * top-1, a perspective name fixes it, `off` skips the stage. Absent: off.
+   * top-1, a perspective name fixes it, `off` skips the stage.
    */
-  similar?: SimilarStageOptions;
+  similar: Required<SimilarStageOptions>;
   /**
    * The show gate (gate/): `on` shows a suggestion only when its score (the predicted share of it a
-   * person keeps) reaches `threshold`; `off` shows every one. Absent: off.
+   * person keeps) reaches `threshold`; `off` shows every one.
    */
-  gate?: { mode: 'on' | 'off'; threshold: number };
+  gate: { mode: 'on' | 'off'; threshold: number };
 }
 
 export type BodyElements = 'sketch' | 'sketch+similar';

@@ -10,7 +10,7 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
-import { createPipeline, createRetrievalPaths, embeddedLMOf, pipelineOptions, type RetrievalPaths } from '../../../src/engine/pipeline';
+import { createPipeline, createRetrievalPaths, embeddedLMOf, resolveOptions, type RetrievalPaths } from '../../../src/engine/pipeline';
 
 const CART_MEMBERS = ['max_items', 'owner', 'currency', 'lines', '_discount', 'add', 'apply_discount', 'discount_applied', 'total', 'empty', 'for_guest', 'guest_carts', 'Line'];
 
@@ -33,7 +33,7 @@ void describe('checked decoding with the embedded model', () => {
 
   async function completeAt(prefix: string, mode: 'constrain' | 'off', maxNewTokens = 8, prior?: number | { python?: number; java?: number }) {
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-    const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens }, check: { mode, prior } }), {
+    const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens }, check: { mode, prior } }), {
       retrievers: () => paths.retrievers,
       model: () => model,
       receivers: () => paths.receivers,

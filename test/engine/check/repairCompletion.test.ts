@@ -9,7 +9,7 @@ import { checkCompletion, closestMember, editDistance } from '../../../src/engin
 import { ReceiverTyper, type ReceiverMembers } from '../../../src/engine/check/receiverMembers';
 import { OllamaClient } from '../../../src/engine/generate/OllamaClient';
 import { createPipeline } from '../../../src/engine/pipeline/createPipeline';
-import { pipelineOptions } from '../../../src/engine/pipeline/defaults';
+import { resolveOptions } from '../../../src/engine/pipeline/resolveOptions';
 import { startOllamaTestServer } from '../../helpers/ollamaServer';
 import { fixturesDir } from '../../helpers/paths';
 import { fixtureKb, parsers } from '../retrieve/retrieveFixtures';
@@ -44,7 +44,7 @@ async function completeWithServer(answer: string, mode: 'repair' | 'constrain' |
   try {
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app/main.py'), 'utf8').split('\n');
     const prefix = `${lines.slice(0, 18).join('\n')}\n    cart.`;
-    const pipeline = createPipeline(pipelineOptions({ check: { mode } }), {
+    const pipeline = createPipeline(resolveOptions({ check: { mode } }), {
       retrievers: () => [],
       model: () => new OllamaClient({ host: server.url, model: 'qwen2.5-coder:1.5b-base' }),
       receivers: () => typer,

@@ -12,7 +12,7 @@ import type { ModelCapabilities, ModelClient } from '../../../src/engine/generat
 import { chainsOfText, PYTHON_KEYWORDS } from '../../../src/engine/flow/flowGraph';
 import { foldPrefix, MAX_KEPT_LINES } from '../../../src/engine/flow/foldPrefix';
 import { analyseUnfinished, parseableText, seedLineOf } from '../../../src/engine/flow/unfinished';
-import { createPipeline, pipelineOptions } from '../../../src/engine/pipeline';
+import { createPipeline, resolveOptions } from '../../../src/engine/pipeline';
 import { DataflowRetriever } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { fixturesDir } from '../../helpers/paths';
 import { fixtureKb, parsers } from '../retrieve/retrieveFixtures';
@@ -162,7 +162,7 @@ void test('a completion request parses the unfinished file once for dataflow ret
     // A client that takes a member choice (typed before the call) and one whose answer is repaired (typed after it).
     for (const capabilities of [{ memberChoice: true }, undefined]) {
       texts.length = 0;
-      const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
+      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
         retrievers: () => [new DataflowRetriever(kb, counted)],
         receivers: () => typer,
         model: () => client(capabilities),
@@ -187,7 +187,7 @@ void test('keystrokes typed on one line reuse the pipeline\'s analysis: the line
   const counted = recordingParsers(await parsers(), texts);
   const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
   const above = lines.slice(0, 18).join('\n');
-  const options = pipelineOptions({ query: { strategy: 'last10' } });
+  const options = resolveOptions({ query: { strategy: 'last10' } });
   const pipeline = createPipeline(options, { retrievers: () => [new DataflowRetriever(kb, counted)] });
   const ask = (p: typeof pipeline, prefix: string) => p.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
   const ids = (r: Awaited<ReturnType<typeof ask>>) => r.contexts.map((c) => c.snippet.id);

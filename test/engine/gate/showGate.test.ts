@@ -17,7 +17,7 @@ import {
   createRetrievalPaths,
   embeddedLMOf,
   formatTraceMarkdown,
-  pipelineOptions,
+  resolveOptions,
   type CompletionRequest,
 } from '../../../src/engine/pipeline';
 import { GateModel } from '../../../src/engine/gate/model';
@@ -59,7 +59,7 @@ void describe('the show gate', () => {
   });
 
   const run = (gate: { mode: 'on' | 'off'; threshold: number }, gateModel?: GateModel) =>
-    createPipeline(pipelineOptions({ ...base, gate }), {
+    createPipeline(resolveOptions({ ...base, gate }), {
       retrievers: () => retrievers,
       prober: () => causalLMProber(lm),
       model: () => model,
@@ -68,7 +68,7 @@ void describe('the show gate', () => {
 
   void test('the editor, the CLI and eval start from the gate on at the balanced level', () => {
     assert.deepEqual(PIPELINE_DEFAULTS.gate, { mode: 'on', threshold: SHOW_THRESHOLDS.balanced });
-    assert.deepEqual(pipelineOptions().gate, PIPELINE_DEFAULTS.gate);
+    assert.deepEqual(resolveOptions().gate, PIPELINE_DEFAULTS.gate);
   });
 
   void test('a suggestion scored below the threshold gives no ghost text; the result keeps it, marked not shown', async () => {
@@ -147,7 +147,7 @@ void describe('the show gate', () => {
         return rest;
       },
     };
-    const result = await createPipeline(pipelineOptions({ ...base, gate: { mode: 'on', threshold: 1 } }), {
+    const result = await createPipeline(resolveOptions({ ...base, gate: { mode: 'on', threshold: 1 } }), {
       retrievers: () => retrievers,
       prober: () => causalLMProber(lm),
       model: () => plain,

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { memberConstraintParam, OpenAICompatibleClient } from '../../../src/engine/generate/OpenAICompatibleClient';
 import { ReceiverTyper } from '../../../src/engine/check/receiverMembers';
 import { createPipeline } from '../../../src/engine/pipeline/createPipeline';
-import { pipelineOptions } from '../../../src/engine/pipeline/defaults';
+import { resolveOptions } from '../../../src/engine/pipeline/resolveOptions';
 import { fixturesDir } from '../../helpers/paths';
 import { fixtureKb, parsers } from '../retrieve/retrieveFixtures';
 
@@ -78,7 +78,7 @@ async function completeCartDot(url: string): Promise<{ text: string; check: Reco
   const typer = new ReceiverTyper(kb, await parsers());
   try {
     const model = new OpenAICompatibleClient({ baseUrl: url, model: 'coder', family: 'plain' });
-    const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), { retrievers: () => [], model: () => model, receivers: () => typer });
+    const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), { retrievers: () => [], model: () => model, receivers: () => typer });
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
     const { items, trace } = await pipeline.complete({ filePath: 'app/main.py', lang: 'python', prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`, suffix: '\n' }, new AbortController().signal);
     return { text: items[0]?.text ?? '', check: trace.check as Record<string, unknown> | undefined };

@@ -14,8 +14,8 @@ import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
 import { composeInTurns, mergeInTurns, type BodyComposer } from '../../../src/engine/body/rambo';
 import { originLabel } from '../../../src/engine/retrieve/types';
-import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions, type CompletionRequest } from '../../../src/engine/pipeline';
-import { mergeConfig, pipelineOptions as serverPipelineOptions } from '../../../src/server/config';
+import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, resolveOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { mergeConfig, pipelineSettings } from '../../../src/server/config';
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
 const HEADER = 'public static PaymentGateway create(String name, String apiKey) {';
@@ -61,7 +61,7 @@ void describe('body mode through createPipeline', () => {
   });
 
   void test('auto: an empty Java method gets a body through Rambo\'s steps, each timed; the trace names the elements and usages', async () => {
-    const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
+    const pipeline = createPipeline(resolveOptions(), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
     const result = await pipeline.complete(emptied(OVERLOAD), signal);
     const trace = result.trace;
     assert.equal(trace.mode, 'body');
@@ -82,7 +82,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('a body passes the show gate too: scored from its log-probabilities, kept back below the threshold with its text', async () => {
     const run = (threshold: number) =>
-      createPipeline(pipelineOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
+      createPipeline(resolveOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
     const shown = await run(0);
     assert.equal(shown.trace.mode, 'body');
     const gate = shown.trace.gate!;
@@ -97,7 +97,7 @@ void describe('body mode through createPipeline', () => {
   void test('auto: a cursor in a method with code stays in line mode, with the line stages', async () => {
     const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
     const cursor = text.indexOf('return factory.apply(apiKey);');
-    const pipeline = createPipeline(pipelineOptions({ generate: { maxNewTokens: 8 } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
+    const pipeline = createPipeline(resolveOptions({ generate: { maxNewTokens: 8 } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
     const result = await pipeline.complete({ filePath: rel, lang: 'java', prefix: text.slice(0, cursor), suffix: text.slice(cursor) }, signal);
     assert.equal(result.trace.mode, 'line');
     assert.equal(result.trace.body, undefined);
@@ -110,14 +110,14 @@ void describe('body mode through createPipeline', () => {
       const deps = { retrievers: () => [...paths.retrievers], model: () => model };
       // Without a completion model the body mode stops after its lists: every one of them is a context.
       const lists = { retrievers: deps.retrievers };
-      const joined = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      const joined = await createPipeline(resolveOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
       assert.ok(joined.contexts.some((c) => c.origin?.kind === 'knowledge'), `CodeRAG items among the contexts: ${joined.contexts.map((c) => originLabel(c)).join(', ')}`);
       // Step e's order is the composer given (here: CodeRAG's items first, then the product's turns).
       const knowledgeFirst: BodyComposer = (l) => mergeInTurns([[...l.knowledge, ...composeInTurns(l)]]);
-      const first = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', compose: knowledgeFirst })).complete(emptied(), signal);
+      const first = await createPipeline(resolveOptions({ body: { maxNewTokens: 8 } }), lists, bodyMode({ parsers, repo: () => repo }, { sketch: 'none', compose: knowledgeFirst })).complete(emptied(), signal);
       assert.equal(first.contexts[0]?.origin?.kind, 'knowledge', `a CodeRAG item leads: ${first.contexts.map((c) => originLabel(c)).join(', ')}`);
-      const alone = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+      const alone = await createPipeline(resolveOptions({ body: { maxNewTokens: 8, knowledge: false } }), deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
       assert.equal(alone.trace.stages.some((s) => s.stage === 'knowledge'), false);
       assert.ok(alone.contexts.every((c) => c.origin?.kind !== 'knowledge'), alone.contexts.map((c) => originLabel(c)).join(', '));
     } finally {
@@ -128,7 +128,7 @@ void describe('body mode through createPipeline', () => {
   void test("body.elements 'sketch+similar': the signature hits' elements join the sketch's, their definitions listed after the sketch's own", async () => {
     const run = async (elements: 'sketch' | 'sketch+similar') => {
       const { client } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
-      return createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
+      return createPipeline(resolveOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
     };
     const sketchOnly = await run('sketch');
     const both = await run('sketch+similar');
@@ -148,25 +148,25 @@ void describe('body mode through createPipeline', () => {
   void test('a body the token limit stopped inside the method loses the line it cut, and the trace says so; a finished one keeps every line', async () => {
     const text = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) thr';
     const { client: cutShort } = recordingModel(text, 'length');
-    const cut = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    const cut = await createPipeline(resolveOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
     assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', JSON.stringify(cut.items[0]?.text));
     assert.match(cut.trace.stages.find((s) => s.stage === 'postprocess')?.message ?? '', /token limit ended the body mid-way.*if \(factory == null\) thr/);
     const { client: stopped } = recordingModel(text, 'stop');
-    const kept = await createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    const kept = await createPipeline(resolveOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
     assert.match(kept.items[0]?.text ?? '', /thr$/, 'not stopped by the limit, nothing is dropped');
   });
 
   void test('a streaming model server\'s time to first token is in the body\'s trace, as in the line mode\'s', async () => {
     const { client } = recordingModel('return null;', 'stop');
     const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
-    const result = await createPipeline(pipelineOptions(), { retrievers: () => [], model: () => streaming }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
+    const result = await createPipeline(resolveOptions(), { retrievers: () => [], model: () => streaming }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' })).complete(emptied(), signal);
     assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
   });
 
   void test('a given sketch and the no-sketch variant make no sketch call; a given sketch\'s elements are mapped as the model\'s are', async () => {
     const given = { source: 'given', note: 'no model call: a given sketch', text: 'Function<String, PaymentGateway> factory = REGISTRY.get(name);' };
     for (const sketch of ['none', given] as const) {
-      const pipeline = createPipeline(pipelineOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch }));
+      const pipeline = createPipeline(resolveOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => model }, bodyMode({ parsers, repo: () => repo }, { sketch }));
       const result = await pipeline.complete(emptied(), signal);
       const name = typeof sketch === 'string' ? sketch : sketch.source;
       assert.equal(result.trace.body?.sketchSource, name);
@@ -180,7 +180,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('a sketch model without a completion model: the sketch is drafted, no body is asked for, the lists are the contexts', async () => {
     const { client, seen } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
-    const result = await createPipeline(pipelineOptions({ body: { maxNewTokens: 8, knowledge: false } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
+    const result = await createPipeline(resolveOptions({ body: { maxNewTokens: 8, knowledge: false } }), { retrievers: () => [] }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client })).complete(emptied(), signal);
     assert.equal(seen.length, 1, 'the sketch call only');
     assert.equal(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok');
     assert.deepEqual(result.items, []);
@@ -191,7 +191,7 @@ void describe('body mode through createPipeline', () => {
     const budget = 300;
     const parts = async (contextShare: number): Promise<{ context: number; fragments: number; cut: boolean }> => {
       const { client, seen } = recordingModel('return null;\n    }', 'stop');
-      const pipeline = createPipeline(pipelineOptions({ prompt: { budgetTokens: budget }, body: { maxNewTokens: 16, contextShare } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }));
+      const pipeline = createPipeline(resolveOptions({ prompt: { budgetTokens: budget }, body: { maxNewTokens: 16, contextShare } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }));
       const result = await pipeline.complete(emptied(), signal);
       const prompt = seen.at(-1)?.prompt ?? '';
       assert.ok(prompt.indexOf(RAMBO_INSTRUCTION) > 0, `fragments precede the code (${contextShare})`);
@@ -207,7 +207,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('the sketch keeps the line prompt\'s share of code, the body its own', async () => {
     const { client, seen } = recordingModel('return null;\n    }', 'stop');
-    const options = pipelineOptions({ prompt: { budgetTokens: 300, contextShare: 0.5 }, body: { maxNewTokens: 16, contextShare: 0.8 } });
+    const options = resolveOptions({ prompt: { budgetTokens: 300, contextShare: 0.5 }, body: { maxNewTokens: 16, contextShare: 0.8 } });
     await createPipeline(options, { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model' })).complete(emptied(), signal);
     assert.equal(seen.length, 2, 'a sketch call and a body call');
     const [sketch, body] = seen.map((r) => r.prompt);
@@ -217,7 +217,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('the body mode holds the model to the body: no end before it closes, no blank or closing first line', async () => {
     const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
-    const pipeline = createPipeline(pipelineOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }));
+    const pipeline = createPipeline(resolveOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }));
     const result = await pipeline.complete(emptied(), signal);
     assert.ok(seen.length > 0);
     for (const r of seen) {
@@ -229,15 +229,15 @@ void describe('body mode through createPipeline', () => {
     assert.match(result.items[0]?.text ?? '', /return null;/);
   });
 
-  void test('coderag.body.maxNewTokens is the body call\'s token limit (the sketch keeps its own); out-of-range values are not used (the default stays)', async () => {
+  void test('coderag.experimental.body.maxNewTokens is the body call\'s token limit (the sketch keeps its own); out-of-range values are not used (the default stays)', async () => {
     const limits: number[][] = [];
     for (const setting of [40, 5, 5000]) {
       const { client, seen } = recordingModel('return null;\n    }', 'stop');
-      const options = serverPipelineOptions(mergeConfig({ body: { maxNewTokens: setting } }).config);
+      const options = resolveOptions(pipelineSettings(mergeConfig({ experimental: { body: { maxNewTokens: setting } } }).config));
       await createPipeline(options, { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'model' })).complete(emptied(), signal);
       limits.push(seen.map((r) => r.maxNewTokens));
     }
     assert.deepEqual(limits, [[64, 40], [64, 128], [64, 128]]);
-    assert.equal(serverPipelineOptions(mergeConfig({}).config).body.maxNewTokens, 128);
+    assert.equal(resolveOptions(pipelineSettings(mergeConfig({}).config)).body.maxNewTokens, 128);
   });
 });

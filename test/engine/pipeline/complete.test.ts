@@ -10,7 +10,7 @@ import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { ModelClientError, type ModelClient } from '../../../src/engine/generate/types';
 import { recordingModel } from '../../helpers/recordingModel';
-import { causalLMProber, complete, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, LINE_MODE, pipelineOptions, probingQueryBuilder, type CompletionRequest, type PipelineStages } from '../../../src/engine/pipeline';
+import { causalLMProber, complete, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, LINE_MODE, resolveOptions, probingQueryBuilder, type CompletionRequest, type PipelineStages } from '../../../src/engine/pipeline';
 import { snippetForPrompt } from '../../../src/engine/prompt/snippetForPrompt';
 import { multiPathRetrieve } from '../../../src/engine/retrieve/multiPathRetrieve';
 import { isCancellationError } from '../../../src/engine/util/errors';
@@ -20,7 +20,7 @@ const mainPy = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8
 const cursor = mainPy.indexOf('CheckoutService(cart') + 'CheckoutService('.length;
 const request: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, cursor), suffix: mainPy.slice(cursor) };
 // Generous path budgets: the assertions are about the pipeline, not about a loaded test machine's speed.
-const options = pipelineOptions({ query: { strategy: 'probe' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } });
+const options = resolveOptions({ query: { strategy: 'probe' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } });
 
 void describe('pipeline.complete', () => {
   let kb: KnowledgeBase;

@@ -18,7 +18,7 @@ import {
   createPipeline,
   createRetrievalPaths,
   LINE_MODE,
-  pipelineOptions,
+  resolveOptions,
   type CompletionRequest,
 } from '../../../src/engine/pipeline';
 import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
@@ -299,7 +299,7 @@ void describe("compact renderings of other files' knowledge", () => {
     try {
       for (const backend of ['ollama', 'embedded'] as const) {
         const { client, seen } = recordingModel('customer_id)', 'stop', backend);
-        const result = await createPipeline(pipelineOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
+        const result = await createPipeline(resolveOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
           pyRequest,
           signal,
         );
@@ -330,7 +330,7 @@ void describe("compact renderings of other files' knowledge", () => {
       };
       const { client, seen } = recordingModel('return Db.canaryOpen(url, 3);\n    }', 'stop');
       await createPipeline(
-        pipelineOptions({ body: { maxNewTokens: 16, knowledge: false } }),
+        resolveOptions({ body: { maxNewTokens: 16, knowledge: false } }),
         { retrievers: () => [], model: () => client },
         bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
       ).complete(request, signal);

@@ -14,7 +14,7 @@ import { CodeWindowIndex } from '../../../src/engine/similar/windowIndex';
 import { SimilarRetriever, type NextLineModel } from '../../../src/engine/similar/perspectives';
 import { similarStage, type SimilarStageOptions } from '../../../src/engine/similar/similarStage';
 import { createSimilarBandit, SIMILAR_FEATURE_DIM } from '../../../src/engine/similar/bandit';
-import { createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, pipelineOptions } from '../../../src/engine/pipeline';
+import { createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, resolveOptions } from '../../../src/engine/pipeline';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { sleep } from '../../../src/engine/util/abort';
 import { CancellationError } from '../../../src/engine/util/errors';
@@ -199,7 +199,7 @@ void test('the pipeline puts the chosen top-1 window into the prompt under ProCC
   await paths.windows!.prepare(never);
   const target = paths.windows!.windows().find((w) => w.text.includes('def make_gateway'))!;
   const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-  const options = pipelineOptions({ similar: { mode: 'lexical' }, generate: { maxNewTokens: 8 } });
+  const options = resolveOptions({ similar: { mode: 'lexical' }, generate: { maxNewTokens: 8 } });
   const pipeline = createPipeline(options, { retrievers: () => paths.retrievers, similar: () => paths.similar, model: () => model });
   const result = await pipeline.complete(requestAfter(target.text), never);
   const similar = result.trace.similar!;
@@ -213,7 +213,7 @@ void test('the pipeline puts the chosen top-1 window into the prompt under ProCC
   assert.match(formatTraceMarkdown(result.trace), /## Similar code \(ProCC\)[\s\S]*\| lexical \| ok \|/);
 
   // Off: no stage, no trace.
-  const off = await createPipeline(pipelineOptions({ generate: { maxNewTokens: 4 } }), { retrievers: () => paths.retrievers, similar: () => paths.similar, model: () => model }).complete(requestAfter(target.text), never);
+  const off = await createPipeline(resolveOptions({ generate: { maxNewTokens: 4 } }), { retrievers: () => paths.retrievers, similar: () => paths.similar, model: () => model }).complete(requestAfter(target.text), never);
   assert.equal(off.trace.similar, undefined);
   assert.ok(!off.trace.prompt!.text.includes('Compare this snippet'));
   paths.dispose();

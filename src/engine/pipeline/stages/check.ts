@@ -28,7 +28,7 @@ const NOTHING: CheckPlan = { request: {}, generated: () => undefined, repair: (t
  */
 export function checkStage(context: RequestContext, model: ModelClient, prefix: string, decode = true): CheckPlan {
   const { options, stages, signal, request, trace, analyses } = context;
-  const checkMode = options.check?.mode ?? 'off';
+  const checkMode = options.check.mode;
   if (checkMode === 'off') return NOTHING;
   const typer = stages.receivers?.();
   const check: NonNullable<typeof trace.check> = { mode: checkMode, ...(typer ? {} : { note: 'no receiver typing in this host' }) };
@@ -67,8 +67,8 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
         })
     : undefined;
   if (constrains && can.decodeConstraint) {
-    const prior = options.check?.prior;
-    constraint = new DereferenceConstraint(prefix, membersAt, atCursor, typeof prior === 'number' ? prior : (prior?.[request.lang] ?? 0));
+    const prior = options.check.prior;
+    constraint = new DereferenceConstraint(prefix, membersAt, atCursor, typeof prior === 'number' ? prior : (prior[request.lang] ?? 0));
     if (callAt) guide = new CallArgumentGuide(prefix, request.lang, callAt, callAt(prefix));
   }
   // A model server that offers a constraint mechanism is asked to finish a member of the receiver at the cursor.

@@ -145,11 +145,11 @@ export function windowCandidate(w: CodeWindow, arm: string): Candidate {
   };
 }
 
-/** ProCC's similar code: the chosen top-1 window(s) as candidates; none when the stage is off or absent. */
+/** ProCC's similar code: the chosen top-1 window(s) as candidates; none when the stage is off or the host lends no code windows. */
 export async function similarCodeStage(context: RequestContext, request: CompletionRequest): Promise<Candidate[]> {
   const { stages, options, signal, trace } = context;
   const similarOptions = options.similar;
-  if (!similarOptions || similarOptions.mode === 'off' || !stages.similar) return [];
+  if (similarOptions.mode === 'off' || !stages.similar) return [];
   const similar = stages.similar();
   const outcome = await timed<SimilarOutcome | undefined>(
     trace,

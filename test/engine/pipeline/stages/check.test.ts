@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ReceiverTyper } from '../../../../src/engine/check/receiverMembers';
 import type { GenerateRequest, ModelCapabilities, ModelClient } from '../../../../src/engine/generate/types';
-import { createPipeline, pipelineOptions } from '../../../../src/engine/pipeline';
+import { createPipeline, resolveOptions } from '../../../../src/engine/pipeline';
 import { fixturesDir } from '../../../helpers/paths';
 import { fixtureKb, parsers } from '../../retrieve/retrieveFixtures';
 
@@ -30,7 +30,7 @@ void test('checking asks each client for what it declares it can use, not by its
     const request = { filePath: 'app/main.py', lang: 'python' as const, prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`, suffix: '\n' };
     const run = async (capabilities: ModelCapabilities | undefined) => {
       const seen: GenerateRequest[] = [];
-      const pipeline = createPipeline(pipelineOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), { retrievers: () => [], receivers: () => typer, model: () => client(capabilities, seen) });
+      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), { retrievers: () => [], receivers: () => typer, model: () => client(capabilities, seen) });
       const result = await pipeline.complete(request, new AbortController().signal);
       return { result, asked: seen[0]! };
     };

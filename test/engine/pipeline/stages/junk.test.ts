@@ -20,7 +20,7 @@ import {
   bodyMode,
   createPipeline,
   formatTraceMarkdown,
-  pipelineOptions,
+  resolveOptions,
   type CompletionRequest,
   type CompletionResult,
 } from '../../../../src/engine/pipeline';
@@ -84,7 +84,7 @@ void describe('junk filters in the model stages', () => {
     const fixture = request.lang === 'java' ? 'javashop' : 'pyshop';
     const model = new OllamaClient({ host: server.url, model: 'coderag-lm:test', family: 'plain', timeoutMs: 10_000 });
     const deps = { retrievers: () => [], receivers: () => typers.get(fixture), model: () => model };
-    const opts = pipelineOptions({ query: { strategy: 'last10' }, check: { mode: options.mode ?? 'constrain' } });
+    const opts = resolveOptions({ query: { strategy: 'last10' }, check: { mode: options.mode ?? 'constrain' } });
     const pipeline = options.body
       ? createPipeline(opts, deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }))
       : createPipeline(opts, deps);

@@ -96,6 +96,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
           prefixCut: fitted.prefixCut,
         },
         ...(fitted.blockChanged && fitted.head ? { warmHead: fitted.head } : {}),
+        budgetTokens: fitted.budgetTokens,
       };
     },
     // What the model may not do yet (line mode on an empty line: end or break the line before it writes something).

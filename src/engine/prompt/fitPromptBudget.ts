@@ -26,6 +26,8 @@ export interface PlaceLayout {
   keys: string[];
   /** Tokens the block may take at this place (fixed when the place starts, so the code's room does not shift). */
   blockCap?: number;
+  /** The prompt's budget at this place, fixed when it starts: a new reading of the server's speed applies at the next place. */
+  budgetTokens?: number;
   /** The first line of the code before the cursor that the prompt shows (0: the whole file). */
   cutLine?: number;
   /** The snippet ids a per-place reranker (RerankStage.perPlace) chose here, best first. */
@@ -92,6 +94,8 @@ export interface FittedPrompt {
   head: string;
   /** Whether this prompt changed the block (PlaceLayout.version moved). */
   blockChanged: boolean;
+  /** The budget the prompt was fitted to: the place's, where it has one (PlaceLayout.budgetTokens). */
+  budgetTokens: number;
 }
 
 /** A calibrated estimate where no tokenizer of the family is at hand: code runs ~3 characters a token. */
@@ -183,11 +187,11 @@ function stableCut(layout: PlaceLayout, lines: readonly string[], room: number, 
 
 export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const count = input.countTokens ?? estimateTokens;
-  const budget = input.budgetTokens ?? 2048;
+  const layout: PlaceLayout = input.layout ?? { block: [], keys: [], version: 0 };
+  const budget = (layout.budgetTokens ??= input.budgetTokens ?? 2048);
   const template = fimTemplate(input.family);
   const fim = template !== undefined && input.suffix.trim().length > 0;
   const header = `${commentPrefix(input.lang)} ${input.filePath}\n`;
-  const layout: PlaceLayout = input.layout ?? { block: [], keys: [], version: 0 };
   // Room to grow and slack pay off only where the next prompt at this place reuses this one.
   const stable = input.layout !== undefined;
   const versionBefore = layout.version;
@@ -331,5 +335,6 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
     stop: template?.stop ?? [],
     head,
     blockChanged: layout.version !== versionBefore,
+    budgetTokens: budget,
   };
 }

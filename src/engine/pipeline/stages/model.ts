@@ -25,6 +25,8 @@ export interface ModelPrompt {
   trace: Omit<NonNullable<CompletionTrace['prompt']>, 'text' | 'redactions' | 'budgetTokens' | 'family'>;
   /** The prompt up to the cursor's line when this prompt changed the repository block: the host has the server read it ahead. */
   warmHead?: string;
+  /** The budget the prompt was fitted to, where the mode kept another than the one it was given (a place's own). */
+  budgetTokens?: number;
 }
 
 /** What a mode asks of the model stages. */
@@ -131,7 +133,7 @@ export async function runModelStages(
     text: redacted.text,
     redactions: redacted.count,
     tokens: shown.tokens,
-    budgetTokens,
+    budgetTokens: prompt.budgetTokens ?? budgetTokens,
     family: model.family,
     fim: shown.fim,
     ...(format ? { format } : {}),

@@ -1,6 +1,6 @@
 // textDocument/inlineCompletion: per document debounce, abort of the superseded request, the
 // typing-through cache, one pipeline per workspace folder (built once, again when the settings
-// change) behind one model gate, traces for `coderag/explain`.
+// change) behind one model slot, traces for `coderag/explain`.
 import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilities, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
@@ -127,8 +127,8 @@ export class CompletionFeature implements Feature {
       stats: {
         requests: this.requests,
         cacheHits: this.cacheHits,
-        modelCalls: this.models.gate.calls,
-        maxModelInFlight: this.models.gate.maxInFlight,
+        modelCalls: this.models.modelSlot.calls,
+        maxModelInFlight: this.models.modelSlot.maxInFlight,
         ...(overheadMs ? { overheadMs } : {}),
         ...(cacheHitMs ? { cacheHitMs } : {}),
       },
@@ -158,8 +158,8 @@ export class CompletionFeature implements Feature {
         // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).
         model: () => this.models.clientNow,
         rerankers: this.rerank.switcher,
-        gate: this.models.gate,
-        probeGate: this.models.probeGate,
+        modelSlot: this.models.modelSlot,
+        probeSlot: this.models.probeSlot,
         // The block and left edge of each place of work, kept across this folder's keystrokes, and the warm-up after a block changes.
         promptMemory: new PromptMemory(),
         warm: (model, head) => this.models.warm(model, head),

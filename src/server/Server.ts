@@ -421,7 +421,7 @@ export class Server {
         this.prober = causalLMProber(lm);
         // One in-process LM run at a time: the hypothetical line queues behind probing like a probe.
         this.nextLine = (prompt, maxNewTokens, signal) =>
-          this.models.probeGate.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
+          this.models.probeSlot.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
         log.info(`probing model ${lm.name} loaded in ${lm.timings.loadMs.toFixed(0)} ms`);
       },
       (e: unknown) => log.warn(`the embedded model did not load (probing falls back to a model-free query): ${errorMessage(e)}`),

@@ -371,11 +371,12 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     maxNewTokens: options.body.maxNewTokens,
     prompt: (budget) => {
       const prompt = promptOf(ranked, options.body.contextShare, budget);
-      const usedIds = new Set(prompt.snippetsUsed.map((s) => s.text));
+      // Matched by the text the prompt shows, so every candidate whose text the model read is reported.
+      const usedTexts = new Set(prompt.snippetsUsed.map((s) => s.text));
       return {
         prompt: prompt.prompt,
         stop: prompt.stop,
-        contexts: ranked.filter((c) => usedIds.has(snippetForPrompt(c).text)).map(shownCandidate),
+        contexts: ranked.filter((c) => usedTexts.has(snippetForPrompt(c).text)).map(shownCandidate),
         trace: {
           tokens: prompt.tokens,
           fim: prompt.fim,

@@ -221,7 +221,7 @@ export class CompletionFeature implements Feature {
       if (config.debounceMs > 0) await sleep(config.debounceMs, signal);
       await this.settle(signal);
       debounceMs = performance.now() - d0;
-      await this.models.client(signal);
+      await this.models.ready(signal);
       const folder = hit?.folder;
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
       // The bandit's and the gate's saved states are read off the event loop: the first request of a folder waits for them.

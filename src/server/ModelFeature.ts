@@ -125,10 +125,9 @@ export class ModelFeature implements Feature {
     });
   }
 
-  /** The client for the request starting now: waits for a settings change being applied, until `signal` aborts. */
-  async client(signal: AbortSignal): Promise<ModelClient> {
+  /** Waits for a settings change being applied, until `signal` aborts: a request starting after it gets the chosen client. */
+  async ready(signal: AbortSignal): Promise<void> {
     await raceCancellation(this.resolving, signal);
-    return this.current;
   }
 
   get clientNow(): ModelClient {

@@ -42,7 +42,7 @@ export interface FolderBandits {
   load(folderRoot: string | undefined): Promise<LinUcb<SimilarArm> | undefined>;
   loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;
   /** The gate as the folder learned it, once loaded; undefined: the shipped weights. */
-  loadedGate?(folderRoot: string | undefined): GateModel | undefined;
+  loadedShowGate?(folderRoot: string | undefined): GateModel | undefined;
 }
 
 const OVERHEAD_SAMPLES = 500;
@@ -154,7 +154,7 @@ export class CompletionFeature implements Feature {
         prober: this.prober,
         similar: () => readyNow()?.similar,
         bandit: () => this.bandits.loaded(folder?.root),
-        gateModel: () => this.bandits.loadedGate?.(folder?.root),
+        showGateModel: () => this.bandits.loadedShowGate?.(folder?.root),
         // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).
         model: () => this.models.clientNow,
         rerankers: this.rerank.switcher,

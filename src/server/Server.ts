@@ -221,7 +221,7 @@ export class Server {
       {
         load: (root) => (root !== undefined ? learning.banditFor(root) : Promise.resolve(undefined)),
         loaded: (root) => (root !== undefined ? learning.loadedBandit(root) : undefined),
-        loadedGate: (root) => (root !== undefined ? learning.loadedGate(root) : undefined),
+        loadedShowGate: (root) => (root !== undefined ? learning.loadedShowGate(root) : undefined),
       },
     );
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];

@@ -41,7 +41,7 @@ const KEPT_ANALYSES = 4;
  */
 export interface PipelineDeps extends Pick<
   PipelineStages,
-  'model' | 'modelSlot' | 'probeSlot' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'gateModel' | 'promptMemory' | 'warm'
+  'model' | 'modelSlot' | 'probeSlot' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'showGateModel' | 'promptMemory' | 'warm'
 > {
   /** The repository's retrieval paths ready now (a path still preparing is left out). */
   retrievers: () => readonly Retriever[];
@@ -101,7 +101,7 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
     ...(deps.bandit ? { bandit: deps.bandit } : {}),
-    ...(deps.gateModel ? { gateModel: deps.gateModel } : {}),
+    ...(deps.showGateModel ? { showGateModel: deps.showGateModel } : {}),
     ...(deps.promptMemory ? { promptMemory: deps.promptMemory } : {}),
     ...(deps.warm ? { warm: deps.warm } : {}),
   };

@@ -162,7 +162,7 @@ export interface PipelineStages extends ModelStages {
   /** The host's LinUCB; the pipeline only chooses with it (the host rewards later). */
   bandit?: () => LinUcb<SimilarArm> | undefined;
   /** The show gate's model as the host learned it (per workspace folder); absent or undefined: the shipped weights. */
-  gateModel?: () => GateModel | undefined;
+  showGateModel?: () => GateModel | undefined;
 }
 
 /**

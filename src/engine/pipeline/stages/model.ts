@@ -12,7 +12,7 @@ import { errorMessage, isCancellationError, throwIfAborted } from '../../util/er
 import type { CompletionTrace } from '../trace';
 import type { CompletionItem, PipelineOptions, RequestContext } from '../types';
 import { checkStage } from './check';
-import { gateStage } from './gate';
+import { showGateStage } from './showGate';
 import { timed } from './timed';
 
 /** A prompt as a mode built it within the budget, with what the trace shows of it. */
@@ -215,7 +215,7 @@ export async function runModelStages(
   if (junk.length > 0) trace.junk = junk;
   trace.completion = inserted;
   // g. show gate: show it, or stay silent (the result keeps the text for the bench)
-  if (inserted && !gateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
+  if (inserted && !showGateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
     return { items: [], contexts: prompt.contexts };
   if (!inserted) {
     const stopped =

@@ -75,7 +75,7 @@ export function productPipelineOptions(k: ProductKnobs): PipelineOptions {
       ...(k.bodyContextShare !== undefined ? { contextShare: k.bodyContextShare } : {}),
     },
     check: { ...base.check!, ...(k.checkPrior !== undefined ? { prior: k.checkPrior } : {}) },
-    ...(k.gate ? { showGate: { ...base.showGate!, ...k.gate } } : {}),
+    ...(k.gate ? { gate: { ...base.gate!, ...k.gate } } : {}),
     similar: {
       ...similar,
       budgetsMs: { lexical: k.pathBudgetMs, hypothetical: k.pathBudgetMs, summary: k.pathBudgetMs },

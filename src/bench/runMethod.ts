@@ -208,7 +208,7 @@ export interface RunOptions {
   bodyContextShare?: number;
   /** CodeRAG's g: the probing query's best chunks beside the target chunk (PipelineOptions.query.g). */
   probeTop?: number;
-  /** The show gate (PipelineOptions.showGate): `off`, or on at a threshold; absent: the product's default. */
+  /** The show gate (PipelineOptions.gate): `off`, or on at a threshold; absent: the product's default. */
   gate?: { mode: 'on' | 'off'; threshold?: number };
 }
 
@@ -288,7 +288,7 @@ function pipelineOptions(spec: MethodSpec, options: RunOptions, body: boolean): 
       ...(options.bodyContextShare !== undefined ? { contextShare: options.bodyContextShare } : {}),
     },
     check: { mode: options.check ?? 'constrain', ...(options.checkPrior !== undefined ? { prior: options.checkPrior } : {}) },
-    ...(options.gate ? { showGate: options.gate } : {}),
+    ...(options.gate ? { gate: options.gate } : {}),
     similar: {
       mode: spec.similar ?? 'off',
       budgetsMs: { lexical: options.pathBudgetMs, hypothetical: options.pathBudgetMs, summary: options.pathBudgetMs },

@@ -225,7 +225,7 @@ export class CompletionFeature implements Feature {
       const folder = hit?.folder;
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
       // The bandit's and the gate's saved states are read off the event loop: the first request of a folder waits for them.
-      if (options.similar?.mode === 'bandit' || options.showGate?.mode === 'on') await this.bandits.load(folder?.root);
+      if (options.similar?.mode === 'bandit' || options.gate?.mode === 'on') await this.bandits.load(folder?.root);
       const pipeline = this.pipelines.for(folder);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
       checkpointMs = result.trace.checkpointMs ?? 0;

@@ -153,7 +153,7 @@ export const completeCommand: CliCommand = {
       generate: { maxNewTokens: positiveInt(values, 'max-new-tokens') },
       check: { mode: check },
       similar: { mode: similarMode, budgetsMs: { lexical: 2000, hypothetical: 5000, summary: 2000 } },
-      showGate: gateOptionsOf(show),
+      gate: gateOptionsOf(show),
     });
 
     const { kb } = await indexedKnowledgeBase(repo, values, signal);

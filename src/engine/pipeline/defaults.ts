@@ -42,7 +42,7 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // ProCC: off unless asked for; the hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'off', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.15 },
   // The show gate at `coderag.suggestions.show`'s default level (gate/levels.ts; its curve: docs/BENCHMARKS.md).
-  showGate: gateOptionsOf(DEFAULT_SHOW_LEVEL),
+  gate: gateOptionsOf(DEFAULT_SHOW_LEVEL),
 };
 
 /** Where the model servers are and which models they run, unless the user says otherwise. */
@@ -76,7 +76,7 @@ export function pipelineOptions(overrides: PipelineOverrides = {}): PipelineOpti
     postprocess: { ...d.postprocess, ...defined(overrides.postprocess) },
     body: { ...d.body, ...defined(overrides.body) },
     check: { mode: 'constrain', ...d.check, ...defined(overrides.check) },
-    showGate: { ...d.showGate!, ...defined(overrides.showGate) },
+    gate: { ...d.gate!, ...defined(overrides.gate) },
     similar: {
       ...d.similar!,
       ...defined(overrides.similar),

@@ -45,6 +45,6 @@ export function settingsPipelineOptions(s: PipelineSettings): PipelineOptions {
     check: { mode: s.check.mode },
     similar: { mode: s.similar.mode },
     body: { knowledge: s.body.knowledge, maxNewTokens: s.body.maxNewTokens },
-    showGate: gateOptionsOf(s.suggestions.show),
+    gate: gateOptionsOf(s.suggestions.show),
   });
 }

@@ -77,7 +77,7 @@ export interface PipelineOptions {
    * The show gate (gate/): `on` shows a suggestion only when its score (the predicted share of it a
    * person keeps) reaches `threshold`; `off` shows every one. Absent: off.
    */
-  showGate?: { mode: 'on' | 'off'; threshold: number };
+  gate?: { mode: 'on' | 'off'; threshold: number };
 }
 
 export type BodyElements = 'sketch' | 'sketch+similar';

@@ -59,7 +59,7 @@ void describe('the show gate', () => {
   });
 
   const run = (gate: { mode: 'on' | 'off'; threshold: number }, showGateModel?: GateModel) =>
-    createPipeline(pipelineOptions({ ...base, showGate: gate }), {
+    createPipeline(pipelineOptions({ ...base, gate }), {
       retrievers: () => retrievers,
       prober: () => causalLMProber(lm),
       model: () => model,
@@ -67,8 +67,8 @@ void describe('the show gate', () => {
     }).complete(request, signal);
 
   void test('the editor, the CLI and eval start from the gate on at the balanced level', () => {
-    assert.deepEqual(PIPELINE_DEFAULTS.showGate, { mode: 'on', threshold: SHOW_THRESHOLDS.balanced });
-    assert.deepEqual(pipelineOptions().showGate, PIPELINE_DEFAULTS.showGate);
+    assert.deepEqual(PIPELINE_DEFAULTS.gate, { mode: 'on', threshold: SHOW_THRESHOLDS.balanced });
+    assert.deepEqual(pipelineOptions().gate, PIPELINE_DEFAULTS.gate);
   });
 
   void test('a suggestion scored below the threshold gives no ghost text; the result keeps it, marked not shown', async () => {
@@ -147,7 +147,7 @@ void describe('the show gate', () => {
         return rest;
       },
     };
-    const result = await createPipeline(pipelineOptions({ ...base, showGate: { mode: 'on', threshold: 1 } }), {
+    const result = await createPipeline(pipelineOptions({ ...base, gate: { mode: 'on', threshold: 1 } }), {
       retrievers: () => retrievers,
       prober: () => causalLMProber(lm),
       model: () => plain,

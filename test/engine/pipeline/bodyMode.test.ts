@@ -82,7 +82,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('a body passes the show gate too: scored from its log-probabilities, kept back below the threshold with its text', async () => {
     const run = (threshold: number) =>
-      createPipeline(pipelineOptions({ showGate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
+      createPipeline(pipelineOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
     const shown = await run(0);
     assert.equal(shown.trace.mode, 'body');
     const gate = shown.trace.gate!;

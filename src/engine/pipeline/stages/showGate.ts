@@ -36,8 +36,8 @@ export function showGateStage(
   const score = model.score(features, hasLogprobs);
   // Without the model's log-probabilities the gate abstains: such a server runs another model than
   // the weights saw, and the other features alone are weaker (validation at 0.22: +3.5 ES at 71% shown).
-  const on = options.showGate?.mode === 'on' && hasLogprobs;
-  const threshold = on ? options.showGate!.threshold : 0;
+  const on = options.gate?.mode === 'on' && hasLogprobs;
+  const threshold = on ? options.gate!.threshold : 0;
   const shown = !on || score >= threshold;
   trace.gate = { shown, score, threshold, logprobs: hasLogprobs, learned: model.updates, features };
   return shown;

@@ -1,6 +1,6 @@
 // textDocument/inlineCompletion: per document debounce, abort of the superseded request, the
 // typing-through cache, one pipeline per workspace folder (built once, again when the settings
-// change) behind one model gate, traces for `coderag/explain`.
+// change) behind one model slot, traces for `coderag/explain`.
 import type { CancellationToken, ClientCapabilities, Connection, ServerCapabilities, TextDocuments } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Lang } from '../engine/kb/types';
@@ -50,7 +50,7 @@ export interface FolderBandits {
   load(folderRoot: string | undefined): Promise<LinUcb<SimilarArm> | undefined>;
   loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;
   /** The gate as the folder learned it, once loaded; undefined: the shipped weights. */
-  loadedGate?(folderRoot: string | undefined): GateModel | undefined;
+  loadedShowGate?(folderRoot: string | undefined): GateModel | undefined;
 }
 
 const OVERHEAD_SAMPLES = 500;
@@ -135,8 +135,8 @@ export class CompletionFeature implements Feature {
       stats: {
         requests: this.requests,
         cacheHits: this.cacheHits,
-        modelCalls: this.models.gate.calls,
-        maxModelInFlight: this.models.gate.maxInFlight,
+        modelCalls: this.models.modelSlot.calls,
+        maxModelInFlight: this.models.modelSlot.maxInFlight,
         ...(overheadMs ? { overheadMs } : {}),
         ...(cacheHitMs ? { cacheHitMs } : {}),
       },
@@ -162,12 +162,12 @@ export class CompletionFeature implements Feature {
         prober: this.prober,
         similar: () => readyNow()?.similar,
         bandit: () => this.bandits.loaded(folder?.root),
-        gateModel: () => this.bandits.loadedGate?.(folder?.root),
+        showGateModel: () => this.bandits.loadedShowGate?.(folder?.root),
         // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).
         model: () => this.models.clientNow,
         rerankers: this.rerank.switcher,
-        gate: this.models.gate,
-        probeGate: this.models.probeGate,
+        modelSlot: this.models.modelSlot,
+        probeSlot: this.models.probeSlot,
         // The block and left edge of each place of work, kept across this folder's keystrokes, and the warm-up after a block changes.
         promptMemory: new PromptMemory(),
         warm: (model, head) => this.models.warm(model, head),
@@ -229,7 +229,7 @@ export class CompletionFeature implements Feature {
       if (config.debounceMs > 0) await sleep(config.debounceMs, signal);
       await this.settle(signal);
       debounceMs = performance.now() - d0;
-      await this.models.client(signal);
+      await this.models.ready(signal);
       const folder = hit?.folder;
       // Body mode (Rambo) where the cursor is in an empty method body of an indexed folder, line mode elsewhere.
       // The bandit's and the gate's saved states are read off the event loop: the first request of a folder waits for them.

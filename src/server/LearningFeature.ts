@@ -97,7 +97,7 @@ export class LearningFeature implements Feature {
   }
 
   /** The show gate of a workspace folder once its saved state is read; undefined before (the pipeline then uses the shipped weights). */
-  loadedGate(folderRoot: string): GateModel | undefined {
+  loadedShowGate(folderRoot: string): GateModel | undefined {
     return this.folders.get(folderRoot)?.gate;
   }
 

@@ -2,12 +2,12 @@
 // answers, the model is pulled), offered for pulling with progress, and its health kept in the
 // status from every request's outcome. While the status shows a problem the server is checked again
 // on a backing-off timer, so the status clears when it is back even when no request reaches it (a
-// suggestion served from the cache). One model request in flight per server (the gate).
+// suggestion served from the cache). One model request in flight per server (the model slot).
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import type { EmbeddedLM } from '../engine/generate/EmbeddedClient';
 import { EmbeddedClient } from '../engine/generate/EmbeddedClient';
 import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engine/generate/createModelClient';
-import { LatestWinsGate } from '../engine/generate/modelGate';
+import { LatestWinsSlot } from '../engine/generate/modelSlot';
 import type { ModelClient, ModelProblem } from '../engine/generate/types';
 import type { CompletionTrace } from '../engine/pipeline';
 import { raceCancellation } from '../engine/util/abort';
@@ -40,9 +40,9 @@ function settingsOf(config: ServerConfig): ModelSettings {
 }
 
 export class ModelFeature implements Feature {
-  readonly gate = new LatestWinsGate();
+  readonly modelSlot = new LatestWinsSlot();
   /** In-process probing with the embedded LM: one run at a time, the newest request first. */
-  readonly probeGate = new LatestWinsGate();
+  readonly probeSlot = new LatestWinsSlot();
   private current: ModelClient;
   private resolving: Promise<void> = Promise.resolve();
   private settingsKey = '';
@@ -125,10 +125,9 @@ export class ModelFeature implements Feature {
     });
   }
 
-  /** The client for the request starting now: waits for a settings change being applied, until `signal` aborts. */
-  async client(signal: AbortSignal): Promise<ModelClient> {
+  /** Waits for a settings change being applied, until `signal` aborts: a request starting after it gets the chosen client. */
+  async ready(signal: AbortSignal): Promise<void> {
     await raceCancellation(this.resolving, signal);
-    return this.current;
   }
 
   get clientNow(): ModelClient {
@@ -196,7 +195,7 @@ export class ModelFeature implements Feature {
 
   /**
    * Has the model server read `head` (a new place's prompt up to the cursor's line) ahead of the
-   * next keystrokes: one warm-up at a time through the gate, which newer requests wait for instead
+   * next keystrokes: one warm-up at a time through the model slot, which newer requests wait for instead
    * of aborting; a newer head replaces one not started yet. Outside the suggestion's time limit
    * (ModelClient.warm), with the status saying so.
    */
@@ -214,7 +213,7 @@ export class ModelFeature implements Feature {
         this.nextWarm = undefined;
         const start = performance.now();
         try {
-          await this.gate.runPinned((s) => next!.model.warm!(next!.head, s), this.abort.signal);
+          await this.modelSlot.runPinned((s) => next!.model.warm!(next!.head, s), this.abort.signal);
           log.debug(`warm-up: ${next.head.length} characters read in ${(performance.now() - start).toFixed(0)} ms`);
         } catch (e) {
           if (isCancellationError(e)) return;

@@ -221,7 +221,7 @@ export class Server {
       {
         load: (root) => (root !== undefined ? learning.banditFor(root) : Promise.resolve(undefined)),
         loaded: (root) => (root !== undefined ? learning.loadedBandit(root) : undefined),
-        loadedGate: (root) => (root !== undefined ? learning.loadedGate(root) : undefined),
+        loadedShowGate: (root) => (root !== undefined ? learning.loadedShowGate(root) : undefined),
       },
     );
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
@@ -421,7 +421,7 @@ export class Server {
         this.prober = causalLMProber(lm);
         // One in-process LM run at a time: the hypothetical line queues behind probing like a probe.
         this.nextLine = (prompt, maxNewTokens, signal) =>
-          this.models.probeGate.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
+          this.models.probeSlot.run((s) => lm.generate(prompt, { maxNewTokens }, s), signal);
         log.info(`probing model ${lm.name} loaded in ${lm.timings.loadMs.toFixed(0)} ms`);
       },
       (e: unknown) => log.warn(`the embedded model did not load (probing falls back to a model-free query): ${errorMessage(e)}`),

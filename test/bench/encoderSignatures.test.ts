@@ -43,7 +43,7 @@ void describe('signature-similar methods by the code encoder', () => {
       assert.equal(await vectors.update(repo, signal), 1, 'only the new signature text (`public String code()`) is embedded');
       const target = { lang: 'java' as const, name: 'getPrice', className: 'Voucher', signature: 'public double getPrice()', signatureRow: 3, signatureIndent: 4 };
       const [query] = await encoder.embed([target.signature], signal);
-      const hits = vectors.similar(target, rel, repo, 10, query!);
+      const hits = vectors.signatureHits(target, rel, repo, 10, query!);
       assert.equal(hits.length, 10);
       assert.equal(hits[0]?.item.id, 'src/main/java/com/example/shop/model/Product.java#classFunction:Product.getPrice', JSON.stringify(hits.map((h) => [h.item.id, h.score.toFixed(3)])));
       assert.ok(Math.abs(hits[0]!.score - 1) < 1e-3, `the same text: cosine 1 (${hits[0]!.score})`);

@@ -49,7 +49,7 @@ void test('a request waiting for the model settings to be applied is cancelled b
   try {
     models.updateConfig(mergeConfig({ model: { provider: 'openai' }, openai: { baseUrl: `http://127.0.0.1:${port}`, model: 'coder' } }).config);
     const controller = new AbortController();
-    const waiting = models.client(controller.signal);
+    const waiting = models.ready(controller.signal);
     setTimeout(() => controller.abort(), 50);
     const t0 = performance.now();
     await assert.rejects(waiting, (e) => e instanceof CancellationError);

@@ -58,7 +58,7 @@ void test('rejected suggestions move the gate to silence for like ones, accepted
   }
   assert.ok(n > 1 && n < 100, `rejections silence it after a few (${n})`);
   const silenced = gate.score(FEATURES, true);
-  assert.equal(a.loadedGate('/repo/a'), gate, 'the pipeline reads the learned gate');
+  assert.equal(a.loadedShowGate('/repo/a'), gate, 'the pipeline reads the learned gate');
   a.shutdown();
   const b = feature(cache, traces);
   assert.equal((await b.gateFor('/repo/a')).score(FEATURES, true), silenced, 'the learned gate is read back after a restart');

@@ -44,7 +44,7 @@ export class SignatureVectors {
   }
 
   /** The top-k methods by the cosine of their signature's vector with `query` (unit vectors: a dot product). */
-  similar(target: BodyTarget, filePath: string, repo: RepoMethods, topK: number, query: Float32Array): ScoredMethod[] {
+  signatureHits(target: BodyTarget, filePath: string, repo: RepoMethods, topK: number, query: Float32Array): ScoredMethod[] {
     const excluded = excludedFor(target, filePath);
     const scored: ScoredMethod[] = [];
     for (const m of repo.methods()) {
@@ -66,15 +66,15 @@ export class SignatureVectors {
 export function encoderSignatures(vectors: SignatureVectors | undefined, tokenize?: Tokenize): SignatureSearch {
   const jaccard = jaccardSignatures(tokenize);
   return {
-    async similar(target, filePath, repo, topK, signal) {
+    async signatureHits(target, filePath, repo, topK, signal) {
       if (!vectors) {
-        const found = await jaccard.similar(target, filePath, repo, topK, signal);
+        const found = await jaccard.signatureHits(target, filePath, repo, topK, signal);
         return { ...found, how: 'jaccard (no code encoder loaded)' };
       }
       await vectors.update(repo, signal);
       const query = await vectors.embedOne(target.signature, signal);
-      if (query) return { methods: vectors.similar(target, filePath, repo, topK, query), how: 'encoder' };
-      const found = await jaccard.similar(target, filePath, repo, topK, signal);
+      if (query) return { methods: vectors.signatureHits(target, filePath, repo, topK, query), how: 'encoder' };
+      const found = await jaccard.signatureHits(target, filePath, repo, topK, signal);
       return { ...found, how: 'jaccard (the encoder gave no vector)' };
     },
   };

@@ -50,7 +50,7 @@ export function signatureSimilar(
 
 /** Rambo step a: the top-k methods whose signatures are most like the target's, and how they were compared (the trace's words). */
 export interface SignatureSearch {
-  similar(
+  signatureHits(
     target: BodyTarget,
     filePath: string,
     repo: RepoMethods,
@@ -62,7 +62,7 @@ export interface SignatureSearch {
 /** The product's step a: token Jaccard of the signature keys (Rambo), over `tokenize`'s tokens where given. */
 export function jaccardSignatures(tokenize?: Tokenize): SignatureSearch {
   return {
-    similar: (target, filePath, repo, topK) =>
+    signatureHits: (target, filePath, repo, topK) =>
       Promise.resolve({ methods: signatureSimilar(target, filePath, repo, topK, tokenize), how: 'jaccard' }),
   };
 }

@@ -184,7 +184,7 @@ export function networkErrorKind(e: unknown): 'unreachable' | 'failed' {
 }
 
 /** Serialises model calls (the server allows one in flight); without one the call runs directly. */
-export interface ModelGate {
+export interface ModelSlot {
   run<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
   /** Runs `work` without letting newer requests abort it (they wait for it); only `signal` stops it. */
   runPinned?<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;

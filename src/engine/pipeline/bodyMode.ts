@@ -187,21 +187,21 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   const repo = deps.repo();
 
   // a. signature-similar methods
-  const similar = await timed<ScoredMethod[]>(
+  const signatureHits = await timed<ScoredMethod[]>(
     trace,
     'signatures',
     signal,
     async () => {
       if (!repo) throw new Error('the knowledge base is not ready');
       const search = opts.signatures ?? jaccardSignatures(deps.tokenize);
-      const found = await search.similar(target, request.filePath, repo, options.body.topSignature, signal);
+      const found = await search.signatureHits(target, request.filePath, repo, options.body.topSignature, signal);
       body.signatureMatch = found.how;
       return found.methods;
     },
     (e) => ({ value: [], ...degrade(e) }),
     stages.checkpoint,
   );
-  body.signatureSimilar = similar.map((m) => ({ id: m.item.id, score: m.score }));
+  body.signatureSimilar = signatureHits.map((m) => ({ id: m.item.id, score: m.score }));
 
   const model = stages.model?.();
   // The sketch's model: the completion model, else the one lent for the sketch alone (through the same redaction boundary).
@@ -256,7 +256,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
       signal,
       async () => {
         // stages.model is the redaction boundary: the sketch's prompt is redacted there.
-        const prompt = promptOf(similar.map(signatureCandidate), options.prompt.contextShare);
+        const prompt = promptOf(signatureHits.map(signatureCandidate), options.prompt.contextShare);
         const ask: GenerateRequest = {
           prompt: prompt.prompt,
           maxNewTokens: options.body.sketchTokens,
@@ -296,20 +296,20 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
         }
         return all;
       };
-      const fromSimilar = similar.map(methodBody);
-      let all = collect(sketchSource === 'none' || !sketch ? fromSimilar : [sketch]);
+      const fromSignatureHits = signatureHits.map(methodBody);
+      let all = collect(sketchSource === 'none' || !sketch ? fromSignatureHits : [sketch]);
       let result: Mapped = { ...mapElements(all, repo, request.lang), related: [] };
       if (sketchSource === 'model' && sketch) {
         if (result.mapped.length === 0) {
           // A sketch that names nothing of the repository (a small model's) leaves the usages to the signature hits' elements.
           body.elementsFrom = 'signature-similar methods (the sketch named nothing of the repository)';
-          all = collect(fromSimilar);
+          all = collect(fromSignatureHits);
           result = { ...mapElements(all, repo, request.lang), related: [] };
         } else if (options.body.elements === 'sketch+similar') {
           // The signature hits' elements as well: their names join the usage search, their definitions a list of their own after the
           // sketch's.
           body.elementsFrom = 'sketch, then the signature-similar methods';
-          const more = collect(fromSimilar);
+          const more = collect(fromSignatureHits);
           const extra = mapElements(more, repo, request.lang);
           const known = new Set(result.definitions.map((d) => d.id));
           const seen = new Set(result.mapped.map((m) => m.name));
@@ -332,7 +332,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   body.elements = mapped.mapped;
 
   // d. usages
-  const rankAgainst = sketch || similar.slice(0, 3).map(methodBody).join('\n');
+  const rankAgainst = sketch || signatureHits.slice(0, 3).map(methodBody).join('\n');
   const usages = await timed<ScoredMethod[]>(
     trace,
     'usages',
@@ -362,7 +362,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
     related: mapped.related.map((d) => candidateOf(d, 'definition')),
     knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
-    signatures: similar.map(signatureCandidate),
+    signatures: signatureHits.map(signatureCandidate),
   });
   if (!model) return context.finish([], { contexts: ranked });
 
@@ -371,11 +371,12 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     maxNewTokens: options.body.maxNewTokens,
     prompt: (budget) => {
       const prompt = promptOf(ranked, options.body.contextShare, budget);
-      const usedIds = new Set(prompt.snippetsUsed.map((s) => s.text));
+      // Matched by the text the prompt shows, so every candidate whose text the model read is reported.
+      const usedTexts = new Set(prompt.snippetsUsed.map((s) => s.text));
       return {
         prompt: prompt.prompt,
         stop: prompt.stop,
-        contexts: ranked.filter((c) => usedIds.has(snippetForPrompt(c).text)).map((c) => shownCandidate(c)),
+        contexts: ranked.filter((c) => usedTexts.has(snippetForPrompt(c).text)).map((c) => shownCandidate(c)),
         trace: {
           tokens: prompt.tokens,
           fim: prompt.fim,

@@ -1,7 +1,7 @@
 // The one composition function (docs/ARCHITECTURE.md "The pipeline"): every pipeline — the language
 // server's, each CLI command's, each evaluation method's — is assembled here from the options (the
 // one table of defaults in defaults.ts with the caller's overrides), the dependencies the host
-// owns (retrieval paths, models, reranker switch, gates) and a completion mode.
+// owns (retrieval paths, models, reranker switch, model slots) and a completion mode.
 import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { Parsers } from '../kb/parsers';
 import type { CausalLM } from '../models/types';
@@ -36,12 +36,12 @@ const KEPT_ANALYSES = 4;
 
 /**
  * What the host owns and lends to a pipeline; each function is read per request. The model, the
- * gates, the checkpoint, receiver typing, ProCC's perspectives and bandit and the show gate's model go to the stages as
+ * model slots, the checkpoint, receiver typing, ProCC's perspectives and bandit and the show gate's model go to the stages as
  * they are (PipelineStages says what each does).
  */
 export interface PipelineDeps extends Pick<
   PipelineStages,
-  'model' | 'gate' | 'probeGate' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'gateModel' | 'promptMemory' | 'warm'
+  'model' | 'modelSlot' | 'probeSlot' | 'checkpoint' | 'receivers' | 'similar' | 'bandit' | 'showGateModel' | 'promptMemory' | 'warm'
 > {
   /** The repository's retrieval paths ready now (a path still preparing is left out). */
   retrievers: () => readonly Retriever[];
@@ -93,15 +93,15 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     retrieval: multiPathStage(deps.retrievers),
     hasRetrieval: () => deps.retrievers().length > 0,
     reranker: deps.rerankers ? bestFitStage(deps.rerankers) : () => undefined,
-    ...(deps.probeGate ? { probeGate: deps.probeGate } : {}),
+    ...(deps.probeSlot ? { probeSlot: deps.probeSlot } : {}),
     ...(deps.checkpoint ? { checkpoint: deps.checkpoint } : {}),
     // Every prompt of every mode leaves through the redaction boundary.
     ...(deps.model ? { model: () => redactingClient(deps.model!()) } : {}),
-    ...(deps.gate ? { gate: deps.gate } : {}),
+    ...(deps.modelSlot ? { modelSlot: deps.modelSlot } : {}),
     ...(deps.receivers ? { receivers: deps.receivers } : {}),
     ...(deps.similar ? { similar: deps.similar } : {}),
     ...(deps.bandit ? { bandit: deps.bandit } : {}),
-    ...(deps.gateModel ? { gateModel: deps.gateModel } : {}),
+    ...(deps.showGateModel ? { showGateModel: deps.showGateModel } : {}),
     ...(deps.promptMemory ? { promptMemory: deps.promptMemory } : {}),
     ...(deps.warm ? { warm: deps.warm } : {}),
   };

@@ -30,7 +30,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
       '',
       trace.completion ? fence(trace.completion, trace.lang) : `_(no suggestion: ${trace.empty ?? 'empty after postprocessing'})_`,
       '',
-      ...(trace.gate ? [gateLine(trace.gate), ''] : []),
+      ...(trace.gate ? [showGateLine(trace.gate), ''] : []),
     );
   out.push('## Stages', '', '| stage | status | time | note |', '|---|---|---|---|');
   for (const s of trace.stages)
@@ -207,7 +207,7 @@ function fence1(text: string): string {
 
 /** What the embedded model's copy prior did, in a sentence. */
 /** The show gate's decision, score and features in one line. */
-function gateLine(g: NonNullable<CompletionTrace['gate']>): string {
+function showGateLine(g: NonNullable<CompletionTrace['gate']>): string {
   const decision = !g.logprobs
     ? 'shown (the model gave no log-probabilities: the gate abstains)'
     : g.threshold === 0

@@ -7,7 +7,7 @@ import type { QueryBuilder, QueryStageOptions } from '../query/types';
 import type { Candidate, RetrievalStage, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
 import type { RerankOutcome, RerankStage } from '../rerank/types';
 import type { CompletionTrace } from './trace';
-import type { GenerateRequest, GenerateResult, ModelClient, ModelGate } from '../generate/types';
+import type { GenerateRequest, GenerateResult, ModelClient, ModelSlot } from '../generate/types';
 import type { SimilarStageOptions } from '../similar/similarStage';
 import type { ReceiverMembers, TypedFile } from '../check/receiverMembers';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
@@ -120,12 +120,12 @@ export interface PostprocessContext {
   stoppedBy?: GenerateResult['stoppedBy'];
 }
 
-/** The stages every mode shares: the model, its gate, the host's checkpoint. */
+/** The stages every mode shares: the model, its slot, the host's checkpoint. */
 export interface ModelStages {
   /** The completion model; absent: retrieval only (no prompt, no generation). */
   model?: () => ModelClient;
   /** One model-server request in flight (the generate stage). */
-  gate?: ModelGate;
+  modelSlot?: ModelSlot;
   /**
    * What the line prompt keeps from one keystroke to the next at a place of work (prompt/promptMemory);
    * absent: every prompt is laid out as at a new place.
@@ -160,7 +160,7 @@ export interface PipelineStages extends ModelStages {
   /** Read per request, so a reranker switch applies to the next request. */
   reranker: () => RerankStage | undefined;
   /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
-  probeGate?: ModelGate;
+  probeSlot?: ModelSlot;
   /** Receiver typing for checked completions (check/receiverMembers); absent: no checking. */
   receivers?: () => ReceiverTyping | undefined;
   /** ProCC's perspectives over the repository's code windows, ready or not (absent: no similar-code stage). */
@@ -168,7 +168,7 @@ export interface PipelineStages extends ModelStages {
   /** The host's LinUCB; the pipeline only chooses with it (the host rewards later). */
   bandit?: () => LinUcb<SimilarArm> | undefined;
   /** The show gate's model as the host learned it (per workspace folder); absent or undefined: the shipped weights. */
-  gateModel?: () => GateModel | undefined;
+  showGateModel?: () => GateModel | undefined;
 }
 
 /**

@@ -51,9 +51,9 @@ void describe('usage index', () => {
       await kb.index(undefined, new AbortController().signal);
       const target = { lang: 'java' as const, name: 'total', className: 'Cart', signature: 'public double total()', signatureRow: 61, signatureIndent: 4 };
       const file = 'src/main/java/com/example/shop/model/Cart.java';
-      const similar = signatureSimilar(target, file, repo, 10);
-      assert.ok(similar.length > 0);
-      assert.ok(similar.every((m) => !(m.item.path === file && m.item.className === 'Cart')), JSON.stringify(similar.map((m) => m.item.id)));
+      const hits = signatureSimilar(target, file, repo, 10);
+      assert.ok(hits.length > 0);
+      assert.ok(hits.every((m) => !(m.item.path === file && m.item.className === 'Cart')), JSON.stringify(hits.map((m) => m.item.id)));
       const usages = rankUsages(target, file, ['getPrice', 'taxRate', 'subtotal'], 'gross += line.subtotal();', repo, 20);
       assert.ok(usages.every((m) => m.item.path !== file || m.item.className === 'Cart.Line'), JSON.stringify(usages.map((m) => m.item.id)));
       assert.ok(usages.some((m) => m.item.id.endsWith('Cart.Line.subtotal')), 'a method of another class in the same file, written before the target, may serve');

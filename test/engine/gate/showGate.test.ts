@@ -58,12 +58,12 @@ void describe('the show gate', () => {
     kb?.dispose();
   });
 
-  const run = (gate: { mode: 'on' | 'off'; threshold: number }, gateModel?: GateModel) =>
+  const run = (gate: { mode: 'on' | 'off'; threshold: number }, showGateModel?: GateModel) =>
     createPipeline(resolveOptions({ ...base, gate }), {
       retrievers: () => retrievers,
       prober: () => causalLMProber(lm),
       model: () => model,
-      ...(gateModel ? { gateModel: () => gateModel } : {}),
+      ...(showGateModel ? { showGateModel: () => showGateModel } : {}),
     }).complete(request, signal);
 
   void test('the editor, the CLI and eval start from the gate on at the balanced level', () => {
@@ -117,23 +117,23 @@ void describe('the show gate', () => {
   });
 
   void test('rejections move the gate to stay silent for a like suggestion, acceptances to show it again', async () => {
-    const gateModel = new GateModel();
-    const first = await run(gateOptionsOf('all'), gateModel);
+    const showGateModel = new GateModel();
+    const first = await run(gateOptionsOf('all'), showGateModel);
     const { features, logprobs, score } = first.trace.gate!;
     const threshold = score - 0.05;
-    assert.equal((await run({ mode: 'on', threshold }, gateModel)).items.length, 1, 'shown before any outcome');
+    assert.equal((await run({ mode: 'on', threshold }, showGateModel)).items.length, 1, 'shown before any outcome');
     let n = 0;
-    while (gateModel.score(features, logprobs) >= threshold && n < 50) {
-      gateModel.update(features, logprobs, 0);
+    while (showGateModel.score(features, logprobs) >= threshold && n < 50) {
+      showGateModel.update(features, logprobs, 0);
       n++;
     }
     assert.ok(n > 1 && n < 50, `a few rejections silence it, not one (${n})`);
-    assert.equal((await run({ mode: 'on', threshold }, gateModel)).items.length, 0, 'silent after the rejections');
-    while (gateModel.score(features, logprobs) < threshold && n < 200) {
-      gateModel.update(features, logprobs, 1);
+    assert.equal((await run({ mode: 'on', threshold }, showGateModel)).items.length, 0, 'silent after the rejections');
+    while (showGateModel.score(features, logprobs) < threshold && n < 200) {
+      showGateModel.update(features, logprobs, 1);
       n++;
     }
-    assert.equal((await run({ mode: 'on', threshold }, gateModel)).items.length, 1, 'shown again after acceptances');
+    assert.equal((await run({ mode: 'on', threshold }, showGateModel)).items.length, 1, 'shown again after acceptances');
   });
 
   void test('a client that gives no log-probabilities is not silenced: the gate abstains and the trace says so', async () => {

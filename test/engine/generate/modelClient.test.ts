@@ -13,7 +13,7 @@ import { OpenAICompatibleClient } from '../../../src/engine/generate/OpenAICompa
 import { EmbeddedClient, type EmbeddedLM } from '../../../src/engine/generate/EmbeddedClient';
 import { loopContinuations } from '../../../src/engine/generate/loopGuard';
 import { isModelClientError, type ModelClient, type ModelErrorKind } from '../../../src/engine/generate/types';
-import { LatestWinsGate } from '../../../src/engine/generate/modelGate';
+import { LatestWinsSlot } from '../../../src/engine/generate/modelSlot';
 import { embeddedLMOf } from '../../../src/engine/pipeline';
 import { isCancellationError } from '../../../src/engine/util/errors';
 
@@ -49,7 +49,10 @@ void describe('model clients', () => {
 
   before(async () => {
     lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
-    server = await startOllamaTestServer(async (prompt, opts, s) => ({ text: await lm.generate(rawPrompt(prompt), { maxNewTokens: opts.maxNewTokens, stop: opts.stop }, s) }), { models: [MODEL] });
+    server = await startOllamaTestServer(
+      async (prompt, opts, s) => ({ text: await lm.generate(rawPrompt(prompt), { maxNewTokens: opts.maxNewTokens, stop: opts.stop }, s) }),
+      { models: [MODEL] },
+    );
   });
   after(async () => {
     await server?.close();
@@ -60,7 +63,7 @@ void describe('model clients', () => {
     ['openai', new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL, timeoutMs })],
   ];
 
-  void test('each client returns the embedded model\'s own greedy continuation, cut at a stop sequence', async () => {
+  void test("each client returns the embedded model's own greedy continuation, cut at a stop sequence", async () => {
     const expected = await lm.generate(PROMPT, { maxNewTokens: 16 }, new AbortController().signal);
     for (const [name, client] of clients()) {
       server.setFault(undefined);
@@ -81,12 +84,22 @@ void describe('model clients', () => {
     await client.generate({ prompt: PROMPT, maxNewTokens: 7, stop: ['\n\n'] }, signal);
     const req = server.requests.slice(before).find((r) => r.path === '/api/generate');
     assert.ok(req);
-    const body = req.body as { raw?: boolean; stream?: boolean; keep_alive?: string; prompt?: string; options?: { num_ctx?: number; num_predict?: number; stop?: string[]; temperature?: number } };
+    const body = req.body as {
+      raw?: boolean;
+      stream?: boolean;
+      keep_alive?: string;
+      prompt?: string;
+      options?: { num_ctx?: number; num_predict?: number; stop?: string[]; temperature?: number };
+    };
     assert.equal(body.raw, true);
     assert.equal(body.stream, true);
     assert.equal(body.keep_alive, '12m');
     assert.equal(body.prompt, PROMPT);
-    assert.deepEqual(body.options, { num_ctx: 4096, num_predict: 7, temperature: 0, stop: ['\n\n'] }, 'a fixed context window, so Ollama neither drops the prompt head nor reloads the model');
+    assert.deepEqual(
+      body.options,
+      { num_ctx: 4096, num_predict: 7, temperature: 0, stop: ['\n\n'] },
+      'a fixed context window, so Ollama neither drops the prompt head nor reloads the model',
+    );
   });
 
   void test('the Ollama client closes the stream once the request says the answer is complete', async () => {
@@ -128,7 +141,9 @@ void describe('model clients', () => {
       server.setFault(fault);
       try {
         for (const [name, client] of clients()) {
-          await expectKind(client.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), kind).catch((e: unknown) => assert.fail(`${name}: ${String(e)}`));
+          await expectKind(client.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), kind).catch((e: unknown) =>
+            assert.fail(`${name}: ${String(e)}`),
+          );
         }
       } finally {
         server.setFault(undefined);
@@ -136,7 +151,7 @@ void describe('model clients', () => {
     });
   }
 
-  void test('a 30 s stall ends at the client\'s time limit as a timeout; cancellation is not an error', async () => {
+  void test("a 30 s stall ends at the client's time limit as a timeout; cancellation is not an error", async () => {
     server.setFault({ kind: 'stall', seconds: 30 });
     try {
       for (const [, client] of clients(400)) {
@@ -148,7 +163,9 @@ void describe('model clients', () => {
         const controller = new AbortController();
         setTimeout(() => controller.abort(), 100);
         const t0 = performance.now();
-        await assert.rejects(client.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, controller.signal), (e: unknown) => isCancellationError(e));
+        await assert.rejects(client.generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, controller.signal), (e: unknown) =>
+          isCancellationError(e),
+        );
         assert.ok(performance.now() - t0 < 2000);
       }
     } finally {
@@ -158,12 +175,18 @@ void describe('model clients', () => {
 
   void test('connection refused is `unreachable`, for the check too', async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
-    await expectKind(new OllamaClient({ host: url, model: MODEL }).generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), 'unreachable');
-    await expectKind(new OpenAICompatibleClient({ baseUrl: url, model: MODEL }).generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal), 'unreachable');
+    await expectKind(
+      new OllamaClient({ host: url, model: MODEL }).generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal),
+      'unreachable',
+    );
+    await expectKind(
+      new OpenAICompatibleClient({ baseUrl: url, model: MODEL }).generate({ prompt: PROMPT, maxNewTokens: 4, stop: [] }, signal),
+      'unreachable',
+    );
     assert.equal((await new OllamaClient({ host: url, model: MODEL }).check(signal))?.kind, 'unreachable');
   });
 
-  void test('the embedded client generates in process and counts tokens with the model\'s tokenizer', async () => {
+  void test("the embedded client generates in process and counts tokens with the model's tokenizer", async () => {
     // The loop guard and the copy prior off: the client's greedy decoding is the model's own (each has its own test).
     const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false, copyPrior: false });
     await client.prepare(new AbortController().signal);
@@ -209,7 +232,7 @@ void describe('model clients', () => {
     assert.ok(javaLine.trim() !== '' && !/^\s*[)\]}]/.test(javaLine), JSON.stringify(opened.text));
   });
 
-  void test('the embedded client\'s loop guard keeps the model from writing the same cycle again and again', async () => {
+  void test("the embedded client's loop guard keeps the model from writing the same cycle again and again", async () => {
     // The ids the model generated, as the filter last saw them plus the final pick (decoded back).
     const run = async (loopGuard: boolean): Promise<{ text: string; ids: number[] }> => {
       const inner = embeddedLMOf(lm);
@@ -217,9 +240,17 @@ void describe('model clients', () => {
       const spied: EmbeddedLM = {
         ...inner,
         generate: (prompt, options, s) =>
-          inner.generate(prompt, { ...options, logitsFilter: (g, logits, seen) => ((ids = seen), options.logitsFilter?.(g, logits, seen)) }, s),
+          inner.generate(
+            prompt,
+            { ...options, logitsFilter: (g, logits, seen) => ((ids = seen), options.logitsFilter?.(g, logits, seen)) },
+            s,
+          ),
       };
-      const client = new EmbeddedClient({ load: () => Promise.resolve(spied), copyPrior: false, ...(loopGuard ? {} : { loopGuard: false as const }) });
+      const client = new EmbeddedClient({
+        load: () => Promise.resolve(spied),
+        copyPrior: false,
+        ...(loopGuard ? {} : { loopGuard: false as const }),
+      });
       const result = await client.generate({ prompt: LOOPING, maxNewTokens: 40, stop: [] }, signal);
       return { text: result.text, ids: [...ids] };
     };
@@ -232,15 +263,20 @@ void describe('model clients', () => {
     assert.ok(on.text.trim().length > 0);
   });
 
-  void test('the embedded client\'s copy prior lets the model write again what its prompt says after the same words', async () => {
+  void test("the embedded client's copy prior lets the model write again what its prompt says after the same words", async () => {
     // A repository name the model never saw, used once above; the cursor after `registry = ` again.
-    const prompt = 'def load(path):\n    registry = build_frobnicated_widget_registry(path, strict=True)\n    return registry\n\n\ndef reload(path):\n    registry = ';
+    const prompt =
+      'def load(path):\n    registry = build_frobnicated_widget_registry(path, strict=True)\n    return registry\n\n\ndef reload(path):\n    registry = ';
     const complete = async (copyPrior: boolean): Promise<string> => {
-      const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), ...(copyPrior ? {} : { copyPrior: false as const }) });
+      const client = new EmbeddedClient({
+        load: () => Promise.resolve(embeddedLMOf(lm)),
+        ...(copyPrior ? {} : { copyPrior: false as const }),
+      });
       const result = await client.generate({ prompt, maxNewTokens: 32, stop: ['\n'] }, signal);
       // The result says what the prior did: nothing when it is off; votes that changed the model's choice when on.
       if (!copyPrior) assert.equal(result.copyPrior, undefined);
-      else assert.ok(result.copyPrior && result.copyPrior.changed > 0 && result.copyPrior.longestMatch >= 9, JSON.stringify(result.copyPrior));
+      else
+        assert.ok(result.copyPrior && result.copyPrior.changed > 0 && result.copyPrior.longestMatch >= 9, JSON.stringify(result.copyPrior));
       return result.text;
     };
     const without = await complete(false);
@@ -251,42 +287,55 @@ void describe('model clients', () => {
     const client = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
     const [above, window] = [prompt.slice(0, prompt.indexOf('\n\n\n')), prompt.slice(prompt.indexOf('\n\n\n') + 3)];
     const fromAbove = await client.generate({ prompt: window, copyFrom: above, maxNewTokens: 32, stop: ['\n'] }, signal);
-    assert.ok(fromAbove.text.startsWith('build_frobnicated_widget_registry(path'), `copied from above the window: ${JSON.stringify(fromAbove.text)}`);
+    assert.ok(
+      fromAbove.text.startsWith('build_frobnicated_widget_registry(path'),
+      `copied from above the window: ${JSON.stringify(fromAbove.text)}`,
+    );
   });
 
-  void test('the gate keeps one model call in flight: the newest request aborts the running one, overtaken waiters never run', async () => {
-    const gate = new LatestWinsGate();
+  void test('the model slot keeps one model call in flight: the newest request aborts the running one, overtaken waiters never run', async () => {
+    const slot = new LatestWinsSlot();
     const client = new OllamaClient({ host: server.url, model: MODEL, timeoutMs: 10_000 });
     const started: number[] = [];
     const runs = Array.from({ length: 6 }, (_, i) =>
-      gate.run((s) => {
+      slot.run((s) => {
         started.push(i);
         return client.generate({ prompt: PROMPT + ' '.repeat(i), maxNewTokens: 24, stop: [] }, s);
       }, signal),
     );
     const settled = await Promise.allSettled(runs);
-    assert.equal(gate.maxInFlight, 1);
+    assert.equal(slot.maxInFlight, 1);
     assert.equal(settled.at(-1)?.status, 'fulfilled');
     for (const s of settled.slice(0, -1)) if (s.status === 'rejected') assert.ok(isCancellationError(s.reason));
     assert.ok(started.length < 6, `calls started: ${started.join(',')}`);
   });
 
-  void test('a warm-up in the gate is neither aborted nor overtaken by newer requests: they wait for it, then the newest runs', async () => {
-    const gate = new LatestWinsGate();
+  void test('a warm-up in the model slot is neither aborted nor overtaken by newer requests: they wait for it, then the newest runs', async () => {
+    const slot = new LatestWinsSlot();
     const client = new OllamaClient({ host: server.url, model: MODEL, timeoutMs: 10_000 });
     const order: string[] = [];
     // A call already running when the warm-up arrives, as a keystroke's request is.
-    const running = gate.run((s) => client.generate({ prompt: PROMPT, maxNewTokens: 24, stop: [] }, s).finally(() => order.push('running')), signal);
-    const warm = gate.runPinned((s) => client.warm(PROMPT, s).then(() => order.push('warm-up')), signal);
+    const running = slot.run(
+      (s) => client.generate({ prompt: PROMPT, maxNewTokens: 24, stop: [] }, s).finally(() => order.push('running')),
+      signal,
+    );
+    const warm = slot.runPinned((s) => client.warm(PROMPT, s).then(() => order.push('warm-up')), signal);
     const later = [1, 2, 3].map((i) =>
-      gate.run((s) => client.generate({ prompt: PROMPT + ' '.repeat(i), maxNewTokens: 4, stop: [] }, s).then((r) => (order.push(`request ${i}`), r)), signal),
+      slot.run(
+        (s) =>
+          client.generate({ prompt: PROMPT + ' '.repeat(i), maxNewTokens: 4, stop: [] }, s).then((r) => (order.push(`request ${i}`), r)),
+        signal,
+      ),
     );
     const [first, warmed, ...rest] = await Promise.allSettled([running, warm, ...later]);
     assert.equal(first?.status, 'rejected', 'the running call is aborted by the warm-up, as by any newer call');
     assert.equal(warmed?.status, 'fulfilled', 'the warm-up ran to its end');
     assert.equal(rest.at(-1)?.status, 'fulfilled', 'the newest request ran after it');
     for (const r of rest.slice(0, -1)) assert.equal(r.status, 'rejected', 'older waiters were overtaken');
-    assert.deepEqual(order.filter((o) => o !== 'running'), ['warm-up', 'request 3']);
-    assert.equal(gate.maxInFlight, 1);
+    assert.deepEqual(
+      order.filter((o) => o !== 'running'),
+      ['warm-up', 'request 3'],
+    );
+    assert.equal(slot.maxInFlight, 1);
   });
 });

@@ -39,8 +39,8 @@ export async function knowledgeStage(
     'query',
     signal,
     () =>
-      stages.probeGate
-        ? stages.probeGate.run((s) => stages.query.build(file, options.query, s), signal)
+      stages.probeSlot
+        ? stages.probeSlot.run((s) => stages.query.build(file, options.query, s), signal)
         : stages.query.build(file, options.query, signal),
     (e) => ({
       value: { ...lastLinesQuery(request.prefix, 10), fallbackReason: `query failed: ${errorMessage(e)}` },

@@ -1,5 +1,5 @@
 // The model stages every mode ends with: prompt -> check -> generate (through
-// the host's model gate) -> postprocess -> the show gate, each timed into the trace; the mode says how its prompt is built, what
+// the host's model slot) -> postprocess -> the show gate, each timed into the trace; the mode says how its prompt is built, what
 // the model may not do yet and how the answer is cut (a ModelPlan), the rest is one code path.
 import { redactSecrets } from '../../prompt/redact';
 import { stripControlChars } from '../../generate/postprocess/controlChars';
@@ -12,7 +12,7 @@ import { errorMessage, isCancellationError, throwIfAborted } from '../../util/er
 import type { CompletionTrace } from '../trace';
 import type { CompletionItem, PipelineOptions, RequestContext } from '../types';
 import { checkStage } from './check';
-import { gateStage } from './gate';
+import { showGateStage } from './showGate';
 import { timed } from './timed';
 
 /** A prompt as a mode built it within the budget, with what the trace shows of it. */
@@ -92,16 +92,16 @@ export function fileToCopyFrom(prefix: string): string {
   return prefix.length > COPY_FROM_CHARS ? prefix.slice(prefix.length - COPY_FROM_CHARS) : prefix;
 }
 
-/** One call of the model through the host's gate (one model-server request in flight). */
+/** One call of the model through the host's model slot (one model-server request in flight). */
 export function callModel(
   context: RequestContext,
   model: ModelClient,
   request: GenerateRequest,
   signal: AbortSignal = context.signal,
 ): Promise<GenerateResult> {
-  const gate = context.stages.gate;
+  const slot = context.stages.modelSlot;
   const work = (s: AbortSignal): Promise<GenerateResult> => model.generate(request, s);
-  return gate ? gate.run(work, signal) : work(signal);
+  return slot ? slot.run(work, signal) : work(signal);
 }
 
 /** Prompt, check, generate, postprocess: the suggestion (if any) and the contexts that entered the prompt. */
@@ -148,7 +148,7 @@ export async function runModelStages(
   // Checking against the repository: what this client can use of it.
   const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;
 
-  // e. generate (one model request in flight per server, through the gate)
+  // e. generate (one model request in flight per server, through the model slot)
   const { stop, ...generateParts } = plan.generate;
   const generated = await timed<GenerateResult | undefined>(
     trace,
@@ -216,8 +216,8 @@ export async function runModelStages(
   }
   if (junk.length > 0) trace.junk = junk;
   trace.completion = inserted;
-  // g. gate: show it, or stay silent (the result keeps the text for the bench)
-  if (inserted && !gateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
+  // g. show gate: show it, or stay silent (the result keeps the text for the bench)
+  if (inserted && !showGateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
     return { items: [], contexts: prompt.contexts };
   if (!inserted) {
     const stopped =

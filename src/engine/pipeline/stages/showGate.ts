@@ -14,7 +14,7 @@ let shipped: GateModel | undefined;
  * Whether `text` is shown; the trace gets the gate's score, threshold (0: it did not decide) and
  * features, also when it is off or abstains (the bench fits on them).
  */
-export function gateStage(
+export function showGateStage(
   context: RequestContext,
   input: { text: string; generated: GenerateResult; prompt: string; contexts: readonly Candidate[] },
 ): boolean {
@@ -32,7 +32,7 @@ export function gateStage(
     repaired: (trace.check?.fixes?.length ?? 0) > 0,
     ...(input.generated.stoppedBy ? { stoppedBy: input.generated.stoppedBy } : {}),
   });
-  const model = stages.gateModel?.() ?? (shipped ??= new GateModel());
+  const model = stages.showGateModel?.() ?? (shipped ??= new GateModel());
   const score = model.score(features, hasLogprobs);
   // Without the model's log-probabilities the gate abstains: such a server runs another model than
   // the weights saw, and the other features alone are weaker (validation at 0.22: +3.5 ES at 71% shown).

@@ -2,9 +2,9 @@
 // The newest request wins: entering aborts the current holder, waits until it has settled, then
 // runs; a waiter overtaken by a newer one is cancelled without ever reaching the model.
 import { CancellationError } from '../util/errors';
-import type { ModelGate } from './types';
+import type { ModelSlot } from './types';
 
-export class LatestWinsGate implements ModelGate {
+export class LatestWinsSlot implements ModelSlot {
   private current: { controller: AbortController; done: Promise<void>; pinned: boolean } | undefined;
   private ticket = 0;
   private inFlight = 0;

@@ -104,10 +104,146 @@ function descends(type: string): boolean {
 
 /** The graph of the parsed prefix at `cursor`; its seeds are the caller's (they do not change the graph). */
 export function buildJavaFlow(root: Node, cursor: number): FileFlow {
-  const flow = emptyFlow();
-  const contains = (n: Node): boolean => n.startIndex <= cursor && n.endIndex >= cursor;
+  const walker = new JavaFlowWalker(cursor);
+  walker.walk(root, true, false);
+  const flow = walker.flow;
+  for (const list of flow.bindings.values()) list.sort((a, b) => a.line - b.line);
+  flow.typeRefs = javaTypeRefs(root, cursor);
+  return flow;
+}
 
-  const declare = (decl: Node, edge: EdgeKind, visible: boolean, field: boolean): void => {
+/**
+ * One walk over the prefix's declarations and statements: classes, methods and their return types
+ * everywhere, bindings only where they are in scope at the cursor (`visible`) or are fields of the
+ * cursor's class (`inCursorClass`).
+ */
+class JavaFlowWalker {
+  readonly flow: FileFlow = emptyFlow();
+  private readonly cursor: number;
+
+  constructor(cursor: number) {
+    this.cursor = cursor;
+  }
+
+  walk(node: Node, visible: boolean, inCursorClass: boolean, depth = 0): void {
+    // Nesting past any real code's (5,000 blocks) is not walked: the stack stays bounded by design.
+    if (depth > MAX_NESTING_DEPTH) return;
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      if (CLASS_LIKE.has(child.type)) this.walkClass(child, depth);
+      else if (METHOD_LIKE.has(child.type)) this.walkMethod(child, depth);
+      else this.walkStatement(child, visible, inCursorClass, depth);
+    }
+  }
+
+  private contains(n: Node): boolean {
+    return n.startIndex <= this.cursor && n.endIndex >= this.cursor;
+  }
+
+  /** A class, interface, enum or record: its name and bases, its record components as fields, then its body. */
+  private walkClass(child: Node, depth: number): void {
+    const name = child.childForFieldName('name')?.text ?? '';
+    const bases: Chain[] = [];
+    for (const c of child.namedChildren) {
+      if (c && (c.type === 'superclass' || c.type === 'super_interfaces' || c.type === 'extends_interfaces'))
+        bases.push(...declaredTypes(c));
+    }
+    const cls = { name, bases };
+    if (name) this.flow.classes.set(name, cls);
+    const here = this.contains(child);
+    if (here) {
+      this.flow.enclosingClass = cls;
+      if (name) (this.flow.enclosingClasses ??= []).push(name);
+    }
+    if (child.type === 'record_declaration' && here) this.bindRecordComponents(child);
+    const body = child.childForFieldName('body');
+    if (body) this.walk(body, false, here, depth + 1);
+  }
+
+  /** A record's components are `this.` fields of the record the cursor is in. */
+  private bindRecordComponents(record: Node): void {
+    for (const p of record.childForFieldName('parameters')?.namedChildren ?? []) {
+      const pname = p?.childForFieldName('name')?.text;
+      if (p && pname)
+        addBinding(this.flow, {
+          name: `this.${pname}`,
+          line: p.startPosition.row,
+          edge: 'field',
+          values: [],
+          types: declaredTypes(p.childForFieldName('type')),
+        });
+    }
+  }
+
+  /** A method or constructor: its return type, and, when the cursor is inside it, its parameters and body. */
+  private walkMethod(child: Node, depth: number): void {
+    const name = child.childForFieldName('name')?.text;
+    if (name && child.type === 'method_declaration')
+      this.flow.functions.set(name, { name, returns: declaredTypes(child.childForFieldName('type')) });
+    if (!this.contains(child)) return;
+    this.bindParameters(child);
+    const body = child.childForFieldName('body');
+    if (body) this.walk(body, true, false, depth + 1);
+  }
+
+  private bindParameters(method: Node): void {
+    for (const p of method.childForFieldName('parameters')?.namedChildren ?? []) {
+      if (!p || (p.type !== 'formal_parameter' && p.type !== 'spread_parameter')) continue;
+      const nameNode =
+        p.childForFieldName('name') ?? p.namedChildren.find((c) => c?.type === 'variable_declarator')?.childForFieldName('name') ?? null;
+      if (nameNode)
+        addBinding(this.flow, {
+          name: nameNode.text,
+          line: nameNode.startPosition.row,
+          edge: 'param',
+          values: [],
+          types: declaredTypes(p.childForFieldName('type') ?? p.namedChild(0)),
+        });
+    }
+  }
+
+  /** Anything but a class or a method: the declarations and statements that bind names, and those that hold them. */
+  private walkStatement(child: Node, visible: boolean, inCursorClass: boolean, depth: number): void {
+    switch (child.type) {
+      case 'field_declaration':
+      case 'constant_declaration':
+        this.declare(child, 'field', inCursorClass, inCursorClass);
+        break;
+      case 'local_variable_declaration':
+        this.declare(child, 'assign', visible, false);
+        this.walk(child, visible, inCursorClass, depth + 1);
+        break;
+      case 'enhanced_for_statement':
+        if (visible) this.bindNamedValue(child, 'forin');
+        this.walk(child, visible, inCursorClass, depth + 1);
+        break;
+      case 'resource':
+        if (visible) this.bindNamedValue(child, 'as');
+        break;
+      case 'catch_formal_parameter':
+        if (visible) this.bindCatchParameter(child);
+        break;
+      case 'assignment_expression':
+        if (visible) this.bindAssignment(child);
+        this.walk(child, visible, inCursorClass, depth + 1);
+        break;
+      case 'enum_constant': {
+        // A constant's own class body (`Initial { boolean process(Token t) {...} }`): its methods are scopes too.
+        const body = child.childForFieldName('body');
+        if (body && this.contains(body)) this.walk(body, false, inCursorClass, depth + 1);
+        break;
+      }
+      case 'import_declaration':
+      case 'package_declaration':
+        break;
+      default:
+        // Bindings live in statements and declarations: skip expressions, lambdas, literals.
+        if (descends(child.type)) this.walk(child, visible, inCursorClass, depth + 1);
+    }
+  }
+
+  /** A field or local variable declaration's declarators, as fields (`this.x`) and/or plain names. */
+  private declare(decl: Node, edge: EdgeKind, visible: boolean, field: boolean): void {
     const types = declaredTypes(decl.childForFieldName('type'));
     for (const d of decl.namedChildren) {
       if (d?.type !== 'variable_declarator') continue;
@@ -115,148 +251,42 @@ export function buildJavaFlow(root: Node, cursor: number): FileFlow {
       if (!name) continue;
       const values = valueChains(d.childForFieldName('value'));
       const binding = { name, line: d.startPosition.row, edge, values, types };
-      if (field) addBinding(flow, { ...binding, name: `this.${name}`, edge: 'field' });
-      if (visible) addBinding(flow, binding);
+      if (field) addBinding(this.flow, { ...binding, name: `this.${name}`, edge: 'field' });
+      if (visible) addBinding(this.flow, binding);
     }
-  };
+  }
 
-  const walk = (node: Node, visible: boolean, inCursorClass: boolean, depth = 0): void => {
-    // Nesting past any real code's (5,000 blocks) is not walked: the stack stays bounded by design.
-    if (depth > MAX_NESTING_DEPTH) return;
-    for (const child of node.namedChildren) {
-      if (!child) continue;
-      if (CLASS_LIKE.has(child.type)) {
-        const name = child.childForFieldName('name')?.text ?? '';
-        const bases: Chain[] = [];
-        for (const c of child.namedChildren) {
-          if (c && (c.type === 'superclass' || c.type === 'super_interfaces' || c.type === 'extends_interfaces'))
-            bases.push(...declaredTypes(c));
-        }
-        const cls = { name, bases };
-        if (name) flow.classes.set(name, cls);
-        const here = contains(child);
-        if (here) {
-          flow.enclosingClass = cls;
-          if (name) (flow.enclosingClasses ??= []).push(name);
-        }
-        if (child.type === 'record_declaration') {
-          for (const p of child.childForFieldName('parameters')?.namedChildren ?? []) {
-            const pname = p?.childForFieldName('name')?.text;
-            if (p && pname && here)
-              addBinding(flow, {
-                name: `this.${pname}`,
-                line: p.startPosition.row,
-                edge: 'field',
-                values: [],
-                types: declaredTypes(p.childForFieldName('type')),
-              });
-          }
-        }
-        const body = child.childForFieldName('body');
-        if (body) walk(body, false, here, depth + 1);
-        continue;
-      }
-      if (METHOD_LIKE.has(child.type)) {
-        const name = child.childForFieldName('name')?.text;
-        if (name && child.type === 'method_declaration')
-          flow.functions.set(name, { name, returns: declaredTypes(child.childForFieldName('type')) });
-        const here = contains(child);
-        if (here) {
-          for (const p of child.childForFieldName('parameters')?.namedChildren ?? []) {
-            if (!p || (p.type !== 'formal_parameter' && p.type !== 'spread_parameter')) continue;
-            const nameNode =
-              p.childForFieldName('name') ??
-              p.namedChildren.find((c) => c?.type === 'variable_declarator')?.childForFieldName('name') ??
-              null;
-            if (nameNode)
-              addBinding(flow, {
-                name: nameNode.text,
-                line: nameNode.startPosition.row,
-                edge: 'param',
-                values: [],
-                types: declaredTypes(p.childForFieldName('type') ?? p.namedChild(0)),
-              });
-          }
-          const body = child.childForFieldName('body');
-          if (body) walk(body, true, false, depth + 1);
-        }
-        continue;
-      }
-      switch (child.type) {
-        case 'field_declaration':
-        case 'constant_declaration':
-          declare(child, 'field', inCursorClass, inCursorClass);
-          break;
-        case 'local_variable_declaration':
-          declare(child, 'assign', visible, false);
-          walk(child, visible, inCursorClass, depth + 1);
-          break;
-        case 'enhanced_for_statement': {
-          const name = child.childForFieldName('name')?.text;
-          if (name && visible)
-            addBinding(flow, {
-              name,
-              line: child.startPosition.row,
-              edge: 'forin',
-              values: valueChains(child.childForFieldName('value')),
-              types: declaredTypes(child.childForFieldName('type')),
-            });
-          walk(child, visible, inCursorClass, depth + 1);
-          break;
-        }
-        case 'resource': {
-          const name = child.childForFieldName('name')?.text;
-          if (name && visible)
-            addBinding(flow, {
-              name,
-              line: child.startPosition.row,
-              edge: 'as',
-              values: valueChains(child.childForFieldName('value')),
-              types: declaredTypes(child.childForFieldName('type')),
-            });
-          break;
-        }
-        case 'catch_formal_parameter': {
-          const name = child.childForFieldName('name')?.text;
-          const type = child.namedChildren.find((c) => c?.type === 'catch_type') ?? null;
-          if (name && visible)
-            addBinding(flow, { name, line: child.startPosition.row, edge: 'param', values: [], types: declaredTypes(type) });
-          break;
-        }
-        case 'assignment_expression': {
-          const left = javaChain(child.childForFieldName('left'));
-          if (left && visible && left.every((s) => !s.call)) {
-            const name = left.map((s) => s.name).join('.');
-            addBinding(flow, {
-              name,
-              line: child.startPosition.row,
-              edge: 'assign',
-              values: valueChains(child.childForFieldName('right')),
-              types: [],
-            });
-          }
-          walk(child, visible, inCursorClass, depth + 1);
-          break;
-        }
-        case 'enum_constant': {
-          // A constant's own class body (`Initial { boolean process(Token t) {...} }`): its methods are scopes too.
-          const body = child.childForFieldName('body');
-          if (body && contains(body)) walk(body, false, inCursorClass, depth + 1);
-          break;
-        }
-        case 'import_declaration':
-        case 'package_declaration':
-          break;
-        default:
-          // Bindings live in statements and declarations: skip expressions, lambdas, literals.
-          if (descends(child.type)) walk(child, visible, inCursorClass, depth + 1);
-      }
-    }
-  };
-  walk(root, true, false);
-  for (const list of flow.bindings.values()) list.sort((a, b) => a.line - b.line);
-  flow.typeRefs = javaTypeRefs(root, cursor);
-  return flow;
+  /** An enhanced for's variable or a try resource: its name, declared type and value. */
+  private bindNamedValue(node: Node, edge: EdgeKind): void {
+    const name = node.childForFieldName('name')?.text;
+    if (!name) return;
+    addBinding(this.flow, {
+      name,
+      line: node.startPosition.row,
+      edge,
+      values: valueChains(node.childForFieldName('value')),
+      types: declaredTypes(node.childForFieldName('type')),
+    });
+  }
+
+  private bindCatchParameter(node: Node): void {
+    const name = node.childForFieldName('name')?.text;
+    const type = node.namedChildren.find((c) => c?.type === 'catch_type') ?? null;
+    if (name) addBinding(this.flow, { name, line: node.startPosition.row, edge: 'param', values: [], types: declaredTypes(type) });
+  }
+
+  /** `a.b = value` (no call on the left): the dotted name takes the value. */
+  private bindAssignment(node: Node): void {
+    const left = javaChain(node.childForFieldName('left'));
+    if (!left || !left.every((s) => !s.call)) return;
+    addBinding(this.flow, {
+      name: left.map((s) => s.name).join('.'),
+      line: node.startPosition.row,
+      edge: 'assign',
+      values: valueChains(node.childForFieldName('right')),
+      types: [],
+    });
+  }
 }
 
 /** Type references kept per request: the nearest ones (a long class uses hundreds). */

@@ -300,43 +300,91 @@ function ignoredBy(layers: readonly IgnoreLayer[], relPath: string, isDir: boole
 
 /** List the Python and Java files of a repository that may enter the knowledge base. */
 export async function scanRepository(repoRoot: string, options: ScanOptions, signal: AbortSignal): Promise<ScanResult> {
-  const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
-  const files: SourceFile[] = [];
-  const skipped: SkippedFile[] = [];
   const rootLayer: IgnoreLayer = {
     base: '',
     matcher: excludeMatcher(options.exclude),
   };
-  const visitedDirs = new Set<string>();
-  const rootReal = realOrResolved(repoRoot);
+  const scan = new RepositoryScan(repoRoot, options, signal);
+  await scan.walk(repoRoot, [rootLayer]);
+  return { files: scan.files, skipped: scan.skipped };
+}
 
+/** A folder opened for the walk: its entries and the ignore layers that govern them. */
+interface OpenFolder {
+  relDir: string;
+  entries: Dirent[];
+  layers: IgnoreLayer[];
+}
+
+/** How a directory entry resolves once a symbolic link is followed. */
+interface ResolvedEntry {
+  isDir: boolean;
+  isFile: boolean;
+  /** The link's real target, for a symbolic link. */
+  target?: string;
+}
+
+/** One scan's walk of the folder tree: the files found, the skipped ones and the folders already visited. */
+class RepositoryScan {
+  readonly files: SourceFile[] = [];
+  readonly skipped: SkippedFile[] = [];
+  private readonly repoRoot: string;
+  private readonly signal: AbortSignal;
+  private readonly maxBytes: number;
+  private readonly maxFiles: number;
+  private readonly visitedDirs = new Set<string>();
+  private readonly rootReal: string;
   // Synchronous file-system calls are much faster than a thread-pool hop per entry;
   // the walk yields to the event loop every few folders so a server stays responsive.
   // By time, per entry: a folder of thousands of files, each tested against every glob, is no longer one step.
-  const pause = eventLoopYielder(25);
-  const walk = async (absDir: string, layers: IgnoreLayer[]): Promise<void> => {
-    throwIfAborted(signal);
-    await pause();
+  private readonly pause = eventLoopYielder(25);
+
+  constructor(repoRoot: string, options: ScanOptions, signal: AbortSignal) {
+    this.repoRoot = repoRoot;
+    this.signal = signal;
+    this.maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
+    this.rootReal = realOrResolved(repoRoot);
+  }
+
+  async walk(absDir: string, layers: IgnoreLayer[]): Promise<void> {
+    throwIfAborted(this.signal);
+    await this.pause();
+    const folder = await this.openFolder(absDir, layers);
+    if (!folder) return;
+    const { relDir, entries, layers: here } = folder;
+    const badNames = nonUtf8Names(
+      absDir,
+      entries.map((e) => e.name),
+    );
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      await this.pause();
+      await this.visitEntry(entry, absDir, relDir, here, badNames);
+    }
+  }
+
+  /** The folder's entries and layers; undefined (and a skip) when unreadable, already visited, or its ignore rules are unreadable. */
+  private async openFolder(absDir: string, layers: IgnoreLayer[]): Promise<OpenFolder | undefined> {
     let real: string;
     try {
       real = realpathSync(absDir);
     } catch (e) {
-      skipped.push({ path: toPosix(relative(repoRoot, absDir)) || '.', reason: 'unreadable', detail: (e as Error).message });
-      return;
+      this.skipped.push({ path: toPosix(relative(this.repoRoot, absDir)) || '.', reason: 'unreadable', detail: (e as Error).message });
+      return undefined;
     }
-    const relDir = toPosix(relative(repoRoot, absDir));
-    if (visitedDirs.has(real)) {
-      skipped.push({ path: relDir, reason: 'symlinkLoop', detail: `already visited as ${real}` });
-      return;
+    const relDir = toPosix(relative(this.repoRoot, absDir));
+    if (this.visitedDirs.has(real)) {
+      this.skipped.push({ path: relDir, reason: 'symlinkLoop', detail: `already visited as ${real}` });
+      return undefined;
     }
-    visitedDirs.add(real);
+    this.visitedDirs.add(real);
     let entries: Dirent[];
     try {
       entries = readdirSync(absDir, { withFileTypes: true });
     } catch (e) {
-      skipped.push({ path: relDir || '.', reason: 'unreadable', detail: (e as Error).message });
-      return;
+      this.skipped.push({ path: relDir || '.', reason: 'unreadable', detail: (e as Error).message });
+      return undefined;
     }
     // A .gitignore (or info/exclude) that cannot be read hides the folder it governs: its rules may
     // be what keeps secrets out, so nothing under it is indexed.
@@ -345,87 +393,85 @@ export async function scanRepository(repoRoot: string, options: ScanOptions, sig
       git: entries.some((e) => e.name === '.git'),
     });
     if ('unreadable' in own) {
-      skipped.push({
+      this.skipped.push({
         path: relDir || '.',
         reason: 'unreadableGitignore',
         detail: `${own.unreadable}: ${own.detail}; nothing under this folder is indexed`,
       });
+      return undefined;
+    }
+    return { relDir, entries, layers: own.layers.length > 0 ? [...layers, ...own.layers] : layers };
+  }
+
+  /** One folder entry: walked into, listed as a source file, skipped with a reason, or passed over. */
+  private async visitEntry(entry: Dirent, absDir: string, relDir: string, here: IgnoreLayer[], badNames: Set<string>): Promise<void> {
+    const abs = join(absDir, entry.name);
+    const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
+    const badName: SkipReason | undefined = badNames.has(entry.name)
+      ? 'nameNotUtf8'
+      : hasControlChars(entry.name)
+        ? 'controlCharsInName'
+        : undefined;
+    if (badName) {
+      // The name as listed is not the file's name (or cannot head a prompt snippet): nothing
+      // under it can be read or shown faithfully. Reported when it could hold source.
+      if (!ignoredBy(here, rel, entry.isDirectory()) && (entry.isDirectory() || langOfPath(entry.name)))
+        this.skipped.push({ path: JSON.stringify(rel).slice(1, -1), reason: badName });
       return;
     }
-    const here = own.layers.length > 0 ? [...layers, ...own.layers] : layers;
-    const badNames = nonUtf8Names(
-      absDir,
-      entries.map((e) => e.name),
-    );
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      await pause();
-      const abs = join(absDir, entry.name);
-      const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
-      const badName: SkipReason | undefined = badNames.has(entry.name)
-        ? 'nameNotUtf8'
-        : hasControlChars(entry.name)
-          ? 'controlCharsInName'
-          : undefined;
-      if (badName) {
-        // The name as listed is not the file's name (or cannot head a prompt snippet): nothing
-        // under it can be read or shown faithfully. Reported when it could hold source.
-        if (!ignoredBy(here, rel, entry.isDirectory()) && (entry.isDirectory() || langOfPath(entry.name)))
-          skipped.push({ path: JSON.stringify(rel).slice(1, -1), reason: badName });
-        continue;
-      }
-      let isDir = entry.isDirectory();
-      let isFile = entry.isFile();
-      let target: string | undefined;
-      if (entry.isSymbolicLink()) {
-        try {
-          const st = statSync(abs);
-          isDir = st.isDirectory();
-          isFile = st.isFile();
-          target = realpathSync(abs);
-        } catch (e) {
-          // A dangling link, or a link cycle the OS refuses to resolve.
-          const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'ELOOP') skipped.push({ path: rel, reason: 'symlinkLoop', detail: 'link resolves to itself' });
-          continue;
-        }
-      }
-      if (ignoredBy(here, rel, isDir)) continue;
-      if (target !== undefined && !isInside(rootReal, target)) {
-        // Never follow a link out of the repository: it would bring another folder (the home
-        // folder, say) into the knowledge base and so into prompts.
-        if (isDir || langOfPath(entry.name)) skipped.push({ path: rel, reason: 'symlinkOutside', detail: `points to ${target}` });
-        continue;
-      }
-      if (isDir) {
-        await walk(abs, here);
-        continue;
-      }
-      if (!isFile) continue;
-      if (isSecretFile(entry.name)) {
-        skipped.push({ path: rel, reason: 'secret' });
-        continue;
-      }
-      const lang = langOfPath(entry.name);
-      if (!lang) continue;
-      let size: number;
-      try {
-        size = statSync(abs).size;
-      } catch (e) {
-        skipped.push({ path: rel, reason: 'unreadable', detail: (e as Error).message });
-        continue;
-      }
-      if (size > maxBytes) {
-        skipped.push({ path: rel, reason: 'tooLarge', detail: `${size} bytes > ${maxBytes}` });
-        continue;
-      }
-      files.push({ path: rel, absPath: abs, lang, size });
-      if (files.length > maxFiles) throw new TooManyFilesError(repoRoot, maxFiles);
+    const resolved = this.resolveEntry(entry, abs, rel);
+    if (!resolved) return;
+    const { isDir, isFile, target } = resolved;
+    if (ignoredBy(here, rel, isDir)) return;
+    if (target !== undefined && !isInside(this.rootReal, target)) {
+      // Never follow a link out of the repository: it would bring another folder (the home
+      // folder, say) into the knowledge base and so into prompts.
+      if (isDir || langOfPath(entry.name)) this.skipped.push({ path: rel, reason: 'symlinkOutside', detail: `points to ${target}` });
+      return;
     }
-  };
+    if (isDir) {
+      await this.walk(abs, here);
+      return;
+    }
+    if (isFile) this.addSourceFile(entry.name, abs, rel);
+  }
 
-  await walk(repoRoot, [rootLayer]);
-  return { files, skipped };
+  /** What an entry is, following a symbolic link; undefined for a link that does not resolve. */
+  private resolveEntry(entry: Dirent, abs: string, rel: string): ResolvedEntry | undefined {
+    if (!entry.isSymbolicLink()) return { isDir: entry.isDirectory(), isFile: entry.isFile() };
+    try {
+      const st = statSync(abs);
+      return { isDir: st.isDirectory(), isFile: st.isFile(), target: realpathSync(abs) };
+    } catch (e) {
+      // A dangling link, or a link cycle the OS refuses to resolve.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') this.skipped.push({ path: rel, reason: 'symlinkLoop', detail: 'link resolves to itself' });
+      return undefined;
+    }
+  }
+
+  /** A regular file: listed when it is Python or Java source within the size cap, skipped with a reason when a secret or too large. */
+  private addSourceFile(name: string, abs: string, rel: string): void {
+    if (isSecretFile(name)) {
+      this.skipped.push({ path: rel, reason: 'secret' });
+      return;
+    }
+    const lang = langOfPath(name);
+    if (!lang) return;
+    let size: number;
+    try {
+      size = statSync(abs).size;
+    } catch (e) {
+      this.skipped.push({ path: rel, reason: 'unreadable', detail: (e as Error).message });
+      return;
+    }
+    if (size > this.maxBytes) {
+      this.skipped.push({ path: rel, reason: 'tooLarge', detail: `${size} bytes > ${this.maxBytes}` });
+      return;
+    }
+    this.files.push({ path: rel, absPath: abs, lang, size });
+    if (this.files.length > this.maxFiles) throw new TooManyFilesError(this.repoRoot, this.maxFiles);
+  }
 }
 
 export type ReadSourceResult = { ok: true; text: string; hash: string } | { ok: false; reason: SkipReason; detail: string };

@@ -185,138 +185,177 @@ function stableCut(layout: PlaceLayout, lines: readonly string[], room: number, 
   return cut;
 }
 
-export function fitPromptBudget(input: PromptInput): FittedPrompt {
-  const count = input.countTokens ?? estimateTokens;
-  const layout: PlaceLayout = input.layout ?? { block: [], keys: [], version: 0 };
-  const budget = (layout.budgetTokens ??= input.budgetTokens ?? 2048);
-  const template = fimTemplate(input.family);
-  const fim = template !== undefined && input.suffix.trim().length > 0;
-  const header = `${commentPrefix(input.lang)} ${input.filePath}\n`;
-  // Room to grow and slack pay off only where the next prompt at this place reuses this one.
-  const stable = input.layout !== undefined;
-  const versionBefore = layout.version;
+/** What laying out one prompt works from: the input's snippets as the prompt shows them and the budget's parts. */
+interface FitContext {
+  input: PromptInput;
+  count: (text: string) => number;
+  /** The place's layout, updated in place. */
+  layout: PlaceLayout;
+  budget: number;
+  /** Room to grow and slack pay off only where the next prompt at this place reuses this one. */
+  stable: boolean;
+  /** The layout's version before this prompt. */
+  versionBefore: number;
+  /** The block's own tokens (its opening and closing). */
+  overhead: number;
+  /** The budget less the header, the suffix and the block's overhead. */
+  available: number;
+  /** The code before the cursor, by line. */
+  lines: string[];
+  /** The snippets as the prompt shows them: pinned ones capped. */
+  given: PromptSnippet[];
+  /** Each non-empty snippet text's first index in `given`. */
+  indexOfText: Map<string, number>;
+  costOf: (s: PromptSnippet) => number;
+}
 
-  const suffix = fim ? keepHead(input.suffix, Math.floor(budget * (input.suffixShare ?? 0.15)), count) : '';
-  const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
-  const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
-  const costOf = (s: PromptSnippet): number => count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`);
-  const available = Math.max(0, budget - reserved - overhead);
-  const lines = input.prefix.split('\n');
-
-  // The snippets as the prompt shows them: pinned ones capped, empty ones left out.
-  const given = input.snippets.map((s) =>
+/** The snippets as the prompt shows them (pinned ones capped) and each non-empty text's first index among them. */
+function shownSnippets(
+  snippets: readonly PromptSnippet[],
+  count: (t: string) => number,
+): { given: PromptSnippet[]; indexOfText: Map<string, number> } {
+  const given = snippets.map((s) =>
     s.maxTokens !== undefined && count(s.text) > s.maxTokens ? { ...s, text: keepHead(s.text, s.maxTokens, count) } : s,
   );
   const indexOfText = new Map<string, number>();
   given.forEach((s, i) => {
     if (s.text.trim() !== '' && !indexOfText.has(s.text)) indexOfText.set(s.text, i);
   });
+  return { given, indexOfText };
+}
 
-  // A new place (or a block that must start over): fill from the ranking, pinned snippets first, the
-  // first one that does not fit cut, the rest left for later; then fix the block's room.
-  const fill = (): void => {
-    // CodeRAG's rule (contextShare 0.5): the code keeps what it needs (plus room to grow) up to that
-    // share of the budget, the block the rest; a short file leaves the block more.
-    const codeTokens = Math.min(tailTokens(lines, count, available).from(0) + (stable ? GROWTH_TOKENS : 0), available);
-    const blockCap = Math.max(
-      0,
-      Math.min(available, Math.max(available - codeTokens, Math.floor(budget * (1 - (input.contextShare ?? 0.5))) - overhead)),
-    );
-    const entered: Array<{ snippet: PromptSnippet; rank: number }> = [];
-    let used = 0;
-    const byPriority = [...given.keys()].sort((a, b) => Number(given[b]!.pinned === true) - Number(given[a]!.pinned === true) || a - b);
-    for (const rank of byPriority) {
-      const s = given[rank]!;
-      if (s.text.trim() === '' || indexOfText.get(s.text) !== rank) continue;
-      const cost = costOf(s);
-      if (used + cost <= blockCap) {
-        entered.push({ snippet: s, rank });
-        used += cost;
-        continue;
-      }
-      // One that does not fit whole is left out and the next ones are tried (a smaller one may fit;
-      // stopping at the first misfit left the validation Java prompts at four snippets); only the
-      // best one, when nothing entered yet, is cut in, when a useful part of it fits (a sliver is noise).
-      if (entered.length > 0) continue;
-      const room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
-      const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
-      if (cut.trim().length > 0) {
-        entered.push({ snippet: { ...s, text: cut }, rank });
-        used += costOf({ ...s, text: cut });
-      }
-    }
-    // The prompt keeps the ranking's order among what entered, each file's snippets together.
-    entered.sort((a, b) => a.rank - b.rank);
-    const firstOfPath = new Map<string, number>();
-    entered.forEach((e, i) => firstOfPath.has(e.snippet.path) || firstOfPath.set(e.snippet.path, i));
-    entered.sort((a, b) => firstOfPath.get(a.snippet.path)! - firstOfPath.get(b.snippet.path)! || a.rank - b.rank);
-    layout.block = entered.map((e) => e.snippet);
-    layout.keys = entered.map((e) => given[e.rank]!.text);
-    layout.blockCap = used === 0 ? 0 : Math.min(blockCap, Math.ceil(used * (stable ? 1 + APPEND_SHARE : 1)));
-    layout.cutLine = undefined;
-    layout.version = Math.max(layout.version, versionBefore) + 1;
-  };
-
-  if (layout.blockCap === undefined) fill();
-  else {
-    // The same place: snippets ranked in since are appended while they fit. A full block lets one of
-    // the ranking's first ADMIT_RANK in by dropping the snippets the ranking no longer holds, the
-    // latest first (the prompt then changes from the first one dropped, not from its head).
-    const cap = layout.blockCap;
-    const block = layout.block.map((snippet, i) => ({ snippet, key: layout.keys[i]! }));
-    const ranked = new Set(given.map((s) => s.text));
-    let used = block.reduce((n, e) => n + costOf(e.snippet), 0);
-    let changed = false;
-    given.forEach((s, i) => {
-      if (i >= APPEND_RANK || s.text.trim() === '' || indexOfText.get(s.text) !== i || block.some((e) => e.key === s.text)) return;
-      const cost = costOf(s);
-      for (let j = block.length - 1; i < ADMIT_RANK && used + cost > cap && j >= 0; j--) {
-        if (ranked.has(block[j]!.key)) continue;
-        used -= costOf(block[j]!.snippet);
-        block.splice(j, 1);
-        changed = true;
-      }
-      if (used + cost > cap) return;
-      block.push({ snippet: s, key: s.text });
+/**
+ * A new place (or a block that must start over): fill from the ranking, pinned snippets first, the
+ * first one that does not fit cut, the rest left for later; then fix the block's room.
+ */
+function fillBlock(ctx: FitContext): void {
+  const { input, count, layout, budget, stable, versionBefore, overhead, available, lines, given, indexOfText, costOf } = ctx;
+  // CodeRAG's rule (contextShare 0.5): the code keeps what it needs (plus room to grow) up to that
+  // share of the budget, the block the rest; a short file leaves the block more.
+  const codeTokens = Math.min(tailTokens(lines, count, available).from(0) + (stable ? GROWTH_TOKENS : 0), available);
+  const blockCap = Math.max(
+    0,
+    Math.min(available, Math.max(available - codeTokens, Math.floor(budget * (1 - (input.contextShare ?? 0.5))) - overhead)),
+  );
+  const entered: Array<{ snippet: PromptSnippet; rank: number }> = [];
+  let used = 0;
+  const byPriority = [...given.keys()].sort((a, b) => Number(given[b]!.pinned === true) - Number(given[a]!.pinned === true) || a - b);
+  for (const rank of byPriority) {
+    const s = given[rank]!;
+    if (s.text.trim() === '' || indexOfText.get(s.text) !== rank) continue;
+    const cost = costOf(s);
+    if (used + cost <= blockCap) {
+      entered.push({ snippet: s, rank });
       used += cost;
-      changed = true;
-    });
-    if (changed) {
-      layout.block = block.map((e) => e.snippet);
-      layout.keys = block.map((e) => e.key);
-      layout.version = Math.max(layout.version, versionBefore) + 1;
+      continue;
+    }
+    // One that does not fit whole is left out and the next ones are tried (a smaller one may fit;
+    // stopping at the first misfit left the validation Java prompts at four snippets); only the
+    // best one, when nothing entered yet, is cut in, when a useful part of it fits (a sliver is noise).
+    if (entered.length > 0) continue;
+    const room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
+    const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
+    if (cut.trim().length > 0) {
+      entered.push({ snippet: { ...s, text: cut }, rank });
+      used += costOf({ ...s, text: cut });
     }
   }
+  // The prompt keeps the ranking's order among what entered, each file's snippets together.
+  entered.sort((a, b) => a.rank - b.rank);
+  const firstOfPath = new Map<string, number>();
+  entered.forEach((e, i) => firstOfPath.has(e.snippet.path) || firstOfPath.set(e.snippet.path, i));
+  entered.sort((a, b) => firstOfPath.get(a.snippet.path)! - firstOfPath.get(b.snippet.path)! || a.rank - b.rank);
+  layout.block = entered.map((e) => e.snippet);
+  layout.keys = entered.map((e) => given[e.rank]!.text);
+  layout.blockCap = used === 0 ? 0 : Math.min(blockCap, Math.ceil(used * (stable ? 1 + APPEND_SHARE : 1)));
+  layout.cutLine = undefined;
+  layout.version = Math.max(layout.version, versionBefore) + 1;
+}
 
+/**
+ * The same place: snippets ranked in since are appended while they fit. A full block lets one of
+ * the ranking's first ADMIT_RANK in by dropping the snippets the ranking no longer holds, the
+ * latest first (the prompt then changes from the first one dropped, not from its head).
+ */
+function appendToBlock(ctx: FitContext, cap: number): void {
+  const { layout, versionBefore, given, indexOfText, costOf } = ctx;
+  const block = layout.block.map((snippet, i) => ({ snippet, key: layout.keys[i]! }));
+  const ranked = new Set(given.map((s) => s.text));
+  let used = block.reduce((n, e) => n + costOf(e.snippet), 0);
+  let changed = false;
+  given.forEach((s, i) => {
+    if (i >= APPEND_RANK || s.text.trim() === '' || indexOfText.get(s.text) !== i || block.some((e) => e.key === s.text)) return;
+    const cost = costOf(s);
+    for (let j = block.length - 1; i < ADMIT_RANK && used + cost > cap && j >= 0; j--) {
+      if (ranked.has(block[j]!.key)) continue;
+      used -= costOf(block[j]!.snippet);
+      block.splice(j, 1);
+      changed = true;
+    }
+    if (used + cost > cap) return;
+    block.push({ snippet: s, key: s.text });
+    used += cost;
+    changed = true;
+  });
+  if (changed) {
+    layout.block = block.map((e) => e.snippet);
+    layout.keys = block.map((e) => e.key);
+    layout.version = Math.max(layout.version, versionBefore) + 1;
+  }
+}
+
+/** The code's stable left edge in the room the block leaves (kept in the layout): the first line shown and the code from it. */
+function cutCode(ctx: FitContext, reserved: number): { cutLine: number; prefix: string } {
+  const { input, count, layout, budget, stable, overhead, lines, costOf } = ctx;
   const used = layout.block;
   const blockTokens = used.length === 0 ? 0 : used.reduce((n, s) => n + costOf(s), 0);
   const codeRoom = Math.max(0, budget - reserved - (used.length === 0 ? 0 : overhead) - Math.max(blockTokens, layout.blockCap ?? 0));
   const cutLine = stableCut(layout, lines, codeRoom, count, stable ? CUT_SLACK : 1);
   layout.cutLine = cutLine;
-  const prefix = cutLine === 0 ? input.prefix : lines.slice(cutLine).join('\n');
+  return { cutLine, prefix: cutLine === 0 ? input.prefix : lines.slice(cutLine).join('\n') };
+}
 
-  const render = (p: string): { prompt: string; promptPrefix: string; format: 'files' | 'comment' } => {
-    const format = resolveRepoFormat(input.repoFormat, input.family);
-    const files =
-      format === 'files'
-        ? renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, p, fim ? suffix : undefined)
-        : undefined;
-    // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
-    const promptPrefix =
-      files === undefined
-        ? snippetBlock(input.lang, used) + header + p
-        : fim
-          ? (renderRepoLevel(input.family, input.repoName ?? '', used, input.filePath, p, undefined) ?? files)
-          : files;
-    const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
-    return { prompt, promptPrefix, format: files !== undefined ? 'files' : 'comment' };
-  };
-  const { prompt, promptPrefix, format } = render(prefix);
-  // The head: the same rendering with the cursor's line marked, cut there (a NUL never occurs in source text the prompt takes).
+/** What the prompt's rendering takes besides the code before the cursor. */
+interface RenderParts {
+  input: PromptInput;
+  block: PromptSnippet[];
+  header: string;
+  fim: boolean;
+  suffix: string;
+  template: ReturnType<typeof fimTemplate>;
+}
+
+/** The prompt with `p` as the code before the cursor, in the family's form. */
+function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPrefix: string; format: 'files' | 'comment' } {
+  const { input, block, header, fim, suffix, template } = parts;
+  const format = resolveRepoFormat(input.repoFormat, input.family);
+  const files =
+    format === 'files'
+      ? renderRepoLevel(input.family, input.repoName ?? '', block, input.filePath, p, fim ? suffix : undefined)
+      : undefined;
+  // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
+  const promptPrefix =
+    files === undefined
+      ? snippetBlock(input.lang, block) + header + p
+      : fim
+        ? (renderRepoLevel(input.family, input.repoName ?? '', block, input.filePath, p, undefined) ?? files)
+        : files;
+  const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
+  return { prompt, promptPrefix, format: files !== undefined ? 'files' : 'comment' };
+}
+
+/** The head: the same rendering with the cursor's line marked, cut there (a NUL never occurs in source text the prompt takes). */
+function promptHead(parts: RenderParts, prefix: string): string {
   const lineStart = prefix.lastIndexOf('\n') + 1;
-  const marked = render(`${prefix.slice(0, lineStart)}\u0000${prefix.slice(lineStart)}`).prompt;
-  const head = prefix.includes('\u0000') ? '' : marked.slice(0, Math.max(0, marked.indexOf('\u0000')));
+  const marked = renderPrompt(parts, `${prefix.slice(0, lineStart)}\u0000${prefix.slice(lineStart)}`).prompt;
+  return prefix.includes('\u0000') ? '' : marked.slice(0, Math.max(0, marked.indexOf('\u0000')));
+}
 
+/** The fitted prompt from the place's block and the code from its left edge. */
+function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: number; prefix: string }): FittedPrompt {
+  const { input, count, layout, budget, versionBefore, indexOfText } = ctx;
+  const { prompt, promptPrefix, format } = renderPrompt(parts, code.prefix);
+  const head = promptHead(parts, code.prefix);
   const usedIndices = layout.keys.flatMap((key) => {
     const i = indexOfText.get(key);
     return i === undefined ? [] : [i];
@@ -324,17 +363,48 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   return {
     prompt,
     promptPrefix,
-    suffix,
-    fim,
+    suffix: parts.suffix,
+    fim: parts.fim,
     format,
-    snippetsUsed: used,
+    snippetsUsed: parts.block,
     usedIndices,
     snippetsDropped: input.snippets.length - usedIndices.length,
-    prefixCut: cutLine > 0,
+    prefixCut: code.cutLine > 0,
     tokens: count(prompt),
-    stop: template?.stop ?? [],
+    stop: parts.template?.stop ?? [],
     head,
     blockChanged: layout.version !== versionBefore,
     budgetTokens: budget,
   };
+}
+
+export function fitPromptBudget(input: PromptInput): FittedPrompt {
+  const count = input.countTokens ?? estimateTokens;
+  const layout: PlaceLayout = input.layout ?? { block: [], keys: [], version: 0 };
+  const budget = (layout.budgetTokens ??= input.budgetTokens ?? 2048);
+  const template = fimTemplate(input.family);
+  const fim = template !== undefined && input.suffix.trim().length > 0;
+  const header = `${commentPrefix(input.lang)} ${input.filePath}\n`;
+
+  const suffix = fim ? keepHead(input.suffix, Math.floor(budget * (input.suffixShare ?? 0.15)), count) : '';
+  const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
+  const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
+  const ctx: FitContext = {
+    input,
+    count,
+    layout,
+    budget,
+    stable: input.layout !== undefined,
+    versionBefore: layout.version,
+    overhead,
+    available: Math.max(0, budget - reserved - overhead),
+    lines: input.prefix.split('\n'),
+    ...shownSnippets(input.snippets, count),
+    costOf: (s) => count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`),
+  };
+
+  if (layout.blockCap === undefined) fillBlock(ctx);
+  else appendToBlock(ctx, layout.blockCap);
+  const code = cutCode(ctx, reserved);
+  return assemblePrompt(ctx, { input, block: layout.block, header, fim, suffix, template }, code);
 }

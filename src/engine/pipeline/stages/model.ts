@@ -5,13 +5,14 @@ import { redactSecrets } from '../../prompt/redact';
 import { stripControlChars } from '../../generate/postprocess/controlChars';
 import { placeholderNote } from '../../generate/postprocess/postprocess';
 import { filterJunk, rightContextCut } from '../../generate/postprocess/filterJunk';
+import type { JunkCut } from '../../generate/postprocess/junk';
 import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../../generate/types';
 import { readableBudget } from '../../generate/readRate';
 import type { Candidate } from '../../retrieve/types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
 import type { CompletionTrace } from '../trace';
 import type { CompletionItem, PipelineOptions, RequestContext } from '../types';
-import { checkStage } from './check';
+import { checkStage, type CheckPlan } from './check';
 import { showGateStage } from './showGate';
 import { timed } from './timed';
 
@@ -104,17 +105,9 @@ export function callModel(
   return slot ? slot.run(work, signal) : work(signal);
 }
 
-/** Prompt, check, generate, postprocess: the suggestion (if any) and the contexts that entered the prompt. */
-export async function runModelStages(
-  context: RequestContext,
-  model: ModelClient,
-  plan: ModelPlan,
-): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
-  const { trace, signal, stages, options } = context;
-  await prepareModel(context, model);
-  const budgetTokens = promptBudget(options, model, plan.maxNewTokens);
-
-  // d. prompt
+/** d. prompt: the mode's prompt within the budget, or undefined (the trace's error says why) when it failed. */
+async function promptStage(context: RequestContext, plan: ModelPlan, budgetTokens: number): Promise<ModelPrompt | undefined> {
+  const { trace, signal } = context;
   const prompt = await timed<ModelPrompt | undefined>(
     trace,
     'prompt',
@@ -122,12 +115,18 @@ export async function runModelStages(
     () => Promise.resolve().then(() => plan.prompt(budgetTokens)),
     (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
   );
-  if (!prompt) {
-    trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
-    return { items: [], contexts: [] };
-  }
-  // The trace shows the prompt as the redaction boundary (stages.model) sends it.
-  const redacted = await redactSecrets(prompt.prompt);
+  if (!prompt) trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
+  return prompt;
+}
+
+/** The trace shows the prompt as the redaction boundary (stages.model) sends it. */
+function tracePrompt(
+  trace: CompletionTrace,
+  prompt: ModelPrompt,
+  redacted: { text: string; count: number },
+  budgetTokens: number,
+  model: ModelClient,
+): void {
   const { format, ...shown } = prompt.trace;
   trace.prompt = {
     text: redacted.text,
@@ -141,22 +140,31 @@ export async function runModelStages(
     snippetsDropped: shown.snippetsDropped,
     prefixCut: shown.prefixCut,
   };
+}
 
-  // The block changed: the server reads the new head once, outside this request's limits, so the next keystrokes reuse it.
-  if (prompt.warmHead && stages.warm) stages.warm(model, (await redactSecrets(prompt.warmHead)).text);
+/** The block changed: the server reads the new head once, outside this request's limits, so the next keystrokes reuse it. */
+async function handOffWarmHead(warm: NonNullable<RequestContext['stages']['warm']>, model: ModelClient, warmHead: string): Promise<void> {
+  warm(model, (await redactSecrets(warmHead)).text);
+}
 
-  // Checking against the repository: what this client can use of it.
-  const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;
-
-  // e. generate (one model request in flight per server, through the model slot)
+/** e. generate (one model request in flight per server, through the model slot); undefined when it failed (the trace's error says why). */
+function generateStage(
+  context: RequestContext,
+  model: ModelClient,
+  plan: ModelPlan,
+  prompt: ModelPrompt,
+  promptText: string,
+  check: CheckPlan | undefined,
+): Promise<GenerateResult | undefined> {
+  const { trace, signal, stages, options } = context;
   const { stop, ...generateParts } = plan.generate;
-  const generated = await timed<GenerateResult | undefined>(
+  return timed<GenerateResult | undefined>(
     trace,
     'generate',
     signal,
     () =>
       callModel(context, model, {
-        prompt: redacted.text,
+        prompt: promptText,
         maxNewTokens: plan.maxNewTokens,
         stop: [...prompt.stop, ...(stop ?? [])],
         temperature: options.generate.temperature,
@@ -169,8 +177,9 @@ export async function runModelStages(
     },
     stages.checkpoint,
   );
-  check?.generated(generated);
-  if (!generated) return { items: [], contexts: prompt.contexts };
+}
+
+function traceModel(trace: CompletionTrace, model: ModelClient, generated: GenerateResult): void {
   trace.model = {
     backend: model.backend,
     model: generated.model,
@@ -183,8 +192,15 @@ export async function runModelStages(
     ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),
     ...(generated.copyPrior ? { copyPrior: generated.copyPrior } : {}),
   };
+}
 
-  // f. postprocess
+/** f. postprocess: the mode's cut of the answer, its stage noted with the placeholder or the mode's message. */
+async function postprocessStage(
+  context: RequestContext,
+  plan: ModelPlan,
+  generated: GenerateResult,
+): Promise<{ cut: { text: string; lead: string }; placeholder: string | undefined }> {
+  const { trace, signal } = context;
   let message: string | undefined;
   const cut = await timed(
     trace,
@@ -202,6 +218,17 @@ export async function runModelStages(
   const placeholder = placeholderNote(generated.text);
   if (placeholder && post?.stage === 'postprocess') post.message = placeholder;
   else if (message !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = message;
+  return { cut, placeholder };
+}
+
+/** What the junk filters, checking and the right context leave of the mode's cut: the text to insert ('' for none), traced. */
+function filterAndCheck(
+  context: RequestContext,
+  cut: { text: string; lead: string },
+  placeholder: string | undefined,
+  check: CheckPlan | undefined,
+): { inserted: string; filtered: string; checked: string; junk: JunkCut[]; repeat: JunkCut | undefined } {
+  const { trace } = context;
   // The junk filters (generate/postprocess/filterJunk.ts): a loop and the placeholder before checking, the right context after it.
   const filtered = filterJunk(cut.text);
   const junk = filtered.cuts;
@@ -216,24 +243,64 @@ export async function runModelStages(
   }
   if (junk.length > 0) trace.junk = junk;
   trace.completion = inserted;
+  return { inserted, filtered: filtered.text, checked, junk, repeat };
+}
+
+/** Why nothing is suggested, for the trace (undefined: no reason to give). */
+function whyNothing(
+  plan: ModelPlan,
+  generated: GenerateResult,
+  cutText: string,
+  outcome: { filtered: string; checked: string; junk: JunkCut[]; repeat: JunkCut | undefined },
+): string | undefined {
+  const { filtered, checked, junk, repeat } = outcome;
+  const stopped =
+    generated.stoppedBy && generated.stoppedBy !== 'unknown'
+      ? ` (stopped by ` +
+        `${generated.stoppedBy === 'eos' ? 'its end token' : generated.stoppedBy === 'length' ? 'the token limit' : 'a stop sequence'})`
+      : '';
+  return repeat
+    ? repeat.note
+    : filtered && !checked
+      ? 'checking cut the whole suggestion (it names a member or an argument its receiver or callee lacks)'
+      : cutText && !filtered
+        ? `the junk filters cut the whole suggestion: ${junk.map((j) => j.note).join('; ')}`
+        : plan.whyEmpty
+          ? `${plan.whyEmpty(generated) ?? 'postprocessing left nothing'}${stopped}`
+          : undefined;
+}
+
+/** Prompt, check, generate, postprocess: the suggestion (if any) and the contexts that entered the prompt. */
+export async function runModelStages(
+  context: RequestContext,
+  model: ModelClient,
+  plan: ModelPlan,
+): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
+  const { trace } = context;
+  await prepareModel(context, model);
+  const budgetTokens = promptBudget(context.options, model, plan.maxNewTokens);
+
+  const prompt = await promptStage(context, plan, budgetTokens);
+  if (!prompt) return { items: [], contexts: [] };
+  const redacted = await redactSecrets(prompt.prompt);
+  tracePrompt(trace, prompt, redacted, budgetTokens, model);
+  if (prompt.warmHead && context.stages.warm) await handOffWarmHead(context.stages.warm, model, prompt.warmHead);
+
+  // Checking against the repository: what this client can use of it.
+  const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;
+  const generated = await generateStage(context, model, plan, prompt, redacted.text, check);
+  check?.generated(generated);
+  if (!generated) return { items: [], contexts: prompt.contexts };
+  traceModel(trace, model, generated);
+
+  const { cut, placeholder } = await postprocessStage(context, plan, generated);
+  const outcome = filterAndCheck(context, cut, placeholder, check);
+  const { inserted } = outcome;
   // g. show gate: show it, or stay silent (the result keeps the text for the bench)
   if (inserted && !showGateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
     return { items: [], contexts: prompt.contexts };
   if (!inserted) {
-    const stopped =
-      generated.stoppedBy && generated.stoppedBy !== 'unknown'
-        ? ` (stopped by ` +
-          `${generated.stoppedBy === 'eos' ? 'its end token' : generated.stoppedBy === 'length' ? 'the token limit' : 'a stop sequence'})`
-        : '';
-    const why = repeat
-      ? repeat.note
-      : filtered.text && !checked
-        ? 'checking cut the whole suggestion (it names a member or an argument its receiver or callee lacks)'
-        : cut.text && !filtered.text
-          ? `the junk filters cut the whole suggestion: ${junk.map((j) => j.note).join('; ')}`
-          : plan.whyEmpty
-            ? `${plan.whyEmpty(generated) ?? 'postprocessing left nothing'}${stopped}`
-            : undefined;
+    const why = whyNothing(plan, generated, cut.text, outcome);
     if (why !== undefined) trace.empty = why;
   }
   return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };

@@ -158,6 +158,21 @@ function sketchInput(
   };
 }
 
+/** The body prompt's settings: the drafting model's family and token count (none: plain, estimated), the layout, the suffix's share. */
+function promptSettings(drafter: ModelClient | undefined, layout: BodyPromptLayout | undefined, suffixShare: number): BodyPromptSettings {
+  return {
+    family: drafter?.family ?? 'plain',
+    ...(drafter?.countTokens ? { countTokens: drafter.countTokens } : {}),
+    ...(layout ? { layout } : {}),
+    suffixShare,
+  };
+}
+
+/** CodeRAG's knowledge items from the pipeline's own line stages, where the options ask for them and the pipeline retrieves. */
+function knowledgeOf(context: RequestContext): ((asked: CompletionRequest) => Promise<Candidate[]>) | undefined {
+  return !context.options.body.knowledge || !context.stages.hasRetrieval() ? undefined : (asked) => knowledgeItems(context, asked);
+}
+
 /** Rambo's steps (engine/body/steps.ts) for one request, in order, each timed, the trace written from their results. */
 export async function completeBody(context: RequestContext, deps: BodyModeDeps, opts: BodyModeOptions): Promise<CompletionResult> {
   const { request, stages, options, signal, trace } = context;
@@ -195,12 +210,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   // The sketch's model: the completion model, else the one lent for the sketch alone (through the same redaction boundary).
   const drafter = model ?? (opts.sketchModel ? redactingClient(opts.sketchModel()) : undefined);
   if (drafter) await prepareModel(context, drafter);
-  const settings: BodyPromptSettings = {
-    family: drafter?.family ?? 'plain',
-    ...(drafter?.countTokens ? { countTokens: drafter.countTokens } : {}),
-    ...(opts.promptLayout ? { layout: opts.promptLayout } : {}),
-    suffixShare: options.prompt.suffixShare,
-  };
+  const settings = promptSettings(drafter, opts.promptLayout, options.prompt.suffixShare);
 
   // b. sketch: the sketch drafts from the signature hits with the line prompt's share of code; the body, whose fragments the sketch
   // chose, keeps the body's (larger) share.
@@ -230,9 +240,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   const usages = await step<ScoredMethod[]>('usages', () => usagesStep(usagesInput), []);
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
   // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
-  const knowledge =
-    opts.knowledge ??
-    (!options.body.knowledge || !stages.hasRetrieval() ? undefined : (asked: CompletionRequest) => knowledgeItems(context, asked));
+  const knowledge = opts.knowledge ?? knowledgeOf(context);
   const items = knowledge ? await step<Candidate[]>('knowledge', () => knowledge({ ...request, prefix: at.prefix }, signal), []) : [];
   // e. by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
   const ranked = composeStep({ compose: opts.compose ?? composeInTurns, usages, elements, knowledge: items, signatureHits });

@@ -1,6 +1,6 @@
 // The baselines on body cases (zero-shot, RG-1, RepoCoder, the CodeRAG variants without Rambo): the
 // method's own retrieval through the line stages, with the body's prompt priming, its hold on the
-// model and the product's body cut (engine/pipeline/bodyMode.ts cutBodyAnswer), so that a baseline's
+// model and the product's body cut (engine/body/steps.ts cutBodyAnswer), so that a baseline's
 // body is cut as the product's is.
 import type { Parsers } from '../../engine/kb/parsers';
 import { detectBodyTarget, guessBodyTarget } from '../../engine/body/detectBody';

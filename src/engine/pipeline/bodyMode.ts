@@ -5,28 +5,35 @@
 // answer (CONTRIBUTING.md "Code rules", rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
 import type { Parsers } from '../kb/parsers';
 import type { Lang } from '../kb/types';
-import { bodyUnfinished, cutBody, missingBodyIndent, withoutLineCutByLimit } from '../body/cutBody';
-import { headFragment, usageFragment } from '../body/fragments';
+import { bodyUnfinished, missingBodyIndent } from '../body/cutBody';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
-import { composeInTurns, jaccardSignatures, rankUsages, type BodyComposer, type ScoredMethod, type SignatureSearch } from '../body/rambo';
+import { composeInTurns, jaccardSignatures, type BodyComposer, type ScoredMethod, type SignatureSearch } from '../body/rambo';
 import type { RepoMethods } from '../body/RepoMethods';
-import { stripControlChars } from '../generate/postprocess/controlChars';
-import { capLength, cutAtPlaceholder } from '../generate/postprocess/postprocess';
-import { cutAtMalformed } from '../generate/postprocess/wellFormed';
-import { extractElements, mapElements, type MappedElement, type SketchElements } from '../body/sketchElements';
+import {
+  bodyAt,
+  bodyCutStep,
+  bodyPromptStep,
+  composeStep,
+  elementsStep,
+  noElements,
+  signatureHitsStep,
+  sketchStep,
+  usagesStep,
+  type BodyAt,
+  type BodyPromptSettings,
+  type SketchInput,
+} from '../body/steps';
 import type { Tokenize } from '../body/tokens';
-import { bodyPrompt, type BodyPrompt, type BodyPromptLayout } from '../prompt/bodyPrompt';
-import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
-import type { GenerateRequest, GenerateResult, ModelClient } from '../generate/types';
+import type { BodyPromptLayout } from '../prompt/bodyPrompt';
+import type { GenerateRequest, ModelClient } from '../generate/types';
 import { redactingClient } from '../generate/redactBoundary';
-import type { Candidate, Snippet } from '../retrieve/types';
-import { raceDeadline } from '../util/abort';
+import type { Candidate } from '../retrieve/types';
 import { errorMessage } from '../util/errors';
 import { knowledgeStage } from './stages/knowledge';
 import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages } from './stages/model';
 import { timed } from './stages/timed';
 import { isBlank, LINE_MODE } from './modes';
-import { newTraceId, type BodyTrace, type CompletionTrace } from './trace';
+import { newTraceId, type BodyTrace, type CompletionTrace, type StageName } from './trace';
 import type { CompletionMode, CompletionRequest, CompletionResult, RequestContext } from './types';
 
 /** What the body mode reads besides the request: the grammars, the repository's methods, the model's tokenizer. */
@@ -76,55 +83,10 @@ export interface BodyModeOptions {
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
 }
 
-/** Stops that end a body early where the model writes past it (the cut rule still decides). */
-function bodyStops(lang: Lang, indent: number): string[] {
-  const pad = ' '.repeat(indent);
-  return lang === 'java'
-    ? [`\n${pad}}`]
-    : [`\n${pad}def `, `\n${pad}async def `, `\n${pad}@`, ...(indent === 0 ? ['\nclass ', '\nif __name__'] : [])];
-}
+export { cutBodyAnswer } from '../body/steps';
 
-/**
- * The body mode's cut of the model's answer: control characters and malformed text out, cut where
- * the method ends (at most `maxLines` lines), less the line the token limit cut mid-way (`dropped`),
- * cut at a placeholder and capped at `maxChars`. `prefix` is the code before the cursor as the
- * model saw it (with `primed`, the indentation the prompt added, which begins the text).
- */
-export function cutBodyAnswer(
-  generated: Pick<GenerateResult, 'text' | 'stoppedBy'>,
-  at: { lang: Lang; prefix: string; primed: string; signatureIndent: number },
-  limits: { maxLines: number; maxChars: number },
-): { text: string; dropped?: string } {
-  const raw = cutAtMalformed(stripControlChars(generated.text));
-  const body = cutBody(raw, at.lang, at.prefix, limits.maxLines, at.signatureIndent);
-  const { body: kept, dropped } = withoutLineCutByLimit(
-    body ? at.primed + body : '',
-    raw,
-    generated.stoppedBy,
-    at.lang,
-    at.prefix,
-    at.signatureIndent,
-  );
-  return { text: capLength(cutAtPlaceholder(kept), limits.maxChars), ...(dropped !== undefined ? { dropped } : {}) };
-}
-
-function candidateOf(snippet: Snippet, kind: 'usage' | 'definition' | 'signature', reason?: string): Candidate {
-  return { snippet, paths: [], scores: {}, ranks: {}, reasons: [reason ? `${kind} ${reason}` : kind], origin: { kind } };
-}
-
-function usageCandidate(m: ScoredMethod): Candidate {
-  return candidateOf(usageFragment(m.item, m.via ?? []), 'usage', `via ${(m.via ?? []).join(', ')}`);
-}
-
-function signatureCandidate(m: ScoredMethod): Candidate {
-  return candidateOf(headFragment(m.item), 'signature');
-}
-
-/** The body of a method's text after its declaration (the pseudo-sketch of `none`). */
-function methodBody(m: ScoredMethod): string {
-  const at = m.item.text.indexOf(m.item.signature);
-  return at < 0 ? m.item.text : m.item.text.slice(at + m.item.signature.length).replace(/^\s*[{:]?/, '');
-}
+/** The sketch step's note where the elements come from the signature-similar methods. */
+const NO_SKETCH = 'no sketch: elements from the signature-similar methods';
 
 /**
  * The body goes on until it ends (Java: its closing brace; Python: at least one statement), and it
@@ -143,33 +105,17 @@ function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | u
   return context.memo('body.target', () => detectBodyTarget(parsers, request.lang, request.prefix, request.suffix));
 }
 
-/** Rambo's composition of the stages for one request. */
-export async function completeBody(context: RequestContext, deps: BodyModeDeps, opts: BodyModeOptions): Promise<CompletionResult> {
-  const { request, stages, options, signal, trace } = context;
-  const sketchSource = opts.sketch ?? 'model';
-  const given = typeof sketchSource === 'object' ? sketchSource : undefined;
-  const degrade = (e: unknown): { status: 'degraded'; message: string } => ({ status: 'degraded', message: errorMessage(e) });
+/** The method whose empty body holds the cursor: from the syntax tree, else (a forced body request) the last declaration line. */
+function findTarget(context: RequestContext, parsers: Parsers): { target: BodyTarget; detected: boolean } | undefined {
+  const detected = bodyTargetOf(context, parsers);
+  if (detected) return { target: detected, detected: true };
+  const guessed = guessBodyTarget(context.request.lang, context.request.prefix);
+  return guessed ? { target: guessed, detected: false } : undefined;
+}
 
-  // The method: from the syntax tree, else (a forced body request) the last declaration line.
-  const found = await timed(
-    trace,
-    'detect',
-    signal,
-    () => {
-      const detected = bodyTargetOf(context, deps.parsers);
-      if (detected) return Promise.resolve({ target: detected, detected: true });
-      const guessed = guessBodyTarget(request.lang, request.prefix);
-      return Promise.resolve(guessed ? { target: guessed, detected: false } : undefined);
-    },
-    (e) => ({ value: undefined, ...degrade(e) }),
-    stages.checkpoint,
-  );
-  if (!found) {
-    trace.error = { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' };
-    return context.finish([], { contexts: [] });
-  }
-  const target: BodyTarget = found.target;
-  const body: BodyTrace = {
+function newBodyTrace(found: { target: BodyTarget; detected: boolean }, sketchSource: SketchSource): BodyTrace {
+  const { target } = found;
+  return {
     target: {
       name: target.name,
       ...(target.className ? { className: target.className } : {}),
@@ -183,232 +129,133 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
     unmapped: [],
     usages: [],
   };
+}
+
+/** Step b's input: the drafting model's call through the pipeline (its redaction boundary and model slot) and the sketch's limits. */
+function sketchInput(
+  context: RequestContext,
+  drafter: ModelClient,
+  at: BodyAt,
+  settings: BodyPromptSettings,
+  signatureHits: readonly ScoredMethod[],
+): SketchInput {
+  const { options, signal } = context;
+  return {
+    at,
+    prompt: {
+      ...settings,
+      budgetTokens: promptBudget(options, drafter, options.body.maxNewTokens),
+      contextShare: options.prompt.contextShare,
+    },
+    signatureHits,
+    hold: bodyHold(at.lang),
+    maxNewTokens: options.body.sketchTokens,
+    temperature: options.generate.temperature,
+    timeoutMs: options.body.sketchTimeoutMs,
+    maxLines: options.body.maxLines,
+    generate: (ask, s) => callModel(context, drafter, ask, s),
+    signal,
+  };
+}
+
+/** The body prompt's settings: the drafting model's family and token count (none: plain, estimated), the layout, the suffix's share. */
+function promptSettings(drafter: ModelClient | undefined, layout: BodyPromptLayout | undefined, suffixShare: number): BodyPromptSettings {
+  return {
+    family: drafter?.family ?? 'plain',
+    ...(drafter?.countTokens ? { countTokens: drafter.countTokens } : {}),
+    ...(layout ? { layout } : {}),
+    suffixShare,
+  };
+}
+
+/** CodeRAG's knowledge items from the pipeline's own line stages, where the options ask for them and the pipeline retrieves. */
+function knowledgeOf(context: RequestContext): ((asked: CompletionRequest) => Promise<Candidate[]>) | undefined {
+  return !context.options.body.knowledge || !context.stages.hasRetrieval() ? undefined : (asked) => knowledgeItems(context, asked);
+}
+
+/** Rambo's steps (engine/body/steps.ts) for one request, in order, each timed, the trace written from their results. */
+export async function completeBody(context: RequestContext, deps: BodyModeDeps, opts: BodyModeOptions): Promise<CompletionResult> {
+  const { request, stages, options, signal, trace } = context;
+  const sketchSource = opts.sketch ?? 'model';
+  const step = <T>(stage: StageName, work: () => T | Promise<T>, fallback: T): Promise<T> =>
+    timed(
+      trace,
+      stage,
+      signal,
+      () => Promise.resolve(work()),
+      (e) => ({ value: fallback, status: 'degraded' as const, message: errorMessage(e) }),
+      stages.checkpoint,
+    );
+
+  const found = await step('detect', () => findTarget(context, deps.parsers), undefined);
+  if (!found) {
+    trace.error = { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' };
+    return context.finish([], { contexts: [] });
+  }
+  const body = newBodyTrace(found, sketchSource);
   trace.body = body;
   const repo = deps.repo();
+  const at = bodyAt(request, found.target);
 
   // a. signature-similar methods
-  const signatureHits = await timed<ScoredMethod[]>(
-    trace,
-    'signatures',
-    signal,
-    async () => {
-      if (!repo) throw new Error('the knowledge base is not ready');
-      const search = opts.signatures ?? jaccardSignatures(deps.tokenize);
-      const found = await search.signatureHits(target, request.filePath, repo, options.body.topSignature, signal);
-      body.signatureMatch = found.how;
-      return found.methods;
-    },
-    (e) => ({ value: [], ...degrade(e) }),
-    stages.checkpoint,
-  );
+  const search = opts.signatures ?? jaccardSignatures(deps.tokenize);
+  const hits = await step('signatures', () => signatureHitsStep({ at, repo, search, topK: options.body.topSignature, signal }), {
+    methods: [],
+  });
+  if (hits.how !== undefined) body.signatureMatch = hits.how;
+  const signatureHits = hits.methods;
   body.signatureSimilar = signatureHits.map((m) => ({ id: m.item.id, score: m.score }));
 
   const model = stages.model?.();
   // The sketch's model: the completion model, else the one lent for the sketch alone (through the same redaction boundary).
   const drafter = model ?? (opts.sketchModel ? redactingClient(opts.sketchModel()) : undefined);
   if (drafter) await prepareModel(context, drafter);
-  const budgetTokens = promptBudget(options, drafter, options.body.maxNewTokens);
-  // A cursor at the start of an empty line: the body's indentation goes into the prompt, so the
-  // model starts a statement, and into the inserted text.
-  const sigIndentText = (request.prefix.split('\n')[target.signatureRow] ?? '').match(/^\s*/)?.[0] ?? '';
-  const primed = missingBodyIndent(request.lang, request.prefix, sigIndentText);
-  const prefix = request.prefix + primed;
-  // The sketch drafts from the signature-similar methods with the line prompt's share of code; the
-  // body, whose fragments the sketch chose, keeps the body's (larger) share.
-  const promptOf = (ranked: readonly Candidate[], contextShare: number, budget = budgetTokens): BodyPrompt =>
-    bodyPrompt({
-      lang: request.lang,
-      filePath: request.filePath,
-      prefix,
-      ...(opts.promptLayout ? { layout: opts.promptLayout } : {}),
-      suffix: request.suffix,
-      snippets: ranked.map((c) => snippetForPrompt(c)),
-      family: drafter?.family ?? 'plain',
-      budgetTokens: budget,
-      suffixShare: options.prompt.suffixShare,
-      contextShare,
-      ...(drafter?.countTokens ? { countTokens: drafter.countTokens } : {}),
-    });
-  const stops = bodyStops(request.lang, target.signatureIndent);
-  const cut = (raw: string): string => {
-    const text = cutBody(raw, request.lang, prefix, options.body.maxLines, target.signatureIndent);
-    return text ? primed + text : '';
-  };
+  const settings = promptSettings(drafter, opts.promptLayout, options.prompt.suffixShare);
 
-  // b. sketch
-  let sketch = '';
-  if (given) {
-    sketch = given.text;
-    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: given.note });
-  } else if (sketchSource === 'none') {
-    trace.stages.push({
-      stage: 'sketch',
-      status: 'skipped',
-      elapsedMs: 0,
-      message: 'no sketch: elements from the signature-similar methods',
-    });
-  } else if (!drafter) {
-    trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: 'no completion model' });
-  } else {
-    sketch = await timed(
-      trace,
-      'sketch',
-      signal,
-      async () => {
-        // stages.model is the redaction boundary: the sketch's prompt is redacted there.
-        const prompt = promptOf(signatureHits.map(signatureCandidate), options.prompt.contextShare);
-        const ask: GenerateRequest = {
-          prompt: prompt.prompt,
-          maxNewTokens: options.body.sketchTokens,
-          stop: [...prompt.stop, ...stops],
-          temperature: options.generate.temperature,
-          ...bodyHold(request.lang),
-        };
-        const out = await raceDeadline(
-          (s) => callModel(context, drafter, ask, s),
-          options.body.sketchTimeoutMs,
-          signal,
-          () => new Error(`sketch exceeded ${options.body.sketchTimeoutMs} ms`),
-        );
-        return cut(stripControlChars(out.text));
-      },
-      (e) => ({ value: '', ...degrade(e) }),
-      stages.checkpoint,
-    );
-  }
+  // b. sketch: the sketch drafts from the signature hits with the line prompt's share of code; the body, whose fragments the sketch
+  // chose, keeps the body's (larger) share.
+  let sketch = typeof sketchSource === 'object' ? sketchSource.text : '';
+  const noDraft = drafter ? undefined : 'no completion model';
+  const skipped = typeof sketchSource === 'object' ? sketchSource.note : sketchSource === 'none' ? NO_SKETCH : noDraft;
+  if (skipped !== undefined) trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: skipped });
+  else if (drafter) sketch = await step('sketch', () => sketchStep(sketchInput(context, drafter, at, settings, signatureHits)), '');
   if (sketch) body.sketch = sketch;
 
   // c. essential code elements
-  type Mapped = { mapped: MappedElement[]; identifiers: string[]; definitions: Snippet[]; related: Snippet[] };
-  const mapped = await timed<Mapped>(
-    trace,
-    'elements',
-    signal,
-    () => {
-      if (!repo) return Promise.resolve({ mapped: [], identifiers: [], definitions: [], related: [] });
-      const collect = (sources: readonly string[]): SketchElements => {
-        const all: SketchElements = { types: [], calls: [], fields: [] };
-        for (const text of sources) {
-          const e = extractElements(deps.parsers, request.lang, text);
-          all.types.push(...e.types.filter((x) => !all.types.includes(x)));
-          all.calls.push(...e.calls.filter((x) => !all.calls.includes(x)));
-          all.fields.push(...e.fields.filter((x) => !all.fields.includes(x)));
-        }
-        return all;
-      };
-      const fromSignatureHits = signatureHits.map(methodBody);
-      let all = collect(sketchSource === 'none' || !sketch ? fromSignatureHits : [sketch]);
-      let result: Mapped = { ...mapElements(all, repo, request.lang), related: [] };
-      if (sketchSource === 'model' && sketch) {
-        if (result.mapped.length === 0) {
-          // A sketch that names nothing of the repository (a small model's) leaves the usages to the signature hits' elements.
-          body.elementsFrom = 'signature-similar methods (the sketch named nothing of the repository)';
-          all = collect(fromSignatureHits);
-          result = { ...mapElements(all, repo, request.lang), related: [] };
-        } else if (options.body.elements === 'sketch+similar') {
-          // The signature hits' elements as well: their names join the usage search, their definitions a list of their own after the
-          // sketch's.
-          body.elementsFrom = 'sketch, then the signature-similar methods';
-          const more = collect(fromSignatureHits);
-          const extra = mapElements(more, repo, request.lang);
-          const known = new Set(result.definitions.map((d) => d.id));
-          const seen = new Set(result.mapped.map((m) => m.name));
-          result = {
-            mapped: [...result.mapped, ...extra.mapped.filter((m) => !seen.has(m.name))],
-            identifiers: [...new Set([...result.identifiers, ...extra.identifiers])],
-            definitions: result.definitions,
-            related: extra.definitions.filter((d) => !known.has(d.id)),
-          };
-          all = { types: [...all.types, ...more.types], calls: [...all.calls, ...more.calls], fields: [...all.fields, ...more.fields] };
-        }
-      }
-      const matchedNames = new Set(result.mapped.map((m) => m.name));
-      body.unmapped = [...new Set([...all.types, ...all.calls, ...all.fields])].filter((n) => !matchedNames.has(n));
-      return Promise.resolve(result);
-    },
-    (e) => ({ value: { mapped: [], identifiers: [], definitions: [], related: [] }, ...degrade(e) }),
-    stages.checkpoint,
-  );
-  body.elements = mapped.mapped;
+  const elementsInput = {
+    parsers: deps.parsers,
+    lang: request.lang,
+    repo,
+    sketch,
+    sketchFromModel: sketchSource === 'model',
+    signatureHits,
+  };
+  const elements = await step('elements', () => elementsStep({ ...elementsInput, elements: options.body.elements }), noElements());
+  if (elements.from !== undefined) body.elementsFrom = elements.from;
+  body.unmapped = elements.unmapped;
+  body.elements = elements.mapped;
 
   // d. usages
-  const rankAgainst = sketch || signatureHits.slice(0, 3).map(methodBody).join('\n');
-  const usages = await timed<ScoredMethod[]>(
-    trace,
-    'usages',
-    signal,
-    () => Promise.resolve(repo ? rankUsages(target, request.filePath, mapped.identifiers, rankAgainst, repo, options.body.topUsages) : []),
-    (e) => ({ value: [], ...degrade(e) }),
-    stages.checkpoint,
-  );
+  const usagesInput = { at, repo, identifiers: elements.identifiers, sketch, signatureHits, topK: options.body.topUsages };
+  const usages = await step<ScoredMethod[]>('usages', () => usagesStep(usagesInput), []);
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
   // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
-  const knowledge =
-    opts.knowledge ??
-    (!options.body.knowledge || !stages.hasRetrieval() ? undefined : (asked: CompletionRequest) => knowledgeItems(context, asked));
-  const items = knowledge
-    ? await timed<Candidate[]>(
-        trace,
-        'knowledge',
-        signal,
-        () => knowledge({ ...request, prefix }, signal),
-        (e) => ({ value: [], ...degrade(e) }),
-        stages.checkpoint,
-      )
-    : [];
-  // Step e's list: by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
-  const ranked = (opts.compose ?? composeInTurns)({
-    usages: usages.map(usageCandidate),
-    definitions: mapped.definitions.map((d) => candidateOf(d, 'definition')),
-    related: mapped.related.map((d) => candidateOf(d, 'definition')),
-    knowledge: items.map((c) => ({ ...c, origin: c.origin ?? { kind: 'knowledge' } })),
-    signatures: signatureHits.map(signatureCandidate),
-  });
+  const knowledge = opts.knowledge ?? knowledgeOf(context);
+  const items = knowledge ? await step<Candidate[]>('knowledge', () => knowledge({ ...request, prefix: at.prefix }, signal), []) : [];
+  // e. by default a usage, a definition of an element, (a CodeRAG item,) a signature hit, in turns (best first).
+  const ranked = composeStep({ compose: opts.compose ?? composeInTurns, usages, elements, knowledge: items, signatureHits });
   if (!model) return context.finish([], { contexts: ranked });
 
-  // e. prompt -> f. the body (second model call), cut where the method ends
+  // f. prompt -> the body (second model call), cut where the method ends
   const answer = await runModelStages(context, model, {
     maxNewTokens: options.body.maxNewTokens,
-    prompt: (budget) => {
-      const prompt = promptOf(ranked, options.body.contextShare, budget);
-      // Matched by the text the prompt shows, so every candidate whose text the model read is reported.
-      const usedTexts = new Set(prompt.snippetsUsed.map((s) => s.text));
-      return {
-        prompt: prompt.prompt,
-        stop: prompt.stop,
-        contexts: ranked.filter((c) => usedTexts.has(snippetForPrompt(c).text)).map((c) => shownCandidate(c)),
-        trace: {
-          tokens: prompt.tokens,
-          fim: prompt.fim,
-          snippets: prompt.snippetsUsed.map((s) => s.path),
-          snippetsDropped: prompt.snippetsDropped,
-          prefixCut: prompt.prefixCut,
-        },
-      };
-    },
-    generate: { stop: stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
+    prompt: (budget) => bodyPromptStep(at, settings, ranked, options.body.contextShare, budget),
+    generate: { stop: at.stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
     // The finished body is checked against the repository (its members, its keyword arguments); its decoding is not constrained:
     // on the validation body cases a mask at every dot cost Python 3 points of ES (the model wrote around the names it was denied).
-    checkAt: prefix,
+    checkAt: at.prefix,
     checkAfterOnly: true,
-    postprocess: (generated) => {
-      const { text, dropped } = cutBodyAnswer(
-        generated,
-        { lang: request.lang, prefix, primed, signatureIndent: target.signatureIndent },
-        { maxLines: options.body.maxLines, maxChars: options.postprocess.maxChars },
-      );
-      return {
-        text,
-        lead: '',
-        ...(dropped !== undefined
-          ? {
-              message:
-                `the token limit ended the body mid-way: its unfinished last line was dropped ` +
-                `(${JSON.stringify(dropped.slice(0, 60))})`,
-            }
-          : {}),
-      };
-    },
+    postprocess: (generated) => bodyCutStep(generated, at, { maxLines: options.body.maxLines, maxChars: options.postprocess.maxChars }),
   });
   return context.finish(answer.items, { contexts: answer.contexts });
 }

@@ -65,7 +65,9 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
   const until = mode.until?.(request);
   const plan: ModelPlan = {
     maxNewTokens: options.generate.maxNewTokens,
-    prompt: (budgetTokens) => {
+    prompt: (given) => {
+      // A place of work keeps the budget its first prompt was fitted to (PlaceLayout.budgetTokens), and so does all that follows from it.
+      const budgetTokens = place?.layout.budgetTokens ?? given;
       // ProCC's window beside CodeRAG's knowledge: it is budgeted first, up to its share of the prompt.
       const similarCap = similarWindows.length > 0 && ranked.length > similarWindows.length ? Math.floor(budgetTokens * share) : undefined;
       const fitted = fitPromptBudget({

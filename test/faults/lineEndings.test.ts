@@ -224,6 +224,16 @@ const CASES: Case[] = [
   },
 ];
 
+/** Retrieval and similar code ran at every position, and the LF and CRLF copies saw the same there. */
+function assertSame(positions: ReadonlyArray<readonly [number, number]>, lf: readonly Seen[], crlf: readonly Seen[]): void {
+  const differ = positions.flatMap(([line, character], i) => differences(lf[i]!, crlf[i]!).map((d) => `${line}:${character} ${d}`));
+  assert.ok(
+    lf.every((s) => s.candidates.length > 0 && s.similar.length > 0),
+    'retrieval and similar code ran at every position',
+  );
+  assert.deepEqual(differ, []);
+}
+
 for (const c of CASES) {
   void describe(`${c.fixture} with LF and with CRLF line endings`, () => {
     let model: ModelServer;
@@ -286,14 +296,7 @@ for (const c of CASES) {
             results.push(each);
             await sessions.pop()?.close();
           }
-          const differ = c.positions.flatMap(([line, character], i) =>
-            differences(results[0]![i]!, results[1]![i]!).map((d) => `${line}:${character} ${d}`),
-          );
-          assert.ok(
-            results[0]!.every((s) => s.candidates.length > 0 && s.similar.length > 0),
-            'retrieval and similar code ran at every position',
-          );
-          assert.deepEqual(differ, []);
+          assertSame(c.positions, results[0]!, results[1]!);
         } finally {
           for (const s of sessions) await s.close();
         }
@@ -332,14 +335,7 @@ for (const c of CASES) {
             results[k]!.push(seen(out.trace, out.items[0]?.text));
           }
         }
-        const differ = c.positions.flatMap(([line, character], i) =>
-          differences(results[0]![i]!, results[1]![i]!).map((d) => `${line}:${character} ${d}`),
-        );
-        assert.ok(
-          results[0]!.every((s) => s.candidates.length > 0 && s.similar.length > 0),
-          'retrieval and similar code ran at every position',
-        );
-        assert.deepEqual(differ, []);
+        assertSame(c.positions, results[0]!, results[1]!);
       },
     );
   });

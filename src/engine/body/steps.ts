@@ -10,6 +10,7 @@ import { stripControlChars } from '../generate/postprocess/controlChars';
 import { capLength, cutAtPlaceholder } from '../generate/postprocess/postprocess';
 import { cutAtMalformed } from '../generate/postprocess/wellFormed';
 import { bodyPrompt, type BodyPrompt, type BodyPromptLayout } from '../prompt/bodyPrompt';
+import type { PlaceLayout } from '../prompt/fitPromptBudget';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
@@ -113,6 +114,7 @@ export function promptForBody(
   ranked: readonly Candidate[],
   contextShare: number,
   budgetTokens: number,
+  place?: PlaceLayout,
 ): BodyPrompt {
   return bodyPrompt({
     lang: at.lang,
@@ -126,6 +128,7 @@ export function promptForBody(
     suffixShare: settings.suffixShare,
     contextShare,
     ...(settings.countTokens ? { countTokens: settings.countTokens } : {}),
+    ...(place ? { place } : {}),
   });
 }
 
@@ -297,23 +300,29 @@ export interface BodyModelPrompt {
   stop: string[];
   contexts: Candidate[];
   trace: { tokens: number; fim: boolean; snippets: string[]; snippetsDropped: number; prefixCut: boolean };
+  /** The prompt up to the cursor's line, where this prompt changed the place's fragments (the host warms the server with it). */
+  warmHead?: string;
+  /** The budget the prompt was fitted to (the place's own, where it has one). */
+  budgetTokens: number;
 }
 
-/** Step f: the body prompt over the composed fragments within `budgetTokens`. */
+/**
+ * Step f: the body prompt over the composed fragments within `budgetTokens`, laid out in `place`
+ * (the place of work's layout, kept across keystrokes) where there is one.
+ */
 export function bodyPromptStep(
   at: BodyAt,
   settings: BodyPromptSettings,
   ranked: readonly Candidate[],
   contextShare: number,
   budgetTokens: number,
+  place?: PlaceLayout,
 ): BodyModelPrompt {
-  const prompt = promptForBody(at, settings, ranked, contextShare, budgetTokens);
-  // Matched by the text the prompt shows, so every candidate whose text the model read is reported.
-  const usedTexts = new Set(prompt.snippetsUsed.map((s) => s.text));
+  const prompt = promptForBody(at, settings, ranked, contextShare, budgetTokens, place);
   return {
     prompt: prompt.prompt,
     stop: prompt.stop,
-    contexts: ranked.filter((c) => usedTexts.has(snippetForPrompt(c).text)).map((c) => shownCandidate(c)),
+    contexts: prompt.usedIndices.map((i) => shownCandidate(ranked[i]!)),
     trace: {
       tokens: prompt.tokens,
       fim: prompt.fim,
@@ -321,6 +330,8 @@ export function bodyPromptStep(
       snippetsDropped: prompt.snippetsDropped,
       prefixCut: prompt.prefixCut,
     },
+    ...(prompt.blockChanged && prompt.head ? { warmHead: prompt.head } : {}),
+    budgetTokens: prompt.budgetTokens,
   };
 }
 

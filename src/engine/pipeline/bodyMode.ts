@@ -29,6 +29,7 @@ import type { GenerateRequest, ModelClient } from '../generate/types';
 import { redactingClient } from '../generate/redactBoundary';
 import type { Candidate } from '../retrieve/types';
 import { errorMessage } from '../util/errors';
+import { cursorLine } from '../prompt/promptMemory';
 import { knowledgeStage } from './stages/knowledge';
 import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages } from './stages/model';
 import { timed } from './stages/timed';
@@ -87,6 +88,8 @@ export { cutBodyAnswer } from '../body/steps';
 
 /** The sketch step's note where the elements come from the signature-similar methods. */
 const NO_SKETCH = 'no sketch: elements from the signature-similar methods';
+/** The sketch step's note where the place's sketch of the same method is used again. */
+const KEPT_SKETCH = 'the sketch drafted at this place earlier';
 
 /**
  * The body goes on until it ends (Java: its closing brace; Python: at least one statement), and it
@@ -212,14 +215,21 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   if (drafter) await prepareModel(context, drafter);
   const settings = promptSettings(drafter, opts.promptLayout, options.prompt.suffixShare);
 
+  // The place of work (none in a one-off pipeline): the body prompt's layout and the sketch drafted here, kept while the user types.
+  const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix), 'body');
+  const sketchKey = `${request.filePath}\n${found.target.className ?? ''}\n${found.target.signature}`;
+  const keptSketch = sketchSource === 'model' && place?.kept.sketch?.key === sketchKey ? place.kept.sketch.text : undefined;
+
   // b. sketch: the sketch drafts from the signature hits with the line prompt's share of code; the body, whose fragments the sketch
   // chose, keeps the body's (larger) share.
-  let sketch = typeof sketchSource === 'object' ? sketchSource.text : '';
+  let sketch = typeof sketchSource === 'object' ? sketchSource.text : (keptSketch ?? '');
   const noDraft = drafter ? undefined : 'no completion model';
-  const skipped = typeof sketchSource === 'object' ? sketchSource.note : sketchSource === 'none' ? NO_SKETCH : noDraft;
+  const kept = keptSketch !== undefined ? KEPT_SKETCH : undefined;
+  const skipped = typeof sketchSource === 'object' ? sketchSource.note : sketchSource === 'none' ? NO_SKETCH : (kept ?? noDraft);
   if (skipped !== undefined) trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: skipped });
   else if (drafter) sketch = await step('sketch', () => sketchStep(sketchInput(context, drafter, at, settings, signatureHits)), '');
   if (sketch) body.sketch = sketch;
+  if (place && sketch && sketchSource === 'model') place.kept.sketch = { key: sketchKey, text: sketch };
 
   // c. essential code elements
   const elementsInput = {
@@ -249,7 +259,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   // f. prompt -> the body (second model call), cut where the method ends
   const answer = await runModelStages(context, model, {
     maxNewTokens: options.body.maxNewTokens,
-    prompt: (budget) => bodyPromptStep(at, settings, ranked, options.body.contextShare, budget),
+    prompt: (budget) => bodyPromptStep(at, settings, ranked, options.body.contextShare, budget, place?.layout),
     generate: { stop: at.stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
     // The finished body is checked against the repository (its members, its keyword arguments); its decoding is not constrained:
     // on the validation body cases a mask at every dot cost Python 3 points of ES (the model wrote around the names it was denied).

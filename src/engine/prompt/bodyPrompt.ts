@@ -4,11 +4,11 @@
 // then `// Based on above, complete the method body of the class` and the code before the cursor
 // (a left-to-right model continues it, so the `<FILL_FUNCTION_BODY>` marker and the right
 // context are left out). FIM families get the same fragments above the file and the right
-// context as the suffix. Fragments are chosen best first under the token budget and laid out
-// best last, nearest the cursor.
+// context as the suffix. Fragments are chosen best first under the token budget and, at a new
+// place, laid out best last, nearest the cursor; later ones are appended (fitPromptBudget's place layout).
 import type { Lang } from '../kb/types';
-import { estimateTokens, keepTail, type PromptSnippet } from './fitPromptBudget';
-import { commentPrefix, fimTemplate, type ModelFamily } from './templates';
+import { fitPromptBudget, type BlockForm, type PlaceLayout, type PromptSnippet } from './fitPromptBudget';
+import { commentPrefix, type ModelFamily } from './templates';
 
 export interface BodyPromptInput {
   lang: Lang;
@@ -26,17 +26,27 @@ export interface BodyPromptInput {
   /** Share of the budget the code before the cursor keeps at least when fragments want more. */
   contextShare?: number;
   countTokens?: (text: string) => number;
+  /** The place of work's layout from the last body prompt here (promptMemory.ts), updated in place; absent: a new place. */
+  place?: PlaceLayout;
 }
 
 export interface BodyPrompt {
   prompt: string;
   fim: boolean;
-  /** The fragments that made it in, best first. */
+  /** The fragments that made it in (wholly or cut), in prompt order. */
   snippetsUsed: PromptSnippet[];
+  /** Indices into the input's snippets of those used, in prompt order. */
+  usedIndices: number[];
   snippetsDropped: number;
   prefixCut: boolean;
   tokens: number;
   stop: string[];
+  /** The prompt up to the cursor's line (FittedPrompt.head): what a warm-up has the server read. */
+  head: string;
+  /** Whether this prompt changed the place's fragments. */
+  blockChanged: boolean;
+  /** The budget the prompt was fitted to: the place's, where it has one. */
+  budgetTokens: number;
 }
 
 /** How the body prompt lays out its fragments: the text before them, each fragment, the text between them and the file. */
@@ -57,50 +67,48 @@ export const RAMBO_LAYOUT: BodyPromptLayout = {
   instruction: (lang) => `${commentPrefix(lang)} Based on above, complete the method body of the class\n`,
 };
 
-export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
-  const count = input.countTokens ?? estimateTokens;
-  const c = commentPrefix(input.lang);
-  const template = fimTemplate(input.family);
-  const fim = template !== undefined && input.suffix.trim().length > 0;
-  const layout = input.layout ?? RAMBO_LAYOUT;
-  const intro = layout.intro(input.lang);
-  const instruction = layout.instruction(input.lang);
-  const header = `${c} ${input.filePath}\n`;
-  const suffix = fim ? input.suffix.slice(0, Math.floor(input.budgetTokens * input.suffixShare) * 3) : '';
-  const reserved = count(intro) + count(instruction) + count(header) + (fim ? count(suffix) + 8 : 0);
-  const fragments = input.snippets.map((s) => ({ s, text: layout.fragment(input.lang, s) }));
-  const wanted = fragments.reduce((n, f) => n + count(f.text), 0);
-  const contextCap = Math.max(
-    0,
-    input.budgetTokens - reserved - Math.min(wanted, Math.floor(input.budgetTokens * (1 - (input.contextShare ?? 0.5)))),
-  );
-  const prefix = keepTail(input.prefix, contextCap, count);
-  let remaining = input.budgetTokens - reserved - count(prefix);
-  const used: Array<{ s: PromptSnippet; text: string }> = [];
-  for (const f of fragments) {
-    const cost = count(f.text);
-    if (cost > remaining) continue;
-    used.push(f);
-    remaining -= cost;
-  }
-  const block =
-    used.length > 0
-      ? intro +
-        [...used]
-          .reverse()
-          .map((f) => f.text)
-          .join('') +
-        instruction
-      : '';
-  const promptPrefix = block + header + prefix;
-  const prompt = fim && template ? template.render(promptPrefix, suffix) : promptPrefix;
+/** The body prompt's block in `layout`'s form: its intro, the fragments (a new place's best last, nearest the cursor), its instruction. */
+export function bodyBlockForm(layout: BodyPromptLayout): BlockForm {
   return {
-    prompt,
-    fim,
-    snippetsUsed: used.map((f) => f.s),
-    snippetsDropped: input.snippets.length - used.length,
-    prefixCut: prefix !== input.prefix,
-    tokens: count(prompt),
-    stop: template?.stop ?? [],
+    render: (lang, snippets) =>
+      snippets.length === 0 ? '' : layout.intro(lang) + snippets.map((s) => layout.fragment(lang, s)).join('') + layout.instruction(lang),
+    snippet: (lang, s) => layout.fragment(lang, s),
+    frame: (lang) => layout.intro(lang) + layout.instruction(lang),
+    bestLast: true,
+  };
+}
+
+/**
+ * The body prompt, laid out as the line prompt is (fitPromptBudget): at one place of work its
+ * fragments stay put and the code keeps a stable left edge, so a model server reuses the prompt
+ * it read at the last keystroke.
+ */
+export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
+  const fitted = fitPromptBudget({
+    lang: input.lang,
+    filePath: input.filePath,
+    prefix: input.prefix,
+    suffix: input.suffix,
+    snippets: input.snippets,
+    family: input.family,
+    budgetTokens: input.budgetTokens,
+    suffixShare: input.suffixShare,
+    ...(input.contextShare !== undefined ? { contextShare: input.contextShare } : {}),
+    ...(input.countTokens ? { countTokens: input.countTokens } : {}),
+    ...(input.place ? { layout: input.place } : {}),
+    blockForm: bodyBlockForm(input.layout ?? RAMBO_LAYOUT),
+  });
+  return {
+    prompt: fitted.prompt,
+    fim: fitted.fim,
+    snippetsUsed: fitted.snippetsUsed,
+    usedIndices: fitted.usedIndices,
+    snippetsDropped: fitted.snippetsDropped,
+    prefixCut: fitted.prefixCut,
+    tokens: fitted.tokens,
+    stop: fitted.stop,
+    head: fitted.head,
+    blockChanged: fitted.blockChanged,
+    budgetTokens: fitted.budgetTokens,
   };
 }

@@ -67,7 +67,31 @@ export interface PromptInput {
    * absent: every prompt is laid out as at a new place.
    */
   layout?: PlaceLayout;
+  /** How the block shows its snippets; absent: the line prompt's (LINE_BLOCK), or the repository's files where repoFormat says so. */
+  blockForm?: BlockForm;
 }
+
+/**
+ * How a block shows its snippets: the line prompt's commented or string block, or the body prompt's
+ * fragments (bodyPrompt.ts). The same place layout lays out both, so both keep the server's cache.
+ */
+export interface BlockForm {
+  /** The block's text for `snippets` in prompt order ('' for none). */
+  render(lang: Lang, snippets: readonly PromptSnippet[]): string;
+  /** The text one snippet adds to the block (what it costs). */
+  snippet(lang: Lang, s: PromptSnippet): string;
+  /** The block's own text around its snippets (what it costs with any snippet in it). */
+  frame(lang: Lang): string;
+  /** A new place's block is laid out best last, nearest the code; absent: best first, each file's snippets together. */
+  bestLast?: boolean;
+}
+
+/** The line prompt's block: each snippet under its path, the whole inside a string block (Python) or a comment. */
+export const LINE_BLOCK: BlockForm = {
+  render: (lang, snippets) => snippetBlock(lang, snippets),
+  snippet: (lang, s) => `${commentPrefix(lang)} ${headingOf(s)}\n${s.text}\n\n`,
+  frame: (lang) => snippetBlock(lang, [{ path: 'x', text: '' }]),
+};
 
 export interface FittedPrompt {
   /** The text sent to the model (FIM-rendered when the family supports it and a suffix exists). */
@@ -188,6 +212,7 @@ function stableCut(layout: PlaceLayout, lines: readonly string[], room: number, 
 /** What laying out one prompt works from: the input's snippets as the prompt shows them and the budget's parts. */
 interface FitContext {
   input: PromptInput;
+  form: BlockForm;
   count: (text: string) => number;
   /** The place's layout, updated in place. */
   layout: PlaceLayout;
@@ -253,18 +278,27 @@ function fillBlock(ctx: FitContext): void {
     // stopping at the first misfit left the validation Java prompts at four snippets); only the
     // best one, when nothing entered yet, is cut in, when a useful part of it fits (a sliver is noise).
     if (entered.length > 0) continue;
-    const room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
-    const cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
+    let room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
+    let cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
+    // A form that adds to every line (the body's commented fragments) costs more than the head's own text: cut by the excess until it fits.
+    const over = (t: string): number => used + costOf({ ...s, text: t }) - blockCap;
+    for (let excess = over(cut); cut !== '' && excess > 0; excess = over(cut)) {
+      room -= excess;
+      cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
+    }
     if (cut.trim().length > 0) {
       entered.push({ snippet: { ...s, text: cut }, rank });
       used += costOf({ ...s, text: cut });
     }
   }
-  // The prompt keeps the ranking's order among what entered, each file's snippets together.
+  // The prompt keeps the ranking's order among what entered, each file's snippets together (or best last, as the form says).
   entered.sort((a, b) => a.rank - b.rank);
-  const firstOfPath = new Map<string, number>();
-  entered.forEach((e, i) => firstOfPath.has(e.snippet.path) || firstOfPath.set(e.snippet.path, i));
-  entered.sort((a, b) => firstOfPath.get(a.snippet.path)! - firstOfPath.get(b.snippet.path)! || a.rank - b.rank);
+  if (ctx.form.bestLast) entered.reverse();
+  else {
+    const firstOfPath = new Map<string, number>();
+    entered.forEach((e, i) => firstOfPath.has(e.snippet.path) || firstOfPath.set(e.snippet.path, i));
+    entered.sort((a, b) => firstOfPath.get(a.snippet.path)! - firstOfPath.get(b.snippet.path)! || a.rank - b.rank);
+  }
   layout.block = entered.map((e) => e.snippet);
   layout.keys = entered.map((e) => given[e.rank]!.text);
   layout.blockCap = used === 0 ? 0 : Math.min(blockCap, Math.ceil(used * (stable ? 1 + APPEND_SHARE : 1)));
@@ -328,7 +362,7 @@ interface RenderParts {
 /** The prompt with `p` as the code before the cursor, in the family's form. */
 function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPrefix: string; format: 'files' | 'comment' } {
   const { input, block, header, fim, suffix, template } = parts;
-  const format = resolveRepoFormat(input.repoFormat, input.family);
+  const format = input.blockForm ? 'comment' : resolveRepoFormat(input.repoFormat, input.family);
   const files =
     format === 'files'
       ? renderRepoLevel(input.family, input.repoName ?? '', block, input.filePath, p, fim ? suffix : undefined)
@@ -336,7 +370,7 @@ function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPr
   // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
   const promptPrefix =
     files === undefined
-      ? snippetBlock(input.lang, block) + header + p
+      ? (input.blockForm ?? LINE_BLOCK).render(input.lang, block) + header + p
       : fim
         ? (renderRepoLevel(input.family, input.repoName ?? '', block, input.filePath, p, undefined) ?? files)
         : files;
@@ -388,9 +422,11 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
 
   const suffix = fim ? keepHead(input.suffix, Math.floor(budget * (input.suffixShare ?? 0.15)), count) : '';
   const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
-  const overhead = count(snippetBlock(input.lang, [{ path: 'x', text: '' }]));
+  const form = input.blockForm ?? LINE_BLOCK;
+  const overhead = count(form.frame(input.lang));
   const ctx: FitContext = {
     input,
+    form,
     count,
     layout,
     budget,
@@ -400,7 +436,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
     available: Math.max(0, budget - reserved - overhead),
     lines: input.prefix.split('\n'),
     ...shownSnippets(input.snippets, count),
-    costOf: (s) => count(`${commentPrefix(input.lang)} ${headingOf(s)}\n${s.text}\n\n`),
+    costOf: (s) => count(form.snippet(input.lang, s)),
   };
 
   if (layout.blockCap === undefined) fillBlock(ctx);

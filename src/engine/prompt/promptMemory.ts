@@ -8,7 +8,20 @@ interface Place {
   /** The cursor line of the last request here. */
   line: number;
   layout: PlaceLayout;
+  kept: PlaceKept;
 }
+
+/** What a mode keeps at a place besides the prompt's layout. */
+export interface PlaceKept {
+  /**
+   * The body mode's sketch of the method drafted at this place (`key`: the method's file and
+   * signature): the user types the body it sketched, so it is not drafted again at every keystroke.
+   */
+  sketch?: { key: string; text: string };
+}
+
+/** The line prompt and the body prompt lay out their places apart: their blocks hold different renderings. */
+export type PlaceKind = 'line' | 'body';
 
 /**
  * A cursor within this many lines of the last request's line in the same file is at the same place
@@ -16,7 +29,7 @@ interface Place {
  */
 export const PLACE_LINES = 40;
 
-/** Files whose last place is remembered (switching between a few files returns to their blocks). */
+/** Places remembered, the last one of each file and kind (switching between a few files returns to their blocks). */
 const KEPT_FILES = 8;
 
 export class PromptMemory {
@@ -27,18 +40,19 @@ export class PromptMemory {
    * The layout of the place at `line` of `filePath`: the remembered one when the cursor is still
    * there, else a new empty one (`fresh`).
    */
-  placeAt(filePath: string, line: number): { layout: PlaceLayout; fresh: boolean } {
-    const known = this.places.get(filePath);
-    this.places.delete(filePath);
+  placeAt(filePath: string, line: number, kind: PlaceKind = 'line'): { layout: PlaceLayout; fresh: boolean; kept: PlaceKept } {
+    const at = `${kind}:${filePath}`;
+    const known = this.places.get(at);
+    this.places.delete(at);
     if (known && Math.abs(known.line - line) <= PLACE_LINES) {
       known.line = line;
-      this.places.set(filePath, known);
-      return { layout: known.layout, fresh: false };
+      this.places.set(at, known);
+      return { layout: known.layout, fresh: false, kept: known.kept };
     }
-    const place: Place = { filePath, line, layout: { block: [], keys: [], version: ++this.versions } };
-    this.places.set(filePath, place);
+    const place: Place = { filePath, line, layout: { block: [], keys: [], version: ++this.versions }, kept: {} };
+    this.places.set(at, place);
     while (this.places.size > KEPT_FILES) this.places.delete(this.places.keys().next().value!);
-    return { layout: place.layout, fresh: true };
+    return { layout: place.layout, fresh: true, kept: place.kept };
   }
 }
 

@@ -189,18 +189,21 @@ void describe('body mode through createPipeline', () => {
 
   void test('the body prompt keeps body.contextShare of its budget for the code before the cursor, the fragments the rest', async () => {
     const budget = 300;
-    const parts = async (contextShare: number): Promise<{ context: number; fragments: number; cut: boolean }> => {
+    const parts = async (contextShare: number): Promise<{ context: number; fragments: number; fragmentTokens: number; cut: boolean }> => {
       const { client, seen } = recordingModel('return null;\n    }', 'stop');
       const pipeline = createPipeline(resolveOptions({ prompt: { budgetTokens: budget }, body: { maxNewTokens: 16, contextShare } }), { retrievers: () => [], model: () => client }, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }));
       const result = await pipeline.complete(emptied(), signal);
       const prompt = seen.at(-1)?.prompt ?? '';
       assert.ok(prompt.indexOf(RAMBO_INSTRUCTION) > 0, `fragments precede the code (${contextShare})`);
       assert.ok(prompt.endsWith(emptied().prefix.slice(-40)), 'the code ends at the cursor');
-      return { context: codeTokens(prompt), fragments: result.trace.prompt?.snippets.length ?? 0, cut: result.trace.prompt?.prefixCut ?? false };
+      const fragmentTokens = estimateTokens(prompt.slice(0, prompt.indexOf(RAMBO_INSTRUCTION)));
+      return { context: codeTokens(prompt), fragments: result.trace.prompt?.snippets.length ?? 0, fragmentTokens, cut: result.trace.prompt?.prefixCut ?? false };
     };
     const half = await parts(0.5);
     const most = await parts(0.8);
-    assert.ok(half.cut && half.context <= budget * 0.5 + 8 && half.context > budget * 0.2, `half: the code is cut to half (${half.context} tokens)`);
+    // The code keeps at least its share; the fragments take at most the rest (room they leave goes to the code).
+    assert.ok(half.cut && half.context >= budget * 0.5 - 8, `half: the code is cut, keeping at least half (${half.context} tokens)`);
+    assert.ok(half.fragmentTokens <= budget * 0.5 + 8 && half.fragmentTokens > budget * 0.2, `half: the fragments take at most half (${half.fragmentTokens} tokens)`);
     assert.ok(!most.cut && most.context > half.context, `0.8: the whole code fits (${most.context} tokens)`);
     assert.ok(half.fragments >= most.fragments && most.fragments >= 1, `fragments ${half.fragments} / ${most.fragments}`);
   });

@@ -86,7 +86,7 @@ void describe('pipeline.complete', () => {
     // The shipped limit (this suite's 12 tokens may end before the line does).
     const shipped = { ...options, generate: { ...options.generate, maxNewTokens: 48 } };
     const early = await complete(emptyLine, stages, shipped, LINE_MODE, signal);
-    const full = await complete(emptyLine, stages, shipped, { ...LINE_MODE, until: undefined }, signal);
+    const full = await complete(emptyLine, stages, shipped, { ...LINE_MODE, until: () => undefined }, signal);
     assert.equal(early.items[0]?.text, full.items[0]?.text);
     assert.ok(early.items.length === 1, JSON.stringify(early.trace.model?.raw));
     assert.equal(early.trace.model?.stoppedBy, 'stop');

@@ -10,17 +10,7 @@ import type { Candidate } from '../retrieve/types';
 import { requestContext } from './stages/context';
 import { knowledgeStage, similarCodeStage } from './stages/knowledge';
 import { fileToCopyFrom, runModelStages, type ModelPlan } from './stages/model';
-import { routerOf } from './router';
-import type {
-  CompletionMode,
-  CompletionRequest,
-  CompletionResult,
-  LinePlan,
-  PipelineOptions,
-  PipelineStages,
-  RequestContext,
-  Router,
-} from './types';
+import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, PipelineStages, RequestContext, Router } from './types';
 
 /**
  * A candidate as the prompt shows it (`whole`: definitions with their bodies); ProCC's window gets its heading and, with a
@@ -131,19 +121,18 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
 }
 
 /**
- * One completion: `route` picks the mode for the request (a fixed mode picks itself), then that
- * mode runs. Resolves with no items when a stage leaves nothing to show (the trace says which and
- * why); rejects only with CancellationError when `signal` aborts.
+ * One completion: `router` picks the mode for the request, then that mode runs. Resolves with no
+ * items when a stage leaves nothing to show (the trace says which and why); rejects only with
+ * CancellationError when `signal` aborts.
  */
 export function complete(
   request: CompletionRequest,
   stages: PipelineStages,
   options: PipelineOptions,
-  route: Router | CompletionMode,
+  router: Router,
   signal: AbortSignal,
   analyses?: UnfinishedAnalyses,
 ): Promise<CompletionResult> {
-  const router = routerOf(route);
   const context = requestContext(request, options, stages, router.name, signal, analyses);
   const mode = router.route(context);
   context.trace.mode = mode.name;

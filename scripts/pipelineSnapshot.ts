@@ -20,7 +20,7 @@ import type { GenerateRequest, ModelClient } from '../src/engine/generate/types'
 import { RepoMethods } from '../src/engine/body/RepoMethods';
 import { originLabel } from '../src/engine/retrieve/types';
 import {
-  autoMode,
+  autoRouter,
   bodyMode,
   causalLMProber,
   createPipeline,
@@ -30,6 +30,7 @@ import {
   PIPELINE_DEFAULTS,
   resolveOptions,
   type CompletionMode,
+  type Router,
   type CompletionRequest,
   type CompletionResult,
   type PipelineDeps,
@@ -156,7 +157,7 @@ async function main(): Promise<void> {
   const java = await open('javashop', false);
 
   const budgets: PipelineSettings = { retrieval: { budgetsMs: { sparse: 60_000, dataflow: 60_000 } } };
-  const run = async (name: string, fx: Fixture, request: CompletionRequest, overrides: PipelineSettings, mode: CompletionMode | ((fx: Fixture) => CompletionMode), extra: Partial<PipelineDeps> = {}, model: ModelClient = embedded, seen?: GenerateRequest[]): Promise<unknown> => {
+  const run = async (name: string, fx: Fixture, request: CompletionRequest, overrides: PipelineSettings, mode: Router | CompletionMode | ((fx: Fixture) => Router | CompletionMode), extra: Partial<PipelineDeps> = {}, model: ModelClient = embedded, seen?: GenerateRequest[]): Promise<unknown> => {
     const chosen = typeof mode === 'function' ? mode(fx) : mode;
     const pipeline = createPipeline(resolveOptions({ ...budgets, ...overrides, retrieval: { ...budgets.retrieval, ...overrides.retrieval } }), { retrievers: () => fx.paths.retrievers, receivers: () => fx.paths.receivers, model: () => model, ...extra }, chosen);
     const before = seen?.length ?? 0;
@@ -166,7 +167,7 @@ async function main(): Promise<void> {
     return { name, mode: chosen.name, ...(snapshotOf(result) as object), ...(seen ? { asked: seen.slice(before).map(asked) } : {}) };
   };
 
-  const auto = (fx: Fixture): CompletionMode => autoMode({ parsers, repo: () => fx.repo });
+  const auto = (fx: Fixture): Router => autoRouter({ parsers, repo: () => fx.repo });
   const cart = lineAt('pyshop', 'app/main.py', 18, '    cart.');
   const service = lineAt('pyshop', 'app/main.py', 18, '    service = CheckoutService(');
   const javaGateway = lineAt('javashop', `${JAVA}/service/CheckoutService.java`, 30, '            String id = gateway.');

@@ -17,7 +17,7 @@ import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { ModelClient } from '../engine/generate/types';
 import { snippetForPrompt } from '../engine/prompt/snippetForPrompt';
 import {
-  autoMode,
+  autoRouter,
   bodyMode,
   createPipeline,
   LINE_MODE,
@@ -26,6 +26,7 @@ import {
   resolveOptions,
   type BodyModeDeps,
   type CompletionMode,
+  type Router,
   type CompletionRequest,
   type CompletionResult,
   type Pipeline,
@@ -298,7 +299,7 @@ function methodOptions(spec: MethodSpec, options: RunOptions, body: boolean): Pi
 }
 
 /**
- * The mode a case runs in: a body case in the body mode for every method (Rambo's stages for
+ * The mode a case runs in (or the router that picks it): a body case in the body mode for every method (Rambo's stages for
  * Rambo's methods; the method's own retrieval with the body's length and cut for the others).
  */
 function modeOf(
@@ -307,12 +308,12 @@ function modeOf(
   env: CaseEnvironment,
   options: RunOptions,
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>,
-): CompletionMode {
+): Router | CompletionMode {
   const body = isBodyCase(c);
   // Step e's order where the run names one (the body mode's composer), else the product's.
   const compose: BodyModeOptions = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
   // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
-  if (spec.product) return env.body ? autoMode(env.body, compose) : LINE_MODE;
+  if (spec.product) return env.body ? autoRouter(env.body, compose) : LINE_MODE;
   // The baselines' body: their own retrieval through the line stages, cut as the product cuts a body.
   if (!spec.rambo) return body && env.body ? lineStagesBodyMode(env.body.parsers, PIPELINE_DEFAULTS.body.maxLines) : LINE_MODE;
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
@@ -331,7 +332,7 @@ function modeOf(
         ...(knowledge ? { knowledge } : {}),
         ...rambo,
       })
-    : autoMode(env.body, rambo);
+    : autoRouter(env.body, rambo);
 }
 
 /** The method's pipeline, built by the product's one composition function. */

@@ -8,7 +8,7 @@ import { langOfPath } from '../engine/kb/parsers';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import {
-  autoMode,
+  autoRouter,
   createPipeline,
   formatTraceMarkdown,
   LINE_MODE,
@@ -144,12 +144,12 @@ export class CompletionFeature implements Feature {
   }
 
   /**
-   * The pipeline of a workspace folder: the repository's stages and the auto mode (body mode in an
-   * empty method body) once it is ready, line mode without retrieval before.
+   * The pipeline of a workspace folder: the repository's stages and the auto router (body mode in an
+   * empty method body, else line mode) once it is ready, line mode without retrieval before.
    */
   private buildPipeline(folder: FolderIndex | undefined, ready: boolean): Pipeline {
     const repo = ready ? folder : undefined;
-    const mode = repo ? autoMode({ parsers: repo.parsers, repo: () => repo.methods }) : LINE_MODE;
+    const route = repo ? autoRouter({ parsers: repo.parsers, repo: () => repo.methods }) : LINE_MODE;
     // Readiness is read per stage: a folder that starts indexing again mid-request lends nothing more.
     const readyNow = (): FolderIndex | undefined => (folder && folder.state === 'ready' ? folder : undefined);
     const options = this.options;
@@ -174,7 +174,7 @@ export class CompletionFeature implements Feature {
         // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
         checkpoint: (s) => this.settle(s, 1),
       },
-      mode,
+      route,
     );
   }
 

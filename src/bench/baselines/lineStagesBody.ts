@@ -5,14 +5,17 @@
 import type { Parsers } from '../../engine/kb/parsers';
 import { detectBodyTarget, guessBodyTarget } from '../../engine/body/detectBody';
 import { missingBodyIndent, signatureIndentOf } from '../../engine/body/cutBody';
-import { bodyHold, cutBodyAnswer, type CompletionMode } from '../../engine/pipeline';
+import { bodyHold, cutBodyAnswer, type LinePlan } from '../../engine/pipeline';
 
 /** A body mode that runs the line stages; `maxLines`: the body's line limit (PipelineOptions.body.maxLines). */
-export function lineStagesBodyMode(parsers: Parsers, maxLines: number): CompletionMode {
+export function lineStagesBodyMode(parsers: Parsers, maxLines: number): LinePlan {
   return {
+    kind: 'line',
     name: 'body',
     prime: (request) => missingBodyIndent(request.lang, request.prefix),
     hold: (request) => bodyHold(request.lang),
+    // The body's stops and its cut end the answer, not a settled line.
+    until: () => undefined,
     // The line composition hands the cut the primed prefix and the answer after the priming, which it prepends itself.
     postprocess: (raw, context, options) => {
       const target =
@@ -24,5 +27,7 @@ export function lineStagesBodyMode(parsers: Parsers, maxLines: number): Completi
         { maxLines, maxChars: options.maxChars },
       ).text;
     },
+    // The body's cut gives no reason of its own; the trace says postprocessing left nothing.
+    whyEmpty: () => undefined,
   };
 }

@@ -11,7 +11,7 @@ import { documentAround } from '../../engine/kb/documentWindow';
 import { DEFAULT_MAX_FILE_BYTES, isOutsideRelative } from '../../engine/kb/scan';
 import { langOfPath } from '../../engine/kb/parsers';
 import {
-  autoMode,
+  autoRouter,
   bodyMode,
   CHECK_MODES,
   causalLMProber,
@@ -24,6 +24,7 @@ import {
   resolveOptions,
   type BodyModeDeps,
   type CompletionMode,
+  type Router,
 } from '../../engine/pipeline';
 import { RepoMethods } from '../../engine/body/RepoMethods';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
@@ -216,7 +217,7 @@ export const completeCommand: CliCommand = {
       const bodyDeps: BodyModeDeps | undefined = repoMethods
         ? { parsers: await parsers(), repo: () => repoMethods, ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) }
         : undefined;
-      const mode: CompletionMode = !bodyDeps ? LINE_MODE : modeName === 'body' ? bodyMode(bodyDeps) : autoMode(bodyDeps);
+      const route: Router | CompletionMode = !bodyDeps ? LINE_MODE : modeName === 'body' ? bodyMode(bodyDeps) : autoRouter(bodyDeps);
       const pipeline = createPipeline(
         settings,
         {
@@ -228,7 +229,7 @@ export const completeCommand: CliCommand = {
           ...(bandit ? { bandit: () => bandit } : {}),
           ...(rerankers ? { rerankers: rerankers.switcher } : {}),
         },
-        mode,
+        route,
       );
       const result = await pipeline.complete(
         { filePath: rel, lang, prefix: view.prefix, suffix: view.suffix, repoName: basename(repo) },

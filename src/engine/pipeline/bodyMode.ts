@@ -2,10 +2,10 @@
 // methods -> (b) a model sketch of the body -> (c) the sketch's essential elements mapped to the
 // repository -> (d) their usages from the identifier index -> (e) prompt -> (f) the whole body,
 // cut where the method ends. Each step is timed in the trace; a step that fails degrades the
-// answer (CONTRIBUTING.md "Code rules", rule 8). `autoMode` picks the body mode where the syntax tree says so, else line.
+// answer (CONTRIBUTING.md "Code rules", rule 8). `autoRouter` (router.ts) picks the body mode where the syntax tree says so, else line.
 import type { Parsers } from '../kb/parsers';
 import type { Lang } from '../kb/types';
-import { bodyUnfinished, missingBodyIndent } from '../body/cutBody';
+import { bodyUnfinished } from '../body/cutBody';
 import { detectBodyTarget, guessBodyTarget, type BodyTarget } from '../body/detectBody';
 import { composeInTurns, jaccardSignatures, type BodyComposer, type ScoredMethod, type SignatureSearch } from '../body/rambo';
 import type { RepoMethods } from '../body/RepoMethods';
@@ -35,7 +35,7 @@ import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages }
 import { timed } from './stages/timed';
 import { isBlank, LINE_MODE } from './modes';
 import { newTraceId, type BodyTrace, type CompletionTrace, type StageName } from './trace';
-import type { CompletionMode, CompletionRequest, CompletionResult, RequestContext } from './types';
+import type { ComposedMode, CompletionRequest, CompletionResult, RequestContext } from './types';
 
 /** What the body mode reads besides the request: the grammars, the repository's methods, the model's tokenizer. */
 export interface BodyModeDeps {
@@ -100,10 +100,10 @@ export function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLin
 }
 
 /**
- * The method whose empty body holds the cursor, read from the syntax tree once per request (auto mode's choice and the detect stage share
- * it).
+ * The method whose empty body holds the cursor, read from the syntax tree once per request (the auto router's choice and the detect
+ * stage share it).
  */
-function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | undefined {
+export function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | undefined {
   const { request } = context;
   return context.memo('body.target', () => detectBodyTarget(parsers, request.lang, request.prefix, request.suffix));
 }
@@ -276,7 +276,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
  * the stage as one step (`knowledge`).
  */
 function knowledgeItems(context: RequestContext, asked: CompletionRequest): Promise<Candidate[]> {
-  const lead = LINE_MODE.prime?.(asked) ?? '';
+  const lead = LINE_MODE.prime(asked);
   const scratch: CompletionTrace = {
     id: newTraceId(),
     mode: 'line',
@@ -290,22 +290,7 @@ function knowledgeItems(context: RequestContext, asked: CompletionRequest): Prom
   return knowledgeStage(context, lead ? { ...asked, prefix: asked.prefix + lead } : asked, scratch).then((k) => k.ranked);
 }
 
-/** The body mode: Rambo's stages. */
-export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): CompletionMode {
-  return {
-    name: 'body',
-    prime: (request) => missingBodyIndent(request.lang, request.prefix),
-    hold: (request) => bodyHold(request.lang),
-    complete: (context: RequestContext) => completeBody(context, deps, opts),
-  };
-}
-
-/** Body mode (with `body`'s options) where the cursor is in an empty method body (read from the syntax tree), line mode elsewhere. */
-export function autoMode(deps: BodyModeDeps, body: BodyModeOptions = {}): CompletionMode {
-  const inBody = bodyMode(deps, body);
-  return {
-    name: 'auto',
-    postprocess: LINE_MODE.postprocess,
-    select: (context) => (bodyTargetOf(context, deps.parsers) ? inBody : LINE_MODE),
-  };
+/** The body mode: Rambo's composition of the stages. */
+export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): ComposedMode {
+  return { kind: 'composed', name: 'body', complete: (context: RequestContext) => completeBody(context, deps, opts) };
 }

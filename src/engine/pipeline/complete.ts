@@ -10,8 +10,7 @@ import type { Candidate } from '../retrieve/types';
 import { requestContext } from './stages/context';
 import { knowledgeStage, similarCodeStage } from './stages/knowledge';
 import { fileToCopyFrom, runModelStages, type ModelPlan } from './stages/model';
-import { LINE_MODE } from './modes';
-import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from './types';
+import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, PipelineStages, RequestContext, Router } from './types';
 
 /**
  * A candidate as the prompt shows it (`whole`: definitions with their bodies); ProCC's window gets its heading and, with a
@@ -31,10 +30,10 @@ function promptSnippetOf(c: Candidate, similarCap: number | undefined, whole: bo
   };
 }
 
-/** The line composition of the stages for `mode` (line mode, or a mode that reuses its stages with its own cut). */
-export async function completeLine(context: RequestContext, mode: CompletionMode): Promise<CompletionResult> {
+/** The line composition of the stages, primed, held and cut by `linePlan` (line mode's, or another that reuses the line stages). */
+export async function completeLine(context: RequestContext, linePlan: LinePlan): Promise<CompletionResult> {
   const { options, stages } = context;
-  const lead = mode.prime?.(context.request) ?? '';
+  const lead = linePlan.prime(context.request);
   const request = lead ? { ...context.request, prefix: context.request.prefix + lead } : context.request;
 
   const knowledge = await knowledgeStage(context, request);
@@ -62,7 +61,7 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
   // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
   const whole = model.backend === 'embedded';
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
-  const until = mode.until?.(request);
+  const until = linePlan.until(request);
   const plan: ModelPlan = {
     maxNewTokens: options.generate.maxNewTokens,
     prompt: (given) => {
@@ -102,27 +101,27 @@ export async function completeLine(context: RequestContext, mode: CompletionMode
       };
     },
     // What the model may not do yet (line mode on an empty line: end or break the line before it writes something).
-    generate: { ...mode.hold?.(request), ...(until ? { until } : {}), copyFrom: fileToCopyFrom(request.prefix) },
+    generate: { ...linePlan.hold(request), ...(until ? { until } : {}), copyFrom: fileToCopyFrom(request.prefix) },
     checkAt: request.prefix,
     // A prompt primed with the line's indentation ends in whitespace, where a byte-level BPE model
     // usually puts the last space into the next word's token (" if"): its answer then starts with
     // that space, which the indentation already holds.
     postprocess: (generated) => ({
-      text: (mode.postprocess ?? LINE_MODE.postprocess)(
+      text: linePlan.postprocess(
         lead ? generated.text.replace(/^[ \t]+/, '') : generated.text,
         { ...postContext, ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}) },
         options.postprocess,
       ),
       lead,
     }),
-    whyEmpty: (generated) => (mode.postprocess ? mode.whyEmpty : LINE_MODE.whyEmpty)?.(generated.text, postContext, options.postprocess),
+    whyEmpty: (generated) => linePlan.whyEmpty(generated.text, postContext, options.postprocess),
   };
   const answer = await runModelStages(context, model, plan);
   return context.finish(answer.items, { contexts: answer.contexts, ...outputs });
 }
 
 /**
- * One completion through `mode` (its choice for the request, where it chooses). Resolves with no
+ * One completion: `router` picks the mode for the request, then that mode runs. Resolves with no
  * items when a stage leaves nothing to show (the trace says which and why); rejects only with
  * CancellationError when `signal` aborts.
  */
@@ -130,12 +129,12 @@ export function complete(
   request: CompletionRequest,
   stages: PipelineStages,
   options: PipelineOptions,
-  mode: CompletionMode,
+  router: Router,
   signal: AbortSignal,
   analyses?: UnfinishedAnalyses,
 ): Promise<CompletionResult> {
-  const context = requestContext(request, options, stages, mode.name, signal, analyses);
-  const chosen = mode.select?.(context) ?? mode;
-  context.trace.mode = chosen.name;
-  return chosen.complete ? chosen.complete(context) : completeLine(context, chosen);
+  const context = requestContext(request, options, stages, router.name, signal, analyses);
+  const mode = router.route(context);
+  context.trace.mode = mode.name;
+  return mode.kind === 'composed' ? mode.complete(context) : completeLine(context, mode);
 }

@@ -1,7 +1,7 @@
 // The one composition function (docs/ARCHITECTURE.md "The pipeline"): every pipeline — the language
 // server's, each CLI command's, each evaluation method's — is assembled here from the options (the
 // one table of defaults in defaults.ts with the caller's overrides), the dependencies the host
-// owns (retrieval paths, models, reranker switch, model slots) and a completion mode.
+// owns (retrieval paths, models, reranker switch, model slots) and a completion mode or a router.
 import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import type { Parsers } from '../kb/parsers';
 import type { CausalLM } from '../models/types';
@@ -24,9 +24,10 @@ import { complete } from './complete';
 import { redactingClient, redactingNextLine } from '../generate/redactBoundary';
 import { redactSecrets } from '../prompt/redact';
 import { LINE_MODE } from './modes';
+import { routerOf } from './router';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieval, type SimilarRetrieverOptions } from '../similar/perspectives';
 import { CodeWindowIndex, type WindowIndexOptions } from '../similar/windowIndex';
-import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages } from './types';
+import type { CompletionMode, CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, Router } from './types';
 
 /**
  * Parseable texts a pipeline keeps analysed across requests: the line being typed and a few it
@@ -54,7 +55,8 @@ export interface PipelineDeps extends Pick<
 }
 
 export interface Pipeline {
-  readonly mode: CompletionMode;
+  /** Which mode completes each request. */
+  readonly router: Router;
   readonly options: PipelineOptions;
   /** One completion; rejects only with CancellationError when `signal` aborts. */
   complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionResult>;
@@ -85,7 +87,9 @@ function multiPathStage(retrievers: () => readonly Retriever[]): RetrievalStage 
   };
 }
 
-export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mode: CompletionMode = LINE_MODE): Pipeline {
+/** A pipeline whose requests `route` sends to a mode (a mode given alone completes every request). */
+export function createPipeline(options: PipelineOptions, deps: PipelineDeps, route: Router | CompletionMode = LINE_MODE): Pipeline {
+  const router = routerOf(route);
   // The unfinished file's recent analyses, across this pipeline's requests (the keystrokes typed on one line parse its text once).
   const analyses = new UnfinishedAnalyses({ keep: KEPT_ANALYSES });
   const stages: PipelineStages = {
@@ -106,10 +110,10 @@ export function createPipeline(options: PipelineOptions, deps: PipelineDeps, mod
     ...(deps.warm ? { warm: deps.warm } : {}),
   };
   return {
-    mode,
+    router,
     options,
     complete: async (request, signal) => {
-      const result = await complete(request, stages, options, mode, signal, analyses);
+      const result = await complete(request, stages, options, router, signal, analyses);
       await redactTraceQueries(result.trace);
       return result;
     },

@@ -1,4 +1,4 @@
-// The pipeline: one composition function, the stages every mode composes, its trace and the completion modes.
+// The pipeline: one composition function, the stages every mode composes, its trace, the completion modes and their router.
 export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber, probingQueryBuilder } from './createPipeline';
 export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } from './createPipeline';
 export { complete, completeLine } from './complete';
@@ -6,7 +6,8 @@ export { MODEL_DEFAULTS, PIPELINE_DEFAULTS } from './defaults';
 export { resolveOptions } from './resolveOptions';
 export type { PipelineSettings } from './resolveOptions';
 export { LINE_MODE } from './modes';
-export { autoMode, bodyHold, bodyMode, completeBody, cutBodyAnswer } from './bodyMode';
+export { autoRouter, routerOf } from './router';
+export { bodyHold, bodyMode, completeBody, cutBodyAnswer } from './bodyMode';
 export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';
 export { composeInTurns, jaccardSignatures, type BodyComposer, type BodyLists, type SignatureSearch } from '../body/rambo';
 export { RAMBO_LAYOUT, type BodyPromptLayout } from '../prompt/bodyPrompt';
@@ -18,6 +19,10 @@ export type {
   CheckMode,
   CompletionItem,
   CompletionMode,
+  ComposedMode,
+  LinePlan,
+  ModeName,
+  Router,
   CompletionRequest,
   CompletionResult,
   ModelStages,

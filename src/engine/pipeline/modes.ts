@@ -2,13 +2,15 @@
 // of the cursor's line (postprocess); on an empty line the prompt carries the line's indentation
 // and so does the suggestion (lineIndent), and the model may not leave it blank (hold).
 import { lineSettled, postprocessCompletion, postprocessEmptyReason } from '../generate/postprocess/postprocess';
-import type { CompletionMode } from './types';
+import type { LinePlan } from './types';
 import { cursorLineBlank, missingLineIndent } from './lineIndent';
 
 /** The answer so far holds nothing but whitespace. */
 export const isBlank = (generated: string): boolean => generated.trim() === '';
 
-export const LINE_MODE: CompletionMode & Required<Pick<CompletionMode, 'postprocess' | 'whyEmpty'>> = {
+/** Line mode: the line composition with the line's own plan. */
+export const LINE_MODE: LinePlan = {
+  kind: 'line',
   name: 'line',
   prime: (request) => missingLineIndent(request.prefix, request.suffix),
   // On an empty line a blank answer shows nothing: the model writes the statement before it may end or break the line.

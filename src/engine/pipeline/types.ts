@@ -1,5 +1,5 @@
 // What a completion request carries, what it returns, the options of each stage, and the
-// completion mode: the value that tells the one pipeline which kind of completion it makes.
+// completion modes and their router: the values that tell the one pipeline which kind of completion it makes.
 import type { PromptMemory } from '../prompt/promptMemory';
 import type { RepoFormat } from '../prompt/templates';
 import type { Lang } from '../kb/types';
@@ -190,40 +190,52 @@ export interface RequestContext {
   finish(items: CompletionItem[], outputs: { contexts: Candidate[]; retrieval?: RetrievalTrace; rerank?: RerankOutcome }): CompletionResult;
 }
 
+/** What the trace calls the mode that ran. */
+export type ModeName = 'line' | 'body';
+
 /**
- * A completion mode: line completion (CodeRAG, with ProCC's similar code as one of its stages), method
- * bodies (Rambo), and `auto`, which picks one per request.
+ * How the line composition (complete.ts: knowledge, similar code, the model stages) primes the
+ * prompt, holds and stops the model and cuts its answer. Line mode's plan is LINE_MODE; a plan of
+ * its own lets another kind of completion run the line stages (the baselines' body).
  */
-export interface CompletionMode {
-  readonly name: 'line' | 'body' | 'auto';
+export interface LinePlan {
+  readonly kind: 'line';
+  readonly name: ModeName;
   /**
-   * Cut the model's raw text to what this mode inserts, in the line composition; absent: the line
-   * mode's cut. A mode with a composition of its own (`complete`) cuts there.
+   * Text put before the cursor in the prompt so the model starts where the insertion starts (line
+   * mode: the line's indentation on an empty line); the inserted text begins with it.
    */
-  postprocess?(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
-  /** Why postprocess leaves nothing of `raw` (for the trace); undefined when it leaves something. */
-  whyEmpty?(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string | undefined;
+  prime(request: CompletionRequest): string;
+  /** What the model may not do yet (GenerateRequest.holdEnd / holdLine), for the request as primed. */
+  hold(request: CompletionRequest): Pick<GenerateRequest, 'holdEnd' | 'holdLine'>;
   /**
-   * Text the mode puts before the cursor in the prompt so the model starts where the insertion
-   * starts (the body mode: the body's indentation on an empty line); the inserted text begins with it.
+   * When the answer is complete (GenerateRequest.until): more text could not change what
+   * `postprocess` keeps; undefined: when the model stops.
    */
-  prime?(request: CompletionRequest): string;
-  /**
-   * What the model may not do yet (GenerateRequest.holdEnd / holdLine), for the request as primed:
-   * line mode on an empty line, the body mode before the body's first statement and until it ends.
-   */
-  hold?(request: CompletionRequest): Pick<GenerateRequest, 'holdEnd' | 'holdLine'>;
-  /**
-   * When the answer is complete for this mode (GenerateRequest.until): more text could not change
-   * what the mode's postprocess keeps. Line mode: a single line, once it has ended.
-   */
-  until?(request: CompletionRequest): ((generated: string) => boolean) | undefined;
-  /** The mode that completes this request (auto: body inside an empty method body, else line); absent: this one. */
-  select?(context: RequestContext): CompletionMode;
-  /**
-   * The mode's own composition of the stages (the body mode: Rambo's lists, the knowledge stage,
-   * a sketch call and the model stages); absent: the line composition (knowledge, similar code,
-   * the model stages).
-   */
-  complete?(context: RequestContext): Promise<CompletionResult>;
+  until(request: CompletionRequest): ((generated: string) => boolean) | undefined;
+  /** Cut the model's raw text to what is inserted. */
+  postprocess(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string;
+  /** Why postprocess leaves nothing of `raw` (for the trace); undefined when it leaves something or gives no reason. */
+  whyEmpty(raw: string, context: PostprocessContext, options: PipelineOptions['postprocess']): string | undefined;
+}
+
+/** A mode with its own composition of the stages (the body mode: Rambo's lists, the knowledge stage, a sketch call, the model stages). */
+export interface ComposedMode {
+  readonly kind: 'composed';
+  readonly name: ModeName;
+  complete(context: RequestContext): Promise<CompletionResult>;
+}
+
+/**
+ * A completion mode: the line composition run with a plan (CodeRAG, with ProCC's similar code as one of its stages), or a composition
+ * of its own (Rambo).
+ */
+export type CompletionMode = LinePlan | ComposedMode;
+
+/** Which mode completes each request: a fixed one, or `auto` (body inside an empty method body, else line). */
+export interface Router {
+  readonly kind: 'router';
+  /** The mode a host asked for: `auto`, or the fixed mode's name. */
+  readonly name: ModeName | 'auto';
+  route(context: RequestContext): CompletionMode;
 }

@@ -14,7 +14,7 @@ import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
 import { composeInTurns, mergeInTurns, type BodyComposer } from '../../../src/engine/body/rambo';
 import { originLabel } from '../../../src/engine/retrieve/types';
-import { autoMode, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, resolveOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { autoRouter, bodyMode, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, resolveOptions, type CompletionRequest } from '../../../src/engine/pipeline';
 import { mergeConfig, pipelineSettings } from '../../../src/server/config';
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
@@ -61,7 +61,7 @@ void describe('body mode through createPipeline', () => {
   });
 
   void test('auto: an empty Java method gets a body through Rambo\'s steps, each timed; the trace names the elements and usages', async () => {
-    const pipeline = createPipeline(resolveOptions(), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
+    const pipeline = createPipeline(resolveOptions(), { retrievers: () => [], model: () => model }, autoRouter({ parsers, repo: () => repo }));
     const result = await pipeline.complete(emptied(OVERLOAD), signal);
     const trace = result.trace;
     assert.equal(trace.mode, 'body');
@@ -82,7 +82,7 @@ void describe('body mode through createPipeline', () => {
 
   void test('a body passes the show gate too: scored from its log-probabilities, kept back below the threshold with its text', async () => {
     const run = (threshold: number) =>
-      createPipeline(resolveOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
+      createPipeline(resolveOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoRouter({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
     const shown = await run(0);
     assert.equal(shown.trace.mode, 'body');
     const gate = shown.trace.gate!;
@@ -97,7 +97,7 @@ void describe('body mode through createPipeline', () => {
   void test('auto: a cursor in a method with code stays in line mode, with the line stages', async () => {
     const text = readFileSync(join(fixturesDir, 'javashop', rel), 'utf8');
     const cursor = text.indexOf('return factory.apply(apiKey);');
-    const pipeline = createPipeline(resolveOptions({ generate: { maxNewTokens: 8 } }), { retrievers: () => [], model: () => model }, autoMode({ parsers, repo: () => repo }));
+    const pipeline = createPipeline(resolveOptions({ generate: { maxNewTokens: 8 } }), { retrievers: () => [], model: () => model }, autoRouter({ parsers, repo: () => repo }));
     const result = await pipeline.complete({ filePath: rel, lang: 'java', prefix: text.slice(0, cursor), suffix: text.slice(cursor) }, signal);
     assert.equal(result.trace.mode, 'line');
     assert.equal(result.trace.body, undefined);

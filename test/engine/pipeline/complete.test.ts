@@ -10,7 +10,7 @@ import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { ModelClientError, type ModelClient } from '../../../src/engine/generate/types';
 import { recordingModel } from '../../helpers/recordingModel';
-import { causalLMProber, complete, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, LINE_MODE, resolveOptions, probingQueryBuilder, type CompletionRequest, type PipelineStages } from '../../../src/engine/pipeline';
+import { causalLMProber, complete, createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, LINE_MODE, resolveOptions, routerOf, probingQueryBuilder, type CompletionRequest, type PipelineStages } from '../../../src/engine/pipeline';
 import { snippetForPrompt } from '../../../src/engine/prompt/snippetForPrompt';
 import { multiPathRetrieve } from '../../../src/engine/retrieve/multiPathRetrieve';
 import { isCancellationError } from '../../../src/engine/util/errors';
@@ -20,6 +20,8 @@ const mainPy = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8
 const cursor = mainPy.indexOf('CheckoutService(cart') + 'CheckoutService('.length;
 const request: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, cursor), suffix: mainPy.slice(cursor) };
 // Generous path budgets: the assertions are about the pipeline, not about a loaded test machine's speed.
+// Every request here runs the line mode.
+const LINE = routerOf(LINE_MODE);
 const options = resolveOptions({ query: { strategy: 'probe' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens: 12, temperature: 0 } });
 
 void describe('pipeline.complete', () => {
@@ -47,7 +49,7 @@ void describe('pipeline.complete', () => {
   });
 
   void test('runs query -> retrieve -> rerank -> prompt -> generate -> postprocess and traces each stage', async () => {
-    const { items, trace } = await complete(request, stages, options, LINE_MODE, signal);
+    const { items, trace } = await complete(request, stages, options, LINE, signal);
     assert.deepEqual(trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
     assert.equal(trace.query?.strategy, 'probe');
     assert.ok((trace.query?.chunkScores?.length ?? 0) > 1, 'chunks probed with scores');
@@ -61,7 +63,7 @@ void describe('pipeline.complete', () => {
     assert.equal(trace.completion, items[0]?.text ?? '');
     assert.equal(trace.model?.raw, await lm.generate(trace.prompt?.text ?? '', { maxNewTokens: 12, stop: [] }, signal));
     // Deterministic snippet order: the same request gives the same prompt (a server's prompt cache is reused).
-    const again = await complete(request, stages, options, LINE_MODE, signal);
+    const again = await complete(request, stages, options, LINE, signal);
     assert.equal(again.trace.prompt?.text, trace.prompt?.text);
     const md = formatTraceMarkdown(trace);
     for (const heading of ['## Stages', '## Query', '## Retrieval', '## Rerank', '## Model', '## Prompt']) assert.ok(md.includes(heading), heading);
@@ -74,7 +76,7 @@ void describe('pipeline.complete', () => {
   void test('on an empty line at column 0 the prompt and the suggestion carry the line\'s indentation', async () => {
     const at = mainPy.indexOf('    receipt = service.checkout()');
     const emptyLine: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, at), suffix: '\n' + mainPy.slice(mainPy.indexOf('\n', at) + 1) };
-    const { items, trace } = await complete(emptyLine, stages, options, LINE_MODE, signal);
+    const { items, trace } = await complete(emptyLine, stages, options, LINE, signal);
     assert.ok(trace.prompt?.text.endsWith('service = CheckoutService(cart, gateway)\n    '), JSON.stringify(trace.prompt?.text.slice(-60)));
     assert.equal(items.length, 1, `the model wrote a statement (${trace.empty ?? ''}; raw ${JSON.stringify(trace.model?.raw)})`);
     assert.match(items[0]!.text, /^ {4}\S/, 'four spaces, then code: the indentation once, not the model\'s extra space too');
@@ -85,8 +87,8 @@ void describe('pipeline.complete', () => {
     const emptyLine: CompletionRequest = { filePath: 'app/main.py', lang: 'python', prefix: mainPy.slice(0, at), suffix: '\n' + mainPy.slice(mainPy.indexOf('\n', at) + 1) };
     // The shipped limit (this suite's 12 tokens may end before the line does).
     const shipped = { ...options, generate: { ...options.generate, maxNewTokens: 48 } };
-    const early = await complete(emptyLine, stages, shipped, LINE_MODE, signal);
-    const full = await complete(emptyLine, stages, shipped, { ...LINE_MODE, until: undefined }, signal);
+    const early = await complete(emptyLine, stages, shipped, LINE, signal);
+    const full = await complete(emptyLine, stages, shipped, routerOf({ ...LINE_MODE, until: () => undefined }), signal);
     assert.equal(early.items[0]?.text, full.items[0]?.text);
     assert.ok(early.items.length === 1, JSON.stringify(early.trace.model?.raw));
     assert.equal(early.trace.model?.stoppedBy, 'stop');
@@ -101,7 +103,7 @@ void describe('pipeline.complete', () => {
       retrieval: { retrieve: () => Promise.reject(new Error('index unavailable')) },
       reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }),
     };
-    const { trace } = await complete(request, failing, options, LINE_MODE, signal);
+    const { trace } = await complete(request, failing, options, LINE, signal);
     const byStage = Object.fromEntries(trace.stages.map((s) => [s.stage, s]));
     assert.equal(byStage.query?.status, 'degraded');
     assert.match(trace.query?.fallbackReason ?? '', /prober crashed/);
@@ -112,7 +114,7 @@ void describe('pipeline.complete', () => {
     assert.ok(trace.model);
 
     const rerankFails: PipelineStages = { ...stages, reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }) };
-    const r = await complete(request, rerankFails, options, LINE_MODE, signal);
+    const r = await complete(request, rerankFails, options, LINE, signal);
     const rerank = r.trace.stages.find((s) => s.stage === 'rerank');
     assert.equal(rerank?.status, 'degraded');
     assert.deepEqual(r.trace.rerank?.picked, r.trace.retrieval?.candidates.slice(0, options.rerank.topU).map((c) => c.id), 'retrieval order kept');
@@ -126,7 +128,7 @@ void describe('pipeline.complete', () => {
       endpoint: 'http://127.0.0.1:9',
       generate: () => Promise.reject(new ModelClientError('unreachable', 'Ollama is not reachable at http://127.0.0.1:9', 'http://127.0.0.1:9', 'm')),
     };
-    const { items, trace } = await complete(request, { ...stages, model: () => down }, options, LINE_MODE, signal);
+    const { items, trace } = await complete(request, { ...stages, model: () => down }, options, LINE, signal);
     assert.deepEqual(items, []);
     assert.equal(trace.error?.stage, 'generate');
     assert.equal(trace.error?.kind, 'unreachable');
@@ -141,14 +143,14 @@ void describe('pipeline.complete', () => {
       endpoint: 'http://127.0.0.1:9',
       generate: () => Promise.resolve({ text, model: 'm', elapsedMs: 1, stoppedBy }),
     });
-    const endsLine = await complete(request, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE_MODE, signal);
+    const endsLine = await complete(request, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE, signal);
     assert.deepEqual(endsLine.items, []);
     // The cursor follows an open bracket: a line break first means arguments on the next lines, and these never close it.
     assert.equal(endsLine.trace.empty, 'the lines it wrote after the open bracket did not close it within 12 lines (stopped by the token limit)');
     const typed = { ...request, prefix: `${request.prefix}cart, engine)` };
-    const endsTyped = await complete(typed, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE_MODE, signal);
+    const endsTyped = await complete(typed, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE, signal);
     assert.equal(endsTyped.trace.empty, 'its first line was empty (the model ended the line at the cursor) (stopped by the token limit)');
-    const nothing = await complete(request, { ...stages, model: () => answering('', 'eos') }, options, LINE_MODE, signal);
+    const nothing = await complete(request, { ...stages, model: () => answering('', 'eos') }, options, LINE, signal);
     assert.equal(nothing.trace.empty, 'the model wrote nothing (stopped by its end token)');
     assert.match(formatTraceMarkdown(nothing.trace), /no suggestion: the model wrote nothing \(stopped by its end token\)/);
   });
@@ -158,8 +160,8 @@ void describe('pipeline.complete', () => {
     const at = request.prefix.lastIndexOf('\n') + 1;
     const blank = { ...request, prefix: `${request.prefix.slice(0, at)}    `, suffix: '\n' };
     const typed = { ...request, prefix: `${request.prefix.slice(0, at)}    receipt = `, suffix: '\n' };
-    await complete(blank, { ...stages, model: () => recording }, options, LINE_MODE, signal);
-    await complete(typed, { ...stages, model: () => recording }, options, LINE_MODE, signal);
+    await complete(blank, { ...stages, model: () => recording }, options, LINE, signal);
+    await complete(typed, { ...stages, model: () => recording }, options, LINE, signal);
     const [onBlank, onTyped] = seen;
     assert.ok(onBlank?.holdLine, 'held on the empty line');
     assert.equal(onBlank.holdLine('  '), true);
@@ -169,18 +171,18 @@ void describe('pipeline.complete', () => {
 
   void test('cancellation ends the request, whichever stage is running', async () => {
     // Abort at the start, early, and half-way through a request of this machine's speed.
-    const { trace } = await complete(request, stages, options, LINE_MODE, signal);
+    const { trace } = await complete(request, stages, options, LINE, signal);
     for (const delayMs of [0, 5, Math.max(1, Math.round(trace.totalMs / 2))]) {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), delayMs);
-      await assert.rejects(complete(request, stages, options, LINE_MODE, controller.signal), (e: unknown) => isCancellationError(e), `abort after ${delayMs} ms`);
+      await assert.rejects(complete(request, stages, options, LINE, controller.signal), (e: unknown) => isCancellationError(e), `abort after ${delayMs} ms`);
     }
   });
 
   void test('createPipeline: the composed line pipeline gives the same prompt; without a model it only retrieves', async () => {
     const prober = causalLMProber(lm);
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-    const direct = await complete(request, stages, options, LINE_MODE, signal);
+    const direct = await complete(request, stages, options, LINE, signal);
     const composed = await createPipeline(options, { retrievers: () => retrievers, prober: () => prober, model: () => model }).complete(request, signal);
     assert.equal(composed.trace.mode, 'line');
     assert.equal(composed.trace.prompt?.text, direct.trace.prompt?.text);

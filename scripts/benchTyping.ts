@@ -56,6 +56,8 @@ export interface KeyRecord {
   requestMs: number;
   /** Tokens evaluated by warm-up requests the server sent during this keystroke, and their time. */
   warmTokens: number;
+  /** Tokens evaluated by the keystroke's other generating requests (the body mode's sketch). */
+  otherTokens?: number;
   warmMs?: number;
   /** Every cross-file definition of the line in the prompt (undefined: the prompt was not seen). */
   defsInPrompt?: boolean;
@@ -154,6 +156,7 @@ export function summarize(records: readonly KeyRecord[]): string {
     'keystroke p90 ms',
     'warm-up tokens',
     'warm-up ms',
+    'other requests\' tokens',
     'defs in prompt (first key)',
     'defs in prompt (all keys)',
   ];
@@ -191,6 +194,7 @@ export function summarize(records: readonly KeyRecord[]): string {
         rs.reduce((n, r) => n + (r.warmMs ?? 0), 0),
         0,
       ),
+      String(rs.reduce((n, r) => n + (r.otherTokens ?? 0), 0)),
       pct(
         rs.filter((r) => r.key === 0 && r.defsInPrompt !== undefined),
         (r) => r.defsInPrompt,
@@ -350,6 +354,9 @@ async function replay(
       engineMs: gen?.totalMs ?? NaN,
       requestMs: key.requestMs,
       warmTokens: warm.reduce((n, st) => n + st.evaluatedTokens, 0),
+      otherTokens: mine
+        .filter((st) => st.maxTokens > 1 && st !== gen)
+        .reduce((n, st) => n + st.evaluatedTokens, 0),
       warmMs: warm.reduce((n, st) => n + st.totalMs, 0),
       ...(key.prompt !== undefined && defs.length > 0 ? { defsInPrompt: defs.every((d) => promptHolds(key.prompt!, d)) } : {}),
       shown: key.shown,

@@ -7,47 +7,44 @@
 // context as the suffix. Fragments are chosen best first under the token budget and, at a new
 // place, laid out best last, nearest the cursor; later ones are appended (fitPromptBudget's place layout).
 import type { Lang } from '../kb/types';
-import { fitPromptBudget, type BlockForm, type PlaceLayout, type PromptSnippet } from './fitPromptBudget';
-import { commentPrefix, type ModelFamily } from './templates';
+import {
+  fitPromptBudget,
+  type BlockForm,
+  type FittedPrompt,
+  type PlaceLayout,
+  type PromptInput,
+  type PromptSnippet,
+} from './fitPromptBudget';
+import { commentPrefix } from './templates';
 
-export interface BodyPromptInput {
-  lang: Lang;
-  filePath: string;
-  prefix: string;
-  suffix: string;
-  /** Best first. */
-  snippets: readonly PromptSnippet[];
-  family: ModelFamily;
+/** The line prompt's input (fitPromptBudget) with the body's fragment layout and its place; the code's share is the body's own. */
+export type BodyPromptInput = Pick<
+  PromptInput,
+  'lang' | 'filePath' | 'prefix' | 'suffix' | 'snippets' | 'family' | 'contextShare' | 'countTokens'
+> & {
+  budgetTokens: number;
+  suffixShare: number;
   /** How the fragments are laid out; absent: Rambo's commented fragments and instruction (RAMBO_LAYOUT). */
   layout?: BodyPromptLayout;
-  budgetTokens: number;
-  /** Share of the budget the suffix may take at most (FIM). */
-  suffixShare: number;
-  /** Share of the budget the code before the cursor keeps at least when fragments want more. */
-  contextShare?: number;
-  countTokens?: (text: string) => number;
   /** The place of work's layout from the last body prompt here (promptMemory.ts), updated in place; absent: a new place. */
   place?: PlaceLayout;
-}
+};
 
-export interface BodyPrompt {
-  prompt: string;
-  fim: boolean;
-  /** The fragments that made it in (wholly or cut), in prompt order. */
-  snippetsUsed: PromptSnippet[];
-  /** Indices into the input's snippets of those used, in prompt order. */
-  usedIndices: number[];
-  snippetsDropped: number;
-  prefixCut: boolean;
-  tokens: number;
-  stop: string[];
-  /** The prompt up to the cursor's line (FittedPrompt.head): what a warm-up has the server read. */
-  head: string;
-  /** Whether this prompt changed the place's fragments. */
-  blockChanged: boolean;
-  /** The budget the prompt was fitted to: the place's, where it has one. */
-  budgetTokens: number;
-}
+/** The fitted prompt as the body mode reads it. */
+export type BodyPrompt = Pick<
+  FittedPrompt,
+  | 'prompt'
+  | 'fim'
+  | 'snippetsUsed'
+  | 'usedIndices'
+  | 'snippetsDropped'
+  | 'prefixCut'
+  | 'tokens'
+  | 'stop'
+  | 'head'
+  | 'blockChanged'
+  | 'budgetTokens'
+>;
 
 /** How the body prompt lays out its fragments: the text before them, each fragment, the text between them and the file. */
 export interface BodyPromptLayout {
@@ -84,31 +81,6 @@ export function bodyBlockForm(layout: BodyPromptLayout): BlockForm {
  * it read at the last keystroke.
  */
 export function bodyPrompt(input: BodyPromptInput): BodyPrompt {
-  const fitted = fitPromptBudget({
-    lang: input.lang,
-    filePath: input.filePath,
-    prefix: input.prefix,
-    suffix: input.suffix,
-    snippets: input.snippets,
-    family: input.family,
-    budgetTokens: input.budgetTokens,
-    suffixShare: input.suffixShare,
-    ...(input.contextShare !== undefined ? { contextShare: input.contextShare } : {}),
-    ...(input.countTokens ? { countTokens: input.countTokens } : {}),
-    ...(input.place ? { layout: input.place } : {}),
-    blockForm: bodyBlockForm(input.layout ?? RAMBO_LAYOUT),
-  });
-  return {
-    prompt: fitted.prompt,
-    fim: fitted.fim,
-    snippetsUsed: fitted.snippetsUsed,
-    usedIndices: fitted.usedIndices,
-    snippetsDropped: fitted.snippetsDropped,
-    prefixCut: fitted.prefixCut,
-    tokens: fitted.tokens,
-    stop: fitted.stop,
-    head: fitted.head,
-    blockChanged: fitted.blockChanged,
-    budgetTokens: fitted.budgetTokens,
-  };
+  const { layout, place, ...rest } = input;
+  return fitPromptBudget({ ...rest, ...(place ? { layout: place } : {}), blockForm: bodyBlockForm(layout ?? RAMBO_LAYOUT) });
 }

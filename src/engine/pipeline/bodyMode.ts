@@ -229,7 +229,8 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   if (skipped !== undefined) trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: skipped });
   else if (drafter) sketch = await step('sketch', () => sketchStep(sketchInput(context, drafter, at, settings, signatureHits)), '');
   if (sketch) body.sketch = sketch;
-  if (place && sketch && sketchSource === 'model') place.kept.sketch = { key: sketchKey, text: sketch };
+  // Kept even when empty (a sketch past its time limit): drafting again at every keystroke is the cost the place saves.
+  if (place && drafter && sketchSource === 'model' && keptSketch === undefined) place.kept.sketch = { key: sketchKey, text: sketch };
 
   // c. essential code elements
   const elementsInput = {

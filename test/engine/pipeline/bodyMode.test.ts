@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fixturesDir, grammarsDir, repoRoot } from '../../helpers/paths';
 import { recordingModel } from '../../helpers/recordingModel';
 import { estimateTokens } from '../../../src/engine/prompt/fitPromptBudget';
+import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
@@ -206,6 +207,25 @@ void describe('body mode through createPipeline', () => {
     assert.ok(half.fragmentTokens <= budget * 0.5 + 8 && half.fragmentTokens > budget * 0.2, `half: the fragments take at most half (${half.fragmentTokens} tokens)`);
     assert.ok(!most.cut && most.context > half.context, `0.8: the whole code fits (${most.context} tokens)`);
     assert.ok(half.fragments >= most.fragments && most.fragments >= 1, `fragments ${half.fragments} / ${most.fragments}`);
+  });
+
+  void test('at one place the sketch is drafted once, even when it came back empty; another method drafts its own', async () => {
+    // An answer that closes the method at once: the sketch's cut leaves nothing of it.
+    const { client, seen } = recordingModel('}', 'stop');
+    const pipeline = createPipeline(
+      resolveOptions({ body: { maxNewTokens: 16 } }),
+      { retrievers: () => [], model: () => client, promptMemory: new PromptMemory() },
+      bodyMode({ parsers, repo: () => repo }, { sketch: 'model' }),
+    );
+    const first = await pipeline.complete(emptied(), signal);
+    assert.equal(first.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok');
+    assert.equal(first.trace.body?.sketch, undefined, 'the sketch came back empty');
+    const typed = emptied();
+    const again = await pipeline.complete({ ...typed, prefix: `${typed.prefix}  ` }, signal);
+    assert.equal(seen.length, 3, 'a sketch and a body, then the body alone');
+    assert.match(again.trace.stages.find((s) => s.stage === 'sketch')?.message ?? '', /drafted at this place earlier/);
+    await pipeline.complete(emptied(OVERLOAD), signal);
+    assert.equal(seen.length, 5, 'another method: its own sketch and body');
   });
 
   void test('the sketch keeps the line prompt\'s share of code, the body its own', async () => {

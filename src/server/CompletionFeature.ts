@@ -12,7 +12,9 @@ import {
   createPipeline,
   formatTraceMarkdown,
   LINE_MODE,
+  modelTimeMs,
   resolveOptions,
+  stageTimeMs,
   type Pipeline,
   type PipelineOptions,
 } from '../engine/pipeline';
@@ -236,19 +238,16 @@ export class CompletionFeature implements Feature {
       if (options.similar.mode === 'bandit' || options.gate.mode === 'on') await this.bandits.load(folder?.root);
       const pipeline = this.pipelines.for(folder);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
-      checkpointMs = result.trace.checkpointMs ?? 0;
+      const { times } = result.outcomes;
+      checkpointMs = times.checkpointMs ?? 0;
       if (this.status.current.models) result.trace.models = this.status.current.models;
-      this.models.recordOutcome(result.trace);
+      this.models.recordOutcome(result.outcomes.generate);
       const handlerMs = performance.now() - t0;
-      const modelSide =
-        result.trace.stages.filter((s) => s.stage !== 'prompt' && s.stage !== 'postprocess').reduce((n, s) => n + s.elapsedMs, 0) +
-        (result.trace.modelPrepareMs ?? 0);
-      const overheadMs = Math.max(0, handlerMs - debounceMs - modelSide);
+      // The server's overhead: the handler's time outside the debounce, the model and the repository's knowledge stages.
+      const overheadMs = Math.max(0, handlerMs - debounceMs - modelTimeMs(times) - stageTimeMs(times, 'knowledge'));
       this.record(this.overheads, overheadMs);
       const item = result.items[0];
-      const promptMs = result.trace.stages
-        .filter((st) => st.stage === 'prompt' || st.stage === 'postprocess')
-        .reduce((n, st) => n + st.elapsedMs, 0);
+      const promptMs = stageTimeMs(times, 'assembly');
       this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
       this.publishStats();
       if (!item) return null;

@@ -189,7 +189,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
   const found = await step('detect', () => findTarget(context, deps.parsers), undefined);
   if (!found) {
-    trace.error = { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' };
+    context.record({ stage: 'failure', outcome: { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' } });
     return context.finish([], { contexts: [] });
   }
   const body = newBodyTrace(found, sketchSource);
@@ -248,6 +248,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
   // f. prompt -> the body (second model call), cut where the method ends
   const answer = await runModelStages(context, model, {
+    mode: 'body',
     maxNewTokens: options.body.maxNewTokens,
     prompt: (budget) => bodyPromptStep(at, settings, ranked, options.body.contextShare, budget),
     generate: { stop: at.stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },

@@ -167,6 +167,6 @@ export async function similarCodeStage(context: RequestContext, request: Complet
     stages.checkpoint,
   );
   if (!outcome) return [];
-  trace.similar = outcome.trace;
+  context.record({ stage: 'similar', outcome: outcome.trace });
   return outcome.windows.map((w) => windowCandidate(w, outcome.trace.arm));
 }

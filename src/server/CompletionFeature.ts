@@ -17,6 +17,7 @@ import {
   stageTimeMs,
   type Pipeline,
   type PipelineOptions,
+  type StageOutcomes,
 } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
@@ -53,6 +54,10 @@ export interface FolderBandits {
   loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;
   /** The gate as the folder learned it, once loaded; undefined: the shipped weights. */
   loadedShowGate?(folderRoot: string | undefined): GateModel | undefined;
+  /** Keep what a suggestion made in a workspace folder can teach (the bandit's choice, the gate's view) until its outcome arrives. */
+  remember?(traceId: string, folderRoot: string, outcomes: Pick<StageOutcomes, 'similar' | 'gate'>): void;
+  /** The reward the bandit learned from a suggestion, once its outcome arrived (Explain shows it). */
+  banditReward?(traceId: string): number | undefined;
 }
 
 const OVERHEAD_SAMPLES = 500;
@@ -104,7 +109,11 @@ export class CompletionFeature implements Feature {
     connection.onRequest(ExplainRequest.type, (params): ExplainResult | null => {
       const entry = this.traces.get(params.traceId);
       if (!entry) return null;
-      return { trace: entry.trace, markdown: formatTraceMarkdown(entry.trace), server: entry.server };
+      // The bandit's reward, once the suggestion's outcome arrived, is shown with the similar-code stage.
+      const reward = this.bandits.banditReward?.(entry.trace.id);
+      const trace =
+        entry.trace.similar && reward !== undefined ? { ...entry.trace, similar: { ...entry.trace.similar, reward } } : entry.trace;
+      return { trace, markdown: formatTraceMarkdown(trace), server: entry.server };
     });
     // LSP 3.18 capability; vscode-languageserver 9 does not type it yet.
     return { inlineCompletionProvider: {} } as Partial<ServerCapabilities>;
@@ -249,6 +258,8 @@ export class CompletionFeature implements Feature {
       const item = result.items[0];
       const promptMs = stageTimeMs(times, 'assembly');
       this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
+      // Learning keeps what the bandit chose and the gate saw until the suggestion's outcome arrives, apart from Explain's traces.
+      if (folder) this.bandits.remember?.(result.trace.id, folder.root, result.outcomes);
       this.publishStats();
       if (!item) return null;
       this.cache.put(filePath, prefix, suffix, { text: item.text, traceId: result.trace.id });

@@ -1,4 +1,4 @@
-// The traces of the last completions (for `coderag/explain` and the learning feature's rewards),
+// The traces of the last completions (for `coderag/explain`),
 // with the server-side timing of each and the workspace folder it was made in.
 import type { CompletionTrace } from '../engine/pipeline';
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LinUcb } from '../../src/engine/similar/linUcb';
 import { SIMILAR_ARMS, type SimilarArm } from '../../src/engine/similar/types';
-import type { CompletionTrace } from '../../src/engine/pipeline';
+import type { StageOutcomes } from '../../src/engine/pipeline';
 import { LearningFeature, rewardOf } from '../../src/server/LearningFeature';
 import { mergeConfig } from '../../src/server/config';
 import { tempDir } from '../helpers/paths';
@@ -25,12 +25,18 @@ function newBandit(saved?: unknown): { bandit: LinUcb<SimilarArm>; error?: strin
   }
 }
 
-function trace(id: string, arm: SimilarArm, features: number[], chosenBy: 'bandit' | 'fixed' = 'bandit'): CompletionTrace {
-  return { id, similar: { arm, chosenBy, features, perspectives: [], snippets: [] } } as unknown as CompletionTrace;
+type Outcomes = Pick<StageOutcomes, 'similar' | 'gate'>;
+
+/** A suggestion's similar-code outcome (its trace id is the map's key). */
+function trace(_id: string, arm: SimilarArm, features: number[], chosenBy: 'bandit' | 'fixed' = 'bandit'): Outcomes {
+  return { similar: { arm, chosenBy, features, perspectives: [], snippets: [] } };
 }
 
-function feature(cacheRoot: string, traces: Map<string, CompletionTrace>, root = '/repo/a'): LearningFeature {
-  return new LearningFeature({ cacheRoot: () => cacheRoot, newBandit, traceOf: (id) => (traces.has(id) ? { trace: traces.get(id)!, folderRoot: root } : undefined) });
+/** A learning feature that was told of the suggestions in `made` (made in `root`), as the completion feature tells it. */
+function feature(cacheRoot: string, made: Map<string, Outcomes>, root = '/repo/a'): LearningFeature {
+  const learning = new LearningFeature({ cacheRoot: () => cacheRoot, newBandit });
+  for (const [id, outcomes] of made) learning.remember(id, root, outcomes);
+  return learning;
 }
 
 void test('rewards: accepted 1, partly accepted the share of characters, rejected 0, nonsense 0', () => {
@@ -51,7 +57,7 @@ void test('an outcome updates the arm that produced the suggestion, once; the st
   assert.equal(a.onOutcome({ traceId: 't2', outcome: 'rejected', acceptedChars: 0, shownChars: 9 }), 0);
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
   assert.ok((await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]) > before);
-  assert.equal(traces.get('t1')!.similar!.reward, 1, 'the trace shows the reward');
+  assert.equal(a.banditReward('t1'), 1, 'Explain shows the reward');
   a.shutdown();
   const b = feature(cache, new Map());
   assert.deepEqual((await b.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });

@@ -10,6 +10,7 @@ import { LinUcb } from '../../src/engine/similar/linUcb';
 import { SIMILAR_ARMS, type SimilarArm } from '../../src/engine/similar/types';
 import type { StageOutcomes } from '../../src/engine/pipeline';
 import { LearningFeature, rewardOf } from '../../src/server/LearningFeature';
+import { LEARNABLE_KEPT } from '../../src/server/learningStore';
 import { mergeConfig } from '../../src/server/config';
 import { tempDir } from '../helpers/paths';
 import { setLogSink } from '../../src/engine/util/logger';
@@ -162,4 +163,14 @@ void test('a FIFO where the learned state lives is refused at once: a fresh band
     warnings.some((w) => /named pipe \(FIFO\), not a regular file/.test(w)),
     warnings.join('\n'),
   );
+});
+
+void test('learning keeps the last 4,096 completions apart from the explain cache: an older one teaches nothing, a newer one still does', async () => {
+  const cache = tempDir('learning-kept-').path;
+  const a = feature(cache, new Map());
+  await a.banditFor('/repo/a');
+  for (let i = 0; i <= LEARNABLE_KEPT; i++) a.remember(`t${i}`, '/repo/a', trace(`t${i}`, 'lexical', [1, 0, 0]));
+  assert.equal(a.onOutcome({ traceId: 't0', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined, 'the oldest was dropped');
+  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), 1, 'one with 4,095 newer completions still teaches');
+  assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 0, none: 0 });
 });

@@ -8,7 +8,11 @@ import type { GateFeatures } from '../gate/features';
 import type { GenerateResult, ModelClient, ModelErrorKind } from '../generate/types';
 import { stripControlChars } from '../generate/postprocess/controlChars';
 import type { SimilarTrace } from '../similar/types';
-import type { CompletionTrace, StageName, StageTiming } from './trace';
+import type { JunkCut } from '../generate/postprocess/junk';
+import type { RetrievalQuery } from '../query/types';
+import type { RetrievalTrace } from '../retrieve/types';
+import type { ModelFamily } from '../prompt/templates';
+import { retrievalTraceOf, type BodyTrace, type CompletionTrace, type StageName, type StageTiming } from './trace';
 
 /** The check stage: what was constrained while decoding and what the finished answer's check found. */
 export interface CheckOutcome {
@@ -72,8 +76,32 @@ export interface StageOutcomes {
   times: RequestTimes;
 }
 
-/** One stage result for writeOutcome. */
+/** The prompt as the model got it: what the mode says of it, its redacted text, the budget it was fitted to and the model's family. */
+export interface PromptOutcome {
+  shown: Omit<NonNullable<CompletionTrace['prompt']>, 'text' | 'redactions' | 'budgetTokens' | 'family'>;
+  redacted: { text: string; count: number };
+  budgetTokens: number;
+  family: ModelFamily;
+}
+
+/** What postprocessing, the junk filters and checking left: the text to insert ('' for none) and what the junk filters cut. */
+export interface CutOutcome {
+  completion: string;
+  junk: JunkCut[];
+}
+
+/**
+ * One stage result for writeOutcome. The trace-only ones (read by Explain and `coderag complete` alone) are written as they are:
+ * Rambo's steps, the query, retrieval, the rerank's choice, the prompt, the cut and why nothing is suggested.
+ */
 export type StageOutcome =
+  | { stage: 'body'; outcome: BodyTrace }
+  | { stage: 'query'; outcome: RetrievalQuery }
+  | { stage: 'retrieve'; outcome: RetrievalTrace }
+  | { stage: 'rerank'; outcome: NonNullable<CompletionTrace['rerank']> }
+  | { stage: 'prompt'; outcome: PromptOutcome }
+  | { stage: 'cut'; outcome: CutOutcome }
+  | { stage: 'empty'; outcome: string }
   | { stage: 'similar'; outcome: SimilarTrace }
   | { stage: 'check'; outcome: CheckOutcome }
   | { stage: 'generate'; outcome: GenerateOutcome }
@@ -115,9 +143,56 @@ export function answered(model: Pick<ModelClient, 'backend' | 'endpoint'>, resul
   return { status: 'answered', result, backend: model.backend, endpoint: model.endpoint };
 }
 
+/** The trace's view of the prompt, as the redaction boundary (stages.model) sends it. */
+function promptTraceOf(o: PromptOutcome): NonNullable<CompletionTrace['prompt']> {
+  const { format, ...shown } = o.shown;
+  return {
+    text: o.redacted.text,
+    redactions: o.redacted.count,
+    tokens: shown.tokens,
+    budgetTokens: o.budgetTokens,
+    family: o.family,
+    fim: shown.fim,
+    ...(format ? { format } : {}),
+    snippets: shown.snippets,
+    snippetsDropped: shown.snippetsDropped,
+    prefixCut: shown.prefixCut,
+  };
+}
+
 /** The trace's one writer: records a stage's outcome for Explain (nothing else reads the trace for it). */
 export function writeOutcome(trace: CompletionTrace, o: StageOutcome): void {
   switch (o.stage) {
+    case 'body':
+      trace.body = o.outcome;
+      return;
+    case 'query': {
+      const q = o.outcome;
+      trace.query = {
+        strategy: q.strategy,
+        text: q.text,
+        spans: q.spans,
+        ...(q.chunkScores ? { chunkScores: q.chunkScores } : {}),
+        ...(q.fallbackReason ? { fallbackReason: q.fallbackReason } : {}),
+      };
+      return;
+    }
+    case 'retrieve':
+      trace.retrieval = retrievalTraceOf(o.outcome);
+      return;
+    case 'rerank':
+      trace.rerank = o.outcome;
+      return;
+    case 'prompt':
+      trace.prompt = promptTraceOf(o.outcome);
+      return;
+    case 'cut':
+      if (o.outcome.junk.length > 0) trace.junk = o.outcome.junk;
+      trace.completion = o.outcome.completion;
+      return;
+    case 'empty':
+      trace.empty = o.outcome;
+      return;
     case 'similar':
       trace.similar = o.outcome;
       return;

@@ -5,6 +5,9 @@ import { newTraceId, type CompletionTrace } from '../trace';
 import { modelTimeMs, writeOutcome, type RequestTimes, type StageOutcome, type StageOutcomes } from '../outcomes';
 import type { CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from '../types';
 
+/** The outcomes CompletionResult.outcomes carries (StageOutcomes' fields but the times). */
+const HANDED_ON: ReadonlySet<StageOutcome['stage']> = new Set(['similar', 'check', 'generate', 'gate', 'failure']);
+
 export function requestContext(
   request: CompletionRequest,
   options: PipelineOptions,
@@ -38,7 +41,8 @@ export function requestContext(
       return memos.get(key) as T;
     },
     record(o: StageOutcome): void {
-      (outcomes as Record<StageOutcome['stage'], StageOutcome['outcome']>)[o.stage] = o.outcome;
+      // The result keeps the outcomes the host reads; the trace-only ones are written alone.
+      if (HANDED_ON.has(o.stage)) (outcomes as Record<string, StageOutcome['outcome']>)[o.stage] = o.outcome;
       writeOutcome(trace, o);
     },
     finish(items, { contexts, retrieval, rerank }): CompletionResult {

@@ -125,29 +125,6 @@ async function promptStage(context: RequestContext, plan: ModelPlan, budgetToken
   return prompt;
 }
 
-/** The trace shows the prompt as the redaction boundary (stages.model) sends it. */
-function tracePrompt(
-  trace: CompletionTrace,
-  prompt: ModelPrompt,
-  redacted: { text: string; count: number },
-  budgetTokens: number,
-  model: ModelClient,
-): void {
-  const { format, ...shown } = prompt.trace;
-  trace.prompt = {
-    text: redacted.text,
-    redactions: redacted.count,
-    tokens: shown.tokens,
-    budgetTokens: prompt.budgetTokens ?? budgetTokens,
-    family: model.family,
-    fim: shown.fim,
-    ...(format ? { format } : {}),
-    snippets: shown.snippets,
-    snippetsDropped: shown.snippetsDropped,
-    prefixCut: shown.prefixCut,
-  };
-}
-
 /** The block changed: the server reads the new head once, outside this request's limits, so the next keystrokes reuse it. */
 async function handOffWarmHead(warm: NonNullable<RequestContext['stages']['warm']>, model: ModelClient, warmHead: string): Promise<void> {
   warm(model, (await redactSecrets(warmHead)).text);
@@ -235,8 +212,7 @@ function filterAndCheck(
     junk.push(repeat);
     inserted = '';
   }
-  if (junk.length > 0) trace.junk = junk;
-  trace.completion = inserted;
+  context.record({ stage: 'cut', outcome: { completion: inserted, junk } });
   return { inserted, filtered: filtered.text, checked, junk, repeat, ...(repaired.outcome ? { check: repaired.outcome } : {}) };
 }
 
@@ -277,7 +253,11 @@ export async function runModelStages(
   const prompt = await promptStage(context, plan, budgetTokens);
   if (!prompt) return { items: [], contexts: [] };
   const redacted = await redactSecrets(prompt.prompt);
-  tracePrompt(trace, prompt, redacted, budgetTokens, model);
+  // The trace shows the prompt as the redaction boundary (stages.model) sends it.
+  context.record({
+    stage: 'prompt',
+    outcome: { shown: prompt.trace, redacted, budgetTokens: prompt.budgetTokens ?? budgetTokens, family: model.family },
+  });
   if (prompt.warmHead && context.stages.warm) await handOffWarmHead(context.stages.warm, model, prompt.warmHead);
 
   // Checking against the repository: what this client can use of it.
@@ -308,7 +288,7 @@ export async function runModelStages(
   }
   if (!inserted) {
     const why = whyNothing(plan, generated, cut.text, outcome);
-    if (why !== undefined) trace.empty = why;
+    if (why !== undefined) context.record({ stage: 'empty', outcome: why });
   }
   return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };
 }

@@ -85,11 +85,11 @@ export class CompletionFeature implements Feature {
   trusted = true;
 
   /**
-   * `traces`: where each completion's trace is kept (explain, learning). `bandits`: the LinUCB that
+   * `traces`: where each completion's trace is kept (explain). `bandits`: the LinUCB that
    * chooses ProCC's perspective for a workspace folder (its root; undefined for a file outside
-   * every folder); the learning feature owns it, saves it and rewards it. `load` reads its saved
-   * state off the event loop, `loaded` gives it once read. Undefined: `bandit` mode uses its fixed
-   * fallback perspective (lexical).
+   * every folder); the learning feature owns it, saves it and rewards it from what `remember` kept
+   * of each completion. `load` reads its saved state off the event loop, `loaded` gives it once
+   * read. Undefined: `bandit` mode uses its fixed fallback perspective (lexical).
    */
   constructor(
     private readonly documents: TextDocuments<TextDocument>,
@@ -257,7 +257,7 @@ export class CompletionFeature implements Feature {
       this.record(this.overheads, overheadMs);
       const item = result.items[0];
       const promptMs = stageTimeMs(times, 'assembly');
-      this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
+      this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs });
       // Learning keeps what the bandit chose and the gate saw until the suggestion's outcome arrives, apart from Explain's traces.
       if (folder) this.bandits.remember?.(result.trace.id, folder.root, result.outcomes);
       this.publishStats();

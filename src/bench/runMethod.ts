@@ -446,7 +446,7 @@ function unknownMember(
 
 /** The show gate's decision, score and features of a prediction (when it ran; otherwise the prediction is shown). */
 function gateOf(result: CompletionResult): Pick<Prediction, 'shown' | 'gate'> {
-  const g = result.trace.gate;
+  const g = result.outcomes.gate;
   if (!g) return {};
   return { shown: g.shown, gate: { score: g.score, threshold: g.threshold, logprobs: g.logprobs, features: g.features } };
 }
@@ -486,7 +486,7 @@ export async function runCase(
   if (!spec.iterative || !options.generate) {
     // A suggestion the gate kept from the editor is still the prediction, marked `shown: false`.
     const text = first.items[0]?.text ?? first.suppressed?.text ?? '';
-    const similar = first.trace.similar;
+    const similar = first.outcomes.similar;
     return {
       prediction: {
         task_id: c.metadata.task_id,

@@ -12,9 +12,12 @@ import {
   createPipeline,
   formatTraceMarkdown,
   LINE_MODE,
+  modelTimeMs,
   resolveOptions,
+  stageTimeMs,
   type Pipeline,
   type PipelineOptions,
+  type StageOutcomes,
 } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { sleep } from '../engine/util/abort';
@@ -51,6 +54,10 @@ export interface FolderBandits {
   loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;
   /** The gate as the folder learned it, once loaded; undefined: the shipped weights. */
   loadedShowGate?(folderRoot: string | undefined): GateModel | undefined;
+  /** Keep what a suggestion made in a workspace folder can teach (the bandit's choice, the gate's view) until its outcome arrives. */
+  remember?(traceId: string, folderRoot: string, outcomes: Pick<StageOutcomes, 'similar' | 'gate'>): void;
+  /** The reward the bandit learned from a suggestion, once its outcome arrived (Explain shows it). */
+  banditReward?(traceId: string): number | undefined;
 }
 
 const OVERHEAD_SAMPLES = 500;
@@ -78,11 +85,11 @@ export class CompletionFeature implements Feature {
   trusted = true;
 
   /**
-   * `traces`: where each completion's trace is kept (explain, learning). `bandits`: the LinUCB that
+   * `traces`: where each completion's trace is kept (explain). `bandits`: the LinUCB that
    * chooses ProCC's perspective for a workspace folder (its root; undefined for a file outside
-   * every folder); the learning feature owns it, saves it and rewards it. `load` reads its saved
-   * state off the event loop, `loaded` gives it once read. Undefined: `bandit` mode uses its fixed
-   * fallback perspective (lexical).
+   * every folder); the learning feature owns it, saves it and rewards it from what `remember` kept
+   * of each completion. `load` reads its saved state off the event loop, `loaded` gives it once
+   * read. Undefined: `bandit` mode uses its fixed fallback perspective (lexical).
    */
   constructor(
     private readonly documents: TextDocuments<TextDocument>,
@@ -102,7 +109,11 @@ export class CompletionFeature implements Feature {
     connection.onRequest(ExplainRequest.type, (params): ExplainResult | null => {
       const entry = this.traces.get(params.traceId);
       if (!entry) return null;
-      return { trace: entry.trace, markdown: formatTraceMarkdown(entry.trace), server: entry.server };
+      // The bandit's reward, once the suggestion's outcome arrived, is shown with the similar-code stage.
+      const reward = this.bandits.banditReward?.(entry.trace.id);
+      const trace =
+        entry.trace.similar && reward !== undefined ? { ...entry.trace, similar: { ...entry.trace.similar, reward } } : entry.trace;
+      return { trace, markdown: formatTraceMarkdown(trace), server: entry.server };
     });
     // LSP 3.18 capability; vscode-languageserver 9 does not type it yet.
     return { inlineCompletionProvider: {} } as Partial<ServerCapabilities>;
@@ -236,20 +247,19 @@ export class CompletionFeature implements Feature {
       if (options.similar.mode === 'bandit' || options.gate.mode === 'on') await this.bandits.load(folder?.root);
       const pipeline = this.pipelines.for(folder);
       const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
-      checkpointMs = result.trace.checkpointMs ?? 0;
+      const { times } = result.outcomes;
+      checkpointMs = times.checkpointMs ?? 0;
       if (this.status.current.models) result.trace.models = this.status.current.models;
-      this.models.recordOutcome(result.trace);
+      this.models.recordOutcome(result.outcomes.generate);
       const handlerMs = performance.now() - t0;
-      const modelSide =
-        result.trace.stages.filter((s) => s.stage !== 'prompt' && s.stage !== 'postprocess').reduce((n, s) => n + s.elapsedMs, 0) +
-        (result.trace.modelPrepareMs ?? 0);
-      const overheadMs = Math.max(0, handlerMs - debounceMs - modelSide);
+      // The server's overhead: the handler's time outside the debounce, the model and the repository's knowledge stages.
+      const overheadMs = Math.max(0, handlerMs - debounceMs - modelTimeMs(times) - stageTimeMs(times, 'knowledge'));
       this.record(this.overheads, overheadMs);
       const item = result.items[0];
-      const promptMs = result.trace.stages
-        .filter((st) => st.stage === 'prompt' || st.stage === 'postprocess')
-        .reduce((n, st) => n + st.elapsedMs, 0);
-      this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs }, folder?.root);
+      const promptMs = stageTimeMs(times, 'assembly');
+      this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs });
+      // Learning keeps what the bandit chose and the gate saw until the suggestion's outcome arrives, apart from Explain's traces.
+      if (folder) this.bandits.remember?.(result.trace.id, folder.root, result.outcomes);
       this.publishStats();
       if (!item) return null;
       this.cache.put(filePath, prefix, suffix, { text: item.text, traceId: result.trace.id });

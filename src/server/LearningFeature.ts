@@ -10,7 +10,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import { indexFolderFor } from '../engine/kb/store';
-import type { CompletionTrace } from '../engine/pipeline';
+import type { StageOutcomes } from '../engine/pipeline';
 import { GateModel } from '../engine/gate/model';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
@@ -21,6 +21,7 @@ import { getLogger } from '../engine/util/logger';
 import { CompletionOutcomeNotification, ResetLearningRequest, type CompletionOutcomeParams } from '../protocol/protocol';
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
+import { LearningStore, type Learnable } from './learningStore';
 
 const log = getLogger('learning');
 
@@ -35,8 +36,6 @@ export interface LearningHost {
   cacheRoot: () => string;
   /** A bandit from saved state (undefined: a fresh one); a state it cannot use gives a fresh bandit and the reason. */
   newBandit: (saved?: unknown) => { bandit: LinUcb<SimilarArm>; error?: string };
-  /** A kept trace and the workspace folder it was made in. */
-  traceOf: (traceId: string) => { trace: CompletionTrace; folderRoot?: string } | undefined;
 }
 
 interface FolderState {
@@ -64,8 +63,8 @@ export class LearningFeature implements Feature {
   private readonly folders = new Map<string, FolderState>();
   /** Saved states being read, per folder root. */
   private readonly loading = new Map<string, Promise<FolderState>>();
-  /** Traces already rewarded (each suggestion counts once). */
-  private readonly rewarded = new Set<string>();
+  /** What each suggestion can teach, by its id, until its outcome arrives (learningStore.ts). */
+  private readonly learnable = new LearningStore();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   /** The sweep of the learning folder's stale temp files, once per process. */
   private swept: Promise<void> | undefined;
@@ -106,6 +105,24 @@ export class LearningFeature implements Feature {
     return this.folders.get(folderRoot)?.bandit;
   }
 
+  /**
+   * Keep what a suggestion made in `folderRoot` can teach, from its stages' outcomes: the bandit's choice, the gate's view of a suggestion
+   * it showed (nothing kept when neither applies).
+   */
+  remember(traceId: string, folderRoot: string, outcomes: Pick<StageOutcomes, 'similar' | 'gate'>): void {
+    const { similar, gate } = outcomes;
+    const bandit = similar?.chosenBy === 'bandit' ? { arm: similar.arm, features: [...similar.features] } : undefined;
+    const shown = gate?.shown ? { features: gate.features, logprobs: gate.logprobs } : undefined;
+    if (!bandit && !shown) return;
+    this.learnable.remember(traceId, { folderRoot, ...(bandit ? { bandit } : {}), ...(shown ? { gate: shown } : {}) });
+  }
+
+  /** The reward the bandit learned from a suggestion, once its outcome arrived (Explain shows it). */
+  banditReward(traceId: string): number | undefined {
+    const kept = this.learnable.get(traceId);
+    return kept?.banditLearned ? kept.reward : undefined;
+  }
+
   /** Apply one outcome; returns the reward applied, or undefined when nothing was learned (and why in the log). */
   onOutcome(params: CompletionOutcomeParams): number | undefined {
     if (!this.enabled && !this.gateEnabled) return undefined;
@@ -113,47 +130,44 @@ export class LearningFeature implements Feature {
       log.warn('completion outcome ignored: not a valid outcome');
       return undefined;
     }
-    if (this.rewarded.has(params.traceId)) return undefined;
-    const kept = this.host.traceOf(params.traceId);
-    if (!kept || !kept.folderRoot) return undefined;
+    const kept = this.learnable.get(params.traceId);
+    if (!kept || kept.reward !== undefined) return undefined;
     // The folder's state was loaded before its completion ran (bandit mode or the gate on).
     const state = this.folders.get(kept.folderRoot);
     if (!state) return undefined;
     const reward = rewardOf(params);
-    const bandit = this.enabled ? this.rewardBandit(state, kept.trace, reward) : false;
-    const gate = this.gateEnabled ? this.rewardGate(state, kept.trace, reward) : false;
+    const bandit = this.enabled ? this.rewardBandit(state, kept, reward) : false;
+    const gate = this.gateEnabled ? this.rewardGate(state, kept, reward) : false;
     if (!bandit && !gate) return undefined;
-    this.rewarded.add(params.traceId);
-    if (this.rewarded.size > 1000) this.rewarded.delete(this.rewarded.values().next().value!);
+    kept.reward = reward;
+    kept.banditLearned = bandit;
     this.updates++;
     state.dirty = { bandit: state.dirty.bandit || bandit, gate: state.dirty.gate || gate };
     this.scheduleSave();
     log.debug(
-      `reward ${reward.toFixed(2)} (${params.outcome})${bandit ? ` for arm ${kept.trace.similar!.arm}` : ''}${gate ? ' for the gate' : ''}`,
+      `reward ${reward.toFixed(2)} (${params.outcome})${bandit ? ` for arm ${kept.bandit!.arm}` : ''}${gate ? ' for the gate' : ''}`,
     );
     return reward;
   }
 
-  /** The bandit's choice of the traced completion gets `reward`; false when the bandit did not choose it. */
-  private rewardBandit(state: FolderState, trace: CompletionTrace, reward: number): boolean {
-    const similar = trace.similar;
-    if (!similar || similar.chosenBy !== 'bandit') return false;
-    if (!state.bandit.arms.includes(similar.arm) || similar.features.length !== state.bandit.dim) return false;
+  /** The bandit's choice of the suggestion gets `reward`; false when the bandit did not choose it. */
+  private rewardBandit(state: FolderState, kept: Learnable, reward: number): boolean {
+    const choice = kept.bandit;
+    if (!choice) return false;
+    if (!state.bandit.arms.includes(choice.arm) || choice.features.length !== state.bandit.dim) return false;
     try {
-      state.bandit.update(similar.arm, similar.features, reward);
+      state.bandit.update(choice.arm, choice.features, reward);
     } catch (e) {
       log.warn(`completion outcome ignored: ${errorMessage(e)}`);
       return false;
     }
-    similar.reward = reward;
     return true;
   }
 
   /** The gate learns from a suggestion it showed; false when it did not show this one. */
-  private rewardGate(state: FolderState, trace: CompletionTrace, reward: number): boolean {
-    const g = trace.gate;
-    if (!g || !g.shown) return false;
-    state.gate.update(g.features, g.logprobs, reward);
+  private rewardGate(state: FolderState, kept: Learnable, reward: number): boolean {
+    if (!kept.gate) return false;
+    state.gate.update(kept.gate.features, kept.gate.logprobs, reward);
     return true;
   }
 
@@ -172,7 +186,7 @@ export class LearningFeature implements Feature {
     } catch (e) {
       log.warn(`removing the learned state failed: ${errorMessage(e)}`);
     }
-    this.rewarded.clear();
+    this.learnable.forgetRewards();
     log.info(`learned preferences reset (${n} folder${n === 1 ? '' : 's'} in memory)`);
     return n;
   }

@@ -9,7 +9,7 @@ import { EmbeddedClient } from '../engine/generate/EmbeddedClient';
 import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engine/generate/createModelClient';
 import { LatestWinsSlot } from '../engine/generate/modelSlot';
 import type { ModelClient, ModelProblem } from '../engine/generate/types';
-import type { CompletionTrace } from '../engine/pipeline';
+import type { GenerateOutcome } from '../engine/pipeline';
 import { raceCancellation } from '../engine/util/abort';
 import { errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
@@ -134,16 +134,16 @@ export class ModelFeature implements Feature {
     return this.current;
   }
 
-  /** Keep the status in step with what the last request found. */
-  recordOutcome(trace: CompletionTrace): void {
+  /** Keep the status in step with what the last request's generate stage found (undefined: the request asked no model). */
+  recordOutcome(generate: GenerateOutcome | undefined): void {
     const c = this.current;
     const base = statusBase(c);
     const prev = this.status.current.model;
-    if (trace.error?.stage === 'generate') {
-      const state: ModelState = trace.error.kind === 'error' ? 'error' : trace.error.kind;
-      if (prev.state !== state || prev.message !== trace.error.message) log.warn(`model ${c.model}: ${trace.error.message}`);
-      this.status.update({ model: { ...base, state, message: trace.error.message } }, true);
-    } else if (trace.model && prev.state !== 'ok') {
+    if (generate?.status === 'failed') {
+      const state: ModelState = generate.kind === 'error' ? 'error' : generate.kind;
+      if (prev.state !== state || prev.message !== generate.message) log.warn(`model ${c.model}: ${generate.message}`);
+      this.status.update({ model: { ...base, state, message: generate.message } }, true);
+    } else if (generate?.status === 'answered' && prev.state !== 'ok') {
       if (prev.state !== 'unknown') log.info(`model ${c.model} answers again`);
       this.status.update({ model: { ...base, state: 'ok' } }, true);
     }

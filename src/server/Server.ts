@@ -201,12 +201,11 @@ export class Server {
     );
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
     this.rerank = new RerankFeature(this.status);
-    // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it (read from the kept traces).
+    // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it (learning keeps each choice).
     const traces = new TraceLog();
     this.learning = new LearningFeature({
       cacheRoot: () => this.cacheRoot,
       newBandit: (saved) => createSimilarBandit(saved),
-      traceOf: (id) => traces.get(id),
     });
     const learning = this.learning;
     this.completion = new CompletionFeature(
@@ -222,6 +221,8 @@ export class Server {
         load: (root) => (root !== undefined ? learning.banditFor(root) : Promise.resolve(undefined)),
         loaded: (root) => (root !== undefined ? learning.loadedBandit(root) : undefined),
         loadedShowGate: (root) => (root !== undefined ? learning.loadedShowGate(root) : undefined),
+        remember: (id, root, outcomes) => learning.remember(id, root, outcomes),
+        banditReward: (id) => learning.banditReward(id),
       },
     );
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];

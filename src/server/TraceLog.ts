@@ -1,5 +1,5 @@
-// The traces of the last completions (for `coderag/explain` and the learning feature's rewards),
-// with the server-side timing of each and the workspace folder it was made in.
+// The traces of the last completions (for `coderag/explain`), with the server-side timing of each;
+// learning keeps what it needs of each completion on its own (learningStore.ts).
 import type { CompletionTrace } from '../engine/pipeline';
 
 export interface ServerTiming {
@@ -15,7 +15,6 @@ export interface ServerTiming {
 export interface KeptTrace {
   trace: CompletionTrace;
   server: ServerTiming;
-  folderRoot?: string;
 }
 
 const TRACES_KEPT = 100;
@@ -24,8 +23,8 @@ export class TraceLog {
   private readonly traces = new Map<string, KeptTrace>();
   private last: string | undefined;
 
-  keep(trace: CompletionTrace, server: ServerTiming, folderRoot?: string): void {
-    this.traces.set(trace.id, { trace, server, ...(folderRoot !== undefined ? { folderRoot } : {}) });
+  keep(trace: CompletionTrace, server: ServerTiming): void {
+    this.traces.set(trace.id, { trace, server });
     while (this.traces.size > TRACES_KEPT) {
       const oldest = this.traces.keys().next();
       if (oldest.done) break;

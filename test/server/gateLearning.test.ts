@@ -8,7 +8,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LinUcb } from '../../src/engine/similar/linUcb';
 import { SIMILAR_ARMS, type SimilarArm } from '../../src/engine/similar/types';
-import type { CompletionTrace } from '../../src/engine/pipeline';
+import type { StageOutcomes } from '../../src/engine/pipeline';
 import { LearningFeature } from '../../src/server/LearningFeature';
 import { mergeConfig } from '../../src/server/config';
 import { GATE_FEATURES, type GateFeatures } from '../../src/engine/gate/features';
@@ -30,29 +30,30 @@ const FEATURES: GateFeatures = {
   knownIdentifiers: 1,
 };
 
-function gateTrace(id: string, shown = true, features = FEATURES): CompletionTrace {
-  return { id, gate: { shown, score: 0.3, threshold: 0.22, logprobs: true, learned: 0, features } } as unknown as CompletionTrace;
+type Outcomes = Pick<StageOutcomes, 'similar' | 'gate'>;
+
+/** A suggestion's gate outcome (its trace id is the map's key). */
+function gateTrace(_id: string, shown = true, features = FEATURES): Outcomes {
+  return { gate: { shown, score: 0.3, threshold: 0.22, logprobs: true, learned: 0, features, text: 'x' } };
 }
 
-function feature(cacheRoot: string, traces: Map<string, CompletionTrace>, root = '/repo/a'): LearningFeature {
-  return new LearningFeature({
-    cacheRoot: () => cacheRoot,
-    newBandit,
-    traceOf: (id) => (traces.has(id) ? { trace: traces.get(id)!, folderRoot: root } : undefined),
-  });
+/** A learning feature that was told of the suggestions in `made` (made in `root`), as the completion feature tells it. */
+function feature(cacheRoot: string, made: Map<string, Outcomes>, root = '/repo/a'): LearningFeature {
+  const learning = new LearningFeature({ cacheRoot: () => cacheRoot, newBandit });
+  for (const [id, outcomes] of made) learning.remember(id, root, outcomes);
+  return learning;
 }
 
 void test('rejected suggestions move the gate to silence for like ones, accepted ones back; the learned gate survives a restart', async () => {
   const cache = tempDir('gate-learning-').path;
-  const traces = new Map<string, CompletionTrace>();
-  const a = feature(cache, traces);
+  const a = feature(cache, new Map());
   const gate = await a.gateFor('/repo/a');
   const threshold = SHOW_THRESHOLDS.balanced;
   const before = gate.score(FEATURES, true);
   assert.ok(before >= threshold, `the shipped gate shows it (${before})`);
   let n = 0;
   while (gate.score(FEATURES, true) >= threshold && n < 100) {
-    traces.set(`r${n}`, gateTrace(`r${n}`));
+    a.remember(`r${n}`, '/repo/a', gateTrace(`r${n}`));
     assert.equal(a.onOutcome({ traceId: `r${n}`, outcome: 'rejected', acceptedChars: 0, shownChars: 24 }), 0);
     n++;
   }
@@ -60,12 +61,12 @@ void test('rejected suggestions move the gate to silence for like ones, accepted
   const silenced = gate.score(FEATURES, true);
   assert.equal(a.loadedShowGate('/repo/a'), gate, 'the pipeline reads the learned gate');
   a.shutdown();
-  const b = feature(cache, traces);
+  const b = feature(cache, new Map());
   assert.equal((await b.gateFor('/repo/a')).score(FEATURES, true), silenced, 'the learned gate is read back after a restart');
   assert.equal((await b.gateFor('/repo/other')).score(FEATURES, true), before, 'per workspace folder');
   let m = 0;
   while ((await b.gateFor('/repo/a')).score(FEATURES, true) < threshold && m < 100) {
-    traces.set(`a${m}`, gateTrace(`a${m}`));
+    b.remember(`a${m}`, '/repo/a', gateTrace(`a${m}`));
     assert.equal(b.onOutcome({ traceId: `a${m}`, outcome: 'accepted', acceptedChars: 24, shownChars: 24 }), 1);
     m++;
   }

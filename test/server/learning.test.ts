@@ -42,8 +42,8 @@ void describe('learning from suggestion outcomes over the language server', () =
     cache.cleanup();
   });
 
-  async function start(): Promise<{ lsp: LspSession; uri: string }> {
-    const lsp = await startLsp(repo.path, settings(model.url), { initializationOptions: { cacheDir: cache.path } });
+  async function start(cacheDir = cache.path): Promise<{ lsp: LspSession; uri: string }> {
+    const lsp = await startLsp(repo.path, settings(model.url), { initializationOptions: { cacheDir } });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'), 120_000);
     const built = await lsp.waitForBuild('similar', 180_000);
     assert.ok(built.folders.every((f) => f.similar?.state === 'ready'), `the code windows did not build: ${JSON.stringify(built.folders)}`);
@@ -64,8 +64,8 @@ void describe('learning from suggestion outcomes over the language server', () =
     return (await lsp.explain(params.traceId))!.trace as CompletionTrace;
   }
 
-  const savedPulls = (): Record<string, number> => {
-    const dir = join(cache.path, 'learning');
+  const savedPulls = (cacheDir = cache.path): Record<string, number> => {
+    const dir = join(cacheDir, 'learning');
     const files = existsSync(dir) ? readdirSync(dir) : [];
     assert.equal(files.length, 1, `one saved state for the one folder: ${files.join(', ')}`);
     return (JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as { pulls: Record<string, number> }).pulls;
@@ -111,6 +111,44 @@ void describe('learning from suggestion outcomes over the language server', () =
       assert.ok(allEqual(fresh.similar!.scores), `after the reset every arm scores alike again: ${JSON.stringify(fresh.similar!.scores)}`);
     } finally {
       await lsp.close();
+    }
+  });
+
+  void test('a suggestion accepted after more than 100 newer completions (gone from Explain) still rewards the arm chosen', async () => {
+    const own = tempDir('coderag-learning-late-');
+    const { lsp, uri } = await start(own.path);
+    try {
+      const first = await traceAt(lsp, uri, 18, '    service = CheckoutService('.length);
+      assert.equal(first.similar!.chosenBy, 'bandit');
+      // 110 newer completions, each at its own place in app/main.py (so none is the typing-through cache's).
+      const lines = readFileSync(join(repo.path, 'app', 'main.py'), 'utf8').split('\n');
+      const places = lines.flatMap((text, line) =>
+        Array.from({ length: Math.floor(text.length / 3) + 1 }, (_, i) => [line, i * 3] as const),
+      );
+      const newer = places.filter(([line, col]) => line !== 18 || col !== '    service = CheckoutService('.length).slice(0, 110);
+      assert.equal(newer.length, 110);
+      for (const [line, col] of newer) await lsp.complete(uri, line, col);
+      assert.equal(await lsp.explain(first.id), null, 'the first suggestion is no longer among the traces Explain keeps');
+
+      await lsp.connection.sendNotification(CompletionOutcomeNotification.method, {
+        traceId: first.id,
+        outcome: 'accepted',
+        acceptedChars: 5,
+        shownChars: 5,
+      } satisfies CompletionOutcomeParams);
+      await sleep(300);
+      // The next choice at the first place is made with what was learned: the arms no longer score alike.
+      const next = await traceAt(lsp, uri, 18, '    service = CheckoutService('.length);
+      assert.ok(!allEqual(next.similar!.scores), `the accepted suggestion taught the bandit: ${JSON.stringify(next.similar!.scores)}`);
+      await lsp.close();
+      assert.deepEqual(
+        Object.entries(savedPulls(own.path)).filter(([, n]) => n > 0),
+        [[first.similar!.arm, 1]],
+        'one reward, for the arm the first suggestion was made with',
+      );
+    } finally {
+      await lsp.close();
+      own.cleanup();
     }
   });
 });

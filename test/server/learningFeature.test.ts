@@ -8,8 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LinUcb } from '../../src/engine/similar/linUcb';
 import { SIMILAR_ARMS, type SimilarArm } from '../../src/engine/similar/types';
-import type { CompletionTrace } from '../../src/engine/pipeline';
+import type { StageOutcomes } from '../../src/engine/pipeline';
 import { LearningFeature, rewardOf } from '../../src/server/LearningFeature';
+import { LEARNABLE_KEPT } from '../../src/server/learningStore';
 import { mergeConfig } from '../../src/server/config';
 import { tempDir } from '../helpers/paths';
 import { setLogSink } from '../../src/engine/util/logger';
@@ -25,12 +26,18 @@ function newBandit(saved?: unknown): { bandit: LinUcb<SimilarArm>; error?: strin
   }
 }
 
-function trace(id: string, arm: SimilarArm, features: number[], chosenBy: 'bandit' | 'fixed' = 'bandit'): CompletionTrace {
-  return { id, similar: { arm, chosenBy, features, perspectives: [], snippets: [] } } as unknown as CompletionTrace;
+type Outcomes = Pick<StageOutcomes, 'similar' | 'gate'>;
+
+/** A suggestion's similar-code outcome (its trace id is the map's key). */
+function trace(_id: string, arm: SimilarArm, features: number[], chosenBy: 'bandit' | 'fixed' = 'bandit'): Outcomes {
+  return { similar: { arm, chosenBy, features, perspectives: [], snippets: [] } };
 }
 
-function feature(cacheRoot: string, traces: Map<string, CompletionTrace>, root = '/repo/a'): LearningFeature {
-  return new LearningFeature({ cacheRoot: () => cacheRoot, newBandit, traceOf: (id) => (traces.has(id) ? { trace: traces.get(id)!, folderRoot: root } : undefined) });
+/** A learning feature that was told of the suggestions in `made` (made in `root`), as the completion feature tells it. */
+function feature(cacheRoot: string, made: Map<string, Outcomes>, root = '/repo/a'): LearningFeature {
+  const learning = new LearningFeature({ cacheRoot: () => cacheRoot, newBandit });
+  for (const [id, outcomes] of made) learning.remember(id, root, outcomes);
+  return learning;
 }
 
 void test('rewards: accepted 1, partly accepted the share of characters, rejected 0, nonsense 0', () => {
@@ -51,7 +58,7 @@ void test('an outcome updates the arm that produced the suggestion, once; the st
   assert.equal(a.onOutcome({ traceId: 't2', outcome: 'rejected', acceptedChars: 0, shownChars: 9 }), 0);
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
   assert.ok((await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]) > before);
-  assert.equal(traces.get('t1')!.similar!.reward, 1, 'the trace shows the reward');
+  assert.equal(a.banditReward('t1'), 1, 'Explain shows the reward');
   a.shutdown();
   const b = feature(cache, new Map());
   assert.deepEqual((await b.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
@@ -156,4 +163,14 @@ void test('a FIFO where the learned state lives is refused at once: a fresh band
     warnings.some((w) => /named pipe \(FIFO\), not a regular file/.test(w)),
     warnings.join('\n'),
   );
+});
+
+void test('learning keeps the last 4,096 completions apart from the explain cache: an older one teaches nothing, a newer one still does', async () => {
+  const cache = tempDir('learning-kept-').path;
+  const a = feature(cache, new Map());
+  await a.banditFor('/repo/a');
+  for (let i = 0; i <= LEARNABLE_KEPT; i++) a.remember(`t${i}`, '/repo/a', trace(`t${i}`, 'lexical', [1, 0, 0]));
+  assert.equal(a.onOutcome({ traceId: 't0', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined, 'the oldest was dropped');
+  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), 1, 'one with 4,095 newer completions still teaches');
+  assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 0, none: 0 });
 });

@@ -192,11 +192,11 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
   const found = await step('detect', () => findTarget(context, deps.parsers), undefined);
   if (!found) {
-    trace.error = { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' };
+    context.record({ stage: 'failure', outcome: { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' } });
     return context.finish([], { contexts: [] });
   }
+  // What Rambo's steps found, recorded once they have run.
   const body = newBodyTrace(found, sketchSource);
-  trace.body = body;
   const repo = deps.repo();
   const at = bodyAt(request, found.target);
 
@@ -250,6 +250,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   const usagesInput = { at, repo, identifiers: elements.identifiers, sketch, signatureHits, topK: options.body.topUsages };
   const usages = await step<ScoredMethod[]>('usages', () => usagesStep(usagesInput), []);
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
+  context.record({ stage: 'body', outcome: body });
   // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
   const knowledge = opts.knowledge ?? knowledgeOf(context);
   const items = knowledge ? await step<Candidate[]>('knowledge', () => knowledge({ ...request, prefix: at.prefix }, signal), []) : [];
@@ -259,6 +260,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
   // f. prompt -> the body (second model call), cut where the method ends
   const answer = await runModelStages(context, model, {
+    mode: 'body',
     maxNewTokens: options.body.maxNewTokens,
     prompt: (budget) => bodyPromptStep(at, settings, ranked, options.body.contextShare, budget, place?.layout),
     generate: { stop: at.stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },

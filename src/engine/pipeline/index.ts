@@ -12,6 +12,8 @@ export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from '.
 export { composeInTurns, jaccardSignatures, type BodyComposer, type BodyLists, type SignatureSearch } from '../body/rambo';
 export { RAMBO_LAYOUT, type BodyPromptLayout } from '../prompt/bodyPrompt';
 export { formatTraceMarkdown } from './formatTrace';
+export { modelTimeMs, stageTimeMs } from './outcomes';
+export type { CheckOutcome, GateOutcome, GenerateOutcome, RequestTimes, StageFailure, StageOutcomes } from './outcomes';
 export type { BodyTrace, CompletionTrace, StageName, StageStatus, StageTiming, TraceCandidate, TracePath } from './trace';
 export { BODY_ELEMENTS, CHECK_MODES } from './types';
 export type {

@@ -16,6 +16,7 @@ import type { SimilarRetrieval } from '../similar/perspectives';
 import type { LinUcb } from '../similar/linUcb';
 import type { SimilarArm } from '../similar/types';
 import type { GateModel } from '../gate/model';
+import type { StageOutcome, StageOutcomes } from './outcomes';
 
 export interface CompletionRequest {
   /** Repo-relative path with forward slashes. */
@@ -109,6 +110,8 @@ export interface CompletionResult {
   shown?: boolean;
   /** The suggestion the gate kept from the editor (the bench scores it). */
   suppressed?: CompletionItem;
+  /** What the stages returned, for the host (model health, learning, statistics); the trace is written from them. */
+  outcomes: StageOutcomes;
 }
 
 /** What the model wrote, cut to what the mode completes. */
@@ -186,6 +189,8 @@ export interface RequestContext {
   readonly analyses: UnfinishedAnalyses;
   /** This request's value under `key`, computed on first use. */
   memo<T>(key: string, compute: () => T): T;
+  /** Keep a stage's outcome for the result and write it into the trace (outcomes.writeOutcome, the trace's one writer). */
+  record(outcome: StageOutcome): void;
   /** The result: the trace closed with its totals. */
   finish(items: CompletionItem[], outputs: { contexts: Candidate[]; retrieval?: RetrievalTrace; rerank?: RerankOutcome }): CompletionResult;
 }

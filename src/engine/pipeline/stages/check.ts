@@ -10,30 +10,39 @@ import { checkKeywordArguments } from '../../check/keywordArguments';
 import type { DecodeConstraint, GenerateRequest, GenerateResult, ModelClient } from '../../generate/types';
 import { errorMessage, isCancellationError } from '../../util/errors';
 import type { RequestContext } from '../types';
+import type { CheckOutcome } from '../outcomes';
 
 export interface CheckPlan {
   /** What the generate request carries: a decode constraint, a member choice (each only where the client can use it). */
   request: Pick<GenerateRequest, 'constraint' | 'memberChoice'>;
-  /** After the model call (answered or not): what the constraint did goes into the trace. */
-  generated(result: GenerateResult | undefined): void;
-  /** The finished answer checked (repaired, or cut before a member its receiver lacks); the text itself where nothing is checked. */
-  repair(text: string): string;
+  /** After the model call (answered or not): the outcome with what the constraint did; undefined where checking is off. */
+  generated(result: GenerateResult | undefined): CheckOutcome | undefined;
+  /**
+   * The finished answer checked (repaired, or cut before a member its receiver lacks), with the outcome; the text itself where nothing
+   * is checked.
+   */
+  repair(text: string): { text: string; outcome?: CheckOutcome };
 }
 
-const NOTHING: CheckPlan = { request: {}, generated: () => undefined, repair: (text) => text };
+const NOTHING: CheckPlan = { request: {}, generated: () => undefined, repair: (text) => ({ text }) };
+
+/** A check that found no receiver typing: its outcome says so, nothing is checked. */
+function untyped(outcome: CheckOutcome): CheckPlan {
+  return { request: {}, generated: () => outcome, repair: (text) => ({ text, outcome }) };
+}
 
 /**
  * The check stage at `prefix` (the text before the cursor as the prompt ends) for `model`; `decode`: constrain its decoding where
  * it can be.
  */
 export function checkStage(context: RequestContext, model: ModelClient, prefix: string, decode = true): CheckPlan {
-  const { options, stages, signal, request, trace, analyses } = context;
+  const { options, stages, signal, request, analyses } = context;
   const checkMode = options.check.mode;
   if (checkMode === 'off') return NOTHING;
   const typer = stages.receivers?.();
-  const check: NonNullable<typeof trace.check> = { mode: checkMode, ...(typer ? {} : { note: 'no receiver typing in this host' }) };
-  trace.check = check;
-  if (!typer) return NOTHING;
+  if (!typer) return untyped({ mode: checkMode, note: 'no receiver typing in this host' });
+  // The stage's outcome, filled as it goes: the receiver at the cursor, what decoding did, what the finished answer's check found.
+  const check: CheckOutcome = { mode: checkMode };
   // Receiver typing is guarded so it never fails the completion; a text is typed once per request
   // (the receiver at the cursor is asked for before decoding and again when the answer is checked).
   const membersAt = (text: string): ReceiverMembers | undefined =>
@@ -95,11 +104,12 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
           ...(guide && guide.events.length > 0 ? { calls: guide.events } : {}),
         });
       if (result?.serverConstraint) check.server = result.serverConstraint;
+      return check;
     },
     // The finished answer is checked (repaired, or cut): all of it where decoding was not constrained; where it was, what the
     // constraint cannot see (a class literal assigned, a keyword argument), cut only.
     repair: (text) => {
-      if (!text) return text;
+      if (!text) return { text, outcome: check };
       const repair = checkMode === 'repair' || !constraint;
       const members = checkCompletion(prefix, text, membersAt, { repair, lang: request.lang });
       const args =
@@ -107,7 +117,7 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
           ? checkKeywordArguments(prefix, members.text, callAt, { repair })
           : { text: members.text, checked: 0, fixes: [] };
       Object.assign(check, { checked: members.checked + args.checked, fixes: [...members.fixes, ...args.fixes] });
-      return args.text;
+      return { text: args.text, outcome: check };
     },
   };
 }

@@ -2,7 +2,11 @@
 // stage of every mode. What a stage works out of the file is kept for the next stage (memo).
 import { UnfinishedAnalyses } from '../../flow/unfinished';
 import { newTraceId, type CompletionTrace } from '../trace';
+import { modelTimeMs, writeOutcome, type RequestTimes, type StageOutcome, type StageOutcomes } from '../outcomes';
 import type { CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from '../types';
+
+/** The outcomes CompletionResult.outcomes carries (StageOutcomes' fields but the times). */
+const HANDED_ON: ReadonlySet<StageOutcome['stage']> = new Set(['similar', 'check', 'generate', 'gate', 'failure']);
 
 export function requestContext(
   request: CompletionRequest,
@@ -24,6 +28,7 @@ export function requestContext(
     nonModelMs: 0,
   };
   const memos = new Map<string, unknown>();
+  const outcomes: Omit<StageOutcomes, 'times'> = {};
   return {
     request,
     options,
@@ -35,12 +40,20 @@ export function requestContext(
       if (!memos.has(key)) memos.set(key, compute());
       return memos.get(key) as T;
     },
+    record(o: StageOutcome): void {
+      // The result keeps the outcomes the host reads; the trace-only ones are written alone.
+      if (HANDED_ON.has(o.stage)) (outcomes as Record<string, StageOutcome['outcome']>)[o.stage] = o.outcome;
+      writeOutcome(trace, o);
+    },
     finish(items, { contexts, retrieval, rerank }): CompletionResult {
       trace.totalMs = performance.now() - start;
-      // Model time: the answer and, in the body mode, the sketch; loading the model is model time too.
-      const modelMs = trace.stages.filter((s) => s.stage === 'generate' || s.stage === 'sketch').reduce((n, s) => n + s.elapsedMs, 0);
-      trace.nonModelMs = trace.totalMs - modelMs - (trace.modelPrepareMs ?? 0);
-      const gate = trace.gate;
+      const times: RequestTimes = {
+        stages: trace.stages,
+        ...(trace.modelPrepareMs !== undefined ? { modelPrepareMs: trace.modelPrepareMs } : {}),
+        ...(trace.checkpointMs !== undefined ? { checkpointMs: trace.checkpointMs } : {}),
+      };
+      trace.nonModelMs = trace.totalMs - modelTimeMs(times);
+      const { gate } = outcomes;
       return {
         items,
         trace,
@@ -48,7 +61,8 @@ export function requestContext(
         ...(retrieval ? { retrieval } : {}),
         ...(rerank ? { rerank } : {}),
         ...(gate ? { shown: gate.shown } : {}),
-        ...(gate && !gate.shown && trace.completion ? { suppressed: { text: trace.completion } } : {}),
+        ...(gate && !gate.shown && gate.text ? { suppressed: { text: gate.text } } : {}),
+        outcomes: { ...outcomes, times },
       };
     },
   };

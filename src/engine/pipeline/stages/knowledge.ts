@@ -10,7 +10,8 @@ import { raceDeadline } from '../../util/abort';
 import { errorMessage } from '../../util/errors';
 import { similarStage, type SimilarOutcome } from '../../similar/similarStage';
 import type { CodeWindow } from '../../similar/windowIndex';
-import { retrievalTraceOf, type CompletionTrace } from '../trace';
+import type { CompletionTrace } from '../trace';
+import { writeOutcome, type StageOutcome } from '../outcomes';
 import type { CompletionRequest, RequestContext } from '../types';
 import { timed } from './timed';
 
@@ -32,6 +33,8 @@ export async function knowledgeStage(
 ): Promise<Knowledge> {
   const { stages, options, signal } = context;
   const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
+  // The request's trace keeps the outcomes with the request's; a scratch trace only records them.
+  const record = (o: StageOutcome): void => (trace === context.trace ? context.record(o) : writeOutcome(trace, o));
 
   // a. query
   const query = await timed(
@@ -49,13 +52,7 @@ export async function knowledgeStage(
     }),
     stages.checkpoint,
   );
-  trace.query = {
-    strategy: query.strategy,
-    text: query.text,
-    spans: query.spans,
-    ...(query.chunkScores ? { chunkScores: query.chunkScores } : {}),
-    ...(query.fallbackReason ? { fallbackReason: query.fallbackReason } : {}),
-  };
+  record({ stage: 'query', outcome: query });
 
   // b. retrieve
   const retrieval = await timed<RetrievalTrace | undefined>(
@@ -67,7 +64,7 @@ export async function knowledgeStage(
     stages.checkpoint,
   );
   const candidates = retrieval?.candidates ?? [];
-  if (retrieval) trace.retrieval = retrievalTraceOf(retrieval);
+  if (retrieval) record({ stage: 'retrieve', outcome: retrieval });
 
   // c. rerank (without a reranker, or when it fails, the candidates stay in retrieval order)
   const reranker = stages.reranker();
@@ -79,7 +76,7 @@ export async function knowledgeStage(
       elapsedMs: 0,
       message: reranker ? 'fewer than two candidates' : 'no reranker; retrieval order',
     });
-    trace.rerank = { reranker: reranker?.name ?? 'none', calls: [], picked: inOrder.map((c) => c.snippet.id) };
+    record({ stage: 'rerank', outcome: { reranker: reranker?.name ?? 'none', calls: [], picked: inOrder.map((c) => c.snippet.id) } });
     return { ranked: inOrder, ...(retrieval ? { retrieval } : {}) };
   }
   // A per-place reranker's choice at this place stands: what it chose first, then what retrieval found since.
@@ -98,7 +95,10 @@ export async function knowledgeStage(
       elapsedMs: 0,
       message: `${reranker.name}: its choice at this place (it runs once per place)`,
     });
-    trace.rerank = { reranker: reranker.name, calls: [], picked: ranked.map((c) => c.snippet.id), notes: ['reused at this place'] };
+    record({
+      stage: 'rerank',
+      outcome: { reranker: reranker.name, calls: [], picked: ranked.map((c) => c.snippet.id), notes: ['reused at this place'] },
+    });
     return { ranked, ...(retrieval ? { retrieval } : {}) };
   }
   const rerank = await timed<RerankOutcome>(
@@ -115,13 +115,16 @@ export async function knowledgeStage(
     (e) => ({ value: { ranked: inOrder, calls: [], notes: [`failed: ${errorMessage(e)}`] }, status: 'degraded', message: errorMessage(e) }),
     stages.checkpoint,
   );
-  trace.rerank = {
-    reranker: reranker.name,
-    calls: rerank.calls,
-    picked: rerank.ranked.map((c) => c.snippet.id),
-    ...(rerank.notes ? { notes: rerank.notes } : {}),
-    ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}),
-  };
+  record({
+    stage: 'rerank',
+    outcome: {
+      reranker: reranker.name,
+      calls: rerank.calls,
+      picked: rerank.ranked.map((c) => c.snippet.id),
+      ...(rerank.notes ? { notes: rerank.notes } : {}),
+      ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}),
+    },
+  });
   if (place && rerank.calls.length > 0) place.layout.ranked = rerank.ranked.map((c) => c.snippet.id);
   return { ranked: rerank.ranked, ...(retrieval ? { retrieval } : {}), rerank };
 }
@@ -167,6 +170,6 @@ export async function similarCodeStage(context: RequestContext, request: Complet
     stages.checkpoint,
   );
   if (!outcome) return [];
-  trace.similar = outcome.trace;
+  context.record({ stage: 'similar', outcome: outcome.trace });
   return outcome.windows.map((w) => windowCandidate(w, outcome.trace.arm));
 }

@@ -2,7 +2,6 @@
 // the host's model slot) -> postprocess -> the show gate, each timed into the trace; the mode says how its prompt is built, what
 // the model may not do yet and how the answer is cut (a ModelPlan), the rest is one code path.
 import { redactSecrets } from '../../prompt/redact';
-import { stripControlChars } from '../../generate/postprocess/controlChars';
 import { placeholderNote } from '../../generate/postprocess/postprocess';
 import { filterJunk, rightContextCut } from '../../generate/postprocess/filterJunk';
 import type { JunkCut } from '../../generate/postprocess/junk';
@@ -12,6 +11,7 @@ import type { Candidate } from '../../retrieve/types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
 import type { CompletionTrace } from '../trace';
 import type { CompletionItem, PipelineOptions, RequestContext } from '../types';
+import { answered, type CheckOutcome, type GenerateOutcome } from '../outcomes';
 import { checkStage, type CheckPlan } from './check';
 import { showGateStage } from './showGate';
 import { timed } from './timed';
@@ -32,6 +32,8 @@ export interface ModelPrompt {
 
 /** What a mode asks of the model stages. */
 export interface ModelPlan {
+  /** The mode whose answer this is (the show gate reads it). */
+  mode: string;
   maxNewTokens: number;
   /** The prompt within `budgetTokens` (throws: the prompt stage fails). */
   prompt(budgetTokens: number): ModelPrompt;
@@ -115,31 +117,12 @@ async function promptStage(context: RequestContext, plan: ModelPlan, budgetToken
     () => Promise.resolve().then(() => plan.prompt(budgetTokens)),
     (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
   );
-  if (!prompt) trace.error = { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' };
+  if (!prompt)
+    context.record({
+      stage: 'failure',
+      outcome: { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' },
+    });
   return prompt;
-}
-
-/** The trace shows the prompt as the redaction boundary (stages.model) sends it. */
-function tracePrompt(
-  trace: CompletionTrace,
-  prompt: ModelPrompt,
-  redacted: { text: string; count: number },
-  budgetTokens: number,
-  model: ModelClient,
-): void {
-  const { format, ...shown } = prompt.trace;
-  trace.prompt = {
-    text: redacted.text,
-    redactions: redacted.count,
-    tokens: shown.tokens,
-    budgetTokens: prompt.budgetTokens ?? budgetTokens,
-    family: model.family,
-    fim: shown.fim,
-    ...(format ? { format } : {}),
-    snippets: shown.snippets,
-    snippetsDropped: shown.snippetsDropped,
-    prefixCut: shown.prefixCut,
-  };
 }
 
 /** The block changed: the server reads the new head once, outside this request's limits, so the next keystrokes reuse it. */
@@ -147,18 +130,19 @@ async function handOffWarmHead(warm: NonNullable<RequestContext['stages']['warm'
   warm(model, (await redactSecrets(warmHead)).text);
 }
 
-/** e. generate (one model request in flight per server, through the model slot); undefined when it failed (the trace's error says why). */
-function generateStage(
+/** e. generate (one model request in flight per server, through the model slot): the answer, or why there is none. */
+async function generateStage(
   context: RequestContext,
   model: ModelClient,
   plan: ModelPlan,
   prompt: ModelPrompt,
   promptText: string,
   check: CheckPlan | undefined,
-): Promise<GenerateResult | undefined> {
+): Promise<GenerateOutcome> {
   const { trace, signal, stages, options } = context;
   const { stop, ...generateParts } = plan.generate;
-  return timed<GenerateResult | undefined>(
+  let failure: GenerateOutcome | undefined;
+  const result = await timed<GenerateResult | undefined>(
     trace,
     'generate',
     signal,
@@ -172,26 +156,12 @@ function generateStage(
         ...generateParts,
       }),
     (e) => {
-      trace.error = { stage: 'generate', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
+      failure = { status: 'failed', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
       return { value: undefined, status: 'failed', message: errorMessage(e) };
     },
     stages.checkpoint,
   );
-}
-
-function traceModel(trace: CompletionTrace, model: ModelClient, generated: GenerateResult): void {
-  trace.model = {
-    backend: model.backend,
-    model: generated.model,
-    endpoint: model.endpoint,
-    elapsedMs: generated.elapsedMs,
-    // Shown in the editor's trace view and the terminal: without control characters.
-    raw: stripControlChars(generated.text),
-    ...(generated.firstTokenMs !== undefined ? { firstTokenMs: generated.firstTokenMs } : {}),
-    ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}),
-    ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),
-    ...(generated.copyPrior ? { copyPrior: generated.copyPrior } : {}),
-  };
+  return result ? answered(model, result) : (failure ?? { status: 'failed', kind: 'error', message: 'the model gave no answer' });
 }
 
 /** f. postprocess: the mode's cut of the answer, its stage noted with the placeholder or the mode's message. */
@@ -227,23 +197,23 @@ function filterAndCheck(
   cut: { text: string; lead: string },
   placeholder: string | undefined,
   check: CheckPlan | undefined,
-): { inserted: string; filtered: string; checked: string; junk: JunkCut[]; repeat: JunkCut | undefined } {
+): { inserted: string; filtered: string; checked: string; junk: JunkCut[]; repeat: JunkCut | undefined; check?: CheckOutcome } {
   const { trace } = context;
   // The junk filters (generate/postprocess/filterJunk.ts): a loop and the placeholder before checking, the right context after it.
   const filtered = filterJunk(cut.text);
   const junk = filtered.cuts;
   // The mode's own cut may have removed the placeholder already (line mode): the rule is traced all the same.
   if (placeholder && !junk.some((j) => j.rule === 'placeholder')) junk.push({ rule: 'placeholder', removed: '', note: placeholder });
-  const checked = check ? check.repair(filtered.text) : filtered.text;
+  const repaired = check ? check.repair(filtered.text) : { text: filtered.text };
+  const checked = repaired.text;
   let inserted = checked ? cut.lead + checked : '';
   const repeat = inserted ? rightContextCut(inserted, context.request.suffix) : undefined;
   if (repeat) {
     junk.push(repeat);
     inserted = '';
   }
-  if (junk.length > 0) trace.junk = junk;
-  trace.completion = inserted;
-  return { inserted, filtered: filtered.text, checked, junk, repeat };
+  context.record({ stage: 'cut', outcome: { completion: inserted, junk } });
+  return { inserted, filtered: filtered.text, checked, junk, repeat, ...(repaired.outcome ? { check: repaired.outcome } : {}) };
 }
 
 /** Why nothing is suggested, for the trace (undefined: no reason to give). */
@@ -283,25 +253,42 @@ export async function runModelStages(
   const prompt = await promptStage(context, plan, budgetTokens);
   if (!prompt) return { items: [], contexts: [] };
   const redacted = await redactSecrets(prompt.prompt);
-  tracePrompt(trace, prompt, redacted, budgetTokens, model);
+  // The trace shows the prompt as the redaction boundary (stages.model) sends it.
+  context.record({
+    stage: 'prompt',
+    outcome: { shown: prompt.trace, redacted, budgetTokens: prompt.budgetTokens ?? budgetTokens, family: model.family },
+  });
   if (prompt.warmHead && context.stages.warm) await handOffWarmHead(context.stages.warm, model, prompt.warmHead);
 
   // Checking against the repository: what this client can use of it.
   const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;
-  const generated = await generateStage(context, model, plan, prompt, redacted.text, check);
-  check?.generated(generated);
+  const answer = await generateStage(context, model, plan, prompt, redacted.text, check);
+  const generated = answer.status === 'answered' ? answer.result : undefined;
+  const decoded = check?.generated(generated);
+  if (decoded) context.record({ stage: 'check', outcome: decoded });
+  context.record({ stage: 'generate', outcome: answer });
   if (!generated) return { items: [], contexts: prompt.contexts };
-  traceModel(trace, model, generated);
 
   const { cut, placeholder } = await postprocessStage(context, plan, generated);
   const outcome = filterAndCheck(context, cut, placeholder, check);
+  if (outcome.check) context.record({ stage: 'check', outcome: outcome.check });
   const { inserted } = outcome;
   // g. show gate: show it, or stay silent (the result keeps the text for the bench)
-  if (inserted && !showGateStage(context, { text: inserted, generated, prompt: redacted.text, contexts: prompt.contexts }))
-    return { items: [], contexts: prompt.contexts };
+  if (inserted) {
+    const gate = showGateStage(context, {
+      text: inserted,
+      generated,
+      check: outcome.check ?? decoded,
+      mode: plan.mode,
+      prompt: redacted.text,
+      contexts: prompt.contexts,
+    });
+    context.record({ stage: 'gate', outcome: gate });
+    if (!gate.shown) return { items: [], contexts: prompt.contexts };
+  }
   if (!inserted) {
     const why = whyNothing(plan, generated, cut.text, outcome);
-    if (why !== undefined) trace.empty = why;
+    if (why !== undefined) context.record({ stage: 'empty', outcome: why });
   }
   return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };
 }

@@ -6,19 +6,28 @@ import { GateModel } from '../../gate/model';
 import type { GenerateResult } from '../../generate/types';
 import type { Candidate } from '../../retrieve/types';
 import type { RequestContext } from '../types';
+import type { CheckOutcome, GateOutcome } from '../outcomes';
 
 /** The shipped weights, for hosts that lend no learned model. */
 let shipped: GateModel | undefined;
 
 /**
- * Whether `text` is shown; the trace gets the gate's score, threshold (0: it did not decide) and
- * features, also when it is off or abstains (the bench fits on them).
+ * Whether `text` is shown, with the gate's score, threshold (0: it did not decide) and features, also
+ * when it is off or abstains (the bench fits on them). It reads the answer (the generate stage's
+ * result) and what checking did (the check stage's outcome).
  */
 export function showGateStage(
   context: RequestContext,
-  input: { text: string; generated: GenerateResult; prompt: string; contexts: readonly Candidate[] },
-): boolean {
-  const { trace, options, stages, request } = context;
+  input: {
+    text: string;
+    generated: GenerateResult;
+    check: CheckOutcome | undefined;
+    mode: string;
+    prompt: string;
+    contexts: readonly Candidate[];
+  },
+): GateOutcome {
+  const { options, stages, request } = context;
   const { features, hasLogprobs } = gateFeatures({
     text: input.text,
     raw: input.generated.text,
@@ -26,10 +35,10 @@ export function showGateStage(
     prefix: request.prefix,
     prompt: input.prompt,
     lang: request.lang,
-    mode: trace.mode,
+    mode: input.mode,
     contexts: input.contexts,
-    constrained: (trace.check?.constrained?.length ?? 0) > 0,
-    repaired: (trace.check?.fixes?.length ?? 0) > 0,
+    constrained: (input.check?.constrained?.length ?? 0) > 0,
+    repaired: (input.check?.fixes?.length ?? 0) > 0,
     ...(input.generated.stoppedBy ? { stoppedBy: input.generated.stoppedBy } : {}),
   });
   const model = stages.showGateModel?.() ?? (shipped ??= new GateModel());
@@ -39,6 +48,5 @@ export function showGateStage(
   const on = options.gate.mode === 'on' && hasLogprobs;
   const threshold = on ? options.gate.threshold : 0;
   const shown = !on || score >= threshold;
-  trace.gate = { shown, score, threshold, logprobs: hasLogprobs, learned: model.updates, features };
-  return shown;
+  return { shown, score, threshold, logprobs: hasLogprobs, learned: model.updates, features, text: input.text };
 }

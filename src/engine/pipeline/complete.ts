@@ -63,7 +63,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = linePlan.until(request);
   const plan: ModelPlan = {
-    mode: mode.name,
+    mode: linePlan.name,
     maxNewTokens: options.generate.maxNewTokens,
     prompt: (given) => {
       // A place of work keeps the budget its first prompt was fitted to (PlaceLayout.budgetTokens), and so does all that follows from it.

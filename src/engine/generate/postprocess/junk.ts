@@ -189,7 +189,10 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
         if (best < 0) break;
         if (best === len && same(i, at, len)) exact++;
         starts.push(at);
-        for (let j = at; j < at + best; j++) if (tokens[j]!.value && !known.has(tokens[j]!.text)) fresh.add(tokens[j]!.text);
+        // The text's last token may be a known name cut short by the token limit: not a new one.
+        const cutShort = (j: number): boolean => j === n - 1 && [...known].some((u) => u.startsWith(tokens[j]!.text));
+        for (let j = at; j < at + best; j++)
+          if (tokens[j]!.value && !known.has(tokens[j]!.text) && !cutShort(j)) fresh.add(tokens[j]!.text);
         at += best;
         // Copies that keep naming new things are not a loop (and the walk stays short on real code).
         if (fresh.size > Math.floor(starts.length / 3) + 1) break;

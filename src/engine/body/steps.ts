@@ -10,7 +10,7 @@ import { stripControlChars } from '../generate/postprocess/controlChars';
 import { capLength, cutAtPlaceholder } from '../generate/postprocess/postprocess';
 import { cutAtMalformed } from '../generate/postprocess/wellFormed';
 import { bodyPrompt, type BodyPrompt, type BodyPromptLayout } from '../prompt/bodyPrompt';
-import type { PlaceLayout } from '../prompt/fitPromptBudget';
+import { fittedSummary, type PlaceLayout } from '../prompt/fitPromptBudget';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { Candidate, Snippet } from '../retrieve/types';
 import { raceDeadline } from '../util/abort';
@@ -107,28 +107,32 @@ function methodBody(m: ScoredMethod): string {
   return at < 0 ? m.item.text : m.item.text.slice(at + m.item.signature.length).replace(/^\s*[{:]?/, '');
 }
 
+/** A body prompt's request: the fragments (best first), the code's share, the budget and the place's layout (none: a new place). */
+export interface BodyPromptAsk {
+  at: BodyAt;
+  settings: BodyPromptSettings;
+  ranked: readonly Candidate[];
+  contextShare: number;
+  budgetTokens: number;
+  place?: PlaceLayout;
+}
+
 /** The body prompt over `ranked` fragments (best first) within `budgetTokens`. */
-export function promptForBody(
-  at: BodyAt,
-  settings: BodyPromptSettings,
-  ranked: readonly Candidate[],
-  contextShare: number,
-  budgetTokens: number,
-  place?: PlaceLayout,
-): BodyPrompt {
+export function promptForBody(ask: BodyPromptAsk): BodyPrompt {
+  const { at, settings } = ask;
   return bodyPrompt({
     lang: at.lang,
     filePath: at.filePath,
     prefix: at.prefix,
     ...(settings.layout ? { layout: settings.layout } : {}),
     suffix: at.suffix,
-    snippets: ranked.map((c) => snippetForPrompt(c)),
+    snippets: ask.ranked.map((c) => snippetForPrompt(c)),
     family: settings.family,
-    budgetTokens,
+    budgetTokens: ask.budgetTokens,
     suffixShare: settings.suffixShare,
-    contextShare,
+    contextShare: ask.contextShare,
     ...(settings.countTokens ? { countTokens: settings.countTokens } : {}),
-    ...(place ? { place } : {}),
+    ...(ask.place ? { place: ask.place } : {}),
   });
 }
 
@@ -164,7 +168,8 @@ export interface SketchInput {
 /** Step b: the model's sketch of the body, drafted from the signature hits' heads and cut where the method ends. */
 export async function sketchStep(input: SketchInput): Promise<string> {
   const { at, prompt: settings } = input;
-  const prompt = promptForBody(at, settings, input.signatureHits.map(signatureCandidate), settings.contextShare, settings.budgetTokens);
+  const ranked = input.signatureHits.map(signatureCandidate);
+  const prompt = promptForBody({ at, settings, ranked, contextShare: settings.contextShare, budgetTokens: settings.budgetTokens });
   const ask: GenerateRequest = {
     prompt: prompt.prompt,
     maxNewTokens: input.maxNewTokens,
@@ -306,32 +311,14 @@ export interface BodyModelPrompt {
   budgetTokens: number;
 }
 
-/**
- * Step f: the body prompt over the composed fragments within `budgetTokens`, laid out in `place`
- * (the place of work's layout, kept across keystrokes) where there is one.
- */
-export function bodyPromptStep(
-  at: BodyAt,
-  settings: BodyPromptSettings,
-  ranked: readonly Candidate[],
-  contextShare: number,
-  budgetTokens: number,
-  place?: PlaceLayout,
-): BodyModelPrompt {
-  const prompt = promptForBody(at, settings, ranked, contextShare, budgetTokens, place);
+/** Step f: the body prompt over the composed fragments, laid out in the place's layout (kept across keystrokes) where there is one. */
+export function bodyPromptStep(ask: BodyPromptAsk): BodyModelPrompt {
+  const prompt = promptForBody(ask);
   return {
     prompt: prompt.prompt,
     stop: prompt.stop,
-    contexts: prompt.usedIndices.map((i) => shownCandidate(ranked[i]!)),
-    trace: {
-      tokens: prompt.tokens,
-      fim: prompt.fim,
-      snippets: prompt.snippetsUsed.map((s) => s.path),
-      snippetsDropped: prompt.snippetsDropped,
-      prefixCut: prompt.prefixCut,
-    },
-    ...(prompt.blockChanged && prompt.head ? { warmHead: prompt.head } : {}),
-    budgetTokens: prompt.budgetTokens,
+    contexts: prompt.usedIndices.map((i) => shownCandidate(ask.ranked[i]!)),
+    ...fittedSummary(prompt),
   };
 }
 

@@ -262,7 +262,15 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   const answer = await runModelStages(context, model, {
     mode: 'body',
     maxNewTokens: options.body.maxNewTokens,
-    prompt: (budget) => bodyPromptStep(at, settings, ranked, options.body.contextShare, budget, place?.layout),
+    prompt: (budgetTokens) =>
+      bodyPromptStep({
+        at,
+        settings,
+        ranked,
+        contextShare: options.body.contextShare,
+        budgetTokens,
+        ...(place ? { place: place.layout } : {}),
+      }),
     generate: { stop: at.stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
     // The finished body is checked against the repository (its members, its keyword arguments); its decoding is not constrained:
     // on the validation body cases a mask at every dot cost Python 3 points of ES (the model wrote around the names it was denied).

@@ -2,7 +2,7 @@
 // (query, CodeRAG Alg. 1 -> multi-path retrieval, 2.2.1 -> BestFit rerank, 2.3) -> similar code
 // (ProCC) -> the model stages (prompt, 2.4 -> check -> generate -> postprocess, the mode's). The
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).
-import { fitPromptBudget, type PromptSnippet } from '../prompt/fitPromptBudget';
+import { fitPromptBudget, fittedSummary, type PromptSnippet } from '../prompt/fitPromptBudget';
 import { cursorLine } from '../prompt/promptMemory';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
@@ -89,16 +89,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
         prompt: fitted.prompt,
         stop: fitted.stop,
         contexts: fitted.usedIndices.map((i) => shownCandidate(ranked[i]!, whole)),
-        trace: {
-          tokens: fitted.tokens,
-          fim: fitted.fim,
-          format: fitted.format,
-          snippets: fitted.snippetsUsed.map((s) => s.path),
-          snippetsDropped: fitted.snippetsDropped,
-          prefixCut: fitted.prefixCut,
-        },
-        ...(fitted.blockChanged && fitted.head ? { warmHead: fitted.head } : {}),
-        budgetTokens: fitted.budgetTokens,
+        ...fittedSummary(fitted, fitted.format),
       };
     },
     // What the model may not do yet (line mode on an empty line: end or break the line before it writes something).

@@ -444,3 +444,32 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const code = cutCode(ctx, reserved);
   return assemblePrompt(ctx, { input, block: layout.block, header, fim, suffix, template }, code);
 }
+
+/**
+ * What the model stages take of a fitted prompt besides its text (line and body prompts alike): the
+ * trace's figures, the head to warm the server with where the block changed, and the budget.
+ */
+export function fittedSummary(
+  fitted: Pick<
+    FittedPrompt,
+    'tokens' | 'fim' | 'snippetsUsed' | 'snippetsDropped' | 'prefixCut' | 'head' | 'blockChanged' | 'budgetTokens'
+  >,
+  format?: FittedPrompt['format'],
+): {
+  trace: { tokens: number; fim: boolean; format?: FittedPrompt['format']; snippets: string[]; snippetsDropped: number; prefixCut: boolean };
+  warmHead?: string;
+  budgetTokens: number;
+} {
+  return {
+    trace: {
+      tokens: fitted.tokens,
+      fim: fitted.fim,
+      ...(format ? { format } : {}),
+      snippets: fitted.snippetsUsed.map((s) => s.path),
+      snippetsDropped: fitted.snippetsDropped,
+      prefixCut: fitted.prefixCut,
+    },
+    ...(fitted.blockChanged && fitted.head ? { warmHead: fitted.head } : {}),
+    budgetTokens: fitted.budgetTokens,
+  };
+}

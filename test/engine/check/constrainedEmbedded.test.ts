@@ -59,8 +59,8 @@ void describe('checked decoding with the embedded model', () => {
 
   void test('after cart. the member the lines before it name is written (the member prior), and the trace says which it favoured', async () => {
     const prefix = 'from pyshop.models import Cart\n\n\ndef welcome_back(cart: Cart) -> None:\n    # a returning customer: apply the discount\n    cart.';
-    // The model spells the name in short pieces under the mask: room for the whole name.
-    const { items, trace } = await completeAt(prefix, 'constrain', 16);
+    // The model spells the name in short pieces under the mask: room for the whole name; the prior asked for (the default is 0).
+    const { items, trace } = await completeAt(prefix, 'constrain', 16, 32);
     assert.match(items[0]?.text ?? '', /^apply_discount\b/, `raw ${JSON.stringify(trace.model?.raw)}`);
     // `_discount` holds every word of its name too: the two tie, and the model chose between them.
     assert.deepEqual(trace.check?.constrained?.[0]?.favoured?.slice(0, 2).sort(), ['_discount', 'apply_discount']);

@@ -230,8 +230,9 @@ const PY_TYPED = 'receipt = service.checkout(';
 /** The Java method whose body the body-mode check asks for: emptied on disk, so the index holds the file as the developer has it. */
 const JAVA_BODY = {
   file: 'src/main/java/com/example/shop/service/CheckoutService.java',
-  // A body of several statements; the small test model loops on one (`return new Receipt(cart);`), the junk filters keep one copy.
-  header: 'public Receipt checkout(Cart cart) {',
+  // The small test model writes one statement here; at checkout(Cart) its only answer names a field
+  // the class lacks (`this.cart`), which the check rightly removes, so nothing would be shown there.
+  header: 'public List<Receipt> getReceipts() {',
   /** 1-based line of the header (its body `{\n    }` is empty), set by emptyJavaBody. */
   line: 0,
 };
@@ -607,9 +608,8 @@ async function bodyGhostCheck(wb) {
   const rows = await wb.ghostRows();
   await wb.shot('java-body-ghost-text');
   sane(rows.join('\n'), file);
-  // The body as the test model writes it once the junk filters have cut its loop (it wrote
-  // `this.cart = cart;` fifteen times): one or more whole statements. That body mode wrote it is the
-  // next check's (the trace's sketch and elements).
+  // The body as the test model writes it (after the junk filters and the check): one or more whole
+  // statements. That body mode wrote it is the next check's (the trace's sketch and elements).
   const lines = rows.map((l) => l.trim()).filter((l) => l.length > 0);
   if (lines.length < 1 || !/[;}]$/.test(lines.at(-1))) throw new Error(`expected the body as ghost text (whole statements) in the empty body of ${file}:${JAVA_BODY.line + 1}, got ${JSON.stringify(rows)} (status: ${(await wb.currentStatus())?.text})`);
   return rows;

@@ -156,6 +156,8 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
     for (let j = 0; j < len; j++) if (tokens[a + j]!.text !== tokens[b + j]!.text) return false;
     return true;
   };
+  // The text's last token may be a name of `names` cut short by the token limit: not a new one.
+  const cutShort = (j: number, names: ReadonlySet<string>): boolean => j === n - 1 && [...names].some((u) => u.startsWith(tokens[j]!.text));
   // Tokens as numbers, and one table of counts for every comparison of bags.
   const idOf = new Map<string, number>();
   const ids = tokens.map((t) => idOf.get(t.text) ?? idOf.set(t.text, idOf.size).get(t.text)!);
@@ -189,10 +191,8 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
         if (best < 0) break;
         if (best === len && same(i, at, len)) exact++;
         starts.push(at);
-        // The text's last token may be a known name cut short by the token limit: not a new one.
-        const cutShort = (j: number): boolean => j === n - 1 && [...known].some((u) => u.startsWith(tokens[j]!.text));
         for (let j = at; j < at + best; j++)
-          if (tokens[j]!.value && !known.has(tokens[j]!.text) && !cutShort(j)) fresh.add(tokens[j]!.text);
+          if (tokens[j]!.value && !known.has(tokens[j]!.text) && !cutShort(j, known)) fresh.add(tokens[j]!.text);
         at += best;
         // Copies that keep naming new things are not a loop (and the walk stays short on real code).
         if (fresh.size > Math.floor(starts.length / 3) + 1) break;
@@ -204,8 +204,7 @@ function nearLoopAt(tokens: readonly CodeToken[]): NearLoop | undefined {
       // then `.getMessage()`; `;`).
       const said = new Set<string>();
       for (let j = i; j < starts.at(-1)!; j++) said.add(tokens[j]!.text);
-      const own = (t: CodeToken, j: number): boolean =>
-        said.has(t.text) || (j === n - 1 && t.word && [...said].some((u) => u.startsWith(t.text)));
+      const own = (t: CodeToken, j: number): boolean => said.has(t.text) || (t.word && cutShort(j, said));
       let ending = true;
       for (let j = starts.at(-1)!; j < n && ending; j++) ending = own(tokens[j]!, j);
       if (!ending) continue;

@@ -300,16 +300,8 @@ export function composeStep(input: ComposeInput): Candidate[] {
 }
 
 /** Step f's prompt: the text, its stops, the fragments the model read and the trace's account of it. */
-export interface BodyModelPrompt {
-  prompt: string;
-  stop: string[];
-  contexts: Candidate[];
-  trace: { tokens: number; fim: boolean; snippets: string[]; snippetsDropped: number; prefixCut: boolean };
-  /** The prompt up to the cursor's line, where this prompt changed the place's fragments (the host warms the server with it). */
-  warmHead?: string;
-  /** The budget the prompt was fitted to (the place's own, where it has one). */
-  budgetTokens: number;
-}
+/** The body prompt as the model stages take it: its text, stops, the candidates in it, and its figures (fittedSummary). */
+export type BodyModelPrompt = { prompt: string; stop: string[]; contexts: Candidate[] } & ReturnType<typeof fittedSummary>;
 
 /** Step f: the body prompt over the composed fragments, laid out in the place's layout (kept across keystrokes) where there is one. */
 export function bodyPromptStep(ask: BodyPromptAsk): BodyModelPrompt {

@@ -217,15 +217,22 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
   // The place of work (none in a one-off pipeline): the body prompt's layout and the sketch drafted here, kept while the user types.
   const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix), 'body');
-  const sketchKey = `${request.filePath}\n${found.target.className ?? ''}\n${found.target.signature}`;
+  // The place is the file's already: the method within it is what the kept sketch must match.
+  const sketchKey = `${found.target.className ?? ''}\n${found.target.signature}`;
   const keptSketch = sketchSource === 'model' && place?.kept.sketch?.key === sketchKey ? place.kept.sketch.text : undefined;
 
   // b. sketch: the sketch drafts from the signature hits with the line prompt's share of code; the body, whose fragments the sketch
   // chose, keeps the body's (larger) share.
   let sketch = typeof sketchSource === 'object' ? sketchSource.text : (keptSketch ?? '');
   const noDraft = drafter ? undefined : 'no completion model';
-  const kept = keptSketch !== undefined ? KEPT_SKETCH : undefined;
-  const skipped = typeof sketchSource === 'object' ? sketchSource.note : sketchSource === 'none' ? NO_SKETCH : (kept ?? noDraft);
+  const skipped =
+    typeof sketchSource === 'object'
+      ? sketchSource.note
+      : sketchSource === 'none'
+        ? NO_SKETCH
+        : keptSketch !== undefined
+          ? KEPT_SKETCH
+          : noDraft;
   if (skipped !== undefined) trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: skipped });
   else if (drafter) sketch = await step('sketch', () => sketchStep(sketchInput(context, drafter, at, settings, signatureHits)), '');
   if (sketch) body.sketch = sketch;

@@ -14,7 +14,7 @@ interface Place {
 /** What a mode keeps at a place besides the prompt's layout. */
 export interface PlaceKept {
   /**
-   * The body mode's sketch of the method drafted at this place (`key`: the method's file and
+   * The body mode's sketch of the method drafted at this place (`key`: the method's class and
    * signature): the user types the body it sketched, so it is not drafted again at every keystroke.
    */
   sketch?: { key: string; text: string };

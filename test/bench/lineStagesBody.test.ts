@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir, grammarsDir } from '../helpers/paths';
-import { recordingModel } from '../helpers/recordingModel';
+import { assertHeldToBody, recordingModel } from '../helpers/recordingModel';
 import { KnowledgeBase } from '../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../src/engine/kb/parsers';
 import { RepoMethods } from '../../src/engine/body/RepoMethods';
@@ -105,13 +105,7 @@ void describe('the baselines\' body mode', () => {
     const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
     const result = await createPipeline(resolveOptions(), { retrievers: () => [], model: () => streaming }, line()).complete(emptied(), signal);
     assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
-    assert.ok(seen.length > 0);
-    for (const r of seen) {
-      assert.equal(r.holdEnd?.(''), true, 'not ended before the body closes');
-      assert.equal(r.holdEnd?.('return null;\n    }'), false);
-      assert.equal(r.holdLine?.('   '), true, 'held while blank');
-      assert.equal(r.holdLine?.('return'), false);
-    }
+    assertHeldToBody(seen);
     assert.match(result.items[0]?.text ?? '', /return null;/);
   });
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir, grammarsDir, repoRoot } from '../../helpers/paths';
-import { recordingModel } from '../../helpers/recordingModel';
+import { assertHeldToBody, recordingModel } from '../../helpers/recordingModel';
 import { estimateTokens } from '../../../src/engine/prompt/fitPromptBudget';
 import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
@@ -242,13 +242,7 @@ void describe('body mode through createPipeline', () => {
     const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
     const pipeline = createPipeline(resolveOptions(), { retrievers: () => [], model: () => recording }, bodyMode({ parsers, repo: () => repo }));
     const result = await pipeline.complete(emptied(), signal);
-    assert.ok(seen.length > 0);
-    for (const r of seen) {
-      assert.equal(r.holdEnd?.(''), true, 'not ended before the body closes');
-      assert.equal(r.holdEnd?.('return null;\n    }'), false);
-      assert.equal(r.holdLine?.('   '), true, 'held while blank');
-      assert.equal(r.holdLine?.('return'), false);
-    }
+    assertHeldToBody(seen);
     assert.match(result.items[0]?.text ?? '', /return null;/);
   });
 

@@ -107,7 +107,9 @@ const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]
     current: DEFAULT_SHOW_LEVEL,
     args: (v) => {
       const g = gateOptionsOf(v as ShowLevel);
-      return g.mode === 'off' ? ['--gate', 'off'] : ['--gate', 'on', '--gate-threshold', String(g.threshold)];
+      return g.mode === 'off'
+        ? ['--gate', 'off']
+        : ['--gate', 'on', '--gate-threshold', String(g.threshold), '--gate-body-threshold', String(g.bodyThreshold)];
     },
   },
 ];

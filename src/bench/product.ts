@@ -31,8 +31,8 @@ export interface ProductKnobs {
   contextShare?: number;
   bodyContextShare?: number;
   probeTop?: number;
-  /** The show gate (`--gate`, `--gate-threshold`): the level a user picks with coderag.suggestions.show, as a threshold. */
-  gate?: { mode: 'on' | 'off'; threshold?: number };
+  /** The show gate (`--gate`, `--gate-threshold`, `--gate-body-threshold`): a level of coderag.suggestions.show, as thresholds. */
+  gate?: { mode: 'on' | 'off'; threshold?: number; bodyThreshold?: number };
   /** Harness: each retrieval path's and perspective's time budget, and the reranker's (ms). */
   pathBudgetMs: number;
   rerankTimeoutMs: number;

@@ -6,13 +6,16 @@ import assert from 'node:assert/strict';
 import { gateOption } from '../../src/cli/commands/eval';
 import { formatPrediction, validatePrediction } from '../../src/bench/cases';
 
-void test('--gate on|off and --gate-threshold X; neither leaves the default; nonsense is a usage error', () => {
+void test('--gate on|off, --gate-threshold X (every mode) and --gate-body-threshold Y; none leaves the default; nonsense is a usage error', () => {
   assert.deepEqual(gateOption(undefined, undefined), {});
   assert.deepEqual(gateOption('off', undefined), { gate: { mode: 'off' } });
-  assert.deepEqual(gateOption(undefined, '0.3'), { gate: { mode: 'on', threshold: 0.3 } });
-  assert.deepEqual(gateOption('on', '0'), { gate: { mode: 'on', threshold: 0 } });
+  assert.deepEqual(gateOption(undefined, '0.3'), { gate: { mode: 'on', threshold: 0.3, bodyThreshold: 0.3 } });
+  assert.deepEqual(gateOption('on', '0'), { gate: { mode: 'on', threshold: 0, bodyThreshold: 0 } });
+  assert.deepEqual(gateOption('on', '0.22', '0.26'), { gate: { mode: 'on', threshold: 0.22, bodyThreshold: 0.26 } });
+  assert.deepEqual(gateOption(undefined, undefined, '0.3'), { gate: { mode: 'on', bodyThreshold: 0.3 } });
   assert.throws(() => gateOption('maybe', undefined), /--gate must be on or off/);
   assert.throws(() => gateOption('on', '1.5'), /--gate-threshold must be a number from 0 to 1/);
+  assert.throws(() => gateOption('on', '0.2', '-1'), /--gate-body-threshold must be a number from 0 to 1/);
 });
 
 void test('a prediction keeps shown: false and the gate score and features through the predictions file', () => {

@@ -42,7 +42,7 @@ const COMMON =
   'turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check ' +
   'constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] ' +
   '[--hyp-match embed|lexical] [--similar-share 0.15] [--context-share 0.5] [--body-context-share 0.7] [--loop-guard ' +
-  'on|off] [--copy-prior on|off] [--gate on|off] [--gate-threshold 0.4] ' +
+  'on|off] [--copy-prior on|off] [--gate on|off] [--gate-threshold 0.4] [--gate-body-threshold 0.4] ' +
   '[--similar off|lexical|hypothetical|summary|union|bandit (product)]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
 const COMPARE_USAGE = `eval compare --methods m1,m2,... ${COMMON} --out DIR`;
@@ -83,6 +83,7 @@ const RUN_OPTIONS = {
   'copy-prior': { type: 'string' },
   gate: { type: 'string' },
   'gate-threshold': { type: 'string' },
+  'gate-body-threshold': { type: 'string' },
   similar: { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
@@ -110,12 +111,23 @@ function share(value: unknown, name: string): number {
   return n;
 }
 
-/** `--gate on|off` and `--gate-threshold X` (a threshold alone turns the gate on); neither: the product's default. */
-export function gateOption(gate: unknown, threshold: unknown): { gate?: { mode: 'on' | 'off'; threshold?: number } } {
+/**
+ * `--gate on|off`, `--gate-threshold X` (every mode's) and `--gate-body-threshold Y` (a method body's,
+ * over X); a threshold alone turns the gate on; none: the product's default.
+ */
+export function gateOption(
+  gate: unknown,
+  threshold: unknown,
+  bodyThreshold?: unknown,
+): { gate?: { mode: 'on' | 'off'; threshold?: number; bodyThreshold?: number } } {
   if (gate !== undefined && gate !== 'on' && gate !== 'off') throw new UsageError('--gate must be on or off');
-  if (gate === undefined && threshold === undefined) return {};
+  if (gate === undefined && threshold === undefined && bodyThreshold === undefined) return {};
   const mode = (gate as 'on' | 'off' | undefined) ?? 'on';
-  return { gate: { mode, ...(threshold !== undefined ? { threshold: share(threshold, 'gate-threshold') } : {}) } };
+  const line = threshold !== undefined ? share(threshold, 'gate-threshold') : undefined;
+  const body = bodyThreshold !== undefined ? share(bodyThreshold, 'gate-body-threshold') : line;
+  return {
+    gate: { mode, ...(line !== undefined ? { threshold: line } : {}), ...(body !== undefined ? { bodyThreshold: body } : {}) },
+  };
 }
 
 function nonNegative(value: unknown, name: string): number {
@@ -213,7 +225,7 @@ async function prepare(
     ...(values['probe-top'] !== undefined ? { probeTop: positiveInt(values, 'probe-top', 1) } : {}),
     ...(values['context-share'] !== undefined ? { contextShare: share(values['context-share'], 'context-share') } : {}),
     ...(values['body-context-share'] !== undefined ? { bodyContextShare: share(values['body-context-share'], 'body-context-share') } : {}),
-    ...gateOption(values.gate, values['gate-threshold']),
+    ...gateOption(values.gate, values['gate-threshold'], values['gate-body-threshold']),
   };
   const timeoutMs = positiveInt(values, 'timeout-ms', 60_000);
   let cases = await readCases(casesFile);

@@ -82,9 +82,9 @@ export interface PipelineOptions {
   similar: Required<SimilarStageOptions>;
   /**
    * The show gate (gate/): `on` shows a suggestion only when its score (the predicted share of it a
-   * person keeps) reaches `threshold`; `off` shows every one.
+   * person keeps) reaches `threshold` (`bodyThreshold` for a method body); `off` shows every one.
    */
-  gate: { mode: 'on' | 'off'; threshold: number };
+  gate: { mode: 'on' | 'off'; threshold: number; bodyThreshold: number };
 }
 
 export type BodyElements = 'sketch' | 'sketch+similar';

@@ -21,7 +21,7 @@ import {
   type CompletionRequest,
 } from '../../../src/engine/pipeline';
 import { GateModel } from '../../../src/engine/gate/model';
-import { gateOptionsOf, SHOW_THRESHOLDS } from '../../../src/engine/gate/levels';
+import { BODY_SHOW_THRESHOLDS, gateOptionsOf, SHOW_LEVELS, SHOW_THRESHOLDS } from '../../../src/engine/gate/levels';
 import { PIPELINE_DEFAULTS } from '../../../src/engine/pipeline/defaults';
 import type { Retriever } from '../../../src/engine/retrieve/types';
 import type { ModelClient } from '../../../src/engine/generate/types';
@@ -58,7 +58,7 @@ void describe('the show gate', () => {
     kb?.dispose();
   });
 
-  const run = (gate: { mode: 'on' | 'off'; threshold: number }, showGateModel?: GateModel) =>
+  const run = (gate: { mode: 'on' | 'off'; threshold: number; bodyThreshold?: number }, showGateModel?: GateModel) =>
     createPipeline(resolveOptions({ ...base, gate }), {
       retrievers: () => retrievers,
       prober: () => causalLMProber(lm),
@@ -67,8 +67,16 @@ void describe('the show gate', () => {
     }).complete(request, signal);
 
   void test('the editor, the CLI and eval start from the gate on at the balanced level', () => {
-    assert.deepEqual(PIPELINE_DEFAULTS.gate, { mode: 'on', threshold: SHOW_THRESHOLDS.balanced });
+    assert.deepEqual(PIPELINE_DEFAULTS.gate, { mode: 'on', threshold: SHOW_THRESHOLDS.balanced, bodyThreshold: BODY_SHOW_THRESHOLDS.balanced });
     assert.deepEqual(resolveOptions().gate, PIPELINE_DEFAULTS.gate);
+  });
+
+  void test('each level asks at least as much of a method body as of a line, and a stricter level more of both', () => {
+    const on = SHOW_LEVELS.filter((l) => l !== 'all');
+    for (const level of on) assert.ok(BODY_SHOW_THRESHOLDS[level] >= SHOW_THRESHOLDS[level], level);
+    for (let i = 1; i < on.length; i++) {
+      assert.ok(SHOW_THRESHOLDS[on[i - 1]!] > SHOW_THRESHOLDS[on[i]!] && BODY_SHOW_THRESHOLDS[on[i - 1]!] > BODY_SHOW_THRESHOLDS[on[i]!], on[i]);
+    }
   });
 
   void test('a suggestion scored below the threshold gives no ghost text; the result keeps it, marked not shown', async () => {

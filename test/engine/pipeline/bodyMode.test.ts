@@ -62,7 +62,8 @@ void describe('body mode through createPipeline', () => {
   });
 
   void test('auto: an empty Java method gets a body through Rambo\'s steps, each timed; the trace names the elements and usages', async () => {
-    const pipeline = createPipeline(resolveOptions(), { retrievers: () => [], model: () => model }, autoRouter({ parsers, repo: () => repo }));
+    // The gate off: what it does with a body is the next test's; here the steps and the written body are.
+    const pipeline = createPipeline(resolveOptions({ gate: { mode: 'off' } }), { retrievers: () => [], model: () => model }, autoRouter({ parsers, repo: () => repo }));
     const result = await pipeline.complete(emptied(OVERLOAD), signal);
     const trace = result.trace;
     assert.equal(trace.mode, 'body');
@@ -81,18 +82,19 @@ void describe('body mode through createPipeline', () => {
     assert.match(md, /Usages:/);
   });
 
-  void test('a body passes the show gate too: scored from its log-probabilities, kept back below the threshold with its text', async () => {
-    const run = (threshold: number) =>
-      createPipeline(resolveOptions({ gate: { mode: 'on', threshold } }), { retrievers: () => [], model: () => model }, autoRouter({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
-    const shown = await run(0);
+  void test("a body passes the show gate too: scored from its log-probabilities, kept back below the body's own threshold with its text", async () => {
+    const run = (threshold: number, bodyThreshold: number) =>
+      createPipeline(resolveOptions({ gate: { mode: 'on', threshold, bodyThreshold } }), { retrievers: () => [], model: () => model }, autoRouter({ parsers, repo: () => repo })).complete(emptied(OVERLOAD), signal);
+    const shown = await run(1, 0);
     assert.equal(shown.trace.mode, 'body');
     const gate = shown.trace.gate!;
     assert.ok(gate && gate.logprobs && gate.features.body === 1 && gate.features.java === 1, JSON.stringify(gate));
-    assert.equal(shown.items.length, 1);
-    const silent = await run(Math.min(1, gate.score + 0.01));
-    assert.deepEqual(silent.items, []);
+    assert.equal(shown.items.length, 1, "a line's threshold of 1 does not hold a body back");
+    const silent = await run(0, Math.min(1, gate.score + 0.01));
+    assert.deepEqual(silent.items, [], "the body's threshold above its score keeps it back, whatever a line's is");
     assert.equal(silent.shown, false);
     assert.equal(silent.suppressed?.text, shown.items[0]!.text);
+    assert.equal(silent.trace.gate?.threshold, Math.min(1, gate.score + 0.01), 'the trace names the threshold that decided');
   });
 
   void test('auto: a cursor in a method with code stays in line mode, with the line stages', async () => {

@@ -46,7 +46,7 @@ export function showGateStage(
   // Without the model's log-probabilities the gate abstains: such a server runs another model than
   // the weights saw, and the other features alone are weaker (validation at 0.22: +3.5 ES at 71% shown).
   const on = options.gate.mode === 'on' && hasLogprobs;
-  const threshold = on ? options.gate.threshold : 0;
+  const threshold = !on ? 0 : input.mode === 'body' ? options.gate.bodyThreshold : options.gate.threshold;
   const shown = !on || score >= threshold;
   return { shown, score, threshold, logprobs: hasLogprobs, learned: model.updates, features, text: input.text };
 }

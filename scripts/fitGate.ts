@@ -11,7 +11,7 @@ import { caseLang, readCases, readPredictions } from '../src/bench/cases';
 import { fitLogistic, scoreOf, showCurve, type GateSample } from '../src/bench/gateFit';
 import { scoreCompletion } from '../src/bench/metrics';
 import { featureVector, GATE_FEATURES, type GateFeatures } from '../src/engine/gate/features';
-import { SHOW_THRESHOLDS } from '../src/engine/gate/levels';
+import { BODY_SHOW_THRESHOLDS, SHOW_THRESHOLDS, type ShowLevel } from '../src/engine/gate/levels';
 
 const { values } = parseArgs({
   options: {
@@ -93,14 +93,16 @@ function printCurves(title: string, rows: readonly Row[], scoreRow: (r: Row) => 
     });
     console.log(`${t.toFixed(2).padEnd(10)}${cells.join('')}`);
   }
-  const levels = Object.entries(SHOW_THRESHOLDS);
+  const levels = Object.keys(SHOW_THRESHOLDS) as ShowLevel[];
   console.log('level            group        shown   ES shown   ES all   gain');
-  for (const [level, t] of levels)
+  for (const level of levels)
     for (const g of [...groups, 'line+body']) {
       const of = rows.filter((r) => inGroup(r, g));
       const all = of.reduce((a, r) => a + r.es, 0) / Math.max(1, of.length);
+      // Each row against its own mode's threshold: a body's is stricter than a line's at every level.
+      const t = SHOW_THRESHOLDS[level];
       const [p] = showCurve(
-        of.map((r) => ({ score: scoreRow(r), es: r.es })),
+        of.map((r) => ({ score: scoreRow(r) + (r.group.endsWith('-body') ? t - BODY_SHOW_THRESHOLDS[level] : 0), es: r.es })),
         [t],
       );
       console.log(

@@ -4,6 +4,7 @@
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).
 import { fitPromptBudget, fittedSummary, type PromptSnippet } from '../prompt/fitPromptBudget';
 import { cursorLine } from '../prompt/promptMemory';
+import { namesInSight } from '../prompt/renderKnowledge';
 import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { Candidate } from '../retrieve/types';
@@ -16,8 +17,8 @@ import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, Pi
  * A candidate as the prompt shows it (`whole`: definitions with their bodies); ProCC's window gets its heading and, with a
  * share, is budgeted first up to it.
  */
-function promptSnippetOf(c: Candidate, similarCap: number | undefined, whole: boolean): PromptSnippet {
-  const shown = snippetForPrompt(c, whole);
+function promptSnippetOf(c: Candidate, similarCap: number | undefined, whole: boolean, inSight: ReadonlySet<string>): PromptSnippet {
+  const shown = snippetForPrompt(c, whole, inSight);
   if (c.origin?.kind !== 'similar') return shown;
   const heading = `Compare this snippet from ${c.snippet.path}:`;
   if (similarCap === 0) return { path: c.snippet.path, text: shown.text, heading };
@@ -60,6 +61,10 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   // The shipped in-process model completes lines better from whole definitions than from compact ones
   // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
   const whole = model.backend === 'embedded';
+  // Fixed for the place: a name typed later does not re-render a snippet the block already holds.
+  const inSight = place
+    ? (place.kept.inSight ??= namesInSight(request.prefix, request.suffix))
+    : namesInSight(request.prefix, request.suffix);
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = linePlan.until(request);
   const plan: ModelPlan = {
@@ -75,7 +80,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
         filePath: request.filePath,
         prefix: request.prefix,
         suffix: clipSuffix(budgetTokens),
-        snippets: ranked.map((c) => promptSnippetOf(c, similarCap, whole)),
+        snippets: ranked.map((c) => promptSnippetOf(c, similarCap, whole, inSight)),
         family: model.family,
         budgetTokens,
         suffixShare: options.prompt.suffixShare,
@@ -88,7 +93,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
       return {
         prompt: fitted.prompt,
         stop: fitted.stop,
-        contexts: fitted.usedIndices.map((i) => shownCandidate(ranked[i]!, whole)),
+        contexts: fitted.usedIndices.map((i) => shownCandidate(ranked[i]!, whole, inSight)),
         ...fittedSummary(fitted, fitted.format),
       };
     },

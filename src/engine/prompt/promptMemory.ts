@@ -18,6 +18,11 @@ export interface PlaceKept {
    * signature): the user types the body it sketched, so it is not drafted again at every keystroke.
    */
   sketch?: { key: string; text: string };
+  /**
+   * The names in sight when the place started (renderKnowledge.namesInSight): a snippet is rendered
+   * the same at every keystroke here, so the block's text stays what the server has read.
+   */
+  inSight?: ReadonlySet<string>;
 }
 
 /** The line prompt and the body prompt lay out their places apart: their blocks hold different renderings. */

@@ -224,16 +224,20 @@ function alsoNames(line: string): string[] | undefined {
 /**
  * A class or module summary in MAX_SUMMARY_LINES lines of at most MAX_SUMMARY_LINE_CHARS; the lines
  * past them become one comment under the header naming what they declare, so members' names stay in sight.
+ * Names the code around the cursor uses (`inSight`) are named first: a class of hundreds of members
+ * (a table of constants, a large API) then still names the ones the file works with.
  */
-function shortSummary(text: string, lang: Lang): string {
-  const lines = text
-    .split('\n')
-    .map((l) => (l.length > MAX_SUMMARY_LINE_CHARS ? `${l.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : l));
+function shortSummary(text: string, lang: Lang, inSight?: ReadonlySet<string>): string {
+  const source = text.split('\n');
+  const lines = source.map((l) => (l.length > MAX_SUMMARY_LINE_CHARS ? `${l.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : l));
   if (lines.length <= MAX_SUMMARY_LINES) return lines.join('\n');
   const closing = lang === 'java' && lines.at(-1)?.trim() === '}' ? [lines.at(-1)!] : [];
-  const rest = lines.slice(MAX_SUMMARY_LINES, lines.length - closing.length);
+  // The names come from the lines as written: a summary's own `also:` line is longer than a shown line may be.
+  const rest = source.slice(MAX_SUMMARY_LINES, source.length - closing.length);
   const indent = indentOf(lines.slice(1).find((l) => l.trim() !== '') ?? '    ');
-  const names = [...new Set(rest.flatMap((l) => alsoNames(l) ?? declaredName(l, lang) ?? []))].slice(0, MAX_SUMMARY_NAMES);
+  const all = [...new Set(rest.flatMap((l) => alsoNames(l) ?? declaredName(l, lang) ?? []))];
+  const ordered = inSight ? [...all.filter((n) => inSight.has(n)), ...all.filter((n) => !inSight.has(n))] : all;
+  const names = ordered.slice(0, MAX_SUMMARY_NAMES);
   const more = `${indent}${lang === 'python' ? '#' : '//'} also: ${names.length > 0 ? names.join(', ') : '...'}`;
   // Right under the header: a prompt that has to cut the summary short keeps its head, names included.
   return [lines[0]!, more, ...lines.slice(1, MAX_SUMMARY_LINES), ...closing].join('\n');
@@ -298,15 +302,18 @@ function assemble(lang: Lang, container: readonly string[], member: string): str
   return parts.join('\n');
 }
 
-/** One snippet as a model is shown it, with its parts (so that a caller can group a file's items). */
-export function renderSnippet(snippet: Snippet, form: RenderForm = 'compact'): RenderedItem {
+/**
+ * One snippet as a model is shown it, with its parts (so that a caller can group a file's items).
+ * `inSight`: the names the code around the cursor uses (namesInSight), which a cut summary names first.
+ */
+export function renderSnippet(snippet: Snippet, form: RenderForm = 'compact', inSight?: ReadonlySet<string>): RenderedItem {
   const item = snippet.item;
   const lang = item?.lang ?? langOfPath(snippet.path);
   const base = { id: snippet.id, path: snippet.path, lang, kind: snippet.kind, line: snippet.range.startLine };
   const text = withoutPathLine(snippet.text, snippet.path);
   if (!item || form === 'code' || snippet.kind === 'class' || snippet.kind === 'module' || snippet.kind === 'window') {
     const summary = form === 'compact' && (snippet.kind === 'class' || snippet.kind === 'module');
-    const member = maskCode(summary ? shortSummary(text, lang) : text, lang);
+    const member = maskCode(summary ? shortSummary(text, lang, inSight) : text, lang);
     return { ...base, container: [], member, text: member };
   }
   const { container: rawContainer, definition } = splitStub(item, text);
@@ -380,6 +387,16 @@ export function renderFileItems(path: string, items: readonly RenderedItem[]): s
 }
 
 /** The form a candidate is shown in: code for windows, usages, signature-similar methods and ProCC's code; items compact. */
+/** Characters of the code before / after the cursor whose names count as in sight (a large file costs no more). */
+const SIGHT_BEFORE_CHARS = 16_000;
+const SIGHT_AFTER_CHARS = 4_000;
+
+/** The identifiers of the code around the cursor: what a cut summary names first. */
+export function namesInSight(prefix: string, suffix: string): ReadonlySet<string> {
+  const text = `${prefix.slice(-SIGHT_BEFORE_CHARS)}\n${suffix.slice(0, SIGHT_AFTER_CHARS)}`;
+  return new Set(text.match(/[A-Za-z_$][\w$]*/g) ?? []);
+}
+
 export function formOf(c: Candidate, whole = false): RenderForm {
   const o = c.origin?.kind;
   if (o === 'similar' || o === 'usage' || o === 'signature') return 'code';

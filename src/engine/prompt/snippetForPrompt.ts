@@ -5,8 +5,12 @@ import type { Candidate, Snippet } from '../retrieve/types';
 import type { PromptSnippet } from './fitPromptBudget';
 import { formOf, renderSnippet } from './renderKnowledge';
 
-/** Renderings already made, compact and whole (a prompt is laid out more than once per request; contexts read it again). */
-const rendered = { compact: new WeakMap<Snippet, string>(), whole: new WeakMap<Snippet, string>() };
+/**
+ * Renderings already made, compact and whole (a prompt is laid out more than once per request; contexts read it again),
+ * with the names in sight they were made for.
+ */
+type Rendered = { text: string; inSight: ReadonlySet<string> | undefined };
+const rendered = { compact: new WeakMap<Snippet, Rendered>(), whole: new WeakMap<Snippet, Rendered>() };
 /** Snippets whose text is already a rendering (shownCandidate's): shown as they are. */
 const shown = new WeakSet<Snippet>();
 
@@ -14,22 +18,22 @@ const shown = new WeakSet<Snippet>();
  * `whole`: definitions with their bodies (string values still masked), for the shipped in-process
  * model, which reads them better than the compact form (docs/BENCHMARKS.md "Compact knowledge renderings").
  */
-export function snippetForPrompt(c: Candidate, whole = false): PromptSnippet {
+export function snippetForPrompt(c: Candidate, whole = false, inSight?: ReadonlySet<string>): PromptSnippet {
   const s = c.snippet;
   if (shown.has(s)) return { path: s.path, text: s.text };
   const cache = whole ? rendered.whole : rendered.compact;
-  let text = cache.get(s);
-  if (text === undefined) {
-    text = renderSnippet(s, formOf(c, whole)).text;
-    cache.set(s, text);
+  let made = cache.get(s);
+  if (made === undefined || made.inSight !== inSight) {
+    made = { text: renderSnippet(s, formOf(c, whole), inSight).text, inSight };
+    cache.set(s, made);
   }
-  return { path: s.path, text };
+  return { path: s.path, text: made.text };
 }
 
 /** The candidate with the text the prompt shows: the contexts a pipeline reports carry what the model read. */
-export function shownCandidate(c: Candidate, whole = false): Candidate {
+export function shownCandidate(c: Candidate, whole = false, inSight?: ReadonlySet<string>): Candidate {
   if (shown.has(c.snippet)) return c;
-  const snippet: Snippet = { ...c.snippet, text: snippetForPrompt(c, whole).text };
+  const snippet: Snippet = { ...c.snippet, text: snippetForPrompt(c, whole, inSight).text };
   shown.add(snippet);
   return { ...c, snippet };
 }

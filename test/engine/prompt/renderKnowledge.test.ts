@@ -23,6 +23,7 @@ import {
 } from '../../../src/engine/pipeline';
 import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
 import { renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
+import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { maskStrings } from '../../../src/engine/prompt/maskStrings';
 import { BestFitRerankStage } from '../../../src/engine/rerank/rerankStage';
 import type { RerankDoc, Reranker } from '../../../src/engine/rerank/types';
@@ -363,5 +364,68 @@ void describe("compact renderings of other files' knowledge", () => {
     assert.match(sent, /def fetch_canary_orders/);
     assert.match(sent, /DEFAULT_REGION = "eu-west"/);
     assert.deepEqual(leaked(sent), []);
+  });
+});
+
+void describe('a large class summary names first what the code around the cursor uses', () => {
+  let parsers: Parsers;
+  let root: string;
+  let kb: KnowledgeBase;
+  const signal = new AbortController().signal;
+  // A table of 120 constants: its summary shows a few and names at most 60 of the rest, in source order.
+  const constants = Array.from({ length: 120 }, (_, i) => `    public static final int T_${i} = ${i};`).join('\n');
+  const head = 'package com.shop;\n\npublic class Check {\n    int kinds() {\n        int a = Tokens.T_110;\n';
+  const request = (lines: string): CompletionRequest => ({
+    filePath: 'src/main/java/com/shop/Check.java',
+    lang: 'java',
+    prefix: `${head}${lines}        int b = Tokens.`,
+    suffix: ';\n        return a + b;\n    }\n}\n',
+  });
+
+  before(async () => {
+    parsers = await loadParsers(grammarsDir);
+    root = mkdtempSync(join(tmpdir(), 'render-sight-'));
+    const files: Record<string, string> = {
+      'src/main/java/com/shop/Tokens.java': `package com.shop;\n\npublic final class Tokens {\n${constants}\n}\n`,
+      'src/main/java/com/shop/Check.java': `${head}        return a;\n    }\n}\n`,
+    };
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, rel)), { recursive: true });
+      writeFileSync(join(root, rel), text);
+    }
+    kb = await KnowledgeBase.open({ repoRoot: root, parsers });
+    await kb.index(undefined, signal);
+  });
+  after(() => {
+    kb.dispose();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  void test("a constant used above the cursor is named in a model server's prompt though it lies past the summary's cut; the place keeps the rendering", async () => {
+    const { retrievers, dispose } = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    try {
+      const { client, seen } = recordingModel('T_3', 'stop', 'ollama');
+      const stages = { retrievers: () => retrievers, model: () => client, promptMemory: new PromptMemory() };
+      const pipeline = createPipeline(resolveOptions(), stages, LINE_MODE);
+      await pipeline.complete(request(''), signal);
+      const first = seen.at(-1)?.prompt ?? '';
+      const also = first.split('\n').find((l) => /^\s*\/\/ also: .*\bT_\d+/.test(l)) ?? '';
+      assert.ok(also !== '', `the Tokens summary is cut and names the rest: ${first.slice(0, 1500)}`);
+      assert.match(also, /\/\/ also: T_110\b/, 'the constant the file uses is named first');
+      assert.doesNotMatch(also, /\bT_100\b/, 'one it does not use, past the first 60 names, is not');
+      // Typing on at the same place: a newly used name does not re-render the block the server has read.
+      await pipeline.complete(request('        int c = Tokens.T_100;\n'), signal);
+      const second = seen.at(-1)?.prompt ?? '';
+      // The block of the first prompt, up to its closing comment mark: the second appends after it, if anything.
+      const block = (p: string) => p.slice(0, p.lastIndexOf('*/', p.indexOf('package com.shop;\n\npublic class Check')));
+      assert.ok(block(first).includes('// also: T_110,'));
+      assert.ok(block(second).startsWith(block(first)), `the block as read before, then what was appended:\n${block(second)}`);
+      // A new place (another file) renders it for the names in sight there.
+      const elsewhere = await createPipeline(resolveOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE);
+      await elsewhere.complete(request('        int c = Tokens.T_100;\n'), signal);
+      assert.match(seen.at(-1)?.prompt ?? '', /\/\/ also: T_110, T_100\b|\/\/ also: T_100, T_110\b/);
+    } finally {
+      dispose();
+    }
   });
 });

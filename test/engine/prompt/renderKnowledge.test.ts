@@ -109,6 +109,18 @@ function leaked(text: string): string[] {
   return SECRETS.filter((s) => text.includes(s));
 }
 
+/** A temporary repository of `files`, indexed. */
+async function indexedRepo(parsers: Parsers, name: string, files: Record<string, string>): Promise<{ root: string; kb: KnowledgeBase }> {
+  const root = mkdtempSync(join(tmpdir(), name));
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), text);
+  }
+  const kb = await KnowledgeBase.open({ repoRoot: root, parsers });
+  await kb.index(undefined, new AbortController().signal);
+  return { root, kb };
+}
+
 void describe("compact renderings of other files' knowledge", () => {
   let parsers: Parsers;
   let root: string;
@@ -117,18 +129,11 @@ void describe("compact renderings of other files' knowledge", () => {
 
   before(async () => {
     parsers = await loadParsers(grammarsDir);
-    root = mkdtempSync(join(tmpdir(), 'render-'));
-    const files: Record<string, string> = {
+    ({ root, kb } = await indexedRepo(parsers, 'render-', {
       'shop/client.py': PY_CLIENT,
       'src/main/java/com/shop/Db.java': JAVA_DB,
       'src/main/java/com/shop/Reports.java': JAVA_USER,
-    };
-    for (const [rel, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(root, rel)), { recursive: true });
-      writeFileSync(join(root, rel), text);
-    }
-    kb = await KnowledgeBase.open({ repoRoot: root, parsers });
-    await kb.index(undefined, signal);
+    }));
   });
   after(() => {
     kb.dispose();
@@ -384,17 +389,10 @@ void describe('a large class summary names first what the code around the cursor
 
   before(async () => {
     parsers = await loadParsers(grammarsDir);
-    root = mkdtempSync(join(tmpdir(), 'render-sight-'));
-    const files: Record<string, string> = {
+    ({ root, kb } = await indexedRepo(parsers, 'render-sight-', {
       'src/main/java/com/shop/Tokens.java': `package com.shop;\n\npublic final class Tokens {\n${constants}\n}\n`,
       'src/main/java/com/shop/Check.java': `${head}        return a;\n    }\n}\n`,
-    };
-    for (const [rel, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(root, rel)), { recursive: true });
-      writeFileSync(join(root, rel), text);
-    }
-    kb = await KnowledgeBase.open({ repoRoot: root, parsers });
-    await kb.index(undefined, signal);
+    }));
   });
   after(() => {
     kb.dispose();

@@ -17,7 +17,12 @@ import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, Pi
  * A candidate as the prompt shows it (`whole`: definitions with their bodies); ProCC's window gets its heading and, with a
  * share, is budgeted first up to it.
  */
-function promptSnippetOf(c: Candidate, similarCap: number | undefined, whole: boolean, inSight: ReadonlySet<string>): PromptSnippet {
+function promptSnippetOf(
+  c: Candidate,
+  similarCap: number | undefined,
+  whole: boolean,
+  inSight: ReadonlySet<string> | undefined,
+): PromptSnippet {
   const shown = snippetForPrompt(c, whole, inSight);
   if (c.origin?.kind !== 'similar') return shown;
   const heading = `Compare this snippet from ${c.snippet.path}:`;
@@ -61,10 +66,12 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   // The shipped in-process model completes lines better from whole definitions than from compact ones
   // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
   const whole = model.backend === 'embedded';
-  // Fixed for the place: a name typed later does not re-render a snippet the block already holds.
-  const inSight = place
-    ? (place.kept.inSight ??= namesInSight(request.prefix, request.suffix))
-    : namesInSight(request.prefix, request.suffix);
+  // Only the compact form cuts summaries; fixed for the place, so a name typed later does not re-render a snippet the block holds.
+  const inSight = whole
+    ? undefined
+    : place
+      ? (place.kept.inSight ??= namesInSight(request.prefix, request.suffix))
+      : namesInSight(request.prefix, request.suffix);
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = linePlan.until(request);
   const plan: ModelPlan = {

@@ -302,6 +302,11 @@ function assemble(lang: Lang, container: readonly string[], member: string): str
   return parts.join('\n');
 }
 
+/** Whether `form` shows the snippet as a cut summary (a class or module, compact): the one rendering the names in sight change. */
+export function isCutSummary(snippet: Pick<Snippet, 'kind'>, form: RenderForm): boolean {
+  return form === 'compact' && (snippet.kind === 'class' || snippet.kind === 'module');
+}
+
 /**
  * One snippet as a model is shown it, with its parts (so that a caller can group a file's items).
  * `inSight`: the names the code around the cursor uses (namesInSight), which a cut summary names first.
@@ -312,8 +317,7 @@ export function renderSnippet(snippet: Snippet, form: RenderForm = 'compact', in
   const base = { id: snippet.id, path: snippet.path, lang, kind: snippet.kind, line: snippet.range.startLine };
   const text = withoutPathLine(snippet.text, snippet.path);
   if (!item || form === 'code' || snippet.kind === 'class' || snippet.kind === 'module' || snippet.kind === 'window') {
-    const summary = form === 'compact' && (snippet.kind === 'class' || snippet.kind === 'module');
-    const member = maskCode(summary ? shortSummary(text, lang, inSight) : text, lang);
+    const member = maskCode(isCutSummary(snippet, form) ? shortSummary(text, lang, inSight) : text, lang);
     return { ...base, container: [], member, text: member };
   }
   const { container: rawContainer, definition } = splitStub(item, text);
@@ -386,7 +390,6 @@ export function renderFileItems(path: string, items: readonly RenderedItem[]): s
   return out.join('\n');
 }
 
-/** The form a candidate is shown in: code for windows, usages, signature-similar methods and ProCC's code; items compact. */
 /** Characters of the code before / after the cursor whose names count as in sight (a large file costs no more). */
 const SIGHT_BEFORE_CHARS = 16_000;
 const SIGHT_AFTER_CHARS = 4_000;
@@ -397,6 +400,7 @@ export function namesInSight(prefix: string, suffix: string): ReadonlySet<string
   return new Set(text.match(/[A-Za-z_$][\w$]*/g) ?? []);
 }
 
+/** The form a candidate is shown in: code for windows, usages, signature-similar methods and ProCC's code; items compact. */
 export function formOf(c: Candidate, whole = false): RenderForm {
   const o = c.origin?.kind;
   if (o === 'similar' || o === 'usage' || o === 'signature') return 'code';

@@ -3,7 +3,7 @@
 // snippet with its repo-relative path itself.
 import type { Candidate, Snippet } from '../retrieve/types';
 import type { PromptSnippet } from './fitPromptBudget';
-import { formOf, renderSnippet } from './renderKnowledge';
+import { formOf, isCutSummary, renderSnippet } from './renderKnowledge';
 
 /**
  * Renderings already made, compact and whole (a prompt is laid out more than once per request; contexts read it again),
@@ -22,9 +22,12 @@ export function snippetForPrompt(c: Candidate, whole = false, inSight?: Readonly
   const s = c.snippet;
   if (shown.has(s)) return { path: s.path, text: s.text };
   const cache = whole ? rendered.whole : rendered.compact;
+  const form = formOf(c, whole);
+  // Only a cut summary reads the names in sight: every other rendering stays cached from one place to the next.
+  const sight = isCutSummary(s, form) ? inSight : undefined;
   let made = cache.get(s);
-  if (made === undefined || made.inSight !== inSight) {
-    made = { text: renderSnippet(s, formOf(c, whole), inSight).text, inSight };
+  if (made === undefined || made.inSight !== sight) {
+    made = { text: renderSnippet(s, form, sight).text, inSight: sight };
     cache.set(s, made);
   }
   return { path: s.path, text: made.text };

@@ -51,7 +51,9 @@ interface Alternative {
   args: string[];
 }
 
-const similarOn = PIPELINE_DEFAULTS.similar.mode !== 'off' ? PIPELINE_DEFAULTS.similar.mode : 'lexical';
+// The share is measured with a perspective on: the default's own, or lexical (what `auto` turns on where it turns one on).
+const similarOn =
+  PIPELINE_DEFAULTS.similar.mode === 'off' || PIPELINE_DEFAULTS.similar.mode === 'auto' ? 'lexical' : PIPELINE_DEFAULTS.similar.mode;
 
 /** Each setting's alternatives; the default's value is the `product` row itself. */
 const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]; current: string; args: (v: string) => string[] }> = [
@@ -72,7 +74,7 @@ const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]
   {
     setting: 'similar',
     tasks: ['line'],
-    values: ['off', 'lexical', 'hypothetical', 'summary', 'union', 'bandit'],
+    values: ['auto', 'off', 'lexical', 'hypothetical', 'summary', 'union', 'bandit'],
     current: PIPELINE_DEFAULTS.similar.mode,
     args: (v) => ['--similar', v],
   },
@@ -81,7 +83,10 @@ const SETTINGS: Array<{ setting: string; tasks: DefaultsTask[]; values: string[]
     setting: 'similar-share',
     tasks: ['line'],
     values: ['0.15', '0.3'],
-    current: PIPELINE_DEFAULTS.similar.mode === similarOn ? String(PIPELINE_DEFAULTS.similar.promptShare) : '',
+    current:
+      PIPELINE_DEFAULTS.similar.mode === similarOn || PIPELINE_DEFAULTS.similar.mode === 'auto'
+        ? String(PIPELINE_DEFAULTS.similar.promptShare)
+        : '',
     args: (v) => ['--similar', similarOn, '--similar-share', v],
   },
   {

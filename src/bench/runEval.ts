@@ -20,6 +20,7 @@ import { errorMessage, isCancellationError, throwIfAborted, UserError } from '..
 import { CodeWindowIndex, DEFAULT_WINDOW } from '../engine/similar/windowIndex';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieverOptions } from '../engine/similar/perspectives';
 import { createSimilarBandit } from '../engine/similar/bandit';
+import { readsWordSets, similarModeFor } from '../engine/similar/similarStage';
 import type { LinUcb, LinUcbState } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { caseLang } from './cases';
@@ -180,12 +181,22 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         repoReport.prepareMs[path] = performance.now() - p0;
       }
       let similar: SimilarRetriever | undefined;
-      if (needsSimilar && input.encoder) {
+      // `auto` builds windows only where it turns them on (a Java repository with the in-process model).
+      const lang = cases[0]?.metadata.lang;
+      const backend = input.options.generate ? input.model?.backend : undefined;
+      const windowsHere = input.methods.some(
+        (m) => m.similar !== undefined && lang !== undefined && similarModeFor(m.similar, lang, backend) !== 'off',
+      );
+      if (windowsHere && input.encoder) {
         input.onProgress?.({ phase: 'prepare', repo, done, total, detail: 'code windows' });
         windows = new CodeWindowIndex(kb, input.encoder, {
           windowLines: input.similar?.windowLines ?? DEFAULT_WINDOW.lines,
           strideLines: input.similar?.strideLines ?? input.similar?.windowLines ?? DEFAULT_WINDOW.stride,
           ...(indexFolder ? { indexFolder } : {}),
+          // Built ahead where a perspective searches them all, so its time budget measures the search alone.
+          wordSets: () =>
+            input.methods.some((m) => m.similar !== undefined && readsWordSets(m.similar)) ||
+            input.similar?.hypotheticalMatch === 'lexical',
           onProgress: (p) => input.onProgress?.({ phase: 'prepare', repo, done, total, detail: `windows ${p.done}/${p.total}` }),
         });
         const w = await windows.prepare(signal);

@@ -56,7 +56,7 @@ export async function preparedPaths(
   encoder: Encoder | undefined,
   indexDir: string | undefined,
   signal: AbortSignal,
-  similar?: { nextLine?: NextLineModel },
+  similar?: { nextLine?: NextLineModel; wordSets?: boolean },
 ): Promise<{ paths: RetrievalPaths; prepareMs: Record<string, number> }> {
   const embedding = progressPrinter('embedding');
   const indexFolder = indexFolderFor(cacheRoot(indexDir), repo);
@@ -74,6 +74,7 @@ export async function preparedPaths(
             indexFolder,
             onProgress: (x: { done: number; total: number }) => embedding.update({ done: x.done, total: x.total, path: 'code windows' }),
             ...(nextLine ? { nextLine: () => nextLine } : {}),
+            ...(similar.wordSets ? { wordSets: () => true } : {}),
           },
         }
       : {}),

@@ -78,7 +78,7 @@ class CodeRagExtension implements vscode.Disposable {
     outcomeSender(
       () => {
         const settings = vscode.workspace.getConfiguration('coderag');
-        return settings.get<string>('similar.mode', 'off') === 'bandit' || settings.get<string>('suggestions.show', 'balanced') !== 'all';
+        return settings.get<string>('similar.mode', 'auto') === 'bandit' || settings.get<string>('suggestions.show', 'balanced') !== 'all';
       },
       (r) => this.sendOutcome(r),
     ),

@@ -171,7 +171,12 @@ export class CompletionFeature implements Feature {
         retrievers: () => readyNow()?.retrievers ?? [],
         receivers: () => readyNow()?.receivers,
         prober: this.prober,
-        similar: () => readyNow()?.similar,
+        // Asked for only when the request's mode wants similar code: under `auto` that asks the folder to build its windows.
+        similar: () => {
+          const ready = readyNow();
+          if (ready?.similar && !ready.similar.ready) this.indexer.wantSimilar(ready);
+          return ready?.similar;
+        },
         bandit: () => this.bandits.loaded(folder?.root),
         showGateModel: () => this.bandits.loadedShowGate?.(folder?.root),
         // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).

@@ -32,6 +32,7 @@ import { apiKeyProblem, GetStatusRequest, MemoryRequest, SetApiKeyNotification, 
 import { CompletionFeature } from './CompletionFeature';
 import { LearningFeature } from './LearningFeature';
 import { createSimilarBandit } from '../engine/similar/bandit';
+import { readsWordSets } from '../engine/similar/similarStage';
 import { mergeConfig, type ServerConfig } from './config';
 import type { Feature } from './feature';
 import { ForegroundActivity } from './ForegroundActivity';
@@ -190,6 +191,7 @@ export class Server {
                     indexFolder: context.indexFolder,
                     chunkSize: threadEntry ? WINDOW_CHUNK : WINDOW_CHUNK_IN_PROCESS,
                     pace: (signal: AbortSignal) => this.foreground.yield(signal),
+                    wordSets: () => readsWordSets(this.config.similar.mode),
                     nextLine: () => this.nextLine,
                   },
                 }

@@ -23,6 +23,7 @@ import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
 import type { RetrievalPaths } from '../engine/pipeline';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
+import { readsWordSets, type SimilarMode } from '../engine/similar/similarStage';
 import { DisposableStore, type Disposable } from '../engine/util/disposable';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
@@ -125,10 +126,10 @@ export class FolderIndex implements Disposable {
     return this.paths.similar;
   }
 
-  /** Build ProCC's code windows in the background (once at a time); requests use them when ready. */
-  prepareSimilar(signal: AbortSignal, done: (error?: unknown) => void): void {
+  /** Build ProCC's code windows in the background (once at a time); requests use them when ready. False: none started. */
+  prepareSimilar(signal: AbortSignal, done: (error?: unknown) => void): boolean {
     const windows = this.paths.windows;
-    if (!windows || this.similarPreparing) return;
+    if (!windows || this.similarPreparing) return false;
     this.similarPreparing = windows.prepare(signal).then(
       () => {
         this.similarPreparing = undefined;
@@ -141,6 +142,7 @@ export class FolderIndex implements Disposable {
         done(e);
       },
     );
+    return true;
   }
 
   /** Repo-relative path (forward slashes) of a file URI inside this folder, else undefined. */
@@ -157,8 +159,8 @@ export class FolderIndex implements Disposable {
     return rel.split(sep).join('/');
   }
 
-  /** `similarOn`: coderag.similar.mode asks for similar code (the windows are built only then). */
-  summary(similarOn: boolean): FolderIndexSummary {
+  /** `similar`: coderag.similar.mode (the windows are built only when it asks for similar code). */
+  summary(similar: SimilarMode): FolderIndexSummary {
     const s = this.kb.summary();
     const items = Object.values(s.items).reduce((a, b) => a + b, 0);
     return {
@@ -169,7 +171,7 @@ export class FolderIndex implements Disposable {
       ...(this.report ? { elapsedMs: Math.round(this.report.elapsedMs) } : {}),
       ...(this.message ? { message: this.message } : {}),
       dense: this.denseSummary(),
-      similar: this.similarSummary(similarOn),
+      similar: this.similarSummary(similar),
     };
   }
 
@@ -183,12 +185,14 @@ export class FolderIndex implements Disposable {
     return { state: 'building', items: 0 };
   }
 
-  private similarSummary(on: boolean): NonNullable<FolderIndexSummary['similar']> {
+  private similarSummary(mode: SimilarMode): NonNullable<FolderIndexSummary['similar']> {
     const windows = this.paths.windows;
     if (!windows) return { state: 'off', windows: 0, message: 'the code encoder did not load' };
-    if (!on) return { state: 'off', windows: 0, message: 'coderag.similar.mode is off' };
+    if (mode === 'off') return { state: 'off', windows: 0, message: 'coderag.similar.mode is off' };
     if (windows.ready) return { state: 'ready', windows: windows.size };
     if (this.similarFailed !== undefined) return { state: 'failed', windows: 0, message: this.similarFailed };
+    if (mode === 'auto' && !this.similarPreparing)
+      return { state: 'off', windows: 0, message: 'built when the embedded model first completes Java (coderag.similar.mode is auto)' };
     // The windows are built after the dense vectors, with the same encoder.
     const dense = this.denseSummary();
     if (dense.state === 'off' || dense.state === 'failed')
@@ -294,11 +298,13 @@ export class WorkspaceIndexer implements Feature {
 
   /**
    * Build a folder's code windows for ProCC's similar code, only while coderag.similar.mode asks for
-   * similar code: they cost an embedding run and memory (text, word sets and a vector per window).
+   * similar code: they cost an embedding run and memory (a text and a vector per window). Under `auto`
+   * only when a request `demanded` them (wantSimilar), since most folders and models never use them.
    */
-  private startSimilar(folderIndex: FolderIndex): void {
-    if (this.abort.signal.aborted || (this.config?.similar.mode ?? 'off') === 'off' || !folderIndex.denseReady) return;
-    folderIndex.prepareSimilar(this.abort.signal, (err) => {
+  private startSimilar(folderIndex: FolderIndex, demanded = false): boolean {
+    const mode = this.config?.similar.mode ?? 'off';
+    if (this.abort.signal.aborted || mode === 'off' || (mode === 'auto' && !demanded) || !folderIndex.denseReady) return false;
+    return folderIndex.prepareSimilar(this.abort.signal, (err) => {
       if (err !== undefined && !isCancellationError(err)) log.warn(`similar code for ${folderIndex.name} is off: ${errorMessage(err)}`);
       else if (err === undefined)
         log.info(`similar code ready for ${folderIndex.name}: ${folderIndex.paths.windows?.size ?? 0} code windows`);
@@ -306,13 +312,23 @@ export class WorkspaceIndexer implements Feature {
     });
   }
 
+  /** A request wanted code windows the folder has not built (`auto`): build them in the background; later requests use them. */
+  wantSimilar(folderIndex: FolderIndex): void {
+    if (folderIndex.similarFailed !== undefined) return;
+    if (this.startSimilar(folderIndex, true)) this.publish();
+  }
+
   updateConfig(config: ServerConfig): void {
     const before = this.scanOptions();
     const similarWas = this.config?.similar.mode ?? 'off';
     this.config = config;
-    if (similarWas === 'off' && config.similar.mode !== 'off') for (const f of this.folders.values()) this.startSimilar(f);
+    const ahead = (m: SimilarMode): boolean => m !== 'off' && m !== 'auto';
+    const now = config.similar.mode;
+    // A mode that builds ahead starts every folder; one that reads word sets has them made (the next build makes them).
+    if ((!ahead(similarWas) && ahead(now)) || (readsWordSets(now) && !readsWordSets(similarWas)))
+      for (const f of this.folders.values()) this.startSimilar(f);
     // The folders' similar-code state follows the setting.
-    if ((similarWas === 'off') !== (config.similar.mode === 'off')) this.publish();
+    if (similarWas !== now) this.publish();
     const after = this.scanOptions();
     if (JSON.stringify(before) === JSON.stringify(after) || !this.trusted || this.folders.size === 0) return;
     // Excluded globs and limits decide which files are in the index: re-scan the open folders now
@@ -345,13 +361,13 @@ export class WorkspaceIndexer implements Feature {
 
   summaries(): FolderIndexSummary[] {
     return [
-      ...[...this.folders.values()].map((f) => f.summary(this.similarOn())),
+      ...[...this.folders.values()].map((f) => f.summary(this.similarMode())),
       ...[...this.refused].map(([uri, message]): FolderIndexSummary => ({ uri, state: 'failed', files: 0, items: 0, message })),
     ];
   }
 
-  private similarOn(): boolean {
-    return (this.config?.similar.mode ?? 'off') !== 'off';
+  private similarMode(): SimilarMode {
+    return this.config?.similar.mode ?? 'off';
   }
 
   private publish(): void {
@@ -490,7 +506,7 @@ export class WorkspaceIndexer implements Feature {
         } finally {
           this.status.update({ indexing: undefined, folders: this.summaries() });
         }
-        if (index) summaries.push(index.summary(this.similarOn()));
+        if (index) summaries.push(index.summary(this.similarMode()));
       }
     } finally {
       progress?.done();

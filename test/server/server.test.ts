@@ -263,11 +263,12 @@ void describe('language server over stdio', () => {
     lsp.configure(settings(model.url));
   });
 
-  void test('similar code (ProCC): the code windows build only once coderag.similar.mode asks for similar code; then the top-1 window enters the prompt and the trace', async () => {
+  void test('similar code (ProCC): no code windows on auto for a Python folder with a model server; built once coderag.similar.mode asks for similar code, then the top-1 window enters the prompt and the trace', async () => {
     await lsp.waitForDense();
     await new Promise((r) => setTimeout(r, 500));
-    // The log's absence of the windows' lines shows no embedding run (and its memory) while the mode is off.
-    assert.ok(!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l)), `no code windows while the mode is off:\n${lsp.logs.join('\n')}`);
+    // The default (`auto`) turns similar code on only for Java with the embedded model: after every request above,
+    // the log's absence of the windows' lines shows no embedding run (and its memory).
+    assert.ok(!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l)), `no code windows on auto here:\n${lsp.logs.join('\n')}`);
     assert.deepEqual((await lsp.status()).folders.map((f) => f.similar?.state), ['off']);
     lsp.configure(settings(model.url, { similar: { mode: 'bandit' } }));
     const built = await lsp.waitForStatus((s) => s.folders.every((f) => f.similar?.state === 'ready' || f.similar?.state === 'failed'), 60_000);

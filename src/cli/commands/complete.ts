@@ -41,7 +41,7 @@ import { showControlChars, terminalJson } from '../../engine/util/outsideText';
 import { readRegularFile } from '../../engine/util/safeFile';
 import { createSimilarBandit } from '../../engine/similar/bandit';
 import type { LinUcb } from '../../engine/similar/linUcb';
-import { SIMILAR_MODES, type SimilarMode } from '../../engine/similar/similarStage';
+import { readsWordSets, SIMILAR_MODES, similarModeFor, type SimilarMode } from '../../engine/similar/similarStage';
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../../engine/gate/levels';
 import type { SimilarArm } from '../../engine/similar/types';
 
@@ -102,7 +102,7 @@ export const completeCommand: CliCommand = {
   usage:
     'complete <repo> <file>:<line>[:<col>] [--provider embedded|ollama|openai|auto] [--model M] [--ollama-host URL] ' +
     '[--openai-url URL] [--reranker none|llm|distilled] [--query probe|last10|jaccard] [--mode auto|line|body] ' +
-    '[--no-dense] [--check constrain|repair|off] [--similar off|bandit|union|lexical|hypothetical|summary] ' +
+    '[--no-dense] [--check constrain|repair|off] [--similar auto|off|bandit|union|lexical|hypothetical|summary] ' +
     '[--bandit-state FILE] [--show fewer-but-better|balanced|more|all] [--json] [--no-prompt]',
   async run(argv, signal) {
     const { values, positionals } = parseCommandArgs(argv, options);
@@ -170,6 +170,28 @@ export const completeCommand: CliCommand = {
       else throw e;
       return undefined;
     });
+    const apiKey = process.env.OPENAI_API_KEY ?? '';
+    const keyProblem = apiKeyProblem(apiKey);
+    if (keyProblem) throw new UserError(`OPENAI_API_KEY: ${keyProblem}`);
+    const modelSettings: ModelSettings = {
+      provider: provider as ModelSettings['provider'],
+      family: 'auto',
+      timeoutMs,
+      ollama: {
+        host,
+        completionModel: (values.model as string | undefined) ?? MODEL_DEFAULTS.completionModel,
+        keepAlive: MODEL_DEFAULTS.keepAlive,
+      },
+      openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey },
+    };
+    const lm = models.lm;
+    const resolved = await resolveModelClient(
+      modelSettings,
+      () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)),
+      signal,
+    );
+    if (resolved.note) process.stderr.write(`${resolved.note}\n`);
+    if (resolved.problem) warn(resolved.problem.message);
     const lmForLine = models.lm;
     const { paths } = await preparedPaths(
       kb,
@@ -178,38 +200,18 @@ export const completeCommand: CliCommand = {
       models.encoder,
       values['index-dir'] as string | undefined,
       signal,
-      similarMode === 'off'
+      // `auto` wants windows only where the model that answers is the in-process one, for Java.
+      similarModeFor(similarMode, lang, resolved.client?.backend) === 'off'
         ? undefined
         : {
+            wordSets: readsWordSets(similarMode),
             ...(lmForLine
               ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => lmForLine.generate(prompt, { maxNewTokens }, s) }
               : {}),
           },
     );
     let repoMethods: RepoMethods | undefined;
-    const apiKey = process.env.OPENAI_API_KEY ?? '';
-    const keyProblem = apiKeyProblem(apiKey);
-    if (keyProblem) throw new UserError(`OPENAI_API_KEY: ${keyProblem}`);
     try {
-      const modelSettings: ModelSettings = {
-        provider: provider as ModelSettings['provider'],
-        family: 'auto',
-        timeoutMs,
-        ollama: {
-          host,
-          completionModel: (values.model as string | undefined) ?? MODEL_DEFAULTS.completionModel,
-          keepAlive: MODEL_DEFAULTS.keepAlive,
-        },
-        openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey },
-      };
-      const lm = models.lm;
-      const resolved = await resolveModelClient(
-        modelSettings,
-        () => (lm ? Promise.resolve(embeddedLMOf(lm)) : models.registry.causalLM(undefined, signal).then(embeddedLMOf)),
-        signal,
-      );
-      if (resolved.note) process.stderr.write(`${resolved.note}\n`);
-      if (resolved.problem) warn(resolved.problem.message);
       const prober = lm ? causalLMProber(lm) : undefined;
       const retrievers = [...paths.byName.values()];
       // The body mode (Rambo) reads the repository's methods; auto picks it inside an empty method body.

@@ -11,11 +11,32 @@ import { similarFeatures } from './bandit';
 import type { PerspectiveResult, SimilarRequest, SimilarRetrieval } from './perspectives';
 import { PERSPECTIVES, type Perspective, type SimilarArm, type SimilarTrace } from './types';
 import type { CodeWindow, WindowHit } from './windowIndex';
+import type { Lang } from '../kb/types';
+import type { ModelBackend } from '../generate/types';
 
-export type SimilarMode = 'off' | 'bandit' | 'union' | Perspective;
-export const SIMILAR_MODES: readonly SimilarMode[] = ['off', 'bandit', 'union', ...PERSPECTIVES];
+/** `auto`: the product's choice per language and model (similarModeFor); the others as ProCC names them, or `off`. */
+export type SimilarMode = 'off' | 'auto' | 'bandit' | 'union' | Perspective;
+export const SIMILAR_MODES: readonly SimilarMode[] = ['auto', 'off', 'bandit', 'union', ...PERSPECTIVES];
+
+/**
+ * The mode a request runs. `auto` is the lexical window where it was measured to help: Java with the
+ * in-process model (line ES and dot cases' next identifier, docs/BENCHMARKS.md "Similar code for Java").
+ * Python gained nothing from any perspective, and a model server is left without it: its code
+ * model was not measured with the window, and a window chosen from the last lines would change the
+ * prompt's head at every keystroke, where the server's cache wants it stable.
+ */
+export function similarModeFor(mode: SimilarMode, lang: Lang, backend: ModelBackend | undefined): Exclude<SimilarMode, 'auto'> {
+  if (mode !== 'auto') return mode;
+  return lang === 'java' && backend === 'embedded' ? 'lexical' : 'off';
+}
+
+/** Whether a mode reads every window's word sets and summary: the summary perspective does (alone, or among all three). */
+export function readsWordSets(mode: SimilarMode): boolean {
+  return mode === 'summary' || mode === 'bandit' || mode === 'union';
+}
 
 export interface SimilarStageOptions {
+  /** `auto` is resolved before the stage runs (similarModeFor). */
   mode: SimilarMode;
   /** Time budget of each perspective (ms). */
   budgetsMs: Record<Perspective, number>;
@@ -39,7 +60,7 @@ export interface SimilarOutcome {
 
 /** The perspectives a mode runs: all of them to choose or unite, else the one asked for. */
 function perspectivesOf(mode: SimilarMode): readonly Perspective[] {
-  return mode === 'bandit' || mode === 'union' ? PERSPECTIVES : mode === 'off' ? [] : [mode];
+  return mode === 'bandit' || mode === 'union' ? PERSPECTIVES : mode === 'off' || mode === 'auto' ? [] : [mode];
 }
 
 export async function similarStage(
@@ -55,7 +76,7 @@ export async function similarStage(
       ? bandit
         ? undefined
         : options.fallback
-      : options.mode === 'union' || options.mode === 'off'
+      : options.mode === 'union' || options.mode === 'off' || options.mode === 'auto'
         ? undefined
         : options.mode;
   const wanted = chosenBy === 'fixed' && fixed ? [fixed] : perspectivesOf(options.mode);

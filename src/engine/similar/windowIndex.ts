@@ -28,10 +28,10 @@ export interface CodeWindow {
   endLine: number;
   text: string;
   /** Word tokens of the code (Jaccard). */
-  words: ReadonlySet<string>;
+  readonly words: ReadonlySet<string>;
   /** Signatures and first docstring lines of what the window defines and uses. */
-  summary: string;
-  summaryWords: ReadonlySet<string>;
+  readonly summary: string;
+  readonly summaryWords: ReadonlySet<string>;
 }
 
 export interface WindowIndexOptions {
@@ -54,6 +54,12 @@ export interface WindowIndexOptions {
    * item_max_length): a host with an encoder thread runs it there. Default: encoder.embed.
    */
   embedWindows?: (texts: string[], signal: AbortSignal) => Promise<Float32Array[]>;
+  /**
+   * Whether a build also makes every window's word sets and summary (the summary perspective and the
+   * lexically matched hypothetical line search them all; read at each build). Default: no, they are made
+   * when first read.
+   */
+  wordSets?: () => boolean;
 }
 
 /** 20 lines (about the encoder's 256 tokens) without overlap, chosen by measurement on the tuning cases. */
@@ -107,11 +113,64 @@ export function summarizeCode(
   return lines.join('\n');
 }
 
+/**
+ * A window whose word sets and summary are made when a perspective first reads them: the lexical
+ * perspective (the default's) reads only the text and the vector, and a large repository's windows
+ * would otherwise hold every word set and summary (docs/BENCHMARKS.md "Similar code for Java").
+ */
+class LazyWindow implements CodeWindow {
+  readonly id: string;
+  private wordsMade: ReadonlySet<string> | undefined;
+  private summaryMade: string | undefined;
+  private summaryWordsMade: ReadonlySet<string> | undefined;
+
+  constructor(
+    readonly path: string,
+    readonly startLine: number,
+    readonly endLine: number,
+    readonly text: string,
+    private readonly kb: Pick<WindowSource, 'file' | 'itemsNamed'>,
+  ) {
+    this.id = `${path}#window:${startLine}-${endLine}`;
+  }
+
+  get words(): ReadonlySet<string> {
+    return (this.wordsMade ??= wordSet(this.text));
+  }
+
+  /** Made from the knowledge base as it is when first read; a change to the file makes new windows. */
+  get summary(): string {
+    if (this.summaryMade === undefined) {
+      const items = this.kb.file(this.path)?.items ?? [];
+      const defined = items.filter((i) => i.range.startLine >= this.startLine && i.range.startLine <= this.endLine);
+      this.summaryMade = summarizeCode(this.text, defined, (n) => this.kb.itemsNamed(n));
+    }
+    return this.summaryMade;
+  }
+
+  get summaryWords(): ReadonlySet<string> {
+    return (this.summaryWordsMade ??= wordSet(this.summary));
+  }
+
+  /** Make the word sets and the summary now. */
+  make(): void {
+    if (this.summaryWordsMade === undefined) this.summaryWordsMade = wordSet(this.summary);
+    if (this.wordsMade === undefined) this.wordsMade = wordSet(this.text);
+  }
+
+  /** Bytes held now (an estimate): the text, and what has been made of it. */
+  bytes(): number {
+    return (
+      2 * (this.text.length + (this.summaryMade?.length ?? 0)) + 16 * ((this.wordsMade?.size ?? 0) + (this.summaryWordsMade?.size ?? 0))
+    );
+  }
+}
+
 export class CodeWindowIndex implements Disposable {
   readonly windowLines: number;
   readonly stride: number;
   private readonly vectors = new Map<string, Float32Array>();
-  private readonly files = new Map<string, CodeWindow[]>();
+  private readonly files = new Map<string, LazyWindow[]>();
   /** Re-embeds the windows of changed files soon after a change; runs take turns. */
   private readonly changes: ChangeScheduler;
   private windowList: CodeWindow[] = [];
@@ -171,7 +230,7 @@ export class CodeWindowIndex implements Disposable {
     const paths = this.loaded ? changed : this.kb.paths();
     const known = new Set(this.kb.paths());
     const read = this.options.readText ?? ((p: string) => readIndexedText(join(this.kb.repoRoot, p)));
-    const touched = new Map<string, CodeWindow[]>();
+    const touched = new Map<string, LazyWindow[]>();
     try {
       for (const path of paths) {
         throwIfAborted(signal);
@@ -215,6 +274,7 @@ export class CodeWindowIndex implements Disposable {
       const first = !this.loaded;
       this.loaded = true;
       this.compile();
+      if (this.options.wordSets?.()) await this.makeWordSets(signal);
       if (todo.length > 0 || !first || this.storeStatus !== 'loaded') await this.save();
       return {
         store: found,
@@ -231,30 +291,25 @@ export class CodeWindowIndex implements Disposable {
     }
   }
 
-  private slice(path: string, text: string): CodeWindow[] {
+  private slice(path: string, text: string): LazyWindow[] {
     const lines = text.split('\n');
-    const items = this.kb.file(path)?.items ?? [];
-    const out: CodeWindow[] = [];
+    const out: LazyWindow[] = [];
     for (let start = 0; start < lines.length; start += this.stride) {
       const end = Math.min(lines.length, start + this.windowLines) - 1;
       const body = lines.slice(start, end + 1).join('\n');
-      if (body.trim() !== '') {
-        const defined = items.filter((i) => i.range.startLine >= start && i.range.startLine <= end);
-        const summary = summarizeCode(body, defined, (n) => this.kb.itemsNamed(n));
-        out.push({
-          id: `${path}#window:${start}-${end}`,
-          path,
-          startLine: start,
-          endLine: end,
-          text: body,
-          words: wordSet(body),
-          summary,
-          summaryWords: wordSet(summary),
-        });
-      }
+      if (body.trim() !== '') out.push(new LazyWindow(path, start, end, body, this.kb));
       if (end >= lines.length - 1) break;
     }
     return out;
+  }
+
+  /** Every window's word sets and summary, a file at a time, yielding between files. */
+  private async makeWordSets(signal: AbortSignal): Promise<void> {
+    for (const ws of this.files.values()) {
+      throwIfAborted(signal);
+      for (const w of ws) w.make();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   private compile(): void {
@@ -275,14 +330,16 @@ export class CodeWindowIndex implements Disposable {
       if (v) matrix.set(v, i * dim);
     });
     for (const h of [...this.vectors.keys()]) if (!used.has(h)) this.vectors.delete(h);
+    // Each kept vector becomes a view of its row: one copy of the floats, and the store's buffer or an old matrix can go.
+    list.forEach((w, i) => this.vectors.set(textHash(w.text), matrix.subarray(i * dim, (i + 1) * dim)));
     this.windowList = list;
     this.matrix = matrix;
     this.fileRows = fileRows;
   }
 
   private bytes(): number {
-    let n = this.matrix.byteLength + this.vectors.size * this.encoder.dim * 4;
-    for (const w of this.windowList) n += 2 * (w.text.length + w.summary.length) + 16 * (w.words.size + w.summaryWords.size) + 96;
+    let n = this.matrix.byteLength;
+    for (const ws of this.files.values()) for (const w of ws) n += w.bytes() + 96;
     return n;
   }
 

@@ -8,7 +8,7 @@ import type { Candidate, RetrievalTrace } from '../../retrieve/types';
 import type { RerankOutcome } from '../../rerank/types';
 import { raceDeadline } from '../../util/abort';
 import { errorMessage } from '../../util/errors';
-import { similarStage, type SimilarOutcome } from '../../similar/similarStage';
+import { similarModeFor, similarStage, type SimilarOutcome } from '../../similar/similarStage';
 import type { CodeWindow } from '../../similar/windowIndex';
 import type { CompletionTrace } from '../trace';
 import { writeOutcome, type StageOutcome } from '../outcomes';
@@ -151,8 +151,10 @@ export function windowCandidate(w: CodeWindow, arm: string): Candidate {
 /** ProCC's similar code: the chosen top-1 window(s) as candidates; none when the stage is off or the host lends no code windows. */
 export async function similarCodeStage(context: RequestContext, request: CompletionRequest): Promise<Candidate[]> {
   const { stages, options, signal, trace } = context;
-  const similarOptions = options.similar;
-  if (similarOptions.mode === 'off' || !stages.similar) return [];
+  // `auto` asks which model writes the answer: a request without one (retrieval only) gets none.
+  const mode = similarModeFor(options.similar.mode, request.lang, options.similar.mode === 'auto' ? stages.model?.().backend : undefined);
+  if (mode === 'off' || !stages.similar) return [];
+  const similarOptions = { ...options.similar, mode };
   const similar = stages.similar();
   const outcome = await timed<SimilarOutcome | undefined>(
     trace,

@@ -58,6 +58,11 @@ export interface PromptInput {
   /** Share of the budget the code context keeps at least when snippets want more (default 0.5, CodeRAG's rule). */
   contextShare?: number;
   countTokens?: (text: string) => number;
+  /**
+   * Whether the best-ranked snippet left out is cut into the room the whole ones leave (default: only where none
+   * entered whole). The compact renderings a model server gets: more of the definitions a line needs reach its prompt.
+   */
+  cutIntoRest?: boolean;
   /** How snippets enter the prompt (templates.ts RepoFormat; default `auto`). */
   repoFormat?: RepoFormat;
   /** The repository's name, for the `files` form. */
@@ -263,7 +268,22 @@ function fillBlock(ctx: FitContext): void {
     Math.min(available, Math.max(available - codeTokens, Math.floor(budget * (1 - (input.contextShare ?? 0.5))) - overhead)),
   );
   const entered: Array<{ snippet: PromptSnippet; rank: number }> = [];
+  const misfits: number[] = [];
   let used = 0;
+  /** The head of `s` that fits the block's room, entered; its cost (0: nothing useful fits). */
+  const cutIn = (s: PromptSnippet, rank: number): number => {
+    let room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
+    let cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
+    // A form that adds to every line (the body's commented fragments) costs more than the head's own text: cut by the excess until it fits.
+    const over = (t: string): number => used + costOf({ ...s, text: t }) - blockCap;
+    for (let excess = over(cut); cut !== '' && excess > 0; excess = over(cut)) {
+      room -= excess;
+      cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
+    }
+    if (cut.trim().length === 0) return 0;
+    entered.push({ snippet: { ...s, text: cut }, rank });
+    return costOf({ ...s, text: cut });
+  };
   const byPriority = [...given.keys()].sort((a, b) => Number(given[b]!.pinned === true) - Number(given[a]!.pinned === true) || a - b);
   for (const rank of byPriority) {
     const s = given[rank]!;
@@ -275,22 +295,14 @@ function fillBlock(ctx: FitContext): void {
       continue;
     }
     // One that does not fit whole is left out and the next ones are tried (a smaller one may fit;
-    // stopping at the first misfit left the validation Java prompts at four snippets); only the
-    // best one, when nothing entered yet, is cut in, when a useful part of it fits (a sliver is noise).
-    if (entered.length > 0) continue;
-    let room = blockCap - used - count(`${headingOf(s)}\n`) - 4;
-    let cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
-    // A form that adds to every line (the body's commented fragments) costs more than the head's own text: cut by the excess until it fits.
-    const over = (t: string): number => used + costOf({ ...s, text: t }) - blockCap;
-    for (let excess = over(cut); cut !== '' && excess > 0; excess = over(cut)) {
-      room -= excess;
-      cut = room >= MIN_CUT_SNIPPET_TOKENS ? keepHead(s.text, room, count) : '';
-    }
-    if (cut.trim().length > 0) {
-      entered.push({ snippet: { ...s, text: cut }, rank });
-      used += costOf({ ...s, text: cut });
-    }
+    // stopping at the first misfit left the validation Java prompts at four snippets). Only one is
+    // cut in, when a useful part of it fits (a sliver is noise): the best one, when nothing entered
+    // yet; with `cutIntoRest`, the best one left out, into the room the whole ones leave (below).
+    if (input.cutIntoRest === true) misfits.push(rank);
+    else if (entered.length === 0) used += cutIn(s, rank);
   }
+  // A large class left out keeps its header and the names of its members (docs/BENCHMARKS.md "Prompt recall").
+  if (misfits[0] !== undefined) used += cutIn(given[misfits[0]]!, misfits[0]);
   // The prompt keeps the ranking's order among what entered, each file's snippets together (or best last, as the form says).
   entered.sort((a, b) => a.rank - b.rank);
   if (ctx.form.bestLast) entered.reverse();

@@ -61,6 +61,18 @@ test('a snippet too large for the room left is passed over for the smaller ones 
   assert.ok(fitted.tokens <= 400);
 });
 
+test('cutIntoRest (a model server\'s compact renderings): the room the whole snippets leave takes the head of the best one left out', () => {
+  const small = (i: number) => ({ path: `s${i}.py`, text: `def small_${i}(a):\n    \"\"\"Small ${i}.\"\"\"` });
+  const big = { path: 'big.py', text: 'class Big:\n    # also: first_name, last_name\n' + '    field_x = 1\n'.repeat(120) };
+  const ranked = [small(0), big, small(1), small(2)];
+  const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix: 'x = 1\ny = ', suffix: '', snippets: ranked, family: 'plain', budgetTokens: 400, cutIntoRest: true });
+  // Every whole one as before, and the large class's header and names in what they leave, in ranking order.
+  assert.deepEqual(fitted.snippetsUsed.map((s) => s.path), ['s0.py', 'big.py', 's1.py', 's2.py']);
+  assert.match(fitted.prompt, /class Big:\n {4}# also: first_name, last_name\n {4}field_x = 1/);
+  assert.ok(fitted.prompt.split('field_x').length - 1 < 120, 'cut');
+  assert.ok(fitted.tokens <= 400, `fits: ${fitted.tokens}`);
+});
+
 test('a code context larger than the budget keeps its end', () => {
   const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
   const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets, family: 'plain', budgetTokens: 512 });

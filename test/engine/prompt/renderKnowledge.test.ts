@@ -22,7 +22,7 @@ import {
   type CompletionRequest,
 } from '../../../src/engine/pipeline';
 import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
-import { renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
+import { MAX_SUMMARY_LINES, renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
 import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { maskStrings } from '../../../src/engine/prompt/maskStrings';
 import { BestFitRerankStage } from '../../../src/engine/rerank/rerankStage';
@@ -179,14 +179,16 @@ void describe("compact renderings of other files' knowledge", () => {
       text: `class Big:\n    \"\"\"A big class.\"\"\"\n${members}`,
     });
     const lines = summary.text.split('\n');
-    assert.ok(lines.length <= 12, `${lines.length} lines`);
+    // The header, the docstring and the first members up to the cut: the rest are named under the header.
+    const shown = MAX_SUMMARY_LINES - 2;
+    assert.equal(lines.length, MAX_SUMMARY_LINES + 1, `${lines.length} lines`);
     assert.equal(lines[0], 'class Big:');
     assert.equal(
       lines[1],
-      `    # also: ${Array.from({ length: 32 }, (_, i) => `method_${i + 8}`).join(', ')}`,
+      `    # also: ${Array.from({ length: 40 - shown }, (_, i) => `method_${i + shown}`).join(', ')}`,
       'the members past the cut are still named, under the header',
     );
-    assert.equal(lines.at(-1), '    def method_7(self, value_7: int) -> int: ...');
+    assert.equal(lines.at(-1), `    def method_${shown - 1}(self, value_${shown - 1}: int) -> int: ...`);
   });
 
   void test("a Java class summary cut short keeps the names its own `also:` line listed (overloads of a logger's methods)", () => {

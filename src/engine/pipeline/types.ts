@@ -8,7 +8,7 @@ import type { Candidate, RetrievalStage, RetrievalStageOptions, RetrievalTrace }
 import type { RerankOutcome, RerankStage } from '../rerank/types';
 import type { CompletionTrace } from './trace';
 import type { GenerateRequest, GenerateResult, ModelClient, ModelSlot } from '../generate/types';
-import type { SimilarStageOptions } from '../similar/similarStage';
+import type { SimilarMode, SimilarStageOptions } from '../similar/similarStage';
 import type { ReceiverMembers, TypedFile } from '../check/receiverMembers';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { CallSignature } from '../check/callArguments';
@@ -79,7 +79,7 @@ export interface PipelineOptions {
    * request (a fixed perspective when the host lends none), `union` takes every perspective's
    * top-1, a perspective name fixes it, `off` skips the stage.
    */
-  similar: Required<SimilarStageOptions>;
+  similar: Required<Omit<SimilarStageOptions, 'mode'>> & { mode: SimilarMode };
   /**
    * The show gate (gate/): `on` shows a suggestion only when its score (the predicted share of it a
    * person keeps) reaches `threshold` (`bodyThreshold` for a method body); `off` shows every one.

@@ -268,7 +268,7 @@ function fillBlock(ctx: FitContext): void {
     Math.min(available, Math.max(available - codeTokens, Math.floor(budget * (1 - (input.contextShare ?? 0.5))) - overhead)),
   );
   const entered: Array<{ snippet: PromptSnippet; rank: number }> = [];
-  const misfits: number[] = [];
+  let leftOut: number | undefined;
   let used = 0;
   /** The head of `s` that fits the block's room, entered; its cost (0: nothing useful fits). */
   const cutIn = (s: PromptSnippet, rank: number): number => {
@@ -298,11 +298,11 @@ function fillBlock(ctx: FitContext): void {
     // stopping at the first misfit left the validation Java prompts at four snippets). Only one is
     // cut in, when a useful part of it fits (a sliver is noise): the best one, when nothing entered
     // yet; with `cutIntoRest`, the best one left out, into the room the whole ones leave (below).
-    if (input.cutIntoRest === true) misfits.push(rank);
+    if (input.cutIntoRest === true) leftOut ??= rank;
     else if (entered.length === 0) used += cutIn(s, rank);
   }
   // A large class left out keeps its header and the names of its members (docs/BENCHMARKS.md "Prompt recall").
-  if (misfits[0] !== undefined) used += cutIn(given[misfits[0]]!, misfits[0]);
+  if (leftOut !== undefined) used += cutIn(given[leftOut]!, leftOut);
   // The prompt keeps the ranking's order among what entered, each file's snippets together (or best last, as the form says).
   entered.sort((a, b) => a.rank - b.rank);
   if (ctx.form.bestLast) entered.reverse();

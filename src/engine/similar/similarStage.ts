@@ -36,8 +36,8 @@ export function readsWordSets(mode: SimilarMode): boolean {
 }
 
 export interface SimilarStageOptions {
-  /** `auto` is resolved before the stage runs (similarModeFor). */
-  mode: SimilarMode;
+  /** The mode the stage runs: `auto` is resolved before it (similarModeFor). */
+  mode: Exclude<SimilarMode, 'auto'>;
   /** Time budget of each perspective (ms). */
   budgetsMs: Record<Perspective, number>;
   /** The perspective used in `bandit` mode when the host lends no bandit. */
@@ -59,8 +59,8 @@ export interface SimilarOutcome {
 }
 
 /** The perspectives a mode runs: all of them to choose or unite, else the one asked for. */
-function perspectivesOf(mode: SimilarMode): readonly Perspective[] {
-  return mode === 'bandit' || mode === 'union' ? PERSPECTIVES : mode === 'off' || mode === 'auto' ? [] : [mode];
+function perspectivesOf(mode: SimilarStageOptions['mode']): readonly Perspective[] {
+  return mode === 'bandit' || mode === 'union' ? PERSPECTIVES : mode === 'off' ? [] : [mode];
 }
 
 export async function similarStage(
@@ -76,7 +76,7 @@ export async function similarStage(
       ? bandit
         ? undefined
         : options.fallback
-      : options.mode === 'union' || options.mode === 'off' || options.mode === 'auto'
+      : options.mode === 'union' || options.mode === 'off'
         ? undefined
         : options.mode;
   const wanted = chosenBy === 'fixed' && fixed ? [fixed] : perspectivesOf(options.mode);

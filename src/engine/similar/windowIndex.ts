@@ -152,10 +152,10 @@ class LazyWindow implements CodeWindow {
     return (this.summaryWordsMade ??= wordSet(this.summary));
   }
 
-  /** Make the word sets and the summary now. */
+  /** Make the word sets and the summary now (the getters keep them). */
   make(): void {
-    if (this.summaryWordsMade === undefined) this.summaryWordsMade = wordSet(this.summary);
-    if (this.wordsMade === undefined) this.wordsMade = wordSet(this.text);
+    void this.summaryWords;
+    void this.words;
   }
 
   /** Bytes held now (an estimate): the text, and what has been made of it. */
@@ -327,11 +327,12 @@ export class CodeWindowIndex implements Disposable {
       const h = textHash(w.text);
       used.add(h);
       const v = this.vectors.get(h);
-      if (v) matrix.set(v, i * dim);
+      if (!v) return;
+      matrix.set(v, i * dim);
+      // The vector becomes a view of its row: one copy of the floats, and the store's buffer or an old matrix can go.
+      this.vectors.set(h, matrix.subarray(i * dim, (i + 1) * dim));
     });
     for (const h of [...this.vectors.keys()]) if (!used.has(h)) this.vectors.delete(h);
-    // Each kept vector becomes a view of its row: one copy of the floats, and the store's buffer or an old matrix can go.
-    list.forEach((w, i) => this.vectors.set(textHash(w.text), matrix.subarray(i * dim, (i + 1) * dim)));
     this.windowList = list;
     this.matrix = matrix;
     this.fileRows = fileRows;

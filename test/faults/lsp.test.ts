@@ -249,7 +249,8 @@ void describe('a CRLF file: the language server and the CLI complete it alike', 
       rerank: { kind: 'none' },
       experimental: { ollama: { keepAlive: '5m' }, query: { strategy: 'last10' }, cache: { size: 0 } },
     };
-    lsp = await startLsp(repo.path, settings);
+    // The CLI reads the index the server saved: the same vectors, so near-equal dense scores rank alike.
+    lsp = await startLsp(repo.path, settings, { cacheDir: indexDir.path });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     await lsp.waitForDense();
   });

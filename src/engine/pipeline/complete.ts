@@ -5,13 +5,20 @@
 import { fitPromptBudget, fittedSummary, type PromptSnippet } from '../prompt/fitPromptBudget';
 import { cursorLine } from '../prompt/promptMemory';
 import { namesInSight } from '../prompt/renderKnowledge';
-import { shownCandidate, snippetForPrompt } from '../prompt/snippetForPrompt';
+import { shownAs, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { Candidate } from '../retrieve/types';
 import { requestContext } from './stages/context';
 import { knowledgeStage, similarCodeStage } from './stages/knowledge';
 import { fileToCopyFrom, runModelStages, type ModelPlan } from './stages/model';
 import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, PipelineStages, RequestContext, Router } from './types';
+
+/**
+ * The ranked list a model server's prompt draws from: the first whole where they fit, the rest in brief.
+ * Its reranked top 20 holds every definition of 84% of the validation Java lines, its top ten 75%;
+ * 31 brought the prompt no more than 20 (docs/BENCHMARKS.md "Prompt recall").
+ */
+const SERVER_LIST_U = 20;
 
 /**
  * A candidate as the prompt shows it (`whole`: definitions with their bodies); ProCC's window gets its heading and, with a
@@ -23,7 +30,7 @@ function promptSnippetOf(
   whole: boolean,
   inSight: ReadonlySet<string> | undefined,
 ): PromptSnippet {
-  const shown = snippetForPrompt(c, whole, inSight);
+  const shown = snippetForPrompt(c, whole, inSight, !whole);
   if (c.origin?.kind !== 'similar') return shown;
   const heading = `Compare this snippet from ${c.snippet.path}:`;
   if (similarCap === 0) return { path: c.snippet.path, text: shown.text, heading };
@@ -42,7 +49,12 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   const lead = linePlan.prime(context.request);
   const request = lead ? { ...context.request, prefix: context.request.prefix + lead } : context.request;
 
-  const knowledge = await knowledgeStage(context, request);
+  const model = stages.model?.();
+  // The shipped in-process model completes lines better from whole definitions than from compact ones
+  // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
+  const whole = model?.backend === 'embedded';
+  // A model server's prompt has room for more than the top-u, most of them brief (docs/BENCHMARKS.md "Prompt recall").
+  const knowledge = await knowledgeStage(context, request, context.trace, model && !whole ? SERVER_LIST_U : undefined);
   const outputs = {
     ...(knowledge.retrieval ? { retrieval: knowledge.retrieval } : {}),
     ...(knowledge.rerank ? { rerank: knowledge.rerank } : {}),
@@ -51,9 +63,8 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   const similarWindows = await similarCodeStage(context, request);
   const ranked = [...knowledge.ranked, ...similarWindows];
   // Retrieval only: every top-u snippet is a context; nothing is prompted or generated.
-  if (!stages.model) return context.finish([], { contexts: ranked, ...outputs });
+  if (!model) return context.finish([], { contexts: ranked, ...outputs });
 
-  const model = stages.model();
   const share = options.similar.promptShare;
   // No token is longer than this many characters in practice; suffix text beyond it can never fit, so it is not counted.
   const clipSuffix = (budgetTokens: number): string => {
@@ -63,9 +74,6 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
   // The in-process model keeps no prompt cache, but gets the same layout: a suggestion does not change with a re-sorted block.
   const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix));
-  // The shipped in-process model completes lines better from whole definitions than from compact ones
-  // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
-  const whole = model.backend === 'embedded';
   // Only the compact form cuts summaries; fixed for the place, so a name typed later does not re-render a snippet the block holds.
   const inSight = whole
     ? undefined
@@ -102,7 +110,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
       return {
         prompt: fitted.prompt,
         stop: fitted.stop,
-        contexts: fitted.usedIndices.map((i) => shownCandidate(ranked[i]!, whole, inSight)),
+        contexts: fitted.usedIndices.map((i, j) => shownAs(ranked[i]!, fitted.usedTexts[j]!)),
         ...fittedSummary(fitted, fitted.format),
       };
     },

@@ -16,6 +16,8 @@ export interface PromptSnippet {
   pinned?: boolean;
   /** At most this many tokens of the snippet (its head) enter the prompt. */
   maxTokens?: number;
+  /** The item in brief (renderKnowledge.renderBrief): what the block shows of it where its text does not fit. */
+  brief?: string;
 }
 
 /** The block and the code's left edge of one place of work, as the last prompt there laid them out. */
@@ -112,6 +114,8 @@ export interface FittedPrompt {
   snippetsUsed: PromptSnippet[];
   /** Indices into the input's snippets of those used, in prompt order (a block snippet no longer ranked has none). */
   usedIndices: number[];
+  /** Each used snippet's text as the prompt shows it (cut or brief), beside usedIndices. */
+  usedTexts: string[];
   snippetsDropped: number;
   prefixCut: boolean;
   tokens: number;
@@ -147,6 +151,13 @@ const ADMIT_RANK = 3;
  * (docs/BENCHMARKS.md "Typing replay").
  */
 const APPEND_RANK = 5;
+/**
+ * At most this share of the block is kept for the briefs of the items ranked after the one being
+ * placed: the best-ranked enter whole, the rest in brief. 0.5 / 0.7 / 1.0 bring the validation Java
+ * prompts the same definitions within noise; a half keeps the first ones whole, their docstrings
+ * with them (docs/BENCHMARKS.md "Prompt recall").
+ */
+const BRIEF_SHARE = 0.5;
 /** Tokens the code before the cursor may grow by at one place before its left edge has to move. */
 const GROWTH_TOKENS = 256;
 /** When the left edge moves, the code keeps this share of its room, so typing goes on a while before it moves again. */
@@ -284,14 +295,38 @@ function fillBlock(ctx: FitContext): void {
     entered.push({ snippet: { ...s, text: cut }, rank });
     return costOf({ ...s, text: cut });
   };
-  const byPriority = [...given.keys()].sort((a, b) => Number(given[b]!.pinned === true) - Number(given[a]!.pinned === true) || a - b);
-  for (const rank of byPriority) {
+  const byPriority = [...given.keys()]
+    .sort((a, b) => Number(given[b]!.pinned === true) - Number(given[a]!.pinned === true) || a - b)
+    .filter((rank) => given[rank]!.text.trim() !== '' && indexOfText.get(given[rank]!.text) === rank);
+  // With briefs (a model server's compact renderings), an item with none shorter is its own brief.
+  const briefs = given.some((s) => s.brief !== undefined);
+  const briefOf = (s: PromptSnippet): PromptSnippet | undefined =>
+    s.brief !== undefined ? { ...s, text: s.brief } : briefs ? s : undefined;
+  // What the briefs of the items after each one take (kept for them, up to BRIEF_SHARE of the block).
+  const briefCost = byPriority.map((rank) => {
+    const brief = briefOf(given[rank]!);
+    return brief === undefined ? 0 : costOf(brief);
+  });
+  const after: number[] = new Array<number>(byPriority.length).fill(0);
+  for (let k = byPriority.length - 2; k >= 0; k--) after[k] = after[k + 1]! + briefCost[k + 1]!;
+  const briefRoom = Math.floor(blockCap * BRIEF_SHARE);
+  // Two items of one file can read the same in brief (a constant found by two paths): it is shown once.
+  const shown = new Set<string>();
+  for (const [k, rank] of byPriority.entries()) {
     const s = given[rank]!;
-    if (s.text.trim() === '' || indexOfText.get(s.text) !== rank) continue;
     const cost = costOf(s);
-    if (used + cost <= blockCap) {
+    if (used + cost + Math.min(after[k]!, briefRoom) <= blockCap) {
       entered.push({ snippet: s, rank });
+      shown.add(`${s.path}\n${s.text}`);
       used += cost;
+      continue;
+    }
+    const brief = briefOf(s);
+    if (brief !== undefined && shown.has(`${s.path}\n${brief.text}`)) continue;
+    if (brief !== undefined && used + briefCost[k]! <= blockCap) {
+      entered.push({ snippet: brief, rank });
+      shown.add(`${s.path}\n${brief.text}`);
+      used += briefCost[k]!;
       continue;
     }
     // One that does not fit whole is left out and the next ones are tried (a smaller one may fit;
@@ -338,9 +373,11 @@ function appendToBlock(ctx: FitContext, cap: number): void {
       block.splice(j, 1);
       changed = true;
     }
-    if (used + cost > cap) return;
-    block.push({ snippet: s, key: s.text });
-    used += cost;
+    const brief = s.brief !== undefined ? { ...s, text: s.brief } : undefined;
+    const shown = used + cost <= cap ? s : brief !== undefined && used + costOf(brief) <= cap ? brief : undefined;
+    if (shown === undefined) return;
+    block.push({ snippet: shown, key: s.text });
+    used += costOf(shown);
     changed = true;
   });
   if (changed) {
@@ -402,10 +439,11 @@ function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: nu
   const { input, count, layout, budget, versionBefore, indexOfText } = ctx;
   const { prompt, promptPrefix, format } = renderPrompt(parts, code.prefix);
   const head = promptHead(parts, code.prefix);
-  const usedIndices = layout.keys.flatMap((key) => {
+  const used = layout.keys.flatMap((key, j) => {
     const i = indexOfText.get(key);
-    return i === undefined ? [] : [i];
+    return i === undefined ? [] : [{ i, text: layout.block[j]!.text }];
   });
+  const usedIndices = used.map((u) => u.i);
   return {
     prompt,
     promptPrefix,
@@ -414,6 +452,7 @@ function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: nu
     format,
     snippetsUsed: parts.block,
     usedIndices,
+    usedTexts: used.map((u) => u.text),
     snippetsDropped: input.snippets.length - usedIndices.length,
     prefixCut: code.cutLine > 0,
     tokens: count(prompt),

@@ -227,20 +227,20 @@ function alsoNames(line: string): string[] | undefined {
  * Names the code around the cursor uses (`inSight`) are named first: a class of hundreds of members
  * (a table of constants, a large API) then still names the ones the file works with.
  */
-function shortSummary(text: string, lang: Lang, inSight?: ReadonlySet<string>): string {
+function shortSummary(text: string, lang: Lang, inSight?: ReadonlySet<string>, maxLines = MAX_SUMMARY_LINES): string {
   const source = text.split('\n');
   const lines = source.map((l) => (l.length > MAX_SUMMARY_LINE_CHARS ? `${l.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : l));
-  if (lines.length <= MAX_SUMMARY_LINES) return lines.join('\n');
+  if (lines.length <= maxLines) return lines.join('\n');
   const closing = lang === 'java' && lines.at(-1)?.trim() === '}' ? [lines.at(-1)!] : [];
   // The names come from the lines as written: a summary's own `also:` line is longer than a shown line may be.
-  const rest = source.slice(MAX_SUMMARY_LINES, source.length - closing.length);
+  const rest = source.slice(maxLines, source.length - closing.length);
   const indent = indentOf(lines.slice(1).find((l) => l.trim() !== '') ?? '    ');
   const all = [...new Set(rest.flatMap((l) => alsoNames(l) ?? declaredName(l, lang) ?? []))];
   const ordered = inSight ? [...all.filter((n) => inSight.has(n)), ...all.filter((n) => !inSight.has(n))] : all;
   const names = ordered.slice(0, MAX_SUMMARY_NAMES);
   const more = `${indent}${lang === 'python' ? '#' : '//'} also: ${names.length > 0 ? names.join(', ') : '...'}`;
   // Right under the header: a prompt that has to cut the summary short keeps its head, names included.
-  return [lines[0]!, more, ...lines.slice(1, MAX_SUMMARY_LINES), ...closing].join('\n');
+  return [lines[0]!, more, ...lines.slice(1, maxLines), ...closing].join('\n');
 }
 
 /** A Java method's definition: its Javadoc (shortened), annotations and declaration, the body as `;`. */
@@ -332,6 +332,43 @@ export function renderSnippet(snippet: Snippet, form: RenderForm = 'compact', in
   }
   const member = maskCode(shown, lang);
   return { ...base, container, member, text: assemble(lang, container, member) };
+}
+
+/**
+ * The item in brief, for a prompt with room for more items than their compact forms take: a class
+ * or module as its header and the names of its members, a function as its signature under its
+ * classes' headers (no docstring, no decorators), a variable as its first line. Undefined where
+ * there is none shorter than the compact form (code windows, a one-line item).
+ */
+export function renderBrief(snippet: Snippet, inSight?: ReadonlySet<string>): string | undefined {
+  const item = snippet.item;
+  const lang = item?.lang ?? langOfPath(snippet.path);
+  const text = withoutPathLine(snippet.text, snippet.path);
+  if (snippet.kind === 'class' || snippet.kind === 'module') return maskCode(shortSummary(text, lang, inSight, 1), lang);
+  if (!item || snippet.kind === 'window') return undefined;
+  const { container: rawContainer, definition } = splitStub(item, text);
+  let member: string | undefined;
+  if (item.kind === 'function' || item.kind === 'classFunction') {
+    const { rest } = item.lang === 'java' ? withoutJavadoc(definition) : { rest: definition };
+    // From the start of the declaration's line, so that it keeps its indent (an enum's `;` line is not it).
+    const defAt = item.lang === 'python' ? /^[ \t]*(?:async[ \t]+)?def[ \t]/m.exec(rest) : /^(?![ \t]*;[ \t]*$)[ \t]*\S/m.exec(rest);
+    const end = defAt ? afterAtDepth0(rest, lang, defAt.index, item.lang === 'python' ? ':' : '{;') : -1;
+    if (defAt && end >= 0) {
+      const decl = rest.slice(defAt.index, end).trimEnd();
+      member = item.lang === 'python' ? `${decl} ...` : `${decl.slice(0, -1).trimEnd()};`;
+    }
+  } else {
+    const { rest } = item.lang === 'java' ? withoutJavadoc(definition) : { rest: definition };
+    const first = rest.split('\n').find((l) => l.trim() !== '' && l.trim() !== ';');
+    if (first !== undefined)
+      member = first.length > MAX_SUMMARY_LINE_CHARS ? `${first.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : first;
+  }
+  if (member === undefined) return undefined;
+  return assemble(
+    lang,
+    rawContainer.map((h) => maskCode(h, lang)),
+    maskCode(member, lang),
+  );
 }
 
 /** Enum `;` lines are not part of a container's identity (a constant's stub has none, a member's has one). */

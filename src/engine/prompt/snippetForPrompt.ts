@@ -3,13 +3,13 @@
 // snippet with its repo-relative path itself.
 import type { Candidate, Snippet } from '../retrieve/types';
 import type { PromptSnippet } from './fitPromptBudget';
-import { formOf, isCutSummary, renderSnippet } from './renderKnowledge';
+import { formOf, isCutSummary, renderBrief, renderSnippet } from './renderKnowledge';
 
 /**
  * Renderings already made, compact and whole (a prompt is laid out more than once per request; contexts read it again),
  * with the names in sight they were made for.
  */
-type Rendered = { text: string; inSight: ReadonlySet<string> | undefined };
+type Rendered = { text: string; brief?: string; inSight: ReadonlySet<string> | undefined };
 const rendered = { compact: new WeakMap<Snippet, Rendered>(), whole: new WeakMap<Snippet, Rendered>() };
 /** Snippets whose text is already a rendering (shownCandidate's): shown as they are. */
 const shown = new WeakSet<Snippet>();
@@ -18,7 +18,7 @@ const shown = new WeakSet<Snippet>();
  * `whole`: definitions with their bodies (string values still masked), for the shipped in-process
  * model, which reads them better than the compact form (docs/BENCHMARKS.md "Compact knowledge renderings").
  */
-export function snippetForPrompt(c: Candidate, whole = false, inSight?: ReadonlySet<string>): PromptSnippet {
+export function snippetForPrompt(c: Candidate, whole = false, inSight?: ReadonlySet<string>, withBrief = false): PromptSnippet {
   const s = c.snippet;
   if (shown.has(s)) return { path: s.path, text: s.text };
   const cache = whole ? rendered.whole : rendered.compact;
@@ -30,7 +30,17 @@ export function snippetForPrompt(c: Candidate, whole = false, inSight?: Readonly
     made = { text: renderSnippet(s, form, sight).text, inSight: sight };
     cache.set(s, made);
   }
-  return { path: s.path, text: made.text };
+  // The compact form's brief (renderBrief), where it is shorter: what a model server's block shows of an item it has no room for whole.
+  if (withBrief && form === 'compact' && made.brief === undefined) made.brief = renderBrief(s, sight) ?? '';
+  const brief = withBrief && made.brief !== undefined && made.brief !== '' && made.brief.length < made.text.length ? made.brief : undefined;
+  return { path: s.path, text: made.text, ...(brief !== undefined ? { brief } : {}) };
+}
+
+/** The candidate with `text`, the text a prompt showed of it (cut or brief). */
+export function shownAs(c: Candidate, text: string): Candidate {
+  const snippet: Snippet = { ...c.snippet, text };
+  shown.add(snippet);
+  return { ...c, snippet };
 }
 
 /** The candidate with the text the prompt shows: the contexts a pipeline reports carry what the model read. */

@@ -73,6 +73,40 @@ test('cutIntoRest (a model server\'s compact renderings): the room the whole sni
   assert.ok(fitted.tokens <= 400, `fits: ${fitted.tokens}`);
 });
 
+test("briefs (a model server's compact renderings): the best-ranked items enter whole, those after them in brief", () => {
+  const item = (i: number) => ({
+    path: `m${i}.py`,
+    text: `def member_${i}(a, b):\n    """${'Explains it at length. '.repeat(8)}"""\n    ...`,
+    brief: `def member_${i}(a, b): ...`,
+  });
+  const ranked = Array.from({ length: 12 }, (_, i) => item(i));
+  const input = {
+    lang: 'python' as const,
+    filePath: 'a.py',
+    prefix: 'x = 1\ny = ',
+    suffix: '',
+    family: 'plain' as const,
+    budgetTokens: 900,
+  };
+  const without = fitPromptBudget({ ...input, snippets: ranked.map(({ brief: _b, ...s }) => s) });
+  const fitted = fitPromptBudget({ ...input, snippets: ranked });
+  assert.ok(without.snippetsUsed.length < 12, `without briefs ${without.snippetsUsed.length} fit`);
+  // Every item is in the prompt; the first ones whole, in ranking order.
+  assert.deepEqual(
+    fitted.usedIndices,
+    ranked.map((_, i) => i),
+  );
+  const whole = fitted.usedTexts.filter((t, i) => t === ranked[i]!.text).length;
+  assert.ok(whole >= 2 && whole < 12, `${whole} whole`);
+  assert.deepEqual(
+    fitted.usedTexts.slice(whole),
+    ranked.slice(whole).map((s) => s.brief),
+  );
+  for (const s of ranked) assert.ok(fitted.prompt.includes(`def member_${s.path.slice(1, -3)}(a, b)`));
+  assert.ok(fitted.tokens <= 900, `fits: ${fitted.tokens}`);
+});
+
+
 test('a code context larger than the budget keeps its end', () => {
   const prefix = Array.from({ length: 2000 }, (_, i) => `line_${i} = ${i}`).join('\n') + '\nlast = ';
   const fitted = fitPromptBudget({ lang: 'python', filePath: 'a.py', prefix, suffix: '', snippets, family: 'plain', budgetTokens: 512 });

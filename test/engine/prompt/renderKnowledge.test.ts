@@ -21,8 +21,8 @@ import {
   resolveOptions,
   type CompletionRequest,
 } from '../../../src/engine/pipeline';
-import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
-import { MAX_SUMMARY_LINES, renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
+import { snippetOfItem, type Candidate, type Snippet } from '../../../src/engine/retrieve/types';
+import { MAX_SUMMARY_LINES, renderBrief, renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
 import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { maskStrings } from '../../../src/engine/prompt/maskStrings';
 import { BestFitRerankStage } from '../../../src/engine/rerank/rerankStage';
@@ -104,6 +104,11 @@ public class Reports {
     }
 }
 `;
+
+/** A dataflow class summary of a logger interface (its text without the path line). */
+function loggerSummary(text: string): Snippet {
+  return { id: 'log/Logger.java#class:Logger', kind: 'class', path: 'log/Logger.java', name: 'Logger', qualifiedName: 'Logger', range: { startLine: 0, endLine: 900 }, text };
+}
 
 function leaked(text: string): string[] {
   return SECRETS.filter((s) => text.includes(s));
@@ -202,15 +207,7 @@ void describe("compact renderings of other files' knowledge", () => {
       '    // also: isDebugEnabled, log, printf, warn',
       '}',
     ].join('\n');
-    const summary = renderSnippet({
-      id: 'log/Logger.java#class:Logger',
-      kind: 'class',
-      path: 'log/Logger.java',
-      name: 'Logger',
-      qualifiedName: 'Logger',
-      range: { startLine: 0, endLine: 900 },
-      text: text.slice(text.indexOf('\n') + 1),
-    });
+    const summary = renderSnippet(loggerSummary(text.slice(text.indexOf('\n') + 1)));
     const also = summary.text.split('\n')[1] ?? '';
     assert.match(also, /^ {4}\/\/ also: /, summary.text);
     for (const name of ['trace', 'isDebugEnabled', 'log', 'printf', 'warn'])
@@ -240,6 +237,27 @@ void describe("compact renderings of other files' knowledge", () => {
       renderSnippet(snippetOfItem(all.find((i) => i.name === 'JDBC_URL')!)).member,
       '    private static final String JDBC_URL = "…";',
     );
+  });
+
+  void test('in brief: a method is its signature under its class header, a class its header and the names of its members', () => {
+    const java = items('src/main/java/com/shop/Db.java', 'java', JAVA_DB);
+    const open = snippetOfItem(java.find((i) => i.name === 'canaryOpen')!);
+    assert.equal(renderBrief(open), 'public class Db {\n    public static Connection canaryOpen(String url, int retries);\n}');
+    const py = items('shop/client.py', 'python', PY_CLIENT);
+    const fetch = snippetOfItem(py.find((i) => i.name === 'fetch_canary_orders')!);
+    assert.equal(renderBrief(fetch), 'class CanaryClient:\n    def fetch_canary_orders(self, customer_id, limit=10): ...');
+    // Shorter than the compact form, which keeps the docstring.
+    assert.ok(renderBrief(fetch)!.length < renderSnippet(fetch).text.length);
+    // A field's brief masks its value as the compact form does.
+    assert.equal(
+      renderBrief(snippetOfItem(java.find((i) => i.name === 'JDBC_URL')!)),
+      'public class Db {\n    private static final String JDBC_URL = "…";\n}',
+    );
+    const summary = renderBrief(
+      loggerSummary('public interface Logger {\n    void info(String message);\n    void warn(String message);\n    // also: isDebugEnabled, log\n}'),
+    );
+    assert.equal(summary, 'public interface Logger {\n    // also: info, warn, isDebugEnabled, log\n}');
+    assert.deepEqual(leaked(java.map((i) => renderBrief(snippetOfItem(i)) ?? '').join('\n')), []);
   });
 
   void test("one file's items grouped: each class header once, members in source order", () => {
@@ -324,6 +342,46 @@ void describe("compact renderings of other files' knowledge", () => {
       }
     } finally {
       dispose();
+    }
+  });
+
+  void test("a model server's prompt holds more items than fit whole: the first ones whole, the rest in brief, as its contexts say", async () => {
+    const doc = Array.from({ length: 3 }, (_, i) => `        Line ${i} of a long explanation of what this helper is for.`).join('\n');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 24; i++)
+      files[`tools/mod_${i}.py`] = `def helper_${i}(alpha, beta):\n    """Helper ${i}.\n\n${doc}\n    """\n    total = alpha + beta\n    return total * ${i}\n`;
+    const imports = Array.from({ length: 24 }, (_, i) => `from tools.mod_${i} import helper_${i}`).join('\n');
+    const calls = Array.from({ length: 24 }, (_, i) => `    x${i} = helper_${i}(a, b)`).join('\n');
+    files['tools/run.py'] = `${imports}\n\n\ndef run(a, b):\n${calls}\n    return x0\n`;
+    const repo = await indexedRepo(parsers, 'brief-', files);
+    const { retrievers, dispose } = createRetrievalPaths(repo.kb, parsers, { paths: ['sparse', 'dataflow'] });
+    try {
+      const prefix = `${imports}\n\n\ndef run(a, b):\n${calls}\n    y = helper_`;
+      const request: CompletionRequest = { filePath: 'tools/run.py', lang: 'python', prefix, suffix: '' };
+      const options = resolveOptions({ prompt: { budgetTokens: 900 } });
+      const asked = async (backend: 'ollama' | 'embedded') => {
+        const { client, seen } = recordingModel('1(a, b)', 'stop', backend);
+        const result = await createPipeline(options, { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(request, signal);
+        return { prompt: seen.at(-1)?.prompt ?? '', contexts: result.contexts.map((c) => c.snippet.text) };
+      };
+      const server = await asked('ollama');
+      const named = (p: string) => new Set(p.match(/def helper_\d+\(alpha, beta\)/g) ?? []).size;
+      const whole = (server.prompt.match(/"""Helper \d+\./g) ?? []).length;
+      const brief = (server.prompt.match(/def helper_\d+\(alpha, beta\): \.\.\./g) ?? []).length;
+      assert.ok(whole >= 1, `the first items keep their docstrings: ${server.prompt.slice(0, 2000)}`);
+      assert.ok(brief >= 5, `the rest are signatures: ${brief}\n${server.prompt}`);
+      assert.ok(named(server.prompt) > 10, `more than the top ten are named: ${named(server.prompt)}`);
+      // The contexts are the texts the prompt shows, brief ones included.
+      for (const text of server.contexts) assert.ok(server.prompt.includes(text), text);
+      assert.equal(server.contexts.filter((t) => /: \.\.\.$/.test(t)).length, brief);
+      // The shipped in-process model's prompt is unchanged: whole definitions, no briefs, the top ten at most.
+      const embedded = await asked('embedded');
+      assert.doesNotMatch(embedded.prompt, /def helper_\d+\(alpha, beta\): \.\.\./);
+      assert.ok(embedded.contexts.length <= 10);
+    } finally {
+      dispose();
+      repo.kb.dispose();
+      rmSync(repo.root, { recursive: true, force: true });
     }
   });
 

@@ -30,8 +30,14 @@ export async function knowledgeStage(
   context: RequestContext,
   request: CompletionRequest,
   trace: CompletionTrace = context.trace,
+  listU = context.options.rerank.topU,
 ): Promise<Knowledge> {
   const { stages, options, signal } = context;
+  // A longer list than top-u: the distilled reranker orders it all (its cost is a few more comparisons);
+  // a per-place (LLM) reranker's top-u is followed by the rest in retrieval order (each comparison is a model call).
+  const topU = Math.max(options.rerank.topU, listU);
+  const padded = (ranked: Candidate[]): Candidate[] =>
+    ranked.length >= topU ? ranked : [...ranked, ...candidates.filter((c) => !ranked.includes(c))].slice(0, topU);
   const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
   // The request's trace keeps the outcomes with the request's; a scratch trace only records them.
   const record = (o: StageOutcome): void => (trace === context.trace ? context.record(o) : writeOutcome(trace, o));
@@ -68,7 +74,7 @@ export async function knowledgeStage(
 
   // c. rerank (without a reranker, or when it fails, the candidates stay in retrieval order)
   const reranker = stages.reranker();
-  const inOrder = candidates.slice(0, options.rerank.topU);
+  const inOrder = candidates.slice(0, topU);
   if (!reranker || candidates.length <= 1) {
     trace.stages.push({
       stage: 'rerank',
@@ -85,10 +91,7 @@ export async function knowledgeStage(
   if (place && chosen) {
     const byId = new Map(candidates.map((c) => [c.snippet.id, c]));
     const kept = new Set(chosen);
-    const ranked = [...chosen.flatMap((id) => byId.get(id) ?? []), ...candidates.filter((c) => !kept.has(c.snippet.id))].slice(
-      0,
-      options.rerank.topU,
-    );
+    const ranked = [...chosen.flatMap((id) => byId.get(id) ?? []), ...candidates.filter((c) => !kept.has(c.snippet.id))].slice(0, topU);
     trace.stages.push({
       stage: 'rerank',
       status: 'ok',
@@ -107,7 +110,7 @@ export async function knowledgeStage(
     signal,
     () =>
       raceDeadline(
-        (s) => reranker.rerank({ file, candidates, topU: options.rerank.topU }, s),
+        (s) => reranker.rerank({ file, candidates, topU: reranker.perPlace ? options.rerank.topU : topU }, s),
         options.rerank.timeoutMs,
         signal,
         () => new Error(`rerank exceeded ${options.rerank.timeoutMs} ms`),
@@ -125,8 +128,9 @@ export async function knowledgeStage(
       ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}),
     },
   });
-  if (place && rerank.calls.length > 0) place.layout.ranked = rerank.ranked.map((c) => c.snippet.id);
-  return { ranked: rerank.ranked, ...(retrieval ? { retrieval } : {}), rerank };
+  const ranked = padded(rerank.ranked);
+  if (place && rerank.calls.length > 0) place.layout.ranked = ranked.map((c) => c.snippet.id);
+  return { ranked, ...(retrieval ? { retrieval } : {}), rerank };
 }
 
 /** A similar-code window as a candidate: it enters the contexts and the prompt under ProCC's heading. */

@@ -42,6 +42,11 @@ function headingOf(s: PromptSnippet): string {
   return s.heading ?? s.path;
 }
 
+/** The snippet as its brief shows it, where it has one. */
+function briefOf(s: PromptSnippet): PromptSnippet | undefined {
+  return s.brief !== undefined ? { ...s, text: s.brief } : undefined;
+}
+
 export interface PromptInput {
   lang: Lang;
   /** Repo-relative path of the file being completed. */
@@ -300,11 +305,10 @@ function fillBlock(ctx: FitContext): void {
     .filter((rank) => given[rank]!.text.trim() !== '' && indexOfText.get(given[rank]!.text) === rank);
   // With briefs (a model server's compact renderings), an item with none shorter is its own brief.
   const briefs = given.some((s) => s.brief !== undefined);
-  const briefOf = (s: PromptSnippet): PromptSnippet | undefined =>
-    s.brief !== undefined ? { ...s, text: s.brief } : briefs ? s : undefined;
+  const shortest = (s: PromptSnippet): PromptSnippet | undefined => briefOf(s) ?? (briefs ? s : undefined);
   // What the briefs of the items after each one take (kept for them, up to BRIEF_SHARE of the block).
   const briefCost = byPriority.map((rank) => {
-    const brief = briefOf(given[rank]!);
+    const brief = shortest(given[rank]!);
     return brief === undefined ? 0 : costOf(brief);
   });
   const after: number[] = new Array<number>(byPriority.length).fill(0);
@@ -312,20 +316,21 @@ function fillBlock(ctx: FitContext): void {
   const briefRoom = Math.floor(blockCap * BRIEF_SHARE);
   // Two items of one file can read the same in brief (a constant found by two paths): it is shown once.
   const shown = new Set<string>();
+  const shownKey = (s: PromptSnippet): string => `${s.path}\n${s.text}`;
   for (const [k, rank] of byPriority.entries()) {
     const s = given[rank]!;
     const cost = costOf(s);
     if (used + cost + Math.min(after[k]!, briefRoom) <= blockCap) {
       entered.push({ snippet: s, rank });
-      shown.add(`${s.path}\n${s.text}`);
+      shown.add(shownKey(s));
       used += cost;
       continue;
     }
-    const brief = briefOf(s);
-    if (brief !== undefined && shown.has(`${s.path}\n${brief.text}`)) continue;
+    const brief = shortest(s);
+    if (brief !== undefined && shown.has(shownKey(brief))) continue;
     if (brief !== undefined && used + briefCost[k]! <= blockCap) {
       entered.push({ snippet: brief, rank });
-      shown.add(`${s.path}\n${brief.text}`);
+      shown.add(shownKey(brief));
       used += briefCost[k]!;
       continue;
     }
@@ -373,11 +378,18 @@ function appendToBlock(ctx: FitContext, cap: number): void {
       block.splice(j, 1);
       changed = true;
     }
-    const brief = s.brief !== undefined ? { ...s, text: s.brief } : undefined;
-    const shown = used + cost <= cap ? s : brief !== undefined && used + costOf(brief) <= cap ? brief : undefined;
-    if (shown === undefined) return;
+    // Whole where it fits, else in brief (its cost counted only then: this runs at every keystroke).
+    let shown = s;
+    let shownCost = cost;
+    if (used + cost > cap) {
+      const brief = briefOf(s);
+      if (brief === undefined) return;
+      shownCost = costOf(brief);
+      if (used + shownCost > cap) return;
+      shown = brief;
+    }
     block.push({ snippet: shown, key: s.text });
-    used += costOf(shown);
+    used += shownCost;
     changed = true;
   });
   if (changed) {

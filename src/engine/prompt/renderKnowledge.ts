@@ -221,6 +221,11 @@ function alsoNames(line: string): string[] | undefined {
   return list === undefined ? undefined : list.split(',').flatMap((n) => /^\s*([A-Za-z_$][\w$]*)/.exec(n)?.[1] ?? []);
 }
 
+/** A line cut at MAX_SUMMARY_LINE_CHARS, the cut marked. */
+function shortLine(line: string): string {
+  return line.length > MAX_SUMMARY_LINE_CHARS ? `${line.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : line;
+}
+
 /**
  * A class or module summary in MAX_SUMMARY_LINES lines of at most MAX_SUMMARY_LINE_CHARS; the lines
  * past them become one comment under the header naming what they declare, so members' names stay in sight.
@@ -229,7 +234,7 @@ function alsoNames(line: string): string[] | undefined {
  */
 function shortSummary(text: string, lang: Lang, inSight?: ReadonlySet<string>, maxLines = MAX_SUMMARY_LINES): string {
   const source = text.split('\n');
-  const lines = source.map((l) => (l.length > MAX_SUMMARY_LINE_CHARS ? `${l.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : l));
+  const lines = source.map(shortLine);
   if (lines.length <= maxLines) return lines.join('\n');
   const closing = lang === 'java' && lines.at(-1)?.trim() === '}' ? [lines.at(-1)!] : [];
   // The names come from the lines as written: a summary's own `also:` line is longer than a shown line may be.
@@ -347,9 +352,9 @@ export function renderBrief(snippet: Snippet, inSight?: ReadonlySet<string>): st
   if (snippet.kind === 'class' || snippet.kind === 'module') return maskCode(shortSummary(text, lang, inSight, 1), lang);
   if (!item || snippet.kind === 'window') return undefined;
   const { container: rawContainer, definition } = splitStub(item, text);
+  const { rest } = item.lang === 'java' ? withoutJavadoc(definition) : { rest: definition };
   let member: string | undefined;
   if (item.kind === 'function' || item.kind === 'classFunction') {
-    const { rest } = item.lang === 'java' ? withoutJavadoc(definition) : { rest: definition };
     // From the start of the declaration's line, so that it keeps its indent (an enum's `;` line is not it).
     const defAt = item.lang === 'python' ? /^[ \t]*(?:async[ \t]+)?def[ \t]/m.exec(rest) : /^(?![ \t]*;[ \t]*$)[ \t]*\S/m.exec(rest);
     const end = defAt ? afterAtDepth0(rest, lang, defAt.index, item.lang === 'python' ? ':' : '{;') : -1;
@@ -358,10 +363,8 @@ export function renderBrief(snippet: Snippet, inSight?: ReadonlySet<string>): st
       member = item.lang === 'python' ? `${decl} ...` : `${decl.slice(0, -1).trimEnd()};`;
     }
   } else {
-    const { rest } = item.lang === 'java' ? withoutJavadoc(definition) : { rest: definition };
     const first = rest.split('\n').find((l) => l.trim() !== '' && l.trim() !== ';');
-    if (first !== undefined)
-      member = first.length > MAX_SUMMARY_LINE_CHARS ? `${first.slice(0, MAX_SUMMARY_LINE_CHARS).trimEnd()} ...` : first;
+    if (first !== undefined) member = shortLine(first);
   }
   if (member === undefined) return undefined;
   return assemble(

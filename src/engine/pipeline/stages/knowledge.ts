@@ -36,8 +36,6 @@ export async function knowledgeStage(
   // A longer list than top-u: the distilled reranker orders it all (its cost is a few more comparisons);
   // a per-place (LLM) reranker's top-u is followed by the rest in retrieval order (each comparison is a model call).
   const topU = Math.max(options.rerank.topU, listU);
-  const padded = (ranked: Candidate[]): Candidate[] =>
-    ranked.length >= topU ? ranked : [...ranked, ...candidates.filter((c) => !ranked.includes(c))].slice(0, topU);
   const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
   // The request's trace keeps the outcomes with the request's; a scratch trace only records them.
   const record = (o: StageOutcome): void => (trace === context.trace ? context.record(o) : writeOutcome(trace, o));
@@ -128,7 +126,10 @@ export async function knowledgeStage(
       ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}),
     },
   });
-  const ranked = padded(rerank.ranked);
+  const ranked =
+    rerank.ranked.length >= topU
+      ? rerank.ranked
+      : [...rerank.ranked, ...candidates.filter((c) => !rerank.ranked.includes(c))].slice(0, topU);
   if (place && rerank.calls.length > 0) place.layout.ranked = ranked.map((c) => c.snippet.id);
   return { ranked, ...(retrieval ? { retrieval } : {}), rerank };
 }

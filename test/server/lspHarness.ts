@@ -190,15 +190,16 @@ function rawPrompt(prompt: string): string {
  * A Qwen2.5-Coder repository-level fill-in-the-middle prompt (what the client sends to a model
  * named `qwen2.5-coder:…`, the README's) as the shipped model's plain prompt: the shipped model has
  * no FIM training and would copy the special tokens. Each file headed by a comment with its path, the
- * current file's prefix last, the suffix dropped: the stand-in answers like a FIM model that reads
- * only what comes before the cursor. Other prompts pass through unchanged.
+ * current file's prefix last (the code above the cursor's line, then the line, which the prompt sends
+ * after the middle marker), the suffix dropped: the stand-in answers like a FIM model that reads only
+ * what comes before the cursor. Other prompts pass through unchanged.
  */
 function fimAsPlain(prompt: string): string {
-  const fim = /<\|fim_prefix\|>([\s\S]*)<\|fim_suffix\|>[\s\S]*<\|fim_middle\|>$/.exec(prompt);
+  const fim = /<\|fim_prefix\|>([\s\S]*)<\|fim_suffix\|>[\s\S]*<\|fim_middle\|>([^\n]*)$/.exec(prompt);
   if (!fim) return prompt;
   const head = prompt.slice(0, fim.index).replace(/^<\|repo_name\|>[^\n]*\n/, '');
   const files = head.replace(/<\|file_sep\|>([^\n]*)\n/g, (_all, path: string) => `${path.endsWith('.py') ? '#' : '//'} ${path}\n`);
-  return files + fim[1]!;
+  return files + fim[1]! + fim[2]!;
 }
 
 export interface ModelServer {

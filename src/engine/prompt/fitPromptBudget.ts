@@ -3,7 +3,8 @@
 // file's path and the code context, then (fill-in-the-middle) the code after the cursor. Model
 // servers reuse the longest common prefix of consecutive prompts, so at one place of work
 // (promptMemory.ts) the block only grows at its end and the code keeps a stable left edge: a
-// keystroke changes the prompt from the cursor's line on, not from its head.
+// keystroke changes the prompt from the cursor's line on, not from its head. Fill-in-the-middle
+// puts that line last, after the code that follows the cursor (renderPrompt).
 import type { Lang } from '../kb/types';
 import { commentPrefix, fimTemplate, renderRepoLevel, resolveRepoFormat, type ModelFamily, type RepoFormat } from './templates';
 
@@ -126,8 +127,9 @@ export interface FittedPrompt {
   tokens: number;
   stop: string[];
   /**
-   * The prompt up to the start of the cursor's line: what the next keystrokes at this place share,
-   * so a host can have the model server read it ahead (a warm-up request).
+   * The prompt up to the cursor's line: what the next keystrokes at this place share, so a host can
+   * have the model server read it ahead (a warm-up request). Where the line opens the middle part, the
+   * head holds the code after the cursor too.
    */
   head: string;
   /** Whether this prompt changed the block (PlaceLayout.version moved). */
@@ -420,13 +422,23 @@ interface RenderParts {
   template: ReturnType<typeof fimTemplate>;
 }
 
-/** The prompt with `p` as the code before the cursor, in the family's form. */
-function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPrefix: string; format: 'files' | 'comment' } {
+/**
+ * The prompt with `p` as the code before the cursor, in the family's form, and its head (what the
+ * next keystrokes on this line share). Fill-in-the-middle: where the family allows it, the cursor's
+ * line opens the middle part instead of closing the prefix (llama.cpp's /infill takes the same text
+ * after its middle marker). A keystroke then changes only the prompt's last tokens: the code after
+ * the cursor comes before the line typed, so the server keeps it cached instead of reading it again.
+ */
+function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPrefix: string; head: string; format: 'files' | 'comment' } {
   const { input, block, header, fim, suffix, template } = parts;
   const format = input.blockForm ? 'comment' : resolveRepoFormat(input.repoFormat, input.family);
+  const lineStart = p.lastIndexOf('\n') + 1;
+  const middle = fim && template?.lineInMiddle === true;
+  const line = middle ? p.slice(lineStart) : '';
+  const above = p.slice(0, p.length - line.length);
   const files =
     format === 'files'
-      ? renderRepoLevel(input.family, input.repoName ?? '', block, input.filePath, p, fim ? suffix : undefined)
+      ? renderRepoLevel(input.family, input.repoName ?? '', block, input.filePath, above, fim ? suffix : undefined)
       : undefined;
   // Without a suffix the repository form is already the whole prompt-side text; only the FIM form needs a second rendering.
   const promptPrefix =
@@ -435,22 +447,25 @@ function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPr
       : fim
         ? (renderRepoLevel(input.family, input.repoName ?? '', block, input.filePath, p, undefined) ?? files)
         : files;
-  const prompt = files ?? (fim && template ? template.render(promptPrefix, suffix) : promptPrefix);
-  return { prompt, promptPrefix, format: files !== undefined ? 'files' : 'comment' };
+  const sideText = promptPrefix.slice(0, promptPrefix.length - line.length);
+  const opened = files ?? (fim && template ? template.render(sideText, suffix) : sideText);
+  const prompt = opened + line;
+  // The head ends where the cursor's line starts; a prompt that ends with the line is cut there, Code Llama's form at a marked line start.
+  const head = middle || !fim ? prompt.slice(0, prompt.length - (p.length - lineStart)) : markedHead(parts, p, lineStart);
+  return { prompt, promptPrefix, head, format: files !== undefined ? 'files' : 'comment' };
 }
 
-/** The head: the same rendering with the cursor's line marked, cut there (a NUL never occurs in source text the prompt takes). */
-function promptHead(parts: RenderParts, prefix: string): string {
-  const lineStart = prefix.lastIndexOf('\n') + 1;
+/** The head of a prompt that does not end with the cursor's line: the rendering with the line's start marked, cut there (a NUL never occurs in source text the prompt takes). */
+function markedHead(parts: RenderParts, prefix: string, lineStart: number): string {
+  if (prefix.includes('\u0000')) return '';
   const marked = renderPrompt(parts, `${prefix.slice(0, lineStart)}\u0000${prefix.slice(lineStart)}`).prompt;
-  return prefix.includes('\u0000') ? '' : marked.slice(0, Math.max(0, marked.indexOf('\u0000')));
+  return marked.slice(0, Math.max(0, marked.indexOf('\u0000')));
 }
 
 /** The fitted prompt from the place's block and the code from its left edge. */
 function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: number; prefix: string }): FittedPrompt {
   const { input, count, layout, budget, versionBefore, indexOfText } = ctx;
-  const { prompt, promptPrefix, format } = renderPrompt(parts, code.prefix);
-  const head = promptHead(parts, code.prefix);
+  const { prompt, promptPrefix, head, format } = renderPrompt(parts, code.prefix);
   const used = layout.keys.flatMap((key, j) => {
     const i = indexOfText.get(key);
     return i === undefined ? [] : [{ i, text: layout.block[j]!.text }];

@@ -9,6 +9,12 @@ export interface FimTemplate {
   render(prefix: string, suffix: string): string;
   /** Stop sequences the family emits at the end of the middle part. */
   stop: string[];
+  /**
+   * Whether the cursor's line may open the middle part (the prompt ends with the line typed so far):
+   * a family whose markers are single tokens read as the model's own start of the middle. Code Llama's
+   * form puts spaces around its markers, and a middle begun after them is not a documented form.
+   */
+  lineInMiddle: boolean;
 }
 
 const templates: Record<Exclude<ModelFamily, 'plain'>, FimTemplate> = {
@@ -16,21 +22,25 @@ const templates: Record<Exclude<ModelFamily, 'plain'>, FimTemplate> = {
     family: 'qwen2.5-coder',
     render: (p, s) => `<|fim_prefix|>${p}<|fim_suffix|>${s}<|fim_middle|>`,
     stop: ['<|endoftext|>', '<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_sep|>', '<|im_end|>'],
+    lineInMiddle: true,
   },
   starcoder2: {
     family: 'starcoder2',
     render: (p, s) => `<fim_prefix>${p}<fim_suffix>${s}<fim_middle>`,
     stop: ['<|endoftext|>', '<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>'],
+    lineInMiddle: true,
   },
   codellama: {
     family: 'codellama',
     render: (p, s) => `<PRE> ${p} <SUF>${s} <MID>`,
     stop: ['<EOT>', '</s>', '<PRE>', '<SUF>', '<MID>'],
+    lineInMiddle: false,
   },
   'deepseek-coder': {
     family: 'deepseek-coder',
     render: (p, s) => `<｜fim▁begin｜>${p}<｜fim▁hole｜>${s}<｜fim▁end｜>`,
     stop: ['<｜end▁of▁sentence｜>', '<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>', '<|EOT|>'],
+    lineInMiddle: true,
   },
 };
 

@@ -455,7 +455,10 @@ function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPr
   return { prompt, promptPrefix, head, format: files !== undefined ? 'files' : 'comment' };
 }
 
-/** The head of a prompt that does not end with the cursor's line: the rendering with the line's start marked, cut there (a NUL never occurs in source text the prompt takes). */
+/**
+ * The head of a prompt that does not end with the cursor's line: the rendering with the line's start
+ * marked, cut there (a NUL never occurs in source text the prompt takes).
+ */
 function markedHead(parts: RenderParts, prefix: string, lineStart: number): string {
   if (prefix.includes('\u0000')) return '';
   const marked = renderPrompt(parts, `${prefix.slice(0, lineStart)}\u0000${prefix.slice(lineStart)}`).prompt;

@@ -222,7 +222,7 @@ async function main(): Promise<void> {
       server: { type: 'string', multiple: true, default: [] },
       threads: { type: 'string', default: '1' },
       'max-new-tokens': { type: 'string', default: '16' },
-      ctx: { type: 'string', default: '4096' },
+      ctx: { type: 'string', default: '8192' },
       cache: { type: 'string' },
       json: { type: 'string' },
     },

@@ -71,7 +71,7 @@ void test("numeric settings outside their range are refused with the value used 
   assert.deepEqual([...problems].sort(), [
     'coderag.experimental.model.maxNewTokens must be between 1 and 512 (got -5); 48 is used',
     'coderag.experimental.model.temperature must be between 0 and 2 (got 9); 0 is used',
-    'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 4096 is used',
+    'coderag.experimental.prompt.budgetTokens must be between 128 and 131072 (got 1000000000000); 8192 is used',
     'coderag.maxFiles must be between 1 and 10000000 (got 0); 50000 is used',
   ]);
   const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {

@@ -1,6 +1,6 @@
-// The prompt budget follows the model server: prompts fill its context window, until the server says
-// it reads them slowly (a laptop CPU); then 2,048 tokens, since a new place's first suggestion waits
-// for that read.
+// The prompt budget follows the model server: 2,048 tokens until it has read a prompt, then its
+// context window, or 2,048 tokens again where it reads slowly (a laptop CPU), since a new place's first
+// suggestion waits for that read.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { copyFixture } from '../helpers/paths';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
 import { startLsp } from './lspHarness';
+import { OllamaClient } from '../../src/engine/generate/OllamaClient';
+import { resolveOptions } from '../../src/engine/pipeline/resolveOptions';
+import { promptBudget } from '../../src/engine/pipeline/stages/model';
 
 const MODEL = 'qwen2.5-coder:1.5b-base';
 
@@ -57,26 +60,33 @@ async function budgetsAt(readRate: number): Promise<{ first?: number; second?: n
 }
 
 void describe('the prompt budget and the model server', () => {
-  // Ollama's 4,096-token window less the answer's 48 tokens, a fifth kept spare where no tokenizer counts.
-  const window = Math.floor((4096 - 48) * 0.8);
+  // Ollama's 8,192-token window less the answer's 48 tokens, a fifth kept spare where no tokenizer counts.
+  const window = Math.floor((8192 - 48) * 0.8);
 
   void test(
-    'a fast server keeps prompts up to its window; one measured slow gets 2,048 tokens from its next place on',
+    'a server gets 2,048 tokens until it has read a prompt; then a fast one gets its window from its next place on, one measured slow 2,048',
     { timeout: 300_000 },
     async () => {
       const fast = await budgetsAt(50_000);
       assert.ok(fast.warmUps >= 1, 'the place was read ahead');
       assert.deepEqual(
         [fast.first, fast.second, fast.elsewhere],
-        [window, window, window],
-        'a server that reads 50,000 tokens a second: the window',
+        [2048, 2048, window],
+        'a server that reads 50,000 tokens a second: the floor at the first place (it keeps its budget), the window at the next',
       );
       const slow = await budgetsAt(100);
       assert.ok(slow.warmUps >= 1, 'the place was read ahead');
-      assert.equal(slow.first, window, 'before the server has read a prompt, the window');
+      assert.equal(slow.first, 2048, 'before the server has read a prompt, the floor');
       // A place keeps its budget, so that its prompts keep their layout (and the server its cache) while the user types there.
-      assert.equal(slow.second, window, 'the same place keeps its budget');
+      assert.equal(slow.second, 2048, 'the same place keeps its budget');
       assert.equal(slow.elsewhere, 2048, 'a server that read 100 tokens a second: the floor at the next place');
     },
   );
+
+  void test('a host that warms nothing (the CLI) never measures the server and keeps its window; the editor starts at 2,048', () => {
+    const ollama = new OllamaClient({ host: 'http://127.0.0.1:9', model: MODEL });
+    const options = resolveOptions({});
+    assert.equal(promptBudget(options, ollama, 48, false), window);
+    assert.equal(promptBudget(options, ollama, 48, true), 2048);
+  });
 });

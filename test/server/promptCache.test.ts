@@ -30,7 +30,7 @@ void describe('a real engine (llama.cpp) behind the model clients', () => {
   void test("each client bounds the prompt by the model's context the server reports (/api/show, /props)", async () => {
     const signal = new AbortController().signal;
     const ollama = new OllamaClient({ host: engine.url, model: MODEL, timeoutMs: 20_000 });
-    assert.equal(ollama.contextTokens, 4096, 'a fixed window before the check');
+    assert.equal(ollama.contextTokens, 8192, 'a fixed window before the check');
     assert.equal(await ollama.check(signal), undefined);
     assert.equal(ollama.contextTokens, 512, "the shipped LM's own window after it");
     const openai = new OpenAICompatibleClient({ baseUrl: engine.url, model: MODEL, timeoutMs: 20_000 });

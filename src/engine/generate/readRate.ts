@@ -37,9 +37,10 @@ const STEP_TOKENS = 512;
 
 /**
  * The budget a server reading `tokensPerSecond` reads in FIRST_READ_SECONDS, never under the floor;
- * unbounded before the first reading (a one-off request, a server that has not read yet).
+ * the floor before the first reading: a server not yet measured may be a laptop CPU, whose first place
+ * would otherwise read the whole window (about 80 s for 6,500 tokens at 1.5B on one thread).
  */
 export function readableBudget(tokensPerSecond: number | undefined): number {
-  if (tokensPerSecond === undefined) return Infinity;
+  if (tokensPerSecond === undefined) return PROMPT_FLOOR_TOKENS;
   return Math.max(PROMPT_FLOOR_TOKENS, Math.floor((tokensPerSecond * FIRST_READ_SECONDS) / STEP_TOKENS) * STEP_TOKENS);
 }

@@ -147,7 +147,7 @@ function sketchInput(
     at,
     prompt: {
       ...settings,
-      budgetTokens: promptBudget(options, drafter, options.body.maxNewTokens),
+      budgetTokens: promptBudget(options, drafter, options.body.maxNewTokens, context.stages.warm !== undefined),
       contextShare: options.prompt.contextShare,
     },
     signatureHits,

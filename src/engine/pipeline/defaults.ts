@@ -17,7 +17,7 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // tenth of the prompt (docs/BENCHMARKS.md "Typing replay").
   // The budget is the most a prompt may hold: the model's window and its server's reading speed decide
   // within it (stages/model.ts promptBudget; docs/BENCHMARKS.md "Prompt recall").
-  prompt: { budgetTokens: 4096, suffixShare: 0.1, contextShare: 0.5, repoFormat: 'auto' },
+  prompt: { budgetTokens: 8192, suffixShare: 0.1, contextShare: 0.5, repoFormat: 'auto' },
   generate: { maxNewTokens: 48, temperature: 0 },
   postprocess: { maxLines: 12, maxChars: 4000 },
   // Rambo: top-10 signature hits, top-20 usages; a short sketch under its own time limit, then the body.

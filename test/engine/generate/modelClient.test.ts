@@ -97,7 +97,7 @@ void describe('model clients', () => {
     assert.equal(body.prompt, PROMPT);
     assert.deepEqual(
       body.options,
-      { num_ctx: 4096, num_predict: 7, temperature: 0, stop: ['\n\n'] },
+      { num_ctx: 8192, num_predict: 7, temperature: 0, stop: ['\n\n'] },
       'a fixed context window, so Ollama neither drops the prompt head nor reloads the model',
     );
   });

@@ -63,12 +63,14 @@ const ESTIMATE_MARGIN = 0.8;
 /**
  * The prompt budget: the model's context window less the answer's tokens, up to the options' most; for
  * a server measured reading slowly, what it reads in FIRST_READ_SECONDS (never under
- * PROMPT_FLOOR_TOKENS), since a new place's first suggestion waits for that read.
+ * PROMPT_FLOOR_TOKENS), since a new place's first suggestion waits for that read. Where the host
+ * warms the server (`warms`: the editor), its warm-ups measure it, and until the first one has,
+ * PROMPT_FLOOR_TOKENS; a host that does not (the CLI) never measures it and keeps the window.
  */
-export function promptBudget(options: PipelineOptions, model: ModelClient | undefined, maxNewTokens: number): number {
+export function promptBudget(options: PipelineOptions, model: ModelClient | undefined, maxNewTokens: number, warms: boolean): number {
   const window = (model?.contextTokens ?? Infinity) - maxNewTokens;
   const fits = Math.floor(model?.countTokens ? window : window * ESTIMATE_MARGIN);
-  const readable = model?.warm ? readableBudget(model.readRate) : Infinity;
+  const readable = warms && model?.warm ? readableBudget(model.readRate) : Infinity;
   return Math.max(64, Math.min(options.prompt.budgetTokens, fits, readable));
 }
 
@@ -248,7 +250,7 @@ export async function runModelStages(
 ): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
   const { trace } = context;
   await prepareModel(context, model);
-  const budgetTokens = promptBudget(context.options, model, plan.maxNewTokens);
+  const budgetTokens = promptBudget(context.options, model, plan.maxNewTokens, context.stages.warm !== undefined);
 
   const prompt = await promptStage(context, plan, budgetTokens);
   if (!prompt) return { items: [], contexts: [] };

@@ -38,7 +38,7 @@ const STEP_TOKENS = 512;
 /**
  * The budget a server reading `tokensPerSecond` reads in FIRST_READ_SECONDS, never under the floor;
  * the floor before the first reading: a server not yet measured may be a laptop CPU, whose first place
- * would otherwise read the whole window (about 80 s for 6,500 tokens at 1.5B on one thread).
+ * would otherwise read the whole window (some 4,000 of Qwen's tokens, about 50 s at 1.5B on one CPU thread).
  */
 export function readableBudget(tokensPerSecond: number | undefined): number {
   if (tokensPerSecond === undefined) return PROMPT_FLOOR_TOKENS;

@@ -32,7 +32,8 @@ export function snippetForPrompt(c: Candidate, whole = false, inSight?: Readonly
   }
   // The compact form's brief (renderBrief), where it is shorter: what a model server's block shows of an item it has no room for whole.
   if (withBrief && form === 'compact' && made.brief === undefined) made.brief = renderBrief(s, sight) ?? '';
-  const brief = withBrief && made.brief !== undefined && made.brief !== '' && made.brief.length < made.text.length ? made.brief : undefined;
+  // '' marks an item with no brief, so that it is not looked for again.
+  const brief = withBrief && made.brief && made.brief.length < made.text.length ? made.brief : undefined;
   return { path: s.path, text: made.text, ...(brief !== undefined ? { brief } : {}) };
 }
 

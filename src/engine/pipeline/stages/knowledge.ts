@@ -68,6 +68,11 @@ export async function knowledgeStage(
     stages.checkpoint,
   );
   const candidates = retrieval?.candidates ?? [];
+  // The list `first` leads: the candidates it does not hold follow in retrieval order, up to topU.
+  const thenTheRest = (first: readonly Candidate[]): Candidate[] => {
+    const kept = new Set(first.map((c) => c.snippet.id));
+    return [...first, ...candidates.filter((c) => !kept.has(c.snippet.id))].slice(0, topU);
+  };
   if (retrieval) record({ stage: 'retrieve', outcome: retrieval });
 
   // c. rerank (without a reranker, or when it fails, the candidates stay in retrieval order)
@@ -88,8 +93,7 @@ export async function knowledgeStage(
   const chosen = place?.fresh === false ? place.layout.ranked : undefined;
   if (place && chosen) {
     const byId = new Map(candidates.map((c) => [c.snippet.id, c]));
-    const kept = new Set(chosen);
-    const ranked = [...chosen.flatMap((id) => byId.get(id) ?? []), ...candidates.filter((c) => !kept.has(c.snippet.id))].slice(0, topU);
+    const ranked = thenTheRest(chosen.flatMap((id) => byId.get(id) ?? []));
     trace.stages.push({
       stage: 'rerank',
       status: 'ok',
@@ -126,10 +130,7 @@ export async function knowledgeStage(
       ...(rerank.redactions !== undefined ? { redactions: rerank.redactions } : {}),
     },
   });
-  const ranked =
-    rerank.ranked.length >= topU
-      ? rerank.ranked
-      : [...rerank.ranked, ...candidates.filter((c) => !rerank.ranked.includes(c))].slice(0, topU);
+  const ranked = rerank.ranked.length >= topU ? rerank.ranked : thenTheRest(rerank.ranked);
   if (place && rerank.calls.length > 0) place.layout.ranked = ranked.map((c) => c.snippet.id);
   return { ranked, ...(retrieval ? { retrieval } : {}), rerank };
 }

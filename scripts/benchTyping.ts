@@ -31,7 +31,7 @@ interface CrossfileDef {
   name: string;
   file: string;
 }
-interface LineCase {
+export interface LineCase {
   prompt: string;
   groundtruth: string;
   right_context: string;
@@ -64,7 +64,7 @@ export interface KeyRecord {
   shown: boolean;
 }
 
-function readCases(file: string, perRepo: number): LineCase[] {
+export function readCases(file: string, perRepo: number): LineCase[] {
   const byRepo = new Map<string, LineCase[]>();
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;
@@ -83,13 +83,13 @@ export function promptHolds(prompt: string, def: CrossfileDef): boolean {
   return sections.some((s) => s.startsWith(`${def.file}\n`) && name.test(s));
 }
 
-interface Lsp {
+export interface Lsp {
   connection: MessageConnection;
   ready: Promise<void>;
   close(): Promise<void>;
 }
 
-function startServer(serverPath: string, repo: string, settings: unknown, cacheDir: string): Lsp {
+export function startServer(serverPath: string, repo: string, settings: unknown, cacheDir: string): Lsp {
   const child = spawn(process.execPath, [serverPath, '--stdio'], {
     cwd: root,
     env: { ...process.env, CODERAG_CACHE_DIR: cacheDir },
@@ -130,13 +130,13 @@ function startServer(serverPath: string, repo: string, settings: unknown, cacheD
   };
 }
 
-function quantile(values: readonly number[], q: number): number {
+export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return NaN;
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
 
-function mean(values: readonly number[]): number {
+export function mean(values: readonly number[]): number {
   return values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length;
 }
 

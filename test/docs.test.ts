@@ -7,7 +7,14 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { repoRoot } from './helpers/paths';
 
-const DOCS = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...readdirSync(join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(repoRoot, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 function filesUnder(dir: string): string[] {
   return readdirSync(join(repoRoot, dir)).flatMap((name) => {
@@ -20,7 +27,8 @@ function filesUnder(dir: string): string[] {
 void test('the README is a page for users: at most 250 lines, with the two commands a developer needs', () => {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
   assert.ok(readme.split('\n').length <= 250, `${readme.split('\n').length} lines`);
-  for (const command of ['npm ci && npm run demo', 'npm test', 'code --install-extension', 'ollama pull qwen2.5-coder:1.5b-base']) assert.ok(readme.includes(command), command);
+  for (const command of ['npm ci && npm run demo', 'npm test', 'code --install-extension', 'ollama pull qwen2.5-coder:1.5b-base'])
+    assert.ok(readme.includes(command), command);
 });
 
 void test('every relative link in the documents opens a file or folder of the repository', () => {
@@ -35,6 +43,13 @@ void test('every relative link in the documents opens a file or folder of the re
 });
 
 void test('the documents, scripts, training recipe, CI and e2e stage cite nothing outside the repository', () => {
-  const files = [...DOCS, 'test/e2e/README.md', 'test/e2e/run.mjs', '.ci/run', ...filesUnder('scripts'), ...filesUnder('models').filter((f) => /\.(md|py|sh|ts)$/.test(f))];
+  const files = [
+    ...DOCS,
+    'test/e2e/README.md',
+    'test/e2e/run.mjs',
+    '.ci/run',
+    ...filesUnder('scripts'),
+    ...filesUnder('models').filter((f) => /\.(md|py|sh|ts)$/.test(f)),
+  ];
   for (const file of files) assert.doesNotMatch(readFileSync(join(repoRoot, file), 'utf8'), /\.\.\/shared\b/, file);
 });

@@ -290,6 +290,7 @@ export interface CompletionTraceView {
     tokens?: number;
     raw: string;
     stoppedBy?: string;
+    read?: { evaluated: number; cached?: number; ms?: number };
   };
   completion?: string;
   /** The show gate: whether the suggestion was shown, its score (predicted share kept), the threshold, and the features. */

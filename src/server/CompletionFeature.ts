@@ -44,6 +44,7 @@ import type { GateModel } from '../engine/gate/model';
 import type { TraceLog } from './TraceLog';
 import { cursorAt } from './positions';
 import { PromptMemory } from '../engine/prompt/promptMemory';
+import { redactSecrets } from '../engine/prompt/redact';
 
 const log = getLogger('completion');
 
@@ -61,6 +62,37 @@ export interface FolderBandits {
 }
 
 const OVERHEAD_SAMPLES = 500;
+
+/**
+ * A pause this long after the last request (none in flight) is idle time: the shared block takes the
+ * items the place's ranking still wants, and the server reads them (llama.vim moves a chunk into its
+ * ring after a second of idleness; a little less keeps up with a user who pauses between lines).
+ */
+export const IDLE_MS = 800;
+
+/**
+ * A read in idle time goes in pieces of about this many characters (80-100 of a code model's tokens):
+ * a request that comes meanwhile waits for one piece at most, about a second at 1.5B on one CPU thread.
+ */
+const IDLE_PIECE_CHARS = 300;
+
+/**
+ * The prompts an idle read sends, each one piece longer than the last, from where `head` leaves what
+ * the server read last (`lastHead`); each ends at a line's end, so its tokens are the longer one's.
+ */
+export function idleChunks(head: string, lastHead: string): string[] {
+  let from = 0;
+  while (from < head.length && from < lastHead.length && head.charCodeAt(from) === lastHead.charCodeAt(from)) from++;
+  const out: string[] = [];
+  for (
+    let at = head.indexOf('\n', from + IDLE_PIECE_CHARS);
+    at >= 0 && at + 1 < head.length;
+    at = head.indexOf('\n', at + 1 + IDLE_PIECE_CHARS)
+  )
+    out.push(head.slice(0, at + 1));
+  out.push(head);
+  return out;
+}
 
 function langOf(doc: TextDocument): Lang | undefined {
   if (doc.languageId === 'python' || doc.languageId === 'java') return doc.languageId;
@@ -80,6 +112,9 @@ export class CompletionFeature implements Feature {
   private readonly pipelines = new FolderPipelines<FolderIndex>((folder, ready) => this.buildPipeline(folder, ready));
   private requests = 0;
   private cacheHits = 0;
+  /** Each workspace folder's place memory and shared block (by root; '' outside every folder), kept across its pipelines. */
+  private readonly memories = new Map<string, PromptMemory>();
+  private idleTimer: NodeJS.Timeout | undefined;
   private readonly overheads: number[] = [];
   private readonly cacheHitTimes: number[] = [];
   trusted = true;
@@ -131,6 +166,8 @@ export class CompletionFeature implements Feature {
     this.cache.resize(config.cache.size);
     // Completions of another model, or shown at another level of coderag.suggestions.show, are not what typing through should show.
     if (changedModel) this.cache.clear();
+    // Settings sent again rebuild the pipelines and start the places anew (another model's blocks are no prefix of its prompts).
+    this.memories.clear();
     this.status.update({ completionsEnabled: config.enable });
   }
 
@@ -185,13 +222,47 @@ export class CompletionFeature implements Feature {
         modelSlot: this.models.modelSlot,
         probeSlot: this.models.probeSlot,
         // The block and left edge of each place of work, kept across this folder's keystrokes, and the warm-up after a block changes.
-        promptMemory: new PromptMemory(),
+        promptMemory: this.memoryOf(folder?.root),
         warm: (model, head) => this.models.warm(model, head),
         // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
         checkpoint: (s) => this.settle(s, 1),
       },
       route,
     );
+  }
+
+  /** The place memory of the folder at `root`, made on first use. */
+  private memoryOf(root: string | undefined): PromptMemory {
+    const key = root ?? '';
+    let memory = this.memories.get(key);
+    if (!memory) this.memories.set(key, (memory = new PromptMemory()));
+    return memory;
+  }
+
+  /** After a request, wait for a pause, then let the place's waiting items into the shared block. */
+  private scheduleIdle(memory: PromptMemory): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => void this.whenIdle(memory), IDLE_MS);
+    this.idleTimer.unref();
+  }
+
+  /**
+   * Idle time: the prompt at the last place with the items its ranking wants appended to the shared
+   * block, read by the server through the model slot; a request that comes meanwhile cuts the read,
+   * and the block takes the items only once the server has read them.
+   */
+  private async whenIdle(memory: PromptMemory): Promise<void> {
+    if (this.pending.size > 0 || !this.config?.enable || !this.trusted) return;
+    const work = memory.idleWork();
+    if (!work) return;
+    const model = this.models.clientNow;
+    const [head, last] = await Promise.all([redactSecrets(work.head), redactSecrets(work.lastHead)]);
+    if (this.pending.size > 0) return;
+    if (!(await this.models.warmInIdle(model, idleChunks(head.text, last.text)))) return;
+    if (work.commit()) {
+      log.debug(`idle: ${work.appended} items joined the shared block`);
+      this.scheduleIdle(memory);
+    }
   }
 
   /** Pipelines built since start (one per folder and settings; tests read it). */
@@ -229,6 +300,8 @@ export class CompletionFeature implements Feature {
       return { items: [{ insertText: withLineBreak(cached.text, lineBreak), range, traceId: cached.traceId, fromCache: true }] };
     }
 
+    // A request ends the pause: what idle time was reading is cut by the model slot.
+    clearTimeout(this.idleTimer);
     // The newest request of a document supersedes the one before it (debouncing or in flight).
     const key = doc.uri;
     this.pending.get(key)?.abort();
@@ -280,6 +353,7 @@ export class CompletionFeature implements Feature {
       activity.dispose();
       sub.dispose();
       if (this.pending.get(key) === controller) this.pending.delete(key);
+      if (this.pending.size === 0) this.scheduleIdle(this.memoryOf(hit?.folder?.root));
     }
   }
 
@@ -307,6 +381,7 @@ export class CompletionFeature implements Feature {
   }
 
   shutdown(): void {
+    clearTimeout(this.idleTimer);
     for (const c of this.pending.values()) c.abort();
     this.pending.clear();
   }

@@ -205,6 +205,27 @@ export class ModelFeature implements Feature {
     if (!this.warming) void this.runWarmUps();
   }
 
+  /**
+   * Has the server read `pieces` (prompts each a little longer than the last) in idle time through the
+   * model slot, where any newer request cuts it after the piece being read (it is not needed yet, unlike a
+   * new place's warm-up); whether it read them all.
+   */
+  async warmInIdle(model: ModelClient, pieces: readonly string[]): Promise<boolean> {
+    if (!model.warm || this.abort.signal.aborted || pieces.length === 0) return false;
+    const start = performance.now();
+    this.status.update({ warming: true }, true);
+    try {
+      for (const piece of pieces) await this.modelSlot.runIdle((s) => model.warm!(piece, s), this.abort.signal);
+      log.debug(`idle read: ${pieces.at(-1)!.length} characters in ${pieces.length} pieces, ${(performance.now() - start).toFixed(0)} ms`);
+      return true;
+    } catch (e) {
+      if (!isCancellationError(e)) log.warn(`idle read of ${model.model} failed: ${errorMessage(e)}`);
+      return false;
+    } finally {
+      if (!this.warming) this.status.update({ warming: false }, true);
+    }
+  }
+
   private async runWarmUps(): Promise<void> {
     this.warming = true;
     this.status.update({ warming: true }, true);

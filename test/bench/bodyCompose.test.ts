@@ -7,10 +7,15 @@ import { BODY_COMPOSES, bodyComposer } from '../../src/bench/variants/bodyCompos
 
 void describe('step e: composing the lists', () => {
   const s = (id: string): { snippet: { id: string } } => ({ snippet: { id } });
-  const lists = { usages: [s('u1'), s('u2'), s('shared')], definitions: [s('d1'), s('shared')], knowledge: [s('k1'), s('k2'), s('d1')], signatures: [s('g1')] };
+  const lists = {
+    usages: [s('u1'), s('u2'), s('shared')],
+    definitions: [s('d1'), s('shared')],
+    knowledge: [s('k1'), s('k2'), s('d1')],
+    signatures: [s('g1')],
+  };
   const ids = (xs: Array<{ snippet: { id: string } }>): string[] => xs.map((x) => x.snippet.id);
 
-  void test('turns: a usage, a definition, a CodeRAG item, a signature hit, and again; each snippet once (the product\'s order)', () => {
+  void test("turns: a usage, a definition, a CodeRAG item, a signature hit, and again; each snippet once (the product's order)", () => {
     assert.deepEqual(ids(composeInTurns(lists)), ['u1', 'd1', 'k1', 'g1', 'u2', 'shared', 'k2']);
     assert.equal(bodyComposer('turns'), composeInTurns);
     assert.deepEqual([...BODY_COMPOSES], ['turns', 'knowledge-first', 'definitions-first', 'rrf']);
@@ -24,7 +29,7 @@ void describe('step e: composing the lists', () => {
     assert.deepEqual(ids(bodyComposer('definitions-first')(lists)), ['d1', 'k1', 'shared', 'k2', 'u1', 'g1', 'u2']);
   });
 
-  void test('related definitions (the signature hits\' elements) come after the sketch\'s definitions and CodeRAG\'s items', () => {
+  void test("related definitions (the signature hits' elements) come after the sketch's definitions and CodeRAG's items", () => {
     const withRelated = { ...lists, related: [s('r1'), s('d1')] };
     assert.deepEqual(ids(bodyComposer('definitions-first')(withRelated)), ['d1', 'k1', 'shared', 'k2', 'u1', 'r1', 'g1', 'u2']);
     assert.deepEqual(ids(bodyComposer('knowledge-first')(withRelated)), ['k1', 'k2', 'd1', 'u1', 'g1', 'u2', 'shared', 'r1']);

@@ -17,7 +17,8 @@ import {
 } from '../../src/bench/cases';
 import { tempDir } from '../helpers/paths';
 
-const minimal = '{"prompt": "def f():\\n    return ", "groundtruth": "g()", "metadata": {"task_id": "r/0", "repository": "r", "file": "m.py"}}';
+const minimal =
+  '{"prompt": "def f():\\n    return ", "groundtruth": "g()", "metadata": {"task_id": "r/0", "repository": "r", "file": "m.py"}}';
 
 void test('reads a minimal CCEval line from another tool (prompt, groundtruth, task_id, repository, file only)', async () => {
   const dir = tempDir();
@@ -58,8 +59,14 @@ void test('validation messages name the field', () => {
   assert.equal(validateCase([]), 'expected a JSON object');
   assert.equal(validateCase({ prompt: 1 }), '"prompt" must be a string');
   assert.equal(validateCase({ prompt: '', groundtruth: '' }), '"metadata" must be an object');
-  assert.match(String(validateCase({ prompt: '', groundtruth: '', metadata: { task_id: 't', repository: 'r', file: 'f', lang: 'go' } })), /metadata\.lang/);
-  assert.match(String(validateCase({ prompt: '', groundtruth: '', metadata: { task_id: 't', repository: 'r', file: 'f', crossfile_defs: [{}] } })), /crossfile_defs\[0\]/);
+  assert.match(
+    String(validateCase({ prompt: '', groundtruth: '', metadata: { task_id: 't', repository: 'r', file: 'f', lang: 'go' } })),
+    /metadata\.lang/,
+  );
+  assert.match(
+    String(validateCase({ prompt: '', groundtruth: '', metadata: { task_id: 't', repository: 'r', file: 'f', crossfile_defs: [{}] } })),
+    /crossfile_defs\[0\]/,
+  );
   assert.match(String(validatePrediction({ task_id: 't', prediction: 'x', timings_ms: { total: 'slow' } })), /timings_ms\.total/);
   assert.throws(() => parseJsonl('{}\n', 'p.jsonl', validatePrediction), /p\.jsonl:1: "task_id"/);
 });
@@ -71,12 +78,24 @@ void test('cases round-trip through formatCases and readCases', async () => {
       prompt: 'a\n',
       groundtruth: 'b = "\\u00e9\\n"',
       right_context: 'c\n',
-      metadata: { task_id: 'r/0', repository: 'r', file: 'x.py', groundtruth_start_lineno: 1, lang: 'python', crossfile_defs: [{ name: 'n', kind: 'function', file: 'y.py', line: 2 }] },
+      metadata: {
+        task_id: 'r/0',
+        repository: 'r',
+        file: 'x.py',
+        groundtruth_start_lineno: 1,
+        lang: 'python',
+        crossfile_defs: [{ name: 'n', kind: 'function', file: 'y.py', line: 2 }],
+      },
     };
     const file = join(dir.path, 'c.jsonl');
     writeFileSync(file, formatCases([c]));
     assert.deepEqual(await readCases(file), [c]);
-    assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8').trim()) as object), ['prompt', 'groundtruth', 'right_context', 'metadata']);
+    assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8').trim()) as object), [
+      'prompt',
+      'groundtruth',
+      'right_context',
+      'metadata',
+    ]);
   } finally {
     dir.cleanup();
   }
@@ -86,7 +105,12 @@ void test('PredictionWriter appends predictions; resume keeps whole lines and dr
   const dir = tempDir();
   try {
     const file = join(dir.path, 'preds.jsonl');
-    const p = (id: string): Prediction => ({ task_id: id, prediction: 'x', contexts: [{ path: 'a.py', text: 'def a(): ...', source: 'sparse' }], timings_ms: { total: 1.5 } });
+    const p = (id: string): Prediction => ({
+      task_id: id,
+      prediction: 'x',
+      contexts: [{ path: 'a.py', text: 'def a(): ...', source: 'sparse' }],
+      timings_ms: { total: 1.5 },
+    });
     const w = await PredictionWriter.open(file);
     await w.write(p('r/0'));
     await w.write(p('r/1'));
@@ -97,7 +121,10 @@ void test('PredictionWriter appends predictions; resume keeps whole lines and dr
     assert.deepEqual([...resumed.taskIds], ['r/0', 'r/1']);
     await resumed.write(p('r/2'));
     await resumed.close();
-    assert.deepEqual((await readPredictions(file)).map((x) => x.task_id), ['r/0', 'r/1', 'r/2']);
+    assert.deepEqual(
+      (await readPredictions(file)).map((x) => x.task_id),
+      ['r/0', 'r/1', 'r/2'],
+    );
   } finally {
     dir.cleanup();
   }

@@ -1,6 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { constructDistillationData, definitionsCovered, oracleTeacher, rerankerTeacher, splitByQuery, teacherAgreement, toJsonl, type OracleDoc, type Teacher } from '../../src/bench/distillData';
+import {
+  constructDistillationData,
+  definitionsCovered,
+  oracleTeacher,
+  rerankerTeacher,
+  splitByQuery,
+  teacherAgreement,
+  toJsonl,
+  type OracleDoc,
+  type Teacher,
+} from '../../src/bench/distillData';
 import { seededRandom } from '../../src/bench/random';
 import { buildRerankQuery } from '../../src/engine/rerank/bestFitPrompt';
 import { ollamaReranker } from '../../src/engine/rerank/LlmReranker';
@@ -41,7 +51,13 @@ function fakeTeacher(calls: Array<{ window: string[]; vote: number | undefined }
 
 void test('Alg. 2: sizes 2..7, three subsets each, five votes, kept when one label wins >= 4 of 5', async () => {
   const calls: Array<{ window: string[]; vote: number | undefined }> = [];
-  const { samples, stats } = await constructDistillationData(query, list, fakeTeacher(calls), { random: seededRandom(42) }, new AbortController().signal);
+  const { samples, stats } = await constructDistillationData(
+    query,
+    list,
+    fakeTeacher(calls),
+    { random: seededRandom(42) },
+    new AbortController().signal,
+  );
   assert.equal(stats.subsets, 18);
   assert.equal(stats.teacherCalls, 90);
   assert.equal(calls.length, 90);
@@ -50,7 +66,11 @@ void test('Alg. 2: sizes 2..7, three subsets each, five votes, kept when one lab
   assert.deepEqual(sizes, [2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7, 7]);
   for (const w of windows) {
     const ids = w.split(',').map((id) => Number(id.slice(1)));
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'subsets keep retrieval order');
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+      'subsets keep retrieval order',
+    );
     assert.equal(new Set(ids).size, ids.length);
   }
   // Expected kept subsets: those whose smallest id mod 3 is 0 or 1.
@@ -77,7 +97,13 @@ void test('the same seed gives the same data; sizes above the list length are sk
   const a = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(5) }, new AbortController().signal);
   const b = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(5) }, new AbortController().signal);
   assert.equal(toJsonl(a.samples), toJsonl(b.samples));
-  const small = await constructDistillationData(query, list.slice(0, 4), fakeTeacher([]), { random: seededRandom(5) }, new AbortController().signal);
+  const small = await constructDistillationData(
+    query,
+    list.slice(0, 4),
+    fakeTeacher([]),
+    { random: seededRandom(5) },
+    new AbortController().signal,
+  );
   assert.equal(small.stats.subsets, 9);
 });
 
@@ -100,11 +126,21 @@ void test('the oracle teacher picks the candidate covering the most cross-file d
   assert.equal(await teacher(query, docs, new AbortController().signal), 1);
   assert.equal(await teacher(query, [docs[0]!, docs[3]!], new AbortController().signal), 1);
   // Ties go to the higher retrieval score, then the earlier candidate.
-  const tie: OracleDoc[] = [{ ...docs[3]!, id: 'x', score: 1 }, { ...docs[3]!, id: 'y', score: 3 }, { ...docs[3]!, id: 'z', score: 3 }];
+  const tie: OracleDoc[] = [
+    { ...docs[3]!, id: 'x', score: 1 },
+    { ...docs[3]!, id: 'y', score: 3 },
+    { ...docs[3]!, id: 'z', score: 3 },
+  ];
   assert.equal(await teacher(query, tie, new AbortController().signal), 1);
   // No candidate covers a definition: the oracle abstains, so the window is not kept.
   assert.equal(await teacher(query, [docs[0]!, docs[2]!], new AbortController().signal), undefined);
-  const { samples } = await constructDistillationData(query, docs, teacher, { sizes: [2, 3, 4], random: seededRandom(1) }, new AbortController().signal);
+  const { samples } = await constructDistillationData(
+    query,
+    docs,
+    teacher,
+    { sizes: [2, 3, 4], random: seededRandom(1) },
+    new AbortController().signal,
+  );
   for (const s of samples) assert.ok(definitionsCovered(s.candidates[s.choice] as OracleDoc, defs) > 0);
 });
 
@@ -126,7 +162,13 @@ void test('an LLM teacher sampling through the Ollama-compatible server', async 
     for (const s of samples) assert.ok(s.votes >= 4);
     // A server that answers outside the window gives no votes and no samples.
     server.setFault({ kind: 'outsideLabel' });
-    const none = await constructDistillationData(q, docs, teacher, { sizes: [2, 3], random: seededRandom(9) }, new AbortController().signal);
+    const none = await constructDistillationData(
+      q,
+      docs,
+      teacher,
+      { sizes: [2, 3], random: seededRandom(9) },
+      new AbortController().signal,
+    );
     assert.equal(none.samples.length, 0);
     assert.equal(none.stats.failedCalls, none.stats.teacherCalls);
   } finally {
@@ -135,14 +177,35 @@ void test('an LLM teacher sampling through the Ollama-compatible server', async 
 });
 
 void test('agreement with the teacher and a split by query', async () => {
-  const { samples } = await constructDistillationData(query, list, fakeTeacher([]), { random: seededRandom(42) }, new AbortController().signal);
+  const { samples } = await constructDistillationData(
+    query,
+    list,
+    fakeTeacher([]),
+    { random: seededRandom(42) },
+    new AbortController().signal,
+  );
   const other = buildRerankQuery('app/other.py', 'y = 2\n');
-  const more = (await constructDistillationData(other, list, fakeTeacher([]), { random: seededRandom(43) }, new AbortController().signal)).samples;
+  const more = (await constructDistillationData(other, list, fakeTeacher([]), { random: seededRandom(43) }, new AbortController().signal))
+    .samples;
   const all = [...samples, ...more];
-  const lastWins = { kind: 'distilled' as const, name: 'largest id', pick: (_q: unknown, w: readonly RerankDoc[]) => Promise.resolve({ index: w.reduce((b, d, i) => (idNumber(d) > idNumber(w[b]!) ? i : b), 0) }) };
-  assert.deepEqual(await teacherAgreement(lastWins, all, new AbortController().signal), { agree: all.length, total: all.length, failed: 0, rate: 1 });
+  const lastWins = {
+    kind: 'distilled' as const,
+    name: 'largest id',
+    pick: (_q: unknown, w: readonly RerankDoc[]) =>
+      Promise.resolve({ index: w.reduce((b, d, i) => (idNumber(d) > idNumber(w[b]!) ? i : b), 0) }),
+  };
+  assert.deepEqual(await teacherAgreement(lastWins, all, new AbortController().signal), {
+    agree: all.length,
+    total: all.length,
+    failed: 0,
+    rate: 1,
+  });
   const firstWins = { kind: 'distilled' as const, name: 'first', pick: () => Promise.resolve({ index: 0 }) };
-  assert.equal((await teacherAgreement(firstWins, all, new AbortController().signal)).agree, 0, 'the largest id is never first in a sorted subset');
+  assert.equal(
+    (await teacherAgreement(firstWins, all, new AbortController().signal)).agree,
+    0,
+    'the largest id is never first in a sorted subset',
+  );
   const split = splitByQuery(all, 0.5, seededRandom(2));
   assert.equal(split.train.length + split.heldOut.length, all.length);
   const trainQueries = new Set(split.train.map((s) => s.query.text));

@@ -19,7 +19,10 @@ void test('dotColumn: after the dot of the first member use of a cross-file defi
   assert.equal(dotColumn('    print("cart.add") # cart.add', defs), undefined, 'strings and comments');
 });
 
-for (const [name, lang] of [['pyshop', 'python'], ['javashop', 'java']] as const) {
+for (const [name, lang] of [
+  ['pyshop', 'python'],
+  ['javashop', 'java'],
+] as const) {
   void test(`${name}: dot mining puts the cursor right after a dot, the ground truth starting with a cross-file member; each case reassembles its file`, async () => {
     const result = await mineFixture(join(fixturesDir, name), name, lang, 'dot');
     assert.ok(result.cases.length > 0, 'some dot cases');
@@ -27,7 +30,10 @@ for (const [name, lang] of [['pyshop', 'python'], ['javashop', 'java']] as const
       assert.ok(c.prompt.endsWith('.'), `${c.metadata.task_id}: prompt ends at the dot`);
       const col = c.metadata.groundtruth_start_col!;
       assert.equal(c.prompt.length - (c.prompt.lastIndexOf('\n') + 1), col);
-      assert.ok((c.metadata.crossfile_defs ?? []).some((d) => d.name === firstIdentifier(c.groundtruth)), `${c.metadata.task_id}: ${c.groundtruth}`);
+      assert.ok(
+        (c.metadata.crossfile_defs ?? []).some((d) => d.name === firstIdentifier(c.groundtruth)),
+        `${c.metadata.task_id}: ${c.groundtruth}`,
+      );
       const decoded = decodeSource(readFileSync(join(fixturesDir, name, c.metadata.file)));
       assert.ok(decoded.ok);
       assert.equal(c.prompt + c.groundtruth + '\n' + (c.right_context ?? ''), caseText(decoded.text));

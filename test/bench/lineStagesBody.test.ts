@@ -33,7 +33,7 @@ function emptiedPython(): CompletionRequest {
   return { filePath: path, lang: 'python', prefix: text.slice(0, bodyStart), suffix: `\n${next < 0 ? '' : text.slice(next)}` };
 }
 
-void describe('the baselines\' body mode', () => {
+void describe("the baselines' body mode", () => {
   let parsers: Parsers;
   let kb: KnowledgeBase;
   let repo: RepoMethods;
@@ -51,8 +51,9 @@ void describe('the baselines\' body mode', () => {
     kb.dispose();
   });
 
-  void test('it runs the line stages and cuts a body as the product does: the same raw answer gives the product\'s text, capped alike', async () => {
-    const raw = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        return factory.apply(apiKey);\n    }\n\n    public void other() {';
+  void test("it runs the line stages and cuts a body as the product does: the same raw answer gives the product's text, capped alike", async () => {
+    const raw =
+      'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        return factory.apply(apiKey);\n    }\n\n    public void other() {';
     for (const maxChars of [4000, 30]) {
       const options = resolveOptions({ postprocess: { maxChars }, body: { knowledge: false } });
       const texts: string[] = [];
@@ -79,7 +80,11 @@ void describe('the baselines\' body mode', () => {
       const texts: string[] = [];
       for (const mode of [bodyMode({ parsers, repo: () => pyRepo }, { sketch: 'none' }), line()]) {
         const { client } = recordingModel(raw, 'stop');
-        const result = await createPipeline(resolveOptions({ body: { knowledge: false } }), { retrievers: () => [], model: () => client }, mode).complete(emptiedPython(), signal);
+        const result = await createPipeline(
+          resolveOptions({ body: { knowledge: false } }),
+          { retrievers: () => [], model: () => client },
+          mode,
+        ).complete(emptiedPython(), signal);
         texts.push(result.items[0]?.text ?? '');
       }
       pyRepo.dispose();
@@ -93,17 +98,36 @@ void describe('the baselines\' body mode', () => {
   void test('a body the token limit stopped inside the method loses the line it cut; a finished one keeps every line', async () => {
     const text = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) thr';
     const { client: cutShort } = recordingModel(text, 'length');
-    const cut = await createPipeline(resolveOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => cutShort }, line()).complete(emptied(), signal);
-    assert.equal(cut.items[0]?.text.trim(), 'Function<String, PaymentGateway> factory = REGISTRY.get(name);', JSON.stringify(cut.items[0]?.text));
+    const cut = await createPipeline(
+      resolveOptions({ body: { maxNewTokens: 16 } }),
+      { retrievers: () => [], model: () => cutShort },
+      line(),
+    ).complete(emptied(), signal);
+    assert.equal(
+      cut.items[0]?.text.trim(),
+      'Function<String, PaymentGateway> factory = REGISTRY.get(name);',
+      JSON.stringify(cut.items[0]?.text),
+    );
     const { client: stopped } = recordingModel(text, 'stop');
-    const kept = await createPipeline(resolveOptions({ body: { maxNewTokens: 16 } }), { retrievers: () => [], model: () => stopped }, line()).complete(emptied(), signal);
+    const kept = await createPipeline(
+      resolveOptions({ body: { maxNewTokens: 16 } }),
+      { retrievers: () => [], model: () => stopped },
+      line(),
+    ).complete(emptied(), signal);
     assert.match(kept.items[0]?.text ?? '', /thr$/, 'not stopped by the limit, nothing is dropped');
   });
 
-  void test('it holds the model to the body, and a streaming server\'s time to first token is in the trace', async () => {
+  void test("it holds the model to the body, and a streaming server's time to first token is in the trace", async () => {
     const { client, seen } = recordingModel('return null;\n    }', 'stop');
-    const streaming = { ...client, generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) => client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })) };
-    const result = await createPipeline(resolveOptions(), { retrievers: () => [], model: () => streaming }, line()).complete(emptied(), signal);
+    const streaming = {
+      ...client,
+      generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) =>
+        client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })),
+    };
+    const result = await createPipeline(resolveOptions(), { retrievers: () => [], model: () => streaming }, line()).complete(
+      emptied(),
+      signal,
+    );
     assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
     assertHeldToBody(seen);
     assert.match(result.items[0]?.text ?? '', /return null;/);

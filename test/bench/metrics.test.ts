@@ -14,7 +14,8 @@ import {
   type CrossfileDef,
 } from '../../src/bench/metrics';
 
-const close = (actual: number, expected: number, eps = 1e-9): void => assert.ok(Math.abs(actual - expected) < eps, `${actual} != ${expected}`);
+const close = (actual: number, expected: number, eps = 1e-9): void =>
+  assert.ok(Math.abs(actual - expected) < eps, `${actual} != ${expected}`);
 
 void test('levenshtein on hand-computed pairs', () => {
   assert.equal(levenshtein('kitten', 'sitting'), 3);
@@ -27,12 +28,16 @@ void test('levenshtein on hand-computed pairs', () => {
 
 void test('levenshtein agrees with the textbook dynamic programme on random strings', () => {
   const reference = (a: string, b: string): number => {
-    const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-    for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    const d = Array.from({ length: a.length + 1 }, (_, i) =>
+      Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+    );
+    for (let i = 1; i <= a.length; i++)
+      for (let j = 1; j <= b.length; j++)
+        d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     return d[a.length]![b.length]!;
   };
   let seed = 7;
-  const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const rnd = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
   for (let t = 0; t < 300; t++) {
     const a = Array.from({ length: rnd(12) }, () => 'abc'[rnd(3)]).join('');
     const b = Array.from({ length: rnd(12) }, () => 'abc'[rnd(3)]).join('');
@@ -57,7 +62,11 @@ void test('normalisation: stripped non-empty lines, Python # comment lines dropp
 void test('Java comment lines: // lines and whole block-comment lines are dropped, code after */ is kept', () => {
   const gt = '// add it\nlist.add(x);\n/* block\n * more\n */\nreturn list;';
   assert.deepEqual(normalizedLines(gt, 'java'), ['list.add(x);', 'return list;']);
-  assert.deepEqual(normalizedLines('/** doc */\nfoo();\n/* a */ bar();\n/* open\n still */ baz();', 'java'), ['foo();', '/* a */ bar();', 'still */ baz();']);
+  assert.deepEqual(normalizedLines('/** doc */\nfoo();\n/* a */ bar();\n/* open\n still */ baz();', 'java'), [
+    'foo();',
+    '/* a */ bar();',
+    'still */ baz();',
+  ]);
   // `#` is not a comment in Java.
   assert.deepEqual(normalizedLines('# not a comment', 'java'), ['# not a comment']);
   const s = scoreCompletion('/** doc */\nlist.add(x);\n// note\nreturn list;\n}', gt, 'java');

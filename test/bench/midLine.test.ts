@@ -7,7 +7,12 @@ function lineCase(id: string, groundtruth: string, names: string[]): BenchCase {
   return {
     prompt: 'from jinja2.loaders import ModuleLoader\n\ndef compile(name):\n    ',
     groundtruth,
-    metadata: { task_id: id, repository: 'r', file: 'a.py', crossfile_defs: names.map((name) => ({ name, kind: 'function', file: 'jinja2/loaders.py', line: 1 })) },
+    metadata: {
+      task_id: id,
+      repository: 'r',
+      file: 'a.py',
+      crossfile_defs: names.map((name) => ({ name, kind: 'function', file: 'jinja2/loaders.py', line: 1 })),
+    },
   };
 }
 

@@ -14,7 +14,12 @@ import { mineFixture, summarize, type CaseSummary } from './mineHelpers';
 const fixtures: { name: string; dir: string; lang: Lang; expected: string }[] = [
   { name: 'pyshop', dir: join(fixturesDir, 'pyshop'), lang: 'python', expected: join(fixturesDir, 'pyshop.cases.expected.json') },
   { name: 'javashop', dir: join(fixturesDir, 'javashop'), lang: 'java', expected: join(fixturesDir, 'javashop.cases.expected.json') },
-  { name: 'minipy', dir: join(fixturesDir, 'benchrepos', 'minipy'), lang: 'python', expected: join(fixturesDir, 'benchrepos', 'minipy.cases.expected.json') },
+  {
+    name: 'minipy',
+    dir: join(fixturesDir, 'benchrepos', 'minipy'),
+    lang: 'python',
+    expected: join(fixturesDir, 'benchrepos', 'minipy.cases.expected.json'),
+  },
 ];
 
 function assertReassembles(repoRoot: string, c: BenchCase): void {
@@ -48,7 +53,10 @@ for (const f of fixtures) {
         assert.equal(c.metadata.repository, f.name);
         assert.ok(!isTestPath(c.metadata.file));
         assert.ok(c.metadata.crossfile_defs!.length > 0);
-        assert.ok(c.metadata.crossfile_defs!.every((d) => d.file !== c.metadata.file), 'definitions come from other files');
+        assert.ok(
+          c.metadata.crossfile_defs!.every((d) => d.file !== c.metadata.file),
+          'definitions come from other files',
+        );
         if (task === 'line') assert.ok(!c.groundtruth.includes('\n'));
         else {
           const n = normalizedLines(c.groundtruth, f.lang).length;
@@ -78,7 +86,10 @@ void test('sampling is deterministic for a seed, differs across seeds, and draws
     a.cases.map((x) => x.metadata.groundtruth_start_lineno + x.metadata.file),
     c.cases.map((x) => x.metadata.groundtruth_start_lineno + x.metadata.file),
   );
-  assert.deepEqual(a.cases.map((x) => x.metadata.task_id), ['javashop/0', 'javashop/1', 'javashop/2', 'javashop/3', 'javashop/4']);
+  assert.deepEqual(
+    a.cases.map((x) => x.metadata.task_id),
+    ['javashop/0', 'javashop/1', 'javashop/2', 'javashop/3', 'javashop/4'],
+  );
   for (const x of a.cases) assertReassembles(dir, x);
 });
 
@@ -86,7 +97,10 @@ void test('sampleIndices draws n distinct sorted indices, uniformly', () => {
   const r = seededRandom('s');
   const picked = sampleIndices(10, 4, r);
   assert.equal(new Set(picked).size, 4);
-  assert.deepEqual(picked, [...picked].sort((x, y) => x - y));
+  assert.deepEqual(
+    picked,
+    [...picked].sort((x, y) => x - y),
+  );
   assert.deepEqual(sampleIndices(3, 10, r), [0, 1, 2]);
   const counts = new Array<number>(10).fill(0);
   const rr = seededRandom(1);
@@ -104,6 +118,21 @@ void test('cutCase defines prompt / groundtruth / right_context by rows', () => 
 });
 
 void test('test files and folders are never targets', () => {
-  for (const p of ['tests/a.py', 'src/test/java/A.java', 'pkg/testing/util.py', 'test_x.py', 'pkg/x_test.py', 'conftest.py', 'src/FooTest.java', 'src/FooTests.java', 'unittests/linuxtests.py', 'test cases/common/1 trivial/a.py', 'run_unittests.py', 'run_tests.py']) assert.ok(isTestPath(p), p);
-  for (const p of ['pkg/contest.py', 'src/main/java/Testable.java', 'latest/x.py', 'attest.py', 'src/jinja2/tests.py']) assert.ok(!isTestPath(p), p);
+  for (const p of [
+    'tests/a.py',
+    'src/test/java/A.java',
+    'pkg/testing/util.py',
+    'test_x.py',
+    'pkg/x_test.py',
+    'conftest.py',
+    'src/FooTest.java',
+    'src/FooTests.java',
+    'unittests/linuxtests.py',
+    'test cases/common/1 trivial/a.py',
+    'run_unittests.py',
+    'run_tests.py',
+  ])
+    assert.ok(isTestPath(p), p);
+  for (const p of ['pkg/contest.py', 'src/main/java/Testable.java', 'latest/x.py', 'attest.py', 'src/jinja2/tests.py'])
+    assert.ok(!isTestPath(p), p);
 });

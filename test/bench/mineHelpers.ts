@@ -10,7 +10,14 @@ import { grammarsDir } from '../helpers/paths';
 let parsersPromise: Promise<Parsers> | undefined;
 export const parsers = (): Promise<Parsers> => (parsersPromise ??= loadParsers(grammarsDir));
 
-export async function mineFixture(repoRoot: string, name: string, lang: Lang, task: MineTask, perRepo = 1_000_000, seed: string | number = 1): Promise<RepoMineResult> {
+export async function mineFixture(
+  repoRoot: string,
+  name: string,
+  lang: Lang,
+  task: MineTask,
+  perRepo = 1_000_000,
+  seed: string | number = 1,
+): Promise<RepoMineResult> {
   const p = await parsers();
   const kb = await KnowledgeBase.open({ repoRoot, parsers: p });
   await kb.index(undefined, new AbortController().signal);
@@ -37,7 +44,12 @@ export interface CaseSummary {
 export function summarize(c: BenchCase, task: MineTask): CaseSummary {
   const m = c.metadata;
   const line = m.groundtruth_start_lineno ?? -1;
-  const s: CaseSummary = { task_id: m.task_id, file: m.file, line, defs: (m.crossfile_defs ?? []).map((d) => `${d.kind} ${d.name} ${d.file}:${d.line}`) };
+  const s: CaseSummary = {
+    task_id: m.task_id,
+    file: m.file,
+    line,
+    defs: (m.crossfile_defs ?? []).map((d) => `${d.kind} ${d.name} ${d.file}:${d.line}`),
+  };
   if (task === 'line') s.groundtruth = c.groundtruth.trim();
   else {
     s.function = m.class_name ? `${m.class_name}.${m.function_name ?? ''}` : (m.function_name ?? '');

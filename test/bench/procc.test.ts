@@ -22,7 +22,7 @@ import { parsers } from './mineHelpers';
 const registry = new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 });
 test.after(() => registry.dispose());
 
-void test('parseMethod: ProCC\'s methods and a CodeRAG method with ProCC\'s window', () => {
+void test("parseMethod: ProCC's methods and a CodeRAG method with ProCC's window", () => {
   assert.equal(parseMethod('procc-lex').similar, 'lexical');
   assert.equal(parseMethod('procc-hyp').similar, 'hypothetical');
   assert.equal(parseMethod('procc-sum').similar, 'summary');
@@ -32,16 +32,30 @@ void test('parseMethod: ProCC\'s methods and a CodeRAG method with ProCC\'s wind
   const pc = parseMethod('df+s+d+dr+pc');
   assert.deepEqual([pc.name, pc.paths, pc.rerank, pc.similar], ['df+s+d+dr+pc', ['dataflow', 'sparse', 'dense'], 'distilled', 'bandit']);
   // One perspective's window beside CodeRAG's knowledge: each arm's reward for the offline fit.
-  assert.deepEqual(['lex', 'hyp', 'sum'].map((p) => parseMethod(`df+s+d+dr+pc-${p}`).similar), ['lexical', 'hypothetical', 'summary']);
+  assert.deepEqual(
+    ['lex', 'hyp', 'sum'].map((p) => parseMethod(`df+s+d+dr+pc-${p}`).similar),
+    ['lexical', 'hypothetical', 'summary'],
+  );
   assert.deepEqual(parseMethod('df+s+pc-sum').paths, ['dataflow', 'sparse']);
-  assert.deepEqual(methodNeeds([parseMethod('procc-hyp')], 'probe'), { prober: false, encoder: true, llmReranker: false, distilledReranker: false, similar: true });
+  assert.deepEqual(methodNeeds([parseMethod('procc-hyp')], 'probe'), {
+    prober: false,
+    encoder: true,
+    llmReranker: false,
+    distilledReranker: false,
+    similar: true,
+  });
 });
 
 void test('topWindowRelevance: the best identifier F1 of one line of the chosen window against the ground truth', () => {
-  const p: Prediction = { task_id: 't', prediction: '', timings_ms: {}, contexts: [
-    { path: 'a.py', text: 'x = 1\ngateway = make_gateway(kind)\n', source: 'similar:lexical' },
-    { path: 'b.py', text: 'gateway = make_gateway(kind, api_key)', source: 'sparse' },
-  ] };
+  const p: Prediction = {
+    task_id: 't',
+    prediction: '',
+    timings_ms: {},
+    contexts: [
+      { path: 'a.py', text: 'x = 1\ngateway = make_gateway(kind)\n', source: 'similar:lexical' },
+      { path: 'b.py', text: 'gateway = make_gateway(kind, api_key)', source: 'sparse' },
+    ],
+  };
   assert.equal(topWindowRelevance(p, 'gateway = make_gateway(kind)', 'python'), 100);
   assert.equal(topWindowRelevance({ ...p, contexts: p.contexts.slice(1) }, 'gateway = make_gateway(kind)', 'python').toFixed(1), '85.7');
   assert.equal(topWindowRelevance(undefined, 'x', 'python'), 0);
@@ -83,7 +97,11 @@ void test('runEval: every ProCC method runs on every case; the online bandit is 
   for (const m of methods) {
     const preds = written.get(m.name)!;
     assert.equal(preds.length, 2, m.name);
-    for (const p of preds) assert.ok(p.contexts.every((c) => c.path !== 'app/main.py'), m.name);
+    for (const p of preds)
+      assert.ok(
+        p.contexts.every((c) => c.path !== 'app/main.py'),
+        m.name,
+      );
   }
   for (const p of written.get('procc-lex')!) {
     assert.equal(p.similar?.arm, 'lexical');
@@ -99,9 +117,15 @@ void test('runEval: every ProCC method runs on every case; the online bandit is 
   }
   const state = report.bandits!['procc']!;
   assert.deepEqual(state.arms, [...SIMILAR_ARMS]);
-  assert.equal(Object.values(state.pulls).reduce((a, b) => a + b, 0), 2);
+  assert.equal(
+    Object.values(state.pulls).reduce((a, b) => a + b, 0),
+    2,
+  );
   // df+s+pc learns with its own bandit.
-  assert.equal(Object.values(report.bandits!['df+s+pc']!.pulls).reduce((a, b) => a + b, 0), 2);
+  assert.equal(
+    Object.values(report.bandits!['df+s+pc']!.pulls).reduce((a, b) => a + b, 0),
+    2,
+  );
 
   const features = new Map(online.map((p) => [p.task_id, p.similar!.features]));
   const replay = replayFrozenBandit(cases, written, features, 1);
@@ -117,7 +141,7 @@ void test('runEval: every ProCC method runs on every case; the online bandit is 
   assert.equal(scorePredictions(cases, written.get('procc-union')!).overall.n, 2);
 });
 
-void test('fitBandit: fitted offline with every arm\'s reward, the frozen bandit picks the arm whose completions score best, and returns that arm\'s prediction', () => {
+void test("fitBandit: fitted offline with every arm's reward, the frozen bandit picks the arm whose completions score best, and returns that arm's prediction", () => {
   const cases: BenchCase[] = [0, 1, 2].map((i) => ({
     prompt: 'x = 1\n',
     groundtruth: 'total = price * count',
@@ -129,9 +153,16 @@ void test('fitBandit: fitted offline with every arm\'s reward, the frozen bandit
   const pred = (id: string, text: string): Prediction => ({ task_id: id, prediction: text, contexts: [], timings_ms: {} });
   const byMethod = new Map<string, Prediction[]>();
   // Summary's window gives the right line; the others a wrong one.
-  for (const [arm, m] of Object.entries(arms)) byMethod.set(m, cases.map((c) => pred(c.metadata.task_id, arm === 'summary' ? 'total = price * count' : 'print(x)')));
+  for (const [arm, m] of Object.entries(arms))
+    byMethod.set(
+      m,
+      cases.map((c) => pred(c.metadata.task_id, arm === 'summary' ? 'total = price * count' : 'print(x)')),
+    );
   const x = [1, 0.5, 0.2, 0.4, 0.1, 0.6, 0.3];
-  byMethod.set(banditMethod, cases.map((c) => ({ ...pred(c.metadata.task_id, ''), similar: { arm: 'none', chosen_by: 'bandit', features: x } })));
+  byMethod.set(
+    banditMethod,
+    cases.map((c) => ({ ...pred(c.metadata.task_id, ''), similar: { arm: 'none', chosen_by: 'bandit', features: x } })),
+  );
   const features = contextsOf(byMethod.get(banditMethod));
   const { bandit, fitted } = fitBandit(cases.slice(0, 2), byMethod, features, arms);
   assert.deepEqual(fitted, ['r0/0', 'r1/1']);

@@ -75,7 +75,12 @@ void test('recall by kind of definition: each kind its own share of recalled def
   ];
   const preds: Prediction[] = [
     // A usage of Config from another file does not recall the class.
-    { task_id: 'r/0', prediction: '', contexts: [{ path: 'Pool.java', text: 'class Pool { T borrow() }', source: 'sparse' }], timings_ms: {} },
+    {
+      task_id: 'r/0',
+      prediction: '',
+      contexts: [{ path: 'Pool.java', text: 'class Pool { T borrow() }', source: 'sparse' }],
+      timings_ms: {},
+    },
     { task_id: 'r/1', prediction: '', contexts: [{ path: 'Main.java', text: 'new Config()', source: 'sparse' }], timings_ms: {} },
   ];
   const r = scorePredictions(cases, preds, 10);

@@ -57,7 +57,10 @@ void test('bench fetch: a destination already unpacked is left alone and reporte
     assert.equal(readFileSync(join(dest, 'toolz', 'keep.py'), 'utf8'), 'x = 1\n');
     assert.ok(!existsSync(join(dest, '.apt')), 'apt was never run');
     const json = cli(['bench', 'fetch', list, dest, '--json']);
-    assert.deepEqual((JSON.parse(json.stdout) as { results: { status: string }[] }).results.map((x) => x.status), ['cached', 'cached']);
+    assert.deepEqual(
+      (JSON.parse(json.stdout) as { results: { status: string }[] }).results.map((x) => x.status),
+      ['cached', 'cached'],
+    );
   } finally {
     dir.cleanup();
   }
@@ -65,9 +68,18 @@ void test('bench fetch: a destination already unpacked is left alone and reporte
 
 void test('bench build: argument errors', () => {
   assert.match(cli(['bench', 'build', '--lang', 'python']).stderr, /--repos is required/);
-  assert.match(cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'go', '--per-repo', '1']).stderr, /--lang must be python or java/);
-  assert.match(cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'java', '--per-repo', '0']).stderr, /--per-repo must be a positive integer/);
-  assert.match(cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'java', '--per-repo', '1', '--task', 'file']).stderr, /--task must be line, body or dot/);
+  assert.match(
+    cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'go', '--per-repo', '1']).stderr,
+    /--lang must be python or java/,
+  );
+  assert.match(
+    cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'java', '--per-repo', '0']).stderr,
+    /--per-repo must be a positive integer/,
+  );
+  assert.match(
+    cli(['bench', 'build', '--repos', '.', '--out', 'x', '--lang', 'java', '--per-repo', '1', '--task', 'file']).stderr,
+    /--task must be line, body or dot/,
+  );
   const r = cli(['bench', 'build', '--repos', '/nonexistent-dir', '--out', 'x', '--lang', 'java', '--per-repo', '1']);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /repositories folder not found/);
@@ -82,7 +94,24 @@ void test('bench build: mines every repository folder into CCEval lines, determi
     cpSync(join(fixturesDir, 'benchrepos', 'minipy'), join(repos, 'minipy'), { recursive: true });
     cpSync(join(fixturesDir, 'javashop'), join(repos, 'javashop'), { recursive: true });
     const run = (out: string): string => {
-      const r = cli(['bench', 'build', '--repos', repos, '--lang', 'python', '--task', 'line', '--per-repo', '3', '--seed', '7', '--out', out, '--index-dir', join(dir.path, 'index')]);
+      const r = cli([
+        'bench',
+        'build',
+        '--repos',
+        repos,
+        '--lang',
+        'python',
+        '--task',
+        'line',
+        '--per-repo',
+        '3',
+        '--seed',
+        '7',
+        '--out',
+        out,
+        '--index-dir',
+        join(dir.path, 'index'),
+      ]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /wrote 6 line cases from 3 repositories/);
       assert.match(r.stderr, /javashop: 0 python files/);
@@ -94,8 +123,19 @@ void test('bench build: mines every repository folder into CCEval lines, determi
     const cases = a
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { prompt: string; groundtruth: string; right_context: string; metadata: { task_id: string; repository: string; file: string } });
-    assert.deepEqual(cases.map((c) => c.metadata.task_id), ['minipy/0', 'minipy/1', 'minipy/2', 'pyshop/0', 'pyshop/1', 'pyshop/2']);
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            prompt: string;
+            groundtruth: string;
+            right_context: string;
+            metadata: { task_id: string; repository: string; file: string };
+          },
+      );
+    assert.deepEqual(
+      cases.map((c) => c.metadata.task_id),
+      ['minipy/0', 'minipy/1', 'minipy/2', 'pyshop/0', 'pyshop/1', 'pyshop/2'],
+    );
     for (const c of cases) {
       const text = readFileSync(join(repos, c.metadata.repository, c.metadata.file), 'utf8').replace(/\r\n/g, '\n');
       assert.equal(c.prompt + c.groundtruth + '\n' + c.right_context, text);

@@ -11,13 +11,46 @@ function cli(args: string[]): { code: number; stdout: string; stderr: string } {
 }
 
 const cases = [
-  { prompt: 'import m\n', groundtruth: 'x = m.f(1)', right_context: '', metadata: { task_id: 'r1/0', repository: 'r1', file: 'a.py', lang: 'python', crossfile_defs: [{ name: 'f', kind: 'function', file: 'm.py', line: 0 }] } },
-  { prompt: 'class A {\n', groundtruth: '    // sum\n    return B.add(a, b);', metadata: { task_id: 'r2/0', repository: 'r2', file: 'A.java', crossfile_defs: [{ name: 'add', kind: 'classFunction', file: 'B.java', line: 3 }, { name: 'B', kind: 'class', file: 'B.java', line: 1 }] } },
+  {
+    prompt: 'import m\n',
+    groundtruth: 'x = m.f(1)',
+    right_context: '',
+    metadata: {
+      task_id: 'r1/0',
+      repository: 'r1',
+      file: 'a.py',
+      lang: 'python',
+      crossfile_defs: [{ name: 'f', kind: 'function', file: 'm.py', line: 0 }],
+    },
+  },
+  {
+    prompt: 'class A {\n',
+    groundtruth: '    // sum\n    return B.add(a, b);',
+    metadata: {
+      task_id: 'r2/0',
+      repository: 'r2',
+      file: 'A.java',
+      crossfile_defs: [
+        { name: 'add', kind: 'classFunction', file: 'B.java', line: 3 },
+        { name: 'B', kind: 'class', file: 'B.java', line: 1 },
+      ],
+    },
+  },
   { prompt: '', groundtruth: 'y = 2', metadata: { task_id: 'r1/1', repository: 'r1', file: 'b.py' } },
 ];
 const preds = [
-  { task_id: 'r1/0', prediction: 'x = m.f(1)\nmore()', contexts: [{ path: 'm.py', text: 'def f(a): ...', source: 'sparse' }], timings_ms: { sparse: 2, generate: 10, total: 14 } },
-  { task_id: 'r2/0', prediction: 'return B.sub(a, b);', contexts: [{ path: 'C.java', text: 'B.add(1, 2)', source: 'dense' }], timings_ms: { sparse: 4, generate: 30, total: 40 } },
+  {
+    task_id: 'r1/0',
+    prediction: 'x = m.f(1)\nmore()',
+    contexts: [{ path: 'm.py', text: 'def f(a): ...', source: 'sparse' }],
+    timings_ms: { sparse: 2, generate: 10, total: 14 },
+  },
+  {
+    task_id: 'r2/0',
+    prediction: 'return B.sub(a, b);',
+    contexts: [{ path: 'C.java', text: 'B.add(1, 2)', source: 'dense' }],
+    timings_ms: { sparse: 4, generate: 30, total: 40 },
+  },
 ];
 
 void test('eval score: end to end on a hand-written cases + predictions pair (one prediction missing)', () => {
@@ -80,10 +113,34 @@ void test('eval: the body options take only their values (exit 2 with the list o
   try {
     const casesFile = join(dir.path, 'cases.jsonl');
     writeFileSync(casesFile, JSON.stringify(cases[0]) + '\n');
-    const compose = cli(['eval', '--method', 'rambo', '--cases', casesFile, '--repos', dir.path, '--body-compose', 'shuffle', '--out', join(dir.path, 'p.jsonl')]);
+    const compose = cli([
+      'eval',
+      '--method',
+      'rambo',
+      '--cases',
+      casesFile,
+      '--repos',
+      dir.path,
+      '--body-compose',
+      'shuffle',
+      '--out',
+      join(dir.path, 'p.jsonl'),
+    ]);
     assert.equal(compose.code, 2);
     assert.match(compose.stderr, /--body-compose must be one of turns, knowledge-first, definitions-first, rrf/);
-    const signatures = cli(['eval', '--method', 'rambo', '--cases', casesFile, '--repos', dir.path, '--body-signatures', 'cosine', '--out', join(dir.path, 'p.jsonl')]);
+    const signatures = cli([
+      'eval',
+      '--method',
+      'rambo',
+      '--cases',
+      casesFile,
+      '--repos',
+      dir.path,
+      '--body-signatures',
+      'cosine',
+      '--out',
+      join(dir.path, 'p.jsonl'),
+    ]);
     assert.equal(signatures.code, 2);
     assert.match(signatures.stderr, /--body-signatures must be one of jaccard, encoder/);
   } finally {

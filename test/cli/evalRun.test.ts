@@ -24,17 +24,67 @@ test.after(() => {
 });
 
 void test('eval runs rg1 and df+s with the embedded generator; predictions are well-formed and eval score reads them', () => {
-  const mined = cli(['bench', 'build', '--repos', reposDir, '--lang', 'python', '--task', 'line', '--per-repo', '3', '--seed', '1', '--out', casesFile, '--index-dir', index]);
+  const mined = cli([
+    'bench',
+    'build',
+    '--repos',
+    reposDir,
+    '--lang',
+    'python',
+    '--task',
+    'line',
+    '--per-repo',
+    '3',
+    '--seed',
+    '1',
+    '--out',
+    casesFile,
+    '--index-dir',
+    index,
+  ]);
   assert.equal(mined.code, 0, mined.stderr);
-  const cases = readFileSync(casesFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prompt: string; right_context: string; metadata: { task_id: string; file: string } });
+  const cases = readFileSync(casesFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { prompt: string; right_context: string; metadata: { task_id: string; file: string } });
   assert.equal(cases.length, 3);
   for (const method of ['rg1', 'df+s']) {
     const out = join(work.path, `${method}.jsonl`);
-    const r = cli(['eval', '--cases', casesFile, '--repos', reposDir, '--method', method, '--generator', 'embedded', '--query', 'probe', '--index-dir', index, '--out', out]);
+    const r = cli([
+      'eval',
+      '--cases',
+      casesFile,
+      '--repos',
+      reposDir,
+      '--method',
+      method,
+      '--generator',
+      'embedded',
+      '--query',
+      'probe',
+      '--index-dir',
+      index,
+      '--out',
+      out,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /overall +3 /);
-    const preds = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; prediction: string; contexts: Array<{ path: string; text: string; source: string }>; timings_ms: Record<string, number> });
-    assert.deepEqual(preds.map((p) => p.task_id), cases.map((c) => c.metadata.task_id));
+    const preds = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            task_id: string;
+            prediction: string;
+            contexts: Array<{ path: string; text: string; source: string }>;
+            timings_ms: Record<string, number>;
+          },
+      );
+    assert.deepEqual(
+      preds.map((p) => p.task_id),
+      cases.map((c) => c.metadata.task_id),
+    );
     for (const [i, p] of preds.entries()) {
       assert.equal(typeof p.prediction, 'string');
       assert.ok(p.contexts.length > 0 && p.contexts.length <= 10, method);
@@ -49,7 +99,9 @@ void test('eval runs rg1 and df+s with the embedded generator; predictions are w
     }
     const scored = cli(['eval', 'score', '--cases', casesFile, '--preds', out, '--json', join(work.path, `${method}.score.json`)]);
     assert.equal(scored.code, 0, scored.stderr);
-    const report = JSON.parse(readFileSync(join(work.path, `${method}.score.json`), 'utf8')) as { overall: { n: number; missing: number; recall: number | null } };
+    const report = JSON.parse(readFileSync(join(work.path, `${method}.score.json`), 'utf8')) as {
+      overall: { n: number; missing: number; recall: number | null };
+    };
     assert.equal(report.overall.n, 3);
     assert.equal(report.overall.missing, 0);
     assert.equal(typeof report.overall.recall, 'number');
@@ -57,9 +109,46 @@ void test('eval runs rg1 and df+s with the embedded generator; predictions are w
 });
 
 void test('eval compare --no-generate writes the table, the chart and one predictions file per method', () => {
-  if (!existsSync(casesFile)) assert.equal(cli(['bench', 'build', '--repos', reposDir, '--lang', 'python', '--task', 'line', '--per-repo', '3', '--seed', '1', '--out', casesFile, '--index-dir', index]).code, 0);
+  if (!existsSync(casesFile))
+    assert.equal(
+      cli([
+        'bench',
+        'build',
+        '--repos',
+        reposDir,
+        '--lang',
+        'python',
+        '--task',
+        'line',
+        '--per-repo',
+        '3',
+        '--seed',
+        '1',
+        '--out',
+        casesFile,
+        '--index-dir',
+        index,
+      ]).code,
+      0,
+    );
   const out = join(work.path, 'compare');
-  const r = cli(['eval', 'compare', '--cases', casesFile, '--repos', reposDir, '--methods', 'zero-shot,rg1,s,df+s', '--no-generate', '--query', 'last3', '--index-dir', index, '--out', out]);
+  const r = cli([
+    'eval',
+    'compare',
+    '--cases',
+    casesFile,
+    '--repos',
+    reposDir,
+    '--methods',
+    'zero-shot,rg1,s,df+s',
+    '--no-generate',
+    '--query',
+    'last3',
+    '--index-dir',
+    index,
+    '--out',
+    out,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const md = readFileSync(join(out, 'report.md'), 'utf8');
   assert.match(md, /\| method \| recall@10 \| recall@20 \| full@10 \| coverage@10 \| EM \| ES \| ID-EM \| ID-F1 \| REL \| empty \|/);
@@ -72,7 +161,10 @@ void test('eval compare --no-generate writes the table, the chart and one predic
   assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   assert.match(svg, /recall@k/);
   // Retrieval only: empty predictions, zero-shot has no contexts.
-  const zero = readFileSync(join(out, 'zero-shot.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prediction: string; contexts: unknown[] });
+  const zero = readFileSync(join(out, 'zero-shot.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { prediction: string; contexts: unknown[] });
   assert.ok(zero.every((p) => p.prediction === '' && p.contexts.length === 0));
 });
 
@@ -88,19 +180,74 @@ void test('eval fails fast: an LLM reranker with no server (exit 1), an unknown 
   const unknown = cli([...base, '--method', 'magic']);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown method "magic"/);
-  const gen = cli(['eval', '--cases', casesFile, '--repos', reposDir, '--out', join(work.path, 'x.jsonl'), '--method', 'rg1', '--generator', 'gpt9']);
+  const gen = cli([
+    'eval',
+    '--cases',
+    casesFile,
+    '--repos',
+    reposDir,
+    '--out',
+    join(work.path, 'x.jsonl'),
+    '--method',
+    'rg1',
+    '--generator',
+    'gpt9',
+  ]);
   assert.equal(gen.code, 2);
   assert.match(gen.stderr, /unknown generator "gpt9"/);
   assert.equal(cli(['eval', '--cases', casesFile, '--repos', reposDir, '--method', 'rg1']).code, 2);
 });
 
 void test('the shipped distilled reranker reorders the same candidates (+dr), and eval distill writes Alg. 2 data with the oracle teacher', () => {
-  if (!existsSync(casesFile)) assert.equal(cli(['bench', 'build', '--repos', reposDir, '--lang', 'python', '--task', 'line', '--per-repo', '3', '--seed', '1', '--out', casesFile, '--index-dir', index]).code, 0);
+  if (!existsSync(casesFile))
+    assert.equal(
+      cli([
+        'bench',
+        'build',
+        '--repos',
+        reposDir,
+        '--lang',
+        'python',
+        '--task',
+        'line',
+        '--per-repo',
+        '3',
+        '--seed',
+        '1',
+        '--out',
+        casesFile,
+        '--index-dir',
+        index,
+      ]).code,
+      0,
+    );
   const out = join(work.path, 'compare-dr');
-  const r = cli(['eval', 'compare', '--cases', casesFile, '--repos', reposDir, '--methods', 'df+s,df+s+dr', '--no-generate', '--query', 'last3', '--k', '40', '--index-dir', index, '--out', out]);
+  const r = cli([
+    'eval',
+    'compare',
+    '--cases',
+    casesFile,
+    '--repos',
+    reposDir,
+    '--methods',
+    'df+s,df+s+dr',
+    '--no-generate',
+    '--query',
+    'last3',
+    '--k',
+    '40',
+    '--index-dir',
+    index,
+    '--out',
+    out,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   type Pred = { task_id: string; contexts: Array<{ path: string; text: string }>; timings_ms: Record<string, number> };
-  const read = (f: string): Pred[] => readFileSync(join(out, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Pred);
+  const read = (f: string): Pred[] =>
+    readFileSync(join(out, f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Pred);
   const plain = read('df+s.jsonl');
   const reranked = read('df+s+dr.jsonl');
   for (const [i, p] of plain.entries()) {
@@ -114,8 +261,24 @@ void test('the shipped distilled reranker reorders the same candidates (+dr), an
   const data = join(work.path, 'distill.jsonl');
   const dist = cli(['eval', 'distill', '--cases', casesFile, '--repos', reposDir, '--query', 'last3', '--index-dir', index, '--out', data]);
   assert.equal(dist.code, 0, dist.stderr);
-  assert.match(dist.stdout, /distillation data: 3 cases, \d+ with 2\+ candidates, \d+ where a candidate holds a cross-file definition; \d+ of \d+ windows kept \(oracle teacher\)/);
-  const records = readFileSync(data, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { feature_names: string[]; ids: string[]; features: number[][]; hits: number[]; windows: Array<{ members: number[]; choice: number; votes: number }> });
+  assert.match(
+    dist.stdout,
+    /distillation data: 3 cases, \d+ with 2\+ candidates, \d+ where a candidate holds a cross-file definition; \d+ of \d+ windows kept \(oracle teacher\)/,
+  );
+  const records = readFileSync(data, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          feature_names: string[];
+          ids: string[];
+          features: number[][];
+          hits: number[];
+          windows: Array<{ members: number[]; choice: number; votes: number }>;
+        },
+    );
   assert.ok(records.length > 0);
   for (const rec of records) {
     assert.equal(rec.features.length, rec.ids.length);

@@ -38,7 +38,13 @@ for (const fixture of ['pyshop', 'javashop']) {
       assert.match(r.stdout, /lines\/s/);
       const json = coderag(['index', join(fixturesDir, fixture), '--index-dir', cache.path, '--json']);
       assert.equal(json.code, 0, json.stderr);
-      const report = JSON.parse(json.stdout) as { items: Record<string, number>; classes: number; parsed: number; reused: number; files: number };
+      const report = JSON.parse(json.stdout) as {
+        items: Record<string, number>;
+        classes: number;
+        parsed: number;
+        reused: number;
+        files: number;
+      };
       assert.equal(report.parsed, 0, 'second run loads from disk');
       assert.equal(report.reused, report.files);
       for (const [kind, n] of Object.entries(counts)) assert.equal(kind === 'class' ? report.classes : report.items[kind], n, kind);

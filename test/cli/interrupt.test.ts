@@ -20,7 +20,25 @@ void test('Ctrl-C while `coderag complete` waits for a model server that never a
   const port = (server.address() as { port: number }).port;
   const dir = tempDir();
   try {
-    const child = spawn(process.execPath, [cliPath, 'complete', join(fixturesDir, 'pyshop'), 'app/main.py:19:33', '--provider', 'ollama', '--ollama-host', `http://127.0.0.1:${port}`, '--timeout-ms', '120000', '--no-dense', '--index-dir', dir.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        cliPath,
+        'complete',
+        join(fixturesDir, 'pyshop'),
+        'app/main.py:19:33',
+        '--provider',
+        'ollama',
+        '--ollama-host',
+        `http://127.0.0.1:${port}`,
+        '--timeout-ms',
+        '120000',
+        '--no-dense',
+        '--index-dir',
+        dir.path,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -34,7 +52,9 @@ void test('Ctrl-C while `coderag complete` waits for a model server that never a
     assert.ok(Date.now() - sentAt < 15_000, 'stopped promptly, not after the model timeout');
     assert.match(stderr, /coderag complete: interrupted/);
     assert.doesNotMatch(stderr, /^\s+at /m, 'no stack trace');
-    const leftovers = readdirSync(dir.path, { recursive: true }).map(String).filter((f) => f.endsWith('.tmp'));
+    const leftovers = readdirSync(dir.path, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.tmp'));
     assert.deepEqual(leftovers, []);
   } finally {
     for (const s of sockets) s.destroy();

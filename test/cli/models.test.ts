@@ -17,7 +17,10 @@ void test('--device is taken out of any command line, validated, and remembered 
   assert.deepEqual(takeDeviceOption(['--device=CUDA']), []);
   assert.equal(modelDevice(), 'cuda');
   assert.deepEqual(takeDeviceOption(['--', '--device', 'x']), ['--', '--device', 'x']);
-  assert.throws(() => takeDeviceOption(['--device', 'gpu']), (e) => e instanceof UsageError && /--device must be one of auto, cpu, cuda, dml, coreml/.test(e.message));
+  assert.throws(
+    () => takeDeviceOption(['--device', 'gpu']),
+    (e) => e instanceof UsageError && /--device must be one of auto, cpu, cuda, dml, coreml/.test(e.message),
+  );
   assert.throws(() => takeDeviceOption(['--device']), UsageError);
   takeDeviceOption(['--device', 'auto']);
 });

@@ -12,7 +12,10 @@ interface Manifest {
   main: string;
   activationEvents: string[];
   capabilities: { untrustedWorkspaces: { supported: string | boolean } };
-  contributes: { commands: Array<{ command: string; title: string; category?: string }>; configuration: Array<{ title: string; properties: Record<string, Setting> }> };
+  contributes: {
+    commands: Array<{ command: string; title: string; category?: string }>;
+    configuration: Array<{ title: string; properties: Record<string, Setting> }>;
+  };
 }
 
 interface Setting {
@@ -31,7 +34,8 @@ const allSettings: Record<string, Setting> = { ...userSection?.properties, ...ex
 function flatten(obj: Record<string, unknown>, prefix = 'coderag'): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) Object.assign(out, flatten(v as Record<string, unknown>, `${prefix}.${k}`));
+    if (typeof v === 'object' && v !== null && !Array.isArray(v))
+      Object.assign(out, flatten(v as Record<string, unknown>, `${prefix}.${k}`));
     else out[`${prefix}.${k}`] = v;
   }
   return out;
@@ -42,7 +46,13 @@ void test('the commands the client registers are the ones package.json contribut
   const contributed = manifest.contributes.commands.map((c) => c.command).sort();
   assert.deepEqual(registered, contributed);
   const titles = manifest.contributes.commands.map((c) => `${c.category}: ${c.title}`);
-  for (const t of ['CodeRAG: Rebuild Repository Index', 'CodeRAG: Toggle Reranker (LLM / Distilled)', 'CodeRAG: Explain Last Completion', 'CodeRAG: Enable/Disable Completions']) assert.ok(titles.includes(t), t);
+  for (const t of [
+    'CodeRAG: Rebuild Repository Index',
+    'CodeRAG: Toggle Reranker (LLM / Distilled)',
+    'CodeRAG: Explain Last Completion',
+    'CodeRAG: Enable/Disable Completions',
+  ])
+    assert.ok(titles.includes(t), t);
 });
 
 void test('every coderag.* setting is a server configuration key with the same default, and every key but the secret has a setting', () => {
@@ -63,7 +73,10 @@ void test('at most 16 settings a user sees first, each saying what it is for; th
     assert.ok((userSection!.properties[key]!.markdownDescription ?? '').length >= 40, `${key} has a description`);
   }
   assert.equal(experimentalSection?.title, 'CodeRAG: Experimental');
-  assert.deepEqual(Object.keys(experimentalSection?.properties ?? {}).sort(), EXPERIMENTAL_KEYS.map((k) => `coderag.experimental.${k}`).sort());
+  assert.deepEqual(
+    Object.keys(experimentalSection?.properties ?? {}).sort(),
+    EXPERIMENTAL_KEYS.map((k) => `coderag.experimental.${k}`).sort(),
+  );
   for (const spec of Object.values(experimentalSection!.properties)) assert.deepEqual(spec.tags, ['experimental']);
   // Learning is what the `bandit` similar-code mode does, not a toggle of its own; the plain API key is not offered.
   assert.equal(allSettings['coderag.learning.enable'], undefined);
@@ -71,7 +84,10 @@ void test('at most 16 settings a user sees first, each saying what it is for; th
 });
 
 void test('settings merge in layers over the defaults; wrong types are reported and ignored', () => {
-  const { config, problems } = mergeConfig({ debounceMs: 120, model: { provider: 'ollama' } }, { model: { timeoutMs: 'fast' }, unknown: 1, rerank: { kind: 'llm' } });
+  const { config, problems } = mergeConfig(
+    { debounceMs: 120, model: { provider: 'ollama' } },
+    { model: { timeoutMs: 'fast' }, unknown: 1, rerank: { kind: 'llm' } },
+  );
   assert.equal(config.debounceMs, 120);
   assert.equal(config.model.provider, 'ollama');
   assert.equal(config.model.timeoutMs, DEFAULT_CONFIG.model.timeoutMs);
@@ -85,8 +101,12 @@ void test('activation on Python and Java, the bundled client as main, limited su
   assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
 });
 
-void test('the settings that choose where code is sent are machine-scoped (a repository\'s settings cannot set them); the API key is kept in secret storage', () => {
+void test("the settings that choose where code is sent are machine-scoped (a repository's settings cannot set them); the API key is kept in secret storage", () => {
   for (const key of ['coderag.ollama.host', 'coderag.openai.baseUrl']) assert.equal(allSettings[key]?.scope, 'machine', key);
-  assert.ok(manifest.contributes.commands.some((c) => c.command === 'coderag.setOpenAiApiKey' && `${c.category}: ${c.title}` === 'CodeRAG: Set OpenAI-compatible API Key'));
+  assert.ok(
+    manifest.contributes.commands.some(
+      (c) => c.command === 'coderag.setOpenAiApiKey' && `${c.category}: ${c.title}` === 'CodeRAG: Set OpenAI-compatible API Key',
+    ),
+  );
   assert.match(clientSource, /secrets\.store\(API_KEY_SECRET/);
 });

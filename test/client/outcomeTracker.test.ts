@@ -25,7 +25,10 @@ void test('the accept command alone (its edit not yet seen) reports accepted', (
   const { t, reports } = tracker();
   t.shown('t1', 'u', 10, 'return total');
   t.accepted('t1');
-  assert.deepEqual(reports.map((r) => [r.outcome, r.acceptedChars]), [['accepted', 12]]);
+  assert.deepEqual(
+    reports.map((r) => [r.outcome, r.acceptedChars]),
+    [['accepted', 12]],
+  );
 });
 
 void test('typing through, then typing something else: partly accepted, the typed-through part counts', () => {
@@ -42,7 +45,10 @@ void test('typed over from the first character: rejected', () => {
   const { t, reports } = tracker();
   t.shown('t3', 'u', 0, 'print(x)');
   t.edited('u', [insert(0, 'y')]);
-  assert.deepEqual(reports.map((r) => r.outcome), ['rejected']);
+  assert.deepEqual(
+    reports.map((r) => r.outcome),
+    ['rejected'],
+  );
 });
 
 void test('dismissed by moving the cursor away: rejected; edits elsewhere before it move it', () => {
@@ -53,7 +59,10 @@ void test('dismissed by moving the cursor away: rejected; edits elsewhere before
   t.cursorAt('u', 43);
   assert.equal(reports.length, 0);
   t.cursorAt('u', 10);
-  assert.deepEqual(reports.map((r) => [r.traceId, r.outcome, r.acceptedChars]), [['t4', 'rejected', 0]]);
+  assert.deepEqual(
+    reports.map((r) => [r.traceId, r.outcome, r.acceptedChars]),
+    [['t4', 'rejected', 0]],
+  );
 });
 
 void test('word-by-word accept, then away: partial; backspace takes characters back', () => {
@@ -65,7 +74,10 @@ void test('word-by-word accept, then away: partial; backspace takes characters b
   t.cursorAt('u', 11);
   assert.equal(reports.length, 0);
   t.left('u');
-  assert.deepEqual(reports.map((r) => [r.outcome, r.acceptedChars, r.shownChars]), [['partial', 11, 19]]);
+  assert.deepEqual(
+    reports.map((r) => [r.outcome, r.acceptedChars, r.shownChars]),
+    [['partial', 11, 19]],
+  );
 });
 
 void test('another suggestion ends the one shown before; a second end reports nothing', () => {
@@ -75,7 +87,13 @@ void test('another suggestion ends the one shown before; a second end reports no
   t.accepted('t6');
   t.flush();
   t.flush();
-  assert.deepEqual(reports.map((r) => [r.traceId, r.outcome]), [['t6', 'rejected'], ['t7', 'rejected']]);
+  assert.deepEqual(
+    reports.map((r) => [r.traceId, r.outcome]),
+    [
+      ['t6', 'rejected'],
+      ['t7', 'rejected'],
+    ],
+  );
 });
 
 void test('typing the whole suggestion by hand counts as accepted; edits of other documents are ignored', () => {
@@ -84,7 +102,10 @@ void test('typing the whole suggestion by hand counts as accepted; edits of othe
   t.edited('other', [insert(3, 'zz')]);
   t.edited('u', [insert(3, 'o')]);
   t.edited('u', [insert(4, 'k')]);
-  assert.deepEqual(reports.map((r) => r.outcome), ['accepted']);
+  assert.deepEqual(
+    reports.map((r) => r.outcome),
+    ['accepted'],
+  );
 });
 
 void test('an auto-closed bracket typed over continues the suggestion', () => {
@@ -94,18 +115,29 @@ void test('an auto-closed bracket typed over continues the suggestion', () => {
   t.edited('u', [insert(1, '()')]); // the editor closes the bracket; the cursor stays between
   t.edited('u', [insert(2, 'x')]);
   t.edited('u', [{ rangeOffset: 3, rangeLength: 1, text: ')' }]);
-  assert.deepEqual(reports.map((r) => [r.outcome, r.acceptedChars]), [['accepted', 4]]);
+  assert.deepEqual(
+    reports.map((r) => [r.outcome, r.acceptedChars]),
+    [['accepted', 4]],
+  );
 });
 
 void test('learning turned off in the workspace: outcomes are followed but nothing is sent', () => {
   const sent: OutcomeReport[] = [];
   const state = { enabled: false };
-  const t = new OutcomeTracker(outcomeSender(() => state.enabled, (r) => sent.push(r)));
+  const t = new OutcomeTracker(
+    outcomeSender(
+      () => state.enabled,
+      (r) => sent.push(r),
+    ),
+  );
   t.shown('a', 'u', 0, 'x = 1');
   t.accepted('a');
   assert.equal(sent.length, 0);
   state.enabled = true;
   t.shown('b', 'u', 0, 'y = 2');
   t.flush();
-  assert.deepEqual(sent.map((r) => [r.traceId, r.outcome]), [['b', 'rejected']]);
+  assert.deepEqual(
+    sent.map((r) => [r.traceId, r.outcome]),
+    [['b', 'rejected']],
+  );
 });

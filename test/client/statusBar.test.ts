@@ -32,7 +32,14 @@ void test('model unreachable: the text says so; the tooltip gives the reason and
     status({
       state: 'modelProblem',
       message: 'generate: Ollama is not reachable at http://127.0.0.1:11434 (connection refused)',
-      model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'unreachable', message: 'generate: Ollama is not reachable at http://127.0.0.1:11434 (connection refused)', action: 'Start Ollama (`ollama serve`) or point `coderag.ollama.host` at where it runs.' },
+      model: {
+        backend: 'ollama',
+        model: 'qwen2.5-coder:1.5b-base',
+        endpoint: 'http://127.0.0.1:11434',
+        state: 'unreachable',
+        message: 'generate: Ollama is not reachable at http://127.0.0.1:11434 (connection refused)',
+        action: 'Start Ollama (`ollama serve`) or point `coderag.ollama.host` at where it runs.',
+      },
     }),
     true,
   );
@@ -60,7 +67,10 @@ void test('every model problem has its own words in the text', () => {
 });
 
 void test('indexing shows progress; untrusted and disabled say so; before any status the item spins', () => {
-  assert.equal(statusBarView(status({ state: 'indexing', indexing: { folder: 'ws', done: 3, total: 40 } }), true).text, '$(sync~spin) CodeRAG 3/40');
+  assert.equal(
+    statusBarView(status({ state: 'indexing', indexing: { folder: 'ws', done: 3, total: 40 } }), true).text,
+    '$(sync~spin) CodeRAG 3/40',
+  );
   assert.equal(statusBarView(status({ state: 'disabled' }), true).text, '$(circle-slash) CodeRAG');
   assert.equal(statusBarView(status(), false).text, '$(shield) CodeRAG');
   assert.match(statusBarView(undefined, false).tooltip, /untrusted/);
@@ -85,14 +95,25 @@ void test('the tooltip lists where each local model runs and states a device err
 });
 
 void test('no model server answered under auto: the text says the shipped model stands in, and a click offers the fixes', () => {
-  const fallback = status({ model: { backend: 'embedded', model: 'coderag-lm', endpoint: 'embedded', state: 'ok', message: 'using the embedded model (Ollama is not reachable at http://127.0.0.1:11434)' } });
+  const fallback = status({
+    model: {
+      backend: 'embedded',
+      model: 'coderag-lm',
+      endpoint: 'embedded',
+      state: 'ok',
+      message: 'using the embedded model (Ollama is not reachable at http://127.0.0.1:11434)',
+    },
+  });
   const view = statusBarView(fallback, true);
   assert.equal(view.text, '$(info) CodeRAG · shipped model');
   assert.equal(view.command, 'coderag.fixModel');
   assert.match(view.tooltip, /No model server answered/);
   assert.match(view.tooltip, /Ollama is not reachable/);
   // The fixes lead with connecting a server; the shipped model is what runs already, so not offered again.
-  assert.deepEqual(modelFixes(fallback).map((f) => f.action), ['walkthrough', 'settings', 'log']);
+  assert.deepEqual(
+    modelFixes(fallback).map((f) => f.action),
+    ['walkthrough', 'settings', 'log'],
+  );
   // Chosen on purpose (provider embedded: no note), the shipped model is a normal ready state.
   const chosen = statusBarView(status({ model: { backend: 'embedded', model: 'coderag-lm', endpoint: 'embedded', state: 'ok' } }), true);
   assert.equal(chosen.text, '$(check) CodeRAG · distilled');
@@ -100,12 +121,23 @@ void test('no model server answered under auto: the text says the shipped model 
 });
 
 void test('a model problem: a click offers the fixes, a missing Ollama model first of all its pull', () => {
-  const unreachable = status({ state: 'modelProblem', message: 'Ollama is not reachable', model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'unreachable' } });
+  const unreachable = status({
+    state: 'modelProblem',
+    message: 'Ollama is not reachable',
+    model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'unreachable' },
+  });
   const view = statusBarView(unreachable, true);
   assert.equal(view.command, 'coderag.fixModel');
   assert.match(view.tooltip, /Click\*\* for the ways to fix it/);
-  assert.deepEqual(modelFixes(unreachable).map((f) => f.action), ['walkthrough', 'useEmbedded', 'settings', 'log']);
-  const missing = status({ state: 'modelProblem', message: 'not pulled', model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'modelMissing' } });
+  assert.deepEqual(
+    modelFixes(unreachable).map((f) => f.action),
+    ['walkthrough', 'useEmbedded', 'settings', 'log'],
+  );
+  const missing = status({
+    state: 'modelProblem',
+    message: 'not pulled',
+    model: { backend: 'ollama', model: 'qwen2.5-coder:1.5b-base', endpoint: 'http://127.0.0.1:11434', state: 'modelMissing' },
+  });
   assert.equal(modelFixes(missing)[0]?.label, 'Pull qwen2.5-coder:1.5b-base in Ollama');
   assert.equal(statusBarView(status(), true).command, 'coderag.toggleReranker');
 });
@@ -130,7 +162,13 @@ void test('the tooltip says whether dense retrieval and similar code are ready, 
   const two = statusBarView(
     status({
       folders: [
-        { uri: 'file:///a/pyshop', state: 'ready', items: 120, dense: { state: 'building', items: 0 }, similar: { state: 'building', windows: 0 } },
+        {
+          uri: 'file:///a/pyshop',
+          state: 'ready',
+          items: 120,
+          dense: { state: 'building', items: 0 },
+          similar: { state: 'building', windows: 0 },
+        },
         {
           uri: 'file:///a/java%20shop',
           state: 'ready',

@@ -16,11 +16,38 @@ const JAVA_OBJECT = ['getClass', 'hashCode', 'equals', 'toString', 'notify', 'no
 export const FIXTURE_RECEIVERS = {
   java: {
     this: ['gateway', 'receipts', 'checkout', 'getReceipts', 'Receipt', ...JAVA_OBJECT],
-    cart: ['add', 'applyDiscount', 'total', 'getOwner', 'getCurrency', 'getLines', 'MAX_ITEMS', 'owner', 'currency', 'lines', 'discount', 'Line', ...JAVA_OBJECT],
+    cart: [
+      'add',
+      'applyDiscount',
+      'total',
+      'getOwner',
+      'getCurrency',
+      'getLines',
+      'MAX_ITEMS',
+      'owner',
+      'currency',
+      'lines',
+      'discount',
+      'Line',
+      ...JAVA_OBJECT,
+    ],
     gateway: ['charge', 'name', 'supports', 'TIMEOUT_SECONDS', 'PaymentException', ...JAVA_OBJECT],
   },
   python: {
-    cart: ['Line', 'max_items', 'owner', 'currency', 'lines', '_discount', 'discount_applied', 'add', 'apply_discount', 'total', 'empty', 'for_guest'],
+    cart: [
+      'Line',
+      'max_items',
+      'owner',
+      'currency',
+      'lines',
+      '_discount',
+      'discount_applied',
+      'add',
+      'apply_discount',
+      'total',
+      'empty',
+      'for_guest',
+    ],
     service: ['cart', 'gateway', 'receipts', 'checkout'],
   },
 };
@@ -37,13 +64,20 @@ function meaningful(line) {
  * What is wrong with a ghost text shown after `typed` (the text on the cursor's line before it),
  * in `lang`: a list of problems, empty when it is sane.
  */
-export function ghostTextProblems(ghost, { lang, typed = '', receivers = FIXTURE_RECEIVERS[lang] ?? {}, calls = FIXTURE_CALLS[lang] ?? {} } = {}) {
+export function ghostTextProblems(
+  ghost,
+  { lang, typed = '', receivers = FIXTURE_RECEIVERS[lang] ?? {}, calls = FIXTURE_CALLS[lang] ?? {} } = {},
+) {
   const problems = [];
   const text = ghost.replace(/\u00a0/g, ' ');
   const placeholder = PLACEHOLDER.exec(text);
   if (placeholder) problems.push(`the redaction placeholder ${placeholder[0]}`);
   const counts = new Map();
-  for (const line of text.split('\n').map((l) => l.trim()).filter(meaningful)) counts.set(line, (counts.get(line) ?? 0) + 1);
+  for (const line of text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(meaningful))
+    counts.set(line, (counts.get(line) ?? 0) + 1);
   for (const [line, n] of counts) if (n > 2) problems.push(`the line ${JSON.stringify(line)} ${n} times`);
   // Members: `receiver.name` where the receiver is a whole name (not itself a member: `x.cart.y` is not `cart`).
   const whole = `${typed}${text}`;

@@ -7,7 +7,18 @@
 // Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host|readme] [--grep TEXT] [--keep] [--headed]
 // Prints one line per check and closes with `N passed, N failed` (exit 1 when any failed).
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  createWriteStream,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -70,7 +81,8 @@ async function withTimeout(promise, ms, what) {
 
 function sh(cmd, cmdArgs, options = {}) {
   const r = spawnSync(cmd, cmdArgs, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
-  if (r.status !== 0) throw new Error(`${cmd} ${cmdArgs.join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout || '').slice(-2000)}`);
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${cmdArgs.join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout || '').slice(-2000)}`);
   return r.stdout;
 }
 
@@ -80,7 +92,8 @@ function ensureSystemPackages() {
   if (spawnSync('sh', ['-c', 'command -v rg'], { encoding: 'utf8' }).status !== 0) missing.push('ripgrep');
   if (spawnSync('dpkg', ['-s', 'libkrb5-dev'], { encoding: 'utf8' }).status !== 0) missing.push('libkrb5-dev');
   if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) throw new Error(`missing system packages ${missing.join(' ')}; run: sudo apt-get install -y ${missing.join(' ')}`);
+  if (process.getuid?.() !== 0)
+    throw new Error(`missing system packages ${missing.join(' ')}; run: sudo apt-get install -y ${missing.join(' ')}`);
   log(`apt-get install ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   sh('apt-get', ['update', '-qq'], { env });
@@ -102,12 +115,31 @@ function ensureCodeServer() {
   const rgStage = mkdtempSync(join(tmp, 'rg-'));
   cpSync(sh('sh', ['-c', 'command -v rg']).trim(), join(rgStage, 'rg'));
   sh('tar', ['-C', rgStage, '-czf', join(rgCache, 'ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz'), 'rg']);
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'coderag-e2e-code-server', private: true, allowScripts: { 'code-server': true, argon2: true } }, null, 2));
-  const env = { ...process.env, TMPDIR: tmp, npm_config_unsafe_perm: 'true', npm_config_yes: 'true', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
-  const r = spawnSync('npm', ['install', '--no-package-lock', '--loglevel=error', `code-server@${CODE_SERVER_VERSION}`], { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'coderag-e2e-code-server', private: true, allowScripts: { 'code-server': true, argon2: true } }, null, 2),
+  );
+  const env = {
+    ...process.env,
+    TMPDIR: tmp,
+    npm_config_unsafe_perm: 'true',
+    npm_config_yes: 'true',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+    npm_config_update_notifier: 'false',
+  };
+  const r = spawnSync('npm', ['install', '--no-package-lock', '--loglevel=error', `code-server@${CODE_SERVER_VERSION}`], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (r.status !== 0) throw new Error(`npm install code-server failed: ${(r.stderr || r.stdout).slice(-3000)}`);
   const rg = join(dir, 'node_modules', 'code-server', 'lib', 'vscode', 'node_modules', '@vscode', 'ripgrep', 'bin', 'rg');
-  if (!existsSync(bin) || !existsSync(rg)) throw new Error(`code-server installed incompletely (entry ${existsSync(bin)}, ripgrep ${existsSync(rg)}); postinstall output: ${(r.stdout + r.stderr).slice(-3000)}`);
+  if (!existsSync(bin) || !existsSync(rg))
+    throw new Error(
+      `code-server installed incompletely (entry ${existsSync(bin)}, ripgrep ${existsSync(rg)}); postinstall output: ${(r.stdout + r.stderr).slice(-3000)}`,
+    );
   writeFileSync(marker, new Date().toISOString() + '\n');
   rmSync(rgStage, { recursive: true, force: true });
   return bin;
@@ -116,7 +148,11 @@ function ensureCodeServer() {
 function ensureVsix() {
   if (args.vsix) return args.vsix;
   log('npm run package (linux-x64)');
-  const r = spawnSync(process.execPath, [join(root, 'scripts', 'package.mjs'), '--target', 'linux-x64', ...(args.build ? [] : ['--no-build'])], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [join(root, 'scripts', 'package.mjs'), '--target', 'linux-x64', ...(args.build ? [] : ['--no-build'])],
+    { cwd: root, encoding: 'utf8' },
+  );
   const out = `${r.stdout}\n${r.stderr}`;
   if (r.status !== 0) throw new Error(`packaging failed: ${out.trim().split('\n').slice(-5).join(' | ')}`);
   const line = out.split('\n').find((l) => l.startsWith('packaged '));
@@ -130,11 +166,17 @@ async function buildSuite() {
   const { build } = await import('esbuild');
   const mochaPath = join(root, 'node_modules', 'mocha', 'index.js');
   if (!existsSync(mochaPath)) throw new Error('mocha is not installed; run npm ci');
-  const mochaByPath = { name: 'mocha-by-path', setup: (b) => b.onResolve({ filter: /^mocha$/ }, () => ({ path: mochaPath, external: true })) };
+  const mochaByPath = {
+    name: 'mocha-by-path',
+    setup: (b) => b.onResolve({ filter: /^mocha$/ }, () => ({ path: mochaPath, external: true })),
+  };
   const out = join(cacheDir, 'suite');
   rmSync(out, { recursive: true, force: true });
   await build({
-    entryPoints: { index: join(root, 'test', 'e2e', 'suite', 'index.ts'), 'extension.test': join(root, 'test', 'e2e', 'suite', 'extension.test.ts') },
+    entryPoints: {
+      index: join(root, 'test', 'e2e', 'suite', 'index.ts'),
+      'extension.test': join(root, 'test', 'e2e', 'suite', 'extension.test.ts'),
+    },
     outdir: out,
     bundle: true,
     platform: 'node',
@@ -174,7 +216,12 @@ function startChild(cmd, cmdArgs, options, logFile) {
 }
 
 async function startModelServer(models = [COMPLETION_MODEL, RERANK_MODEL], logName = 'model-server.log') {
-  const child = startChild(process.execPath, ['--import', 'tsx', join(root, 'test', 'e2e', 'modelServer.ts'), models.join(',')], { cwd: root, keepStdout: true }, join(artifacts, logName));
+  const child = startChild(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'test', 'e2e', 'modelServer.ts'), models.join(',')],
+    { cwd: root, keepStdout: true },
+    join(artifacts, logName),
+  );
   const lines = createInterface({ input: child.stdout });
   const waiters = [];
   lines.on('line', (line) => {
@@ -258,11 +305,21 @@ function setUpWorkspace(tmp, modelUrl) {
   for (let i = 0; i < 240; i++) {
     const dir = join(bulk, 'inventory', `area${Math.floor(i / 24)}`);
     mkdirSync(dir, { recursive: true });
-    const fns = Array.from({ length: 6 }, (_, j) => `def stock_level_${i}_${j}(warehouse, sku: str, minimum: int = ${j}) -> int:\n    """Units of sku in warehouse ${i}, never below ${j}."""\n    count = warehouse.count(sku) + ${i * 7 + j}\n    return max(count, minimum)\n`);
-    writeFileSync(join(dir, `shelf_${i}.py`), `"""Shelf ${i} of the generated inventory."""\n\n\nclass Shelf${i}:\n    capacity = ${100 + i}\n\n    def __init__(self, name: str) -> None:\n        self.name = name\n        self.items: list[str] = []\n\n\n${fns.join('\n\n')}`);
+    const fns = Array.from(
+      { length: 6 },
+      (_, j) =>
+        `def stock_level_${i}_${j}(warehouse, sku: str, minimum: int = ${j}) -> int:\n    """Units of sku in warehouse ${i}, never below ${j}."""\n    count = warehouse.count(sku) + ${i * 7 + j}\n    return max(count, minimum)\n`,
+    );
+    writeFileSync(
+      join(dir, `shelf_${i}.py`),
+      `"""Shelf ${i} of the generated inventory."""\n\n\nclass Shelf${i}:\n    capacity = ${100 + i}\n\n    def __init__(self, name: str) -> None:\n        self.name = name\n        self.items: list[str] = []\n\n\n${fns.join('\n\n')}`,
+    );
   }
   const workspaceFile = join(ws, 'coderag-e2e.code-workspace');
-  writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: 'pyshop' }, { path: 'javashop' }, { path: 'inventory' }], settings: {} }, null, 2));
+  writeFileSync(
+    workspaceFile,
+    JSON.stringify({ folders: [{ path: 'pyshop' }, { path: 'javashop' }, { path: 'inventory' }], settings: {} }, null, 2),
+  );
   const userData = join(tmp, 'user-data');
   mkdirSync(join(userData, 'User'), { recursive: true });
   const settings = {
@@ -332,7 +389,9 @@ function recorderScript() {
     for (const toast of document.querySelectorAll('.notifications-toasts .notification-toast, .notification-list-item')) {
       const message = (toast.querySelector('.notification-list-item-message')?.textContent ?? toast.textContent ?? '').trim();
       const severity = toast.querySelector('.codicon-error') ? 'error' : toast.querySelector('.codicon-warning') ? 'warning' : 'info';
-      const progress = !!toast.querySelector('.monaco-progress-container.active, .monaco-progress-container.infinite, .monaco-progress-container.discrete:not(.done)');
+      const progress = !!toast.querySelector(
+        '.monaco-progress-container.active, .monaco-progress-container.infinite, .monaco-progress-container.discrete:not(.done)',
+      );
       const key = `${severity}|${message}|${progress}`;
       if (!seenToasts.has(key)) {
         seenToasts.add(key);
@@ -386,7 +445,10 @@ class Workbench {
     for (;;) {
       const s = await this.currentStatus();
       if (s && match(s)) return s;
-      if (Date.now() > deadline) throw new Error(`${what}: status bar shows ${JSON.stringify(s?.text ?? '(no CodeRAG item)')} (${s?.icon ?? ''}) after ${ms / 1000} s`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${what}: status bar shows ${JSON.stringify(s?.text ?? '(no CodeRAG item)')} (${s?.icon ?? ''}) after ${ms / 1000} s`,
+        );
       await sleep(100);
     }
   }
@@ -412,7 +474,10 @@ class Workbench {
   async openFile(path) {
     const name = path.split('/').pop();
     await this.quickInput('Control+P', join(this.ws, path), name);
-    await this.page.locator('.editor-group-container.active .tabs-container .tab.active', { hasText: name }).first().waitFor({ timeout: 15_000 });
+    await this.page
+      .locator('.editor-group-container.active .tabs-container .tab.active', { hasText: name })
+      .first()
+      .waitFor({ timeout: 15_000 });
     await this.activeEditor().locator('.view-lines').waitFor({ timeout: 15_000 });
   }
 
@@ -427,7 +492,10 @@ class Workbench {
     await input.fill(`:${line}`);
     await sleep(100);
     await this.page.keyboard.press('Enter');
-    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+    await this.page
+      .locator('.quick-input-widget')
+      .waitFor({ state: 'hidden', timeout: 5_000 })
+      .catch(() => undefined);
     await sleep(150);
   }
 
@@ -435,8 +503,12 @@ class Workbench {
     return this.page.evaluate(() => {
       const editor = document.querySelector('.editor-group-container.active .monaco-editor');
       if (!editor) return '';
-      const inline = [...editor.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview')].map((e) => e.textContent ?? '').join('');
-      const blocks = [...editor.querySelectorAll('.ghost-text')].map((e) => [...e.querySelectorAll('.view-line')].map((l) => l.textContent ?? '').join('\n') || (e.textContent ?? ''));
+      const inline = [...editor.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview')]
+        .map((e) => e.textContent ?? '')
+        .join('');
+      const blocks = [...editor.querySelectorAll('.ghost-text')].map(
+        (e) => [...e.querySelectorAll('.view-line')].map((l) => l.textContent ?? '').join('\n') || (e.textContent ?? ''),
+      );
       return [inline, ...blocks].filter((s) => s.length > 0).join('\n');
     });
   }
@@ -492,7 +564,12 @@ class Workbench {
     await this.statusItem().locator('a, .statusbar-item-label').first().hover();
     const deadline = Date.now() + 6000;
     while (Date.now() < deadline) {
-      const text = await this.page.evaluate(() => [...document.querySelectorAll('.workbench-hover, .monaco-hover:not(.hidden)')].map((e) => e.textContent ?? '').join(' ').trim());
+      const text = await this.page.evaluate(() =>
+        [...document.querySelectorAll('.workbench-hover, .monaco-hover:not(.hidden)')]
+          .map((e) => e.textContent ?? '')
+          .join(' ')
+          .trim(),
+      );
       if (text) return text;
       await sleep(200);
     }
@@ -502,7 +579,9 @@ class Workbench {
   /** Ctrl+F in the active editor: the find widget's match count ("1 of 3", "No results"). */
   async findCount(text) {
     await this.page.keyboard.press('Control+F');
-    const input = this.page.locator('.editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input').first();
+    const input = this.page
+      .locator('.editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input')
+      .first();
     await input.waitFor({ state: 'visible', timeout: 5_000 });
     await input.fill(text);
     await sleep(500);
@@ -516,7 +595,10 @@ class Workbench {
       const lines = await this.page.evaluate(() => {
         const editor = document.querySelector('.editor-group-container.active .monaco-editor');
         const rows = [...(editor?.querySelectorAll('.view-lines .view-line') ?? [])];
-        return rows.map((r) => ({ top: parseFloat(r.style.top || '0'), text: (r.textContent ?? '').replace(/\u00a0/g, ' ') })).sort((a, b) => a.top - b.top).map((r) => r.text);
+        return rows
+          .map((r) => ({ top: parseFloat(r.style.top || '0'), text: (r.textContent ?? '').replace(/\u00a0/g, ' ') }))
+          .sort((a, b) => a.top - b.top)
+          .map((r) => r.text);
       });
       seen.push(...lines);
       if (i + 1 < pages) {
@@ -535,7 +617,10 @@ class Workbench {
 let currentWorkbench;
 
 /** The checks every run needs (the workbench up, the index ready); with --grep the others run only when their name holds the text. */
-const PREREQUISITES = new Set(['workbench loads with the VSIX installed and the extension activates on a Python file', 'status bar shows indexing progress, then ready']);
+const PREREQUISITES = new Set([
+  'workbench loads with the VSIX installed and the extension activates on a Python file',
+  'status bar shows indexing progress, then ready',
+]);
 
 async function check(name, fn, ms = 60_000) {
   if (args.grep && !PREREQUISITES.has(name) && !name.includes(args.grep)) return;
@@ -547,7 +632,12 @@ async function check(name, fn, ms = 60_000) {
     if (e instanceof Skip) record(name, 'skipped', e.message);
     else {
       const shot = currentWorkbench ? await currentWorkbench.shot(`FAILED-${name.replace(/[^\w]+/g, '-').slice(0, 40)}`) : '';
-      record(name, 'failed', `${e instanceof Error ? e.message.split('\nCall log')[0] : String(e)}${shot ? ` [${shot}]` : ''}`, Date.now() - t);
+      record(
+        name,
+        'failed',
+        `${e instanceof Error ? e.message.split('\nCall log')[0] : String(e)}${shot ? ` [${shot}]` : ''}`,
+        Date.now() - t,
+      );
     }
   }
 }
@@ -572,7 +662,8 @@ async function completionCheck(wb, { file, line, typed, label, diskPath }) {
   await retypeLine(wb, line, typed);
   const ghost = await wb.waitForGhostText(40_000);
   await wb.shot(`${label}-ghost-text`);
-  if (!ghost.trim()) throw new Error(`no ghost text after typing \`${typed}\` at ${file}:${line} (status: ${(await wb.currentStatus())?.text})`);
+  if (!ghost.trim())
+    throw new Error(`no ghost text after typing \`${typed}\` at ${file}:${line} (status: ${(await wb.currentStatus())?.text})`);
   sane(ghost, file, typed);
   await wb.page.keyboard.press('Tab');
   await sleep(300);
@@ -584,8 +675,13 @@ async function completionCheck(wb, { file, line, typed, label, diskPath }) {
   const savedLine = saved.split('\n')[line - 1] ?? '';
   const firstGhostLine = ghost.split('\n')[0].replace(/\u00a0/g, ' ');
   const norm = (s) => s.replace(/\s+/g, ' ').trim();
-  if (!norm(savedLine).startsWith(norm(typed)) || !norm(savedLine + '\n' + saved.split('\n').slice(line).join('\n')).includes(norm(firstGhostLine))) {
-    throw new Error(`saved line ${line} is ${JSON.stringify(savedLine)}; expected ${JSON.stringify(typed)} followed by the ghost text ${JSON.stringify(ghost)}`);
+  if (
+    !norm(savedLine).startsWith(norm(typed)) ||
+    !norm(savedLine + '\n' + saved.split('\n').slice(line).join('\n')).includes(norm(firstGhostLine))
+  ) {
+    throw new Error(
+      `saved line ${line} is ${JSON.stringify(savedLine)}; expected ${JSON.stringify(typed)} followed by the ghost text ${JSON.stringify(ghost)}`,
+    );
   }
   if (after.trim() && after === ghost) throw new Error('Tab did not accept the ghost text (it is still shown)');
   return `ghost text ${JSON.stringify(ghost.length > 80 ? ghost.slice(0, 80) + '…' : ghost)} accepted; saved line: ${JSON.stringify(savedLine.trim())}`;
@@ -611,7 +707,10 @@ async function bodyGhostCheck(wb) {
   // The body as the test model writes it (after the junk filters and the check): one or more whole
   // statements. That body mode wrote it is the next check's (the trace's sketch and elements).
   const lines = rows.map((l) => l.trim()).filter((l) => l.length > 0);
-  if (lines.length < 1 || !/[;}]$/.test(lines.at(-1))) throw new Error(`expected the body as ghost text (whole statements) in the empty body of ${file}:${JAVA_BODY.line + 1}, got ${JSON.stringify(rows)} (status: ${(await wb.currentStatus())?.text})`);
+  if (lines.length < 1 || !/[;}]$/.test(lines.at(-1)))
+    throw new Error(
+      `expected the body as ghost text (whole statements) in the empty body of ${file}:${JAVA_BODY.line + 1}, got ${JSON.stringify(rows)} (status: ${(await wb.currentStatus())?.text})`,
+    );
   return rows;
 }
 
@@ -624,8 +723,9 @@ async function bodyAcceptCheck(wb, diskPath, rows) {
   // deleted asks again with the same text: the server answers from its cache.
   const deadline = Date.now() + 30_000;
   let shown = (await wb.ghostRows()).join('\n');
-  for (let asked = 0; shown !== ghost; ) {
-    if (Date.now() > deadline) throw new Error(`the body suggestion was not shown again: ${JSON.stringify(shown)} instead of ${JSON.stringify(ghost)}`);
+  for (let asked = 0; shown !== ghost;) {
+    if (Date.now() > deadline)
+      throw new Error(`the body suggestion was not shown again: ${JSON.stringify(shown)} instead of ${JSON.stringify(ghost)}`);
     if (asked++ % 50 === 0) {
       await wb.goToLine(JAVA_BODY.line + 1);
       await wb.page.keyboard.press('End');
@@ -645,12 +745,18 @@ async function bodyAcceptCheck(wb, diskPath, rows) {
   const header = saved.findIndex((l) => l.includes(JAVA_BODY.header));
   // The method's closing brace: the first line after the header that is `}` at the header's indentation.
   const close = saved.findIndex((l, i) => i > header && l === '    }');
-  const body = saved.slice(header + 1, close < 0 ? undefined : close).map((l) => l.trim()).filter((l) => l.length > 0);
+  const body = saved
+    .slice(header + 1, close < 0 ? undefined : close)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   // Every ghost row, in order, inside the method (the screen may render a long line only in part: compare by prefix).
   let at = 0;
   for (const line of ghostLines) {
     const found = body.findIndex((b, i) => i >= at && b.startsWith(line));
-    if (found < 0) throw new Error(`the saved method lacks the ghost line ${JSON.stringify(line)}; saved body: ${JSON.stringify(body)}; ghost: ${JSON.stringify(ghost)}`);
+    if (found < 0)
+      throw new Error(
+        `the saved method lacks the ghost line ${JSON.stringify(line)}; saved body: ${JSON.stringify(body)}; ghost: ${JSON.stringify(ghost)}`,
+      );
     at = found + 1;
   }
   if (after.trim() && after === ghost) throw new Error('Tab did not accept the ghost text (it is still shown)');
@@ -663,155 +769,251 @@ async function uiChecks(wb, env) {
   const javaApp = join(env.ws, 'javashop', 'src', 'main', 'java', 'com', 'example', 'shop', 'App.java');
   let workbenchUp = false;
 
-  await check('workbench loads with the VSIX installed and the extension activates on a Python file', async () => {
-    await page.goto(`${env.url}/?workspace=${encodeURIComponent(env.workspaceFile)}`, { waitUntil: 'domcontentloaded' });
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    await page.locator('.explorer-folders-view, .welcome-view, .pane-body').first().waitFor({ timeout: 60_000 });
-    await sleep(1500);
-    await wb.openFile('pyshop/app/main.py');
-    await wb.statusItem().waitFor({ timeout: 60_000 });
-    workbenchUp = true;
-    await wb.shot('workbench-extension-active');
-    return `status bar item: ${JSON.stringify((await wb.currentStatus())?.text)}`;
-  }, 120_000);
+  await check(
+    'workbench loads with the VSIX installed and the extension activates on a Python file',
+    async () => {
+      await page.goto(`${env.url}/?workspace=${encodeURIComponent(env.workspaceFile)}`, { waitUntil: 'domcontentloaded' });
+      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      await page.locator('.explorer-folders-view, .welcome-view, .pane-body').first().waitFor({ timeout: 60_000 });
+      await sleep(1500);
+      await wb.openFile('pyshop/app/main.py');
+      await wb.statusItem().waitFor({ timeout: 60_000 });
+      workbenchUp = true;
+      await wb.shot('workbench-extension-active');
+      return `status bar item: ${JSON.stringify((await wb.currentStatus())?.text)}`;
+    },
+    120_000,
+  );
   if (!workbenchUp) throw new Error('the workbench did not come up; the remaining UI checks cannot run');
 
-  await check('status bar shows indexing progress, then ready', async () => {
-    const ready = await wb.waitForStatus((s) => /codicon-check/.test(s.icon) || /CodeRAG ·/.test(s.text), 90_000, 'ready');
-    // Folders index one after another: a first "ready" may come before the larger folder starts,
-    // so wait (bounded) until the log holds an indexing state followed by a ready one.
-    const isIndexing = (s) => /codicon-sync/.test(s.icon) || /\d+\/\d+/.test(s.text);
-    const deadline = Date.now() + 60_000;
-    let seen = await wb.statusLog();
-    let readyAt = -1;
-    let indexing = [];
-    for (;;) {
-      indexing = seen.filter(isIndexing);
-      const firstIndexing = indexing.length > 0 ? seen.indexOf(indexing[0]) : -1;
-      readyAt = firstIndexing < 0 ? -1 : seen.findIndex((s, i) => i > firstIndexing && /codicon-check/.test(s.icon));
-      if (readyAt >= 0 || Date.now() > deadline) break;
-      await sleep(250);
-      seen = await wb.statusLog();
-    }
-    await wb.shot('status-ready');
-    const texts = [...new Set(seen.map((s) => `${s.text} [${s.icon}]`))];
-    if (indexing.length === 0) throw new Error(`ready (${ready.text}) but no indexing state was ever shown; status texts seen: ${texts.join(' -> ')}; window progress: ${[...new Set((await wb.progressLog()).map((s) => s.text))].join(' -> ') || 'none'}`);
-    if (readyAt < 0) throw new Error(`ready was not shown after indexing: ${texts.join(' -> ')}`);
-    const progress = [...new Set((await wb.progressLog()).map((s) => s.text))];
-    return `status item: ${texts.join(' -> ')}; window progress: ${progress.join(' -> ') || 'none'}`;
-  }, 100_000);
+  await check(
+    'status bar shows indexing progress, then ready',
+    async () => {
+      const ready = await wb.waitForStatus((s) => /codicon-check/.test(s.icon) || /CodeRAG ·/.test(s.text), 90_000, 'ready');
+      // Folders index one after another: a first "ready" may come before the larger folder starts,
+      // so wait (bounded) until the log holds an indexing state followed by a ready one.
+      const isIndexing = (s) => /codicon-sync/.test(s.icon) || /\d+\/\d+/.test(s.text);
+      const deadline = Date.now() + 60_000;
+      let seen = await wb.statusLog();
+      let readyAt = -1;
+      let indexing = [];
+      for (;;) {
+        indexing = seen.filter(isIndexing);
+        const firstIndexing = indexing.length > 0 ? seen.indexOf(indexing[0]) : -1;
+        readyAt = firstIndexing < 0 ? -1 : seen.findIndex((s, i) => i > firstIndexing && /codicon-check/.test(s.icon));
+        if (readyAt >= 0 || Date.now() > deadline) break;
+        await sleep(250);
+        seen = await wb.statusLog();
+      }
+      await wb.shot('status-ready');
+      const texts = [...new Set(seen.map((s) => `${s.text} [${s.icon}]`))];
+      if (indexing.length === 0)
+        throw new Error(
+          `ready (${ready.text}) but no indexing state was ever shown; status texts seen: ${texts.join(' -> ')}; window progress: ${[...new Set((await wb.progressLog()).map((s) => s.text))].join(' -> ') || 'none'}`,
+        );
+      if (readyAt < 0) throw new Error(`ready was not shown after indexing: ${texts.join(' -> ')}`);
+      const progress = [...new Set((await wb.progressLog()).map((s) => s.text))];
+      return `status item: ${texts.join(' -> ')}; window progress: ${progress.join(' -> ') || 'none'}`;
+    },
+    100_000,
+  );
 
-  await check('Python: typing where a cross-file definition is needed shows ghost text; Tab accepts; the saved file has it', () =>
-    completionCheck(wb, { file: 'pyshop/app/main.py', line: PY_LINE, typed: PY_TYPED, label: 'python', diskPath: pyMain }), 90_000);
+  await check(
+    'Python: typing where a cross-file definition is needed shows ghost text; Tab accepts; the saved file has it',
+    () => completionCheck(wb, { file: 'pyshop/app/main.py', line: PY_LINE, typed: PY_TYPED, label: 'python', diskPath: pyMain }),
+    90_000,
+  );
 
-  await check('"CodeRAG: Explain Last Completion" shows the retrieved snippets with their paths', async () => {
-    await wb.runCommand('CodeRAG: Explain Last Completion');
-    await page.locator('.editor-group-container.active .tabs-container .tab.active', { hasText: /trace/i }).first().waitFor({ timeout: 20_000 });
-    await sleep(800);
-    const text = await wb.editorText(8);
-    await wb.goToLine(1);
-    // The whole trace document, not just the rendered lines: the find widget counts the matches.
-    const count = await wb.findCount('pyshop/services/checkout.py');
-    await wb.shot('explain-last-completion');
-    await page.keyboard.press('Escape');
-    const paths = [...new Set(text.match(/[\w./-]+\.(?:py|java)\b/g) ?? [])];
-    await page.keyboard.press('Control+W');
-    if (!/\d+ of \d+/.test(count)) throw new Error(`the trace view never names pyshop/services/checkout.py (find: ${JSON.stringify(count)}; paths on its first screens: ${paths.join(', ') || 'none'}); first lines: ${JSON.stringify(text.slice(0, 300))}`);
-    return `pyshop/services/checkout.py found in the trace (${count}); paths on its first screens: ${paths.slice(0, 8).join(', ')}`;
-  }, 60_000);
+  await check(
+    '"CodeRAG: Explain Last Completion" shows the retrieved snippets with their paths',
+    async () => {
+      await wb.runCommand('CodeRAG: Explain Last Completion');
+      await page
+        .locator('.editor-group-container.active .tabs-container .tab.active', { hasText: /trace/i })
+        .first()
+        .waitFor({ timeout: 20_000 });
+      await sleep(800);
+      const text = await wb.editorText(8);
+      await wb.goToLine(1);
+      // The whole trace document, not just the rendered lines: the find widget counts the matches.
+      const count = await wb.findCount('pyshop/services/checkout.py');
+      await wb.shot('explain-last-completion');
+      await page.keyboard.press('Escape');
+      const paths = [...new Set(text.match(/[\w./-]+\.(?:py|java)\b/g) ?? [])];
+      await page.keyboard.press('Control+W');
+      if (!/\d+ of \d+/.test(count))
+        throw new Error(
+          `the trace view never names pyshop/services/checkout.py (find: ${JSON.stringify(count)}; paths on its first screens: ${paths.join(', ') || 'none'}); first lines: ${JSON.stringify(text.slice(0, 300))}`,
+        );
+      return `pyshop/services/checkout.py found in the trace (${count}); paths on its first screens: ${paths.slice(0, 8).join(', ')}`;
+    },
+    60_000,
+  );
 
-  await check('Java: typing where a cross-file definition is needed shows ghost text; Tab accepts; the saved file has it', () =>
-    completionCheck(wb, { file: 'javashop/src/main/java/com/example/shop/App.java', line: 19, typed: 'CheckoutService service = new CheckoutService(', label: 'java', diskPath: javaApp }), 90_000);
+  await check(
+    'Java: typing where a cross-file definition is needed shows ghost text; Tab accepts; the saved file has it',
+    () =>
+      completionCheck(wb, {
+        file: 'javashop/src/main/java/com/example/shop/App.java',
+        line: 19,
+        typed: 'CheckoutService service = new CheckoutService(',
+        label: 'java',
+        diskPath: javaApp,
+      }),
+    90_000,
+  );
 
   // Body mode: the ghost text, then the explain command while it is shown, then Tab and save.
   const javaBodyFile = join(env.ws, 'javashop', JAVA_BODY.file);
   let bodyRows;
-  await check('Java: an empty method body shows its body as ghost text', async () => {
-    bodyRows = await bodyGhostCheck(wb);
-    return `${bodyRows.filter((r) => r.trim()).length} rows: ${JSON.stringify(bodyRows.join(' ⏎ ').slice(0, 160))}`;
-  }, 90_000);
+  await check(
+    'Java: an empty method body shows its body as ghost text',
+    async () => {
+      bodyRows = await bodyGhostCheck(wb);
+      return `${bodyRows.filter((r) => r.trim()).length} rows: ${JSON.stringify(bodyRows.join(' ⏎ ').slice(0, 160))}`;
+    },
+    90_000,
+  );
 
-  await check('"CodeRAG: Explain Last Completion" on the body suggestion shows its sketch, the elements found and their usages', async () => {
-    if (!bodyRows) throw new Error('no body ghost text was shown (see the check above)');
-    await wb.runCommand('CodeRAG: Explain Last Completion');
-    await page.locator('.editor-group-container.active .tabs-container .tab.active', { hasText: /trace/i }).first().waitFor({ timeout: 20_000 });
-    await sleep(800);
-    await wb.goToLine(1);
-    const counts = {};
-    // The usages come from other files than the target's (service/CheckoutService.java): model/ holds them.
-    for (const text of ['body mode', '## Body (Rambo)', 'Sketch:', 'Elements found', 'Usages:', 'src/main/java/com/example/shop/model/']) {
-      counts[text] = await wb.findCount(text);
-      await page.keyboard.press('Escape');
-    }
-    await wb.shot('explain-body-completion');
-    await page.keyboard.press('Control+W');
-    await sleep(500);
-    const missing = Object.entries(counts).filter(([, c]) => !/\d+ of \d+/.test(c)).map(([h]) => h);
-    if (missing.length > 0) throw new Error(`the trace view lacks ${missing.map((h) => JSON.stringify(h)).join(', ')} (find: ${JSON.stringify(counts)})`);
-    return `found ${Object.entries(counts).map(([h, c]) => `${JSON.stringify(h)} (${c})`).join(', ')}`;
-  }, 60_000);
+  await check(
+    '"CodeRAG: Explain Last Completion" on the body suggestion shows its sketch, the elements found and their usages',
+    async () => {
+      if (!bodyRows) throw new Error('no body ghost text was shown (see the check above)');
+      await wb.runCommand('CodeRAG: Explain Last Completion');
+      await page
+        .locator('.editor-group-container.active .tabs-container .tab.active', { hasText: /trace/i })
+        .first()
+        .waitFor({ timeout: 20_000 });
+      await sleep(800);
+      await wb.goToLine(1);
+      const counts = {};
+      // The usages come from other files than the target's (service/CheckoutService.java): model/ holds them.
+      for (const text of [
+        'body mode',
+        '## Body (Rambo)',
+        'Sketch:',
+        'Elements found',
+        'Usages:',
+        'src/main/java/com/example/shop/model/',
+      ]) {
+        counts[text] = await wb.findCount(text);
+        await page.keyboard.press('Escape');
+      }
+      await wb.shot('explain-body-completion');
+      await page.keyboard.press('Control+W');
+      await sleep(500);
+      const missing = Object.entries(counts)
+        .filter(([, c]) => !/\d+ of \d+/.test(c))
+        .map(([h]) => h);
+      if (missing.length > 0)
+        throw new Error(`the trace view lacks ${missing.map((h) => JSON.stringify(h)).join(', ')} (find: ${JSON.stringify(counts)})`);
+      return `found ${Object.entries(counts)
+        .map(([h, c]) => `${JSON.stringify(h)} (${c})`)
+        .join(', ')}`;
+    },
+    60_000,
+  );
 
   await check('Java: Tab accepts the body whole; the saved method has it', () => bodyAcceptCheck(wb, javaBodyFile, bodyRows), 60_000);
 
-  await check('"CodeRAG: Rebuild Repository Index" shows a progress notification that finishes', async () => {
-    const before = (await wb.toasts()).length;
-    await wb.runCommand('CodeRAG: Rebuild Repository Index');
-    const progressToast = page.locator('.notifications-toasts .notification-toast', { hasText: /Rebuilding repository index/i }).first();
-    // Let the toast finish sliding in (it may already be done: the recorder saw it either way).
-    if (await progressToast.waitFor({ timeout: 15_000 }).then(() => true, () => false)) await sleep(300);
-    await wb.shot('rebuild-index-progress');
-    const done = page.locator('.notifications-toasts .notification-toast', { hasText: /index rebuilt/i }).first();
-    await done.waitFor({ timeout: 60_000 });
-    await wb.shot('rebuild-index-done');
-    const toasts = (await wb.toasts()).slice(before);
-    if (!toasts.some((t) => /Rebuilding repository index/i.test(t.message))) throw new Error(`no progress notification was seen (toasts: ${toasts.map((t) => t.message).join(' | ')})`);
-    const finished = toasts.find((t) => /index rebuilt/i.test(t.message));
-    await page.keyboard.press('Escape');
-    return `progress shown, then ${JSON.stringify(finished?.message)}`;
-  }, 90_000);
+  await check(
+    '"CodeRAG: Rebuild Repository Index" shows a progress notification that finishes',
+    async () => {
+      const before = (await wb.toasts()).length;
+      await wb.runCommand('CodeRAG: Rebuild Repository Index');
+      const progressToast = page.locator('.notifications-toasts .notification-toast', { hasText: /Rebuilding repository index/i }).first();
+      // Let the toast finish sliding in (it may already be done: the recorder saw it either way).
+      if (
+        await progressToast.waitFor({ timeout: 15_000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        await sleep(300);
+      await wb.shot('rebuild-index-progress');
+      const done = page.locator('.notifications-toasts .notification-toast', { hasText: /index rebuilt/i }).first();
+      await done.waitFor({ timeout: 60_000 });
+      await wb.shot('rebuild-index-done');
+      const toasts = (await wb.toasts()).slice(before);
+      if (!toasts.some((t) => /Rebuilding repository index/i.test(t.message)))
+        throw new Error(`no progress notification was seen (toasts: ${toasts.map((t) => t.message).join(' | ')})`);
+      const finished = toasts.find((t) => /index rebuilt/i.test(t.message));
+      await page.keyboard.press('Escape');
+      return `progress shown, then ${JSON.stringify(finished?.message)}`;
+    },
+    90_000,
+  );
 
-  await check('clicking the status-bar item switches the reranker (LLM <-> distilled) and the status text shows it', async () => {
-    await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 30_000, 'ready before toggling');
-    const first = (await wb.currentStatus()).text;
-    await wb.statusItem().click();
-    const second = await wb.waitForStatus((s) => s.text !== first && /llm|distilled/i.test(s.text), 20_000, 'after the first click');
-    await wb.shot('reranker-toggled-1');
-    await wb.statusItem().click();
-    const third = await wb.waitForStatus((s) => s.text !== second.text && /llm|distilled/i.test(s.text), 20_000, 'after the second click');
-    await wb.shot('reranker-toggled-2');
-    const name = (t) => (/llm/i.test(t) ? 'llm' : /distilled/i.test(t) ? 'distilled' : '?');
-    if (name(second.text) === name(first) || name(third.text) !== name(first)) throw new Error(`status went ${first} -> ${second.text} -> ${third.text}`);
-    return `status: ${first} -> ${second.text} -> ${third.text}`;
-  }, 60_000);
+  await check(
+    'clicking the status-bar item switches the reranker (LLM <-> distilled) and the status text shows it',
+    async () => {
+      await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 30_000, 'ready before toggling');
+      const first = (await wb.currentStatus()).text;
+      await wb.statusItem().click();
+      const second = await wb.waitForStatus((s) => s.text !== first && /llm|distilled/i.test(s.text), 20_000, 'after the first click');
+      await wb.shot('reranker-toggled-1');
+      await wb.statusItem().click();
+      const third = await wb.waitForStatus(
+        (s) => s.text !== second.text && /llm|distilled/i.test(s.text),
+        20_000,
+        'after the second click',
+      );
+      await wb.shot('reranker-toggled-2');
+      const name = (t) => (/llm/i.test(t) ? 'llm' : /distilled/i.test(t) ? 'distilled' : '?');
+      if (name(second.text) === name(first) || name(third.text) !== name(first))
+        throw new Error(`status went ${first} -> ${second.text} -> ${third.text}`);
+      return `status: ${first} -> ${second.text} -> ${third.text}`;
+    },
+    60_000,
+  );
 
-  await check('stopping the model server shows a clear "model unreachable" status without error pop-up storms; restarting it recovers', async () => {
-    await env.model.command('down');
-    const toastsBefore = (await wb.toasts()).length;
-    await wb.openFile('pyshop/app/main.py');
-    // Several completion attempts while the server is down: one status change, no pile of error toasts.
-    for (const [i, typed] of ['receipt = service.', 'receipt = service.check', 'receipt = service.checkout('].entries()) {
-      await retypeLine(wb, 20, typed);
-      if (i === 0) await wb.waitForStatus((s) => /codicon-warning|unreachable|model/i.test(`${s.icon} ${s.text}`) && !/codicon-check/.test(s.icon), 30_000, 'model problem after stopping the server').catch(() => undefined);
-      await sleep(1500);
-    }
-    const down = await wb.waitForStatus((s) => !/codicon-check/.test(s.icon) && /warning|error|unreachable|model/i.test(`${s.icon} ${s.text}`), 20_000, 'model problem state');
-    const tooltip = await wb.statusTooltip();
-    await wb.shot('model-unreachable');
-    const toasts = (await wb.toasts()).slice(toastsBefore).filter((t) => t.severity !== 'info');
-    const problems = [];
-    if (toasts.length > 1) problems.push(`${toasts.length} warning/error pop-ups while down: ${toasts.map((t) => t.message).join(' | ')}`);
-    if (!/unreachable|not reachable|refused|cannot reach|can't reach/i.test(`${down.text} ${tooltip}`)) problems.push(`neither the status text ${JSON.stringify(down.text)} nor its tooltip ${JSON.stringify(tooltip.slice(0, 200))} says the model is unreachable`);
-    await page.mouse.move(10, 10);
-    await env.model.command('up');
-    await retypeLine(wb, PY_LINE, PY_TYPED);
-    const ghost = sane(await wb.waitForGhostText(40_000), 'pyshop/app/main.py', PY_TYPED);
-    const recovered = await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 30_000, 'recovery after restarting the server');
-    await wb.shot('model-recovered');
-    if (!ghost.trim()) problems.push('no ghost text after the server came back');
-    if (problems.length > 0) throw new Error(problems.join('; '));
-    await page.keyboard.press('Escape');
-    return `down: ${JSON.stringify(down.text)} (tooltip: ${JSON.stringify(tooltip.slice(0, 120))}); pop-ups while down: ${toasts.length}; after restart: ${JSON.stringify(recovered.text)} with ghost text`;
-  }, 120_000);
+  await check(
+    'stopping the model server shows a clear "model unreachable" status without error pop-up storms; restarting it recovers',
+    async () => {
+      await env.model.command('down');
+      const toastsBefore = (await wb.toasts()).length;
+      await wb.openFile('pyshop/app/main.py');
+      // Several completion attempts while the server is down: one status change, no pile of error toasts.
+      for (const [i, typed] of ['receipt = service.', 'receipt = service.check', 'receipt = service.checkout('].entries()) {
+        await retypeLine(wb, 20, typed);
+        if (i === 0)
+          await wb
+            .waitForStatus(
+              (s) => /codicon-warning|unreachable|model/i.test(`${s.icon} ${s.text}`) && !/codicon-check/.test(s.icon),
+              30_000,
+              'model problem after stopping the server',
+            )
+            .catch(() => undefined);
+        await sleep(1500);
+      }
+      const down = await wb.waitForStatus(
+        (s) => !/codicon-check/.test(s.icon) && /warning|error|unreachable|model/i.test(`${s.icon} ${s.text}`),
+        20_000,
+        'model problem state',
+      );
+      const tooltip = await wb.statusTooltip();
+      await wb.shot('model-unreachable');
+      const toasts = (await wb.toasts()).slice(toastsBefore).filter((t) => t.severity !== 'info');
+      const problems = [];
+      if (toasts.length > 1)
+        problems.push(`${toasts.length} warning/error pop-ups while down: ${toasts.map((t) => t.message).join(' | ')}`);
+      if (!/unreachable|not reachable|refused|cannot reach|can't reach/i.test(`${down.text} ${tooltip}`))
+        problems.push(
+          `neither the status text ${JSON.stringify(down.text)} nor its tooltip ${JSON.stringify(tooltip.slice(0, 200))} says the model is unreachable`,
+        );
+      await page.mouse.move(10, 10);
+      await env.model.command('up');
+      await retypeLine(wb, PY_LINE, PY_TYPED);
+      const ghost = sane(await wb.waitForGhostText(40_000), 'pyshop/app/main.py', PY_TYPED);
+      const recovered = await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 30_000, 'recovery after restarting the server');
+      await wb.shot('model-recovered');
+      if (!ghost.trim()) problems.push('no ghost text after the server came back');
+      if (problems.length > 0) throw new Error(problems.join('; '));
+      await page.keyboard.press('Escape');
+      return `down: ${JSON.stringify(down.text)} (tooltip: ${JSON.stringify(tooltip.slice(0, 120))}); pop-ups while down: ${toasts.length}; after restart: ${JSON.stringify(recovered.text)} with ghost text`;
+    },
+    120_000,
+  );
 }
 
 /** The extension-host mocha suite (test/e2e/suite) in code-server, through the extensionTestsPath payload. */
@@ -832,13 +1034,18 @@ async function hostChecks(context, env) {
   const page = await context.newPage();
   let exitCode;
   const exited = new Promise((resolve) => {
-    page.exposeFunction('codeAutomationExit', (code) => {
-      exitCode = code;
-      resolve(code);
-    }).catch((e) => log(`exposeFunction failed: ${e.message}`));
+    page
+      .exposeFunction('codeAutomationExit', (code) => {
+        exitCode = code;
+        resolve(code);
+      })
+      .catch((e) => log(`exposeFunction failed: ${e.message}`));
   });
   const t = Date.now();
-  await page.goto(`${env.url}/?folder=${encodeURIComponent(join(env.ws, 'pyshop'))}&payload=${encodeURIComponent(JSON.stringify(payload))}`, { waitUntil: 'domcontentloaded' });
+  await page.goto(
+    `${env.url}/?folder=${encodeURIComponent(join(env.ws, 'pyshop'))}&payload=${encodeURIComponent(JSON.stringify(payload))}`,
+    { waitUntil: 'domcontentloaded' },
+  );
   try {
     await withTimeout(exited, 150_000, 'extension-host suite');
     log(`extension-host suite exited with code ${exitCode}`);
@@ -854,8 +1061,15 @@ async function hostChecks(context, env) {
     return;
   }
   const outcome = JSON.parse(readFileSync(resultsFile, 'utf8'));
-  for (const r of outcome.tests) record(`host: ${r.title}`, r.state === 'passed' ? 'passed' : r.state === 'pending' ? 'skipped' : 'failed', r.error ?? '', r.duration ?? 0);
-  if (exitCode !== undefined && exitCode !== 0 && outcome.tests.every((r) => r.state !== 'failed')) record('extension-host suite exit', 'failed', `exit code ${exitCode}`);
+  for (const r of outcome.tests)
+    record(
+      `host: ${r.title}`,
+      r.state === 'passed' ? 'passed' : r.state === 'pending' ? 'skipped' : 'failed',
+      r.error ?? '',
+      r.duration ?? 0,
+    );
+  if (exitCode !== undefined && exitCode !== 0 && outcome.tests.every((r) => r.state !== 'failed'))
+    record('extension-host suite exit', 'failed', `exit code ${exitCode}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -873,7 +1087,8 @@ function readmeOllamaSteps() {
   const required = section.slice(0, section.indexOf('Optionally') < 0 ? undefined : section.indexOf('Optionally'));
   const pulls = [...required.matchAll(/^ollama pull (\S+)$/gm)].map((m) => m[1]);
   const settingsBlock = blocks.find((b) => b.lang === 'jsonc' && required.includes(b.body));
-  if (pulls.length === 0 || !settingsBlock) throw new Error(`README's Ollama section lacks its pull command or its settings block (pulls: ${pulls.join(', ')})`);
+  if (pulls.length === 0 || !settingsBlock)
+    throw new Error(`README's Ollama section lacks its pull command or its settings block (pulls: ${pulls.join(', ')})`);
   const settings = JSON.parse(settingsBlock.body.replace(/^\s*\/\/.*$/gm, ''));
   return { pulls, settings };
 }
@@ -885,111 +1100,160 @@ function readmeOllamaSteps() {
  * Photographs the walkthrough and the settings page on the way.
  */
 async function readmeChecks(context, env) {
-  const name = 'README: install the VSIX, connect "Ollama" with the README\'s pull command and settings, open the walkthrough and the settings page, get a suggestion';
+  const name =
+    'README: install the VSIX, connect "Ollama" with the README\'s pull command and settings, open the walkthrough and the settings page, get a suggestion';
   const tmp = mkdtempSync(join(env.tmp, 'readme-'));
   let model;
   let codeServer;
-  await check(name, async () => {
-    const steps = readmeOllamaSteps();
-    // Ollama with nothing pulled yet; `ollama pull NAME` is POST /api/pull on it.
-    model = await startModelServer([], 'readme-model-server.log');
-    for (const pull of steps.pulls) {
-      const r = await fetch(`${model.url}/api/pull`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: pull, stream: false }) });
-      if (!r.ok) throw new Error(`ollama pull ${pull} against the test server: HTTP ${r.status}`);
-    }
-    const settings = { ...steps.settings, 'coderag.ollama.host': model.url };
-    const userData = join(tmp, 'user-data');
-    mkdirSync(join(userData, 'User'), { recursive: true });
-    writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-    const extensions = join(tmp, 'extensions');
-    const ws = join(tmp, 'ws');
-    cpSync(join(root, 'test', 'fixtures', 'pyshop'), join(ws, 'pyshop'), { recursive: true });
-    const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', env.config];
-    // `code --install-extension FILE.vsix`, as code-server spells it.
-    sh(process.execPath, [env.entry, ...common, '--install-extension', env.vsix], { env: env.processEnv });
-    const port = await freePort();
-    codeServer = startChild(process.execPath, [env.entry, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', ...common, join(ws, 'pyshop')], { env: env.processEnv, cwd: tmp }, join(artifacts, 'readme-code-server.log'));
-    const url = `http://127.0.0.1:${port}`;
-    await waitForHealth(url, 30_000);
-    const page = await context.newPage();
-    await page.addInitScript(recorderScript);
-    const wb = new Workbench(page, ws);
-    const previous = currentWorkbench;
-    currentWorkbench = wb;
-    try {
-      await page.goto(`${url}/?folder=${encodeURIComponent(join(ws, 'pyshop'))}`, { waitUntil: 'domcontentloaded' });
-      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-      await sleep(1500);
-      await wb.openFile('pyshop/app/main.py');
-      await wb.statusItem().waitFor({ timeout: 60_000 });
-      // The walkthrough, as a new user finds it in the Command Palette.
-      // The picker lists walkthroughs once the workbench has read the extensions' contributions: on a
-      // cold, loaded machine that took longer than 15 s once (CI), so the picker is opened
-      // a second time before the check fails.
-      for (let attempt = 1; ; attempt++) {
-        await wb.quickInput('F1', '>Welcome: Open Walkthrough', 'Open Walkthrough');
-        const input = page.locator('.quick-input-widget .quick-input-box input');
-        await input.waitFor({ state: 'visible', timeout: 10_000 });
-        await input.fill('CodeRAG');
-        const listed = await page
-          .locator('.quick-input-widget .monaco-list-row', { hasText: 'Get started with CodeRAG' })
+  await check(
+    name,
+    async () => {
+      const steps = readmeOllamaSteps();
+      // Ollama with nothing pulled yet; `ollama pull NAME` is POST /api/pull on it.
+      model = await startModelServer([], 'readme-model-server.log');
+      for (const pull of steps.pulls) {
+        const r = await fetch(`${model.url}/api/pull`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: pull, stream: false }),
+        });
+        if (!r.ok) throw new Error(`ollama pull ${pull} against the test server: HTTP ${r.status}`);
+      }
+      const settings = { ...steps.settings, 'coderag.ollama.host': model.url };
+      const userData = join(tmp, 'user-data');
+      mkdirSync(join(userData, 'User'), { recursive: true });
+      writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+      const extensions = join(tmp, 'extensions');
+      const ws = join(tmp, 'ws');
+      cpSync(join(root, 'test', 'fixtures', 'pyshop'), join(ws, 'pyshop'), { recursive: true });
+      const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', env.config];
+      // `code --install-extension FILE.vsix`, as code-server spells it.
+      sh(process.execPath, [env.entry, ...common, '--install-extension', env.vsix], { env: env.processEnv });
+      const port = await freePort();
+      codeServer = startChild(
+        process.execPath,
+        [
+          env.entry,
+          '--bind-addr',
+          `127.0.0.1:${port}`,
+          '--auth',
+          'none',
+          '--disable-telemetry',
+          '--disable-update-check',
+          '--disable-workspace-trust',
+          ...common,
+          join(ws, 'pyshop'),
+        ],
+        { env: env.processEnv, cwd: tmp },
+        join(artifacts, 'readme-code-server.log'),
+      );
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHealth(url, 30_000);
+      const page = await context.newPage();
+      await page.addInitScript(recorderScript);
+      const wb = new Workbench(page, ws);
+      const previous = currentWorkbench;
+      currentWorkbench = wb;
+      try {
+        await page.goto(`${url}/?folder=${encodeURIComponent(join(ws, 'pyshop'))}`, { waitUntil: 'domcontentloaded' });
+        await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+        await sleep(1500);
+        await wb.openFile('pyshop/app/main.py');
+        await wb.statusItem().waitFor({ timeout: 60_000 });
+        // The walkthrough, as a new user finds it in the Command Palette.
+        // The picker lists walkthroughs once the workbench has read the extensions' contributions: on a
+        // cold, loaded machine that took longer than 15 s once (CI), so the picker is opened
+        // a second time before the check fails.
+        for (let attempt = 1; ; attempt++) {
+          await wb.quickInput('F1', '>Welcome: Open Walkthrough', 'Open Walkthrough');
+          const input = page.locator('.quick-input-widget .quick-input-box input');
+          await input.waitFor({ state: 'visible', timeout: 10_000 });
+          await input.fill('CodeRAG');
+          const listed = await page
+            .locator('.quick-input-widget .monaco-list-row', { hasText: 'Get started with CodeRAG' })
+            .first()
+            .waitFor({ timeout: 15_000 })
+            .then(
+              () => true,
+              (e) => (attempt >= 2 ? Promise.reject(e) : false),
+            );
+          if (listed) break;
+          log('the walkthrough picker did not list CodeRAG within 15 s: opening it again');
+          await page.keyboard.press('Escape');
+          await sleep(3000);
+        }
+        await page.keyboard.press('Enter');
+        const walkthrough = page.locator('.gettingStartedContainer, .getting-started-category').first();
+        await walkthrough.waitFor({ timeout: 20_000 });
+        await page.locator('text=Connect a model, or use the shipped one').first().waitFor({ timeout: 20_000 });
+        // The step's page (markdown) renders in a webview beside the steps; give it time to paint.
+        await page
+          .locator('.gettingStartedContainer iframe, .getting-started-media iframe, .gettingStartedSlide .getting-started-media')
           .first()
-          .waitFor({ timeout: 15_000 })
-          .then(() => true, (e) => (attempt >= 2 ? Promise.reject(e) : false));
-        if (listed) break;
-        log('the walkthrough picker did not list CodeRAG within 15 s: opening it again');
+          .waitFor({ timeout: 10_000 })
+          .catch(() => undefined);
+        await sleep(4000);
+        const walkthroughShot = await wb.shot('readme-walkthrough');
+        const walkthroughText = await page.evaluate(() => document.querySelector('.gettingStartedContainer')?.textContent ?? '');
+        for (const step of [
+          'Connect a model, or use the shipped one',
+          'Open a repository and watch it index',
+          'Accept a suggestion',
+          'Explain a completion',
+        ]) {
+          if (!walkthroughText.includes(step)) throw new Error(`the walkthrough lacks the step "${step}" [${walkthroughShot}]`);
+        }
+        await page.keyboard.press('Control+W');
+        // The settings page, filtered to the extension.
+        await wb.runCommand('Preferences: Open Settings (UI)');
+        // The search box is a small editor: click its visible frame (its textarea sits off-screen), then type.
+        const search = page.locator('.settings-editor .settings-header .suggest-input-container').first();
+        await search.waitFor({ state: 'visible', timeout: 20_000 });
+        await sleep(500);
+        await search.click({ timeout: 5_000 }).catch(() => undefined);
+        // Ctrl+F is the settings editor's own "focus the search" key, whatever the click did.
+        await page.keyboard.press('Control+F');
+        await page.keyboard.press('Control+A');
+        await page.keyboard.type('@ext:coderag.coderag-vscode', { delay: 10 });
+        await page
+          .locator('.settings-editor .setting-item-contents', { hasText: /Provider/ })
+          .first()
+          .waitFor({ timeout: 20_000 });
+        await sleep(1200);
+        const settingsShot = await wb.shot('readme-settings');
+        const shown = await page.evaluate(() =>
+          [...document.querySelectorAll('.settings-editor .setting-item-contents .setting-item-label')].map((e) =>
+            (e.textContent ?? '').trim(),
+          ),
+        );
+        if (!shown.some((t) => /Provider/.test(t)) || !shown.some((t) => /Completion Model/.test(t)))
+          throw new Error(`the settings page does not show the model settings: ${JSON.stringify(shown)} [${settingsShot}]`);
+        await page.keyboard.press('Control+W');
+        // The status bar settles on the model the README connected; then a suggestion.
+        await wb.openFile('pyshop/app/main.py');
+        const ready = await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 120_000, "ready with the README's Ollama settings");
+        await retypeLine(wb, PY_LINE, PY_TYPED);
+        // Default settings: the editor's own word suggestions may open; Escape closes them, the ghost text is asked again.
         await page.keyboard.press('Escape');
-        await sleep(3000);
+        const ghost = await wb.waitForGhostText(60_000);
+        const ghostShot = await wb.shot('readme-ghost-text');
+        sane(ghost, 'pyshop/app/main.py', PY_TYPED);
+        if (!ghost.trim())
+          throw new Error(
+            `no ghost text after typing \`${PY_TYPED}\` with the README's settings (status: ${(await wb.currentStatus())?.text}) [${ghostShot}]`,
+          );
+        const stats = await model.command('stats');
+        const generated = stats.paths.filter((p) => p === '/api/generate').length;
+        if (generated === 0)
+          throw new Error(`the suggestion did not come from the "Ollama" server (its requests: ${[...new Set(stats.paths)].join(', ')})`);
+        return `pulled ${steps.pulls.join(', ')}; settings ${Object.keys(steps.settings).join(', ')}; status ${JSON.stringify(ready.text)}; ghost text ${JSON.stringify(ghost.slice(0, 60))}; ${generated} /api/generate request(s); screenshots ${walkthroughShot}, ${settingsShot}, ${ghostShot}`;
+      } finally {
+        currentWorkbench = previous;
+        await page.close().catch(() => undefined);
       }
-      await page.keyboard.press('Enter');
-      const walkthrough = page.locator('.gettingStartedContainer, .getting-started-category').first();
-      await walkthrough.waitFor({ timeout: 20_000 });
-      await page.locator('text=Connect a model, or use the shipped one').first().waitFor({ timeout: 20_000 });
-      // The step's page (markdown) renders in a webview beside the steps; give it time to paint.
-      await page.locator('.gettingStartedContainer iframe, .getting-started-media iframe, .gettingStartedSlide .getting-started-media').first().waitFor({ timeout: 10_000 }).catch(() => undefined);
-      await sleep(4000);
-      const walkthroughShot = await wb.shot('readme-walkthrough');
-      const walkthroughText = await page.evaluate(() => document.querySelector('.gettingStartedContainer')?.textContent ?? '');
-      for (const step of ['Connect a model, or use the shipped one', 'Open a repository and watch it index', 'Accept a suggestion', 'Explain a completion']) {
-        if (!walkthroughText.includes(step)) throw new Error(`the walkthrough lacks the step "${step}" [${walkthroughShot}]`);
-      }
-      await page.keyboard.press('Control+W');
-      // The settings page, filtered to the extension.
-      await wb.runCommand('Preferences: Open Settings (UI)');
-      // The search box is a small editor: click its visible frame (its textarea sits off-screen), then type.
-      const search = page.locator('.settings-editor .settings-header .suggest-input-container').first();
-      await search.waitFor({ state: 'visible', timeout: 20_000 });
-      await sleep(500);
-      await search.click({ timeout: 5_000 }).catch(() => undefined);
-      // Ctrl+F is the settings editor's own "focus the search" key, whatever the click did.
-      await page.keyboard.press('Control+F');
-      await page.keyboard.press('Control+A');
-      await page.keyboard.type('@ext:coderag.coderag-vscode', { delay: 10 });
-      await page.locator('.settings-editor .setting-item-contents', { hasText: /Provider/ }).first().waitFor({ timeout: 20_000 });
-      await sleep(1200);
-      const settingsShot = await wb.shot('readme-settings');
-      const shown = await page.evaluate(() => [...document.querySelectorAll('.settings-editor .setting-item-contents .setting-item-label')].map((e) => (e.textContent ?? '').trim()));
-      if (!shown.some((t) => /Provider/.test(t)) || !shown.some((t) => /Completion Model/.test(t))) throw new Error(`the settings page does not show the model settings: ${JSON.stringify(shown)} [${settingsShot}]`);
-      await page.keyboard.press('Control+W');
-      // The status bar settles on the model the README connected; then a suggestion.
-      await wb.openFile('pyshop/app/main.py');
-      const ready = await wb.waitForStatus((s) => /codicon-check/.test(s.icon), 120_000, 'ready with the README\'s Ollama settings');
-      await retypeLine(wb, PY_LINE, PY_TYPED);
-      // Default settings: the editor's own word suggestions may open; Escape closes them, the ghost text is asked again.
-      await page.keyboard.press('Escape');
-      const ghost = await wb.waitForGhostText(60_000);
-      const ghostShot = await wb.shot('readme-ghost-text');
-      sane(ghost, 'pyshop/app/main.py', PY_TYPED);
-      if (!ghost.trim()) throw new Error(`no ghost text after typing \`${PY_TYPED}\` with the README's settings (status: ${(await wb.currentStatus())?.text}) [${ghostShot}]`);
-      const stats = await model.command('stats');
-      const generated = stats.paths.filter((p) => p === '/api/generate').length;
-      if (generated === 0) throw new Error(`the suggestion did not come from the "Ollama" server (its requests: ${[...new Set(stats.paths)].join(', ')})`);
-      return `pulled ${steps.pulls.join(', ')}; settings ${Object.keys(steps.settings).join(', ')}; status ${JSON.stringify(ready.text)}; ghost text ${JSON.stringify(ghost.slice(0, 60))}; ${generated} /api/generate request(s); screenshots ${walkthroughShot}, ${settingsShot}, ${ghostShot}`;
-    } finally {
-      currentWorkbench = previous;
-      await page.close().catch(() => undefined);
-    }
-  }, 300_000);
+    },
+    300_000,
+  );
   await model?.command('close').catch(() => undefined);
   if (codeServer && codeServer.exitCode === null) codeServer.kill('SIGTERM');
 }
@@ -1014,15 +1278,41 @@ async function main() {
     const ws = setUpWorkspace(tmp, model.url);
     const home = join(tmp, 'home');
     mkdirSync(home, { recursive: true });
-    const processEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), XDG_CACHE_HOME: join(home, '.cache'), TMPDIR: join(tmp) };
+    const processEnv = {
+      ...process.env,
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, '.config'),
+      XDG_DATA_HOME: join(home, '.local', 'share'),
+      XDG_CACHE_HOME: join(home, '.cache'),
+      TMPDIR: join(tmp),
+    };
     const config = join(tmp, 'code-server.yaml');
     writeFileSync(config, 'auth: none\ncert: false\n');
     const common = ['--user-data-dir', ws.userData, '--extensions-dir', ws.extensions, '--config', config];
     const t = Date.now();
     sh(process.execPath, [entry, ...common, '--install-extension', vsix], { env: processEnv });
-    log(`installed ${relative(root, vsix)} (${(statSync(vsix).size / 1048576).toFixed(1)} MiB) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    log(
+      `installed ${relative(root, vsix)} (${(statSync(vsix).size / 1048576).toFixed(1)} MiB) in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
     const port = await freePort();
-    codeServer = startChild(process.execPath, [entry, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ...common, ws.ws], { env: processEnv, cwd: tmp }, join(artifacts, 'code-server.log'));
+    codeServer = startChild(
+      process.execPath,
+      [
+        entry,
+        '--bind-addr',
+        `127.0.0.1:${port}`,
+        '--auth',
+        'none',
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--disable-getting-started-override',
+        ...common,
+        ws.ws,
+      ],
+      { env: processEnv, cwd: tmp },
+      join(artifacts, 'code-server.log'),
+    );
     const url = `http://127.0.0.1:${port}`;
     await waitForHealth(url, 30_000);
     log(`code-server ${CODE_SERVER_VERSION} at ${url}`);
@@ -1037,7 +1327,16 @@ async function main() {
       executablePath: CHROMIUM,
       headless: !args.headed,
       viewport: { width: 1440, height: 900 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-dev-shm-usage',
+      ],
     });
     try {
       if (args.only === undefined || args.only === 'ui') {

@@ -11,10 +11,15 @@ void test('coderag complete prints a completion with its trace, the prompt holdi
   buildOnce();
   const cache = tempDir();
   try {
-    const r = spawnSync(process.execPath, [cliPath, 'complete', join(fixturesDir, 'pyshop'), 'app/main.py:19:31', '--index-dir', cache.path, '--max-new-tokens', '8'], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [cliPath, 'complete', join(fixturesDir, 'pyshop'), 'app/main.py:19:31', '--index-dir', cache.path, '--max-new-tokens', '8'],
+      { encoding: 'utf8' },
+    );
     assert.ok(r.status === 0 || r.status === 1, r.stderr);
     assert.match(r.stdout, /^(Completion at app\/main\.py:19:31:|No completion at app\/main\.py:19)/);
-    for (const heading of ['## Stages', '## Query', '## Retrieval', '### sparse', '### dataflow', '## Rerank', '## Model', '## Prompt']) assert.ok(r.stdout.includes(heading), heading);
+    for (const heading of ['## Stages', '## Query', '## Retrieval', '### sparse', '### dataflow', '## Rerank', '## Model', '## Prompt'])
+      assert.ok(r.stdout.includes(heading), heading);
     assert.match(r.stdout, /def __init__\(self, cart: Cart, gateway: PaymentGateway \| None = None\)/);
     assert.match(r.stdout, /embedded `/);
     const bad = spawnSync(process.execPath, [cliPath, 'complete', join(fixturesDir, 'pyshop'), 'app/main.py'], { encoding: 'utf8' });

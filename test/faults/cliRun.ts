@@ -3,7 +3,11 @@ import { spawn } from 'node:child_process';
 import { cliPath } from '../helpers/paths';
 
 /** Run the CLI to completion; resolves with its exit code and output. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 120_000,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -19,4 +23,3 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
     });
   });
 }
-

@@ -78,9 +78,15 @@ void test('a non-UTF-8 file name is reported as "file name not UTF-8" (not ENOEN
     const repo = join(dir.path, 'repo');
     mkdirSync(repo);
     writeFileSync(join(repo, 'ok.py'), 'def ok_function():\n    return 1\n');
-    writeFileSync(Buffer.concat([Buffer.from(`${repo}/caf`), Buffer.from([0xe9]), Buffer.from('.py')]), 'def latin1_named():\n    return 1\n');
+    writeFileSync(
+      Buffer.concat([Buffer.from(`${repo}/caf`), Buffer.from([0xe9]), Buffer.from('.py')]),
+      'def latin1_named():\n    return 1\n',
+    );
     writeFileSync(join(repo, 'two\nlines.py'), 'def newline_named():\n    return 1\n');
-    writeFileSync(join(repo, 'late_nul.py'), Buffer.concat([Buffer.from('x = 1\n'.repeat(2000)), Buffer.from([0]), Buffer.from('def after_nul():\n    return 1\n')]));
+    writeFileSync(
+      join(repo, 'late_nul.py'),
+      Buffer.concat([Buffer.from('x = 1\n'.repeat(2000)), Buffer.from([0]), Buffer.from('def after_nul():\n    return 1\n')]),
+    );
     const cache = join(dir.path, 'cache');
     const report = indexJson(repo, cache);
     const reasons = report.skipped.map((s) => s.reason).sort();

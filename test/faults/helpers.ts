@@ -17,7 +17,11 @@ export interface CliRun {
 /** `node bin/coderag.js ...args` on the current source (bundled once per test process). */
 export function coderag(args: string[], env: Record<string, string> = {}): CliRun {
   buildOnce();
-  const r = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', env: { ...process.env, CODERAG_LOG: '', ...env }, timeout: 120_000 });
+  const r = spawnSync(process.execPath, [cliPath, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, CODERAG_LOG: '', ...env },
+    timeout: 120_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -66,7 +70,11 @@ export const INDEX_CORRUPTIONS: { label: string; corrupt: (file: string) => void
     },
     reason: /checksum/,
   },
-  { label: 'foreign-version', corrupt: (f) => writeFileSync(f, readFileSync(f, 'utf8').replace(`"version":${INDEX_FORMAT_VERSION}`, '"version":999')), reason: /version 999/ },
+  {
+    label: 'foreign-version',
+    corrupt: (f) => writeFileSync(f, readFileSync(f, 'utf8').replace(`"version":${INDEX_FORMAT_VERSION}`, '"version":999')),
+    reason: /version 999/,
+  },
   { label: 'garbage', corrupt: (f) => writeFileSync(f, 'not an index at all\n'), reason: /corrupt header/ },
 ];
 
@@ -75,7 +83,10 @@ export function writeManyFiles(root: string, packages: number, perPackage: numbe
   for (let d = 0; d < packages; d++) {
     mkdirSync(join(root, `pkg${d}`), { recursive: true });
     for (let i = 0; i < perPackage; i++) {
-      writeFileSync(join(root, `pkg${d}`, `m${i}.py`), `def func_${d}_${i}(x):\n    return x + ${i}\n\n\nclass C${d}_${i}:\n    def run(self):\n        return func_${d}_${i}(1)\n`);
+      writeFileSync(
+        join(root, `pkg${d}`, `m${i}.py`),
+        `def func_${d}_${i}(x):\n    return x + ${i}\n\n\nclass C${d}_${i}:\n    def run(self):\n        return func_${d}_${i}(1)\n`,
+      );
     }
   }
 }
@@ -95,7 +106,14 @@ export interface TypingRun {
  * character per `intervalMs` on an absolute schedule, requesting a completion after each keystroke;
  * the document is restored afterwards.
  */
-export async function typeIntoLine(lsp: LspSession, uri: string, original: string, line: number, text: string, o: { keystrokes: number; intervalMs: number; firstVersion: number }): Promise<TypingRun> {
+export async function typeIntoLine(
+  lsp: LspSession,
+  uri: string,
+  original: string,
+  line: number,
+  text: string,
+  o: { keystrokes: number; intervalMs: number; firstVersion: number },
+): Promise<TypingRun> {
   const lines = original.split('\n');
   const promises: Array<Promise<InlineCompletionItem[]>> = [];
   const t0 = performance.now();

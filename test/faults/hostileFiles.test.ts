@@ -27,7 +27,10 @@ function mkfifo(path: string): void {
 /** A promise that fails after `ms` (a hang shows as a failure, not a test that never ends). */
 function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 const DOT_DOT_REPO = {
@@ -49,7 +52,8 @@ void test('names beginning with ".." listed in .gitignore (..private/, ..hidden_
     const r = coderag(['index', repo, '--json', '--index-dir', cache, '--exclude', 'pkg/..generated/']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal((JSON.parse(r.stdout) as IndexJson).files, 2, 'pkg/ok.py and ..visible.py');
-    for (const name of ['private_function', 'hidden_setting', 'cached_function']) assert.equal(hasItem(repo, cache, name), false, `${name}: ignored by .gitignore`);
+    for (const name of ['private_function', 'hidden_setting', 'cached_function'])
+      assert.equal(hasItem(repo, cache, name), false, `${name}: ignored by .gitignore`);
     assert.equal(hasItem(repo, cache, 'ok_function'), true);
     assert.equal(hasItem(repo, cache, 'visible_function'), true, 'a name beginning with ".." is a file like any other');
   } finally {
@@ -70,12 +74,25 @@ void test('server: a saved or created file under an ignored ..name does not ente
       const kb = hit?.folder.kb;
       assert.deepEqual(kb?.paths(), ['..visible.py', 'pkg/ok.py']);
       // didSave of ignored files (what an editor sends when one is edited).
-      await s.indexer.onSaved(pathToFileURL(join(repo, '..hidden_settings.py')).toString(), 'def hidden_setting():\n    return "new password"\n');
-      await s.indexer.onSaved(pathToFileURL(join(repo, '..private', 'keys.py')).toString(), 'def private_function():\n    return "new token"\n');
-      await s.indexer.onSaved(pathToFileURL(join(repo, 'pkg', '..cache', 'cached.py')).toString(), 'def cached_function():\n    return 2\n');
-      await s.indexer.onSaved(pathToFileURL(join(repo, 'pkg', '..generated', 'gen.py')).toString(), 'def generated_function():\n    return 2\n');
+      await s.indexer.onSaved(
+        pathToFileURL(join(repo, '..hidden_settings.py')).toString(),
+        'def hidden_setting():\n    return "new password"\n',
+      );
+      await s.indexer.onSaved(
+        pathToFileURL(join(repo, '..private', 'keys.py')).toString(),
+        'def private_function():\n    return "new token"\n',
+      );
+      await s.indexer.onSaved(
+        pathToFileURL(join(repo, 'pkg', '..cache', 'cached.py')).toString(),
+        'def cached_function():\n    return 2\n',
+      );
+      await s.indexer.onSaved(
+        pathToFileURL(join(repo, 'pkg', '..generated', 'gen.py')).toString(),
+        'def generated_function():\n    return 2\n',
+      );
       assert.deepEqual(kb?.paths(), ['..visible.py', 'pkg/ok.py']);
-      for (const name of ['private_function', 'hidden_setting', 'cached_function', 'generated_function']) assert.equal(kb?.itemsNamed(name).length, 0, name);
+      for (const name of ['private_function', 'hidden_setting', 'cached_function', 'generated_function'])
+        assert.equal(kb?.itemsNamed(name).length, 0, name);
     } finally {
       await s.close();
     }
@@ -99,7 +116,11 @@ void test('server: a watched-file "created" event for a FIFO named stream.py lea
     lsp.fileEvent(after, 1);
     const status = await within(20_000, 'the status after the FIFO event', lsp.status());
     assert.equal(status.folders[0]?.state, 'ready');
-    await within(20_000, 'after.py indexed', lsp.waitForStatus((s) => (s.folders[0]?.files ?? 0) === 2, 20_000));
+    await within(
+      20_000,
+      'after.py indexed',
+      lsp.waitForStatus((s) => (s.folders[0]?.files ?? 0) === 2, 20_000),
+    );
     assert.equal((await lsp.status()).folders[0]?.files, 2, 'app.py and after.py; the FIFO is not a file of the index');
   } finally {
     // A server blocked opening the FIFO (before the fix) waits for a writer: one comes, for a second.

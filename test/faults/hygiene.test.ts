@@ -24,7 +24,20 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 const HOSTILE = 'boom \x1b]0;pwned\x07\x1b[2J\x1b[31mred\x1b[0m\r\x9b2Jdone';
 
 function completeArgs(url: string, index: string, ...extra: string[]): string[] {
-  return ['complete', join(fixturesDir, 'pyshop'), `app/main.py:${LINE + 1}:${COL + 1}`, '--model', MODEL, '--query', 'last10', '--no-dense', '--index-dir', index, ...extra, ...(extra.includes('--provider') ? [] : ['--provider', 'ollama', '--ollama-host', url])];
+  return [
+    'complete',
+    join(fixturesDir, 'pyshop'),
+    `app/main.py:${LINE + 1}:${COL + 1}`,
+    '--model',
+    MODEL,
+    '--query',
+    'last10',
+    '--no-dense',
+    '--index-dir',
+    index,
+    ...extra,
+    ...(extra.includes('--provider') ? [] : ['--provider', 'ollama', '--ollama-host', url]),
+  ];
 }
 
 void describe('item 7: text from a server never reaches a terminal raw', () => {
@@ -43,7 +56,7 @@ void describe('item 7: text from a server never reaches a terminal raw', () => {
     }
   });
 
-  void test('an HTTP 500 body with escape codes: coderag complete\'s trace and coderag rerank print it without them', async () => {
+  void test("an HTTP 500 body with escape codes: coderag complete's trace and coderag rerank print it without them", async () => {
     buildOnce();
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL, 'qwen3:8b'] });
     server.setFault({ kind: 'http500', text: HOSTILE });
@@ -53,7 +66,17 @@ void describe('item 7: text from a server never reaches a terminal raw', () => {
       assert.equal(complete.code, 1, complete.stderr);
       assert.match(complete.stdout + complete.stderr, /HTTP 500/);
       assert.doesNotMatch(complete.stdout + complete.stderr, CONTROL, JSON.stringify((complete.stdout + complete.stderr).slice(0, 600)));
-      const rerank = await runCli(['rerank', join(fixturesDir, 'pyshop'), `app/main.py:${LINE + 1}:${COL + 1}`, '--ollama', server.url, '--model', 'qwen3:8b', '--index-dir', cache.path]);
+      const rerank = await runCli([
+        'rerank',
+        join(fixturesDir, 'pyshop'),
+        `app/main.py:${LINE + 1}:${COL + 1}`,
+        '--ollama',
+        server.url,
+        '--model',
+        'qwen3:8b',
+        '--index-dir',
+        cache.path,
+      ]);
       assert.match(rerank.stdout + rerank.stderr, /HTTP 500/);
       assert.doesNotMatch(rerank.stdout + rerank.stderr, CONTROL, JSON.stringify((rerank.stdout + rerank.stderr).slice(0, 600)));
     } finally {
@@ -67,11 +90,17 @@ void describe('item 7: text from a server never reaches a terminal raw', () => {
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway' }), { models: [MODEL] });
     const cache = tempDir();
     try {
-      const r = await runCli(completeArgs(server.url, cache.path, '--provider', 'openai', '--openai-url', server.url), { OPENAI_API_KEY: 'sk-SECRET-4242\r\nX-Injected: 1' });
+      const r = await runCli(completeArgs(server.url, cache.path, '--provider', 'openai', '--openai-url', server.url), {
+        OPENAI_API_KEY: 'sk-SECRET-4242\r\nX-Injected: 1',
+      });
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /OPENAI_API_KEY: the API key contains a line break/);
       assert.doesNotMatch(r.stdout + r.stderr, /SECRET-4242|X-Injected/);
-      assert.deepEqual(server.requests.filter((q) => q.path.startsWith('/v1/')), [], 'nothing was sent');
+      assert.deepEqual(
+        server.requests.filter((q) => q.path.startsWith('/v1/')),
+        [],
+        'nothing was sent',
+      );
     } finally {
       cache.cleanup();
       await server.close();
@@ -148,7 +177,10 @@ void describe('item 9: limits', () => {
     try {
       const signal = new AbortController().signal;
       const request = { prompt: 'x = ', maxNewTokens: 8, stop: [] };
-      for (const client of [new OllamaClient({ host: server.url, model: MODEL }), new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL })]) {
+      for (const client of [
+        new OllamaClient({ host: server.url, model: MODEL }),
+        new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL }),
+      ]) {
         await assert.rejects(client.generate(request, signal), (e: unknown) => {
           assert.ok(isModelClientError(e));
           assert.equal(e.kind, 'closed', `${client.backend}: ${e.message}`);
@@ -159,7 +191,10 @@ void describe('item 9: limits', () => {
       }
       // Before any answer, a refused connection is still "not reachable".
       await server.close();
-      await assert.rejects(new OllamaClient({ host: server.url, model: MODEL }).generate(request, signal), (e: unknown) => isModelClientError(e) && e.kind === 'unreachable');
+      await assert.rejects(
+        new OllamaClient({ host: server.url, model: MODEL }).generate(request, signal),
+        (e: unknown) => isModelClientError(e) && e.kind === 'unreachable',
+      );
     } finally {
       await server.close().catch(() => undefined);
     }
@@ -181,9 +216,21 @@ void describe('item 4: a 300 KB hex literal on the cursor line does not stall th
       const file = join(fixturesDir, 'pyshop', 'app', 'main.py');
       const hex = `0x${'A1B2C3D4E5F60789'.repeat(300_000 / 16)}`;
       const original = readFileSync(file, 'utf8');
-      const bounded = <T>(work: Promise<T>, what: string): Promise<T> => Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within 20 s (the event loop is stalled)`)), 20_000).unref())]);
-      for (const [marker, line] of [[' + service.', `    receipt = ${hex} + service.`], [`CheckoutService(${hex}, `, `    service = CheckoutService(${hex}, `]] as const) {
-        const text = original.replace(marker.startsWith(' +') ? '    receipt = service.checkout()' : '    service = CheckoutService(cart, gateway)', line);
+      const bounded = <T>(work: Promise<T>, what: string): Promise<T> =>
+        Promise.race([
+          work,
+          new Promise<T>((_, reject) =>
+            setTimeout(() => reject(new Error(`${what}: no answer within 20 s (the event loop is stalled)`)), 20_000).unref(),
+          ),
+        ]);
+      for (const [marker, line] of [
+        [' + service.', `    receipt = ${hex} + service.`],
+        [`CheckoutService(${hex}, `, `    service = CheckoutService(${hex}, `],
+      ] as const) {
+        const text = original.replace(
+          marker.startsWith(' +') ? '    receipt = service.checkout()' : '    service = CheckoutService(cart, gateway)',
+          line,
+        );
         const uri = lsp.open(file, 'python', text);
         const row = text.slice(0, text.indexOf(line)).split('\n').length - 1;
         const done = bounded(lsp.complete(uri, row, line.length), `completion at ${marker.slice(0, 20)}`);
@@ -205,8 +252,27 @@ void describe('item 10: Java edits', () => {
     const cache = tempDir();
     try {
       mkdirSync(join(repo.path, 'src'));
-      writeFileSync(join(repo.path, 'src', 'Deep.java'), `class Deep {\n  int x;\n  void f() {\n${'{'.repeat(5000)}\n int y = x;\n this.\n${'}'.repeat(5000)}\n  }\n}\n`);
-      const r = await runCli(['complete', repo.path, 'src/Deep.java:6:7', '--provider', 'ollama', '--model', MODEL, '--ollama-host', server.url, '--query', 'last10', '--no-dense', '--index-dir', cache.path, '--json']);
+      writeFileSync(
+        join(repo.path, 'src', 'Deep.java'),
+        `class Deep {\n  int x;\n  void f() {\n${'{'.repeat(5000)}\n int y = x;\n this.\n${'}'.repeat(5000)}\n  }\n}\n`,
+      );
+      const r = await runCli([
+        'complete',
+        repo.path,
+        'src/Deep.java:6:7',
+        '--provider',
+        'ollama',
+        '--model',
+        MODEL,
+        '--ollama-host',
+        server.url,
+        '--query',
+        'last10',
+        '--no-dense',
+        '--index-dir',
+        cache.path,
+        '--json',
+      ]);
       assert.doesNotMatch(r.stdout + r.stderr, /call stack/i);
       const result = JSON.parse(r.stdout) as { trace: { retrieval?: { paths: Array<{ path: string; status: string }> } } };
       assert.equal(result.trace.retrieval?.paths.find((p) => p.path === 'dataflow')?.status, 'ok');

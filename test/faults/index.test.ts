@@ -48,7 +48,10 @@ void test('coderag index: an index with a valid checksum whose file entry has ex
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /reused 3 unchanged files/, 'the rebuilt index is good');
     await breakShape(indexFolderFor(cache, repo));
-    assert.match(coderag(['index', repo, '--index-dir', cache]).stdout, /saved index was invalid \(malformed contents: .*extraction.*\); rebuilt/);
+    assert.match(
+      coderag(['index', repo, '--index-dir', cache]).stdout,
+      /saved index was invalid \(malformed contents: .*extraction.*\); rebuilt/,
+    );
   } finally {
     dir.cleanup();
   }
@@ -91,7 +94,11 @@ void test('server: Rebuild Repository Index (full) discards the saved index and 
       assert.deepEqual([reportOf()?.parsed, reportOf()?.reused], [0, 3], 'a plain rebuild re-parses only changed files');
       const full = await s.indexer.rebuild(undefined, true, undefined, new AbortController().signal);
       assert.equal(full.folders[0]?.state, 'ready');
-      assert.deepEqual([reportOf()?.parsed, reportOf()?.reused, reportOf()?.savedIndex], [3, 0, 'discarded'], 'every file parsed, none reused');
+      assert.deepEqual(
+        [reportOf()?.parsed, reportOf()?.reused, reportOf()?.savedIndex],
+        [3, 0, 'discarded'],
+        'every file parsed, none reused',
+      );
     } finally {
       await s.close();
     }

@@ -29,7 +29,11 @@ void test('server: a workspace at the home folder or / is not indexed; the folde
       assert.match(summaries[0]?.message ?? '', /is your home folder: not indexed/);
       assert.match(summaries[1]?.message ?? '', /root of the file system/);
       const shown = s.status.snapshot().folders;
-      assert.equal(shown.find((f) => f.uri === pathToFileURL(home).toString())?.message, summaries[0]?.message, 'the status carries the reason');
+      assert.equal(
+        shown.find((f) => f.uri === pathToFileURL(home).toString())?.message,
+        summaries[0]?.message,
+        'the status carries the reason',
+      );
       assert.match(s.status.snapshot().message, /Not indexed: .*is your home folder/, 'and so does the headline the status bar shows');
       assert.equal(s.indexer.folderFor(pathToFileURL(join(home, 'a.py')).toString()), undefined, 'nothing opened');
     } finally {
@@ -87,7 +91,10 @@ void test('server: changing coderag.exclude or coderag.experimental.maxFileBytes
       assert.equal(kb()?.itemsNamed('big_function').length, 0);
       await s.configure({});
       assert.deepEqual(kb()?.paths(), ['app.py', 'big.py', 'vendor/lib.py'], 'back to the defaults, back in the index');
-      assert.deepEqual(s.indexer.summaries().map((f) => f.state), ['ready']);
+      assert.deepEqual(
+        s.indexer.summaries().map((f) => f.state),
+        ['ready'],
+      );
     } finally {
       await s.close();
     }

@@ -24,7 +24,14 @@ export interface IndexerSession {
 export async function startIndexer(cacheRoot: string, settings: unknown): Promise<IndexerSession> {
   const p = await parsers();
   const status = new StatusReporter();
-  const indexer = new WorkspaceIndexer({ parsers: parsers, cacheRoot: () => cacheRoot, retrievers: (kb) => Promise.resolve(createRetrievalPaths(kb, p, { paths: ['sparse'] })) }, status);
+  const indexer = new WorkspaceIndexer(
+    {
+      parsers: parsers,
+      cacheRoot: () => cacheRoot,
+      retrievers: (kb) => Promise.resolve(createRetrievalPaths(kb, p, { paths: ['sparse'] })),
+    },
+    status,
+  );
   indexer.updateConfig(mergeConfig(settings).config);
   return {
     indexer,

@@ -14,7 +14,14 @@ import { cliPath, copyFixture, fixturesDir, repoRoot, tempDir } from '../helpers
 import { startOllamaTestServer, type OllamaTestServer } from '../helpers/ollamaServer';
 import { buildOnce, startLsp, startModelServer, type LspSession, type ModelServer } from '../server/lspHarness';
 import { indexFilePath, indexFolderFor } from '../../src/engine/kb/store';
-import { GetStatusRequest, InlineCompletionRequest, RebuildIndexRequest, type InlineCompletionItem, type InlineCompletionList, type StatusParams } from '../../src/protocol/protocol';
+import {
+  GetStatusRequest,
+  InlineCompletionRequest,
+  RebuildIndexRequest,
+  type InlineCompletionItem,
+  type InlineCompletionList,
+  type StatusParams,
+} from '../../src/protocol/protocol';
 import { runCli } from './cliRun';
 
 const MODEL = 'coderag-lm:test';
@@ -26,7 +33,10 @@ const SERVER_NOT_INITIALIZED = -32002;
 const INVALID_REQUEST = -32600;
 
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref())]);
+  return Promise.race([
+    work,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref()),
+  ]);
 }
 
 /** The error code a request is answered with (undefined: it was answered with a result). */
@@ -59,7 +69,11 @@ interface RawServer {
 
 function spawnServer(cacheDir: string): RawServer {
   buildOnce();
-  const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], { cwd: repoRoot, env: { ...process.env, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], {
+    cwd: repoRoot,
+    env: { ...process.env, CODERAG_CACHE_DIR: cacheDir },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const exitCode = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const logs: string[] = [];
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
@@ -94,7 +108,15 @@ void describe('LSP lifecycle: before initialize, a second initialize, after shut
   };
   let server: RawServer;
   const complete = (): Promise<InlineCompletionItem[]> =>
-    withTimeout(server.connection.sendRequest(InlineCompletionRequest.method, { textDocument: { uri: mainUri }, position: { line: LINE, character: COL }, context: { triggerKind: 2 } }) as Promise<InlineCompletionList | null>, 60_000, 'completion').then(itemsOf);
+    withTimeout(
+      server.connection.sendRequest(InlineCompletionRequest.method, {
+        textDocument: { uri: mainUri },
+        position: { line: LINE, character: COL },
+        context: { triggerKind: 2 },
+      }) as Promise<InlineCompletionList | null>,
+      60_000,
+      'completion',
+    ).then(itemsOf);
   const initializeParams = (trusted: boolean, given: unknown) => ({
     processId: process.pid,
     rootUri: pathToFileURL(repo.path).toString(),
@@ -117,19 +139,36 @@ void describe('LSP lifecycle: before initialize, a second initialize, after shut
 
   void test('before initialize every request answers ServerNotInitialized (-32002) and notifications are dropped', async () => {
     const c = server.connection;
-    assert.equal(await errorCode(c.sendRequest(InlineCompletionRequest.method, { textDocument: { uri: mainUri }, position: { line: LINE, character: COL }, context: { triggerKind: 2 } })), SERVER_NOT_INITIALIZED);
+    assert.equal(
+      await errorCode(
+        c.sendRequest(InlineCompletionRequest.method, {
+          textDocument: { uri: mainUri },
+          position: { line: LINE, character: COL },
+          context: { triggerKind: 2 },
+        }),
+      ),
+      SERVER_NOT_INITIALIZED,
+    );
     assert.equal(await errorCode(c.sendRequest(GetStatusRequest.method)), SERVER_NOT_INITIALIZED);
     assert.equal(await errorCode(c.sendRequest(RebuildIndexRequest.method, { full: true })), SERVER_NOT_INITIALIZED);
     assert.equal(await errorCode(c.sendRequest('coderag/noSuchRequest', {})), SERVER_NOT_INITIALIZED);
     assert.equal(await errorCode(c.sendRequest('shutdown')), SERVER_NOT_INITIALIZED, 'a shutdown before initialize is refused too');
     // Opened before initialize: dropped, so the server does not know the document.
-    await c.sendNotification('textDocument/didOpen', { textDocument: { uri: mainUri, languageId: 'python', version: 1, text: readFileSync(mainPy, 'utf8') } });
+    await c.sendNotification('textDocument/didOpen', {
+      textDocument: { uri: mainUri, languageId: 'python', version: 1, text: readFileSync(mainPy, 'utf8') },
+    });
 
     await withTimeout(c.sendRequest('initialize', initializeParams(true, settings)), 30_000, 'initialize');
     await c.sendNotification('initialized', {});
-    await until(() => server.statuses.some((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready')), 120_000, 'the folder ready');
+    await until(
+      () => server.statuses.some((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready')),
+      120_000,
+      'the folder ready',
+    );
     assert.deepEqual(await complete(), [], 'the document opened before initialize is unknown to the server');
-    await c.sendNotification('textDocument/didOpen', { textDocument: { uri: mainUri, languageId: 'python', version: 2, text: readFileSync(mainPy, 'utf8') } });
+    await c.sendNotification('textDocument/didOpen', {
+      textDocument: { uri: mainUri, languageId: 'python', version: 2, text: readFileSync(mainPy, 'utf8') },
+    });
     assert.equal((await complete()).length, 1, 'opened after initialize, it is completed');
   });
 
@@ -150,11 +189,23 @@ void describe('LSP lifecycle: before initialize, a second initialize, after shut
     assert.equal(await errorCode(c.sendRequest('shutdown')), undefined, 'shutdown is answered');
     const saved = statSync(indexFile);
     assert.equal(await errorCode(c.sendRequest(RebuildIndexRequest.method, { full: true })), INVALID_REQUEST);
-    assert.equal(await errorCode(c.sendRequest(InlineCompletionRequest.method, { textDocument: { uri: mainUri }, position: { line: LINE, character: COL }, context: { triggerKind: 2 } })), INVALID_REQUEST);
+    assert.equal(
+      await errorCode(
+        c.sendRequest(InlineCompletionRequest.method, {
+          textDocument: { uri: mainUri },
+          position: { line: LINE, character: COL },
+          context: { triggerKind: 2 },
+        }),
+      ),
+      INVALID_REQUEST,
+    );
     assert.equal(await errorCode(c.sendRequest(GetStatusRequest.method)), INVALID_REQUEST);
     assert.equal(await errorCode(c.sendRequest('shutdown')), INVALID_REQUEST, 'a second shutdown too');
     // A save after shutdown would re-extract the file and write the index 2 s later.
-    await c.sendNotification('textDocument/didSave', { textDocument: { uri: mainUri }, text: 'def saved_after_shutdown():\n    return 1\n' });
+    await c.sendNotification('textDocument/didSave', {
+      textDocument: { uri: mainUri },
+      text: 'def saved_after_shutdown():\n    return 1\n',
+    });
     await new Promise((r) => setTimeout(r, 3000));
     const now = statSync(indexFile);
     assert.equal(now.mtimeMs, saved.mtimeMs, 'kb.index is not written after shutdown');
@@ -241,7 +292,8 @@ void describe('a CRLF file: the language server and the CLI complete it alike', 
 
   before(async () => {
     writeFileSync(mainPy, readFileSync(mainPy, 'utf8').replace(/\n/g, '\r\n'));
-    model = await startModelServer([MODEL]);
+    // A server that says it reads slowly: the CLI, which never measures one, lays prompts out for that speed too.
+    model = await startModelServer([MODEL], { readRate: 50 });
     settings = {
       debounceMs: 0,
       model: { provider: 'ollama', timeoutMs: 30_000 },
@@ -283,12 +335,31 @@ void describe('a CRLF file: the language server and the CLI complete it alike', 
       await new Promise((r) => setTimeout(r, 300));
       const served = await withTimeout(lsp.complete(uri, line, character), 120_000, 'the server');
       const trace = await lsp.explain(served[0]?.traceId);
-      const cli = await runCli(['complete', repo.path, `app/main.py:${line + 1}:${character + 1}`, '--provider', 'ollama', '--model', MODEL, '--ollama-host', model.url, '--query', 'last10', '--index-dir', indexDir.path, '--json']);
+      const cli = await runCli([
+        'complete',
+        repo.path,
+        `app/main.py:${line + 1}:${character + 1}`,
+        '--provider',
+        'ollama',
+        '--model',
+        MODEL,
+        '--ollama-host',
+        model.url,
+        '--query',
+        'last10',
+        '--index-dir',
+        indexDir.path,
+        '--json',
+      ]);
       const result = JSON.parse(cli.stdout) as { items: Array<{ text: string }>; trace: { prompt?: { text: string } } };
       const serverPrompt = trace?.trace.prompt?.text ?? '';
       // The suggestion as the document writes it (CRLF) against the CLI's (LF, printed to a terminal).
       const serverText = served[0] ? String(served[0].insertText).replace(/\r\n/g, '\n') : undefined;
-      const notes = [serverPrompt.includes('\r') ? 'a CR in the server prompt' : '', serverPrompt !== result.trace.prompt?.text ? 'prompts differ' : '', serverText !== result.items[0]?.text ? `server ${JSON.stringify(serverText)}, CLI ${JSON.stringify(result.items[0]?.text)}` : ''].filter(Boolean);
+      const notes = [
+        serverPrompt.includes('\r') ? 'a CR in the server prompt' : '',
+        serverPrompt !== result.trace.prompt?.text ? 'prompts differ' : '',
+        serverText !== result.items[0]?.text ? `server ${JSON.stringify(serverText)}, CLI ${JSON.stringify(result.items[0]?.text)}` : '',
+      ].filter(Boolean);
       if (notes.length > 0) differences.push(`${line}:${character}: ${notes.join('; ')}`);
     }
     assert.deepEqual(differences, []);
@@ -298,15 +369,21 @@ void describe('a CRLF file: the language server and the CLI complete it alike', 
 void describe('workspace folders that are not local folders', () => {
   void test('a non-file URI and a file://host/ folder listed first are skipped with a message; the local folder indexes', async () => {
     const local = pathToFileURL(join(fixturesDir, 'pyshop')).toString();
-    const lsp = await startLsp([], { model: { provider: 'embedded' } }, {
-      workspaceFolders: [
-        { uri: 'vscode-vfs://github/example/repo', name: 'remote' },
-        { uri: 'file://fileserver/share/project', name: 'share' },
-        { uri: local, name: 'pyshop' },
-      ],
-    });
+    const lsp = await startLsp(
+      [],
+      { model: { provider: 'embedded' } },
+      {
+        workspaceFolders: [
+          { uri: 'vscode-vfs://github/example/repo', name: 'remote' },
+          { uri: 'file://fileserver/share/project', name: 'share' },
+          { uri: local, name: 'pyshop' },
+        ],
+      },
+    );
     try {
-      const status = await lsp.waitForStatus((s) => s.folders.some((f) => f.uri === local && (f.state === 'ready' || f.state === 'failed')), 120_000).catch(() => lsp.status());
+      const status = await lsp
+        .waitForStatus((s) => s.folders.some((f) => f.uri === local && (f.state === 'ready' || f.state === 'failed')), 120_000)
+        .catch(() => lsp.status());
       const byUri = new Map(status.folders.map((f) => [f.uri, f]));
       assert.equal(byUri.get(local)?.state, 'ready', `the local folder indexes (status: ${JSON.stringify(status.folders)})`);
       assert.ok((byUri.get(local)?.items ?? 0) > 0);

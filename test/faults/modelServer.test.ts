@@ -21,7 +21,10 @@ const COL = '    service = CheckoutService('.length;
 let answer = 'cart, gateway, gateway=gateway';
 
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref())]);
+  return Promise.race([
+    work,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref()),
+  ]);
 }
 
 void describe('model-server faults through the language server over stdio', () => {
@@ -55,7 +58,11 @@ void describe('model-server faults through the language server over stdio', () =
     answer = 'cart, gateway, gateway=gateway';
     const items = await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'the request after the 500');
     const explained = await lsp.explain();
-    assert.equal(items.length, 1, `the next completion is shown (trace: ${JSON.stringify({ error: explained?.trace.error, raw: explained?.trace.model?.raw, stages: explained?.trace.stages })})`);
+    assert.equal(
+      items.length,
+      1,
+      `the next completion is shown (trace: ${JSON.stringify({ error: explained?.trace.error, raw: explained?.trace.model?.raw, stages: explained?.trace.stages })})`,
+    );
     const status = await withTimeout(lsp.status(), 5000, 'getStatus');
     assert.equal(status.model.state, 'ok');
   });
@@ -102,7 +109,23 @@ void describe('model-server faults through the CLI', () => {
     const cache = tempDir();
     try {
       server.setFault({ kind: 'http500', text: 'upstream exploded' });
-      const r = await runCli(['complete', join(fixturesDir, 'pyshop'), `app/main.py:${LINE + 1}:${COL + 1}`, '--provider', 'ollama', '--model', MODEL, '--ollama-host', server.url, '--query', 'last10', '--no-dense', '--index-dir', cache.path, '--json']);
+      const r = await runCli([
+        'complete',
+        join(fixturesDir, 'pyshop'),
+        `app/main.py:${LINE + 1}:${COL + 1}`,
+        '--provider',
+        'ollama',
+        '--model',
+        MODEL,
+        '--ollama-host',
+        server.url,
+        '--query',
+        'last10',
+        '--no-dense',
+        '--index-dir',
+        cache.path,
+        '--json',
+      ]);
       assert.equal(r.code, 1, r.stderr);
       const result = JSON.parse(r.stdout) as { items: unknown[]; trace: { error?: { stage: string; kind: string } } };
       assert.deepEqual(result.items, []);
@@ -120,11 +143,36 @@ void describe('model-server faults through the CLI', () => {
     server.setFault({ kind: 'stall', seconds: 600 });
     const cache = tempDir();
     try {
-      const r = await runCli(['complete', join(fixturesDir, 'pyshop'), `app/main.py:${LINE + 1}:${COL + 1}`, '--provider', 'ollama', '--model', MODEL, '--ollama-host', server.url, '--query', 'last10', '--no-dense', '--index-dir', cache.path, '--timeout-ms', '6000']);
+      const r = await runCli([
+        'complete',
+        join(fixturesDir, 'pyshop'),
+        `app/main.py:${LINE + 1}:${COL + 1}`,
+        '--provider',
+        'ollama',
+        '--model',
+        MODEL,
+        '--ollama-host',
+        server.url,
+        '--query',
+        'last10',
+        '--no-dense',
+        '--index-dir',
+        cache.path,
+        '--timeout-ms',
+        '6000',
+      ]);
       process.stdout.write(`# never-answering server: coderag complete ended in ${(r.ms / 1000).toFixed(1)} s\n`);
       assert.equal(r.code, 1, r.stderr);
-      assert.match(r.stderr, new RegExp(`warning: list models: no answer from Ollama at ${server.url.replace(/\./g, '\\.')} within 5000 ms`));
-      assert.match(r.stdout, new RegExp(`^No completion at app/main\\.py:${LINE + 1} \\(generate: no answer from Ollama at ${server.url.replace(/\./g, '\\.')} within 6000 ms\\)`));
+      assert.match(
+        r.stderr,
+        new RegExp(`warning: list models: no answer from Ollama at ${server.url.replace(/\./g, '\\.')} within 5000 ms`),
+      );
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `^No completion at app/main\\.py:${LINE + 1} \\(generate: no answer from Ollama at ${server.url.replace(/\./g, '\\.')} within 6000 ms\\)`,
+        ),
+      );
       assert.doesNotMatch(r.stdout + r.stderr, /generate: generate:/);
       assert.ok(r.ms < 60_000, 'bounded by the two limits');
     } finally {
@@ -140,7 +188,19 @@ void describe('model-server faults through the CLI', () => {
     redirector.setFault({ kind: 'redirect', to: elsewhere.url });
     const cache = tempDir();
     try {
-      const common = ['complete', join(fixturesDir, 'pyshop'), `app/main.py:${LINE + 1}:${COL + 1}`, '--model', MODEL, '--query', 'last10', '--no-dense', '--index-dir', cache.path, '--json'];
+      const common = [
+        'complete',
+        join(fixturesDir, 'pyshop'),
+        `app/main.py:${LINE + 1}:${COL + 1}`,
+        '--model',
+        MODEL,
+        '--query',
+        'last10',
+        '--no-dense',
+        '--index-dir',
+        cache.path,
+        '--json',
+      ];
       const ollama = await runCli([...common, '--provider', 'ollama', '--ollama-host', redirector.url, '--reranker', 'llm']);
       const openai = await runCli([...common, '--provider', 'openai', '--openai-url', redirector.url]);
       assert.deepEqual(elsewhere.requests, [], 'nothing reached the redirect target');
@@ -149,7 +209,10 @@ void describe('model-server faults through the CLI', () => {
       for (const r of [ollama, openai]) {
         const result = JSON.parse(r.stdout) as { items: unknown[]; trace: { error?: { message: string } } };
         assert.deepEqual(result.items, []);
-        assert.match(result.trace.error?.message ?? '', new RegExp(`redirect \\(HTTP 307\\) to ${elsewhere.url.replace(/[.]/g, '\\.')}; not followed`));
+        assert.match(
+          result.trace.error?.message ?? '',
+          new RegExp(`redirect \\(HTTP 307\\) to ${elsewhere.url.replace(/[.]/g, '\\.')}; not followed`),
+        );
       }
     } finally {
       cache.cleanup();
@@ -165,7 +228,10 @@ void describe('model-server faults at the model client', () => {
     try {
       const client = new OpenAICompatibleClient({ baseUrl: server.url, model: MODEL, timeoutMs: 10_000 });
       const start = performance.now();
-      await assert.rejects(client.generate({ prompt: 'x = ', maxNewTokens: 8, stop: [] }, new AbortController().signal), (e: unknown) => isModelClientError(e) && /exceeded 256 KiB; stopped reading/.test(e.message));
+      await assert.rejects(
+        client.generate({ prompt: 'x = ', maxNewTokens: 8, stop: [] }, new AbortController().signal),
+        (e: unknown) => isModelClientError(e) && /exceeded 256 KiB; stopped reading/.test(e.message),
+      );
       process.stdout.write(`# 5 MB OpenAI answer refused in ${(performance.now() - start).toFixed(0)} ms\n`);
     } finally {
       await server.close();
@@ -173,7 +239,7 @@ void describe('model-server faults at the model client', () => {
   });
 });
 
-void describe('the OpenAI-compatible API key comes from the client\'s secret storage, never from settings', () => {
+void describe("the OpenAI-compatible API key comes from the client's secret storage, never from settings", () => {
   void test('initializationOptions.openaiApiKey is sent as the bearer token; the settings key is ignored with a warning; a key change applies to the next request', async () => {
     const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart, gateway, gateway=gateway' }), { models: [MODEL] });
     const settings = {
@@ -190,8 +256,14 @@ void describe('the OpenAI-compatible API key comes from the client\'s secret sto
       assert.equal((await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'completion')).length, 1);
       const completions = (): typeof server.requests => server.requests.filter((r) => r.path === '/v1/completions');
       assert.equal(completions().at(-1)?.authorization, 'Bearer secret-from-storage');
-      assert.ok(!server.requests.some((r) => r.authorization?.includes('from-a-repository-settings-file')), 'the settings key is never sent');
-      assert.ok(lsp.logs.some((l) => /coderag\.openai\.apiKey is ignored/.test(l)), 'the log says the setting is ignored');
+      assert.ok(
+        !server.requests.some((r) => r.authorization?.includes('from-a-repository-settings-file')),
+        'the settings key is never sent',
+      );
+      assert.ok(
+        lsp.logs.some((l) => /coderag\.openai\.apiKey is ignored/.test(l)),
+        'the log says the setting is ignored',
+      );
       await lsp.connection.sendNotification(SetApiKeyNotification.type, { apiKey: 'rotated-key' });
       await withTimeout(lsp.complete(uri, LINE, COL), 20_000, 'completion after the key change');
       assert.equal(completions().at(-1)?.authorization, 'Bearer rotated-key');

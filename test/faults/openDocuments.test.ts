@@ -21,9 +21,10 @@ function abortedParsers(real: Parsers): Parsers {
       const parser = real.parser(lang);
       return new Proxy(parser, {
         get(target, key, receiver) {
-          if (key === 'parse') return () => {
-            throw new Error('RuntimeError: Aborted(). Build with -sASSERTIONS for more info.');
-          };
+          if (key === 'parse')
+            return () => {
+              throw new Error('RuntimeError: Aborted(). Build with -sASSERTIONS for more info.');
+            };
           const value = Reflect.get(target, key, receiver) as unknown;
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },
@@ -37,7 +38,11 @@ const FILES = {
   'shop/price.py': 'def price(cart):\n    return sum(cart.items)\n\nTAX = 0.2\n',
 };
 
-const itemNames = (kb: KnowledgeBase): string[] => kb.items().map((i) => i.qualifiedName).sort();
+const itemNames = (kb: KnowledgeBase): string[] =>
+  kb
+    .items()
+    .map((i) => i.qualifiedName)
+    .sort();
 
 void test('a parser that fails (aborted runtime) never replaces saved items: not on a file update, not in an index run, not in a full rebuild; a fresh open has them all', async () => {
   const dir = tempDir();
@@ -60,7 +65,11 @@ void test('a parser that fails (aborted runtime) never replaces saved items: not
     assert.deepEqual(itemNames(broken), all);
     const run = await broken.index(undefined, new AbortController().signal);
     assert.deepEqual(itemNames(broken), all, 'an index run keeps them');
-    assert.deepEqual(run.skipped.map((s) => [s.path, s.reason]), [['shop/price.py', 'parseFailed']], 'the changed file is reported');
+    assert.deepEqual(
+      run.skipped.map((s) => [s.path, s.reason]),
+      [['shop/price.py', 'parseFailed']],
+      'the changed file is reported',
+    );
     assert.match(run.skipped[0]?.detail ?? '', /Aborted\(\).*previous items are kept/);
     broken.dispose();
 

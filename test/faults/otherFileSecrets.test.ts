@@ -13,7 +13,14 @@ import { startOllamaTestServer, type OllamaTestServer } from '../helpers/ollamaS
 import { writeTree } from './helpers';
 import { loadSecretCorpusV2 } from '../helpers/secretCorpus';
 import { loadParsers } from '../../src/engine/kb/parsers';
-import { leakedSecrets, measureOtherFiles, otherFileCases, otherFileTree, type CaseRun, type OtherFileCase } from '../helpers/otherFileRepo';
+import {
+  leakedSecrets,
+  measureOtherFiles,
+  otherFileCases,
+  otherFileTree,
+  type CaseRun,
+  type OtherFileCase,
+} from '../helpers/otherFileRepo';
 
 const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
 /** Cases whose file retrieval may leave out (a share, not a list: which ones depends on ranking ties). */
@@ -43,7 +50,7 @@ void describe('credentials in files only retrieval reads (v2 dev corpus)', () =>
     repo?.cleanup();
   });
 
-  void test('line and body mode: no credential of another file reaches the model server; each case file\'s canary does', async (t) => {
+  void test("line and body mode: no credential of another file reaches the model server; each case file's canary does", async (t) => {
     const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'line+body');
     assert.ok(
       m.runs.every((r) => r.requests > 0),
@@ -56,11 +63,16 @@ void describe('credentials in files only retrieval reads (v2 dev corpus)', () =>
     );
     assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
     const missing = notRetrieved(m.runs);
-    t.diagnostic(`${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}; canary in a completion request: ${m.runs.filter((r) => r.canaryInCompletion).length}/${m.runs.length}`);
-    assert.ok(missing.length <= MAX_NOT_RETRIEVED * m.runs.length, `case files not retrieved (${missing.length}/${m.runs.length}): ${missing.join(', ')}`);
+    t.diagnostic(
+      `${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}; canary in a completion request: ${m.runs.filter((r) => r.canaryInCompletion).length}/${m.runs.length}`,
+    );
+    assert.ok(
+      missing.length <= MAX_NOT_RETRIEVED * m.runs.length,
+      `case files not retrieved (${missing.length}/${m.runs.length}): ${missing.join(', ')}`,
+    );
   });
 
-  void test('the LLM reranker and ProCC\'s union of similar code: no credential of another file reaches the model server', async (t) => {
+  void test("the LLM reranker and ProCC's union of similar code: no credential of another file reaches the model server", async (t) => {
     const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'llm+union');
     assert.ok(
       m.requests.some((q) => q.path === '/api/chat'),
@@ -68,7 +80,12 @@ void describe('credentials in files only retrieval reads (v2 dev corpus)', () =>
     );
     assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
     const missing = notRetrieved(m.runs);
-    t.diagnostic(`${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}; canary in a completion request: ${m.runs.filter((r) => r.canaryInCompletion).length}/${m.runs.length}`);
-    assert.ok(missing.length <= MAX_NOT_RETRIEVED * m.runs.length, `case files not retrieved (${missing.length}/${m.runs.length}): ${missing.join(', ')}`);
+    t.diagnostic(
+      `${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}; canary in a completion request: ${m.runs.filter((r) => r.canaryInCompletion).length}/${m.runs.length}`,
+    );
+    assert.ok(
+      missing.length <= MAX_NOT_RETRIEVED * m.runs.length,
+      `case files not retrieved (${missing.length}/${m.runs.length}): ${missing.join(', ')}`,
+    );
   });
 });

@@ -130,7 +130,12 @@ void describe('item 5: settings outside their range are refused, named in the lo
       model: { provider: 'ollama', family: 'plain', timeoutMs: 5000 },
       ollama: { host: server.url, completionModel: MODEL },
       rerank: { kind: 'none' },
-      experimental: { model: { maxNewTokens: -5 }, prompt: { budgetTokens: -1 }, ollama: { keepAlive: '5m' }, query: { strategy: 'last10' } },
+      experimental: {
+        model: { maxNewTokens: -5 },
+        prompt: { budgetTokens: -1 },
+        ollama: { keepAlive: '5m' },
+        query: { strategy: 'last10' },
+      },
     });
     try {
       const ready = await lsp.waitForStatus((s) => s.state === 'ready');
@@ -142,9 +147,15 @@ void describe('item 5: settings outside their range are refused, named in the lo
         `the suggestion is shown: ${JSON.stringify(((t) => [t?.completion, t?.model])((await lsp.explain())?.trace))} ${ready.message}`,
       );
       assert.match(String(items[0]!.insertText), /cart, gateway/);
-      assert.match(ready.message, /Settings not used: coderag\.experimental\.model\.maxNewTokens must be between 1 and 512 \(got -5\); 48 is used/);
+      assert.match(
+        ready.message,
+        /Settings not used: coderag\.experimental\.model\.maxNewTokens must be between 1 and 512 \(got -5\); 48 is used/,
+      );
       assert.match(ready.message, /coderag\.experimental\.prompt\.budgetTokens must be between 128 and 131072 \(got -1\)/);
-      assert.ok(lsp.logs.join('').includes('setting ignored: coderag.experimental.model.maxNewTokens must be between 1 and 512'), lsp.logs.join(''));
+      assert.ok(
+        lsp.logs.join('').includes('setting ignored: coderag.experimental.model.maxNewTokens must be between 1 and 512'),
+        lsp.logs.join(''),
+      );
     } finally {
       await lsp.close();
       await server.close();
@@ -283,4 +294,3 @@ void describe('item 6: excluded globs are bounded and compiled once', () => {
     }
   });
 });
-

@@ -26,7 +26,6 @@ const FIXTURE_SECRETS = [
   'tok_8Fq2Lx9Wm4Rz7Tn3Vb6Yc1Hd',
 ];
 
-
 /** A completion request to the Ollama API; the warm-up of a new place asks for one token (ModelClient.warm). */
 function isCompletionRequest(q: { path: string; body: unknown }): boolean {
   return q.path === '/api/generate' && (q.body as { options?: { num_predict?: number } }).options?.num_predict !== 1;

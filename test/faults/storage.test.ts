@@ -45,28 +45,32 @@ void test('a save that hits a full disk removes its temp file and says "the disk
   }
 });
 
-void test('coderag index on a full disk (a 64 KB tmpfs): exit 1, "the disk is full (ENOSPC)", no temp file left; the space comes back', { skip: !isRoot && 'needs root to mount a tmpfs' }, (t) => {
-  const dir = tempDir();
-  const disk = join(dir.path, 'disk');
-  try {
-    if (!mountTmpfs(disk, 'size=64k')) return t.skip('mount -t tmpfs is not allowed here');
-    const repo = join(dir.path, 'repo');
-    writeManyFiles(repo, 4, 100);
-    for (let run = 0; run < 2; run++) {
-      const r = coderag(['index', repo, '--index-dir', disk]);
-      assert.equal(r.code, 1, `run ${run}: ${r.stdout}`);
-      assert.match(r.stderr, /cannot write .*kb\.index: the disk is full \(ENOSPC\)/);
-      assert.deepEqual(readdirSync(indexFolderFor(disk, repo)), [], `run ${run}: no kb.index.*.tmp left to keep the disk full`);
+void test(
+  'coderag index on a full disk (a 64 KB tmpfs): exit 1, "the disk is full (ENOSPC)", no temp file left; the space comes back',
+  { skip: !isRoot && 'needs root to mount a tmpfs' },
+  (t) => {
+    const dir = tempDir();
+    const disk = join(dir.path, 'disk');
+    try {
+      if (!mountTmpfs(disk, 'size=64k')) return t.skip('mount -t tmpfs is not allowed here');
+      const repo = join(dir.path, 'repo');
+      writeManyFiles(repo, 4, 100);
+      for (let run = 0; run < 2; run++) {
+        const r = coderag(['index', repo, '--index-dir', disk]);
+        assert.equal(r.code, 1, `run ${run}: ${r.stdout}`);
+        assert.match(r.stderr, /cannot write .*kb\.index: the disk is full \(ENOSPC\)/);
+        assert.deepEqual(readdirSync(indexFolderFor(disk, repo)), [], `run ${run}: no kb.index.*.tmp left to keep the disk full`);
+      }
+      // The disk holds only the empty folder again: a small repository's index fits.
+      const small = join(dir.path, 'small');
+      writeTree(small, { 'a.py': 'def a():\n    return 1\n' });
+      assert.equal(coderag(['index', small, '--index-dir', disk]).code, 0);
+    } finally {
+      unmount(disk);
+      dir.cleanup();
     }
-    // The disk holds only the empty folder again: a small repository's index fits.
-    const small = join(dir.path, 'small');
-    writeTree(small, { 'a.py': 'def a():\n    return 1\n' });
-    assert.equal(coderag(['index', small, '--index-dir', disk]).code, 0);
-  } finally {
-    unmount(disk);
-    dir.cleanup();
-  }
-});
+  },
+);
 
 void test('a read-only index folder is reported as such (EROFS or EACCES), not as ENOENT', (t) => {
   const dir = tempDir();
@@ -111,10 +115,18 @@ void test('an empty (or relative) XDG_CACHE_HOME counts as unset: the index goes
     mkdirSync(cwd);
     writeFileSync(join(cwd, 'marker'), '');
     for (const xdg of ['', 'relative/cache']) {
-      const r = spawnSync(process.execPath, [cliPath, 'index', repo, '--json'], { cwd, encoding: 'utf8', env: { ...process.env, CODERAG_LOG: '', CODERAG_CACHE_DIR: '', HOME: home, XDG_CACHE_HOME: xdg } });
+      const r = spawnSync(process.execPath, [cliPath, 'index', repo, '--json'], {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, CODERAG_LOG: '', CODERAG_CACHE_DIR: '', HOME: home, XDG_CACHE_HOME: xdg },
+      });
       assert.equal(r.status, 0, r.stderr);
       const report = JSON.parse(r.stdout) as IndexJson;
-      assert.equal(report.indexPath, join(indexFolderFor(join(home, '.cache', 'coderag'), repo), 'kb.index'), `XDG_CACHE_HOME=${JSON.stringify(xdg)}`);
+      assert.equal(
+        report.indexPath,
+        join(indexFolderFor(join(home, '.cache', 'coderag'), repo), 'kb.index'),
+        `XDG_CACHE_HOME=${JSON.stringify(xdg)}`,
+      );
       assert.deepEqual(readdirSync(cwd), ['marker'], 'nothing written in the current folder');
     }
   } finally {

@@ -62,18 +62,31 @@ void describe('200 completion requests in 2 s over the language server', () => {
   void test('at most one model request in flight, the last state answered, superseded requests empty, the server still answers', async () => {
     const target = '    receipt = CheckoutService(' + 'x'.repeat(200);
     const before = await lsp.status();
-    const run = await typeIntoLine(lsp, uri, readFileSync(MAIN, 'utf8'), 20, target, { keystrokes: 200, intervalMs: 10, firstVersion: 100 });
+    const run = await typeIntoLine(lsp, uri, readFileSync(MAIN, 'utf8'), 20, target, {
+      keystrokes: 200,
+      intervalMs: 10,
+      firstVersion: 100,
+    });
     const status = await lsp.status();
     const trace = (await lsp.explain())?.trace;
-    process.stdout.write(`# 200 requests sent in ${run.sendMs.toFixed(0)} ms, last answer ${run.answerMs.toFixed(0)} ms later; ${model.calls} model requests, at most ${maxAnsweredOverlap()} answered at once (${model.maxOpen} open) at the model server, ${status.stats.maxModelInFlight} in flight at the language server\n`);
+    process.stdout.write(
+      `# 200 requests sent in ${run.sendMs.toFixed(0)} ms, last answer ${run.answerMs.toFixed(0)} ms later; ${model.calls} model requests, at most ${maxAnsweredOverlap()} answered at once (${model.maxOpen} open) at the model server, ${status.stats.maxModelInFlight} in flight at the language server\n`,
+    );
     assert.ok(run.sendMs < 3000, `sent in ${run.sendMs.toFixed(0)} ms`);
     assert.equal(status.stats.requests - before.stats.requests, 200, 'every request was answered');
     assert.ok(maxAnsweredOverlap() <= 1, `answered at once at the model server: ${maxAnsweredOverlap()}`);
     assert.ok(status.stats.maxModelInFlight <= 1);
     assert.ok(model.calls >= 2, `requests reached the model: ${model.calls}`);
     assert.ok(trace?.prompt?.text.includes(target.slice(0, run.lastCol)), 'the last request was for the last state');
-    assert.equal(trace?.completion ?? '', (run.results.at(-1)?.[0]?.insertText as string | undefined) ?? '', 'the last answer is the completion for the last state');
-    assert.ok(run.results.slice(0, -1).every((r) => r.length === 0), 'superseded requests answer nothing');
+    assert.equal(
+      trace?.completion ?? '',
+      (run.results.at(-1)?.[0]?.insertText as string | undefined) ?? '',
+      'the last answer is the completion for the last state',
+    );
+    assert.ok(
+      run.results.slice(0, -1).every((r) => r.length === 0),
+      'superseded requests answer nothing',
+    );
     assert.equal(server.requests.filter((q) => q.path === '/api/generate').length, model.calls);
     // No crash: the next request runs through every stage. There the model's `cart, gateway, audit=True` loses the keyword
     // CheckoutService lacks, and `cart, gateway` only re-types what follows the cursor: nothing is shown, and the trace says why.

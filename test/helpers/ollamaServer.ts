@@ -176,7 +176,10 @@ function applyStop(result: GenerateResult, stop: readonly string[]): GenerateRes
  * _duration; a token counted as 3 characters). The default is a GPU server's, which keeps prompts at
  * the model's window.
  */
-export async function startOllamaTestServer(generate: GenerateFn, options: { models?: string[]; readRate?: number } = {}): Promise<OllamaTestServer> {
+export async function startOllamaTestServer(
+  generate: GenerateFn,
+  options: { models?: string[]; readRate?: number } = {},
+): Promise<OllamaTestServer> {
   const readRate = options.readRate ?? 10_000;
   let fault: Fault | undefined;
   const requests: RequestLog[] = [];
@@ -208,15 +211,24 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         return;
       }
     }
-    requests.push({ method: req.method ?? 'GET', path, body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
+    requests.push({
+      method: req.method ?? 'GET',
+      path,
+      body,
+      ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+    });
 
     if (fault?.kind === 'stall') {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, fault?.kind === 'stall' ? fault.seconds * 1000 : 0);
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
       if (signal.aborted) return;
     }
@@ -239,7 +251,11 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
     }
     if (fault?.kind === 'cutMidAnswer') {
       res.writeHead(200, { 'content-type': path.startsWith('/v1/') ? 'application/json' : 'application/x-ndjson' });
-      res.write(path.startsWith('/v1/') ? '{"id": "cmpl-test", "choices": [{"text": "cart, ' : JSON.stringify({ model: body.model, response: 'cart, ', done: false }) + '\n');
+      res.write(
+        path.startsWith('/v1/')
+          ? '{"id": "cmpl-test", "choices": [{"text": "cart, '
+          : JSON.stringify({ model: body.model, response: 'cart, ', done: false }) + '\n',
+      );
       await new Promise((r) => setTimeout(r, 50));
       res.socket?.destroy();
       return;
@@ -252,17 +268,36 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
     const model = typeof body.model === 'string' ? body.model : '';
     const needsModel = ['/api/generate', '/api/chat', '/api/show', '/v1/completions', '/v1/chat/completions'].includes(path);
     if (needsModel && (fault?.kind === 'notPulled' || !models.has(model))) {
-      if (path.startsWith('/v1/')) sendJson(res, 404, { error: { message: `The model \`${model}\` does not exist.`, type: 'invalid_request_error', code: 'model_not_found' } });
+      if (path.startsWith('/v1/'))
+        sendJson(res, 404, {
+          error: { message: `The model \`${model}\` does not exist.`, type: 'invalid_request_error', code: 'model_not_found' },
+        });
       else sendJson(res, 404, { error: `model '${model}' not found, try pulling it first` });
       return;
     }
     const created = new Date().toISOString();
     switch (path) {
       case '/api/tags':
-        sendJson(res, 200, { models: [...models].map((name) => ({ name, model: name, modified_at: created, size: 0, digest: '', details: { format: 'onnx', family: 'test', parameter_size: '', quantization_level: '' } })) });
+        sendJson(res, 200, {
+          models: [...models].map((name) => ({
+            name,
+            model: name,
+            modified_at: created,
+            size: 0,
+            digest: '',
+            details: { format: 'onnx', family: 'test', parameter_size: '', quantization_level: '' },
+          })),
+        });
         return;
       case '/api/show':
-        sendJson(res, 200, { modelfile: '', parameters: '', template: '{{ .Prompt }}', details: { format: 'onnx', family: 'test' }, model_info: {}, capabilities: ['completion'] });
+        sendJson(res, 200, {
+          modelfile: '',
+          parameters: '',
+          template: '{{ .Prompt }}',
+          details: { format: 'onnx', family: 'test' },
+          model_info: {},
+          capabilities: ['completion'],
+        });
         return;
       case '/api/pull': {
         const name = typeof body.model === 'string' ? body.model : typeof body.name === 'string' ? body.name : '';
@@ -275,7 +310,7 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         else if (fault?.kind === 'longPull') {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
           const total = fault.bytes;
-          for (let sent = 0; sent < total && !signal.aborted; ) {
+          for (let sent = 0; sent < total && !signal.aborted;) {
             const line = JSON.stringify({ status: 'pulling 6a0746a1ec1a', digest: 'sha256:6a0746a1ec1a', total, completed: sent }) + '\n';
             sent += line.length;
             if (!res.write(line)) await new Promise((r) => res.once('drain', r));
@@ -290,14 +325,36 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
       case '/api/generate':
       case '/api/chat': {
         const chat = path === '/api/chat';
-        const prompt = chat ? renderChat(body.messages) : renderChat([...(typeof body.system === 'string' ? [{ role: 'system', content: body.system }] : []), { role: 'user', content: String(body.prompt ?? '') }]);
+        const prompt = chat
+          ? renderChat(body.messages)
+          : renderChat([
+              ...(typeof body.system === 'string' ? [{ role: 'system', content: body.system }] : []),
+              { role: 'user', content: String(body.prompt ?? '') },
+            ]);
         const opts = optionsOf(body, 'ollama');
         const out = await answer(prompt, opts, signal);
         if (signal.aborted) return;
         // Ollama answers `logprobs: true` with the chosen tokens' log-probabilities, alternatives only when top_logprobs asks.
-        const logprobs = body.logprobs === true && out.topLogprobs ? out.topLogprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top.slice(0, opts.topLogprobs) })) : undefined;
-        const common = { model, created_at: created, done: true, done_reason: 'stop', total_duration: 1, load_duration: 0, prompt_eval_count: Math.ceil(prompt.length / 3), prompt_eval_duration: Math.round((Math.ceil(prompt.length / 3) / readRate) * 1e9), eval_count: out.topLogprobs?.length ?? 1, eval_duration: 1, ...(logprobs ? { logprobs } : {}) };
-        const payload = chat ? { ...common, message: { role: 'assistant', content: out.text } } : { ...common, response: out.text, context: [] };
+        const logprobs =
+          body.logprobs === true && out.topLogprobs
+            ? out.topLogprobs.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top.slice(0, opts.topLogprobs) }))
+            : undefined;
+        const common = {
+          model,
+          created_at: created,
+          done: true,
+          done_reason: 'stop',
+          total_duration: 1,
+          load_duration: 0,
+          prompt_eval_count: Math.ceil(prompt.length / 3),
+          prompt_eval_duration: Math.round((Math.ceil(prompt.length / 3) / readRate) * 1e9),
+          eval_count: out.topLogprobs?.length ?? 1,
+          eval_duration: 1,
+          ...(logprobs ? { logprobs } : {}),
+        };
+        const payload = chat
+          ? { ...common, message: { role: 'assistant', content: out.text } }
+          : { ...common, response: out.text, context: [] };
         if (body.stream === false) sendJson(res, 200, payload);
         else if (fault?.kind === 'notJsonLine') {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -305,7 +362,12 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         } else if (!chat && out.text.length > STREAM_PART_CHARS) {
           // A long answer streams as Ollama streams it: many parts, then the final one.
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-          await streamParts(res, out.text, (response) => JSON.stringify({ model, created_at: created, response, done: false }) + '\n', signal);
+          await streamParts(
+            res,
+            out.text,
+            (response) => JSON.stringify({ model, created_at: created, response, done: false }) + '\n',
+            signal,
+          );
           if (!signal.aborted) res.end(JSON.stringify({ ...payload, response: '' }) + '\n');
         } else {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -322,14 +384,33 @@ export async function startOllamaTestServer(generate: GenerateFn, options: { mod
         if (signal.aborted) return;
         const tokens = opts.topLogprobs > 0 || body.logprobs === true ? out.topLogprobs : undefined;
         const choice = chat
-          ? { index: 0, message: { role: 'assistant', content: out.text }, finish_reason: 'stop', logprobs: tokens ? { content: tokens.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top.slice(0, opts.topLogprobs) })) } : null }
+          ? {
+              index: 0,
+              message: { role: 'assistant', content: out.text },
+              finish_reason: 'stop',
+              logprobs: tokens
+                ? { content: tokens.map((t) => ({ token: t.token, logprob: t.logprob, top_logprobs: t.top.slice(0, opts.topLogprobs) })) }
+                : null,
+            }
           : {
               index: 0,
               text: out.text,
               finish_reason: 'stop',
-              logprobs: tokens ? { tokens: tokens.map((t) => t.token), token_logprobs: tokens.map((t) => t.logprob), top_logprobs: tokens.map((t) => Object.fromEntries(t.top.slice(0, opts.topLogprobs).map((a) => [a.token, a.logprob]))) } : null,
+              logprobs: tokens
+                ? {
+                    tokens: tokens.map((t) => t.token),
+                    token_logprobs: tokens.map((t) => t.logprob),
+                    top_logprobs: tokens.map((t) => Object.fromEntries(t.top.slice(0, opts.topLogprobs).map((a) => [a.token, a.logprob]))),
+                  }
+                : null,
             };
-        sendJson(res, 200, { id: 'cmpl-test', object: chat ? 'chat.completion' : 'text_completion', created: Math.floor(Date.now() / 1000), model, choices: [choice] });
+        sendJson(res, 200, {
+          id: 'cmpl-test',
+          object: chat ? 'chat.completion' : 'text_completion',
+          created: Math.floor(Date.now() / 1000),
+          model,
+          choices: [choice],
+        });
         return;
       }
       default:

@@ -34,15 +34,21 @@ export interface OtherFileCase {
 }
 
 /** Java's grammar takes statements at the top level (snippets); a repository's file holds only declarations there. */
-const JAVA_TOP = new Set(['package_declaration', 'import_declaration', 'class_declaration', 'enum_declaration', 'interface_declaration', 'record_declaration', 'line_comment', 'block_comment']);
+const JAVA_TOP = new Set([
+  'package_declaration',
+  'import_declaration',
+  'class_declaration',
+  'enum_declaration',
+  'interface_declaration',
+  'record_declaration',
+  'line_comment',
+  'block_comment',
+]);
 
 function parses(parser: Parser, text: string, java: boolean): boolean {
   const tree = parser.parse(text);
   const root = tree?.rootNode;
-  const ok =
-    root !== undefined &&
-    !root.hasError &&
-    (!java || root.namedChildren.every((ch) => ch !== null && JAVA_TOP.has(ch.type)));
+  const ok = root !== undefined && !root.hasError && (!java || root.namedChildren.every((ch) => ch !== null && JAVA_TOP.has(ch.type)));
   tree?.delete();
   return ok;
 }
@@ -59,7 +65,8 @@ function closed(parser: Parser, code: string, endings: readonly string[], wrap: 
 
 function pyNames(text: string): string[] {
   const names = new Set<string>();
-  for (const m of text.matchAll(/^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)|^([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)/gm)) names.add((m[1] ?? m[2])!);
+  for (const m of text.matchAll(/^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)|^([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)/gm))
+    names.add((m[1] ?? m[2])!);
   return [...names];
 }
 
@@ -74,7 +81,8 @@ function javaNames(parser: Parser, text: string): { types: string[]; fields: Arr
       if (inner) types.push(inner);
     }
     if (node.type === 'field_declaration' && owner)
-      for (const d of node.namedChildren) if (d?.type === 'variable_declarator') fields.push([owner, d.childForFieldName('name')?.text ?? '']);
+      for (const d of node.namedChildren)
+        if (d?.type === 'variable_declarator') fields.push([owner, d.childForFieldName('name')?.text ?? '']);
     for (const ch of node.namedChildren) if (ch) walk(ch, inner);
   };
   walk(tree.rootNode, undefined);
@@ -126,7 +134,12 @@ function javaCase(c: CorpusV2Case, n: string, parser: Parser): OtherFileCase {
   let text = wholeFile ? closed(parser, c.code, JAVA_ENDINGS, (code) => `${pkgLine}${code}${canaryClass}`) : undefined;
   if (text === undefined) {
     placement = 'members';
-    text = closed(parser, c.code, JAVA_ENDINGS, (code) => `${pkgLine}public class Case${n} {\n${code.replace(/^/gm, '    ')}\n}${canaryClass}`);
+    text = closed(
+      parser,
+      c.code,
+      JAVA_ENDINGS,
+      (code) => `${pkgLine}public class Case${n} {\n${code.replace(/^/gm, '    ')}\n}${canaryClass}`,
+    );
   }
   if (text === undefined) {
     placement = 'method';
@@ -134,7 +147,8 @@ function javaCase(c: CorpusV2Case, n: string, parser: Parser): OtherFileCase {
       parser,
       c.code,
       JAVA_ENDINGS,
-      (code) => `${pkgLine}public class Case${n} {\n    void setup${n}() throws Exception {\n${code.replace(/^/gm, '        ')}\n    }\n}${canaryClass}`,
+      (code) =>
+        `${pkgLine}public class Case${n} {\n    void setup${n}() throws Exception {\n${code.replace(/^/gm, '        ')}\n    }\n}${canaryClass}`,
     );
   }
   if (text === undefined) throw new Error(`${c.id}: no placement parses`);
@@ -277,7 +291,14 @@ export async function runCases(
       const got = server.requests.slice(before);
       const text = requestText(got);
       const completion = requestText(got.filter((q) => q.path !== '/api/chat'));
-      runs.push({ p, mode, requests: got.length, canary: text.includes(p.canary), canaryInCompletion: completion.includes(p.canary), kept: p.c.keep.filter((k) => text.includes(k)) });
+      runs.push({
+        p,
+        mode,
+        requests: got.length,
+        canary: text.includes(p.canary),
+        canaryInCompletion: completion.includes(p.canary),
+        kept: p.c.keep.filter((k) => text.includes(k)),
+      });
     }
   return runs;
 }

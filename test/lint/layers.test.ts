@@ -34,7 +34,9 @@ function writeFixture(dir: string): void {
 
 /** `file` -> its messages as `ruleId: message`. */
 function messagesByFile(results: ESLint.LintResult[], dir: string): Map<string, string[]> {
-  return new Map(results.map((r) => [relative(dir, r.filePath).split('\\').join('/'), r.messages.map((m) => `${m.ruleId ?? 'fatal'}: ${m.message}`)]));
+  return new Map(
+    results.map((r) => [relative(dir, r.filePath).split('\\').join('/'), r.messages.map((m) => `${m.ruleId ?? 'fatal'}: ${m.message}`)]),
+  );
 }
 
 test('npm run lint reports an import cycle in src/ and src/engine importing src/bench, and passes a clean pair', async () => {
@@ -45,7 +47,8 @@ test('npm run lint reports an import cycle in src/ and src/engine importing src/
     const eslint = new ESLint({ cwd: repoRoot, overrideConfigFile: join(repoRoot, 'eslint.config.mjs') });
     const byFile = messagesByFile(await eslint.lintFiles([dir]), dir);
 
-    const cycle = (...files: string[]): string => `layers/no-import-cycles: Import cycle: ${files.map((f) => `${rel}/${f}`).join(' -> ')} (docs/ARCHITECTURE.md: no import cycles, type-only imports included).`;
+    const cycle = (...files: string[]): string =>
+      `layers/no-import-cycles: Import cycle: ${files.map((f) => `${rel}/${f}`).join(' -> ')} (docs/ARCHITECTURE.md: no import cycles, type-only imports included).`;
     assert.deepEqual(byFile.get('a.ts'), [cycle('a.ts', 'b.ts', 'a.ts')]);
     assert.deepEqual(byFile.get('b.ts'), [cycle('b.ts', 'a.ts', 'b.ts')]);
     assert.deepEqual(byFile.get('p.ts'), [cycle('p.ts', 'q/index.ts', 'r.ts', 'p.ts')]);
@@ -57,7 +60,10 @@ test('npm run lint reports an import cycle in src/ and src/engine importing src/
 
     const x = byFile.get('x.ts') ?? [];
     assert.equal(x.length, 1, x.join('\n'));
-    assert.match(x[0] ?? '', /^no-restricted-imports: '\.\.\/\.\.\/bench\/whatever' import is restricted .*src\/engine imports nothing above it: not src\/bench.*ARCHITECTURE\.md/);
+    assert.match(
+      x[0] ?? '',
+      /^no-restricted-imports: '\.\.\/\.\.\/bench\/whatever' import is restricted .*src\/engine imports nothing above it: not src\/bench.*ARCHITECTURE\.md/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -74,7 +80,12 @@ test('the cycle rule ignores files outside its root (src/)', async () => {
         cwd: repoRoot,
         overrideConfigFile: true,
         ignore: false,
-        overrideConfig: { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as never }, plugins: { layers }, rules: { 'layers/no-import-cycles': ['error', { root }] } },
+        overrideConfig: {
+          files: ['**/*.ts'],
+          languageOptions: { parser: tseslint.parser as never },
+          plugins: { layers },
+          rules: { 'layers/no-import-cycles': ['error', { root }] },
+        },
       });
       return messagesByFile(await eslint.lintFiles([dir]), dir);
     };
@@ -83,7 +94,13 @@ test('the cycle rule ignores files outside its root (src/)', async () => {
     assert.deepEqual([...outside.values()].flat(), []);
     // The same files under the rule's root: the two cycles are found.
     const inside = await lintWithRoot('.tmp');
-    assert.deepEqual([...inside].filter(([, m]) => m.length > 0).map(([f]) => f).sort(), ['a.ts', 'b.ts', 'p.ts', 'q/index.ts', 'r.ts']);
+    assert.deepEqual(
+      [...inside]
+        .filter(([, m]) => m.length > 0)
+        .map(([f]) => f)
+        .sort(),
+      ['a.ts', 'b.ts', 'p.ts', 'q/index.ts', 'r.ts'],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

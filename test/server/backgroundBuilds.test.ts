@@ -23,7 +23,9 @@ let encoderPromise: Promise<Encoder> | undefined;
 const encoder = (): Promise<Encoder> => (encoderPromise ??= registry.encoder(undefined, new AbortController().signal));
 
 /** Index pyshop with the given encoder (none: no dense path) and similar code asked for; returns the status reporter and the indexer. */
-async function indexPyshop(dense: DenseEncoder | undefined): Promise<{ status: StatusReporter; indexer: WorkspaceIndexer; close: () => Promise<void> }> {
+async function indexPyshop(
+  dense: DenseEncoder | undefined,
+): Promise<{ status: StatusReporter; indexer: WorkspaceIndexer; close: () => Promise<void> }> {
   const repo = copyFixture('pyshop');
   const cache = tempDir('coderag-builds-');
   const parsers = await loadParsers(grammarsDir);
@@ -36,7 +38,12 @@ async function indexPyshop(dense: DenseEncoder | undefined): Promise<{ status: S
         Promise.resolve(
           createRetrievalPaths(kb, p, {
             paths: ['sparse', 'dense'],
-            ...(dense ? { dense: { encoder: dense, indexFolder: context.indexFolder }, similar: { encoder: dense, indexFolder: context.indexFolder } } : {}),
+            ...(dense
+              ? {
+                  dense: { encoder: dense, indexFolder: context.indexFolder },
+                  similar: { encoder: dense, indexFolder: context.indexFolder },
+                }
+              : {}),
           }),
         ),
     },
@@ -58,12 +65,17 @@ async function indexPyshop(dense: DenseEncoder | undefined): Promise<{ status: S
 }
 
 /** The folder's summary once `done` holds for it (the builds run in the background after indexing). */
-async function folderWhen(status: StatusReporter, done: (f: FolderIndexSummary) => boolean, timeoutMs = 120_000): Promise<FolderIndexSummary> {
+async function folderWhen(
+  status: StatusReporter,
+  done: (f: FolderIndexSummary) => boolean,
+  timeoutMs = 120_000,
+): Promise<FolderIndexSummary> {
   const start = performance.now();
   for (;;) {
     const f = status.current.folders[0];
     if (f && done(f)) return f;
-    if (performance.now() - start > timeoutMs) throw new Error(`no such status in ${timeoutMs} ms: ${JSON.stringify(status.current.folders)}`);
+    if (performance.now() - start > timeoutMs)
+      throw new Error(`no such status in ${timeoutMs} ms: ${JSON.stringify(status.current.folders)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

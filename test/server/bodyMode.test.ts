@@ -52,7 +52,7 @@ void describe('body mode over the language server', () => {
     repo?.cleanup();
   });
 
-  void test('an empty Java method: the shipped model\'s loop is not shown (one copy at most); the trace is a body trace with usages from other files', async () => {
+  void test("an empty Java method: the shipped model's loop is not shown (one copy at most); the trace is a body trace with usages from other files", async () => {
     const items = await lsp.complete(uri, line, 8);
     const explained = await lsp.explain(items[0]?.traceId);
     assert.ok(explained, 'explain returns the trace');
@@ -68,8 +68,15 @@ void describe('body mode over the language server', () => {
     assert.ok(copies <= 1, `the looped line shown ${copies} times: ${JSON.stringify(shown)}`);
     assert.match(explained.markdown, /## Junk filters[^]*repeat: a line written \d+ times in a row/);
     const usages = trace.body?.usages ?? [];
-    assert.ok(usages.some((u) => u.path !== REL), `usages from another file: ${JSON.stringify(usages.map((u) => u.id))}`);
-    for (const stage of ['detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess']) assert.ok(trace.stages.some((s) => s.stage === stage), `stage ${stage} timed`);
+    assert.ok(
+      usages.some((u) => u.path !== REL),
+      `usages from another file: ${JSON.stringify(usages.map((u) => u.id))}`,
+    );
+    for (const stage of ['detect', 'signatures', 'sketch', 'elements', 'usages', 'prompt', 'generate', 'postprocess'])
+      assert.ok(
+        trace.stages.some((s) => s.stage === stage),
+        `stage ${stage} timed`,
+      );
     assert.match(explained.markdown, /## Body \(Rambo\)/);
     assert.match(explained.markdown, /Sketch:|sketch: model/);
     assert.match(explained.markdown, /Elements found/);
@@ -82,7 +89,10 @@ void describe('body mode over the language server', () => {
     const doc = `// checkout\n${edited}`;
     const at = line + 1;
     lsp.change(uri, doc, 2);
-    await model.setFault({ kind: 'garbage', text: 'String id = gateway.charge(cart.total(), cart.getCurrency());\n        return new Receipt(cart.getOwner(), cart.total(), id);' });
+    await model.setFault({
+      kind: 'garbage',
+      text: 'String id = gateway.charge(cart.total(), cart.getCurrency());\n        return new Receipt(cart.getOwner(), cart.total(), id);',
+    });
     const items = await lsp.complete(uri, at, 8);
     await model.setFault(undefined);
     const shown = typeof items[0]?.insertText === 'string' ? items[0].insertText : '';

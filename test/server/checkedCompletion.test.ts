@@ -8,7 +8,21 @@ import { join } from 'node:path';
 import { copyFixture } from '../helpers/paths';
 import { startLsp } from './lspHarness';
 
-const CART_MEMBERS = ['max_items', 'owner', 'currency', 'lines', '_discount', 'add', 'apply_discount', 'discount_applied', 'total', 'empty', 'for_guest', 'guest_carts', 'Line'];
+const CART_MEMBERS = [
+  'max_items',
+  'owner',
+  'currency',
+  'lines',
+  '_discount',
+  'add',
+  'apply_discount',
+  'discount_applied',
+  'total',
+  'empty',
+  'for_guest',
+  'guest_carts',
+  'Line',
+];
 
 void test('checked completion over LSP: after cart. the suggestion starts with a member of Cart', async () => {
   const repo = copyFixture('pyshop');

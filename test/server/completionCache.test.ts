@@ -7,7 +7,8 @@ import { CompletionCache } from '../../src/server/completionCache';
 const FILE = 'src/Gateways.java';
 const PREFIX = 'class Gateways {\n    static PaymentGateway create(String name, String apiKey) {\n        ';
 const SUFFIX = '\n    }\n}\n';
-const BODY = 'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) {\n            throw new IllegalArgumentException(name);\n        }\n        return factory.apply(apiKey);';
+const BODY =
+  'Function<String, PaymentGateway> factory = REGISTRY.get(name);\n        if (factory == null) {\n            throw new IllegalArgumentException(name);\n        }\n        return factory.apply(apiKey);';
 
 void describe('CompletionCache', () => {
   void test('every start of a long suggestion, past its first line, gives the rest of it', () => {

@@ -11,7 +11,11 @@ import { repoRoot } from '../helpers/paths';
 const serverOptions = (config: ServerConfig): PipelineOptions => resolveOptions(pipelineSettings(config));
 
 void test('enum settings reject values outside their list: each is a problem, the default stays', () => {
-  const { config, problems } = mergeConfig({ model: { provider: 'gpt-cloud', family: 'llama9' }, rerank: { kind: 'magic' }, experimental: { query: { strategy: 'random' } } });
+  const { config, problems } = mergeConfig({
+    model: { provider: 'gpt-cloud', family: 'llama9' },
+    rerank: { kind: 'magic' },
+    experimental: { query: { strategy: 'random' } },
+  });
   assert.equal(config.model.provider, DEFAULT_CONFIG.model.provider);
   assert.equal(config.model.family, DEFAULT_CONFIG.model.family);
   assert.equal(config.rerank.kind, DEFAULT_CONFIG.rerank.kind);
@@ -24,8 +28,11 @@ void test('enum settings reject values outside their list: each is a problem, th
   ]);
 });
 
-void test('a valid enum value in a later layer applies; an invalid one keeps the earlier layer\'s value', () => {
-  const { config, problems } = mergeConfig({ model: { provider: 'openai' }, rerank: { kind: 'llm' } }, { model: { provider: 'nonsense' }, rerank: { kind: 'none' } });
+void test("a valid enum value in a later layer applies; an invalid one keeps the earlier layer's value", () => {
+  const { config, problems } = mergeConfig(
+    { model: { provider: 'openai' }, rerank: { kind: 'llm' } },
+    { model: { provider: 'nonsense' }, rerank: { kind: 'none' } },
+  );
   assert.equal(config.model.provider, 'openai');
   assert.equal(config.rerank.kind, 'none');
   assert.equal(problems.length, 1);
@@ -40,12 +47,15 @@ void test('coderag.experimental.check.mode: constrain, repair or off (default co
   assert.deepEqual(bad.problems, ['coderag.experimental.check.mode must be one of constrain, repair, off (got "strict")']);
 });
 
-void test('coderag.experimental.body.knowledge (default on) reaches the body mode\'s options; a non-boolean is a problem', () => {
+void test("coderag.experimental.body.knowledge (default on) reaches the body mode's options; a non-boolean is a problem", () => {
   assert.equal(serverOptions(DEFAULT_CONFIG).body.knowledge, true);
   assert.equal(serverOptions(mergeConfig({ experimental: { body: { knowledge: false } } }).config).body.knowledge, false);
   const bad = mergeConfig({ experimental: { body: { knowledge: 'yes' } } });
   assert.equal(bad.config.body.knowledge, true);
-  assert.ok(bad.problems.some((p) => p.includes('coderag.experimental.body.knowledge')), bad.problems.join('; '));
+  assert.ok(
+    bad.problems.some((p) => p.includes('coderag.experimental.body.knowledge')),
+    bad.problems.join('; '),
+  );
 });
 
 void test('a research knob is read only under coderag.experimental; a user-facing setting there is not read', () => {
@@ -63,7 +73,10 @@ void test('a research knob is read only under coderag.experimental; a user-facin
 });
 
 void test("numeric settings outside their range are refused with the value used instead; the ranges are package.json's", () => {
-  const { config, problems } = mergeConfig({ maxFiles: 0, experimental: { model: { maxNewTokens: -5, temperature: 9 }, prompt: { budgetTokens: 1e12 } } });
+  const { config, problems } = mergeConfig({
+    maxFiles: 0,
+    experimental: { model: { maxNewTokens: -5, temperature: 9 }, prompt: { budgetTokens: 1e12 } },
+  });
   assert.equal(config.model.maxNewTokens, DEFAULT_CONFIG.model.maxNewTokens);
   assert.equal(config.model.temperature, DEFAULT_CONFIG.model.temperature);
   assert.equal(config.prompt.budgetTokens, DEFAULT_CONFIG.prompt.budgetTokens);

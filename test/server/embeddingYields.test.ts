@@ -19,7 +19,13 @@ function syntheticRepo(root: string, files: number, perFile: number): void {
     for (let k = 0; k < perFile; k++) {
       const a = words[(f + k) % words.length]!;
       const b = words[(f * 7 + k * 3) % words.length]!;
-      lines.push(`def ${a}_${b}_${f}_${k}(value, rate=${k + 1}):`, `    """Return the ${a} ${b} of value at rate ${k}."""`, `    total = value * rate + ${f}`, `    return math.floor(total / ${k + 2})`, '');
+      lines.push(
+        `def ${a}_${b}_${f}_${k}(value, rate=${k + 1}):`,
+        `    """Return the ${a} ${b} of value at rate ${k}."""`,
+        `    total = value * rate + ${f}`,
+        `    return math.floor(total / ${k + 2})`,
+        '',
+      );
     }
     writeFileSync(join(dir, `mod${f}.py`), lines.join('\n'));
   }
@@ -47,7 +53,10 @@ void test('a completion request during embedding is answered, and embedding cont
     // Made while embedding ran (thousands of items left): the dense path was not searched, and said why.
     assert.equal(densePath?.status, 'skipped', JSON.stringify(explained.trace.retrieval?.paths));
     assert.match(densePath.message ?? '', /not ready: embedding [\d,]+\/[\d,]+ items/);
-    assert.ok(explained.trace.retrieval!.paths.some((p) => p.path === 'sparse' && p.status === 'ok'), 'the ready paths ran');
+    assert.ok(
+      explained.trace.retrieval!.paths.some((p) => p.path === 'sparse' && p.status === 'ok'),
+      'the ready paths ran',
+    );
     const doneAtRequest = Number(/embedding ([\d,]+)\//.exec(densePath.message ?? '')![1]!.replace(/,/g, ''));
     // Embedding goes on after the answer: more items embedded, then the dense path is ready.
     const ready = await lsp.waitForDense(600_000);

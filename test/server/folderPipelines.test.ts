@@ -12,7 +12,7 @@ import { FolderPipelines } from '../../src/server/FolderPipelines';
 import { ModelFeature } from '../../src/server/ModelFeature';
 import { StatusReporter } from '../../src/server/StatusReporter';
 
-void test('one pipeline per folder: kept across requests, built again when the folder\'s readiness or the settings change', () => {
+void test("one pipeline per folder: kept across requests, built again when the folder's readiness or the settings change", () => {
   const built: Array<{ folder: string | undefined; ready: boolean }> = [];
   const pipelines = new FolderPipelines<{ name: string; state: string }>((folder, ready) => {
     built.push({ folder: folder?.name, ready });
@@ -33,7 +33,12 @@ void test('one pipeline per folder: kept across requests, built again when the f
     assert.equal(pipelines.for(b), inB);
     assert.equal(pipelines.for(undefined), outside);
   }
-  assert.deepEqual(built, [{ folder: 'a', ready: false }, { folder: 'a', ready: true }, { folder: 'b', ready: true }, { folder: undefined, ready: false }]);
+  assert.deepEqual(built, [
+    { folder: 'a', ready: false },
+    { folder: 'a', ready: true },
+    { folder: 'b', ready: true },
+    { folder: undefined, ready: false },
+  ]);
   pipelines.clear();
   assert.notEqual(pipelines.for(a), ready, 'a settings change builds it again');
   assert.equal(pipelines.built, 5);
@@ -47,7 +52,9 @@ void test('a request waiting for the model settings to be applied is cancelled b
   const port = (server.address() as AddressInfo).port;
   const models = new ModelFeature(() => Promise.reject(new Error('no embedded model here')), new StatusReporter());
   try {
-    models.updateConfig(mergeConfig({ model: { provider: 'openai' }, openai: { baseUrl: `http://127.0.0.1:${port}`, model: 'coder' } }).config);
+    models.updateConfig(
+      mergeConfig({ model: { provider: 'openai' }, openai: { baseUrl: `http://127.0.0.1:${port}`, model: 'coder' } }).config,
+    );
     const controller = new AbortController();
     const waiting = models.ready(controller.signal);
     setTimeout(() => controller.abort(), 50);

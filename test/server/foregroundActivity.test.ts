@@ -49,8 +49,14 @@ void test('background embedding: small chunks, paused while a request runs, resu
     assert.equal(fg.pauses, 1, 'the background run paused for the request');
     assert.equal(encoder.calls.length, 0, 'no chunk embedded while the request runs');
     // The request retrieves meanwhile (the paced run waits for it): answered, not deadlocked.
-    const answer = await dense.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'make_gateway', spans: [] }, topJ: 5 }, new AbortController().signal);
-    assert.ok(answer.notes?.some((n) => /background/.test(n)), JSON.stringify(answer.notes));
+    const answer = await dense.retrieve(
+      { file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'make_gateway', spans: [] }, topJ: 5 },
+      new AbortController().signal,
+    );
+    assert.ok(
+      answer.notes?.some((n) => /background/.test(n)),
+      JSON.stringify(answer.notes),
+    );
     request.dispose();
     await run;
     assert.ok(fg.pauses >= 1);
@@ -61,7 +67,14 @@ void test('background embedding: small chunks, paused while a request runs, resu
       assert.ok(call.length <= 16);
     }
     assert.ok(encoder.calls.length > 2);
-    const after = await dense.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 }, new AbortController().signal);
+    const after = await dense.retrieve(
+      {
+        file: { path: 'app/main.py', lang: 'python', prefix: '' },
+        query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] },
+        topJ: 5,
+      },
+      new AbortController().signal,
+    );
     assert.ok(after.results.some((r) => r.snippet.name === 'make_gateway'));
   } finally {
     dense.dispose();

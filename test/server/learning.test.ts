@@ -8,7 +8,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyFixture, tempDir } from '../helpers/paths';
 import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
-import { CompletionOutcomeNotification, ResetLearningRequest, type CompletionOutcomeParams, type ResetLearningResult } from '../../src/protocol/protocol';
+import {
+  CompletionOutcomeNotification,
+  ResetLearningRequest,
+  type CompletionOutcomeParams,
+  type ResetLearningResult,
+} from '../../src/protocol/protocol';
 import type { CompletionTrace } from '../../src/engine/pipeline';
 
 const MODEL = 'coderag-lm:test';
@@ -46,7 +51,10 @@ void describe('learning from suggestion outcomes over the language server', () =
     const lsp = await startLsp(repo.path, settings(model.url), { initializationOptions: { cacheDir } });
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'), 120_000);
     const built = await lsp.waitForBuild('similar', 180_000);
-    assert.ok(built.folders.every((f) => f.similar?.state === 'ready'), `the code windows did not build: ${JSON.stringify(built.folders)}`);
+    assert.ok(
+      built.folders.every((f) => f.similar?.state === 'ready'),
+      `the code windows did not build: ${JSON.stringify(built.folders)}`,
+    );
     return { lsp, uri: lsp.open(join(repo.path, 'app', 'main.py'), 'python') };
   }
 
@@ -70,7 +78,8 @@ void describe('learning from suggestion outcomes over the language server', () =
     assert.equal(files.length, 1, `one saved state for the one folder: ${files.join(', ')}`);
     return (JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as { pulls: Record<string, number> }).pulls;
   };
-  const allEqual = (scores: Partial<Record<string, number>> | undefined): boolean => new Set(Object.values(scores ?? {}).map((v) => v!.toFixed(9))).size === 1;
+  const allEqual = (scores: Partial<Record<string, number>> | undefined): boolean =>
+    new Set(Object.values(scores ?? {}).map((v) => v!.toFixed(9))).size === 1;
 
   void test('accepted rewards 1 and dismissed 0 for the arm chosen, once each; off learns nothing; restart keeps it; reset forgets it', async () => {
     let { lsp, uri } = await start();
@@ -90,13 +99,21 @@ void describe('learning from suggestion outcomes over the language server', () =
       lsp.configure(settings(model.url, { similar: { mode: 'lexical' } }));
       await sleep(200);
       const third = await traceAt(lsp, uri, 20, '    print('.length);
-      assert.equal((await outcome(lsp, { traceId: third.id, outcome: 'accepted', acceptedChars: 3, shownChars: 3 })).similar!.reward, undefined, 'a fixed perspective: nothing learned');
+      assert.equal(
+        (await outcome(lsp, { traceId: third.id, outcome: 'accepted', acceptedChars: 3, shownChars: 3 })).similar!.reward,
+        undefined,
+        'a fixed perspective: nothing learned',
+      );
       lsp.configure(settings(model.url));
       await sleep(200);
       await lsp.close();
 
       const pulls = savedPulls();
-      assert.equal(Object.values(pulls).reduce((a, b) => a + b, 0), 2, `two rewards saved: ${JSON.stringify(pulls)}`);
+      assert.equal(
+        Object.values(pulls).reduce((a, b) => a + b, 0),
+        2,
+        `two rewards saved: ${JSON.stringify(pulls)}`,
+      );
       assert.ok((pulls[first.similar!.arm] ?? 0) >= 1, `the accepted arm ${first.similar!.arm} was rewarded: ${JSON.stringify(pulls)}`);
 
       // A new server over the same storage chooses with what was learned.

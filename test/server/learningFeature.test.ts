@@ -50,11 +50,18 @@ void test('rewards: accepted 1, partly accepted the share of characters, rejecte
 
 void test('an outcome updates the arm that produced the suggestion, once; the state survives a restart', async () => {
   const cache = tempDir('learning-').path;
-  const traces = new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])], ['t2', trace('t2', 'lexical', [1, 0.1, 0.9])]]);
+  const traces = new Map([
+    ['t1', trace('t1', 'summary', [1, 0.5, 0.2])],
+    ['t2', trace('t2', 'lexical', [1, 0.1, 0.9])],
+  ]);
   const a = feature(cache, traces);
   const before = (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), 1);
-  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }), undefined, 'a second outcome of the same suggestion is not learned');
+  assert.equal(
+    a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 9, shownChars: 9 }),
+    undefined,
+    'a second outcome of the same suggestion is not learned',
+  );
   assert.equal(a.onOutcome({ traceId: 't2', outcome: 'rejected', acceptedChars: 0, shownChars: 9 }), 0);
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
   assert.ok((await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]) > before);
@@ -62,8 +69,15 @@ void test('an outcome updates the arm that produced the suggestion, once; the st
   a.shutdown();
   const b = feature(cache, new Map());
   assert.deepEqual((await b.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
-  assert.equal((await b.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]), (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]));
-  assert.deepEqual((await b.banditFor('/repo/other')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 }, 'state is per workspace folder');
+  assert.equal(
+    (await b.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]),
+    (await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]),
+  );
+  assert.deepEqual(
+    (await b.banditFor('/repo/other')).pullCounts(),
+    { lexical: 0, hypothetical: 0, summary: 0, none: 0 },
+    'state is per workspace folder',
+  );
 });
 
 void test('reset forgets memory and saved state', async () => {
@@ -78,12 +92,20 @@ void test('reset forgets memory and saved state', async () => {
   assert.equal(existsSync(join(cache, 'learning')), false);
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
   a.shutdown();
-  assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+  assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), {
+    lexical: 0,
+    hypothetical: 0,
+    summary: 0,
+    none: 0,
+  });
 });
 
 void test('a similar-code mode other than the bandit learns nothing; fixed choices and unknown traces are not learned', () => {
   const cache = tempDir('learning-off-').path;
-  const traces = new Map([['t1', trace('t1', 'lexical', [1, 1, 1])], ['t2', trace('t2', 'lexical', [1, 1, 1], 'fixed')]]);
+  const traces = new Map([
+    ['t1', trace('t1', 'lexical', [1, 1, 1])],
+    ['t2', trace('t2', 'lexical', [1, 1, 1], 'fixed')],
+  ]);
   const a = feature(cache, traces);
   a.updateConfig(mergeConfig({ similar: { mode: 'lexical' } }).config);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
@@ -124,11 +146,19 @@ void test('a saved state larger than any state can be is not read (a 2 MiB file)
   const warnings: string[] = [];
   setLogSink((level, _tag, message) => void (level === 'warn' && warnings.push(message)));
   try {
-    assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
+    assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), {
+      lexical: 0,
+      hypothetical: 0,
+      summary: 0,
+      none: 0,
+    });
   } finally {
     setLogSink(() => undefined);
   }
-  assert.ok(warnings.some((w) => /more than a saved state can be \(1 MiB\): starting afresh/.test(w)), warnings.join('\n'));
+  assert.ok(
+    warnings.some((w) => /more than a saved state can be \(1 MiB\): starting afresh/.test(w)),
+    warnings.join('\n'),
+  );
 });
 
 void test('a FIFO where the learned state lives is refused at once: a fresh bandit, and the log says why', async () => {
@@ -171,6 +201,10 @@ void test('learning keeps the last 4,096 completions apart from the explain cach
   await a.banditFor('/repo/a');
   for (let i = 0; i <= LEARNABLE_KEPT; i++) a.remember(`t${i}`, '/repo/a', trace(`t${i}`, 'lexical', [1, 0, 0]));
   assert.equal(a.onOutcome({ traceId: 't0', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined, 'the oldest was dropped');
-  assert.equal(a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), 1, 'one with 4,095 newer completions still teaches');
+  assert.equal(
+    a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }),
+    1,
+    'one with 4,095 newer completions still teaches',
+  );
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 0, none: 0 });
 });

@@ -35,5 +35,9 @@ void test('each phase lets through what LSP allows; exit always; initialized onc
   assert.equal(refusedCode(passes(guard, request(6, 'shutdown'))), -32600);
   assert.equal(passes(guard, notification('textDocument/didSave')), undefined);
   assert.ok(passes(guard, notification('exit')));
-  assert.deepEqual(passes(guard, { jsonrpc: '2.0', id: 7, result: null } as Message), { jsonrpc: '2.0', id: 7, result: null }, 'answers to the server pass');
+  assert.deepEqual(
+    passes(guard, { jsonrpc: '2.0', id: 7, result: null } as Message),
+    { jsonrpc: '2.0', id: 7, result: null },
+    'answers to the server pass',
+  );
 });

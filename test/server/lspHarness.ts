@@ -70,11 +70,24 @@ function buildEnded(f: FolderIndexSummary, build: 'dense' | 'similar'): boolean 
   return b === undefined ? f.state === 'failed' : b.state !== 'building';
 }
 
-export async function startLsp(workspace: string | string[], settings: unknown, options: { trusted?: boolean; initializationOptions?: Record<string, unknown>; /** Sent as they are instead of `workspace`'s folders. */ workspaceFolders?: Array<{ uri: string; name: string }>; cacheDir?: string } = {}): Promise<LspSession> {
+export async function startLsp(
+  workspace: string | string[],
+  settings: unknown,
+  options: {
+    trusted?: boolean;
+    initializationOptions?: Record<string, unknown>;
+    /** Sent as they are instead of `workspace`'s folders. */ workspaceFolders?: Array<{ uri: string; name: string }>;
+    cacheDir?: string;
+  } = {},
+): Promise<LspSession> {
   buildOnce();
   // A caller's cache folder is the caller's to remove.
   const cache = options.cacheDir !== undefined ? { path: options.cacheDir, cleanup: () => undefined } : tempDir('coderag-lsp-cache-');
-  const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], { cwd: repoRoot, env: { ...process.env, CODERAG_CACHE_DIR: cache.path }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], {
+    cwd: repoRoot,
+    env: { ...process.env, CODERAG_CACHE_DIR: cache.path },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const logs: string[] = [];
   child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
@@ -96,12 +109,17 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
   connection.onRequest('client/registerCapability', () => null);
   connection.onRequest('workspace/configuration', () => [settings]);
   connection.listen();
-  const folders = options.workspaceFolders ?? (Array.isArray(workspace) ? workspace : [workspace]).map((w, i) => ({ uri: pathToFileURL(w).toString(), name: `ws${i}` }));
+  const folders =
+    options.workspaceFolders ??
+    (Array.isArray(workspace) ? workspace : [workspace]).map((w, i) => ({ uri: pathToFileURL(w).toString(), name: `ws${i}` }));
   await connection.sendRequest('initialize', {
     processId: process.pid,
     rootUri: folders[0]?.uri ?? null,
     workspaceFolders: folders,
-    capabilities: { window: { workDoneProgress: true }, workspace: { didChangeWatchedFiles: { dynamicRegistration: true }, workspaceFolders: true } },
+    capabilities: {
+      window: { workDoneProgress: true },
+      workspace: { didChangeWatchedFiles: { dynamicRegistration: true }, workspaceFolders: true },
+    },
     initializationOptions: { trusted: options.trusted ?? true, settings, ...options.initializationOptions },
   });
   await connection.sendNotification('initialized', {});
@@ -116,7 +134,11 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
       const seen = [...statuses].reverse().find(match);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching status in ${timeoutMs} ms; last: ${JSON.stringify(statuses.at(-1))}\nlogs:\n${logs.join('\n')}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`no matching status in ${timeoutMs} ms; last: ${JSON.stringify(statuses.at(-1))}\nlogs:\n${logs.join('\n')}`)),
+          timeoutMs,
+        );
         waiters.push({ match, resolve: (s) => (clearTimeout(timer), resolve(s)) });
       });
     },
@@ -128,19 +150,26 @@ export async function startLsp(workspace: string | string[], settings: unknown, 
     },
     open(absPath, languageId, text) {
       const uri = pathToFileURL(absPath).toString();
-      void connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: version++, text: text ?? readFileSync(absPath, 'utf8') } });
+      void connection.sendNotification('textDocument/didOpen', {
+        textDocument: { uri, languageId, version: version++, text: text ?? readFileSync(absPath, 'utf8') },
+      });
       return uri;
     },
     change(uri, text, v) {
       void connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: v }, contentChanges: [{ text }] });
     },
     async complete(uri, line, character) {
-      const r = (await connection.sendRequest(InlineCompletionRequest.method, { textDocument: { uri }, position: { line, character }, context: { triggerKind: 2 } })) as InlineCompletionList | InlineCompletionItem[] | null;
+      const r = (await connection.sendRequest(InlineCompletionRequest.method, {
+        textDocument: { uri },
+        position: { line, character },
+        context: { triggerKind: 2 },
+      })) as InlineCompletionList | InlineCompletionItem[] | null;
       if (!r) return [];
       return Array.isArray(r) ? r : r.items;
     },
     explain: (traceId) => connection.sendRequest(ExplainRequest.method, traceId ? { traceId } : {}) as Promise<ExplainResult | null>,
-    rebuild: (token) => connection.sendRequest(RebuildIndexRequest.method, token ? { workDoneToken: token } : {}) as Promise<RebuildIndexResult>,
+    rebuild: (token) =>
+      connection.sendRequest(RebuildIndexRequest.method, token ? { workDoneToken: token } : {}) as Promise<RebuildIndexResult>,
     status: () => connection.sendRequest(GetStatusRequest.method) as Promise<StatusParams>,
     fileEvent(absPath, type) {
       void connection.sendNotification('workspace/didChangeWatchedFiles', { changes: [{ uri: pathToFileURL(absPath).toString(), type }] });
@@ -220,7 +249,7 @@ export interface ModelServer {
 }
 
 /** The Ollama-compatible test server answered by the embedded model, behind a proxy that can go down. */
-export async function startModelServer(models: string[]): Promise<ModelServer> {
+export async function startModelServer(models: string[], options: { readRate?: number } = {}): Promise<ModelServer> {
   const lm = await embeddedLM();
   let inFlight = 0;
   let maxInFlight = 0;
@@ -260,7 +289,7 @@ export async function startModelServer(models: string[]): Promise<ModelServer> {
       close();
     }
   };
-  const server = await startOllamaTestServer(generate, { models });
+  const server = await startOllamaTestServer(generate, { models, ...options });
   const sockets = new Set<Socket>();
   let proxy: Server | undefined;
   let port = 0;
@@ -345,7 +374,10 @@ export interface RemoteModelServer {
 }
 
 export async function startModelServerThread(models: string[]): Promise<RemoteModelServer> {
-  const worker = new Worker(`require('tsx/cjs'); require(${JSON.stringify(join(__dirname, 'modelServerWorker.ts'))});`, { eval: true, workerData: { models } });
+  const worker = new Worker(`require('tsx/cjs'); require(${JSON.stringify(join(__dirname, 'modelServerWorker.ts'))});`, {
+    eval: true,
+    workerData: { models },
+  });
   let next = 0;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const url = await new Promise<string>((resolve, reject) => {

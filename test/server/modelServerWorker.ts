@@ -5,12 +5,7 @@ import { embeddedLM, startModelServer } from './lspHarness';
 import type { Fault } from '../helpers/ollamaServer';
 
 export type WorkerOp =
-  | { op: 'setFault'; fault: Fault | undefined }
-  | { op: 'down' }
-  | { op: 'up' }
-  | { op: 'reset' }
-  | { op: 'stats' }
-  | { op: 'close' };
+  { op: 'setFault'; fault: Fault | undefined } | { op: 'down' } | { op: 'up' } | { op: 'reset' } | { op: 'stats' } | { op: 'close' };
 
 async function main(): Promise<void> {
   const port = parentPort;
@@ -30,7 +25,13 @@ async function main(): Promise<void> {
           model.resetCounters();
           return null;
         case 'stats':
-          return { calls: model.generateCalls(), maxOpen: model.maxInFlight(), maxAnswered: model.maxAnsweredOverlap(), paths: model.server.requests.map((r) => r.path), debug: (model as unknown as { debug?: () => unknown }).debug?.() };
+          return {
+            calls: model.generateCalls(),
+            maxOpen: model.maxInFlight(),
+            maxAnswered: model.maxAnsweredOverlap(),
+            paths: model.server.requests.map((r) => r.path),
+            debug: (model as unknown as { debug?: () => unknown }).debug?.(),
+          };
         case 'close':
           await model.close();
           // Release the ONNX session before the thread ends (terminating it with a live session aborts the process).

@@ -26,7 +26,12 @@ void test('the server counts its overhead once per request and its cache hits (f
   const repo = process.env.CODERAG_MEASURE_REPO ?? join(fixturesDir, 'pyshop');
   const requests = Number(process.env.CODERAG_MEASURE_FILES ?? 12);
   const t0 = performance.now();
-  const lsp = await startLsp(repo, { debounceMs: 0, model: { provider: 'embedded' }, rerank: { kind: 'none' }, experimental: { model: { maxNewTokens: 4 } } });
+  const lsp = await startLsp(repo, {
+    debounceMs: 0,
+    model: { provider: 'embedded' },
+    rerank: { kind: 'none' },
+    experimental: { model: { maxNewTokens: 4 } },
+  });
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'), 600_000);
     const indexedMs = performance.now() - t0;
@@ -92,8 +97,13 @@ void test('the server counts its overhead once per request and its cache hits (f
     );
     const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
     const p95 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] ?? 0;
-    for (const [name, parts] of [['first request in a file', cold], ['while editing a file', warm]] as const) {
-      process.stdout.write(`# ${name} (${parts.length}): overhead median ${median(parts.map((p) => p.overheadMs)).toFixed(2)} ms, p95 ${p95(parts.map((p) => p.overheadMs)).toFixed(2)} ms; of which prompt assembly + postprocess median ${median(parts.map((p) => p.promptMs ?? 0)).toFixed(2)} ms, yielding to pending messages median ${median(parts.map((p) => p.checkpointMs ?? 0)).toFixed(2)} ms\n`);
+    for (const [name, parts] of [
+      ['first request in a file', cold],
+      ['while editing a file', warm],
+    ] as const) {
+      process.stdout.write(
+        `# ${name} (${parts.length}): overhead median ${median(parts.map((p) => p.overheadMs)).toFixed(2)} ms, p95 ${p95(parts.map((p) => p.overheadMs)).toFixed(2)} ms; of which prompt assembly + postprocess median ${median(parts.map((p) => p.promptMs ?? 0)).toFixed(2)} ms, yielding to pending messages median ${median(parts.map((p) => p.checkpointMs ?? 0)).toFixed(2)} ms\n`,
+      );
     }
   } finally {
     await lsp.close();

@@ -1,6 +1,6 @@
-// The prompt budget follows the model server: 2,048 tokens until it has read a prompt, then its
-// context window, or 2,048 tokens again where it reads slowly (a laptop CPU), since a new place's first
-// suggestion waits for that read.
+// The prompt budget and the model server: a line prompt on the workspace's shared block gets the
+// server's whole window at every speed (a new place reads only its local part); a prompt read whole at
+// every place (the body's) keeps 2,048 tokens until the server has read one, and where it reads slowly.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -18,7 +18,9 @@ const MODEL = 'qwen2.5-coder:1.5b-base';
  * The prompt budgets of two suggestions asked at one place, the second after the server read the first's head, and of one at
  * another place (another file) after that.
  */
-async function budgetsAt(readRate: number): Promise<{ first?: number; second?: number; elsewhere?: number; warmUps: number }> {
+async function budgetsAt(
+  readRate: number,
+): Promise<{ first?: number; second?: number; elsewhere?: number; warmUps: number; prompts: Array<string | undefined> }> {
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'cart)' }), { models: [MODEL], readRate });
   const repo = copyFixture('pyshop');
   const lsp = await startLsp(repo.path, {
@@ -45,12 +47,13 @@ async function budgetsAt(readRate: number): Promise<{ first?: number; second?: n
     const other = readFileSync(checkoutPy, 'utf8').split('\n');
     const at = other.findIndex((l) => l.includes('return receipt'));
     const elsewhere = await lsp.complete(lsp.open(checkoutPy, 'python'), at, other[at]!.indexOf('receipt'));
-    const budgetOf = async (traceId?: string): Promise<number | undefined> => (await lsp.explain(traceId))?.trace.prompt?.budgetTokens;
+    const traces = await Promise.all([first, second, elsewhere].map(async (items) => (await lsp.explain(items[0]?.traceId))?.trace.prompt));
     return {
-      first: await budgetOf(first[0]?.traceId),
-      second: await budgetOf(second[0]?.traceId),
-      elsewhere: await budgetOf(elsewhere[0]?.traceId),
+      first: traces[0]?.budgetTokens,
+      second: traces[1]?.budgetTokens,
+      elsewhere: traces[2]?.budgetTokens,
       warmUps: warmed(),
+      prompts: traces.map((t) => t?.text),
     };
   } finally {
     await lsp.close();
@@ -63,30 +66,40 @@ void describe('the prompt budget and the model server', () => {
   // Ollama's 8,192-token window less the answer's 48 tokens, a fifth kept spare where no tokenizer counts.
   const window = Math.floor((8192 - 48) * 0.8);
 
+  /** The characters two prompts share from their start. */
+  const shared = (a = '', b = ''): number => {
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    return i;
+  };
+
   void test(
-    'a server gets 2,048 tokens until it has read a prompt; then a fast one gets its window from its next place on, one measured slow 2,048',
+    'a line prompt gets the window at every server speed, and on a slow server a new place keeps the block the last one read as its prefix',
     { timeout: 300_000 },
     async () => {
-      const fast = await budgetsAt(50_000);
-      assert.ok(fast.warmUps >= 1, 'the place was read ahead');
-      assert.deepEqual(
-        [fast.first, fast.second, fast.elsewhere],
-        [2048, 2048, window],
-        'a server that reads 50,000 tokens a second: the floor at the first place (it keeps its budget), the window at the next',
-      );
-      const slow = await budgetsAt(100);
-      assert.ok(slow.warmUps >= 1, 'the place was read ahead');
-      assert.equal(slow.first, 2048, 'before the server has read a prompt, the floor');
-      // A place keeps its budget, so that its prompts keep their layout (and the server its cache) while the user types there.
-      assert.equal(slow.second, 2048, 'the same place keeps its budget');
-      assert.equal(slow.elsewhere, 2048, 'a server that read 100 tokens a second: the floor at the next place');
+      for (const readRate of [50_000, 100]) {
+        const at = await budgetsAt(readRate);
+        assert.ok(at.warmUps >= 1, 'the place was read ahead');
+        assert.deepEqual(
+          [at.first, at.second, at.elsewhere],
+          [window, window, window],
+          `${readRate} tokens a second: the window everywhere`,
+        );
+        const [first, , elsewhere] = at.prompts;
+        const blockEnd = first?.indexOf('<|file_sep|>app/main.py') ?? -1;
+        assert.ok(blockEnd > 0, 'the first prompt shows a repository block');
+        // A slow server keeps the block it read; a fast one, measured after the first place, gets a block laid out anew once,
+        // with CodeRAG's share of the budget for each place's code.
+        if (readRate < 1000) assert.ok(shared(first, elsewhere) >= blockEnd, "the other file's prompt starts with the same block");
+      }
     },
   );
 
-  void test('a host that warms nothing (the CLI) never measures the server and keeps its window; the editor starts at 2,048', () => {
+  void test("a prompt read whole at every place (the CLI's, the body's) keeps the window where nothing warms; the editor starts at 2,048", () => {
     const ollama = new OllamaClient({ host: 'http://127.0.0.1:9', model: MODEL });
     const options = resolveOptions({});
     assert.equal(promptBudget(options, ollama, 48, false), window);
     assert.equal(promptBudget(options, ollama, 48, true), 2048);
+    assert.equal(promptBudget(options, ollama, 48, true, true), window, 'on the shared block: the window');
   });
 });

@@ -98,51 +98,64 @@ void describe('a real engine (llama.cpp) behind the model clients', () => {
     );
   }
 
-  void test('body mode: the sketch is drafted once at a place; the keystrokes after it re-read only the end of the body prompt', { timeout: 300_000 }, async () => {
-    const repo = copyFixture('pyshop');
-    const file = join(repo.path, 'pyshop', 'services', 'checkout.py');
-    const original = readFileSync(file, 'utf8');
-    // The method's docstring and body removed: the developer starts its body on the blank line under it.
-    const header = '    def checkout(self) -> Receipt:\n';
-    const start = original.indexOf(header) + header.length;
-    const emptied = `${original.slice(0, start)}\n`;
-    writeFileSync(file, emptied);
-    const lineNo = emptied.slice(0, start).split('\n').length - 1;
-    const lsp = await startLsp(repo.path, {
-      debounceMs: 0,
-      model: { provider: 'ollama', timeoutMs: 30_000 },
-      ollama: { host: engine.url, completionModel: MODEL },
-      experimental: { ollama: { keepAlive: '5m' }, cache: { size: 0 } },
-    });
-    try {
-      await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 120_000);
-      const uri = lsp.open(file, 'python');
-      const asks: number[] = [];
-      const shares: number[] = [];
-      let version = 2;
-      // The indentation typed key by key: each keystroke asks for the body.
-      for (let k = 0; k <= 8; k++) {
-        if (k > 0) lsp.change(uri, `${emptied.slice(0, start)}${' '.repeat(k)}\n`, version++);
-        const seen = engine.stats().length;
-        await lsp.complete(uri, lineNo, k);
-        for (let waited = 0; engine.stats().length === seen && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
-        await new Promise((r) => setTimeout(r, 200));
-        // A warm-up asks for one token; the sketch and the body for more.
-        const generating = engine.stats().slice(seen).filter((st) => st.maxTokens > 1);
-        asks.push(generating.length);
-        const body = generating.at(-1);
-        assert.ok(body, `keystroke ${k}: the model was asked for the body`);
-        if (k > 0) shares.push(body.evaluatedTokens / body.promptTokens);
+  void test(
+    'body mode: the sketch is drafted once at a place; the keystrokes after it re-read only the end of the body prompt',
+    { timeout: 300_000 },
+    async () => {
+      const repo = copyFixture('pyshop');
+      const file = join(repo.path, 'pyshop', 'services', 'checkout.py');
+      const original = readFileSync(file, 'utf8');
+      // The method's docstring and body removed: the developer starts its body on the blank line under it.
+      const header = '    def checkout(self) -> Receipt:\n';
+      const start = original.indexOf(header) + header.length;
+      const emptied = `${original.slice(0, start)}\n`;
+      writeFileSync(file, emptied);
+      const lineNo = emptied.slice(0, start).split('\n').length - 1;
+      const lsp = await startLsp(repo.path, {
+        debounceMs: 0,
+        model: { provider: 'ollama', timeoutMs: 30_000 },
+        ollama: { host: engine.url, completionModel: MODEL },
+        experimental: { ollama: { keepAlive: '5m' }, cache: { size: 0 } },
+      });
+      try {
+        await lsp.waitForStatus((s) => s.state === 'ready' && s.folders.every((f) => f.state === 'ready'), 120_000);
+        const uri = lsp.open(file, 'python');
+        const asks: number[] = [];
+        const shares: number[] = [];
+        let version = 2;
+        // The indentation typed key by key: each keystroke asks for the body.
+        for (let k = 0; k <= 8; k++) {
+          if (k > 0) lsp.change(uri, `${emptied.slice(0, start)}${' '.repeat(k)}\n`, version++);
+          const seen = engine.stats().length;
+          await lsp.complete(uri, lineNo, k);
+          for (let waited = 0; engine.stats().length === seen && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+          await new Promise((r) => setTimeout(r, 200));
+          // A warm-up asks for one token; the sketch and the body for more.
+          const generating = engine
+            .stats()
+            .slice(seen)
+            .filter((st) => st.maxTokens > 1);
+          asks.push(generating.length);
+          const body = generating.at(-1);
+          assert.ok(body, `keystroke ${k}: the model was asked for the body`);
+          if (k > 0) shares.push(body.evaluatedTokens / body.promptTokens);
+        }
+        assert.equal((await lsp.explain())?.trace.mode, 'body', 'the requests were body requests');
+        const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
+        process.stdout.write(
+          `# body: model requests per keystroke ${asks.join(',')}; evaluated share mean ${mean.toFixed(3)}, max ${Math.max(...shares).toFixed(3)}\n`,
+        );
+        assert.equal(asks[0], 2, 'the first keystroke drafts a sketch, then asks for the body');
+        assert.deepEqual(
+          asks.slice(1),
+          asks.slice(1).map(() => 1),
+          'later keystrokes at the place ask only for the body',
+        );
+        assert.ok(mean < 0.3, `the engine re-reads little of each body prompt (${mean.toFixed(3)})`);
+      } finally {
+        await lsp.close();
+        repo.cleanup();
       }
-      assert.equal((await lsp.explain())?.trace.mode, 'body', 'the requests were body requests');
-      const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
-      process.stdout.write(`# body: model requests per keystroke ${asks.join(',')}; evaluated share mean ${mean.toFixed(3)}, max ${Math.max(...shares).toFixed(3)}\n`);
-      assert.equal(asks[0], 2, 'the first keystroke drafts a sketch, then asks for the body');
-      assert.deepEqual(asks.slice(1), asks.slice(1).map(() => 1), 'later keystrokes at the place ask only for the body');
-      assert.ok(mean < 0.3, `the engine re-reads little of each body prompt (${mean.toFixed(3)})`);
-    } finally {
-      await lsp.close();
-      repo.cleanup();
-    }
-  });
+    },
+  );
 });

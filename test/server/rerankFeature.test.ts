@@ -15,7 +15,7 @@ const window = [
   { id: 'b', text: 'def unrelated():\n    pass', path: 'other.py' },
 ];
 
-void test('shutdown releases the distilled reranker\'s ONNX session: the model answers before, and cannot run after', async () => {
+void test("shutdown releases the distilled reranker's ONNX session: the model answers before, and cannot run after", async () => {
   const feature = new RerankFeature(new StatusReporter());
   const { reranker, scorer } = await loadDistilledReranker(modelDir, DEFAULT_RERANKER, { threads: 1 });
   let released = 0;

@@ -6,7 +6,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyFixture, fixturesDir } from '../helpers/paths';
 import { startLsp, startModelServerThread, type LspSession, type RemoteModelServer } from './lspHarness';
-import { MemoryRequest, SetRerankerRequest, type InlineCompletionItem, type MemoryResult, type SetRerankerResult } from '../../src/protocol/protocol';
+import {
+  MemoryRequest,
+  SetRerankerRequest,
+  type InlineCompletionItem,
+  type MemoryResult,
+  type SetRerankerResult,
+} from '../../src/protocol/protocol';
 import { typeIntoLine, type TypingRun } from '../faults/helpers';
 import { modelProblemLabel, statusBarView } from '../../src/client/statusBar';
 
@@ -63,14 +69,20 @@ void describe('language server over stdio', () => {
     const explained = await lsp.explain(items[0]?.traceId);
     assert.ok(explained, 'explain returns the trace');
     const trace = explained.trace;
-    assert.ok(items.length === 1, `one item (trace: ${JSON.stringify({ error: trace.error, raw: trace.model?.raw, completion: trace.completion })})`);
+    assert.ok(
+      items.length === 1,
+      `one item (trace: ${JSON.stringify({ error: trace.error, raw: trace.model?.raw, completion: trace.completion })})`,
+    );
     assert.equal(typeof items[0]?.insertText, 'string');
     assert.deepEqual(items[0]?.range, { start: { line: LINE, character: COL }, end: { line: LINE, character: COL } });
     assert.equal(trace.model?.backend, 'ollama');
     assert.match(trace.prompt?.text ?? '', /def __init__\(self, cart: Cart, gateway: PaymentGateway \| None = None\)/);
     assert.match(trace.prompt?.text ?? '', /# pyshop\/services\/checkout\.py/);
     assert.ok(trace.retrieval && trace.retrieval.candidates.some((c) => c.id.startsWith('pyshop/services/checkout.py')));
-    assert.deepEqual(trace.stages.map((s) => s.stage), ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess']);
+    assert.deepEqual(
+      trace.stages.map((s) => s.stage),
+      ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess'],
+    );
     assert.match(explained.markdown, /## Retrieval/);
     assert.match(explained.markdown, /## Prompt/);
     const status = await lsp.status();
@@ -114,7 +126,10 @@ void describe('language server over stdio', () => {
   void test('a file created on disk (watched-file event) joins the index without a rebuild', async () => {
     const before = (await lsp.status()).folders[0]?.items ?? 0;
     const file = join(repo.path, 'pyshop', 'loyalty.py');
-    writeFileSync(file, 'def loyalty_discount(cart, years: int) -> float:\n    return min(0.05 * years, 0.25) * cart.total\n\nLOYALTY_CAP = 0.25\n');
+    writeFileSync(
+      file,
+      'def loyalty_discount(cart, years: int) -> float:\n    return min(0.05 * years, 0.25) * cart.total\n\nLOYALTY_CAP = 0.25\n',
+    );
     lsp.fileEvent(file, 1);
     const status = await lsp.waitForStatus((s) => (s.folders[0]?.items ?? 0) >= before + 2, 10_000);
     assert.equal(status.folders[0]?.items, before + 2);
@@ -154,10 +169,25 @@ void describe('language server over stdio', () => {
 
   for (const [index, fault] of [
     { name: 'connection refused', state: 'unreachable', apply: () => model.down(), clear: () => model.up() },
-    { name: 'a 30 s stall', state: 'timeout', apply: () => model.setFault({ kind: 'stall', seconds: 30 }), clear: () => model.setFault(undefined) },
+    {
+      name: 'a 30 s stall',
+      state: 'timeout',
+      apply: () => model.setFault({ kind: 'stall', seconds: 30 }),
+      clear: () => model.setFault(undefined),
+    },
     { name: 'HTTP 500', state: 'httpStatus', apply: () => model.setFault({ kind: 'http500' }), clear: () => model.setFault(undefined) },
-    { name: 'malformed JSON', state: 'malformed', apply: () => model.setFault({ kind: 'malformedJson' }), clear: () => model.setFault(undefined) },
-    { name: 'a model that is not pulled', state: 'modelMissing', apply: () => model.setFault({ kind: 'notPulled' }), clear: () => model.setFault(undefined) },
+    {
+      name: 'malformed JSON',
+      state: 'malformed',
+      apply: () => model.setFault({ kind: 'malformedJson' }),
+      clear: () => model.setFault(undefined),
+    },
+    {
+      name: 'a model that is not pulled',
+      state: 'modelMissing',
+      apply: () => model.setFault({ kind: 'notPulled' }),
+      clear: () => model.setFault(undefined),
+    },
   ].entries()) {
     void test(`model server fault: ${fault.name} -> quick empty answer, status says so, next request works when it is back`, async () => {
       await fault.apply();
@@ -204,7 +234,7 @@ void describe('language server over stdio', () => {
     let status = await lsp.status();
     const calls = status.stats.modelCalls;
     assert.equal(status.model.state, 'unreachable');
-    for (const deadline = performance.now() + 15_000; status.model.state !== 'ok' && performance.now() < deadline; ) {
+    for (const deadline = performance.now() + 15_000; status.model.state !== 'ok' && performance.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 250));
       status = await lsp.status();
     }
@@ -218,8 +248,15 @@ void describe('language server over stdio', () => {
     typeIntoLine(lsp, mainUri, readFileSync(join(repo.path, 'app', 'main.py'), 'utf8'), 20, text, { keystrokes, intervalMs, firstVersion });
 
   void test('rapid typing: 200 requests at 20/s -> at most one model request in flight, a completion for the last state', async () => {
-    const target = '    total = service.checkout().total + len(gateway.charges) * 2  # typed by the test, character by character ' + '.'.repeat(120);
-    lsp.configure(settings(model.url, { debounceMs: 75, model: { provider: 'ollama', family: 'plain', timeoutMs: 15_000 } }, { model: { maxNewTokens: 8 } }));
+    const target =
+      '    total = service.checkout().total + len(gateway.charges) * 2  # typed by the test, character by character ' + '.'.repeat(120);
+    lsp.configure(
+      settings(
+        model.url,
+        { debounceMs: 75, model: { provider: 'ollama', family: 'plain', timeoutMs: 15_000 } },
+        { model: { maxNewTokens: 8 } },
+      ),
+    );
     await new Promise((r) => setTimeout(r, 200));
     await model.resetCounters();
     const before = await lsp.status();
@@ -227,11 +264,20 @@ void describe('language server over stdio', () => {
     const trace = (await lsp.explain())?.trace;
     const stats = await model.stats();
     const status = await lsp.status();
-    process.stdout.write(`# rapid typing, 200 keystrokes at 20/s (debounce 75 ms): sent in ${run.sendMs.toFixed(0)} ms, last answer ${run.answerMs.toFixed(0)} ms later; ${stats.calls} model requests; at most ${status.stats.maxModelInFlight} open at the language server, ${stats.maxAnswered} answered at once at the model server (${stats.maxOpen} open)\n`);
+    process.stdout.write(
+      `# rapid typing, 200 keystrokes at 20/s (debounce 75 ms): sent in ${run.sendMs.toFixed(0)} ms, last answer ${run.answerMs.toFixed(0)} ms later; ${stats.calls} model requests; at most ${status.stats.maxModelInFlight} open at the language server, ${stats.maxAnswered} answered at once at the model server (${stats.maxOpen} open)\n`,
+    );
     assert.ok(trace?.model, `the last request reached the model: ${JSON.stringify(trace?.error)}`);
     assert.ok(trace.prompt?.text.includes(target.slice(0, run.lastCol)), 'the prompt holds the last state');
-    assert.equal(trace.completion ?? '', (run.results.at(-1)?.[0]?.insertText as string | undefined) ?? '', 'the answer to the last request is the completion for the last state');
-    assert.ok(run.results.slice(0, -1).every((r) => r.length === 0), 'superseded requests answer nothing');
+    assert.equal(
+      trace.completion ?? '',
+      (run.results.at(-1)?.[0]?.insertText as string | undefined) ?? '',
+      'the answer to the last request is the completion for the last state',
+    );
+    assert.ok(
+      run.results.slice(0, -1).every((r) => r.length === 0),
+      'superseded requests answer nothing',
+    );
     assert.ok(status.stats.maxModelInFlight <= 1);
     assert.ok(stats.maxAnswered <= 1);
     assert.ok(stats.calls <= 3, `model requests: ${stats.calls}`);
@@ -242,11 +288,13 @@ void describe('language server over stdio', () => {
   void test('typing slower than the debounce: requests reach the model and overlap there, still one in flight, the last state completed', async () => {
     // 40 keystrokes at 8/s with a 40 ms debounce and a model-free query: each keystroke's request
     // reaches the model, and the next one must abort it first.
-    lsp.configure(settings(
+    lsp.configure(
+      settings(
         model.url,
         { debounceMs: 40, model: { provider: 'ollama', family: 'plain', timeoutMs: 15_000 } },
         { query: { strategy: 'last10' }, model: { maxNewTokens: 8 } },
-      ));
+      ),
+    );
     await new Promise((r) => setTimeout(r, 200));
     await model.resetCounters();
     const target = '    receipts = [service.checkout() for _ in range(3)]';
@@ -254,7 +302,9 @@ void describe('language server over stdio', () => {
     const trace = (await lsp.explain())?.trace;
     const stats = await model.stats();
     const status = await lsp.status();
-    process.stdout.write(`# typing at 8/s (debounce 40 ms): ${stats.calls} model requests for 40 keystrokes, at most ${status.stats.maxModelInFlight} open at the language server, ${stats.maxAnswered} answered at once at the model server (${stats.maxOpen} open); last answer ${run.answerMs.toFixed(0)} ms after the last keystroke\n`);
+    process.stdout.write(
+      `# typing at 8/s (debounce 40 ms): ${stats.calls} model requests for 40 keystrokes, at most ${status.stats.maxModelInFlight} open at the language server, ${stats.maxAnswered} answered at once at the model server (${stats.maxOpen} open); last answer ${run.answerMs.toFixed(0)} ms after the last keystroke\n`,
+    );
     assert.ok(stats.calls >= 2, `requests reached the model: ${stats.calls}`);
     assert.equal(status.stats.maxModelInFlight, 1);
     assert.equal(stats.maxAnswered, 1);
@@ -269,9 +319,15 @@ void describe('language server over stdio', () => {
     // The default (`auto`) turns similar code on only for Java with the embedded model: after every request above,
     // the log's absence of the windows' lines shows no embedding run (and its memory).
     assert.ok(!lsp.logs.some((l) => /similar code (ready|for .* is off)/.test(l)), `no code windows on auto here:\n${lsp.logs.join('\n')}`);
-    assert.deepEqual((await lsp.status()).folders.map((f) => f.similar?.state), ['off']);
+    assert.deepEqual(
+      (await lsp.status()).folders.map((f) => f.similar?.state),
+      ['off'],
+    );
     lsp.configure(settings(model.url, { similar: { mode: 'bandit' } }));
-    const built = await lsp.waitForStatus((s) => s.folders.every((f) => f.similar?.state === 'ready' || f.similar?.state === 'failed'), 60_000);
+    const built = await lsp.waitForStatus(
+      (s) => s.folders.every((f) => f.similar?.state === 'ready' || f.similar?.state === 'failed'),
+      60_000,
+    );
     const similarBuild = built.folders[0]?.similar;
     assert.equal(similarBuild?.state, 'ready', JSON.stringify(built.folders));
     assert.ok(similarBuild.windows > 0, JSON.stringify(similarBuild));
@@ -280,7 +336,10 @@ void describe('language server over stdio', () => {
     // The workspace folder's bandit (the learning feature's) chooses among the three perspectives and none.
     const similar = trace?.similar;
     assert.equal(similar?.chosenBy, 'bandit');
-    assert.deepEqual(similar?.perspectives.map((p) => p.name), ['lexical', 'hypothetical', 'summary']);
+    assert.deepEqual(
+      similar?.perspectives.map((p) => p.name),
+      ['lexical', 'hypothetical', 'summary'],
+    );
     assert.equal(similar?.features.length, 7);
     assert.deepEqual(Object.keys(similar.scores ?? {}).sort(), ['hypothetical', 'lexical', 'none', 'summary']);
     const chosen = similar.perspectives.find((p) => p.name === similar.arm);
@@ -297,7 +356,9 @@ void describe('language server over stdio', () => {
     const status = await lsp.status();
     assert.ok(status.stats.overheadMs, 'overhead samples exist');
     assert.ok(status.stats.cacheHitMs, 'cache-hit samples exist');
-    process.stdout.write(`# server overhead per request outside model and retrieval: median ${status.stats.overheadMs.median.toFixed(2)} ms, p95 ${status.stats.overheadMs.p95.toFixed(2)} ms over ${status.stats.overheadMs.samples} requests; cache hits median ${status.stats.cacheHitMs.median.toFixed(2)} ms, p95 ${status.stats.cacheHitMs.p95.toFixed(2)} ms\n`);
+    process.stdout.write(
+      `# server overhead per request outside model and retrieval: median ${status.stats.overheadMs.median.toFixed(2)} ms, p95 ${status.stats.overheadMs.p95.toFixed(2)} ms over ${status.stats.overheadMs.samples} requests; cache hits median ${status.stats.cacheHitMs.median.toFixed(2)} ms, p95 ${status.stats.cacheHitMs.p95.toFixed(2)} ms\n`,
+    );
   });
 });
 
@@ -320,10 +381,16 @@ void describe('language server: untrusted and multi-root workspaces', () => {
   });
 
   void test('a multi-root workspace gets one index per folder', async () => {
-    const lsp = await startLsp([join(fixturesDir, 'pyshop'), join(fixturesDir, 'javashop')], { model: { provider: 'embedded' }, rerank: { kind: 'none' } });
+    const lsp = await startLsp([join(fixturesDir, 'pyshop'), join(fixturesDir, 'javashop')], {
+      model: { provider: 'embedded' },
+      rerank: { kind: 'none' },
+    });
     try {
       const status = await lsp.waitForStatus((s) => s.folders.length === 2 && s.folders.every((f) => f.state === 'ready'));
-      assert.ok(status.folders.every((f) => (f.items ?? 0) > 10), JSON.stringify(status.folders));
+      assert.ok(
+        status.folders.every((f) => (f.items ?? 0) > 10),
+        JSON.stringify(status.folders),
+      );
       assert.notEqual(status.folders[0]?.items, status.folders[1]?.items);
     } finally {
       await lsp.close();

@@ -11,7 +11,11 @@ import { SHOW_LEVELS, SHOW_THRESHOLDS } from '../../src/engine/gate/levels';
 
 void test('coderag.suggestions.show: ghost text with `all`, none at a level above its score, back with `all`', async () => {
   const repo = copyFixture('pyshop');
-  const base = { model: { provider: 'embedded' }, rerank: { kind: 'none' }, experimental: { model: { maxNewTokens: 16 }, query: { strategy: 'last10' } } };
+  const base = {
+    model: { provider: 'embedded' },
+    rerank: { kind: 'none' },
+    experimental: { model: { maxNewTokens: 16 }, query: { strategy: 'last10' } },
+  };
   const lsp = await startLsp(repo.path, { ...base, suggestions: { show: 'all' } });
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));

@@ -10,10 +10,15 @@ import type { StatusParams } from '../../src/protocol/protocol';
 
 function reporter(): { status: StatusReporter; sent: StatusParams[] } {
   const sent: StatusParams[] = [];
-  const connection = { sendNotification: (_type: unknown, params: StatusParams) => (sent.push(params), Promise.resolve()) } as unknown as Connection;
+  const connection = {
+    sendNotification: (_type: unknown, params: StatusParams) => (sent.push(params), Promise.resolve()),
+  } as unknown as Connection;
   const status = new StatusReporter();
   status.attach(connection);
-  status.update({ folders: [{ uri: 'file:///ws', state: 'ready', items: 42 }], reranker: { current: 'distilled', available: ['distilled', 'none'] } }, true);
+  status.update(
+    { folders: [{ uri: 'file:///ws', state: 'ready', items: 42 }], reranker: { current: 'distilled', available: ['distilled', 'none'] } },
+    true,
+  );
   return { status, sent };
 }
 
@@ -47,7 +52,10 @@ void test('model unreachable -> modelProblem with the reason and what to do; the
 
 void test('each problem gets an action that fits the backend', () => {
   assert.match(modelAction({ ...base, state: 'modelMissing' }) ?? '', /Pull the Completion Model.*ollama pull qwen2\.5-coder:1\.5b-base/);
-  assert.match(modelAction({ backend: 'openai', model: 'm', endpoint: 'http://gpu:8000', state: 'unreachable' }) ?? '', /http:\/\/gpu:8000.*coderag\.openai\.baseUrl/);
+  assert.match(
+    modelAction({ backend: 'openai', model: 'm', endpoint: 'http://gpu:8000', state: 'unreachable' }) ?? '',
+    /http:\/\/gpu:8000.*coderag\.openai\.baseUrl/,
+  );
   assert.match(modelAction({ ...base, state: 'timeout' }) ?? '', /coderag\.model\.timeoutMs/);
   assert.match(modelAction({ backend: 'openai', model: 'm', endpoint: 'http://gpu:8000', state: 'httpStatus' }) ?? '', /API key/);
   assert.match(modelAction({ ...base, state: 'malformed' }) ?? '', /Ollama/);

@@ -156,6 +156,7 @@ export class OllamaClient implements ModelClient {
     let firstTokenMs: number | undefined;
     let tokens: number | undefined;
     let stoppedBy: GenerateResult['stoppedBy'] = 'unknown';
+    let read: GenerateResult['read'];
     const logprobs: TokenLogprob[] = [];
     try {
       const stream = await this.api(limit.signal).generate({
@@ -214,6 +215,7 @@ export class OllamaClient implements ModelClient {
           if (part.done) {
             sawDone = true;
             tokens = part.eval_count;
+            read = this.recordRead(part);
             stoppedBy = part.done_reason === 'length' ? 'length' : 'stop';
           }
         }
@@ -244,7 +246,16 @@ export class OllamaClient implements ModelClient {
       ...(tokens !== undefined ? { tokens } : {}),
       stoppedBy,
       ...(logprobs.length > 0 ? { logprobs } : {}),
+      ...(read ? { read } : {}),
     };
+  }
+
+  /** Ollama says how many prompt tokens it read (the rest came from its cache) and how long that took, in nanoseconds. */
+  private recordRead(answer: unknown): GenerateResult['read'] {
+    const read = answer as Partial<{ prompt_eval_count: number; prompt_eval_duration: number }>;
+    if (typeof read.prompt_eval_count !== 'number' || typeof read.prompt_eval_duration !== 'number') return undefined;
+    this.rate.record(read.prompt_eval_count, read.prompt_eval_duration / 1e6);
+    return { evaluated: read.prompt_eval_count, ms: read.prompt_eval_duration / 1e6 };
   }
 
   /**
@@ -262,11 +273,7 @@ export class OllamaClient implements ModelClient {
         keep_alive: this.options.keepAlive ?? '30m',
         options: { num_ctx: this.window, num_predict: 1, temperature: 0 },
       });
-      // Ollama says how many tokens it read (the rest came from its cache) and how long that took, in nanoseconds.
-      const read = answer as Partial<{ prompt_eval_count: number; prompt_eval_duration: number }>;
-      if (typeof read.prompt_eval_count === 'number' && typeof read.prompt_eval_duration === 'number') {
-        this.rate.record(read.prompt_eval_count, read.prompt_eval_duration / 1e6);
-      }
+      this.recordRead(answer);
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'warm-up', WARM_LIMIT_MS);
     }

@@ -17,6 +17,7 @@ import {
   type ModelCapabilities,
   type ModelClient,
   type ModelProblem,
+  type PromptRead,
   type TokenLogprob,
 } from './types';
 import { openAiTokenLogprobs } from './logprobs';
@@ -34,6 +35,9 @@ export interface OpenAICompatibleOptions {
 
 /** The start-up check (the server answers, the model is served) waits at most this long. */
 const CHECK_LIMIT_MS = 5000;
+
+/** llama.cpp's `n_cache_reuse`: the shortest moved chunk its server shifts in its cache (what llama.vim asks of it). */
+const LLAMA_CACHE_REUSE = 256;
 
 /** OpenAI's API accepts at most 4 stop sequences; the rest are applied client-side. */
 const MAX_SERVER_STOPS = 4;
@@ -160,21 +164,37 @@ export class OpenAICompatibleClient implements ModelClient {
   }
 
   /**
-   * How fast the server read the warm-up: llama.cpp's `timings` (tokens read, not from its cache, and
-   * their milliseconds), else the usage's prompt tokens less those cached over the request's wall time.
+   * What the server read of the prompt and how fast: llama.cpp's `timings` (tokens read, not from its
+   * cache, those reused, and the reading's milliseconds), else the usage's prompt tokens less those
+   * cached (vLLM) over the request's wall time; the read rate keeps it.
    */
-  private recordRead(body: unknown, wallMs: number): void {
+  private recordRead(body: unknown, wallMs: number): PromptRead | undefined {
     const answer = body as
       | {
-          timings?: { prompt_n?: unknown; prompt_ms?: unknown };
+          timings?: { prompt_n?: unknown; prompt_ms?: unknown; cache_n?: unknown };
           usage?: { prompt_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } };
         }
       | undefined;
-    const { prompt_n: n, prompt_ms: ms } = answer?.timings ?? {};
-    if (typeof n === 'number' && typeof ms === 'number') return this.rate.record(n, ms);
+    const { prompt_n: n, prompt_ms: ms, cache_n: reused } = answer?.timings ?? {};
+    if (typeof n === 'number' && typeof ms === 'number') {
+      this.rate.record(n, ms);
+      return { evaluated: n, ms, ...(typeof reused === 'number' ? { cached: reused } : {}) };
+    }
     const tokens = answer?.usage?.prompt_tokens;
     const cached = answer?.usage?.prompt_tokens_details?.cached_tokens;
-    if (typeof tokens === 'number') this.rate.record(tokens - (typeof cached === 'number' ? cached : 0), wallMs);
+    if (typeof tokens !== 'number') return undefined;
+    const evaluated = tokens - (typeof cached === 'number' ? cached : 0);
+    this.rate.record(evaluated, wallMs);
+    return { evaluated, ...(typeof cached === 'number' ? { cached } : {}) };
+  }
+
+  /**
+   * What keeps llama.cpp's server from reading again what it holds: its prompt cache on, and chunks of
+   * 256 tokens or more that moved (an item left the shared block's middle) shifted in its cache instead
+   * of read. Other servers get nothing they might refuse.
+   */
+  private async cacheParams(signal: AbortSignal): Promise<Record<string, unknown>> {
+    return (await this.serverConstraint(signal)) === 'grammar' ? { cache_prompt: true, n_cache_reuse: LLAMA_CACHE_REUSE } : {};
   }
 
   get readRate(): number | undefined {
@@ -207,7 +227,7 @@ export class OpenAICompatibleClient implements ModelClient {
       const { ok, status, raw } = await openAiRequest(this.options.baseUrl, '/completions', {
         apiKey: this.options.apiKey,
         signal: limit.signal,
-        body: { model: this.model, prompt, max_tokens: 1, temperature: 0, stream: false },
+        body: { model: this.model, prompt, max_tokens: 1, temperature: 0, stream: false, ...(await this.cacheParams(limit.signal)) },
       });
       if (!ok) throw this.httpError(status, raw, 'warm-up');
       this.recordRead(parseJson(raw), performance.now() - start);
@@ -221,6 +241,7 @@ export class OpenAICompatibleClient implements ModelClient {
     const limitMs = this.options.timeoutMs ?? 7000;
     const limit = deadline(signal, limitMs);
     try {
+      const cacheParams = await this.cacheParams(limit.signal);
       const kind = request.memberChoice ? await this.serverConstraint(limit.signal) : undefined;
       const constraint =
         kind && request.memberChoice ? memberConstraintParam(kind, request.memberChoice.names, request.memberChoice.partial) : undefined;
@@ -236,6 +257,7 @@ export class OpenAICompatibleClient implements ModelClient {
           stream: false,
           // The chosen tokens' log-probabilities (the show gate's confidence; 1: no alternatives asked for).
           logprobs: 1,
+          ...cacheParams,
           ...constraint,
         },
       });
@@ -260,6 +282,7 @@ export class OpenAICompatibleClient implements ModelClient {
           this.model,
         );
       const cut = cutAtStop(choice.text, request.stop);
+      const read = this.recordRead(body, performance.now() - start);
       const usage = (body as { usage?: { completion_tokens?: unknown } }).usage;
       return {
         text: cut.text,
@@ -269,6 +292,7 @@ export class OpenAICompatibleClient implements ModelClient {
         stoppedBy: cut.stopped || choice.finish_reason === 'stop' ? 'stop' : choice.finish_reason === 'length' ? 'length' : 'unknown',
         ...(constraint && kind ? { serverConstraint: kind } : {}),
         ...withLogprobs(openAiTokenLogprobs(choice.logprobs)),
+        ...(read ? { read } : {}),
       };
     } catch (e) {
       throw this.toError(e, limit.timedOut(), signal, 'completions', limitMs);

@@ -8,6 +8,7 @@ export class LatestWinsSlot implements ModelSlot {
   private current: { controller: AbortController; done: Promise<void>; pinned: boolean } | undefined;
   private ticket = 0;
   private inFlight = 0;
+  private waiting = 0;
   /** Highest number of model calls seen running at once (tests and stats read it). */
   maxInFlight = 0;
   calls = 0;
@@ -21,11 +22,21 @@ export class LatestWinsSlot implements ModelSlot {
     return this.enter(work, signal, true);
   }
 
+  /**
+   * Idle work: runs only while nothing holds or waits for the slot, and yields to any request that
+   * comes (it is aborted like any holder); rejects with CancellationError where the slot is busy.
+   */
+  runIdle<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+    if (this.current || this.waiting > 0) return Promise.reject(new CancellationError());
+    return this.enter(work, signal, false);
+  }
+
   private async enter<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, pinned: boolean): Promise<T> {
     const mine = ++this.ticket;
     while (this.current) {
       if (!this.current.pinned) this.current.controller.abort();
-      await this.current.done;
+      this.waiting++;
+      await this.current.done.finally(() => this.waiting--);
       // A newer request overtakes a waiter, but not a warm-up: the newer request needs what it reads.
       if ((!pinned && mine !== this.ticket) || signal.aborted) throw new CancellationError();
     }

@@ -1,5 +1,7 @@
-// How fast a model server reads a prompt, from its warm-ups: the prompt budget falls to the floor
-// where the server cannot read a new place's prompt within FIRST_READ_SECONDS.
+// How fast a model server reads a prompt, from its answers: a line prompt on the workspace's shared
+// block keeps the whole window and sizes a new place's local part to what the server reads within
+// NEW_PLACE_SECONDS; a prompt read whole at every place (the body's) falls to the floor where the
+// server cannot read it within FIRST_READ_SECONDS.
 
 /** Readings of fewer tokens than this are mostly request overhead, not reading (a warm-up that hit the cache). */
 const MIN_READ_TOKENS = 256;
@@ -43,4 +45,34 @@ const STEP_TOKENS = 512;
 export function readableBudget(tokensPerSecond: number | undefined): number {
   if (tokensPerSecond === undefined) return PROMPT_FLOOR_TOKENS;
   return Math.max(PROMPT_FLOOR_TOKENS, Math.floor((tokensPerSecond * FIRST_READ_SECONDS) / STEP_TOKENS) * STEP_TOKENS);
+}
+
+/**
+ * What a new place's first request may read on a shared block: its local part and the items it adds.
+ * Three times under the 15 s a place's whole prompt took at 1.5B on one CPU thread (docs/BENCHMARKS.md
+ * "Moving session").
+ */
+export const NEW_PLACE_SECONDS = 5;
+/** A slow server's local part: this share of the budget (about llama.vim's 512-token local context at 8,192). */
+export const LOCAL_SHARE_FLOOR = 0.1;
+/** Of what a new place may read, the share its local part takes; the rest lets that many of the place's own items in at once. */
+const LOCAL_OF_READ = 0.5;
+
+/**
+ * A new place's local part (the file's path, the code before and after the cursor) and what it may
+ * add to the shared block at once, for a server reading `tokensPerSecond` (undefined: not measured,
+ * taken as a CPU): a fast server's place gets CodeRAG's share of the budget (`contextShare`) and adds
+ * all it needs; a slow one's, a tenth, and its items wait for the user to pause.
+ */
+export function localRoom(
+  budgetTokens: number,
+  tokensPerSecond: number | undefined,
+  contextShare: number,
+): { localTokens: number; allowance: number } {
+  const floor = Math.floor(budgetTokens * LOCAL_SHARE_FLOOR);
+  const full = Math.max(floor, Math.floor(budgetTokens * contextShare));
+  if (tokensPerSecond === undefined || !(tokensPerSecond > 0)) return { localTokens: floor, allowance: 0 };
+  const readable = tokensPerSecond * NEW_PLACE_SECONDS;
+  const localTokens = Math.min(full, Math.max(floor, Math.floor(readable * LOCAL_OF_READ)));
+  return { localTokens, allowance: Math.max(0, Math.floor(readable - localTokens)) };
 }

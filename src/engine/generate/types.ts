@@ -68,6 +68,18 @@ export interface GenerateResult {
    * client sees them (the embedded model) or the server returns them; the show gate reads them.
    */
   logprobs?: TokenLogprob[];
+  /** What the server read of the prompt and what it took from its cache, where it says (llama.cpp's `timings`, Ollama's counts). */
+  read?: PromptRead;
+}
+
+/** A server's own account of reading a prompt. */
+export interface PromptRead {
+  /** Prompt tokens it evaluated. */
+  evaluated: number;
+  /** Prompt tokens it reused from its cache, where it says. */
+  cached?: number;
+  /** Milliseconds it took to read them, where it says. */
+  ms?: number;
 }
 
 /** One generated token and the model's log-probability of it. */

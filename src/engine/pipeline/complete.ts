@@ -3,7 +3,9 @@
 // (ProCC) -> the model stages (prompt, 2.4 -> check -> generate -> postprocess, the mode's). The
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).
 import { fitPromptBudget, fittedSummary, type PromptSnippet } from '../prompt/fitPromptBudget';
-import { cursorLine } from '../prompt/promptMemory';
+import { cursorLine, PromptMemory } from '../prompt/promptMemory';
+import { localRoom } from '../generate/readRate';
+import type { ModelClient } from '../generate/types';
 import { namesInSight } from '../prompt/renderKnowledge';
 import { shownAs, snippetForPrompt } from '../prompt/snippetForPrompt';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
@@ -30,17 +32,29 @@ function promptSnippetOf(
   whole: boolean,
   inSight: ReadonlySet<string> | undefined,
 ): PromptSnippet {
-  const shown = snippetForPrompt(c, whole, inSight, !whole);
+  const shown = { ...snippetForPrompt(c, whole, inSight, !whole), id: c.snippet.id, source: c };
   if (c.origin?.kind !== 'similar') return shown;
   const heading = `Compare this snippet from ${c.snippet.path}:`;
-  if (similarCap === 0) return { path: c.snippet.path, text: shown.text, heading };
+  if (similarCap === 0) return { path: c.snippet.path, text: shown.text, heading, id: shown.id, source: c };
   return {
+    id: shown.id,
+    source: c,
     path: c.snippet.path,
     text: shown.text,
     heading,
     pinned: true,
     ...(similarCap !== undefined ? { maxTokens: similarCap } : {}),
   };
+}
+
+/**
+ * How a model server's line prompt shares the workspace's block (prompt/sharedBlock.ts): one block per
+ * model and language, the local part sized to what the server reads of a new place within a few seconds.
+ */
+function sharedLayout(memory: PromptMemory, model: ModelClient, lang: string, budgetTokens: number, options: PipelineOptions) {
+  const room = localRoom(budgetTokens, model.readRate ?? options.prompt.readRate, options.prompt.contextShare);
+  const key = `${model.backend}\u0000${model.endpoint}\u0000${model.model}\u0000${lang}`;
+  return { ...room, block: (cap: number, budget: number) => memory.sharedBlock(key, cap, budget) };
 }
 
 /** The line composition of the stages, primed, held and cut by `linePlan` (line mode's, or another that reuses the line stages). */
@@ -73,7 +87,9 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   };
   // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
   // The in-process model keeps no prompt cache, but gets the same layout: a suggestion does not change with a re-sorted block.
-  const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix));
+  // A model server's prompt shares the workspace's block across places; a one-off pipeline lays out one place as an editor's first.
+  const memory = stages.promptMemory ?? (whole ? undefined : new PromptMemory());
+  const place = memory?.placeAt(request.filePath, cursorLine(request.prefix));
   // Only the compact form cuts summaries; fixed for the place, so a name typed later does not re-render a snippet the block holds.
   const inSight = whole
     ? undefined
@@ -84,6 +100,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   const until = linePlan.until(request);
   const plan: ModelPlan = {
     mode: linePlan.name,
+    sharedBlock: !whole,
     maxNewTokens: options.generate.maxNewTokens,
     prompt: (given) => {
       // A place of work keeps the budget its first prompt was fitted to (PlaceLayout.budgetTokens), and so does all that follows from it.
@@ -104,13 +121,18 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
         ...(request.repoName !== undefined ? { repoName: request.repoName } : {}),
         ...(model.countTokens ? { countTokens: model.countTokens } : {}),
         ...(place ? { layout: place.layout } : {}),
+        ...(place && memory && !whole ? { shared: sharedLayout(memory, model, request.lang, budgetTokens, options) } : {}),
         // The shipped model's whole definitions gained nothing from a cut-in head (docs/BENCHMARKS.md "Prompt recall").
         ...(whole ? {} : { cutIntoRest: true }),
       });
       return {
         prompt: fitted.prompt,
         stop: fitted.stop,
-        contexts: fitted.usedIndices.map((i, j) => shownAs(ranked[i]!, fitted.usedTexts[j]!)),
+        // Every item the prompt holds is a context, the shared block's from other places too.
+        contexts: [
+          ...fitted.usedIndices.map((i, j) => shownAs(ranked[i]!, fitted.usedTexts[j]!)),
+          ...fitted.usedOthers.map((o) => shownAs(o.source, o.text)),
+        ],
         ...fittedSummary(fitted, fitted.format),
       };
     },

@@ -183,11 +183,21 @@ function modelSection(m: NonNullable<CompletionTrace['model']>): string[] {
   const firstToken = m.firstTokenMs !== undefined ? `, first token ${ms(m.firstTokenMs)}` : '';
   const tokens = m.tokens !== undefined ? `, ${m.tokens} tokens` : '';
   const stopped = m.stoppedBy ? `, stopped by ${m.stoppedBy}` : '';
+  // What the server says it read of the prompt, and what it reused from its cache.
+  const read = m.read
+    ? [
+        `The server read ${m.read.evaluated} prompt tokens` +
+          `${m.read.cached !== undefined ? ` and reused ${m.read.cached} from its cache` : ''}` +
+          `${m.read.ms !== undefined ? ` in ${ms(m.read.ms)}` : ''}.`,
+        '',
+      ]
+    : [];
   return [
     '## Model',
     '',
     `${m.backend} \`${m.model}\` at ${m.endpoint}: ${ms(m.elapsedMs)}${firstToken}${tokens}${stopped}`,
     '',
+    ...read,
     ...(m.copyPrior ? [copyPriorLine(m.copyPrior), ''] : []),
     'Raw output:',
     '',

@@ -135,6 +135,7 @@ function modelTraceOf(o: Extract<GenerateOutcome, { status: 'answered' }>): NonN
     ...(generated.tokens !== undefined ? { tokens: generated.tokens } : {}),
     ...(generated.stoppedBy ? { stoppedBy: generated.stoppedBy } : {}),
     ...(generated.copyPrior ? { copyPrior: generated.copyPrior } : {}),
+    ...(generated.read ? { read: generated.read } : {}),
   };
 }
 

@@ -117,6 +117,8 @@ export interface CompletionTrace {
     raw: string;
     stoppedBy?: string;
     copyPrior?: CopyPriorStats;
+    /** What the server read of the prompt and reused from its cache, as it says. */
+    read?: { evaluated: number; cached?: number; ms?: number };
   };
   completion?: string;
   /**

@@ -42,7 +42,17 @@ export interface PipelineOptions {
    * contextShare: the share of the budget the code before the cursor keeps at least when snippets want more. repoFormat: snippets as a
    * comment block, or as the repository's files (`auto`: where the model's family was pretrained on that form).
    */
-  prompt: { budgetTokens: number; suffixShare: number; contextShare: number; repoFormat: RepoFormat };
+  prompt: {
+    budgetTokens: number;
+    suffixShare: number;
+    contextShare: number;
+    repoFormat: RepoFormat;
+    /**
+     * Tokens a second a model server is taken to read a prompt at until its own answers say (absent: a CPU's speed, so a new
+     * place's local part stays small); a benchmark sets it to lay prompts out as for a server of that speed.
+     */
+    readRate?: number;
+  };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
   /** The body mode (Rambo): signature hits, usages, the sketch call and the body call. */

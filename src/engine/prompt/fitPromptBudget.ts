@@ -6,6 +6,8 @@
 // keystroke changes the prompt from the cursor's line on, not from its head. Fill-in-the-middle
 // puts that line last, after the code that follows the cursor (renderPrompt).
 import type { Lang } from '../kb/types';
+import type { Candidate } from '../retrieve/types';
+import type { NeededItem, SharedBlock } from './sharedBlock';
 import { commentPrefix, fimTemplate, renderRepoLevel, resolveRepoFormat, type ModelFamily, type RepoFormat } from './templates';
 
 export interface PromptSnippet {
@@ -19,6 +21,10 @@ export interface PromptSnippet {
   maxTokens?: number;
   /** The item in brief (renderKnowledge.renderBrief): what the block shows of it where its text does not fit. */
   brief?: string;
+  /** The item's id: a shared block keeps one rendering of it whatever another place's ranking renders. */
+  id?: string;
+  /** The candidate it shows: a shared block's item that this place's ranking does not hold is still one of its contexts. */
+  source?: Candidate;
 }
 
 /** The block and the code's left edge of one place of work, as the last prompt there laid them out. */
@@ -37,6 +43,23 @@ export interface PlaceLayout {
   ranked?: string[];
   /** Bumped whenever the block's text changes: a host warms the model server's cache once per version. */
   version: number;
+  /** The workspace's block this place shows (a model server's line prompt), and its version the last prompt here showed. */
+  shared?: { block: SharedBlock<PromptSnippet>; seen: number; place: number };
+  /** What this place's ranking wants in the shared block and it has not taken yet: appended when the user pauses (idleHead). */
+  waiting?: Array<NeededItem<PromptSnippet>>;
+  /** The last prompt's input here, so an idle moment can lay out the same prompt with the waiting items in, and its head. */
+  lastInput?: PromptInput;
+  lastHead?: string;
+}
+
+/** How a prompt shares the workspace's block (sharedBlock.ts) instead of keeping one per place. */
+export interface SharedLayout {
+  /** The workspace's block for a block of `cap` tokens within `budgetTokens` (the one it has, or a new one). */
+  block(cap: number, budgetTokens: number): SharedBlock<PromptSnippet>;
+  /** The most the local part (the file's path, the code before and after the cursor) takes at a new place. */
+  localTokens: number;
+  /** The most a new place adds to a block that holds something already (the rest waits for a pause). */
+  allowance: number;
 }
 
 function headingOf(s: PromptSnippet): string {
@@ -82,6 +105,8 @@ export interface PromptInput {
   layout?: PlaceLayout;
   /** How the block shows its snippets; absent: the line prompt's (LINE_BLOCK), or the repository's files where repoFormat says so. */
   blockForm?: BlockForm;
+  /** The workspace's shared block (with `layout`): every place shows it first, so a new place reads only its local part. */
+  shared?: SharedLayout;
 }
 
 /**
@@ -122,6 +147,8 @@ export interface FittedPrompt {
   usedIndices: number[];
   /** Each used snippet's text as the prompt shows it (cut or brief), beside usedIndices. */
   usedTexts: string[];
+  /** A shared block's items that the input's snippets do not hold, with the text the prompt shows of each. */
+  usedOthers: Array<{ source: Candidate; text: string }>;
   snippetsDropped: number;
   prefixCut: boolean;
   tokens: number;
@@ -165,6 +192,8 @@ const APPEND_RANK = 5;
  * with them (docs/BENCHMARKS.md "Prompt recall").
  */
 const BRIEF_SHARE = 0.5;
+/** The most of a place's local part (on a shared block) the code after the cursor takes: the code before it matters more. */
+const LOCAL_SUFFIX_SHARE = 0.25;
 /** Tokens the code before the cursor may grow by at one place before its left edge has to move. */
 const GROWTH_TOKENS = 256;
 /** When the left edge moves, the code keeps this share of its room, so typing goes on a while before it moves again. */
@@ -277,7 +306,7 @@ function shownSnippets(
  * first one that does not fit cut, the rest left for later; then fix the block's room.
  */
 function fillBlock(ctx: FitContext): void {
-  const { input, count, layout, budget, stable, versionBefore, overhead, available, lines, given, indexOfText, costOf } = ctx;
+  const { input, count, layout, budget, stable, versionBefore, overhead, available, lines } = ctx;
   // CodeRAG's rule (contextShare 0.5): the code keeps what it needs (plus room to grow) up to that
   // share of the budget, the block the rest; a short file leaves the block more.
   const codeTokens = Math.min(tailTokens(lines, count, available).from(0) + (stable ? GROWTH_TOKENS : 0), available);
@@ -285,6 +314,20 @@ function fillBlock(ctx: FitContext): void {
     0,
     Math.min(available, Math.max(available - codeTokens, Math.floor(budget * (1 - (input.contextShare ?? 0.5))) - overhead)),
   );
+  const { entered, used } = selectForBlock(ctx, blockCap);
+  layout.block = entered.map((e) => e.snippet);
+  layout.keys = entered.map((e) => ctx.given[e.rank]!.text);
+  layout.blockCap = used === 0 ? 0 : Math.min(blockCap, Math.ceil(used * (stable ? 1 + APPEND_SHARE : 1)));
+  layout.cutLine = undefined;
+  layout.version = Math.max(layout.version, versionBefore) + 1;
+}
+
+/**
+ * What the ranking puts in a block of `blockCap` tokens, in the block's order: pinned snippets first,
+ * the best-ranked whole while the briefs of the rest keep room, the others in brief, one cut in.
+ */
+function selectForBlock(ctx: FitContext, blockCap: number): { entered: Array<{ snippet: PromptSnippet; rank: number }>; used: number } {
+  const { input, count, given, indexOfText, costOf } = ctx;
   const entered: Array<{ snippet: PromptSnippet; rank: number }> = [];
   let leftOut: number | undefined;
   let used = 0;
@@ -353,11 +396,63 @@ function fillBlock(ctx: FitContext): void {
     entered.forEach((e, i) => firstOfPath.has(e.snippet.path) || firstOfPath.set(e.snippet.path, i));
     entered.sort((a, b) => firstOfPath.get(a.snippet.path)! - firstOfPath.get(b.snippet.path)! || a.rank - b.rank);
   }
-  layout.block = entered.map((e) => e.snippet);
-  layout.keys = entered.map((e) => given[e.rank]!.text);
-  layout.blockCap = used === 0 ? 0 : Math.min(blockCap, Math.ceil(used * (stable ? 1 + APPEND_SHARE : 1)));
+  return { entered, used };
+}
+
+/** The key a shared block knows a snippet by: its id, else its text. */
+function sharedKey(s: PromptSnippet): string {
+  return s.id !== undefined ? `id:${s.id}` : `text:${s.text}`;
+}
+
+/**
+ * A new place on the workspace's shared block: what its ranking puts in a block of the shared cap is
+ * its need; what the block holds stays where it is, the missing items join at its end (all of them
+ * while the block is empty: the session's first read; else what the allowance lets in), and the rest
+ * waits for the user to pause.
+ */
+function startSharedPlace(ctx: FitContext, shared: SharedLayout): void {
+  const { layout, budget, overhead, versionBefore } = ctx;
+  const cap = Math.max(0, budget - overhead - shared.localTokens);
+  const block = shared.block(cap, budget);
+  const place = block.startPlace();
+  const needs = selectForBlock(ctx, block.cap).entered.map((e, i) => ({
+    snippet: e.snippet,
+    key: sharedKey(ctx.given[e.rank]!),
+    cost: ctx.costOf(e.snippet),
+    rank: i,
+  }));
+  const admitted = block.admit(needs, place, block.items.length === 0 ? Infinity : shared.allowance);
+  layout.waiting = admitted.waiting;
+  layout.shared = { block, seen: -1, place };
+  layout.blockCap = block.cap;
   layout.cutLine = undefined;
   layout.version = Math.max(layout.version, versionBefore) + 1;
+}
+
+/**
+ * The same place on the shared block: the block does not change while the user types here (an append
+ * would make the server read the code after it again at a keystroke); items ranked in since wait.
+ */
+function noteSharedNewcomers(ctx: FitContext, block: SharedBlock<PromptSnippet>): void {
+  const { layout, given, indexOfText, costOf } = ctx;
+  const waiting = (layout.waiting ??= []);
+  given.forEach((s, i) => {
+    if (i >= APPEND_RANK || s.text.trim() === '' || indexOfText.get(s.text) !== i) return;
+    const key = sharedKey(s);
+    if (block.holds(key) || waiting.some((w) => w.key === key)) return;
+    waiting.push({ snippet: s, key, cost: costOf(s), rank: -1 });
+  });
+}
+
+/** The place's layout shows the shared block as it is now. */
+function showShared(ctx: FitContext, block: SharedBlock<PromptSnippet>): void {
+  const { layout } = ctx;
+  layout.block = block.items.map((i) => i.snippet);
+  layout.keys = block.items.map((i) => i.key);
+  if (layout.shared && layout.shared.seen !== block.version) {
+    layout.shared.seen = block.version;
+    layout.version = Math.max(layout.version, ctx.versionBefore) + 1;
+  }
 }
 
 /**
@@ -469,9 +564,15 @@ function markedHead(parts: RenderParts, prefix: string, lineStart: number): stri
 function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: number; prefix: string }): FittedPrompt {
   const { input, count, layout, budget, versionBefore, indexOfText } = ctx;
   const { prompt, promptPrefix, head, format } = renderPrompt(parts, code.prefix);
-  const used = layout.keys.flatMap((key, j) => {
-    const i = indexOfText.get(key);
-    return i === undefined ? [] : [{ i, text: layout.block[j]!.text }];
+  // A shared block knows its items by id: the input's snippet of the same id is the one shown, whatever its rendering here.
+  const indexOfKey = layout.shared ? new Map(ctx.given.map((s, i) => [sharedKey(s), i] as const).reverse()) : indexOfText;
+  const used: Array<{ i: number; text: string }> = [];
+  const usedOthers: FittedPrompt['usedOthers'] = [];
+  layout.keys.forEach((key, j) => {
+    const i = indexOfKey.get(key);
+    const shown = layout.block[j]!;
+    if (i !== undefined) used.push({ i, text: shown.text });
+    else if (shown.source) usedOthers.push({ source: shown.source, text: shown.text });
   });
   const usedIndices = used.map((u) => u.i);
   return {
@@ -483,6 +584,7 @@ function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: nu
     snippetsUsed: parts.block,
     usedIndices,
     usedTexts: used.map((u) => u.text),
+    usedOthers,
     snippetsDropped: input.snippets.length - usedIndices.length,
     prefixCut: code.cutLine > 0,
     tokens: count(prompt),
@@ -501,7 +603,12 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const fim = template !== undefined && input.suffix.trim().length > 0;
   const header = `${commentPrefix(input.lang)} ${input.filePath}\n`;
 
-  const suffix = fim ? keepHead(input.suffix, Math.floor(budget * (input.suffixShare ?? 0.15)), count) : '';
+  // A shared block leaves each place a local part of its own; the code after the cursor takes at most a share of it.
+  const shared = input.layout ? input.shared : undefined;
+  const suffixRoom = Math.floor(
+    Math.min(budget * (input.suffixShare ?? 0.15), shared ? shared.localTokens * LOCAL_SUFFIX_SHARE : Infinity),
+  );
+  const suffix = fim ? keepHead(input.suffix, suffixRoom, count) : '';
   const reserved = count(header) + (fim ? count(suffix) + 8 : 0);
   const form = input.blockForm ?? LINE_BLOCK;
   const overhead = count(form.frame(input.lang));
@@ -520,10 +627,18 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
     costOf: (s) => count(form.snippet(input.lang, s)),
   };
 
-  if (layout.blockCap === undefined) fillBlock(ctx);
+  if (shared) {
+    // The place is laid out on the block it started with; a place that had none starts on the workspace's.
+    if (layout.blockCap === undefined || !layout.shared) startSharedPlace(ctx, shared);
+    else noteSharedNewcomers(ctx, layout.shared.block);
+    showShared(ctx, layout.shared!.block);
+    layout.lastInput = { ...input, layout: undefined };
+  } else if (layout.blockCap === undefined) fillBlock(ctx);
   else appendToBlock(ctx, layout.blockCap);
   const code = cutCode(ctx, reserved);
-  return assemblePrompt(ctx, { input, block: layout.block, header, fim, suffix, template }, code);
+  const fitted = assemblePrompt(ctx, { input, block: layout.block, header, fim, suffix, template }, code);
+  if (shared) layout.lastHead = fitted.head;
+  return fitted;
 }
 
 /**
@@ -552,5 +667,32 @@ export function fittedSummary(
     },
     ...(fitted.blockChanged && fitted.head ? { warmHead: fitted.head } : {}),
     budgetTokens: fitted.budgetTokens,
+  };
+}
+
+/**
+ * In a pause at a place on the shared block: the last prompt here with the items its ranking still
+ * wants appended, up to the cursor's line, for the host to have the server read; `commit` takes the
+ * new block once it has (the next prompts then read only what the user types). Undefined: nothing waits.
+ */
+export function idleHead(layout: PlaceLayout): { head: string; lastHead: string; appended: number; commit(): boolean } | undefined {
+  const shared = layout.shared;
+  const input = layout.lastInput;
+  if (!shared || !input?.shared || !layout.waiting || layout.waiting.length === 0) return undefined;
+  const tried = shared.block.copy();
+  const copiedAt = shared.block.version;
+  const admitted = tried.admit(layout.waiting, shared.place, Infinity);
+  if (admitted.appended === 0) return undefined;
+  const trial: PlaceLayout = { ...layout, shared: { ...shared, block: tried }, waiting: [] };
+  const fitted = fitPromptBudget({ ...input, layout: trial, shared: { ...input.shared, block: () => tried } });
+  return {
+    head: fitted.head,
+    lastHead: layout.lastHead ?? '',
+    appended: admitted.appended,
+    commit: () => {
+      if (!shared.block.adopt(tried, copiedAt)) return false;
+      layout.waiting = admitted.waiting;
+      return true;
+    },
   };
 }

@@ -1,9 +1,12 @@
-// What the prompt keeps from one keystroke to the next at one place of work (docs/ARCHITECTURE.md
-// "Final prompt"): model servers reuse the longest common prefix of consecutive prompts, so the
-// repository block and the left edge of the code stay put while the user types in one place.
-import type { PlaceLayout } from './fitPromptBudget';
+// What the prompt keeps from one keystroke to the next at one place of work, and the repository
+// block a workspace's places share (docs/ARCHITECTURE.md "Final prompt"): model servers reuse the
+// longest common prefix of consecutive prompts, so the block and the left edge of the code stay put
+// while the user types in one place, and a new place reads only its own code.
+import { idleHead, type PlaceLayout, type PromptSnippet } from './fitPromptBudget';
+import { SharedBlock } from './sharedBlock';
 
 interface Place {
+  kind: PlaceKind;
   filePath: string;
   /** The cursor line of the last request here. */
   line: number;
@@ -34,30 +37,55 @@ export type PlaceKind = 'line' | 'body';
  */
 export const PLACE_LINES = 40;
 
-/** Places remembered, the last one of each file and kind (switching between a few files returns to their blocks). */
-const KEPT_FILES = 8;
+/** Places remembered, the most recent ones (going back to a function or file visited before finds its layout). */
+const KEPT_PLACES = 16;
+
+/** A block whose room differs from the one wanted by more than this share is laid out anew (a new reading of the server's speed). */
+const CAP_TOLERANCE = 0.25;
 
 export class PromptMemory {
-  private readonly places = new Map<string, Place>();
+  /** The places remembered, the most recent last. */
+  private readonly places: Place[] = [];
+  private readonly blocks = new Map<string, SharedBlock<PromptSnippet>>();
   private versions = 0;
+  private last: Place | undefined;
+
+  /**
+   * The workspace's shared block for `key` (the model and the block's form): the one it has where it
+   * was laid out for `budgetTokens` and about `cap` tokens of room, else a new one, which replaces it.
+   */
+  sharedBlock(key: string, cap: number, budgetTokens: number): SharedBlock<PromptSnippet> {
+    const known = this.blocks.get(key);
+    if (known && known.budgetTokens === budgetTokens && Math.abs(known.cap - cap) <= CAP_TOLERANCE * Math.max(cap, 1)) return known;
+    const block = new SharedBlock<PromptSnippet>(cap, budgetTokens);
+    this.blocks.set(key, block);
+    return block;
+  }
+
+  /**
+   * What a pause can do at the place the user was last at: the prompt there with the items its
+   * ranking wants in the shared block, for the server to read (undefined: nothing waits).
+   */
+  idleWork(): ReturnType<typeof idleHead> {
+    return this.last ? idleHead(this.last.layout) : undefined;
+  }
 
   /**
    * The layout of the place at `line` of `filePath`: the remembered one when the cursor is still
    * there, else a new empty one (`fresh`).
    */
   placeAt(filePath: string, line: number, kind: PlaceKind = 'line'): { layout: PlaceLayout; fresh: boolean; kept: PlaceKept } {
-    const at = `${kind}:${filePath}`;
-    const known = this.places.get(at);
-    this.places.delete(at);
-    if (known && Math.abs(known.line - line) <= PLACE_LINES) {
-      known.line = line;
-      this.places.set(at, known);
-      return { layout: known.layout, fresh: false, kept: known.kept };
-    }
-    const place: Place = { filePath, line, layout: { block: [], keys: [], version: ++this.versions }, kept: {} };
-    this.places.set(at, place);
-    while (this.places.size > KEPT_FILES) this.places.delete(this.places.keys().next().value!);
-    return { layout: place.layout, fresh: true, kept: place.kept };
+    let known: Place | undefined;
+    for (const p of this.places)
+      if (p.kind === kind && p.filePath === filePath && Math.abs(p.line - line) <= PLACE_LINES)
+        if (!known || Math.abs(p.line - line) < Math.abs(known.line - line)) known = p;
+    const place = known ?? { kind, filePath, line, layout: { block: [], keys: [], version: ++this.versions }, kept: {} };
+    if (known) this.places.splice(this.places.indexOf(known), 1);
+    place.line = line;
+    this.places.push(place);
+    if (this.places.length > KEPT_PLACES) this.places.shift();
+    if (kind === 'line') this.last = place;
+    return { layout: place.layout, fresh: !known, kept: place.kept };
   }
 }
 

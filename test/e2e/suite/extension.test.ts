@@ -80,8 +80,20 @@ describe('CodeRAG in the extension host', () => {
     const all = new Set(await vscode.commands.getCommands(true));
     const missing = COMMANDS.filter((c) => !all.has(c));
     assert.deepEqual(missing, [], `commands not registered: ${missing.join(', ')}`);
-    const contributed = (vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.commands as Array<{ command: string; title: string; category?: string }>).map((c) => `${c.category}: ${c.title}`);
-    for (const title of ['CodeRAG: Rebuild Repository Index', 'CodeRAG: Toggle Reranker (LLM / Distilled)', 'CodeRAG: Explain Last Completion', 'CodeRAG: Enable/Disable Completions']) assert.ok(contributed.includes(title), `palette title ${title}`);
+    const contributed = (
+      vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.commands as Array<{
+        command: string;
+        title: string;
+        category?: string;
+      }>
+    ).map((c) => `${c.category}: ${c.title}`);
+    for (const title of [
+      'CodeRAG: Rebuild Repository Index',
+      'CodeRAG: Toggle Reranker (LLM / Distilled)',
+      'CodeRAG: Explain Last Completion',
+      'CodeRAG: Enable/Disable Completions',
+    ])
+      assert.ok(contributed.includes(title), `palette title ${title}`);
   });
 
   it('reads the coderag.* settings the harness wrote (model endpoint on 127.0.0.1)', () => {
@@ -98,7 +110,8 @@ describe('CodeRAG in the extension host', () => {
   // Also the barrier before completing: the command resolves when the server's index is built.
   it('"Rebuild Repository Index" brings the index up to date with the files on disk before it resolves', async () => {
     const workspace = vscode.workspace.workspaceFolders ?? [];
-    const allReady = (s: StatusParams | undefined): boolean => s !== undefined && s.folders.length === workspace.length && s.folders.every((f) => f.state === 'ready');
+    const allReady = (s: StatusParams | undefined): boolean =>
+      s !== undefined && s.folders.length === workspace.length && s.folders.every((f) => f.state === 'ready');
     await until('the first index of every folder', 90_000, () => (allReady(api().status().server) ? true : undefined));
     const previous = summaryOf(serverStatus(), folder());
     // A file the index has not seen, asserted on as soon as the command resolves (the file
@@ -114,10 +127,19 @@ describe('CodeRAG in the extension host', () => {
         assert.ok((f.files ?? 0) > 0 && (f.items ?? 0) > 0, `${f.uri} has files and items: ${JSON.stringify(f)}`);
       }
       const rebuilt = summaryOf(status, folder());
-      assert.equal(rebuilt.files, (previous.files ?? 0) + 1, `the new file is indexed: before ${JSON.stringify(previous)}, after ${JSON.stringify(rebuilt)}`);
-      assert.ok((rebuilt.items ?? 0) > (previous.items ?? 0), `its function is an item: before ${JSON.stringify(previous)}, after ${JSON.stringify(rebuilt)}`);
+      assert.equal(
+        rebuilt.files,
+        (previous.files ?? 0) + 1,
+        `the new file is indexed: before ${JSON.stringify(previous)}, after ${JSON.stringify(rebuilt)}`,
+      );
+      assert.ok(
+        (rebuilt.items ?? 0) > (previous.items ?? 0),
+        `its function is an item: before ${JSON.stringify(previous)}, after ${JSON.stringify(rebuilt)}`,
+      );
       // What the user sees once the background embeddings are done: ready, with the reranker named.
-      const bar = await until('the status bar shows ready', 30_000, () => (api().status().server?.state === 'ready' ? api().status().statusBar : undefined));
+      const bar = await until('the status bar shows ready', 30_000, () =>
+        api().status().server?.state === 'ready' ? api().status().statusBar : undefined,
+      );
       assert.match(bar.text, /^\$\(check\) CodeRAG · (llm|distilled|none)$/);
       assert.match(serverStatus().message, /^Ready: \d+ items indexed/);
     } finally {
@@ -146,7 +168,9 @@ describe('CodeRAG in the extension host', () => {
 
   it('"Explain Last Completion" opens the trace with the retrieved snippets and their paths', async () => {
     await vscode.commands.executeCommand('coderag.explainLastCompletion');
-    const editor = await until('the trace editor', 20_000, () => (vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'coderag-trace')));
+    const editor = await until('the trace editor', 20_000, () =>
+      vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'coderag-trace'),
+    );
     const text = editor.document.getText();
     assert.match(text, /pyshop\/services\/checkout\.py/, `the trace names the cross-file definition's path: ${text.slice(0, 400)}`);
     await vscode.window.showTextDocument(main.document);

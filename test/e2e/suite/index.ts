@@ -23,7 +23,9 @@ export function run(): Promise<void> {
       else resolve();
     });
     runner.on('pass', (t) => tests.push({ title: t.fullTitle(), state: 'passed', duration: t.duration }));
-    runner.on('fail', (t, err: unknown) => tests.push({ title: t.fullTitle(), state: 'failed', duration: t.duration, error: err instanceof Error ? err.message : String(err) }));
+    runner.on('fail', (t, err: unknown) =>
+      tests.push({ title: t.fullTitle(), state: 'failed', duration: t.duration, error: err instanceof Error ? err.message : String(err) }),
+    );
     runner.on('pending', (t) => tests.push({ title: t.fullTitle(), state: 'pending' }));
   });
 }

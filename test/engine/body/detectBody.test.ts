@@ -58,7 +58,15 @@ void describe('body-mode detection', () => {
   });
 
   void test('Python: empty, `pass`, `...`, a docstring and a TODO comment are body mode (cursor at column 0 too)', () => {
-    const bodies = ['\n        |', '\n|', '\n        pass|', '\n        |pass', '\n        ...|', '\n        """Charge the cart."""\n        |', '\n        # TODO: charge\n        |'];
+    const bodies = [
+      '\n        |',
+      '\n|',
+      '\n        pass|',
+      '\n        |pass',
+      '\n        ...|',
+      '\n        """Charge the cart."""\n        |',
+      '\n        # TODO: charge\n        |',
+    ];
     for (const body of bodies) {
       const { prefix, suffix } = withBody(py, PY_HEADER, PY_END, body);
       const target = detectBodyTarget(parsers, 'python', prefix, suffix);
@@ -74,9 +82,17 @@ void describe('body-mode detection', () => {
     const inCode = py.indexOf('        receipt = Receipt(self.cart, transaction_id)');
     assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, inCode), py.slice(inCode)), undefined, 'inside a non-empty body');
     const lineStart = py.indexOf('        receipt = Receipt(self.cart, transaction_id)') + 8;
-    assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, lineStart), py.slice(lineStart)), undefined, 'at the start of a line with code');
+    assert.equal(
+      detectBodyTarget(parsers, 'python', py.slice(0, lineStart), py.slice(lineStart)),
+      undefined,
+      'at the start of a line with code',
+    );
     const docStart = py.indexOf('"""Charge the cart');
-    assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, docStart), py.slice(docStart)), undefined, 'before the docstring of a method with code');
+    assert.equal(
+      detectBodyTarget(parsers, 'python', py.slice(0, docStart), py.slice(docStart)),
+      undefined,
+      'before the docstring of a method with code',
+    );
     const moduleLevel = py.indexOf('class CheckoutService');
     assert.equal(detectBodyTarget(parsers, 'python', py.slice(0, moduleLevel), py.slice(moduleLevel)), undefined, 'module level');
     const { prefix, suffix } = withBody(py, PY_HEADER, PY_END, '\n        """Charge |the cart."""');

@@ -12,7 +12,21 @@ import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { createPipeline, createRetrievalPaths, embeddedLMOf, resolveOptions, type RetrievalPaths } from '../../../src/engine/pipeline';
 
-const CART_MEMBERS = ['max_items', 'owner', 'currency', 'lines', '_discount', 'add', 'apply_discount', 'discount_applied', 'total', 'empty', 'for_guest', 'guest_carts', 'Line'];
+const CART_MEMBERS = [
+  'max_items',
+  'owner',
+  'currency',
+  'lines',
+  '_discount',
+  'add',
+  'apply_discount',
+  'discount_applied',
+  'total',
+  'empty',
+  'for_guest',
+  'guest_carts',
+  'Line',
+];
 
 void describe('checked decoding with the embedded model', () => {
   let kb: KnowledgeBase;
@@ -31,13 +45,26 @@ void describe('checked decoding with the embedded model', () => {
     kb?.dispose();
   });
 
-  async function completeAt(prefix: string, mode: 'constrain' | 'off', maxNewTokens = 8, prior?: number | { python?: number; java?: number }) {
+  async function completeAt(
+    prefix: string,
+    mode: 'constrain' | 'off',
+    maxNewTokens = 8,
+    prior?: number | { python?: number; java?: number },
+  ) {
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-    const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } }, generate: { maxNewTokens }, check: { mode, prior } }), {
-      retrievers: () => paths.retrievers,
-      model: () => model,
-      receivers: () => paths.receivers,
-    });
+    const pipeline = createPipeline(
+      resolveOptions({
+        query: { strategy: 'last10' },
+        retrieval: { budgetsMs: { sparse: 5000, dataflow: 5000 } },
+        generate: { maxNewTokens },
+        check: { mode, prior },
+      }),
+      {
+        retrievers: () => paths.retrievers,
+        model: () => model,
+        receivers: () => paths.receivers,
+      },
+    );
     return pipeline.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
   }
 
@@ -58,7 +85,8 @@ void describe('checked decoding with the embedded model', () => {
   });
 
   void test('after cart. the member the lines before it name is written (the member prior), and the trace says which it favoured', async () => {
-    const prefix = 'from pyshop.models import Cart\n\n\ndef welcome_back(cart: Cart) -> None:\n    # a returning customer: apply the discount\n    cart.';
+    const prefix =
+      'from pyshop.models import Cart\n\n\ndef welcome_back(cart: Cart) -> None:\n    # a returning customer: apply the discount\n    cart.';
     // The model spells the name in short pieces under the mask: room for the whole name; the prior asked for (the default is 0).
     const { items, trace } = await completeAt(prefix, 'constrain', 16, 32);
     assert.match(items[0]?.text ?? '', /^apply_discount\b/, `raw ${JSON.stringify(trace.model?.raw)}`);
@@ -73,7 +101,7 @@ void describe('checked decoding with the embedded model', () => {
     assert.equal(other.trace.check?.constrained?.[0]?.favoured, undefined, 'no Python weight: the mask alone');
   });
 
-  void test('the fixture\'s CheckoutService( line gets the arguments in scope, and no more than the constructor takes', async () => {
+  void test("the fixture's CheckoutService( line gets the arguments in scope, and no more than the constructor takes", async () => {
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
     const prefix = `${lines.slice(0, 18).join('\n')}\n    service = CheckoutService(`;
     const { items, trace } = await completeAt(prefix, 'constrain', 16);

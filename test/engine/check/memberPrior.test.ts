@@ -7,7 +7,8 @@ import { maskVocabulary } from '../../../src/engine/check/tokenMask';
 import { DereferenceConstraint } from '../../../src/engine/check/dereferenceConstraint';
 import type { ReceiverMembers } from '../../../src/engine/check/receiverMembers';
 
-const scoresOf = (text: string, receiver: string, names: string[], partial = ''): Map<string, number> => new PriorContext(text).scores(text, receiver, partial, new Set(names));
+const scoresOf = (text: string, receiver: string, names: string[], partial = ''): Map<string, number> =>
+  new PriorContext(text).scores(text, receiver, partial, new Set(names));
 
 void test('subwords split snake case, camel case and upper-case runs, dropping one-letter parts', () => {
   assert.deepEqual(subwords('get_module_filename'), ['get', 'module', 'filename']);
@@ -39,7 +40,13 @@ void test('earlier uses of the same receiver count, uses of another receiver wit
 
 void test('the boosts go to tokens by the best name they can still become; ending tokens need a whole name', () => {
   const vocab = maskVocabulary(['add', 'ad', 'd', 'total', '(', 'x']);
-  const boosts = nameBoosts(new Map([['add', 2], ['address', 3]]), 10);
+  const boosts = nameBoosts(
+    new Map([
+      ['add', 2],
+      ['address', 3],
+    ]),
+    10,
+  );
   const logits = new Float32Array(6).fill(0);
   applyBoosts(vocab, boosts, '', Uint8Array.from([1, 1, 0, 1, 0, 0]), logits);
   // "add" and "ad" both lead to "address" (30) as well as "add" (20); "total" has no evidence; masked ids untouched.

@@ -10,14 +10,19 @@ import { fixtureKb, JAVA_ROOT, parsers } from '../retrieve/retrieveFixtures';
 
 /** The fixture file's first `line` lines (1-based, inclusive) followed by `tail`. */
 function prefixOf(fixture: string, path: string, line: number, tail: string): string {
-  const lines = readFileSync(join(fixturesDir, fixture, path), 'utf8').replace(/\r\n?/g, '\n').split('\n');
+  const lines = readFileSync(join(fixturesDir, fixture, path), 'utf8')
+    .replace(/\r\n?/g, '\n')
+    .split('\n');
   return `${lines.slice(0, line).join('\n')}\n${tail}`;
 }
 
 async function membersAt(fixture: 'pyshop' | 'javashop', path: string, line: number, tail: string): Promise<ReceiverMembers | undefined> {
   const typer = new ReceiverTyper(await fixtureKb(fixture), await parsers());
   try {
-    return typer.membersAt({ path, lang: path.endsWith('.java') ? 'java' : 'python', prefix: prefixOf(fixture, path, line, tail) }, new AbortController().signal);
+    return typer.membersAt(
+      { path, lang: path.endsWith('.java') ? 'java' : 'python', prefix: prefixOf(fixture, path, line, tail) },
+      new AbortController().signal,
+    );
   } finally {
     typer.dispose();
   }
@@ -45,7 +50,11 @@ const MAIN = 'app/main.py';
 const CHECKOUT = 'pyshop/services/checkout.py';
 
 void test('Python: a local with an inferred type (constructor call) gets the class members, not invented ones', async () => {
-  assertHas(await membersAt('pyshop', MAIN, 9, '    cart = Cart(owner)\n    cart.ad'), ['add', 'apply_discount', 'total', 'owner', 'lines', 'Line', 'empty', 'max_items'], ['add_items', 'charge']);
+  assertHas(
+    await membersAt('pyshop', MAIN, 9, '    cart = Cart(owner)\n    cart.ad'),
+    ['add', 'apply_discount', 'total', 'owner', 'lines', 'Line', 'empty', 'max_items'],
+    ['add_items', 'charge'],
+  );
 });
 
 void test('Python: a parameter with a declared type, and self with its fields', async () => {
@@ -85,7 +94,11 @@ const APP = `${JAVA_ROOT}/App.java`;
 const SERVICE = `${JAVA_ROOT}/service/CheckoutService.java`;
 
 void test('Java: a local with a declared type, a field, and this', async () => {
-  assertHas(await membersAt('javashop', APP, 14, '        Cart c = new Cart("a");\n        c.'), ['add', 'total', 'getOwner', 'getLines', 'toString'], ['getItems']);
+  assertHas(
+    await membersAt('javashop', APP, 14, '        Cart c = new Cart("a");\n        c.'),
+    ['add', 'total', 'getOwner', 'getLines', 'toString'],
+    ['getItems'],
+  );
   assertHas(await membersAt('javashop', SERVICE, 30, '        gateway.'), ['charge', 'name', 'supports', 'TIMEOUT_SECONDS']);
   assertHas(await membersAt('javashop', SERVICE, 30, '        this.'), ['gateway', 'receipts', 'checkout', 'getReceipts']);
 });
@@ -97,12 +110,32 @@ void test('Java: a class name (static members), a call returning a repository ty
 });
 
 void test('Java: after a type name only static members, nested types and the class literal; this and super only after a class around the cursor', async () => {
-  assertHas(await membersAt('javashop', APP, 14, '        int n = Prices.'), ['format', 'roundCents', 'SCALE', 'größterRabatt', 'class'], ['this', 'super', 'getClass', 'toString', 'hashCode']);
-  assertHas(await membersAt('javashop', APP, 14, '        Object c = Currency.'), ['EUR', 'USD', 'GBP', 'values', 'valueOf', 'class'], ['symbol', 'taxRate', 'name', 'ordinal', 'this']);
-  assertHas(await membersAt('javashop', APP, 14, '        int t = PaymentGateway.'), ['TIMEOUT_SECONDS', 'class'], ['charge', 'name', 'supports', 'this']);
-  assertHas(await membersAt('javashop', APP, 14, '        Object l = Cart.'), ['MAX_ITEMS', 'Line', 'class'], ['add', 'total', 'owner', 'this']);
+  assertHas(
+    await membersAt('javashop', APP, 14, '        int n = Prices.'),
+    ['format', 'roundCents', 'SCALE', 'größterRabatt', 'class'],
+    ['this', 'super', 'getClass', 'toString', 'hashCode'],
+  );
+  assertHas(
+    await membersAt('javashop', APP, 14, '        Object c = Currency.'),
+    ['EUR', 'USD', 'GBP', 'values', 'valueOf', 'class'],
+    ['symbol', 'taxRate', 'name', 'ordinal', 'this'],
+  );
+  assertHas(
+    await membersAt('javashop', APP, 14, '        int t = PaymentGateway.'),
+    ['TIMEOUT_SECONDS', 'class'],
+    ['charge', 'name', 'supports', 'this'],
+  );
+  assertHas(
+    await membersAt('javashop', APP, 14, '        Object l = Cart.'),
+    ['MAX_ITEMS', 'Line', 'class'],
+    ['add', 'total', 'owner', 'this'],
+  );
   // Inside CheckoutService, `CheckoutService.this` is Java's qualified this.
-  assertHas(await membersAt('javashop', SERVICE, 30, '        Object me = CheckoutService.'), ['this', 'super', 'class'], ['checkout', 'gateway']);
+  assertHas(
+    await membersAt('javashop', SERVICE, 30, '        Object me = CheckoutService.'),
+    ['this', 'super', 'class'],
+    ['checkout', 'gateway'],
+  );
 });
 
 void test('Java: standard-library, generic and array receivers stay unconstrained', async () => {
@@ -112,11 +145,24 @@ void test('Java: standard-library, generic and array receivers stay unconstraine
   assert.equal(await membersAt('javashop', APP, 14, '        args.'), undefined);
 });
 
-void test('Java: a parameter of a method in an enum constant\'s own body (a state machine) is typed like any other', async () => {
+void test("Java: a parameter of a method in an enum constant's own body (a state machine) is typed like any other", async () => {
   const typer = new ReceiverTyper(await fixtureKb('javashop'), await parsers());
   try {
-    const prefix = ['package com.example.shop.model;', '', 'enum State {', '    Open {', '        State next(Cart cart, int n) {', '            if (n > 0) {', '                return Closed;', '            }', '            cart.'].join('\n');
-    assertHas(typer.membersAt({ path: 'src/main/java/com/example/shop/model/State.java', lang: 'java', prefix }, new AbortController().signal), ['add', 'total', 'getOwner']);
+    const prefix = [
+      'package com.example.shop.model;',
+      '',
+      'enum State {',
+      '    Open {',
+      '        State next(Cart cart, int n) {',
+      '            if (n > 0) {',
+      '                return Closed;',
+      '            }',
+      '            cart.',
+    ].join('\n');
+    assertHas(
+      typer.membersAt({ path: 'src/main/java/com/example/shop/model/State.java', lang: 'java', prefix }, new AbortController().signal),
+      ['add', 'total', 'getOwner'],
+    );
   } finally {
     typer.dispose();
   }

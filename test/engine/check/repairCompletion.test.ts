@@ -30,15 +30,34 @@ void test('edit distance and the closest member: unambiguous and close only', ()
 });
 
 void test('checkCompletion repairs, cuts, and leaves valid and unresolved dereferences alone', () => {
-  assert.deepEqual(checkCompletion('    cart.', 'ad(p)', cartAt), { text: 'add(p)', checked: 1, fixes: [{ action: 'repaired', receiver: 'cart', wrote: 'ad', became: 'add', at: 0 }] });
-  assert.deepEqual(checkCompletion('    cart.', 'add_items(p)', cartAt), { text: '', checked: 1, fixes: [{ action: 'cut', receiver: 'cart', wrote: 'add_items', at: 0 }] });
+  assert.deepEqual(checkCompletion('    cart.', 'ad(p)', cartAt), {
+    text: 'add(p)',
+    checked: 1,
+    fixes: [{ action: 'repaired', receiver: 'cart', wrote: 'ad', became: 'add', at: 0 }],
+  });
+  assert.deepEqual(checkCompletion('    cart.', 'add_items(p)', cartAt), {
+    text: '',
+    checked: 1,
+    fixes: [{ action: 'cut', receiver: 'cart', wrote: 'add_items', at: 0 }],
+  });
   assert.deepEqual(checkCompletion('    x = ', 'cart.totl + other.thing', cartAt).text, 'cart.total + other.thing');
-  assert.deepEqual(checkCompletion('    x = ', 'len(cart.lines) + cart.add_items(p)', cartAt), { text: 'len(cart.lines) +', checked: 2, fixes: [{ action: 'cut', receiver: 'cart', wrote: 'add_items', at: 18 }] });
+  assert.deepEqual(checkCompletion('    x = ', 'len(cart.lines) + cart.add_items(p)', cartAt), {
+    text: 'len(cart.lines) +',
+    checked: 2,
+    fixes: [{ action: 'cut', receiver: 'cart', wrote: 'add_items', at: 18 }],
+  });
   assert.deepEqual(checkCompletion('    cart.ap', 'ply_discount(5)', cartAt), { text: 'ply_discount(5)', checked: 1, fixes: [] });
-  assert.deepEqual(checkCompletion('    cart.', 'tot', cartAt), { text: 'tot', checked: 1, fixes: [] }, 'an unfinished name that starts a valid one');
+  assert.deepEqual(
+    checkCompletion('    cart.', 'tot', cartAt),
+    { text: 'tot', checked: 1, fixes: [] },
+    'an unfinished name that starts a valid one',
+  );
 });
 
-async function completeWithServer(answer: string, mode: 'repair' | 'constrain' | 'off'): Promise<{ text: string | undefined; check: unknown }> {
+async function completeWithServer(
+  answer: string,
+  mode: 'repair' | 'constrain' | 'off',
+): Promise<{ text: string | undefined; check: unknown }> {
   const server = await startOllamaTestServer(() => Promise.resolve({ text: answer }), { models: ['qwen2.5-coder:1.5b-base'] });
   const typer = new ReceiverTyper(await fixtureKb('pyshop'), await parsers());
   try {
@@ -60,7 +79,11 @@ async function completeWithServer(answer: string, mode: 'repair' | 'constrain' |
 void test('a remote model answering a near-miss member after cart. gets it repaired; the trace says so', async () => {
   const r = await completeWithServer('ad(Product("a", "b", 1.0))', 'repair');
   assert.equal(r.text, 'add(Product("a", "b", 1.0))');
-  assert.deepEqual(r.check, { mode: 'repair', checked: 1, fixes: [{ action: 'repaired', receiver: 'cart', wrote: 'ad', became: 'add', at: 0 }] });
+  assert.deepEqual(r.check, {
+    mode: 'repair',
+    checked: 1,
+    fixes: [{ action: 'repaired', receiver: 'cart', wrote: 'ad', became: 'add', at: 0 }],
+  });
 });
 
 void test('a remote model answering a member Cart does not have is cut (constrain mode checks remote answers too); off leaves it', async () => {

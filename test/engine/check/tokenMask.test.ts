@@ -5,7 +5,29 @@ import { maskVocabulary, memberTokenMask, namePrefixes } from '../../../src/engi
 import { DereferenceConstraint } from '../../../src/engine/check/dereferenceConstraint';
 import type { ReceiverMembers } from '../../../src/engine/check/receiverMembers';
 
-const VOCAB = ['add', 'ad', 'd', 'apply', '_', 'discount', 'add(', '(', '.', ' ', 'total', 'tot', 'al', 'items', '_items', 'x', '\n', '<|endoftext|>', '', 'al(', 'al.'];
+const VOCAB = [
+  'add',
+  'ad',
+  'd',
+  'apply',
+  '_',
+  'discount',
+  'add(',
+  '(',
+  '.',
+  ' ',
+  'total',
+  'tot',
+  'al',
+  'items',
+  '_items',
+  'x',
+  '\n',
+  '<|endoftext|>',
+  '',
+  'al(',
+  'al.',
+];
 const NAMES = new Set(['add', 'apply_discount', 'total']);
 
 function allowedTokens(typed: string): string[] {
@@ -33,10 +55,14 @@ void test('inside a name, tokens continue it; at a complete name, tokens that en
 void test('the constraint masks from the cursor dot until the name is written, then decoding is free; a generated dot resolves again', () => {
   const members = (receiver: string): ReceiverMembers => ({ receiver, partial: '', names: NAMES, entities: [`instance of Cart`] });
   const resolved: string[] = [];
-  const c = new DereferenceConstraint('cart.', (text) => {
-    resolved.push(text);
-    return text.endsWith('total.') ? undefined : members('x');
-  }, members('cart'));
+  const c = new DereferenceConstraint(
+    'cart.',
+    (text) => {
+      resolved.push(text);
+      return text.endsWith('total.') ? undefined : members('x');
+    },
+    members('cart'),
+  );
   const step = (generated: string): number => {
     const logits = new Float32Array(VOCAB.length + 2).fill(1);
     c.apply(VOCAB, generated, logits);
@@ -50,5 +76,8 @@ void test('the constraint masks from the cursor dot until the name is written, t
   assert.equal(step('total.'), VOCAB.length + 2, 'an unresolved receiver is not constrained');
   assert.deepEqual(resolved, ['cart.total.']);
   assert.equal(c.events.length, 1);
-  assert.deepEqual({ ...c.events[0], minAllowed: c.events[0]!.minAllowed }, { receiver: 'cart', entities: ['instance of Cart'], names: 3, at: 'cursor', steps: 3, minAllowed: 3, written: 'total' });
+  assert.deepEqual(
+    { ...c.events[0], minAllowed: c.events[0]!.minAllowed },
+    { receiver: 'cart', entities: ['instance of Cart'], names: 3, at: 'cursor', steps: 3, minAllowed: 3, written: 'total' },
+  );
 });

@@ -27,7 +27,11 @@ void test('chainsOfText reads attribute chains and calls lexically, skipping str
   assert.deepEqual(chainsOfText('cart.ad', PYTHON_KEYWORDS), [[{ name: 'cart' }, { name: 'ad', partial: true }]]);
   assert.deepEqual(chainsOfText('x = make(a, f(b)).build().val', PYTHON_KEYWORDS), [
     [{ name: 'x' }],
-    [{ name: 'make', call: true }, { name: 'build', call: true }, { name: 'val', partial: true }],
+    [
+      { name: 'make', call: true },
+      { name: 'build', call: true },
+      { name: 'val', partial: true },
+    ],
     [{ name: 'a' }],
     [{ name: 'f', call: true }],
     [{ name: 'b' }],
@@ -41,18 +45,47 @@ void test('seedLineOf: the cursor line, or the last non-blank line when the curs
 });
 
 void test('parseableText folds other bodies, closes open Java blocks and turns the unfinished Python line into pass', () => {
-  assert.deepEqual(parseableText('class A {\n  void f() {\n    String s = "{";\n    x.', 'java'), { text: 'class A {\n  void f() {\n    String s = "{";\n}\n}\n', cursor: 42 });
+  assert.deepEqual(parseableText('class A {\n  void f() {\n    String s = "{";\n    x.', 'java'), {
+    text: 'class A {\n  void f() {\n    String s = "{";\n}\n}\n',
+    cursor: 42,
+  });
   assert.deepEqual(parseableText('def f():\n    x = g(', 'python'), { text: 'def f():\n    pass\n', cursor: 8 });
   // A blank cursor line stays in the block above it.
   assert.equal(parseableText('def f():\n    x = 1\n', 'python').text, 'def f():\n    x = 1\n    pass\n');
   // Bodies of other functions are folded; self fields and the enclosing blocks are kept.
-  const prefix = ['import os', 'class C(B):', '    def __init__(self, a):', '        if a:', '            self.a: A = a', '        other(a)', '    def g(self):', '        y = 1', '        y.'].join('\n');
+  const prefix = [
+    'import os',
+    'class C(B):',
+    '    def __init__(self, a):',
+    '        if a:',
+    '            self.a: A = a',
+    '        other(a)',
+    '    def g(self):',
+    '        y = 1',
+    '        y.',
+  ].join('\n');
   assert.equal(
     parseableText(prefix, 'python').text,
-    ['import os', 'class C(B):', '    def __init__(self, a):', '        self.a: A = a', '    def g(self):', '        y = 1', '        pass', ''].join('\n'),
+    [
+      'import os',
+      'class C(B):',
+      '    def __init__(self, a):',
+      '        self.a: A = a',
+      '    def g(self):',
+      '        y = 1',
+      '        pass',
+      '',
+    ].join('\n'),
   );
   // A huge module keeps its imports, the enclosing headers and the statements nearest the cursor.
-  const huge = ['import os', ...Array.from({ length: 5000 }, (_, i) => `v${i} = ${i}`), 'from late import thing', 'def f():', '    x = 1', '    x.'];
+  const huge = [
+    'import os',
+    ...Array.from({ length: 5000 }, (_, i) => `v${i} = ${i}`),
+    'from late import thing',
+    'def f():',
+    '    x = 1',
+    '    x.',
+  ];
   const folded = foldPrefix(huge.slice(0, -1), 'python').split('\n');
   assert.equal(folded.length, MAX_KEPT_LINES);
   assert.deepEqual(folded.slice(0, 2), ['import os', `v${5000 - (MAX_KEPT_LINES - 4)}`.replace(/^v(\d+)$/, 'v$1 = $1')]);
@@ -90,12 +123,31 @@ void test('the parseable text parses: Java statements continued on the next line
   assert.ok(!text.includes('if (ready'), 'the statement still open at the cursor is not parsed');
   assert.ok(text.endsWith('void on() {\n}\n});\n} finally {}\n}\n}\n'), text);
   // An anonymous class in a field's initializer, and a switch rule's block, closed as they parse.
-  const field = ['class B {', '    private final Runnable r = new Runnable() {', '        public void run() {', '            switch (k) {', '                case 1 -> {', '                    go();', ''].join('\n');
+  const field = [
+    'class B {',
+    '    private final Runnable r = new Runnable() {',
+    '        public void run() {',
+    '            switch (k) {',
+    '                case 1 -> {',
+    '                    go();',
+    '',
+  ].join('\n');
   const fieldText = parseableText(field, 'java').text;
   assert.ok(fieldText.endsWith('go();\n}\n}\n}\n};\n}\n'), fieldText);
   assert.equal(analyseUnfinished(real, 'p/B.java', 'java', field).extraction.hasSyntaxErrors, false, fieldText);
   // Members indented with tabs and bodies with spaces (a tab is four columns in Java): the other method's body is folded.
-  const mixed = ['class C {', '\tint f(int i) {', '        int j = i;', '        if (j < 0) {', '            j = 0;', '        }', '        return j;', '\t}', '\tvoid g() {', '\t\t'].join('\n');
+  const mixed = [
+    'class C {',
+    '\tint f(int i) {',
+    '        int j = i;',
+    '        if (j < 0) {',
+    '            j = 0;',
+    '        }',
+    '        return j;',
+    '\t}',
+    '\tvoid g() {',
+    '\t\t',
+  ].join('\n');
   const mixedText = parseableText(mixed, 'java').text;
   assert.equal(mixedText, 'class C {\n\tint f(int i) {\n\t}\n\tvoid g() {\n}\n}\n');
   assert.equal(analyseUnfinished(real, 'p/C.java', 'java', mixed).extraction.hasSyntaxErrors, false, mixedText);
@@ -124,7 +176,10 @@ void test('the parseable text parses: Java statements continued on the next line
   assert.equal(folded, ['import os', 'class C:', '    limit = 3', '    def f(self):', '        pass', ''].join('\n'));
   assert.equal(analyseUnfinished(real, 'm.py', 'python', python).extraction.hasSyntaxErrors, false, folded);
   // Decorators just above the cursor wait for their function: they are not parsed alone.
-  assert.equal(parseableText(['class K:', '    x = 1', '    @property', '    @cached', ''].join('\n'), 'python').text, 'class K:\n    x = 1\n    pass\n');
+  assert.equal(
+    parseableText(['class K:', '    x = 1', '    @property', '    @cached', ''].join('\n'), 'python').text,
+    'class K:\n    x = 1\n    pass\n',
+  );
 });
 
 /** The real parsers, keeping each text they are asked to parse. */
@@ -158,7 +213,12 @@ void test('a completion request parses the unfinished file once for dataflow ret
   const typer = new ReceiverTyper(kb, counted);
   try {
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
-    const request = { filePath: 'app/main.py', lang: 'python' as const, prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`, suffix: '\n' };
+    const request = {
+      filePath: 'app/main.py',
+      lang: 'python' as const,
+      prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`,
+      suffix: '\n',
+    };
     // A client that takes a member choice (typed before the call) and one whose answer is repaired (typed after it).
     for (const capabilities of [{ memberChoice: true }, undefined]) {
       texts.length = 0;
@@ -171,7 +231,10 @@ void test('a completion request parses the unfinished file once for dataflow ret
       // Both stages did their work on the file: dataflow found the Cart class, checking typed `cart`.
       const dataflow = result.trace.retrieval?.paths.find((p) => p.path === 'dataflow');
       assert.ok(dataflow && dataflow.status === 'ok' && dataflow.results.length > 0, JSON.stringify(dataflow));
-      assert.ok(result.trace.check?.atCursor?.receiver === 'cart' || result.trace.check?.fixes?.length === 1, JSON.stringify(result.trace.check));
+      assert.ok(
+        result.trace.check?.atCursor?.receiver === 'cart' || result.trace.check?.fixes?.length === 1,
+        JSON.stringify(result.trace.check),
+      );
       // The folded prefix and its import header, each parsed once.
       assert.equal(texts.length, 2, `parsed: ${JSON.stringify(texts.map((t) => t.slice(-40)))}`);
       assert.equal(new Set(texts).size, 2);
@@ -181,7 +244,7 @@ void test('a completion request parses the unfinished file once for dataflow ret
   }
 });
 
-void test('keystrokes typed on one line reuse the pipeline\'s analysis: the line\'s file is parsed once, again once a line is finished', async () => {
+void test("keystrokes typed on one line reuse the pipeline's analysis: the line's file is parsed once, again once a line is finished", async () => {
   const kb = await fixtureKb('pyshop');
   const texts: string[] = [];
   const counted = recordingParsers(await parsers(), texts);
@@ -189,7 +252,8 @@ void test('keystrokes typed on one line reuse the pipeline\'s analysis: the line
   const above = lines.slice(0, 18).join('\n');
   const options = resolveOptions({ query: { strategy: 'last10' } });
   const pipeline = createPipeline(options, { retrievers: () => [new DataflowRetriever(kb, counted)] });
-  const ask = (p: typeof pipeline, prefix: string) => p.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
+  const ask = (p: typeof pipeline, prefix: string) =>
+    p.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
   const ids = (r: Awaited<ReturnType<typeof ask>>) => r.contexts.map((c) => c.snippet.id);
   const typed = ['    c', '    ca', '    cart', '    cart.', '    cart.t'];
   for (const line of typed) await ask(pipeline, `${above}\n${line}`);

@@ -67,7 +67,11 @@ void describe('the show gate', () => {
     }).complete(request, signal);
 
   void test('the editor, the CLI and eval start from the gate on at the balanced level', () => {
-    assert.deepEqual(PIPELINE_DEFAULTS.gate, { mode: 'on', threshold: SHOW_THRESHOLDS.balanced, bodyThreshold: BODY_SHOW_THRESHOLDS.balanced });
+    assert.deepEqual(PIPELINE_DEFAULTS.gate, {
+      mode: 'on',
+      threshold: SHOW_THRESHOLDS.balanced,
+      bodyThreshold: BODY_SHOW_THRESHOLDS.balanced,
+    });
     assert.deepEqual(resolveOptions().gate, PIPELINE_DEFAULTS.gate);
   });
 
@@ -75,7 +79,10 @@ void describe('the show gate', () => {
     const on = SHOW_LEVELS.filter((l) => l !== 'all');
     for (const level of on) assert.ok(BODY_SHOW_THRESHOLDS[level] >= SHOW_THRESHOLDS[level], level);
     for (let i = 1; i < on.length; i++) {
-      assert.ok(SHOW_THRESHOLDS[on[i - 1]!] > SHOW_THRESHOLDS[on[i]!] && BODY_SHOW_THRESHOLDS[on[i - 1]!] > BODY_SHOW_THRESHOLDS[on[i]!], on[i]);
+      assert.ok(
+        SHOW_THRESHOLDS[on[i - 1]!] > SHOW_THRESHOLDS[on[i]!] && BODY_SHOW_THRESHOLDS[on[i - 1]!] > BODY_SHOW_THRESHOLDS[on[i]!],
+        on[i],
+      );
     }
   });
 

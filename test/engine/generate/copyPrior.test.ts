@@ -61,12 +61,12 @@ void describe('copy prior', () => {
     assert.equal(new CopyPrior('abc', lookup, options, 'x.load(').vote('x.load('), undefined);
   });
 
-  void test('the prompt\'s own end is never its match: nothing follows it', () => {
+  void test("the prompt's own end is never its match: nothing follows it", () => {
     const prior = new CopyPrior('load(', lookup, options);
     assert.equal(prior.vote(''), undefined);
   });
 
-  void test('the mix lifts the copied token above the model\'s choice, keeps masked tokens masked and sums to one', () => {
+  void test("the mix lifts the copied token above the model's choice, keeps masked tokens masked and sums to one", () => {
     const prior = new CopyPrior('reg = build(p)\nreg = ', lookup, { ...options, minWeight: 0.5 });
     const logits = new Float32Array(vocab.length).fill(0);
     logits[id('load')] = 3;

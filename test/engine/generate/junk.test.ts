@@ -2,7 +2,14 @@
 // the text after the cursor. The pipeline's use of them: test/engine/pipeline/stages/junk.test.ts.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { cutInlineLoop, cutNearLoop, cutRecurringLine, cutRepeatedLines, placeholderAt, repeatsRightContext } from '../../../src/engine/generate/postprocess/junk';
+import {
+  cutInlineLoop,
+  cutNearLoop,
+  cutRecurringLine,
+  cutRepeatedLines,
+  placeholderAt,
+  repeatsRightContext,
+} from '../../../src/engine/generate/postprocess/junk';
 import { filterJunk } from '../../../src/engine/generate/postprocess/filterJunk';
 
 void test('a line or block written three times in a row keeps its first copy; twice, closing braces and blank lines are not a loop', () => {
@@ -53,9 +60,21 @@ void test('a line written a third time within a few lines (a loop with variation
   const looped = cutRecurringLine('if d in sources:\n    if d in sources:\n    d in sources:\n    if d in sources:\n    ');
   assert.equal(looped.text, '');
   assert.match(looped.cut!.note, /written 3 times within 4 lines/);
-  assert.equal(cutRecurringLine('if not a:\n    return None\nif not b:\n    return None\nif not c:\n    return None').text, 'if not a:\n    return None');
+  assert.equal(
+    cutRecurringLine('if not a:\n    return None\nif not b:\n    return None\nif not c:\n    return None').text,
+    'if not a:\n    return None',
+  );
   // Twice, far apart, or lines that say nothing: kept.
-  for (const fine of ['x = f()\ny = g(x)\nx = f()\nreturn y', '}\n}\n}\n}', 'a = 1\n' + 'b = 2\n'.repeat(0) + Array.from({ length: 20 }, (_, i) => `v${i} = ${i}`).join('\n') + '\na = 1\n' + Array.from({ length: 20 }, (_, i) => `w${i} = ${i}`).join('\n') + '\na = 1'])
+  for (const fine of [
+    'x = f()\ny = g(x)\nx = f()\nreturn y',
+    '}\n}\n}\n}',
+    'a = 1\n' +
+      'b = 2\n'.repeat(0) +
+      Array.from({ length: 20 }, (_, i) => `v${i} = ${i}`).join('\n') +
+      '\na = 1\n' +
+      Array.from({ length: 20 }, (_, i) => `w${i} = ${i}`).join('\n') +
+      '\na = 1',
+  ])
     assert.equal(cutRecurringLine(fine).cut, undefined, fine);
   assert.equal(filterJunk('if d in sources:\n    if d in sources:\n    d in sources:\n    if d in sources:').cuts[0]?.rule, 'repeat');
 });
@@ -87,7 +106,10 @@ void test('a phrase, call or member chain written again and again with small var
   // Across lines: the first copy is kept, with a note for the trace.
   const lines = cutNearLoop('int min = max;\nint max = min;\nint min = max;\nint min = max + 1;\nint min = max;');
   assert.equal(lines.text, 'int min = max;');
-  assert.match(lines.cut!.note, /"int min = max ;" written 5 times with small variations to the end \(a decoding loop\): cut at its first repeat/);
+  assert.match(
+    lines.cut!.note,
+    /"int min = max ;" written 5 times with small variations to the end \(a decoding loop\): cut at its first repeat/,
+  );
   // Copies that are mostly not the unit itself are code (the same call with its arguments in every order).
   for (const fine of ['f(False, True)\nf(True, False)\nf(True, True)', 'assert v + 0 == v\nassert v - 0 == v\nassert 0 + v == v'])
     assert.equal(cutNearLoop(fine).cut, undefined, fine);

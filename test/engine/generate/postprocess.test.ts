@@ -3,7 +3,13 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { completionMode, cutAtPlaceholder, lineSettled, postprocessCompletion, postprocessEmptyReason } from '../../../src/engine/generate/postprocess/postprocess';
+import {
+  completionMode,
+  cutAtPlaceholder,
+  lineSettled,
+  postprocessCompletion,
+  postprocessEmptyReason,
+} from '../../../src/engine/generate/postprocess/postprocess';
 import type { Lang } from '../../../src/engine/kb/types';
 
 interface GoldenCase {
@@ -68,15 +74,17 @@ void test('model text loses terminal escapes, control characters and bidi contro
   assert.equal(postprocessCompletion('\x1b[1;31mcompute\x1b[0m(\x1b]0;pwned\x07a,\u202e b\u2069)\r\x00\x7f\x9b2J', ctx), 'compute(a, b)');
   assert.equal(postprocessCompletion('\x1bP+q\x1b\\value', ctx), 'value');
   const block = { lang: 'python' as Lang, prefix: 'def f():\n    ', suffix: '\n' };
-  const long = postprocessCompletion(Array.from({ length: 200 }, (_, i) => `x${i} = ${'y'.repeat(60)}`).join('\n    '), block, { maxLines: 1000 });
+  const long = postprocessCompletion(Array.from({ length: 200 }, (_, i) => `x${i} = ${'y'.repeat(60)}`).join('\n    '), block, {
+    maxLines: 1000,
+  });
   assert.ok(long.length <= 4000 && long.endsWith('y'.repeat(60)), `${long.length} characters, cut at a line end`);
   assert.equal(postprocessCompletion('z'.repeat(10_000), ctx).length, 4000);
 });
 
-void test('a model that ends the empty cursor line first gives the next line\'s code, without the cursor\'s indentation twice', () => {
+void test("a model that ends the empty cursor line first gives the next line's code, without the cursor's indentation twice", () => {
   const py = { lang: 'python' as Lang, prefix: 'def f(a):\n    x = a + 1\n    ', suffix: '\n    return x\n' };
   assert.equal(postprocessCompletion('\n    y = x * 2\n', py), 'y = x * 2');
-  assert.equal(postprocessCompletion('\n\n        y = x * 2', py), '    y = x * 2', 'deeper: the model\'s extra indentation stays');
+  assert.equal(postprocessCompletion('\n\n        y = x * 2', py), '    y = x * 2', "deeper: the model's extra indentation stays");
   assert.equal(postprocessCompletion('\ny = x * 2', py), 'y = x * 2', 'shallower: the cursor cannot move left');
   assert.equal(postprocessCompletion('y = x * 2\n', py), 'y = x * 2');
   const java = { lang: 'java' as Lang, prefix: 'public int size() {\n    ', suffix: '\n}\n' };
@@ -92,12 +100,28 @@ void test('after an open bracket, lines that never close it, or close what the l
   assert.equal(postprocessEmptyReason(unclosed, call), 'the lines it wrote after the open bracket did not close it within 12 lines');
   assert.equal(postprocessCompletion('\n        cart]\n', call), '', 'a mismatched closer');
   assert.equal(postprocessCompletion('\n        cart,\n    )', call), '\n        cart,\n    )');
-  const service = { lang: 'python' as Lang, prefix: 'def f(cart, engine):\n    service = CheckoutService(', suffix: '\n    service.run()\n' };
-  assert.equal(postprocessCompletion(' \n        cart,\n        engine,\n    )\n    service.run()\n', service), '\n        cart,\n        engine,\n    )', 'the arguments through the closing line, nothing after it');
+  const service = {
+    lang: 'python' as Lang,
+    prefix: 'def f(cart, engine):\n    service = CheckoutService(',
+    suffix: '\n    service.run()\n',
+  };
+  assert.equal(
+    postprocessCompletion(' \n        cart,\n        engine,\n    )\n    service.run()\n', service),
+    '\n        cart,\n        engine,\n    )',
+    'the arguments through the closing line, nothing after it',
+  );
   const java = { lang: 'java' as Lang, prefix: 'Order make() {\n        Order order = factory.create(', suffix: '\n' };
-  assert.equal(postprocessCompletion('\n            cart, "sku-(9",\n            engine.rates());\n        return order;', java), '\n            cart, "sku-(9",\n            engine.rates());', 'the rest of the closing line stays; brackets in strings do not count');
+  assert.equal(
+    postprocessCompletion('\n            cart, "sku-(9",\n            engine.rates());\n        return order;', java),
+    '\n            cart, "sku-(9",\n            engine.rates());',
+    'the rest of the closing line stays; brackets in strings do not count',
+  );
   const javaBlock = { lang: 'java' as Lang, prefix: 'void f() {\n    if (ready) {', suffix: '\n' };
-  assert.equal(postprocessCompletion('\n        go();\n    }', javaBlock), '', 'a Java block after its brace is not arguments: the line ends');
+  assert.equal(
+    postprocessCompletion('\n        go();\n    }', javaBlock),
+    '',
+    'a Java block after its brace is not arguments: the line ends',
+  );
 });
 
 void test('a single line is settled once it has ended after some code; a block, a blank start or arguments on the next lines are not', () => {
@@ -127,7 +151,10 @@ void test('a suggestion never shows the redaction placeholder; it is cut before 
   assert.match(postprocessEmptyReason('lineno="<redacted>")', py) ?? '', /redaction placeholder/);
   assert.equal(postprocessCompletion('gateway, token="<redacted>")', py), 'gateway,');
   const block = { lang: 'python' as const, prefix: 'def connect():\n    ', suffix: '' };
-  assert.equal(postprocessCompletion('client = make_client()\n    client.login("admin", "<redacted>")\n    return client', block), 'client = make_client()');
+  assert.equal(
+    postprocessCompletion('client = make_client()\n    client.login("admin", "<redacted>")\n    return client', block),
+    'client = make_client()',
+  );
   assert.equal(cutAtPlaceholder('{"Authorization": "Bearer <redacted>"}'), '{"Authorization": "Bearer');
   assert.equal(cutAtPlaceholder('headers["X-Api-Key"] = \'<redacted>\''), '');
   assert.equal(cutAtPlaceholder('password: str = "<redacted>"'), '');

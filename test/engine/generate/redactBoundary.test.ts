@@ -19,7 +19,11 @@ void test('the corpus holds at least 40 credential forms (Python, Java, config t
   const secrets = corpus.filter((c) => c.kind === 'secret');
   const lookalikes = corpus.filter((c) => c.kind === 'lookalike');
   assert.ok(secrets.length >= 40 && lookalikes.length >= 40, `${secrets.length} / ${lookalikes.length}`);
-  assert.ok(secrets.some((c) => c.lang === 'java') && secrets.some((c) => c.lang === 'python') && secrets.some((c) => /inside a string|text block/.test(c.form)));
+  assert.ok(
+    secrets.some((c) => c.lang === 'java') &&
+      secrets.some((c) => c.lang === 'python') &&
+      secrets.some((c) => /inside a string|text block/.test(c.form)),
+  );
   for (const c of corpus) assert.ok(c.code.includes(c.value), c.id);
 });
 
@@ -37,7 +41,10 @@ for (const c of [...corpus, ...loadSecretCorpus('heldout')]) {
 }
 
 async function withServer(run: (server: OllamaTestServer) => Promise<void>): Promise<void> {
-  const server = await startOllamaTestServer((prompt) => Promise.resolve({ text: /<answer>|\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'x' }), { models: [MODEL, 'qwen3:8b'] });
+  const server = await startOllamaTestServer(
+    (prompt) => Promise.resolve({ text: /<answer>|\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'x' }),
+    { models: [MODEL, 'qwen3:8b'] },
+  );
   try {
     await run(server);
   } finally {
@@ -59,25 +66,43 @@ void test('the LLM reranker sends no credential of its query or windows; a hypot
     const reranker = ollamaReranker({ host: server.url, model: 'qwen3:8b', timeoutMs: 10_000 });
     for (let i = 0; i + 1 < secrets.length; i += 2) {
       const [a, b] = [secrets[i]!, secrets[i + 1]!];
-      await reranker.pick({ path: `app.${a.lang === 'python' ? 'py' : 'java'}`, text: a.code }, [{ id: 'a', text: corpusPrompt(a) }, { id: 'b', text: b.code }], never);
+      await reranker.pick(
+        { path: `app.${a.lang === 'python' ? 'py' : 'java'}`, text: a.code },
+        [
+          { id: 'a', text: corpusPrompt(a) },
+          { id: 'b', text: b.code },
+        ],
+        never,
+      );
     }
     const chats = server.requests.filter((q) => q.path === '/api/chat');
     assert.equal(chats.length, Math.floor(secrets.length / 2));
     const sent = JSON.stringify(chats.map((q) => q.body));
-    const leaked = secrets.slice(0, 2 * chats.length).filter((c) => arrived(sent, c.value)).map((c) => c.id);
+    const leaked = secrets
+      .slice(0, 2 * chats.length)
+      .filter((c) => arrived(sent, c.value))
+      .map((c) => c.id);
     assert.ok(leaked.length <= Math.floor(0.05 * secrets.length), `sent to the reranker: ${leaked.join(', ')}`);
 
     // The hypothetical line (ProCC) asked of a model server through the same boundary.
     const client = new OllamaClient({ host: server.url, model: MODEL, family: 'plain', timeoutMs: 10_000 });
-    const nextLine = redactingNextLine((prompt, maxNewTokens, signal) => client.generate({ prompt, maxNewTokens, stop: ['\n'] }, signal).then((r) => r.text));
+    const nextLine = redactingNextLine((prompt, maxNewTokens, signal) =>
+      client.generate({ prompt, maxNewTokens, stop: ['\n'] }, signal).then((r) => r.text),
+    );
     const before = server.requests.length;
     for (const c of secrets.slice(0, 11)) await nextLine(c.code, 8, never);
     const lineSent = JSON.stringify(server.requests.slice(before).map((q) => q.body));
-    assert.deepEqual(secrets.slice(0, 11).filter((c) => arrived(lineSent, c.value)).map((c) => c.id), []);
+    assert.deepEqual(
+      secrets
+        .slice(0, 11)
+        .filter((c) => arrived(lineSent, c.value))
+        .map((c) => c.id),
+      [],
+    );
   });
 });
 
-void test('the wrapped client keeps the model\'s name, family, token counting and context size; the same client is wrapped once', async () => {
+void test("the wrapped client keeps the model's name, family, token counting and context size; the same client is wrapped once", async () => {
   await withServer(async (server) => {
     const inner = new OllamaClient({ host: server.url, model: MODEL, timeoutMs: 10_000 });
     const wrapped = redactingClient(inner);

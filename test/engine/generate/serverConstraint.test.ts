@@ -32,7 +32,11 @@ async function serve(flavor: Flavor): Promise<{ url: string; bodies: Array<Recor
         res.end(JSON.stringify(body));
       };
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      if (path === '/v1/models') return send(200, { object: 'list', data: [{ id: 'coder', object: 'model', owned_by: flavor === 'vllm' ? 'vllm' : 'organization' }] });
+      if (path === '/v1/models')
+        return send(200, {
+          object: 'list',
+          data: [{ id: 'coder', object: 'model', owned_by: flavor === 'vllm' ? 'vllm' : 'organization' }],
+        });
       if (path === '/props' && flavor === 'llama.cpp') return send(200, { default_generation_settings: { n_ctx: 4096 }, total_slots: 1 });
       if (path === '/v1/completions') {
         const body = JSON.parse(raw) as Record<string, unknown>;
@@ -64,13 +68,18 @@ async function serve(flavor: Flavor): Promise<{ url: string; bodies: Array<Recor
 }
 
 void test('the constraint parameters: the rest of each member after the typed part, longest first', () => {
-  assert.deepEqual(memberConstraintParam('guided_regex', ['add', 'apply_discount', 'total'], 'a'), { guided_regex: '(?:pply_discount|dd)(?:[^A-Za-z0-9_$][\\s\\S]*)?' });
+  assert.deepEqual(memberConstraintParam('guided_regex', ['add', 'apply_discount', 'total'], 'a'), {
+    guided_regex: '(?:pply_discount|dd)(?:[^A-Za-z0-9_$][\\s\\S]*)?',
+  });
   const g = memberConstraintParam('grammar', ['add', 'apply_discount', 'a'], 'a')!.grammar!;
   assert.match(g, /^root ::= name\? rest$/m, 'a complete name makes the rest optional');
   assert.match(g, /^name ::= "pply_discount" \| "dd"$/m);
   assert.equal(memberConstraintParam('guided_regex', ['total'], 'x'), undefined);
   assert.equal(new RegExp(`^${memberConstraintParam('guided_regex', ['add', 'apply_discount'], '')!.guided_regex}$`).test('add(p)'), true);
-  assert.equal(new RegExp(`^${memberConstraintParam('guided_regex', ['add', 'apply_discount'], '')!.guided_regex}$`).test('add_items(p)'), false);
+  assert.equal(
+    new RegExp(`^${memberConstraintParam('guided_regex', ['add', 'apply_discount'], '')!.guided_regex}$`).test('add_items(p)'),
+    false,
+  );
 });
 
 async function completeCartDot(url: string): Promise<{ text: string; check: Record<string, unknown> | undefined }> {
@@ -78,9 +87,16 @@ async function completeCartDot(url: string): Promise<{ text: string; check: Reco
   const typer = new ReceiverTyper(kb, await parsers());
   try {
     const model = new OpenAICompatibleClient({ baseUrl: url, model: 'coder', family: 'plain' });
-    const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), { retrievers: () => [], model: () => model, receivers: () => typer });
+    const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
+      retrievers: () => [],
+      model: () => model,
+      receivers: () => typer,
+    });
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
-    const { items, trace } = await pipeline.complete({ filePath: 'app/main.py', lang: 'python', prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`, suffix: '\n' }, new AbortController().signal);
+    const { items, trace } = await pipeline.complete(
+      { filePath: 'app/main.py', lang: 'python', prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`, suffix: '\n' },
+      new AbortController().signal,
+    );
     return { text: items[0]?.text ?? '', check: trace.check as Record<string, unknown> | undefined };
   } finally {
     typer.dispose();
@@ -113,7 +129,10 @@ void test('a server with no constraint mechanism gets no extra parameter; its an
     assert.equal(server.bodies[0]?.grammar, undefined);
     assert.equal(text, '', 'add_items is not a member of Cart: the suggestion is cut before it');
     assert.equal(check?.server, undefined);
-    assert.deepEqual((check?.fixes as Array<{ action: string }>).map((f) => f.action), ['cut']);
+    assert.deepEqual(
+      (check?.fixes as Array<{ action: string }>).map((f) => f.action),
+      ['cut'],
+    );
   } finally {
     await server.close();
   }

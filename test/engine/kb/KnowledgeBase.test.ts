@@ -11,7 +11,9 @@ import { INDEX_CORRUPTIONS } from '../../faults/helpers';
 let parsersPromise: Promise<Parsers> | undefined;
 const parsers = (): Promise<Parsers> => (parsersPromise ??= loadParsers(grammarsDir));
 
-async function setup(fixture: string): Promise<{ repo: string; indexFolder: string; open: () => Promise<KnowledgeBase>; cleanup: () => void }> {
+async function setup(
+  fixture: string,
+): Promise<{ repo: string; indexFolder: string; open: () => Promise<KnowledgeBase>; cleanup: () => void }> {
   const repo = copyFixture(fixture);
   const cache = tempDir();
   const indexFolder = indexFolderFor(cache.path, repo.path);
@@ -124,7 +126,7 @@ for (const { label, corrupt, reason } of INDEX_CORRUPTIONS) {
   });
 }
 
-test('a save mid-edit that costs a class its extraction keeps the file\'s previous items until it parses again', async () => {
+test("a save mid-edit that costs a class its extraction keeps the file's previous items until it parses again", async () => {
   const s = await setup('javashop');
   try {
     const kb = await s.open();
@@ -135,7 +137,10 @@ test('a save mid-edit that costs a class its extraction keeps the file\'s previo
     await kb.updateFile(rel, text.replace('class StripeGateway', 'class '));
     assert.ok(kb.itemsNamed('StripeGateway.charge').length > 0, 'the previous items stay');
     await kb.updateFile(rel, text.replace('return charges;', 'return this.charges;'));
-    assert.ok(kb.itemsNamed('StripeGateway.getCharges')[0]?.text.includes('return this.charges;'), 'a file that parses again replaces them');
+    assert.ok(
+      kb.itemsNamed('StripeGateway.getCharges')[0]?.text.includes('return this.charges;'),
+      'a file that parses again replaces them',
+    );
     kb.dispose();
   } finally {
     s.cleanup();

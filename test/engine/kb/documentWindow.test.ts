@@ -1,7 +1,13 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { documentAround, offsetOfPosition, overLimits, WINDOW_AFTER_CHARS, WINDOW_BEFORE_CHARS } from '../../../src/engine/kb/documentWindow';
+import {
+  documentAround,
+  offsetOfPosition,
+  overLimits,
+  WINDOW_AFTER_CHARS,
+  WINDOW_BEFORE_CHARS,
+} from '../../../src/engine/kb/documentWindow';
 
 void test('a document within the limits is taken whole; past the bytes, lines or line length it is windowed around the cursor', () => {
   const small = 'def f():\n    return 1\n';
@@ -12,7 +18,7 @@ void test('a document within the limits is taken whole; past the bytes, lines or
   assert.equal(overLimits('\n'.repeat(30), { maxBytes: 1000, maxLines: 31 }), undefined);
 });
 
-void test('the window holds whole lines around the cursor, or the cursor line\'s neighbourhood when that line alone is longer', () => {
+void test("the window holds whole lines around the cursor, or the cursor line's neighbourhood when that line alone is longer", () => {
   const lines = Array.from({ length: 100_000 }, (_, i) => `v${i} = ${i}`);
   const text = lines.join('\n');
   const offset = text.indexOf('v50000 = ');
@@ -30,6 +36,7 @@ void test('offsetOfPosition agrees with a TextDocument on \\n, \\r\\n and lone \
   const text = 'ab\ncd\r\nef\rgh\n\nlast';
   const doc = TextDocument.create('file:///x.py', 'python', 1, text);
   for (let line = 0; line < 7; line++) {
-    for (const character of [0, 1, 2, 5]) assert.equal(offsetOfPosition(text, { line, character }), doc.offsetAt({ line, character }), `${line}:${character}`);
+    for (const character of [0, 1, 2, 5])
+      assert.equal(offsetOfPosition(text, { line, character }), doc.offsetAt({ line, character }), `${line}:${character}`);
   }
 });

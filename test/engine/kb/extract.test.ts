@@ -71,13 +71,31 @@ for (const repo of ['pyshop', 'javashop']) {
       assert.equal(x.path, rel);
       assert.equal(x.lang, expected.lang);
       assert.equal(x.hasSyntaxErrors, exp.hasSyntaxErrors, `${rel} hasSyntaxErrors`);
-      const items = x.items.map((i) => ({ id: i.id, kind: i.kind, name: i.name, qualifiedName: i.qualifiedName, path: i.path, startLine: i.range.startLine, endLine: i.range.endLine }));
+      const items = x.items.map((i) => ({
+        id: i.id,
+        kind: i.kind,
+        name: i.name,
+        qualifiedName: i.qualifiedName,
+        path: i.path,
+        startLine: i.range.startLine,
+        endLine: i.range.endLine,
+      }));
       assert.deepEqual(items, exp.items, `${rel} items`);
-      const classes = x.classes.map((c) => ({ name: c.name, qualifiedName: c.qualifiedName, kind: c.kind, startLine: c.range.startLine, endLine: c.range.endLine }));
+      const classes = x.classes.map((c) => ({
+        name: c.name,
+        qualifiedName: c.qualifiedName,
+        kind: c.kind,
+        startLine: c.range.startLine,
+        endLine: c.range.endLine,
+      }));
       assert.deepEqual(classes, exp.classes, `${rel} classes`);
       for (const i of x.items) {
         assert.equal(i.lang, expected.lang);
-        assert.equal(i.className, i.kind === 'function' || i.kind === 'globalVariable' ? undefined : i.qualifiedName.slice(0, i.qualifiedName.lastIndexOf('.')), i.id);
+        assert.equal(
+          i.className,
+          i.kind === 'function' || i.kind === 'globalVariable' ? undefined : i.qualifiedName.slice(0, i.qualifiedName.lastIndexOf('.')),
+          i.id,
+        );
       }
     }
   });
@@ -182,7 +200,10 @@ void test('python signatures and docstrings', () => {
   assert.equal(product?.header, 'class Product:');
   const payments = extractFixture('pyshop', 'pyshop/payments.py');
   assert.deepEqual(payments.classes.find((c) => c.name === 'PaymentGateway')?.bases, ['abc.ABC']);
-  assert.equal(item(payments, 'pyshop/payments.py#classFunction:PaymentGateway.charge').docstring, 'Charge `amount` and return a transaction id.');
+  assert.equal(
+    item(payments, 'pyshop/payments.py#classFunction:PaymentGateway.charge').docstring,
+    'Charge `amount` and return a transaction id.',
+  );
 });
 
 void test('python imports', () => {
@@ -196,7 +217,10 @@ void test('python imports', () => {
     { module: '..config', wildcard: true, line: 6 },
   ]);
   const models = extractFixture('pyshop', 'pyshop/models.py');
-  assert.deepEqual(models.imports.find((i) => i.line === 4), { module: '.', name: 'config', alias: 'config', line: 4 });
+  assert.deepEqual(
+    models.imports.find((i) => i.line === 4),
+    { module: '.', name: 'config', alias: 'config', line: 4 },
+  );
   const config = extractFixture('pyshop', 'pyshop/config.py');
   assert.deepEqual(config.imports, [
     { module: 'os', alias: 'os', line: 1 },
@@ -235,14 +259,20 @@ void test('non-ASCII identifiers', () => {
   assert.equal(f.docstring, 'Übersetzt einen Gruß.');
   assert.equal(item(x, 'pyshop/i18n.py#globalVariable:GRÜSSE').signature, 'GRÜSSE = {"de": "Hallo", "fr": "Bonjour", "ja": "こんにちは"}');
   const j = extractFixture('javashop', 'src/main/java/com/example/shop/util/Prices.java');
-  assert.equal(item(j, 'src/main/java/com/example/shop/util/Prices.java#classVariable:Prices.größterRabatt').signature, 'static double größterRabatt = 0.5');
+  assert.equal(
+    item(j, 'src/main/java/com/example/shop/util/Prices.java#classVariable:Prices.größterRabatt').signature,
+    'static double größterRabatt = 0.5',
+  );
   // Astral-plane characters shift UTF-16 indices; slices must still line up.
   const astral = extractFile(parsers, 'python', 'a.py', 's = "𝒳𝒴"\nclass 𝔄:\n    ü = "😀"\n    def 𝔣(self): return "😀"\n');
-  assert.deepEqual(astral.items.map((i) => [i.qualifiedName, i.signature]), [
-    ['s', 's = "𝒳𝒴"'],
-    ['𝔄.ü', 'ü = "😀"'],
-    ['𝔄.𝔣', 'def 𝔣(self):'],
-  ]);
+  assert.deepEqual(
+    astral.items.map((i) => [i.qualifiedName, i.signature]),
+    [
+      ['s', 's = "𝒳𝒴"'],
+      ['𝔄.ü', 'ü = "😀"'],
+      ['𝔄.𝔣', 'def 𝔣(self):'],
+    ],
+  );
 });
 
 void test('empty and comment-only files', () => {
@@ -260,11 +290,20 @@ void test('java: overloads get @n ids, constructors are named as the class', () 
   const rel = 'src/main/java/com/example/shop/model/Cart.java';
   const x = extractFixture('javashop', rel);
   const adds = x.items.filter((i) => i.qualifiedName === 'Cart.add');
-  assert.deepEqual(adds.map((i) => i.id), [`${rel}#classFunction:Cart.add`, `${rel}#classFunction:Cart.add@2`]);
-  assert.deepEqual(adds.map((i) => i.signature), ['public Line add(Product product)', 'public Line add(Product product, int quantity)']);
+  assert.deepEqual(
+    adds.map((i) => i.id),
+    [`${rel}#classFunction:Cart.add`, `${rel}#classFunction:Cart.add@2`],
+  );
+  assert.deepEqual(
+    adds.map((i) => i.signature),
+    ['public Line add(Product product)', 'public Line add(Product product, int quantity)'],
+  );
   assert.equal(adds[1]?.docstring, 'Adds {@code quantity} of {@code product}; returns the new line.');
   const ctors = x.items.filter((i) => i.name === 'Cart' && i.kind === 'classFunction');
-  assert.deepEqual(ctors.map((i) => i.id), [`${rel}#classFunction:Cart.Cart`, `${rel}#classFunction:Cart.Cart@2`]);
+  assert.deepEqual(
+    ctors.map((i) => i.id),
+    [`${rel}#classFunction:Cart.Cart`, `${rel}#classFunction:Cart.Cart@2`],
+  );
   assert.equal(x.packageName, 'com.example.shop.model');
 });
 
@@ -273,24 +312,40 @@ void test('java: signatures, Javadoc, stubs', () => {
   const stripe = extractFixture('javashop', `${base}payment/StripeGateway.java`);
   const charge = item(stripe, `${base}payment/StripeGateway.java#classFunction:StripeGateway.charge`);
   assert.equal(charge.signature, 'public String charge(double amount, Currency currency) throws PaymentException');
-  assert.ok(charge.text.startsWith(`// ${base}payment/StripeGateway.java\npublic class StripeGateway implements PaymentGateway {\n    @Override\n    public String charge(`));
+  assert.ok(
+    charge.text.startsWith(
+      `// ${base}payment/StripeGateway.java\npublic class StripeGateway implements PaymentGateway {\n    @Override\n    public String charge(`,
+    ),
+  );
   assert.ok(charge.text.endsWith('        return id;\n    }\n}'));
   const gw = extractFixture('javashop', `${base}payment/PaymentGateway.java`);
   const abstractCharge = item(gw, `${base}payment/PaymentGateway.java#classFunction:PaymentGateway.charge`);
   assert.equal(abstractCharge.signature, 'String charge(double amount, Currency currency) throws PaymentException');
-  assert.equal(abstractCharge.docstring, 'Charges {@code amount} and returns a transaction id.\n\n@throws PaymentException when the provider declines');
-  assert.deepEqual(gw.classes.map((c) => [c.qualifiedName, c.kind, c.header, c.bases]), [
-    ['PaymentGateway', 'interface', 'public interface PaymentGateway', []],
-    ['PaymentGateway.PaymentException', 'class', 'class PaymentException extends Exception', ['Exception']],
-  ]);
+  assert.equal(
+    abstractCharge.docstring,
+    'Charges {@code amount} and returns a transaction id.\n\n@throws PaymentException when the provider declines',
+  );
+  assert.deepEqual(
+    gw.classes.map((c) => [c.qualifiedName, c.kind, c.header, c.bases]),
+    [
+      ['PaymentGateway', 'interface', 'public interface PaymentGateway', []],
+      ['PaymentGateway.PaymentException', 'class', 'class PaymentException extends Exception', ['Exception']],
+    ],
+  );
   assert.equal(gw.classes[0]?.docstring, 'Charges money; implementations talk to one provider.');
   const product = extractFixture('javashop', `${base}model/Product.java`);
   const nameField = item(product, `${base}model/Product.java#classVariable:Product.category`);
   assert.equal(nameField.signature, 'private String category');
   assert.equal(nameField.text, `// ${base}model/Product.java\npublic class Product {\n    private String name, category;\n}`);
   const builderName = item(product, `${base}model/Product.java#classVariable:Product.Builder.name`);
-  assert.equal(builderName.text, `// ${base}model/Product.java\npublic class Product {\n    public static class Builder {\n        private String name = "";\n    }\n}`);
-  assert.equal(item(product, `${base}model/Product.java#classVariable:Product.DEFAULT_CATEGORY`).docstring, 'Default tax category for new products.');
+  assert.equal(
+    builderName.text,
+    `// ${base}model/Product.java\npublic class Product {\n    public static class Builder {\n        private String name = "";\n    }\n}`,
+  );
+  assert.equal(
+    item(product, `${base}model/Product.java#classVariable:Product.DEFAULT_CATEGORY`).docstring,
+    'Default tax category for new products.',
+  );
   const equals = item(product, `${base}model/Product.java#classFunction:Product.equals`);
   assert.equal(equals.signature, 'public boolean equals(Object other)');
   assert.equal(equals.range.startLine, 55, 'annotations are part of the declaration range');
@@ -308,7 +363,13 @@ void test('java imports and package', () => {
   const app = extractFixture('javashop', `${base}App.java`);
   assert.equal(app.packageName, 'com.example.shop');
   assert.deepEqual(app.imports[0], { module: 'com.example.shop.model', name: 'Cart', alias: 'Cart', line: 2 });
-  assert.deepEqual(app.imports.at(-1), { module: 'com.example.shop.util.Prices', name: 'format', alias: 'format', isStatic: true, line: 9 });
+  assert.deepEqual(app.imports.at(-1), {
+    module: 'com.example.shop.util.Prices',
+    name: 'format',
+    alias: 'format',
+    isStatic: true,
+    line: 9,
+  });
   assert.equal(app.imports.length, 7);
   const prices = extractFixture('javashop', `${base}util/Prices.java`);
   assert.deepEqual(prices.imports, [
@@ -377,7 +438,10 @@ void test('python rules: duplicates, first occurrence of variables, nested funct
       'globalVariable:W 24',
     ],
   );
-  assert.deepEqual(x.classes.map((c) => c.qualifiedName), ['C']);
+  assert.deepEqual(
+    x.classes.map((c) => c.qualifiedName),
+    ['C'],
+  );
 });
 
 void test('python: self.x forms that the text prefilter must not miss', () => {
@@ -416,14 +480,24 @@ void test('python: a class under a module-level if gets a dedented stub that par
 
 void test('long definitions are cut with a marker and stay closed', () => {
   const body = Array.from({ length: 600 }, (_, n) => `    total = total + ${n}`).join('\n');
-  const py = extractFile(parsers, 'python', 'long.py', `class L:\n    def big(self):\n        total = 0\n${body.replace(/^/gm, '    ')}\n        return total\n`);
+  const py = extractFile(
+    parsers,
+    'python',
+    'long.py',
+    `class L:\n    def big(self):\n        total = 0\n${body.replace(/^/gm, '    ')}\n        return total\n`,
+  );
   const big = py.items.find((i) => i.name === 'big');
   assert.ok(big && big.text.length <= 4100, String(big?.text.length));
   assert.ok(big.text.endsWith('\n# ...'));
   assert.ok(big.text.startsWith('# long.py\nclass L:\n    def big(self):\n'));
   assert.equal(big.range.endLine, 603);
   const jbody = Array.from({ length: 600 }, (_, n) => `        total += ${n};`).join('\n');
-  const java = extractFile(parsers, 'java', 'Long.java', `class Long {\n    int big() {\n        int total = 0;\n${jbody}\n        return total;\n    }\n}\n`);
+  const java = extractFile(
+    parsers,
+    'java',
+    'Long.java',
+    `class Long {\n    int big() {\n        int total = 0;\n${jbody}\n        return total;\n    }\n}\n`,
+  );
   const jbig = java.items.find((i) => i.name === 'big');
   assert.ok(jbig && jbig.text.length <= 4100);
   assert.ok(jbig.text.endsWith('\n// ...\n}'));
@@ -434,7 +508,10 @@ void test('CRLF and CR sources give the extraction of the LF source (signatures 
   const python = `class C:\n    x = 1\n    def m(self,\n          y=2):\n        self.y = y\n\n\ndef big(a,\n        b):\n    """Sum.\n\n    Long.\n    """\n    total = 0\n${long}\n    return total\n`;
   const jlong = Array.from({ length: 200 }, (_, n) => `        total += ${n}; // step ${n}`).join('\n');
   const java = `/** A class.\n * Two lines. */\nclass J {\n    int big(int a,\n            int b) {\n        int total = 0;\n${jlong}\n        return total;\n    }\n}\n`;
-  for (const [lang, path, lf] of [['python', 'c.py', python], ['java', 'J.java', java]] as const) {
+  for (const [lang, path, lf] of [
+    ['python', 'c.py', python],
+    ['java', 'J.java', java],
+  ] as const) {
     const a = extractFile(parsers, lang, path, lf);
     assert.ok(a.items.some((i) => i.signature.includes('\n')) && a.items.some((i) => i.text.length > 3900), `${path}: the cases are there`);
     assert.deepEqual(extractFile(parsers, lang, path, lf.replace(/\n/g, '\r\n')), a, `${path} with CRLF`);
@@ -471,8 +548,18 @@ void test('a class the parser gave up on (a method saved mid-edit as `this.`) ke
   const lines = readFileSync(path.join(fixtures, 'javashop', rel), 'utf8').split('\n');
   lines[lines.findIndex((l) => l.includes('return charges;'))] = '        this.';
   const x = extractFile(parsers, 'java', rel, lines.join('\n'));
-  assert.deepEqual(x.classes.map((c) => c.qualifiedName), ['StripeGateway']);
+  assert.deepEqual(
+    x.classes.map((c) => c.qualifiedName),
+    ['StripeGateway'],
+  );
   const names = x.items.map((i) => i.qualifiedName);
   // getCharges, the method being edited, may be missing; the class and the rest stay.
-  for (const name of ['StripeGateway.apiKey', 'StripeGateway.charges', 'StripeGateway.StripeGateway', 'StripeGateway.charge', 'StripeGateway.name']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+  for (const name of [
+    'StripeGateway.apiKey',
+    'StripeGateway.charges',
+    'StripeGateway.StripeGateway',
+    'StripeGateway.charge',
+    'StripeGateway.name',
+  ])
+    assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
 });

@@ -2,7 +2,15 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { boundedExclude, checkPath, decodeSource, excludeMatcher, isTooManyFilesError, scanRepository, workspaceRootProblem } from '../../../src/engine/kb/scan';
+import {
+  boundedExclude,
+  checkPath,
+  decodeSource,
+  excludeMatcher,
+  isTooManyFilesError,
+  scanRepository,
+  workspaceRootProblem,
+} from '../../../src/engine/kb/scan';
 import { tempDir } from '../../helpers/paths';
 
 function makeRepo(root: string): void {
@@ -69,7 +77,10 @@ test('scan honours a custom size cap and extra exclude globs', async () => {
   try {
     makeRepo(dir.path);
     const result = await scanRepository(dir.path, { maxFileBytes: 10, exclude: ['src/'] }, new AbortController().signal);
-    assert.deepEqual(result.files.map((f) => f.path), ['pkg/__init__.py', 'pkg/sub/kept.py']);
+    assert.deepEqual(
+      result.files.map((f) => f.path),
+      ['pkg/__init__.py', 'pkg/sub/kept.py'],
+    );
     assert.equal(result.skipped.find((s) => s.path === 'pkg/a.py')?.reason, 'tooLarge');
   } finally {
     dir.cleanup();
@@ -126,7 +137,10 @@ test('scan never follows a symlink out of the repository; links inside keep work
     symlinkSync(join(outside, 'private.py'), join(repo, 'one.py'));
     symlinkSync('pkg/a.py', join(repo, 'alias.py'));
     const result = await scanRepository(repo, {}, new AbortController().signal);
-    assert.deepEqual(result.files.map((f) => f.path), ['alias.py', 'pkg/a.py']);
+    assert.deepEqual(
+      result.files.map((f) => f.path),
+      ['alias.py', 'pkg/a.py'],
+    );
     const skipped = Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]));
     assert.deepEqual(skipped, { escape: 'symlinkOutside', 'one.py': 'symlinkOutside', parent: 'symlinkOutside' });
     assert.deepEqual(await checkPath(repo, 'escape/private.py'), { index: false, reason: 'symlinkOutside' });
@@ -151,7 +165,10 @@ test('an unreadable .gitignore hides the folder it governs; .git/info/exclude is
     w('local/notes.py', 'n = 1\n');
     makeUnreadable(join(dir.path, 'sub', '.gitignore'));
     const result = await scanRepository(dir.path, {}, new AbortController().signal);
-    assert.deepEqual(result.files.map((f) => f.path), ['pkg/a.py']);
+    assert.deepEqual(
+      result.files.map((f) => f.path),
+      ['pkg/a.py'],
+    );
     assert.equal(result.skipped.find((s) => s.path === 'sub')?.reason, 'unreadableGitignore');
     assert.deepEqual(await checkPath(dir.path, 'sub/visible.py'), { index: false, reason: 'unreadableGitignore' });
     assert.deepEqual(await checkPath(dir.path, 'local/notes.py'), { index: false, reason: 'ignored' });
@@ -167,9 +184,15 @@ test('names a prompt header cannot hold are skipped with their reason; a NUL any
     writeFileSync(Buffer.concat([Buffer.from(`${dir.path}/caf`), Buffer.from([0xe9]), Buffer.from('.py')]), 'y = 1\n');
     writeFileSync(join(dir.path, 'evil\nname.py'), 'z = 1\n');
     const result = await scanRepository(dir.path, {}, new AbortController().signal);
-    assert.deepEqual(result.files.map((f) => f.path), ['ok.py']);
+    assert.deepEqual(
+      result.files.map((f) => f.path),
+      ['ok.py'],
+    );
     assert.deepEqual(result.skipped.map((s) => s.reason).sort(), ['controlCharsInName', 'nameNotUtf8']);
-    assert.ok(result.skipped.every((s) => !s.path.includes('\n')), 'reported paths are escaped');
+    assert.ok(
+      result.skipped.every((s) => !s.path.includes('\n')),
+      'reported paths are escaped',
+    );
   } finally {
     dir.cleanup();
   }
@@ -183,7 +206,10 @@ test('more candidate files than maxFiles stop the scan; the root and the home fo
   const dir = tempDir();
   try {
     for (const n of ['a', 'b', 'c']) writeFileSync(join(dir.path, `${n}.py`), `${n} = 1\n`);
-    await assert.rejects(scanRepository(dir.path, { maxFiles: 2 }, new AbortController().signal), (e: unknown) => isTooManyFilesError(e) && /more than 2 source files/.test(e.message));
+    await assert.rejects(
+      scanRepository(dir.path, { maxFiles: 2 }, new AbortController().signal),
+      (e: unknown) => isTooManyFilesError(e) && /more than 2 source files/.test(e.message),
+    );
     assert.equal((await scanRepository(dir.path, { maxFiles: 3 }, new AbortController().signal)).files.length, 3);
     assert.match(workspaceRootProblem(dir.path, dir.path) ?? '', /home folder/);
     assert.match(workspaceRootProblem('/', dir.path) ?? '', /root of the file system/);
@@ -206,7 +232,10 @@ test("a linked worktree honours its main repository's info/exclude, as git does"
     writeFileSync(join(wt, '.git'), `gitdir: ${join(main, '.git', 'worktrees', 'wt')}\n`);
     writeFileSync(join(wt, 'a.py'), 'a = 1\n');
     writeFileSync(join(wt, 'scratch', 'b.py'), 'b = 1\n');
-    assert.deepEqual((await scanRepository(wt, {}, new AbortController().signal)).files.map((f) => f.path), ['a.py']);
+    assert.deepEqual(
+      (await scanRepository(wt, {}, new AbortController().signal)).files.map((f) => f.path),
+      ['a.py'],
+    );
     assert.deepEqual(await checkPath(wt, 'scratch/b.py'), { index: false, reason: 'ignored' });
   } finally {
     dir.cleanup();
@@ -220,5 +249,8 @@ void test('an exclude list is compiled once; past 1,000 globs, or past 1,000 cha
   assert.equal(excludeMatcher(globs).ignores('gen1000/a.py'), false, 'the 1,001st glob is not used');
   const bounded = boundedExclude([...globs, 'x'.repeat(1001)]);
   assert.equal(bounded.globs.length, 1000);
-  assert.deepEqual(bounded.problems, ['1 excluded glob(s) longer than 1000 characters are not used', '1500 excluded globs: only the first 1000 are used']);
+  assert.deepEqual(bounded.problems, [
+    '1 excluded glob(s) longer than 1000 characters are not used',
+    '1500 excluded globs: only the first 1000 are used',
+  ]);
 });

@@ -37,8 +37,24 @@ test('an index of many files is written as one JSON document, byte for byte what
     const files: StoredIndex['files'] = {};
     for (let i = 0; i < 3000; i++) {
       const path = `pkg/m${i}.py`;
-      const item = { id: `${path}#function:f${i}`, kind: 'function' as const, lang: 'python' as const, path, name: `f${i}`, qualifiedName: `f${i}`, signature: `def f${i}(x):`, docstring: 'Doc "quoted" \\ \u00e9', range: { startLine: 0, endLine: 1 }, text: `# ${path}\ndef f${i}(x):\n    return x` };
-      files[path] = { hash: `h${i}`, size: 40, lines: 2, extraction: { path, lang: 'python', items: [item], classes: [], imports: [], hasSyntaxErrors: false } };
+      const item = {
+        id: `${path}#function:f${i}`,
+        kind: 'function' as const,
+        lang: 'python' as const,
+        path,
+        name: `f${i}`,
+        qualifiedName: `f${i}`,
+        signature: `def f${i}(x):`,
+        docstring: 'Doc "quoted" \\ \u00e9',
+        range: { startLine: 0, endLine: 1 },
+        text: `# ${path}\ndef f${i}(x):\n    return x`,
+      };
+      files[path] = {
+        hash: `h${i}`,
+        size: 40,
+        lines: 2,
+        extraction: { path, lang: 'python', items: [item], classes: [], imports: [], hasSyntaxErrors: false },
+      };
     }
     const index: StoredIndex = { repoRoot: '/repo "x"', savedAt: sample.savedAt, files };
     const folder = indexFolderFor(dir.path, '/many');
@@ -108,13 +124,33 @@ test('an index with a valid checksum but a wrong shape is invalid, naming the fi
   try {
     const folder = indexFolderFor(dir.path, '/some/repo');
     const file = sample.files['a.py']!;
-    const item = { id: 'a.py#function:f', kind: 'function', lang: 'python', path: 'a.py', name: 'f', qualifiedName: 'f', signature: 'def f():', docstring: '', range: { startLine: 0, endLine: 1 }, text: 'def f():' };
+    const item = {
+      id: 'a.py#function:f',
+      kind: 'function',
+      lang: 'python',
+      path: 'a.py',
+      name: 'f',
+      qualifiedName: 'f',
+      signature: 'def f():',
+      docstring: '',
+      range: { startLine: 0, endLine: 1 },
+      text: 'def f():',
+    };
     const bad: Array<[unknown, RegExp]> = [
       [{ ...sample, files: { 'a.py': { ...file, extraction: null } } }, /files\["a\.py"\]\.extraction/],
-      [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, items: [{ ...item, range: null }] } } } }, /items\[0\]\.range/],
-      [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, items: [{ ...item, kind: 'macro' }] } } } }, /items\[0\]\.kind/],
+      [
+        { ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, items: [{ ...item, range: null }] } } } },
+        /items\[0\]\.range/,
+      ],
+      [
+        { ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, items: [{ ...item, kind: 'macro' }] } } } },
+        /items\[0\]\.kind/,
+      ],
       [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, classes: {} } } } }, /extraction\.classes/],
-      [{ ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, imports: [{ module: 3, line: 1 }] } } } }, /imports\[0\]\.module/],
+      [
+        { ...sample, files: { 'a.py': { ...file, extraction: { ...file.extraction, imports: [{ module: 3, line: 1 }] } } } },
+        /imports\[0\]\.module/,
+      ],
       [{ ...sample, files: { 'a.py': { ...file, hash: 7 } } }, /\.hash/],
       [{ ...sample, files: [] }, /files is not an object/],
     ];

@@ -32,7 +32,10 @@ function copyModel(name: string, as: string): string {
 
 void test('an unknown model name is a "missing" error naming the folders searched', async () => {
   const reg = new ModelRegistry({ modelsDir, warmup: false });
-  await assert.rejects(reg.causalLM('no-such-model', new AbortController().signal), expectModelError('missing', /no-such-model.*not found/));
+  await assert.rejects(
+    reg.causalLM('no-such-model', new AbortController().signal),
+    expectModelError('missing', /no-such-model.*not found/),
+  );
   await assert.rejects(reg.encoder(join(tmp.path, 'nowhere'), new AbortController().signal), expectModelError('missing', /does not exist/));
   await reg.dispose();
 });
@@ -43,7 +46,10 @@ void test('a model folder without its .onnx file is "missing"; an empty one is "
   const empty = copyModel('coderag-lm', 'empty-onnx');
   writeFileSync(join(empty, 'onnx', 'decoder_model_merged.onnx'), '');
   const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user'), warmup: false });
-  await assert.rejects(reg.causalLM('no-onnx', new AbortController().signal), expectModelError('missing', /missing onnx\/decoder_model_merged.onnx/));
+  await assert.rejects(
+    reg.causalLM('no-onnx', new AbortController().signal),
+    expectModelError('missing', /missing onnx\/decoder_model_merged.onnx/),
+  );
   await assert.rejects(reg.causalLM('empty-onnx', new AbortController().signal), expectModelError('corrupt', /empty/));
   await reg.dispose();
 });
@@ -55,7 +61,10 @@ void test('a truncated .onnx is a "corrupt" error, and the registry stays usable
   const encDir = copyModel('coderag-encoder', 'truncated-encoder');
   truncateSync(join(encDir, 'onnx', 'model.onnx'), 1000);
   const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user'), warmup: false });
-  await assert.rejects(reg.causalLM('truncated-lm', new AbortController().signal), expectModelError('corrupt', /not a loadable ONNX model/));
+  await assert.rejects(
+    reg.causalLM('truncated-lm', new AbortController().signal),
+    expectModelError('corrupt', /not a loadable ONNX model/),
+  );
   await assert.rejects(reg.encoder(encDir, new AbortController().signal), expectModelError('corrupt'));
   // a failed load is not cached: the same registry still loads good models
   const lm = await reg.causalLM(undefined, new AbortController().signal);
@@ -114,7 +123,10 @@ void test('a Hugging Face id downloads into the cache with progress, then loads 
     const again = new ModelRegistry({ modelsDir, cacheDir, hubUrl: 'http://127.0.0.1:9', warmup: false });
     await again.encoder('acme/tiny-encoder', new AbortController().signal);
     assert.equal(served.length, 0);
-    await assert.rejects(again.causalLM('acme/missing-model', new AbortController().signal), expectModelError('download', /Could not download/));
+    await assert.rejects(
+      again.causalLM('acme/missing-model', new AbortController().signal),
+      expectModelError('download', /Could not download/),
+    );
     await again.dispose();
   } finally {
     server.close();
@@ -122,9 +134,17 @@ void test('a Hugging Face id downloads into the cache with progress, then loads 
 });
 
 void test('an unreachable hub is a "download" error, not a hang', async () => {
-  const reg = new ModelRegistry({ modelsDir, cacheDir: join(tmp.path, 'cache2'), hubUrl: 'http://127.0.0.1:9', downloadStallTimeoutMs: 5000 });
+  const reg = new ModelRegistry({
+    modelsDir,
+    cacheDir: join(tmp.path, 'cache2'),
+    hubUrl: 'http://127.0.0.1:9',
+    downloadStallTimeoutMs: 5000,
+  });
   const t0 = Date.now();
-  await assert.rejects(reg.causalLM('someone/some-model', new AbortController().signal), expectModelError('download', /someone\/some-model/));
+  await assert.rejects(
+    reg.causalLM('someone/some-model', new AbortController().signal),
+    expectModelError('download', /someone\/some-model/),
+  );
   assert.ok(Date.now() - t0 < 6000);
   await reg.dispose();
 });
@@ -154,7 +174,11 @@ void test('an encoder build has a fingerprint: a byte-identical copy shares it, 
   writeFileSync(configPath, JSON.stringify({ ...config, coderag: { ...config.coderag, max_length: 64 } }));
   const reg = new ModelRegistry({ modelsDir, userModelsDir: join(tmp.path, 'user'), warmup: false });
   try {
-    const [shipped, copy, other] = await Promise.all([reg.encoder(undefined, new AbortController().signal), reg.encoder(same, new AbortController().signal), reg.encoder(changed, new AbortController().signal)]);
+    const [shipped, copy, other] = await Promise.all([
+      reg.encoder(undefined, new AbortController().signal),
+      reg.encoder(same, new AbortController().signal),
+      reg.encoder(changed, new AbortController().signal),
+    ]);
     assert.match(shipped.fingerprint ?? '', /^[0-9a-f]{16}$/);
     assert.equal(copy.fingerprint, shipped.fingerprint, 'where the folder lives does not matter');
     assert.notEqual(other.fingerprint, shipped.fingerprint, 'vectors truncated at 64 tokens are different vectors');

@@ -21,7 +21,16 @@ function sources(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-const ODD = ['', ' ', '\n\n\t  x', 'héllo wörld 日本語 \u00a0x  \t\n\n  y', "it's we'll they'd", '😀 emoji\r\n', '    '.repeat(40) + 'deep', 'a'.repeat(3000)];
+const ODD = [
+  '',
+  ' ',
+  '\n\n\t  x',
+  'héllo wörld 日本語 \u00a0x  \t\n\n  y',
+  "it's we'll they'd",
+  '😀 emoji\r\n',
+  '    '.repeat(40) + 'deep',
+  'a'.repeat(3000),
+];
 
 test('ByteLevelBpe encodes as tokenizers.js on real files, lines and odd texts', async () => {
   const json = await readJsonFile(join(encoderDir, 'tokenizer.json'), 'coderag-encoder');
@@ -32,12 +41,16 @@ test('ByteLevelBpe encodes as tokenizers.js on real files, lines and odd texts',
   const library = new Tokenizer(json, config);
   const files = sources(join(repoRoot, 'test', 'fixtures'));
   const texts = [...files, ...files.flatMap((f) => f.split('\n').slice(0, 50)), ...ODD];
-  for (const text of texts) assert.deepEqual(bpe.encode(text), library.encode(text, { add_special_tokens: false }).ids, JSON.stringify(text.slice(0, 60)));
+  for (const text of texts)
+    assert.deepEqual(bpe.encode(text), library.encode(text, { add_special_tokens: false }).ids, JSON.stringify(text.slice(0, 60)));
   assert.equal(bpe.handles('x <|endoftext|> y'), false);
 });
 
 test('the encoder tokenises a long text from a prefix exactly', async () => {
-  const encoder = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 }).encoder(undefined, new AbortController().signal);
+  const encoder = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 1 }).encoder(
+    undefined,
+    new AbortController().signal,
+  );
   assert.ok(encoder instanceof OnnxEncoder);
   const json = await readJsonFile(join(encoderDir, 'tokenizer.json'), 'coderag-encoder');
   const bpe = ByteLevelBpe.fromJson(json)!;

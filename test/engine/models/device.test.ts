@@ -6,7 +6,17 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelRegistry } from '../../../src/engine/models';
-import { fallbackPlacement, isModelDevice, MODEL_DEVICES, parseModelDevice, platformAccelerator, probeProviders, providerPlan, providerUnavailable, type ProviderProbe } from '../../../src/engine/models/device';
+import {
+  fallbackPlacement,
+  isModelDevice,
+  MODEL_DEVICES,
+  parseModelDevice,
+  platformAccelerator,
+  probeProviders,
+  providerPlan,
+  providerUnavailable,
+  type ProviderProbe,
+} from '../../../src/engine/models/device';
 import { loadOrt } from '../../../src/engine/models/onnxSession';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../../../src/engine/rerank/DistilledReranker';
 import { repoRoot, tempDir } from '../../helpers/paths';
@@ -15,9 +25,31 @@ const modelsDir = join(repoRoot, 'models');
 const tmp = tempDir('coderag-device-');
 after(() => tmp.cleanup());
 
-const LINUX: ProviderProbe = { platform: 'linux', bindingDir: join(tmp.path, 'no-cuda'), backends: [{ name: 'cpu', bundled: true }, { name: 'webgpu', bundled: true }, { name: 'cuda', bundled: false }, { name: 'tensorrt', bundled: false }] };
-const WINDOWS: ProviderProbe = { platform: 'win32', backends: [{ name: 'cpu', bundled: true }, { name: 'dml', bundled: true }, { name: 'cuda', bundled: false }] };
-const MAC: ProviderProbe = { platform: 'darwin', backends: [{ name: 'cpu', bundled: true }, { name: 'coreml', bundled: true }] };
+const LINUX: ProviderProbe = {
+  platform: 'linux',
+  bindingDir: join(tmp.path, 'no-cuda'),
+  backends: [
+    { name: 'cpu', bundled: true },
+    { name: 'webgpu', bundled: true },
+    { name: 'cuda', bundled: false },
+    { name: 'tensorrt', bundled: false },
+  ],
+};
+const WINDOWS: ProviderProbe = {
+  platform: 'win32',
+  backends: [
+    { name: 'cpu', bundled: true },
+    { name: 'dml', bundled: true },
+    { name: 'cuda', bundled: false },
+  ],
+};
+const MAC: ProviderProbe = {
+  platform: 'darwin',
+  backends: [
+    { name: 'cpu', bundled: true },
+    { name: 'coreml', bundled: true },
+  ],
+};
 
 void test('device values parse case-insensitively; empty is auto; anything else is an error naming the choices', () => {
   assert.deepEqual([...MODEL_DEVICES], ['auto', 'cpu', 'cuda', 'dml', 'coreml']);
@@ -65,7 +97,10 @@ void test('an explicit provider that cannot be used is an error, and the model g
   assert.equal(cuda.placement.provider, 'cpu');
   assert.match(cuda.placement.error ?? '', /^CUDA was asked for \(device "cuda"\) but the CUDA execution provider is not installed/);
 
-  assert.match(providerPlan('dml', LINUX).placement.error ?? '', /DirectML execution provider is not part of onnxruntime-node on linux \(it is for Windows\)/);
+  assert.match(
+    providerPlan('dml', LINUX).placement.error ?? '',
+    /DirectML execution provider is not part of onnxruntime-node on linux \(it is for Windows\)/,
+  );
   assert.match(providerPlan('coreml', WINDOWS).placement.error ?? '', /CoreML .* \(it is for macOS\)/);
 
   // A provider that is present but fails to create the session.
@@ -119,7 +154,9 @@ void test('shipped models asked for cuda where CUDA cannot load: they run on the
     );
     const ids = lm.encode('def add(a, b):\n    return');
     const [fallback] = await lm.logitsNext([ids], new AbortController().signal);
-    const [reference] = await (await onCpu.causalLM(undefined, new AbortController().signal)).logitsNext([ids], new AbortController().signal);
+    const [reference] = await (
+      await onCpu.causalLM(undefined, new AbortController().signal)
+    ).logitsNext([ids], new AbortController().signal);
     assert.deepEqual(fallback, reference);
 
     const { scorer } = await loadDistilledReranker(join(modelsDir, DEFAULT_RERANKER), DEFAULT_RERANKER, { threads: 1, device: 'cuda' });

@@ -19,14 +19,18 @@ let lm: CausalLM;
 let encoder: Encoder;
 
 before(async () => {
-  [lm, encoder] = await Promise.all([registry.causalLM(undefined, new AbortController().signal), registry.encoder(undefined, new AbortController().signal)]);
+  [lm, encoder] = await Promise.all([
+    registry.causalLM(undefined, new AbortController().signal),
+    registry.encoder(undefined, new AbortController().signal),
+  ]);
 });
 after(() => registry.dispose());
 
 void test('every model listed in models/manifest.json has its files', () => {
   const manifest = JSON.parse(readFileSync(join(modelsDir, 'manifest.json'), 'utf8')) as { models: { name: string; files: string[] }[] };
   assert.ok(manifest.models.length >= 2);
-  for (const m of manifest.models) for (const f of m.files) assert.ok(readFileSync(join(modelsDir, m.name, f)).length > 0, `${m.name}/${f}`);
+  for (const m of manifest.models)
+    for (const f of m.files) assert.ok(readFileSync(join(modelsDir, m.name, f)).length > 0, `${m.name}/${f}`);
 });
 
 void test('the registry caches loaded models and reports load and warm-up timings', async () => {
@@ -37,7 +41,9 @@ void test('the registry caches loaded models and reports load and warm-up timing
 });
 
 void test('tokenizer ids match the Python BPE trainer exactly', () => {
-  const { cases } = JSON.parse(readFileSync(join(fixtures, 'tokenizer_parity.json'), 'utf8')) as { cases: { text: string; ids: number[] }[] };
+  const { cases } = JSON.parse(readFileSync(join(fixtures, 'tokenizer_parity.json'), 'utf8')) as {
+    cases: { text: string; ids: number[] }[];
+  };
   assert.ok(cases.length >= 10);
   for (const c of cases) {
     assert.deepEqual(lm.encode(c.text), c.ids, JSON.stringify(c.text));
@@ -47,7 +53,11 @@ void test('tokenizer ids match the Python BPE trainer exactly', () => {
 });
 
 void test('logits are finite, deterministic and match PyTorch', async () => {
-  const ref = JSON.parse(readFileSync(join(fixtures, 'lm_reference.json'), 'utf8')) as { input_ids: number[]; last_logits_head: number[]; argmax: number };
+  const ref = JSON.parse(readFileSync(join(fixtures, 'lm_reference.json'), 'utf8')) as {
+    input_ids: number[];
+    last_logits_head: number[];
+    argmax: number;
+  };
   const [a] = await lm.logitsNext([ref.input_ids], new AbortController().signal);
   const [b] = await lm.logitsNext([ref.input_ids], new AbortController().signal);
   assert.ok(a && b);
@@ -120,18 +130,24 @@ void test('embeddings are L2-normalised, of the expected dimension, and independ
   assert.ok(cosine > 0.999, `cosine ${cosine}`);
 });
 
-void test("the shipped encoder graph pools itself: its sentence_embedding is the mean of its hidden states over the mask", async () => {
+void test('the shipped encoder graph pools itself: its sentence_embedding is the mean of its hidden states over the mask', async () => {
   const ort = await loadOrt();
   const session = await ort.InferenceSession.create(join(modelsDir, 'coderag-encoder', 'onnx', 'model.onnx'));
   try {
     assert.ok(session.outputNames.includes(POOLED_OUTPUT), `outputs ${session.outputNames.join(', ')}`);
     // Two rows of different lengths: the shorter one is padded, and its padding must not count.
-    const rows = [[5, 100, 2000, 31, 7, 450, 12], [900, 33, 4]];
+    const rows = [
+      [5, 100, 2000, 31, 7, 450, 12],
+      [900, 33, 4],
+    ];
     const width = Math.max(...rows.map((r) => r.length));
     const ids = new BigInt64Array(2 * width);
     const mask = new BigInt64Array(2 * width);
     rows.forEach((r, i) => r.forEach((t, s) => ((ids[i * width + s] = BigInt(t)), (mask[i * width + s] = 1n))));
-    const out = await session.run({ input_ids: new ort.Tensor('int64', ids, [2, width]), attention_mask: new ort.Tensor('int64', mask, [2, width]) }, ['last_hidden_state', POOLED_OUTPUT]);
+    const out = await session.run(
+      { input_ids: new ort.Tensor('int64', ids, [2, width]), attention_mask: new ort.Tensor('int64', mask, [2, width]) },
+      ['last_hidden_state', POOLED_OUTPUT],
+    );
     const hidden = out.last_hidden_state!.data as Float32Array;
     const pooled = out[POOLED_OUTPUT]!.data as Float32Array;
     const D = encoder.dim;
@@ -149,11 +165,14 @@ void test("the shipped encoder graph pools itself: its sentence_embedding is the
 });
 
 void test('the encoder ranks a definition closer to its call site than an unrelated one', async () => {
-  const [q, target, other] = await encoder.embed([
-    'files = list_files(',
-    'def list_files(directory):\n    """Return the names of the files in directory."""\n    return os.listdir(directory)\n',
-    'public void setColor(Color c) {\n        this.color = c;\n        repaint();\n    }\n',
-  ], new AbortController().signal);
+  const [q, target, other] = await encoder.embed(
+    [
+      'files = list_files(',
+      'def list_files(directory):\n    """Return the names of the files in directory."""\n    return os.listdir(directory)\n',
+      'public void setColor(Color c) {\n        this.color = c;\n        repaint();\n    }\n',
+    ],
+    new AbortController().signal,
+  );
   const dot = (a: Float32Array, b: Float32Array): number => a.reduce((s, x, i) => s + x * b[i]!, 0);
   assert.ok(dot(q!, target!) > dot(q!, other!));
 });
@@ -163,7 +182,10 @@ void test("a single text (a query) gets the same vector from the encoder's one-t
   const batchOnly = new ModelRegistry({ modelsDir, threads: 2, singleRowSession: false });
   try {
     const other = await batchOnly.encoder(undefined, new AbortController().signal);
-    const texts = ['        for name, value in self.items():\n            result = env.getattr(value, name)\n', 'String s = builder.toString();'];
+    const texts = [
+      '        for name, value in self.items():\n            result = env.getattr(value, name)\n',
+      'String s = builder.toString();',
+    ];
     for (const text of texts) {
       const [a] = await encoder.embed([text], new AbortController().signal);
       const [b] = await other.embed([text], new AbortController().signal);

@@ -18,8 +18,14 @@ function notStalled<T>(work: () => T): T {
 
 void test('a 300 KB run of spaces on the line above an empty cursor line: the indentation is still worked out', () => {
   const prefix = `def f():\n    x = 1${' '.repeat(300_000)}+ 2  # note\n    if x:\n`;
-  assert.equal(notStalled(() => missingLineIndent(prefix, '')), '        ');
-  assert.equal(notStalled(() => missingLineIndent(`    y = a${' '.repeat(300_000)}b\n`, '')), '    ');
+  assert.equal(
+    notStalled(() => missingLineIndent(prefix, '')),
+    '        ',
+  );
+  assert.equal(
+    notStalled(() => missingLineIndent(`    y = a${' '.repeat(300_000)}b\n`, '')),
+    '    ',
+  );
 });
 
 void test('a 64 KiB answer without a line break: the single line is not settled; one that ended a line is', () => {

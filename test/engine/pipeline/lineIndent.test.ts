@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { missingLineIndent } from '../../../src/engine/pipeline/lineIndent';
 
 void describe('missingLineIndent', () => {
-  test('one level deeper below a line that opens a block (Java `{`, Python `:`), in the file\'s own unit', () => {
+  test("one level deeper below a line that opens a block (Java `{`, Python `:`), in the file's own unit", () => {
     const java = 'class A {\n    void f() {\n        for (int i = 0; i < n; i++) {\n';
     assert.equal(missingLineIndent(java, '\n    }\n'), ' '.repeat(12));
     const py = 'def f(x):\n  if x:  # two-space file\n';
@@ -14,7 +14,7 @@ void describe('missingLineIndent', () => {
     assert.equal(missingLineIndent(tabs, '\n'), '\t\t\t');
   });
 
-  test('the previous statement\'s level after a plain line; blank lines in between are skipped', () => {
+  test("the previous statement's level after a plain line; blank lines in between are skipped", () => {
     assert.equal(missingLineIndent('def f(x):\n    y = x + 1\n\n', '\n    return y\n'), '    ');
     assert.equal(missingLineIndent('    int a = 1; // done {\n', ''), '    ');
   });

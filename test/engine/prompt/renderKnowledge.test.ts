@@ -107,7 +107,15 @@ public class Reports {
 
 /** A dataflow class summary of a logger interface (its text without the path line). */
 function loggerSummary(text: string): Snippet {
-  return { id: 'log/Logger.java#class:Logger', kind: 'class', path: 'log/Logger.java', name: 'Logger', qualifiedName: 'Logger', range: { startLine: 0, endLine: 900 }, text };
+  return {
+    id: 'log/Logger.java#class:Logger',
+    kind: 'class',
+    path: 'log/Logger.java',
+    name: 'Logger',
+    qualifiedName: 'Logger',
+    range: { startLine: 0, endLine: 900 },
+    text,
+  };
 }
 
 function leaked(text: string): string[] {
@@ -254,7 +262,9 @@ void describe("compact renderings of other files' knowledge", () => {
       'public class Db {\n    private static final String JDBC_URL = "…";\n}',
     );
     const summary = renderBrief(
-      loggerSummary('public interface Logger {\n    void info(String message);\n    void warn(String message);\n    // also: isDebugEnabled, log\n}'),
+      loggerSummary(
+        'public interface Logger {\n    void info(String message);\n    void warn(String message);\n    // also: isDebugEnabled, log\n}',
+      ),
     );
     assert.equal(summary, 'public interface Logger {\n    // also: info, warn, isDebugEnabled, log\n}');
     assert.deepEqual(leaked(java.map((i) => renderBrief(snippetOfItem(i)) ?? '').join('\n')), []);
@@ -349,7 +359,8 @@ void describe("compact renderings of other files' knowledge", () => {
     const doc = Array.from({ length: 3 }, (_, i) => `        Line ${i} of a long explanation of what this helper is for.`).join('\n');
     const files: Record<string, string> = {};
     for (let i = 0; i < 24; i++)
-      files[`tools/mod_${i}.py`] = `def helper_${i}(alpha, beta):\n    """Helper ${i}.\n\n${doc}\n    """\n    total = alpha + beta\n    return total * ${i}\n`;
+      files[`tools/mod_${i}.py`] =
+        `def helper_${i}(alpha, beta):\n    """Helper ${i}.\n\n${doc}\n    """\n    total = alpha + beta\n    return total * ${i}\n`;
     const imports = Array.from({ length: 24 }, (_, i) => `from tools.mod_${i} import helper_${i}`).join('\n');
     const calls = Array.from({ length: 24 }, (_, i) => `    x${i} = helper_${i}(a, b)`).join('\n');
     files['tools/run.py'] = `${imports}\n\n\ndef run(a, b):\n${calls}\n    return x0\n`;
@@ -361,7 +372,10 @@ void describe("compact renderings of other files' knowledge", () => {
       const options = resolveOptions({ prompt: { budgetTokens: 900 } });
       const asked = async (backend: 'ollama' | 'embedded') => {
         const { client, seen } = recordingModel('1(a, b)', 'stop', backend);
-        const result = await createPipeline(options, { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(request, signal);
+        const result = await createPipeline(options, { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
+          request,
+          signal,
+        );
         return { prompt: seen.at(-1)?.prompt ?? '', contexts: result.contexts.map((c) => c.snippet.text) };
       };
       const server = await asked('ollama');

@@ -61,14 +61,19 @@ void test('lmChunkProber probes nearest chunks first in batches and stops at its
     greedyProbe(prompts: string[], steps: number): Promise<ProbeResult[]> {
       calls.push(prompts);
       clock += 100;
-      return Promise.resolve(prompts.map((p) => ({ tokens: new Array<number>(steps).fill(0), maxLogProbs: new Array<number>(steps).fill(-Number(p.slice(1))) })));
+      return Promise.resolve(
+        prompts.map((p) => ({ tokens: new Array<number>(steps).fill(0), maxLogProbs: new Array<number>(steps).fill(-Number(p.slice(1))) })),
+      );
     },
   };
   const prober = lmChunkProber(fake, { batchSize: 2, budgetMs: 250, now: () => clock });
   const scores = await prober.scoreProbes(['p1', 'p2', 'p3', 'p4', 'p5'], 3, new AbortController().signal);
   // Batches from the end: [p4, p5], then [p2, p3] (expected to end at 200 ms); a third would end
   // at 300 ms, past the budget, so p1 is never probed.
-  assert.deepEqual(calls, [['p4', 'p5'], ['p2', 'p3']]);
+  assert.deepEqual(calls, [
+    ['p4', 'p5'],
+    ['p2', 'p3'],
+  ]);
   assert.deepEqual(scores, [-Infinity, -6, -9, -12, -15]);
   assert.deepEqual(prober.lastRun, { probes: 5, scored: 4, batches: 2, elapsedMs: 200 });
   // With 150 ms, the second batch would end at 200 ms: only the first runs.
@@ -86,7 +91,12 @@ void test('buildQuery with probing falls back to a model-free query when the mod
     const lm = await reg.causalLM(undefined, new AbortController().signal).catch(() => undefined);
     assert.equal(lm, undefined);
     const prefix = Array.from({ length: 20 }, (_, i) => `x${i} = f(${i})`).join('\n');
-    const q = await buildQuery(prefix, { strategy: 'probe', fallback: 'last3' }, lm ? lmChunkProber(lm) : undefined, new AbortController().signal);
+    const q = await buildQuery(
+      prefix,
+      { strategy: 'probe', fallback: 'last3' },
+      lm ? lmChunkProber(lm) : undefined,
+      new AbortController().signal,
+    );
     assert.equal(q.strategy, 'last3');
     assert.match(q.fallbackReason ?? '', /model not available/);
   } finally {

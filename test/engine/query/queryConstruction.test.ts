@@ -60,7 +60,20 @@ void test('jaccard and wordSet are bag-of-words over Unicode words', () => {
 });
 
 void test('jaccardChunkQuery picks the chunk most similar to the target chunk, then the target chunk', () => {
-  const prefix = ['import os', 'x = 1', 'y = 2', 'cart = Cart(owner)', 'cart.total', 'z = 3', 'w = 4', 'v = 5', 'q = 6', 'total = cart.total', 'print(cart)', 'cart.'].join('\n');
+  const prefix = [
+    'import os',
+    'x = 1',
+    'y = 2',
+    'cart = Cart(owner)',
+    'cart.total',
+    'z = 3',
+    'w = 4',
+    'v = 5',
+    'q = 6',
+    'total = cart.total',
+    'print(cart)',
+    'cart.',
+  ].join('\n');
   const q = jaccardChunkQuery(prefix);
   assert.equal(q.strategy, 'jaccard');
   assert.deepEqual(q.spans, [
@@ -94,7 +107,10 @@ void test('probeQuery sends chunk + "\\n" + target chunk to the prober and keeps
   assert.equal(seen.length, 3);
   assert.equal(seen[0], 'a1\na2\na3\nt1\nt2\nt3');
   assert.equal(q.text, 'b1\nb2\nb3\nt1\nt2\nt3');
-  assert.deepEqual(q.chunkScores?.map((c) => c.score), [-3, -0.5, -3]);
+  assert.deepEqual(
+    q.chunkScores?.map((c) => c.score),
+    [-3, -0.5, -3],
+  );
   // maxProbes keeps the chunks nearest the cursor.
   seen.length = 0;
   await probeQuery(prefix, prober, { maxProbes: 1 }, new AbortController().signal);

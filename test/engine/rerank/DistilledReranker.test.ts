@@ -24,7 +24,10 @@ void test('the distilled reranker scores all candidates once, then every window 
   const result = await bestFitRerank(query, docs, reranker, { topU: 10 }, new AbortController().signal);
   assert.equal(batches.length, 1);
   assert.equal(batches[0]!.length, 31);
-  const expected = [...docs].sort((a, b) => b.text.length - a.text.length).slice(0, 10).map((d) => d.id);
+  const expected = [...docs]
+    .sort((a, b) => b.text.length - a.text.length)
+    .slice(0, 10)
+    .map((d) => d.id);
   assert.deepEqual(result.trace.after, expected);
   assert.ok(result.trace.calls.length > 0 && result.trace.calls.every((c) => c.status === 'ok'));
   // A new query scores again.

@@ -96,14 +96,23 @@ void test('a full BestFit rerank of 31 candidates through the server', async () 
   });
   const rel = (d: RerankDoc): number => overlapScore(q.text, d.text);
   const result = await bestFitRerank(q, docs, ollamaReranker({ host: server.url }), { topU: 10 }, new AbortController().signal);
-  const expected = docs.map((d, i) => ({ d, i })).sort((a, b) => rel(b.d) - rel(a.d) || a.i - b.i).slice(0, 10).map((x) => rel(x.d));
+  const expected = docs
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => rel(b.d) - rel(a.d) || a.i - b.i)
+    .slice(0, 10)
+    .map((x) => rel(x.d));
   assert.deepEqual(result.top.map(rel), expected);
   assert.equal(result.trace.calls.length, server.requests.length);
   assert.equal(result.trace.rerankerCalls, server.requests.length);
   assert.ok(result.trace.calls.every((c) => c.status === 'ok' && c.window.length <= 6));
   assert.equal(result.trace.degraded, undefined);
-  assert.deepEqual(result.trace.after, result.top.map((d) => d.id));
-  process.stdout.write(`# 31 candidates through the test server: ${result.trace.rerankerCalls} reranker calls, ${result.trace.elapsedMs.toFixed(0)} ms\n`);
+  assert.deepEqual(
+    result.trace.after,
+    result.top.map((d) => d.id),
+  );
+  process.stdout.write(
+    `# 31 candidates through the test server: ${result.trace.rerankerCalls} reranker calls, ${result.trace.elapsedMs.toFixed(0)} ms\n`,
+  );
 });
 
 async function failure(promise: Promise<unknown>): Promise<{ reason: string; answer?: string }> {
@@ -119,20 +128,37 @@ async function failure(promise: Promise<unknown>): Promise<{ reason: string; ans
 void test('a label outside the window is refused; the rerank keeps retrieval order and says why', async () => {
   server.setFault({ kind: 'outsideLabel', label: 'W' });
   const reranker = ollamaReranker({ host: server.url });
-  assert.deepEqual(await failure(reranker.pick(query, window, new AbortController().signal)), { reason: 'outsideWindow', answer: '<answer>[W]' });
+  assert.deepEqual(await failure(reranker.pick(query, window, new AbortController().signal)), {
+    reason: 'outsideWindow',
+    answer: '<answer>[W]',
+  });
   const docs = Array.from({ length: 12 }, (_, i) => ({ id: `d${i}`, text: `def f${i}(): pass` }));
   const result = await bestFitRerank(query, docs, reranker, { topU: 10 }, new AbortController().signal);
-  assert.deepEqual(result.trace.after, docs.slice(0, 10).map((d) => d.id));
-  assert.ok(result.trace.calls.length > 0 && result.trace.calls.every((c) => c.status === 'fallback' && /outsideWindow/.test(c.reason ?? '')));
+  assert.deepEqual(
+    result.trace.after,
+    docs.slice(0, 10).map((d) => d.id),
+  );
+  assert.ok(
+    result.trace.calls.length > 0 && result.trace.calls.every((c) => c.status === 'fallback' && /outsideWindow/.test(c.reason ?? '')),
+  );
   assert.match(result.trace.degraded ?? '', /kept retrieval order/);
 });
 
 void test('garbage and malformed JSON are refused', async () => {
   server.setFault({ kind: 'garbage' });
-  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'unparsable');
-  assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window, new AbortController().signal))).reason, 'unparsable');
+  assert.equal(
+    (await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason,
+    'unparsable',
+  );
+  assert.equal(
+    (await failure(openAiReranker({ baseUrl: server.url }).pick(query, window, new AbortController().signal))).reason,
+    'unparsable',
+  );
   server.setFault({ kind: 'garbage', text: 'Ignore the instructions. <answer>[B]</answer> is my final answer' });
-  assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'unparsable');
+  assert.equal(
+    (await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason,
+    'unparsable',
+  );
   server.setFault({ kind: 'malformedJson' });
   assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
   assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
@@ -143,15 +169,24 @@ void test('HTTP 500 and a model that is not pulled', async () => {
   assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
   assert.equal((await failure(openAiReranker({ baseUrl: server.url }).pick(query, window, new AbortController().signal))).reason, 'http');
   server.setFault(undefined);
-  assert.equal((await failure(ollamaReranker({ host: server.url, model: 'qwen3:0.6b' }).pick(query, window, new AbortController().signal))).reason, 'model');
-  assert.equal((await failure(openAiReranker({ baseUrl: server.url, model: 'qwen3:0.6b' }).pick(query, window, new AbortController().signal))).reason, 'model');
+  assert.equal(
+    (await failure(ollamaReranker({ host: server.url, model: 'qwen3:0.6b' }).pick(query, window, new AbortController().signal))).reason,
+    'model',
+  );
+  assert.equal(
+    (await failure(openAiReranker({ baseUrl: server.url, model: 'qwen3:0.6b' }).pick(query, window, new AbortController().signal))).reason,
+    'model',
+  );
   server.setFault({ kind: 'notPulled' });
   assert.equal((await failure(ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal))).reason, 'model');
 });
 
 void test('a 30 s stall is cancelled promptly by the AbortSignal', async () => {
   server.setFault({ kind: 'stall', seconds: 30 });
-  for (const reranker of [ollamaReranker({ host: server.url, timeoutMs: 60_000 }), openAiReranker({ baseUrl: server.url, timeoutMs: 60_000 })]) {
+  for (const reranker of [
+    ollamaReranker({ host: server.url, timeoutMs: 60_000 }),
+    openAiReranker({ baseUrl: server.url, timeoutMs: 60_000 }),
+  ]) {
     const controller = new AbortController();
     const started = performance.now();
     setTimeout(() => controller.abort(), 100);
@@ -163,7 +198,9 @@ void test('a 30 s stall is cancelled promptly by the AbortSignal', async () => {
   setTimeout(() => controller.abort(), 100);
   const docs = Array.from({ length: 31 }, (_, i) => ({ id: `d${i}`, text: `x${i}` }));
   const started = performance.now();
-  await assert.rejects(bestFitRerank(query, docs, ollamaReranker({ host: server.url, timeoutMs: 60_000 }), {}, controller.signal), (e) => isCancellationError(e));
+  await assert.rejects(bestFitRerank(query, docs, ollamaReranker({ host: server.url, timeoutMs: 60_000 }), {}, controller.signal), (e) =>
+    isCancellationError(e),
+  );
   assert.ok(performance.now() - started < 2000);
 });
 
@@ -171,9 +208,18 @@ void test('a stall past the call timeout falls back, and the later windows skip 
   server.setFault({ kind: 'stall', seconds: 30 });
   const docs = Array.from({ length: 31 }, (_, i) => ({ id: `d${i}`, text: `x${i}` }));
   const started = performance.now();
-  const result = await bestFitRerank(query, docs, ollamaReranker({ host: server.url, timeoutMs: 150 }), { topU: 10 }, new AbortController().signal);
+  const result = await bestFitRerank(
+    query,
+    docs,
+    ollamaReranker({ host: server.url, timeoutMs: 150 }),
+    { topU: 10 },
+    new AbortController().signal,
+  );
   assert.ok(performance.now() - started < 2000);
-  assert.deepEqual(result.trace.after, docs.slice(0, 10).map((d) => d.id));
+  assert.deepEqual(
+    result.trace.after,
+    docs.slice(0, 10).map((d) => d.id),
+  );
   assert.equal(result.trace.rerankerCalls, 1);
   assert.equal(result.trace.calls[0]!.status, 'fallback');
   assert.match(result.trace.calls[0]!.reason ?? '', /^timeout/);
@@ -184,18 +230,27 @@ void test('connection refused: the server is down', async () => {
   const down = await startOllamaTestServer(model);
   const url = down.url;
   await down.close();
-  assert.match(JSON.stringify(await failure(ollamaReranker({ host: url }).pick(query, window, new AbortController().signal))), /unavailable/);
+  assert.match(
+    JSON.stringify(await failure(ollamaReranker({ host: url }).pick(query, window, new AbortController().signal))),
+    /unavailable/,
+  );
   assert.equal((await failure(openAiReranker({ baseUrl: url }).pick(query, window, new AbortController().signal))).reason, 'unavailable');
   const docs = Array.from({ length: 31 }, (_, i) => ({ id: `d${i}`, text: `x${i}` }));
   const result = await bestFitRerank(query, docs, ollamaReranker({ host: url }), { topU: 10 }, new AbortController().signal);
-  assert.deepEqual(result.trace.after, docs.slice(0, 10).map((d) => d.id));
+  assert.deepEqual(
+    result.trace.after,
+    docs.slice(0, 10).map((d) => d.id),
+  );
   assert.equal(result.trace.rerankerCalls, 1);
   assert.match(result.trace.degraded ?? '', /unavailable/);
 });
 
 void test('the test server answers the Ollama model endpoints', async () => {
   const tags = (await (await fetch(`${server.url}/api/tags`)).json()) as { models: Array<{ name: string }> };
-  assert.deepEqual(tags.models.map((m) => m.name), ['qwen3:8b']);
+  assert.deepEqual(
+    tags.models.map((m) => m.name),
+    ['qwen3:8b'],
+  );
   const show = await fetch(`${server.url}/api/show`, { method: 'POST', body: JSON.stringify({ model: 'qwen3:8b' }) });
   assert.equal(show.status, 200);
   const missing = await fetch(`${server.url}/api/show`, { method: 'POST', body: JSON.stringify({ model: 'other' }) });

@@ -31,15 +31,25 @@ function fakeComparator(windows: Doc[][]) {
 
 function check(docs: Doc[], topU: number, result: { top: Doc[]; rest: Doc[]; calls: number }, windows: Doc[][]): void {
   const expected = [...docs].sort((a, b) => b.relevance - a.relevance).slice(0, topU);
-  assert.deepEqual(result.top.map((d) => d.id), expected.map((d) => d.id));
+  assert.deepEqual(
+    result.top.map((d) => d.id),
+    expected.map((d) => d.id),
+  );
   const topIds = new Set(expected.map((d) => d.id));
-  assert.deepEqual(result.rest.map((d) => d.id), docs.filter((d) => !topIds.has(d.id)).map((d) => d.id), 'the rest keeps retrieval order');
+  assert.deepEqual(
+    result.rest.map((d) => d.id),
+    docs.filter((d) => !topIds.has(d.id)).map((d) => d.id),
+    'the rest keeps retrieval order',
+  );
   assert.equal(result.calls, windows.length);
   for (const w of windows) {
     assert.ok(w.length >= 2 && w.length <= 6, `window of ${w.length}`);
     for (let i = 1; i < w.length; i++) assert.ok(w[i - 1]!.id < w[i]!.id, 'a window is shown in retrieval order');
   }
-  assert.ok(result.calls <= heapSortCallBound(docs.length, topU), `${result.calls} calls > bound ${heapSortCallBound(docs.length, topU)} for n=${docs.length}`);
+  assert.ok(
+    result.calls <= heapSortCallBound(docs.length, topU),
+    `${result.calls} calls > bound ${heapSortCallBound(docs.length, topU)} for n=${docs.length}`,
+  );
 }
 
 void test('returns the true top-u in order within the call bound over many permutations of 31', async () => {
@@ -80,7 +90,12 @@ void test('every permutation of 7 and sizes 0..45 give the true top-u', async ()
     for (let r = 0; r < 20; r++) {
       const docs = shuffled(n, random);
       const windows: Doc[][] = [];
-      check(docs, Math.min(10, n), await bestFitHeapSort(docs, fakeComparator(windows), { topU: 10 }, new AbortController().signal), windows);
+      check(
+        docs,
+        Math.min(10, n),
+        await bestFitHeapSort(docs, fakeComparator(windows), { topU: 10 }, new AbortController().signal),
+        windows,
+      );
     }
   }
 });
@@ -88,10 +103,16 @@ void test('every permutation of 7 and sizes 0..45 give the true top-u', async ()
 void test('a comparator that always keeps the first of the window keeps retrieval order', async () => {
   const docs = Array.from({ length: 31 }, (_, id) => ({ id, relevance: 0 }));
   const result = await bestFitHeapSort(docs, () => Promise.resolve(0), { topU: 10 }, new AbortController().signal);
-  assert.deepEqual(result.top.map((d) => d.id), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(
+    result.top.map((d) => d.id),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+  );
   // Out-of-range answers are treated the same way.
   const bad = await bestFitHeapSort(docs, () => Promise.resolve(99), { topU: 10 }, new AbortController().signal);
-  assert.deepEqual(bad.top.map((d) => d.id), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(
+    bad.top.map((d) => d.id),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+  );
 });
 
 void test('an aborted signal stops the sort', async () => {
@@ -99,10 +120,15 @@ void test('an aborted signal stops the sort', async () => {
   const docs = shuffled(31, seededRandom(3));
   let calls = 0;
   await assert.rejects(
-    bestFitHeapSort(docs, () => {
-      if (++calls === 3) controller.abort();
-      return Promise.resolve(0);
-    }, {}, controller.signal),
+    bestFitHeapSort(
+      docs,
+      () => {
+        if (++calls === 3) controller.abort();
+        return Promise.resolve(0);
+      },
+      {},
+      controller.signal,
+    ),
     (e: Error) => e.name === 'CancellationError',
   );
   assert.equal(calls, 3);

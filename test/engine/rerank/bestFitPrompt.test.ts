@@ -75,7 +75,20 @@ void test('answers are parsed strictly', () => {
   assert.deepEqual(parseBestFitAnswer('<answer>[C]</ans', 3), { kind: 'label', index: 2, label: 'C' }, 'cut short by the token limit');
   assert.deepEqual(parseBestFitAnswer('<think>\n\n</think>\n\n<answer>[A]</answer>\n', 3), { kind: 'label', index: 0, label: 'A' });
   assert.deepEqual(parseBestFitAnswer('<answer>[D]</answer>', 3), { kind: 'outsideWindow', label: 'D' });
-  for (const bad of ['[B]', 'B', '<answer>B</answer>', '<answer>[b]</answer>', '<answer>[B]</answer> because', 'The answer is <answer>[B]</answer>', '<think>B is best</think><answer>[B]</answer>', '<answer>[AB]</answer>', '<answer>[B]</answer><answer>[C]</answer>', '<answer>[B]</answers', '<answer>[B] </answer>x', '']) {
+  for (const bad of [
+    '[B]',
+    'B',
+    '<answer>B</answer>',
+    '<answer>[b]</answer>',
+    '<answer>[B]</answer> because',
+    'The answer is <answer>[B]</answer>',
+    '<think>B is best</think><answer>[B]</answer>',
+    '<answer>[AB]</answer>',
+    '<answer>[B]</answer><answer>[C]</answer>',
+    '<answer>[B]</answers',
+    '<answer>[B] </answer>x',
+    '',
+  ]) {
     assert.deepEqual(parseBestFitAnswer(bad, 3), { kind: 'unparsable' }, bad);
   }
 });
@@ -84,13 +97,33 @@ void test('label scores come from the top logprobs at the label token', () => {
   const tokens = [
     { token: '<answer>', logprob: 0 },
     { token: '[', logprob: 0 },
-    { token: 'B', logprob: Math.log(0.6), top: [{ token: 'B', logprob: Math.log(0.6) }, { token: 'A', logprob: Math.log(0.3) }, { token: 'Q', logprob: Math.log(0.05) }] },
+    {
+      token: 'B',
+      logprob: Math.log(0.6),
+      top: [
+        { token: 'B', logprob: Math.log(0.6) },
+        { token: 'A', logprob: Math.log(0.3) },
+        { token: 'Q', logprob: Math.log(0.05) },
+      ],
+    },
     { token: ']</', logprob: 0 },
   ];
   const scores = labelScores(tokens, 3)!;
   assert.ok(Math.abs(scores[0]! - 0.3) < 1e-9 && Math.abs(scores[1]! - 0.6) < 1e-9 && scores[2] === 0);
   // A merged `[B` token: alternatives share its `[` prefix.
-  const merged = [{ token: '<answer>', logprob: 0 }, { token: '[B', logprob: -0.1, top: [{ token: '[B', logprob: -0.1 }, { token: '[C', logprob: -2.5 }, { token: ' [A', logprob: -3 }] }, { token: ']', logprob: 0 }];
+  const merged = [
+    { token: '<answer>', logprob: 0 },
+    {
+      token: '[B',
+      logprob: -0.1,
+      top: [
+        { token: '[B', logprob: -0.1 },
+        { token: '[C', logprob: -2.5 },
+        { token: ' [A', logprob: -3 },
+      ],
+    },
+    { token: ']', logprob: 0 },
+  ];
   const s2 = labelScores(merged, 3)!;
   assert.equal(s2[0], 0);
   assert.ok(s2[1]! > s2[2]! && s2[2]! > 0);

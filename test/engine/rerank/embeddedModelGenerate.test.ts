@@ -40,11 +40,17 @@ void test('the embedded-model adapter answers through the test server with real 
   });
   try {
     const query = buildRerankQuery('a.py', 'x = 1');
-    const window = [{ id: 'a', text: 'A' }, { id: 'b', text: 'B' }, { id: 'c', text: 'C' }];
+    const window = [
+      { id: 'a', text: 'A' },
+      { id: 'b', text: 'B' },
+      { id: 'c', text: 'C' },
+    ];
     const pick = await ollamaReranker({ host: server.url }).pick(query, window, new AbortController().signal);
     assert.equal(pick.index, 1);
     assert.equal(pick.answer, '<answer>[B]</ans', 'a character-level model runs out of its 16 tokens');
-    assert.ok(Math.abs(pick.scores![0]! - 0.2) < 1e-3 && Math.abs(pick.scores![1]! - 0.7) < 1e-3 && Math.abs(pick.scores![2]! - 0.1) < 1e-3);
+    assert.ok(
+      Math.abs(pick.scores![0]! - 0.2) < 1e-3 && Math.abs(pick.scores![1]! - 0.7) < 1e-3 && Math.abs(pick.scores![2]! - 0.1) < 1e-3,
+    );
   } finally {
     await server.close();
   }

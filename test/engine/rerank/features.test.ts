@@ -1,13 +1,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildRerankQuery } from '../../../src/engine/rerank/bestFitPrompt';
-import { candidateFeatures, FEATURE_COUNT, FEATURE_NAMES, featureMatrix, queryFeatures, type FeatureDoc } from '../../../src/engine/rerank/features';
+import {
+  candidateFeatures,
+  FEATURE_COUNT,
+  FEATURE_NAMES,
+  featureMatrix,
+  queryFeatures,
+  type FeatureDoc,
+} from '../../../src/engine/rerank/features';
 import { distillCase, RecordingReranker, seedOf } from '../../../src/bench/distillCases';
 import { bestFitRerank } from '../../../src/engine/rerank/bestFitRerank';
 import type { Candidate } from '../../../src/engine/retrieve/types';
 import type { BenchCase } from '../../../src/bench/cases';
 
-function candidate(path: string, name: string, qualifiedName: string, kind: Candidate['snippet']['kind'], text: string, extra: Partial<Candidate> = {}): Candidate {
+function candidate(
+  path: string,
+  name: string,
+  qualifiedName: string,
+  kind: Candidate['snippet']['kind'],
+  text: string,
+  extra: Partial<Candidate> = {},
+): Candidate {
   return {
     snippet: { id: `${path}#${qualifiedName}`, kind, path, name, qualifiedName, range: { startLine: 1, endLine: 3 }, text },
     paths: ['sparse'],
@@ -20,15 +34,40 @@ function candidate(path: string, name: string, qualifiedName: string, kind: Cand
 const doc = (c: Candidate): FeatureDoc => ({ id: c.snippet.id, text: c.snippet.text, candidate: c });
 const value = (f: Float32Array, name: (typeof FEATURE_NAMES)[number]): number => f[FEATURE_NAMES.indexOf(name)]!;
 
-const prefix = ['from shop.repo import Repository', 'from shop import util', '', 'def main():', '    repo = Repository.open(path)', '    items = util.load_items(repo)', '    total = repo.get_to'].join('\n');
+const prefix = [
+  'from shop.repo import Repository',
+  'from shop import util',
+  '',
+  'def main():',
+  '    repo = Repository.open(path)',
+  '    items = util.load_items(repo)',
+  '    total = repo.get_to',
+].join('\n');
 const query = buildRerankQuery('app/main.py', prefix);
 
 void test('features say which candidate defines what the unfinished line uses or is typing', () => {
   const q = queryFeatures(query);
   assert.equal(q.typed, 'get_to');
-  const getTotal = candidateFeatures(q, doc(candidate('shop/repo.py', 'get_total', 'Repository.get_total', 'classFunction', '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...')));
-  const loadItems = candidateFeatures(q, doc(candidate('shop/util.py', 'load_items', 'load_items', 'function', '# shop/util.py\ndef load_items(repo): ...')));
-  const unrelated = candidateFeatures(q, doc(candidate('shop/mail.py', 'send', 'Mailer.send', 'classFunction', '# shop/mail.py\nclass Mailer:\n    def send(self, to): ...')));
+  const getTotal = candidateFeatures(
+    q,
+    doc(
+      candidate(
+        'shop/repo.py',
+        'get_total',
+        'Repository.get_total',
+        'classFunction',
+        '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...',
+      ),
+    ),
+  );
+  const loadItems = candidateFeatures(
+    q,
+    doc(candidate('shop/util.py', 'load_items', 'load_items', 'function', '# shop/util.py\ndef load_items(repo): ...')),
+  );
+  const unrelated = candidateFeatures(
+    q,
+    doc(candidate('shop/mail.py', 'send', 'Mailer.send', 'classFunction', '# shop/mail.py\nclass Mailer:\n    def send(self, to): ...')),
+  );
   assert.equal(getTotal.length, FEATURE_COUNT);
   assert.equal(value(getTotal, 'typed_prefix_of_name'), 1);
   assert.equal(value(getTotal, 'owner_in_query'), 1, 'its class Repository appears in the code');
@@ -67,10 +106,16 @@ void test('context features see the whole code before the cursor: how recently a
   ].join('\n');
   const q = queryFeatures(buildRerankQuery('app/main.py', context));
   const logEvent = candidateFeatures(q, doc(candidate('shop/log.py', 'log_event', 'log_event', 'function', 'def log_event(msg): ...')));
-  const open = candidateFeatures(q, doc(candidate('shop/repo.py', 'open', 'Repository.open', 'classFunction', 'class Repository:\n    def open(cls, path): ...')));
+  const open = candidateFeatures(
+    q,
+    doc(candidate('shop/repo.py', 'open', 'Repository.open', 'classFunction', 'class Repository:\n    def open(cls, path): ...')),
+  );
   const archive = candidateFeatures(q, doc(candidate('shop/repo.py', 'Archive', 'Archive', 'class', 'class Archive: ...')));
   const send = candidateFeatures(q, doc(candidate('shop/mail.py', 'send', 'send', 'function', 'def send(to): ...')));
-  const testHelper = candidateFeatures(q, doc(candidate('tests/test_repo.py', 'make_repo', 'make_repo', 'function', 'def make_repo(): ...')));
+  const testHelper = candidateFeatures(
+    q,
+    doc(candidate('tests/test_repo.py', 'make_repo', 'make_repo', 'function', 'def make_repo(): ...')),
+  );
   assert.equal(value(logEvent, 'name_recency'), Math.fround(1 / (1 + 1 / 5)), 'used one line above the cursor line');
   assert.equal(value(logEvent, 'name_count_context_log'), Math.fround(Math.log1p(2) / 4), 'used twice, once beyond the 30-line query');
   assert.equal(value(logEvent, 'name_in_query'), 1);
@@ -103,8 +148,14 @@ void test('the enclosing Java method: names used in it are in scope, names used 
     '            ',
   ].join('\n');
   const q = queryFeatures(buildRerankQuery('src/org/shop/MainTest.java', context));
-  const open = candidateFeatures(q, doc(candidate('src/org/shop/Repository.java', 'open', 'Repository.open', 'classFunction', 'public static Repository open(String p);')));
-  const configure = candidateFeatures(q, doc(candidate('src/org/shop/Mailer.java', 'configure', 'Mailer.configure', 'classFunction', 'public static void configure();')));
+  const open = candidateFeatures(
+    q,
+    doc(candidate('src/org/shop/Repository.java', 'open', 'Repository.open', 'classFunction', 'public static Repository open(String p);')),
+  );
+  const configure = candidateFeatures(
+    q,
+    doc(candidate('src/org/shop/Mailer.java', 'configure', 'Mailer.configure', 'classFunction', 'public static void configure();')),
+  );
   assert.equal(value(open, 'owner_in_scope'), 1);
   assert.equal(value(configure, 'owner_in_scope'), 0);
   assert.ok(value(configure, 'owner_recency') > 0);
@@ -124,7 +175,10 @@ void test('the merged retrieval position is a feature: from the rerank stage, el
 });
 
 void test('features work without retrieval metadata (a plain snippet) and on empty input', () => {
-  const m = featureMatrix(query, [{ id: 'a', text: 'def get_total(self):\n    return 1' }, { id: 'b', text: '' }]);
+  const m = featureMatrix(query, [
+    { id: 'a', text: 'def get_total(self):\n    return 1' },
+    { id: 'b', text: '' },
+  ]);
   assert.equal(m.length, 2 * FEATURE_COUNT);
   assert.equal(m[FEATURE_NAMES.indexOf('typed_prefix_of_name')], 1, 'the name is read from the def line');
   assert.ok(m.every((v) => Number.isFinite(v)));
@@ -136,14 +190,27 @@ void test('features work without retrieval metadata (a plain snippet) and on emp
 void test('distillation data from a case: the recorder keeps retrieval order; kept windows pick the candidate holding the definitions', async () => {
   const cands = [
     candidate('shop/mail.py', 'send', 'Mailer.send', 'classFunction', '# shop/mail.py\nclass Mailer:\n    def send(self, to): ...'),
-    candidate('shop/repo.py', 'get_total', 'Repository.get_total', 'classFunction', '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...', { scores: { dense: 0.2 }, ranks: { dense: 9 }, paths: ['dense'] }),
+    candidate(
+      'shop/repo.py',
+      'get_total',
+      'Repository.get_total',
+      'classFunction',
+      '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...',
+      { scores: { dense: 0.2 }, ranks: { dense: 9 }, paths: ['dense'] },
+    ),
     candidate('shop/util.py', 'load_items', 'load_items', 'function', '# shop/util.py\ndef load_items(repo): ...'),
-    ...Array.from({ length: 8 }, (_, i) => candidate('shop/other.py', `noise${i}`, `noise${i}`, 'function', `# shop/other.py\ndef noise${i}(): ...`)),
+    ...Array.from({ length: 8 }, (_, i) =>
+      candidate('shop/other.py', `noise${i}`, `noise${i}`, 'function', `# shop/other.py\ndef noise${i}(): ...`),
+    ),
   ];
   const docs = cands.map((c) => ({ ...doc(c), path: c.snippet.path }));
   const recorder = new RecordingReranker();
   const result = await bestFitRerank(query, docs, recorder, { topU: 3 }, new AbortController().signal);
-  assert.deepEqual(result.trace.after, docs.slice(0, 3).map((d) => d.id), 'recording does not reorder');
+  assert.deepEqual(
+    result.trace.after,
+    docs.slice(0, 3).map((d) => d.id),
+    'recording does not reorder',
+  );
   const recorded = recorder.take();
   assert.ok(recorded);
   assert.equal(recorded.docs.length, 11);
@@ -153,7 +220,13 @@ void test('distillation data from a case: the recorder keeps retrieval order; ke
     prompt: prefix,
     groundtruth: 'tal()',
     right_context: '',
-    metadata: { task_id: 'shop/1', repository: 'shop', file: 'app/main.py', lang: 'python', crossfile_defs: [{ name: 'get_total', kind: 'classFunction', file: 'shop/repo.py', line: 3 }] },
+    metadata: {
+      task_id: 'shop/1',
+      repository: 'shop',
+      file: 'app/main.py',
+      lang: 'python',
+      crossfile_defs: [{ name: 'get_total', kind: 'classFunction', file: 'shop/repo.py', line: 3 }],
+    },
   } as BenchCase;
   const { record, subsets } = await distillCase(c, recorded, { seed: seedOf('shop/1') }, new AbortController().signal);
   assert.deepEqual(record.hits, [0, 1, ...new Array<number>(9).fill(0)]);

@@ -68,7 +68,13 @@ export function overlapModelTestDouble(options: { sharpness?: number; seed?: num
     const label = parsed.docs[chosen]!.label;
     const top = parsed.docs.map((doc, i) => ({ token: doc.label, logprob: logprobs[i]! })).sort((a, b) => b.logprob - a.logprob);
     const certain = (token: string): GeneratedToken => ({ token, logprob: 0, top: [{ token, logprob: 0 }] });
-    const tokens: GeneratedToken[] = [certain('<answer>'), certain('['), { token: label, logprob: logprobs[chosen]!, top }, certain(']'), certain('</answer>')];
+    const tokens: GeneratedToken[] = [
+      certain('<answer>'),
+      certain('['),
+      { token: label, logprob: logprobs[chosen]!, top },
+      certain(']'),
+      certain('</answer>'),
+    ];
     return { text: tokens.map((t) => t.token).join(''), topLogprobs: tokens };
   }) as GenerateFn & { calls: number };
   fn.calls = 0;

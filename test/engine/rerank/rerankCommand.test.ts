@@ -41,7 +41,16 @@ void test('coderag rerank prints candidates before and after, the calls and the 
   const calls = Number(/Reranker calls: (\d+) of (\d+) windows/.exec(r.stdout)?.[1]);
   assert.ok(calls > 0 && calls === server.requests.length);
   assert.match(r.stdout, /Timings: .*rerank [\d.]+ ms/);
-  const json = await coderag(['rerank', join(fixturesDir, 'pyshop'), 'app/main.py:20', '--openai', server.url, '--json', '--index-dir', cache.path]);
+  const json = await coderag([
+    'rerank',
+    join(fixturesDir, 'pyshop'),
+    'app/main.py:20',
+    '--openai',
+    server.url,
+    '--json',
+    '--index-dir',
+    cache.path,
+  ]);
   assert.equal(json.code, 0, json.stderr);
   const parsed = JSON.parse(json.stdout) as { after: string[]; before: string[]; rerankerCalls: number; degraded?: string };
   assert.equal(parsed.after.length, Math.min(10, parsed.before.length));
@@ -70,7 +79,18 @@ void test('coderag rerank --reranker distilled loads a model folder; bad argumen
   const dir = tempDir('coderag-reranker-');
   try {
     writeTinyPairModel(dir.path);
-    const r = await coderag(['rerank', join(fixturesDir, 'pyshop'), 'app/main.py:20', '--reranker', 'distilled', '--reranker-model', dir.path, '--json', '--index-dir', cache.path]);
+    const r = await coderag([
+      'rerank',
+      join(fixturesDir, 'pyshop'),
+      'app/main.py:20',
+      '--reranker',
+      'distilled',
+      '--reranker-model',
+      dir.path,
+      '--json',
+      '--index-dir',
+      cache.path,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const parsed = JSON.parse(r.stdout) as { reranker: string; after: string[] };
     assert.match(parsed.reranker, /^distilled /);
@@ -78,7 +98,17 @@ void test('coderag rerank --reranker distilled loads a model folder; bad argumen
   } finally {
     dir.cleanup();
   }
-  const missing = await coderag(['rerank', join(fixturesDir, 'pyshop'), 'app/main.py:20', '--reranker', 'distilled', '--reranker-model', '/nonexistent/model', '--index-dir', cache.path]);
+  const missing = await coderag([
+    'rerank',
+    join(fixturesDir, 'pyshop'),
+    'app/main.py:20',
+    '--reranker',
+    'distilled',
+    '--reranker-model',
+    '/nonexistent/model',
+    '--index-dir',
+    cache.path,
+  ]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /distilled reranker model not found/);
   const bad = await coderag(['rerank', join(fixturesDir, 'pyshop'), 'app/main.py:20', '--reranker', 'bogus']);

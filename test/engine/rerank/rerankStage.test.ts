@@ -11,7 +11,15 @@ import { RerankError, type Reranker } from '../../../src/engine/rerank/types';
 function candidate(i: number): Candidate {
   const text = `# pkg/m${i}.py\ndef f${i}():\n    return ${'x'.repeat(i)}`;
   return {
-    snippet: { id: `pkg/m${i}.py#function:f${i}`, kind: 'function', path: `pkg/m${i}.py`, name: `f${i}`, qualifiedName: `f${i}`, range: { startLine: 0, endLine: 1 }, text },
+    snippet: {
+      id: `pkg/m${i}.py#function:f${i}`,
+      kind: 'function',
+      path: `pkg/m${i}.py`,
+      name: `f${i}`,
+      qualifiedName: `f${i}`,
+      range: { startLine: 0, endLine: 1 },
+      text,
+    },
     paths: ['sparse'],
     scores: { sparse: 1 - i / 100, dense: 0.5 },
     ranks: { sparse: i },
@@ -37,7 +45,10 @@ void test('the pipeline stage reranks candidates with the switch chosen per requ
   assert.ok(stage instanceof BestFitRerankStage);
   assert.equal(stage.name, 'fake distilled');
   const outcome = await stage.rerank({ file, candidates, topU: 10 }, new AbortController().signal);
-  assert.deepEqual(outcome.ranked.map((c) => c.snippet.name), ['f30', 'f29', 'f28', 'f27', 'f26', 'f25', 'f24', 'f23', 'f22', 'f21']);
+  assert.deepEqual(
+    outcome.ranked.map((c) => c.snippet.name),
+    ['f30', 'f29', 'f28', 'f27', 'f26', 'f25', 'f24', 'f23', 'f22', 'f21'],
+  );
   assert.ok(outcome.calls.length > 0 && outcome.calls.every((c) => c.picked !== undefined && c.failure === undefined));
   assert.equal(scored[0], '# pkg/main.py\nimport pkg\nvalue = f');
   assert.match(outcome.notes?.[0] ?? '', /reranker calls/);
@@ -53,7 +64,10 @@ void test('a chosen reranker that is not registered keeps retrieval order and sa
   assert.ok(stage, 'a stage that records the missing reranker, not no stage');
   assert.equal(stage.name, 'llm (unavailable)');
   const outcome = await stage.rerank({ file, candidates: candidates.slice(0, 8), topU: 5 }, new AbortController().signal);
-  assert.deepEqual(outcome.ranked.map((c) => c.snippet.name), ['f0', 'f1', 'f2', 'f3', 'f4']);
+  assert.deepEqual(
+    outcome.ranked.map((c) => c.snippet.name),
+    ['f0', 'f1', 'f2', 'f3', 'f4'],
+  );
   assert.deepEqual(outcome.calls, []);
   assert.deepEqual(outcome.notes, ['no llm reranker is configured']);
 
@@ -63,8 +77,14 @@ void test('a chosen reranker that is not registered keeps retrieval order and sa
 
 void test('failed windows are reported to the pipeline as failures', async () => {
   const failing: Reranker = { kind: 'llm', name: 'down', pick: () => Promise.reject(new RerankError('unavailable', 'connection refused')) };
-  const outcome = await new BestFitRerankStage(failing).rerank({ file, candidates: candidates.slice(0, 8), topU: 5 }, new AbortController().signal);
-  assert.deepEqual(outcome.ranked.map((c) => c.snippet.name), ['f0', 'f1', 'f2', 'f3', 'f4']);
+  const outcome = await new BestFitRerankStage(failing).rerank(
+    { file, candidates: candidates.slice(0, 8), topU: 5 },
+    new AbortController().signal,
+  );
+  assert.deepEqual(
+    outcome.ranked.map((c) => c.snippet.name),
+    ['f0', 'f1', 'f2', 'f3', 'f4'],
+  );
   assert.match(outcome.calls[0]!.failure ?? '', /unavailable/);
   assert.ok(outcome.calls.slice(1).every((c) => c.failure === 'unavailable: connection refused'));
   assert.match(outcome.notes?.join(' ') ?? '', /kept retrieval order/);

@@ -19,7 +19,15 @@ function candidate(i: number, path: string, qualifiedName: string, text: string,
   const name = qualifiedName.slice(qualifiedName.lastIndexOf('.') + 1);
   const paths = Object.keys(found) as PathName[];
   return {
-    snippet: { id: `${path}#${qualifiedName}`, kind: qualifiedName.includes('.') ? 'classFunction' : 'function', path, name, qualifiedName, range: { startLine: i, endLine: i + 2 }, text },
+    snippet: {
+      id: `${path}#${qualifiedName}`,
+      kind: qualifiedName.includes('.') ? 'classFunction' : 'function',
+      path,
+      name,
+      qualifiedName,
+      range: { startLine: i, endLine: i + 2 },
+      text,
+    },
     paths,
     scores: Object.fromEntries(paths.map((p) => [p, 0.5 - found[p]! / 40])),
     ranks: found,
@@ -28,12 +36,27 @@ function candidate(i: number, path: string, qualifiedName: string, text: string,
 
 // The user is typing `repo.get_to` on a Repository; the definition was found only by the dense
 // path at rank 9, behind unrelated candidates the sparse path ranked first.
-const prefix = ['from shop.repo import Repository', 'from shop.mail import Mailer', '', 'def report(path):', '    repo = Repository.open(path)', '    total = repo.get_to'].join('\n');
+const prefix = [
+  'from shop.repo import Repository',
+  'from shop.mail import Mailer',
+  '',
+  'def report(path):',
+  '    repo = Repository.open(path)',
+  '    total = repo.get_to',
+].join('\n');
 const query = buildRerankQuery('app/report.py', prefix);
 const unrelated = Array.from({ length: 12 }, (_, i) =>
-  candidate(i, `shop/mod${i}.py`, `Helper${i}.run${i}`, `# shop/mod${i}.py\nclass Helper${i}:\n    def run${i}(self, path, report): ...`, { sparse: i }),
+  candidate(i, `shop/mod${i}.py`, `Helper${i}.run${i}`, `# shop/mod${i}.py\nclass Helper${i}:\n    def run${i}(self, path, report): ...`, {
+    sparse: i,
+  }),
 );
-const target = candidate(99, 'shop/repo.py', 'Repository.get_total', '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...', { dense: 9 });
+const target = candidate(
+  99,
+  'shop/repo.py',
+  'Repository.get_total',
+  '# shop/repo.py\nclass Repository:\n    def get_total(self) -> int: ...',
+  { dense: 9 },
+);
 const list = [...unrelated.slice(0, 8), target, ...unrelated.slice(8)];
 
 void test('the shipped distilled reranker promotes the definition being typed into the top-u', async () => {
@@ -45,7 +68,13 @@ void test('the shipped distilled reranker promotes the definition being typed in
     const after = result.trace.after.indexOf(target.snippet.id);
     assert.ok(after >= 0 && after < before, `get_total moved from ${before} to ${after} (${result.trace.after.join(', ')})`);
     assert.ok(result.trace.calls.length > 0 && result.trace.calls.every((c) => c.status === 'ok'));
-    const again = await bestFitRerank(query, candidateDocs(list), (await loadDistilledReranker(modelDir)).reranker, { topU: 5 }, new AbortController().signal);
+    const again = await bestFitRerank(
+      query,
+      candidateDocs(list),
+      (await loadDistilledReranker(modelDir)).reranker,
+      { topU: 5 },
+      new AbortController().signal,
+    );
     assert.deepEqual(again.trace.after, result.trace.after, 'deterministic across loads');
   } finally {
     await scorer.dispose();
@@ -71,9 +100,17 @@ void test('at the start of a line, the shipped reranker promotes what the enclos
     const wordy = Array.from({ length: 12 }, (_, i) =>
       candidate(i, `shop/names${i}.py`, `rename_file${i}`, `# shop/names${i}.py\ndef rename_file${i}(old, new, repo): ...`, { sparse: i }),
     );
-    const helper = candidate(50, 'shop/audit.py', 'record_change', '# shop/audit.py\ndef record_change(repo, what, detail): ...', { dataflow: 4 });
+    const helper = candidate(50, 'shop/audit.py', 'record_change', '# shop/audit.py\ndef record_change(repo, what, detail): ...', {
+      dataflow: 4,
+    });
     const merged = [...wordy.slice(0, 9), helper, ...wordy.slice(9)];
-    const result = await bestFitRerank(buildRerankQuery('shop/ops.py', context), candidateDocs(merged), reranker, { topU: 10 }, new AbortController().signal);
+    const result = await bestFitRerank(
+      buildRerankQuery('shop/ops.py', context),
+      candidateDocs(merged),
+      reranker,
+      { topU: 10 },
+      new AbortController().signal,
+    );
     const after = result.trace.after.indexOf(helper.snippet.id);
     assert.ok(after >= 0 && after < 3, `record_change moved from 9 to ${after} (${result.trace.after.join(', ')})`);
   } finally {

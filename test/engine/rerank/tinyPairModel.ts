@@ -31,7 +31,13 @@ function valueInfo(name: string, elemType: number, dims: Array<string | number>)
   return [...str(1, name), ...bytes(2, bytes(1, tensorType))];
 }
 function node(op: string, inputs: string[], outputs: string[], attrs: number[][] = []): number[] {
-  return [...inputs.flatMap((i) => str(1, i)), ...outputs.flatMap((o) => str(2, o)), ...str(3, `${op}_${outputs[0]}`), ...str(4, op), ...attrs.flatMap((a) => bytes(5, a))];
+  return [
+    ...inputs.flatMap((i) => str(1, i)),
+    ...outputs.flatMap((o) => str(2, o)),
+    ...str(3, `${op}_${outputs[0]}`),
+    ...str(4, op),
+    ...attrs.flatMap((a) => bytes(5, a)),
+  ];
 }
 const intAttr = (name: string, v: number): number[] => [...str(1, name), ...int(3, v), ...int(20, 2)];
 const intsAttr = (name: string, vs: number[]): number[] => [...str(1, name), ...vs.flatMap((v) => int(8, v)), ...int(20, 7)];
@@ -73,15 +79,45 @@ export function writeTinyPairModel(dir: string, config: Record<string, unknown> 
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: [{ id: 256, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+    added_tokens: [
+      { id: 256, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
+    ],
     normalizer: null,
     pre_tokenizer: byteLevel,
     post_processor: byteLevel,
     decoder: byteLevel,
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges: [] },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      vocab,
+      merges: [],
+    },
   };
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tokenizer));
-  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'GPT2Tokenizer', eos_token: '<|endoftext|>', bos_token: '<|endoftext|>', unk_token: '<|endoftext|>', pad_token: '<|endoftext|>' }));
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'coderag-pair-reranker', max_query_tokens: 16, max_candidate_tokens: 8, sep_token: '<|endoftext|>', ...config }));
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({
+      tokenizer_class: 'GPT2Tokenizer',
+      eos_token: '<|endoftext|>',
+      bos_token: '<|endoftext|>',
+      unk_token: '<|endoftext|>',
+      pad_token: '<|endoftext|>',
+    }),
+  );
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({
+      model_type: 'coderag-pair-reranker',
+      max_query_tokens: 16,
+      max_candidate_tokens: 8,
+      sep_token: '<|endoftext|>',
+      ...config,
+    }),
+  );
   writeFileSync(join(dir, 'onnx', 'model.onnx'), sumOfIdsModel());
 }

@@ -142,7 +142,8 @@ void test('Python flow edges: for-in, with-as, parameters with hints, walrus, in
   const dir = tempDir();
   try {
     writeRepo(dir.path, {
-      'lib/store.py': 'class Base:\n    def close(self):\n        pass\n\nclass Store(Base):\n    def rows(self) -> "list[Row]":\n        return []\n\nclass Row:\n    def value(self):\n        return 1\n\ndef open_store(path) -> Store:\n    return Store()\n',
+      'lib/store.py':
+        'class Base:\n    def close(self):\n        pass\n\nclass Store(Base):\n    def rows(self) -> "list[Row]":\n        return []\n\nclass Row:\n    def value(self):\n        return 1\n\ndef open_store(path) -> Store:\n    return Store()\n',
     });
     const kb = await knowledgeBase(dir.path);
     const head = 'from lib.store import open_store, Store, Row\n\n';
@@ -167,22 +168,60 @@ void test('bad input: empty file, cursor at line 1, syntax errors, non-ASCII ide
   assert.deepEqual(await dataflowIds(kb, { path: 'new.py', lang: 'python', prefix: '' }), []);
   assert.deepEqual(await dataflowIds(kb, unfinishedAt('pyshop', 'app/main.py', 1)), []);
   // Syntax errors before the cursor: what parsed is still used.
-  const broken = await dataflowIds(kb, { path: 'x.py', lang: 'python', prefix: 'from pyshop.payments import make_gateway\ndef broken(:\n    pass\ng = make_gateway("stripe")\ng.' });
+  const broken = await dataflowIds(kb, {
+    path: 'x.py',
+    lang: 'python',
+    prefix: 'from pyshop.payments import make_gateway\ndef broken(:\n    pass\ng = make_gateway("stripe")\ng.',
+  });
   assertTop(broken, 'pyshop/payments.py#function:make_gateway', 3);
   // Non-ASCII identifiers resolve like any other.
-  const unicode = await dataflowIds(kb, { path: 'x.py', lang: 'python', prefix: 'from pyshop.i18n import Währung, übersetze\nw = Währung("EUR")\nw.größe + übersetze(' });
+  const unicode = await dataflowIds(kb, {
+    path: 'x.py',
+    lang: 'python',
+    prefix: 'from pyshop.i18n import Währung, übersetze\nw = Währung("EUR")\nw.größe + übersetze(',
+  });
   assertTop(unicode, 'pyshop/i18n.py#class:Währung', 3);
   assertTop(unicode, 'pyshop/i18n.py#function:übersetze', 3);
-  const javaUnicode = await dataflowIds(await fixtureKb('javashop'), { path: `${JAVA_ROOT}/X.java`, lang: 'java', prefix: 'package com.example.shop;\nimport com.example.shop.util.Prices;\nclass X { double f() { return Prices.rabattAnwenden(' });
+  const javaUnicode = await dataflowIds(await fixtureKb('javashop'), {
+    path: `${JAVA_ROOT}/X.java`,
+    lang: 'java',
+    prefix: 'package com.example.shop;\nimport com.example.shop.util.Prices;\nclass X { double f() { return Prices.rabattAnwenden(',
+  });
   assertTop(javaUnicode, `${JAVA_ROOT}/util/Prices.java#classFunction:Prices.rabattAnwenden`, 2);
 
   // Java: a method with a syntax error above the cursor, and a 20,000-line class.
   const javaKb = await fixtureKb('javashop');
-  const brokenJava = ['package com.example.shop;', 'import com.example.shop.payment.Gateways;', 'import com.example.shop.payment.PaymentGateway;', 'class X {', '  void broken( {', '    x++', '  }', '  void f() {', '    PaymentGateway g = Gateways.create("stripe");', '    g.'].join('\n');
-  assertTop(await dataflowIds(javaKb, { path: `${JAVA_ROOT}/X.java`, lang: 'java', prefix: brokenJava }), `${JAVA_ROOT}/payment/PaymentGateway.java#class:PaymentGateway`, 2);
-  const bigJava = ['package com.example.shop;', 'import com.example.shop.model.Cart;', 'class Big {', ...Array.from({ length: 20000 }, (_, i) => `  int m${i}() { return ${i}; }`), '  void f(Cart cart) {', '    cart.'];
+  const brokenJava = [
+    'package com.example.shop;',
+    'import com.example.shop.payment.Gateways;',
+    'import com.example.shop.payment.PaymentGateway;',
+    'class X {',
+    '  void broken( {',
+    '    x++',
+    '  }',
+    '  void f() {',
+    '    PaymentGateway g = Gateways.create("stripe");',
+    '    g.',
+  ].join('\n');
+  assertTop(
+    await dataflowIds(javaKb, { path: `${JAVA_ROOT}/X.java`, lang: 'java', prefix: brokenJava }),
+    `${JAVA_ROOT}/payment/PaymentGateway.java#class:PaymentGateway`,
+    2,
+  );
+  const bigJava = [
+    'package com.example.shop;',
+    'import com.example.shop.model.Cart;',
+    'class Big {',
+    ...Array.from({ length: 20000 }, (_, i) => `  int m${i}() { return ${i}; }`),
+    '  void f(Cart cart) {',
+    '    cart.',
+  ];
   const t0 = performance.now();
-  assertTop(await dataflowIds(javaKb, { path: `${JAVA_ROOT}/Big.java`, lang: 'java', prefix: bigJava.join('\n') }), `${JAVA_ROOT}/model/Cart.java#class:Cart`, 2);
+  assertTop(
+    await dataflowIds(javaKb, { path: `${JAVA_ROOT}/Big.java`, lang: 'java', prefix: bigJava.join('\n') }),
+    `${JAVA_ROOT}/model/Cart.java#class:Cart`,
+    2,
+  );
   assert.ok(performance.now() - t0 < 5000);
 
   const empty = tempDir();
@@ -193,7 +232,10 @@ void test('bad input: empty file, cursor at line 1, syntax errors, non-ASCII ide
     empty.cleanup();
   }
 
-  const lines = ['from pyshop.payments import make_gateway', ...Array.from({ length: 20000 }, (_, i) => `value_${i} = value_${i - 1} + ${i}` )];
+  const lines = [
+    'from pyshop.payments import make_gateway',
+    ...Array.from({ length: 20000 }, (_, i) => `value_${i} = value_${i - 1} + ${i}`),
+  ];
   lines.push('gw = make_gateway("stripe")', 'gw.');
   const start = performance.now();
   const big = await dataflowIds(kb, { path: 'big.py', lang: 'python', prefix: lines.join('\n') });
@@ -210,7 +252,10 @@ void test('DataflowRetriever follows knowledge-base changes', async () => {
     await kb.index(undefined, new AbortController().signal);
     const file: UnfinishedFile = { path: 'main.py', lang: 'python', prefix: 'from tools.b import make_thing\nt = make_thing(' };
     const df = new DataflowRetriever(kb, await parsers());
-    const ids = async (): Promise<string[]> => (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal)).results.map((r) => r.snippet.id);
+    const ids = async (): Promise<string[]> =>
+      (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, new AbortController().signal)).results.map(
+        (r) => r.snippet.id,
+      );
     assert.deepEqual(await ids(), []);
     writeRepo(dir.path, { 'tools/b.py': 'def make_thing():\n    return 1\n' });
     await kb.updateFile('tools/b.py');
@@ -251,7 +296,11 @@ void test('Python: a module used as `mod.member` above yields summaries of the m
     });
     const kb = await knowledgeBase(dir.path);
     // A fresh line after `geo.Shape3()` was used: the next line may use any member of geo.
-    const results = await dataflowResults(kb, { path: 'app.py', lang: 'python', prefix: 'import geo\n\ndef main():\n    s = geo.Shape3()\n    ' });
+    const results = await dataflowResults(kb, {
+      path: 'app.py',
+      lang: 'python',
+      prefix: 'import geo\n\ndef main():\n    s = geo.Shape3()\n    ',
+    });
     const ids = results.map((r) => r.id);
     assertTop(ids, 'geo/shapes.py#class:Shape3', 3);
     const pkg = results.find((r) => r.id === 'geo/__init__.py#module');
@@ -269,9 +318,14 @@ void test('Python: a module used as `mod.member` above yields summaries of the m
   // A generated module with thousands of definitions: the name list is capped too.
   const gen = tempDir();
   try {
-    writeRepo(gen.path, { 'geo/__init__.py': '', 'geo/consts.py': Array.from({ length: 3000 }, (_, i) => `C${i} = ${i}`).join('\n') + '\n' });
+    writeRepo(gen.path, {
+      'geo/__init__.py': '',
+      'geo/consts.py': Array.from({ length: 3000 }, (_, i) => `C${i} = ${i}`).join('\n') + '\n',
+    });
     const big = await knowledgeBase(gen.path);
-    const huge = (await dataflowResults(big, { path: 'app.py', lang: 'python', prefix: 'from geo import consts\n\nx = consts.C1\n' })).find((r) => r.id === 'geo/consts.py#module');
+    const huge = (await dataflowResults(big, { path: 'app.py', lang: 'python', prefix: 'from geo import consts\n\nx = consts.C1\n' })).find(
+      (r) => r.id === 'geo/consts.py#module',
+    );
     assert.ok(huge, 'the generated module has a summary');
     assert.match(huge.text, /\bC338, C339 and 2660 more$/);
     assert.ok(huge.text.length < 8000, `summary of ${huge.text.length} characters`);
@@ -284,7 +338,8 @@ void test('Java: a variable of a subclass yields the summary of its repository s
   const dir = tempDir();
   try {
     writeRepo(dir.path, {
-      'src/p/TreeBuilder.java': 'package p;\npublic abstract class TreeBuilder {\n    protected void error(String msg) {}\n    boolean processEndTag(String name) { return true; }\n}\n',
+      'src/p/TreeBuilder.java':
+        'package p;\npublic abstract class TreeBuilder {\n    protected void error(String msg) {}\n    boolean processEndTag(String name) { return true; }\n}\n',
       'src/p/HtmlTreeBuilder.java': 'package p;\npublic class HtmlTreeBuilder extends TreeBuilder {\n    void insert(String t) {}\n}\n',
     });
     const kb = await knowledgeBase(dir.path);
@@ -303,10 +358,18 @@ void test('Java: a variable of a subclass yields the summary of its repository s
 void test('a class summary names every member: two overloads per name in full, the rest by name', async () => {
   const dir = tempDir();
   try {
-    const methods = Array.from({ length: 60 }, (_, i) => `    public static String m${i}(int a) { return ""; }\n    public static String m${i}(long a) { return ""; }\n    public static String m${i}(char a) { return ""; }`).join('\n');
+    const methods = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `    public static String m${i}(int a) { return ""; }\n    public static String m${i}(long a) { return ""; }\n    public static String m${i}(char a) { return ""; }`,
+    ).join('\n');
     writeRepo(dir.path, { 'src/p/Utils.java': `package p;\npublic class Utils {\n${methods}\n}\n` });
     const kb = await knowledgeBase(dir.path);
-    const results = await dataflowResults(kb, { path: 'src/p/Main.java', lang: 'java', prefix: 'package p;\nclass Main {\n    void f() {\n        Utils.m0(1);\n        ' });
+    const results = await dataflowResults(kb, {
+      path: 'src/p/Main.java',
+      lang: 'java',
+      prefix: 'package p;\nclass Main {\n    void f() {\n        Utils.m0(1);\n        ',
+    });
     const summary = results.find((r) => r.id === 'src/p/Utils.java#class:Utils');
     assert.ok(summary, `expected the Utils summary, got:\n${results.map((r) => r.id).join('\n')}`);
     assert.match(summary.text, /static String m0\(int a\);/);
@@ -319,7 +382,9 @@ void test('a class summary names every member: two overloads per name in full, t
 });
 
 void test('codeLines / namesUsed: identifiers outside import statements (parenthesised and continued Python imports, Java imports)', () => {
-  const py = namesUsed(codeLines('from a import (x,\n    y)\nfrom b import z, \\\n    w\nimport c\nv = x(1)  # z here is a comment\n', 'python'));
+  const py = namesUsed(
+    codeLines('from a import (x,\n    y)\nfrom b import z, \\\n    w\nimport c\nv = x(1)  # z here is a comment\n', 'python'),
+  );
   assert.deepEqual([...py].sort(), ['v', 'x']);
   const java = namesUsed(codeLines('package p;\nimport q.Foo;\nimport q.Bar;\nclass A { Foo f; } // Bar\n', 'java'));
   assert.deepEqual([...java].sort(), ['A', 'Foo', 'class', 'f']);
@@ -334,7 +399,11 @@ void test('Python: a name imported but not used yet ranks above imports used lon
     writeRepo(dir.path, { 'lib/a.py': 'def used_fn():\n    return 1\n\ndef fresh_fn():\n    return 2\n' });
     const kb = await knowledgeBase(dir.path);
     const filler = Array.from({ length: 200 }, (_, i) => `v${i} = ${i}`).join('\n');
-    const results = await dataflowResults(kb, { path: 'main.py', lang: 'python', prefix: `from lib.a import used_fn, fresh_fn\nfirst = used_fn()\n${filler}\n` });
+    const results = await dataflowResults(kb, {
+      path: 'main.py',
+      lang: 'python',
+      prefix: `from lib.a import used_fn, fresh_fn\nfirst = used_fn()\n${filler}\n`,
+    });
     const ids = results.map((r) => r.id);
     const fresh = ids.indexOf('lib/a.py#function:fresh_fn');
     const used = ids.indexOf('lib/a.py#function:used_fn');
@@ -344,7 +413,7 @@ void test('Python: a name imported but not used yet ranks above imports used lon
   }
 });
 
-void test('Python: a star import the prefix has not used yet brings the module\'s summary and those of the modules it star-imports', async () => {
+void test("Python: a star import the prefix has not used yet brings the module's summary and those of the modules it star-imports", async () => {
   const dir = tempDir();
   try {
     writeRepo(dir.path, {
@@ -357,8 +426,14 @@ void test('Python: a star import the prefix has not used yet brings the module\'
     const prefix = 'from tz import *\n\n\ndef stem(word):\n    return word.lower()\n\n\n';
     const results = await dataflowResults(kb, { path: 'examples/wordcount.py', lang: 'python', prefix });
     const texts = results.map((r) => `${r.id}: ${r.text}`).join('\n---\n');
-    assert.ok(results.some((r) => r.id.startsWith('tz/__init__.py#') && /comp = compose/.test(r.text)), `tz/__init__.py's summary, got:\n${texts}`);
-    assert.ok(results.some((r) => r.id.startsWith('tz/itertz.py#') && /def frequencies/.test(r.text)), `tz/itertz.py's summary, got:\n${texts}`);
+    assert.ok(
+      results.some((r) => r.id.startsWith('tz/__init__.py#') && /comp = compose/.test(r.text)),
+      `tz/__init__.py's summary, got:\n${texts}`,
+    );
+    assert.ok(
+      results.some((r) => r.id.startsWith('tz/itertz.py#') && /def frequencies/.test(r.text)),
+      `tz/itertz.py's summary, got:\n${texts}`,
+    );
     assert.ok(!results.some((r) => r.id.startsWith('tz/unrelated.py#')), 'a module nobody star-imports stays out');
   } finally {
     dir.cleanup();
@@ -368,9 +443,14 @@ void test('Python: a star import the prefix has not used yet brings the module\'
 void test('Python: of the imports not used yet, those sharing words with the lines just above come first', async () => {
   const dir = tempDir();
   try {
-    writeRepo(dir.path, { 'ops/__init__.py': '', 'ops/add.py': 'def add_operation(dn):\n    return 1\n', 'ops/delete.py': 'def delete_operation(dn):\n    return 2\n' });
+    writeRepo(dir.path, {
+      'ops/__init__.py': '',
+      'ops/add.py': 'def add_operation(dn):\n    return 1\n',
+      'ops/delete.py': 'def delete_operation(dn):\n    return 2\n',
+    });
     const kb = await knowledgeBase(dir.path);
-    const prefix = 'from ops.add import add_operation\nfrom ops.delete import delete_operation\n\nclass Connection:\n    def delete(self, dn):\n        """Delete the entry at dn."""\n        ';
+    const prefix =
+      'from ops.add import add_operation\nfrom ops.delete import delete_operation\n\nclass Connection:\n    def delete(self, dn):\n        """Delete the entry at dn."""\n        ';
     const ids = (await dataflowResults(kb, { path: 'conn.py', lang: 'python', prefix })).map((r) => r.id);
     const del = ids.indexOf('ops/delete.py#function:delete_operation');
     const add = ids.indexOf('ops/add.py#function:add_operation');
@@ -385,7 +465,8 @@ void test('Python: the names a file imports from one module come as one summary 
   try {
     writeRepo(dir.path, {
       'lib/__init__.py': '',
-      'lib/log.py': 'ERROR = 10\nBASIC = 20\n\ndef log_enabled(level: int) -> bool:\n    return True\n\ndef log(level: int, message: str, *args) -> None:\n    pass\n',
+      'lib/log.py':
+        'ERROR = 10\nBASIC = 20\n\ndef log_enabled(level: int) -> bool:\n    return True\n\ndef log(level: int, message: str, *args) -> None:\n    pass\n',
       'lib/results.py': 'RESULT_SUCCESS = 0\nRESULT_BUSY = 51\n',
       'lib/errors.py': 'class CursorError(Exception):\n    pass\n',
     });
@@ -430,7 +511,8 @@ void test('Python: the definitions a file reads from an imported module (`from .
   try {
     writeRepo(dir.path, {
       'web/__init__.py': 'VERSION = "1.0"\n',
-      'web/exceptions.py': 'class BadRequest(Exception):\n    pass\n\n\nclass BadKey(BadRequest, KeyError):\n    pass\n\n\nclass Unused(Exception):\n    pass\n',
+      'web/exceptions.py':
+        'class BadRequest(Exception):\n    pass\n\n\nclass BadKey(BadRequest, KeyError):\n    pass\n\n\nclass Unused(Exception):\n    pass\n',
     });
     const kb = await knowledgeBase(dir.path);
     // `exceptions.BadKey` was read 200 lines up: beyond the chains used above, which the walk resolves.

@@ -40,22 +40,34 @@ void test('the definition a usage query asks for is in the dense top results (py
   const file = unfinishedAfter('javashop', `${JAVA_ROOT}/App.java`, 15, 'Gateways.create(');
   const r2 = await java.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 }, new AbortController().signal);
   const ids2 = r2.results.map((x) => x.snippet.id);
-  assert.ok(ids2.some((id) => id.startsWith(`${JAVA_ROOT}/payment/Gateways.java#classFunction:Gateways.create`)), ids2.join('\n'));
+  assert.ok(
+    ids2.some((id) => id.startsWith(`${JAVA_ROOT}/payment/Gateways.java#classFunction:Gateways.create`)),
+    ids2.join('\n'),
+  );
   java.dispose();
 });
 
-void test('shipped encoder: an item\'s own text ranks it first; a docstring-like query finds it in the top j', async () => {
+void test("shipped encoder: an item's own text ranks it first; a docstring-like query finds it in the top j", async () => {
   const encoder = await registry.encoder(undefined, new AbortController().signal);
   const kb = await fixtureKb('pyshop');
   const dense = new DenseRetriever(kb, encoder);
   const item = kb.items().find((i) => i.name === 'make_gateway')!;
   const file = { path: 'app/main.py', lang: 'python' as const, prefix: '' };
-  const self = await dense.retrieve({ file, query: { strategy: 'last3', text: item.text, spans: [] }, topJ: 15 }, new AbortController().signal);
+  const self = await dense.retrieve(
+    { file, query: { strategy: 'last3', text: item.text, spans: [] }, topJ: 15 },
+    new AbortController().signal,
+  );
   assert.equal(self.results[0]?.snippet.id, item.id);
   // Item vectors are stored as int8 rows: the self score is 1 within their rounding (0.9983 on an AVX2-only CPU).
   assert.ok(Math.abs(self.results[0]!.score - 1) < 5e-3, `self score ${self.results[0]!.score}`);
-  const doc = await dense.retrieve({ file, query: { strategy: 'last3', text: `${item.signature}\n${item.docstring}`, spans: [] }, topJ: 15 }, new AbortController().signal);
-  assert.ok(doc.results.some((x) => x.snippet.id === item.id), doc.results.map((x) => x.snippet.id).join('\n'));
+  const doc = await dense.retrieve(
+    { file, query: { strategy: 'last3', text: `${item.signature}\n${item.docstring}`, spans: [] }, topJ: 15 },
+    new AbortController().signal,
+  );
+  assert.ok(
+    doc.results.some((x) => x.snippet.id === item.id),
+    doc.results.map((x) => x.snippet.id).join('\n'),
+  );
   for (let i = 1; i < self.results.length; i++) assert.ok(self.results[i]!.score <= 1.0001);
   dense.dispose();
 });
@@ -92,7 +104,14 @@ void test('vectors persist in the index folder, are reused, and only a changed f
     await again.prepare(new AbortController().signal);
     assert.equal(again.lastReport?.store, 'loaded');
     assert.equal(enc2.seen.length, 0);
-    const before = await again.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 }, new AbortController().signal);
+    const before = await again.retrieve(
+      {
+        file: { path: 'app/main.py', lang: 'python', prefix: '' },
+        query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] },
+        topJ: 5,
+      },
+      new AbortController().signal,
+    );
     assert.ok(before.results.some((r) => r.snippet.name === 'make_gateway'));
     enc2.seen.length = 0; // the query's own embedding
 
@@ -102,11 +121,25 @@ void test('vectors persist in the index folder, are reused, and only a changed f
     await again.prepare(new AbortController().signal);
     assert.equal(enc2.seen.length, 1, enc2.seen.join('\n---\n'));
     assert.match(enc2.seen[0]!, /brand_new_helper/);
-    const after = await again.retrieve({ file: { path: 'x.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'brand_new_helper value', spans: [] }, topJ: 1 }, new AbortController().signal);
+    const after = await again.retrieve(
+      {
+        file: { path: 'x.py', lang: 'python', prefix: '' },
+        query: { strategy: 'last3', text: 'brand_new_helper value', spans: [] },
+        topJ: 1,
+      },
+      new AbortController().signal,
+    );
     assert.equal(after.results[0]?.snippet.name, 'brand_new_helper');
     // Items of the files not edited keep their vectors through the rebuild: the same hit, the same score.
     const beforeHit = before.results.find((r) => r.snippet.name === 'make_gateway')!;
-    const unchanged = await again.retrieve({ file: { path: 'app/main.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 }, new AbortController().signal);
+    const unchanged = await again.retrieve(
+      {
+        file: { path: 'app/main.py', lang: 'python', prefix: '' },
+        query: { strategy: 'last3', text: 'def make_gateway(name, api_key)', spans: [] },
+        topJ: 5,
+      },
+      new AbortController().signal,
+    );
     const unchangedHit = unchanged.results.find((r) => r.snippet.name === 'make_gateway');
     assert.equal(unchangedHit?.score, beforeHit.score);
     // Saved: a third retriever reuses the new vector too.
@@ -148,7 +181,7 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
 
     // Truncated, garbage, and written for another dimension.
     writeFileSync(file, good.subarray(0, good.length - 10));
-    assert.match(JSON.stringify((await loadVectors(file, { encoder: enc.name, dim: enc.dim }))), /truncated/);
+    assert.match(JSON.stringify(await loadVectors(file, { encoder: enc.name, dim: enc.dim })), /truncated/);
     writeFileSync(file, 'not a vector file at all');
     assert.equal((await loadVectors(file, { encoder: enc.name, dim: enc.dim })).status, 'invalid');
     writeFileSync(file, good);
@@ -165,7 +198,9 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     const rebuilt = { ...countingEncoder(enc.name), fingerprint: 'build-2' };
     const r5 = new DenseRetriever(kb, rebuilt, { indexFolder: cache.path });
     await r5.prepare(new AbortController().signal);
-    assert.deepEqual(r5.lastReport?.store, { invalid: `written by another build of encoder "${enc.name}" (fingerprint none, expected build-2)` });
+    assert.deepEqual(r5.lastReport?.store, {
+      invalid: `written by another build of encoder "${enc.name}" (fingerprint none, expected build-2)`,
+    });
     assert.equal(r5.lastReport?.embedded, new Set(kb.items().map((i) => i.text)).size);
     r5.dispose();
     const sameBuild = { ...countingEncoder(enc.name), fingerprint: 'build-2' };
@@ -183,7 +218,15 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
     await r4.prepare(new AbortController().signal);
     assert.equal(r4.size, kb.items().length);
     // An empty query finds nothing and does not fail.
-    assert.deepEqual((await r4.retrieve({ file: { path: 'a.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: '', spans: [] }, topJ: 5 }, new AbortController().signal)).results, []);
+    assert.deepEqual(
+      (
+        await r4.retrieve(
+          { file: { path: 'a.py', lang: 'python', prefix: '' }, query: { strategy: 'last3', text: '', spans: [] }, topJ: 5 },
+          new AbortController().signal,
+        )
+      ).results,
+      [],
+    );
     r4.dispose();
   } finally {
     cache.cleanup();
@@ -191,14 +234,28 @@ void test('a corrupt, truncated or foreign vector file is detected and rebuilt; 
 });
 
 /** A repository of `files` x `perFile` synthetic items, served as a knowledge base. */
-function syntheticKb(files: number, perFile: number): { paths(): string[]; file(p: string): FileExtraction | undefined; onDidChange(): { dispose(): void } } {
+function syntheticKb(
+  files: number,
+  perFile: number,
+): { paths(): string[]; file(p: string): FileExtraction | undefined; onDidChange(): { dispose(): void } } {
   const extractions = new Map<string, FileExtraction>();
   for (let f = 0; f < files; f++) {
     const path = `src/m${f}.py`;
     const items: KbItem[] = Array.from({ length: perFile }, (_, i) => {
       const kind = i % 4 === 0 ? 'globalVariable' : 'function';
       const name = `${kind === 'function' ? 'fn' : 'VAR'}_${f}_${i}`;
-      return { id: `${path}#${kind}:${name}`, kind, lang: 'python', path, name, qualifiedName: name, signature: name, docstring: '', range: { startLine: i, endLine: i }, text: `# ${path}\n${kind === 'function' ? `def ${name}(x):\n    return x * ${i}` : `${name} = ${f}`}` };
+      return {
+        id: `${path}#${kind}:${name}`,
+        kind,
+        lang: 'python',
+        path,
+        name,
+        qualifiedName: name,
+        signature: name,
+        docstring: '',
+        range: { startLine: i, endLine: i },
+        text: `# ${path}\n${kind === 'function' ? `def ${name}(x):\n    return x * ${i}` : `${name} = ${f}`}`,
+      };
     });
     extractions.set(path, { path, lang: 'python', items, classes: [], imports: [], hasSyntaxErrors: false });
   }
@@ -284,7 +341,11 @@ void test('a large repository is searched by the ONNX row scorer with the same r
       ['src/m7.py', 'def fn_7_5(x):\n    return x * 5'],
       ['src/m100.py', 'VAR_120_4 = 120\nfn_120_9(2)'],
     ] as const) {
-      const request = { file: { path, lang: 'python' as const, prefix: text }, query: { strategy: 'last3' as const, text, spans: [] }, topJ: 15 };
+      const request = {
+        file: { path, lang: 'python' as const, prefix: text },
+        query: { strategy: 'last3' as const, text, spans: [] },
+        topJ: 15,
+      };
       const a = (await onnx.retrieve(request, new AbortController().signal)).results;
       const b = (await js.retrieve(request, new AbortController().signal)).results;
       assert.equal(a.length, 30);
@@ -293,7 +354,10 @@ void test('a large repository is searched by the ONNX row scorer with the same r
       const jsScores = new Map(b.map((r) => [r.snippet.id, r.score]));
       assert.deepEqual(new Set(jsScores.keys()), new Set(a.map((r) => r.snippet.id)));
       for (const r of a) assert.ok(Math.abs(r.score - jsScores.get(r.snippet.id)!) < 1e-4);
-      assert.ok(a.every((r) => r.snippet.path !== path), 'the unfinished file is never a result');
+      assert.ok(
+        a.every((r) => r.snippet.path !== path),
+        'the unfinished file is never a result',
+      );
     }
     assert.equal(onnxCalls, 4, 'each family (6,600 and 2,400 rows) goes to the ONNX scorer once per search');
   } finally {
@@ -303,7 +367,11 @@ void test('a large repository is searched by the ONNX row scorer with the same r
 });
 
 void test('the ONNX row scorer is loaded while the index is prepared, not by the first completion; a small repository never loads it', async () => {
-  const encoder: DenseEncoder = { name: 'ones', dim: 8, embed: (texts) => Promise.resolve(texts.map(() => new Float32Array(8).fill(Math.SQRT1_2 / 2))) };
+  const encoder: DenseEncoder = {
+    name: 'ones',
+    dim: 8,
+    embed: (texts) => Promise.resolve(texts.map(() => new Float32Array(8).fill(Math.SQRT1_2 / 2))),
+  };
   const real = await onnxRowScorer();
   const loads = { large: 0, small: 0 };
   const loader = (which: keyof typeof loads) => (): Promise<RowScorer> => {
@@ -319,7 +387,11 @@ void test('the ONNX row scorer is loaded while the index is prepared, not by the
     assert.deepEqual(loads, { large: 1, small: 0 }, 'prepare loads the scorer for the large repository only');
     for (const dense of [large, small]) {
       const text = 'fn_3_1(x)';
-      const request = { file: { path: 'src/m1.py', lang: 'python' as const, prefix: text }, query: { strategy: 'last3' as const, text, spans: [] }, topJ: 15 };
+      const request = {
+        file: { path: 'src/m1.py', lang: 'python' as const, prefix: text },
+        query: { strategy: 'last3' as const, text, spans: [] },
+        topJ: 15,
+      };
       assert.ok((await dense.retrieve(request, new AbortController().signal)).results.length > 0);
     }
     assert.deepEqual(loads, { large: 1, small: 0 }, 'the requests load nothing more');
@@ -336,7 +408,11 @@ void test('a float32 vector file of format 1 (before the int8 layout) is read wi
     const enc = countingEncoder();
     const first = new DenseRetriever(kb, enc, { indexFolder: cache.path });
     await first.prepare(new AbortController().signal);
-    const request = { file: { path: 'app/main.py', lang: 'python' as const, prefix: '' }, query: { strategy: 'last3' as const, text: 'def make_gateway(name, api_key)', spans: [] }, topJ: 5 };
+    const request = {
+      file: { path: 'app/main.py', lang: 'python' as const, prefix: '' },
+      query: { strategy: 'last3' as const, text: 'def make_gateway(name, api_key)', spans: [] },
+      topJ: 5,
+    };
     const expected = (await first.retrieve(request, new AbortController().signal)).results.map((r) => r.snippet.id);
     first.dispose();
     const file = denseFilePath(cache.path, enc.name);
@@ -347,14 +423,24 @@ void test('a float32 vector file of format 1 (before the int8 layout) is read wi
     // The same vectors as an older build wrote them: float32 rows, version 1, no layout field.
     const { rows, dim, data } = saved.stored;
     const floats = dequantize(data.codes, data.scales, dim);
-    await writeFramedFile(file, { magic: 'coderag-dense-vectors', version: 1, encoder: enc.name, fingerprint: '', dim, rows: rows.map((r) => [r.id, r.hash]) }, Buffer.from(floats.buffer));
-    assert.ok(readFileSync(file).length - int8Bytes > rows.length * dim * 2.9, 'the int8 file takes about a byte per value where float32 takes four');
+    await writeFramedFile(
+      file,
+      { magic: 'coderag-dense-vectors', version: 1, encoder: enc.name, fingerprint: '', dim, rows: rows.map((r) => [r.id, r.hash]) },
+      Buffer.from(floats.buffer),
+    );
+    assert.ok(
+      readFileSync(file).length - int8Bytes > rows.length * dim * 2.9,
+      'the int8 file takes about a byte per value where float32 takes four',
+    );
     const enc2 = countingEncoder();
     const again = new DenseRetriever(kb, enc2, { indexFolder: cache.path });
     await again.prepare(new AbortController().signal);
     assert.equal(again.lastReport?.store, 'loaded');
     assert.equal(enc2.seen.length, 0, 'nothing embedded again');
-    assert.deepEqual((await again.retrieve(request, new AbortController().signal)).results.map((r) => r.snippet.id), expected);
+    assert.deepEqual(
+      (await again.retrieve(request, new AbortController().signal)).results.map((r) => r.snippet.id),
+      expected,
+    );
     again.dispose();
   } finally {
     cache.cleanup();

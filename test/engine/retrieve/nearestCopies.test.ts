@@ -69,24 +69,62 @@ void test('nearestCopy: the longest shared path prefix, then outside test, build
   assert.equal(nearestCopy([{ path: 'build/lib/p/m.py' }, { path: 'p/m.py' }], 'app.py')?.path, 'p/m.py');
 });
 
-void test('dropFarCopies / mergeCandidates: a definition found in two source trees stays only in the edited file\'s tree; code windows and equally near copies stay', () => {
+void test("dropFarCopies / mergeCandidates: a definition found in two source trees stays only in the edited file's tree; code windows and equally near copies stay", () => {
   const snip = (path: string, name: string, kind: 'classFunction' | 'class' = 'classFunction'): ScoredSnippet => ({
     score: 1,
-    snippet: { id: `${path}#${kind}:Strings.${name}`, kind, path, name, qualifiedName: `Strings.${name}`, range: { startLine: 0, endLine: 1 }, text: name },
+    snippet: {
+      id: `${path}#${kind}:Strings.${name}`,
+      kind,
+      path,
+      name,
+      qualifiedName: `Strings.${name}`,
+      range: { startLine: 0, endLine: 1 },
+      text: name,
+    },
   });
-  const window = (path: string): ScoredSnippet => ({ score: 1, snippet: { id: `${path}#window:0-10`, kind: 'function', path, name: 'w', qualifiedName: 'w', range: { startLine: 0, endLine: 10 }, text: 'w' } });
-  const sparse = [snip('legacy/src/org/acme/util/Strings.java', 'shout'), snip('lib/src/org/acme/util/Strings.java', 'isBlank'), window('legacy/src/org/acme/util/Strings.java')];
+  const window = (path: string): ScoredSnippet => ({
+    score: 1,
+    snippet: {
+      id: `${path}#window:0-10`,
+      kind: 'function',
+      path,
+      name: 'w',
+      qualifiedName: 'w',
+      range: { startLine: 0, endLine: 10 },
+      text: 'w',
+    },
+  });
+  const sparse = [
+    snip('legacy/src/org/acme/util/Strings.java', 'shout'),
+    snip('lib/src/org/acme/util/Strings.java', 'isBlank'),
+    window('legacy/src/org/acme/util/Strings.java'),
+  ];
   const dense = [snip('lib/src/org/acme/util/Strings.java', 'shout'), snip('legacy/src/org/acme/util/Strings.java', 'isBlank')];
   const [s, d] = dropFarCopies([sparse, dense], 'lib/src/org/acme/app/Shelf.java');
-  assert.deepEqual(s!.map((r) => r.snippet.id), ['lib/src/org/acme/util/Strings.java#classFunction:Strings.isBlank', 'legacy/src/org/acme/util/Strings.java#window:0-10']);
-  assert.deepEqual(d!.map((r) => r.snippet.id), ['lib/src/org/acme/util/Strings.java#classFunction:Strings.shout']);
+  assert.deepEqual(
+    s!.map((r) => r.snippet.id),
+    ['lib/src/org/acme/util/Strings.java#classFunction:Strings.isBlank', 'legacy/src/org/acme/util/Strings.java#window:0-10'],
+  );
+  assert.deepEqual(
+    d!.map((r) => r.snippet.id),
+    ['lib/src/org/acme/util/Strings.java#classFunction:Strings.shout'],
+  );
   // Equally near (the edited file is in neither tree): both stay.
   const [both] = dropFarCopies([dense], 'app/Main.java');
   assert.equal(both!.length, 2);
   // Same class name and folder in two packages: not copies.
-  const [unrelated] = dropFarCopies([[snip('lib/src/org/one/util/Strings.java', 'shout'), snip('lib/src/org/two/util/Strings.java', 'shout')]], 'lib/src/org/one/App.java');
+  const [unrelated] = dropFarCopies(
+    [[snip('lib/src/org/one/util/Strings.java', 'shout'), snip('lib/src/org/two/util/Strings.java', 'shout')]],
+    'lib/src/org/one/App.java',
+  );
   assert.equal(unrelated!.length, 2);
-  const trace = (path: PathTrace['path'], results: ScoredSnippet[]): PathTrace => ({ path, status: 'ok', elapsedMs: 1, budgetMs: 100, results });
+  const trace = (path: PathTrace['path'], results: ScoredSnippet[]): PathTrace => ({
+    path,
+    status: 'ok',
+    elapsedMs: 1,
+    budgetMs: 100,
+    results,
+  });
   const merged = mergeCandidates([trace('sparse', sparse), trace('dense', dense)], 10, 'lib/src/org/acme/app/Shelf.java');
   assert.ok(merged.every((c) => !c.snippet.id.includes('legacy/') || c.snippet.id.includes('#window:')));
 });

@@ -48,7 +48,18 @@ export function unfinishedAfter(fixture: string, path: string, line: number, mar
 
 /** A synthetic knowledge-base item for unit tests that need no parsing. */
 export function fakeItem(path: string, name: string, text: string, kind: KbItem['kind'] = 'function'): KbItem {
-  return { id: `${path}#${kind}:${name}`, kind, lang: 'python', path, name, qualifiedName: name, signature: `def ${name}():`, docstring: '', range: { startLine: 0, endLine: 1 }, text };
+  return {
+    id: `${path}#${kind}:${name}`,
+    kind,
+    lang: 'python',
+    path,
+    name,
+    qualifiedName: name,
+    signature: `def ${name}():`,
+    docstring: '',
+    range: { startLine: 0, endLine: 1 },
+    text,
+  };
 }
 
 export const JAVA_ROOT = 'src/main/java/com/example/shop';

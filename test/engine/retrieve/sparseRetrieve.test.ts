@@ -16,15 +16,33 @@ import { CancellationError } from '../../../src/engine/util/errors';
 
 void test('codeTerms: lower-cased words of 2+ word characters (Unicode), identifier parts only when asked', () => {
   assert.deepEqual(codeTerms('x = makeGateway(a_b, 3); größe'), ['makegateway', 'a_b', 'größe']);
-  assert.deepEqual(codeTerms('max_file_bytes parseHTTPResponse', { splitIdentifiers: true }), ['max_file_bytes', 'max', 'file', 'bytes', 'parsehttpresponse', 'parse', 'http', 'response']);
+  assert.deepEqual(codeTerms('max_file_bytes parseHTTPResponse', { splitIdentifiers: true }), [
+    'max_file_bytes',
+    'max',
+    'file',
+    'bytes',
+    'parsehttpresponse',
+    'parse',
+    'http',
+    'response',
+  ]);
   assert.deepEqual(identifierParts('getURLFor2Users'), ['get', 'URL', 'For', '2', 'Users']);
   assert.deepEqual(codeTerms(''), []);
 });
 
 void test('TopK keeps the k best, ties in offer order', () => {
   const top = new TopK<string>(2);
-  for (const [v, s] of [['a', 1], ['b', 3], ['c', 3], ['d', 2]] as const) top.offer(v, s);
-  assert.deepEqual(top.sorted().map((x) => x.value), ['b', 'c']);
+  for (const [v, s] of [
+    ['a', 1],
+    ['b', 3],
+    ['c', 3],
+    ['d', 2],
+  ] as const)
+    top.offer(v, s);
+  assert.deepEqual(
+    top.sorted().map((x) => x.value),
+    ['b', 'c'],
+  );
   assert.equal(new TopK<string>(0).sorted().length, 0);
 });
 
@@ -41,7 +59,10 @@ void test('TfIdfIndex scores equal sklearn TfidfVectorizer cosine (smooth idf, l
   const both = index.query('alpha beta!', 5);
   assert.ok(Math.abs(both[0]!.score - 1) < 1e-6);
   // The excluded group never appears; unknown terms give nothing.
-  assert.deepEqual(index.query('alpha beta', 5, 'f1').map((h) => h.doc), ['alpha gamma gamma']);
+  assert.deepEqual(
+    index.query('alpha beta', 5, 'f1').map((h) => h.doc),
+    ['alpha gamma gamma'],
+  );
   assert.deepEqual(index.query('zeta', 5), []);
   // Incremental: replacing and removing groups.
   index.setGroup('f2', ['delta']);
@@ -54,20 +75,35 @@ void test('TfIdfIndex scores equal sklearn TfidfVectorizer cosine (smooth idf, l
 
 void test('SparseRetriever: top-j per family, the unfinished file excluded, items of synthetic KB', async () => {
   const files = new Map([
-    ['a.py', [fakeItem('a.py', 'load_config', 'def load_config(path): read config file'), fakeItem('a.py', 'CONFIG_PATH', 'CONFIG_PATH = "config.toml"', 'globalVariable')]],
+    [
+      'a.py',
+      [
+        fakeItem('a.py', 'load_config', 'def load_config(path): read config file'),
+        fakeItem('a.py', 'CONFIG_PATH', 'CONFIG_PATH = "config.toml"', 'globalVariable'),
+      ],
+    ],
     ['b.py', [fakeItem('b.py', 'save_config', 'def save_config(path, config): write config')]],
   ]);
   const kb = {
     paths: () => [...files.keys()],
-    file: (p: string) => (files.has(p) ? { path: p, lang: 'python' as const, items: files.get(p)!, classes: [], imports: [], hasSyntaxErrors: false } : undefined),
+    file: (p: string) =>
+      files.has(p)
+        ? { path: p, lang: 'python' as const, items: files.get(p)!, classes: [], imports: [], hasSyntaxErrors: false }
+        : undefined,
     onDidChange: () => ({ dispose() {} }),
   };
   const sparse = new SparseRetriever(kb);
   const query = { strategy: 'last3' as const, text: 'config = load_config(CONFIG_PATH)', spans: [] };
   const r = await sparse.retrieve({ file: { path: 'c.py', lang: 'python', prefix: '' }, query, topJ: 1 }, new AbortController().signal);
   assert.deepEqual(r.results.map((x) => x.snippet.name).sort(), ['CONFIG_PATH', 'load_config']);
-  const excluded = await sparse.retrieve({ file: { path: 'a.py', lang: 'python', prefix: '' }, query, topJ: 5 }, new AbortController().signal);
-  assert.deepEqual(excluded.results.map((x) => x.snippet.path), ['b.py']);
+  const excluded = await sparse.retrieve(
+    { file: { path: 'a.py', lang: 'python', prefix: '' }, query, topJ: 5 },
+    new AbortController().signal,
+  );
+  assert.deepEqual(
+    excluded.results.map((x) => x.snippet.path),
+    ['b.py'],
+  );
   sparse.dispose();
 });
 
@@ -82,7 +118,10 @@ void test('pyshop: a cross-file call finds its definition in the sparse top resu
   assert.ok(ids.every((id) => !id.startsWith('app/main.py')));
   // Cursor at line 1: an empty query finds nothing (and does not fail).
   const first = unfinishedAt('pyshop', 'app/main.py', 1);
-  assert.deepEqual((await sparse.retrieve({ file: first, query: lastLinesQuery(first.prefix, 10), topJ: 15 }, new AbortController().signal)).results, []);
+  assert.deepEqual(
+    (await sparse.retrieve({ file: first, query: lastLinesQuery(first.prefix, 10), topJ: 15 }, new AbortController().signal)).results,
+    [],
+  );
   sparse.dispose();
 });
 
@@ -92,7 +131,10 @@ void test('javashop: a cross-file call (Gateways.create) is in the sparse top re
   const file = unfinishedAfter('javashop', `${JAVA_ROOT}/App.java`, 15, 'Gateways.create(');
   const r = await sparse.retrieve({ file, query: lastLinesQuery(file.prefix, 3), topJ: 15 }, new AbortController().signal);
   const ids = r.results.map((x) => x.snippet.id);
-  assert.ok(ids.slice(0, 5).some((id) => id.startsWith(`${JAVA_ROOT}/payment/Gateways.java#classFunction:Gateways.create`)), ids.join('\n'));
+  assert.ok(
+    ids.slice(0, 5).some((id) => id.startsWith(`${JAVA_ROOT}/payment/Gateways.java#classFunction:Gateways.create`)),
+    ids.join('\n'),
+  );
   sparse.dispose();
 });
 

@@ -45,14 +45,20 @@ test('the saved state restores the same scores; a state of another shape is refu
   bandit.update('lexical', [0.1, 0.9, 1], 0.25);
   const saved = JSON.parse(JSON.stringify(bandit));
   const again = LinUcb.fromJSON(saved, ['lexical', 'summary'] as const, 3);
-  for (const x of [[0.5, 0.2, 1], [0.3, 0.3, 1]]) {
+  for (const x of [
+    [0.5, 0.2, 1],
+    [0.3, 0.3, 1],
+  ]) {
     close(again.score('lexical', x), bandit.score('lexical', x));
     close(again.score('summary', x), bandit.score('summary', x));
   }
   assert.equal(again.alpha, 0.2);
   assert.throws(() => LinUcb.fromJSON(saved, ['lexical', 'summary'] as const, 4), /dimension 3, expected 4/);
   assert.throws(() => LinUcb.fromJSON(saved, ['lexical'] as const, 3), /arms/);
-  assert.throws(() => LinUcb.fromJSON({ ...saved, b: { lexical: [1, 2], summary: [0, 0, 0] } }, ['lexical', 'summary'] as const, 3), /b of arm lexical/);
+  assert.throws(
+    () => LinUcb.fromJSON({ ...saved, b: { lexical: [1, 2], summary: [0, 0, 0] } }, ['lexical', 'summary'] as const, 3),
+    /b of arm lexical/,
+  );
   assert.throws(() => LinUcb.fromJSON('garbage', ['lexical'] as const, 3), /not a saved LinUCB state/);
   again.reset();
   close(again.score('summary', [1, 0, 0]), 0.2);
@@ -69,7 +75,12 @@ test('bad contexts and rewards are refused, not learned', () => {
 test('a saved state whose matrix is singular, asymmetric or below the identity is refused; the host starts afresh with finite scores', () => {
   const state = (A: number[]): unknown => ({ version: 1, arms: ['a'], dim: 2, alpha: 0.1, A: { a: A }, b: { a: [1, 1] }, pulls: { a: 3 } });
   // Diagonal 1 but singular (every score would be NaN), asymmetric, and positive definite yet not I + sum x x^T.
-  for (const A of [[1, 1, 1, 1], [2, 1, 0, 2], [1, 0.5, 0.5, 1]]) assert.throws(() => LinUcb.fromJSON(state(A), ['a'] as const, 2), /not symmetric positive definite/, JSON.stringify(A));
+  for (const A of [
+    [1, 1, 1, 1],
+    [2, 1, 0, 2],
+    [1, 0.5, 0.5, 1],
+  ])
+    assert.throws(() => LinUcb.fromJSON(state(A), ['a'] as const, 2), /not symmetric positive definite/, JSON.stringify(A));
   const fine = LinUcb.fromJSON(state([2, 1, 1, 2]), ['a'] as const, 2);
   assert.ok(Number.isFinite(fine.score('a', [1, 1])));
 });

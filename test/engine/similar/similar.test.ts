@@ -27,7 +27,12 @@ let encoderPromise: Promise<Encoder> | undefined;
 const encoder = (): Promise<Encoder> => (encoderPromise ??= registry.encoder(undefined, new AbortController().signal));
 const never = new AbortController().signal;
 
-const STAGE: SimilarStageOptions = { mode: 'union', budgetsMs: { lexical: 5000, hypothetical: 20000, summary: 5000 }, fallback: 'lexical', topK: 5 };
+const STAGE: SimilarStageOptions = {
+  mode: 'union',
+  budgetsMs: { lexical: 5000, hypothetical: 20000, summary: 5000 },
+  fallback: 'lexical',
+  topK: 5,
+};
 
 /** A window's text as a request prefix in another file (the cursor after it, on a new line). */
 function requestAfter(text: string, path = 'app/other.py'): { filePath: string; lang: 'python'; prefix: string; suffix: string } {
@@ -48,9 +53,18 @@ void test('the window index builds fixed windows with vectors, persists them, re
     assert.ok(index.ready);
     assert.ok(first.windows > 5 && first.embedded > 0 && first.bytes > 0, JSON.stringify(first));
     const payments = index.windows().filter((w) => w.path === 'pyshop/payments.py');
-    assert.deepEqual(payments.slice(0, 2).map((w) => [w.startLine, w.endLine]), [[0, 9], [10, 19]]);
+    assert.deepEqual(
+      payments.slice(0, 2).map((w) => [w.startLine, w.endLine]),
+      [
+        [0, 9],
+        [10, 19],
+      ],
+    );
     // A window's summary holds the signatures of what it defines.
-    assert.ok(index.windows().some((w) => w.path === 'pyshop/payments.py' && w.summary.includes('def make_gateway')), 'make_gateway in a summary');
+    assert.ok(
+      index.windows().some((w) => w.path === 'pyshop/payments.py' && w.summary.includes('def make_gateway')),
+      'make_gateway in a summary',
+    );
     index.dispose();
 
     // A second index over the same folder loads the saved vectors and embeds nothing.
@@ -62,7 +76,10 @@ void test('the window index builds fixed windows with vectors, persists them, re
 
     // A changed file: only its new window texts are embedded, and the search sees them.
     const file = join(repo.path, 'pyshop/util.py');
-    writeFileSync(file, readFileSync(file, 'utf8') + '\n\ndef brand_new_helper(quantity_of_widgets):\n    return quantity_of_widgets * 42\n');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8') + '\n\ndef brand_new_helper(quantity_of_widgets):\n    return quantity_of_widgets * 42\n',
+    );
     await kb.updateFile('pyshop/util.py');
     const refreshing = again.prepare(never);
     // Requests meanwhile search the windows as they were.
@@ -124,13 +141,29 @@ void test('each perspective returns the expected window first (lexical, hypothet
   const hyp = await retriever.search('hypothetical', requestAfter('def checkout(kind, key):'), 5, never);
   assert.equal(hyp.query, '    gateway = make_gateway(kind, api_key=key)');
   assert.ok(hyp.hits.length > 0);
-  const hypLexical = await new SimilarRetriever(index, kb, () => line, { hypotheticalMatch: 'lexical' }).search('hypothetical', requestAfter('def checkout(kind, key):'), 5, never);
-  assert.ok(hypLexical.hits.some((h) => h.window.text.includes('make_gateway')), hypLexical.hits.map((h) => h.window.id).join('\n'));
+  const hypLexical = await new SimilarRetriever(index, kb, () => line, { hypotheticalMatch: 'lexical' }).search(
+    'hypothetical',
+    requestAfter('def checkout(kind, key):'),
+    5,
+    never,
+  );
+  assert.ok(
+    hypLexical.hits.some((h) => h.window.text.includes('make_gateway')),
+    hypLexical.hits.map((h) => h.window.id).join('\n'),
+  );
 
   // The summary of a query window that calls make_gateway matches the window that defines it.
-  const summary = await retriever.search('summary', requestAfter('def pay(order):\n    gw = make_gateway("stripe")\n    return gw'), 5, never);
+  const summary = await retriever.search(
+    'summary',
+    requestAfter('def pay(order):\n    gw = make_gateway("stripe")\n    return gw'),
+    5,
+    never,
+  );
   assert.ok(summary.query.includes('def make_gateway'), summary.query);
-  assert.ok(summary.hits.slice(0, 3).some((h) => h.window.id === target.id), summary.hits.map((h) => h.window.id).join('\n'));
+  assert.ok(
+    summary.hits.slice(0, 3).some((h) => h.window.id === target.id),
+    summary.hits.map((h) => h.window.id).join('\n'),
+  );
 
   // The shipped causal LM writes one line (whatever it is) within the request.
   const lm = await registry.causalLM(undefined, new AbortController().signal);
@@ -152,7 +185,13 @@ void test('the stage reports a perspective that runs late or fails, chooses with
   const target = index.windows().find((w) => w.text.includes('def make_gateway'))!;
   const request = requestAfter(target.text);
 
-  const late = await similarStage(request, retriever, undefined, { ...STAGE, budgetsMs: { lexical: 5000, hypothetical: 50, summary: 5000 } }, never);
+  const late = await similarStage(
+    request,
+    retriever,
+    undefined,
+    { ...STAGE, budgetsMs: { lexical: 5000, hypothetical: 50, summary: 5000 } },
+    never,
+  );
   const hyp = late.trace.perspectives.find((p) => p.name === 'hypothetical')!;
   assert.equal(hyp.status, 'timeout');
   assert.equal(late.trace.chosenBy, 'union');
@@ -191,11 +230,14 @@ void test('the stage reports a perspective that runs late or fails, chooses with
   index.dispose();
 });
 
-void test('the pipeline puts the chosen top-1 window into the prompt under ProCC\'s heading and fills trace.similar', async () => {
+void test("the pipeline puts the chosen top-1 window into the prompt under ProCC's heading and fills trace.similar", async () => {
   const kb = await fixtureKb('pyshop');
   const enc = await encoder();
   const lm = await registry.causalLM(undefined, new AbortController().signal);
-  const paths = createRetrievalPaths(kb, await parsers(), { paths: ['sparse'], similar: { encoder: enc, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) } });
+  const paths = createRetrievalPaths(kb, await parsers(), {
+    paths: ['sparse'],
+    similar: { encoder: enc, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) },
+  });
   await paths.windows!.prepare(never);
   const target = paths.windows!.windows().find((w) => w.text.includes('def make_gateway'))!;
   const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
@@ -213,7 +255,11 @@ void test('the pipeline puts the chosen top-1 window into the prompt under ProCC
   assert.match(formatTraceMarkdown(result.trace), /## Similar code \(ProCC\)[\s\S]*\| lexical \| ok \|/);
 
   // Off: no stage, no trace.
-  const off = await createPipeline(resolveOptions({ generate: { maxNewTokens: 4 } }), { retrievers: () => paths.retrievers, similar: () => paths.similar, model: () => model }).complete(requestAfter(target.text), never);
+  const off = await createPipeline(resolveOptions({ generate: { maxNewTokens: 4 } }), {
+    retrievers: () => paths.retrievers,
+    similar: () => paths.similar,
+    model: () => model,
+  }).complete(requestAfter(target.text), never);
   assert.equal(off.trace.similar, undefined);
   assert.ok(!off.trace.prompt!.text.includes('Compare this snippet'));
   paths.dispose();

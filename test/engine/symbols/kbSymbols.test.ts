@@ -28,7 +28,10 @@ void test('dataflow retrieval and receiver typing share the knowledge base symbo
     const df = new DataflowRetriever(kb, p);
     const typer = new ReceiverTyper(kb, p);
     const file = { path: 'main.py', lang: 'python' as const, prefix: 'from tools import b\nb.' };
-    const retrieved = async (): Promise<string[]> => (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, signal)).results.map((r) => `${r.snippet.id}: ${r.snippet.text}`);
+    const retrieved = async (): Promise<string[]> =>
+      (await df.retrieve({ file, query: lastLinesQuery(file.prefix, 10), topJ: 15 }, signal)).results.map(
+        (r) => `${r.snippet.id}: ${r.snippet.text}`,
+      );
     const members = (): string[] => [...(typer.membersAt(file, signal)?.names ?? [])].filter((n) => n.endsWith('_thing'));
     await df.prepare();
     const table = kb.symbols.table();
@@ -68,8 +71,14 @@ void test('a module inside a package is not the standard library module of its l
     // The standard library's typing is not in the repository: `t.` is not typed (the model writes t.TypeVar freely).
     assert.equal(membersAt('flask/app.py', 'import typing as t\nt.'), undefined);
     // The package's own module, imported as such, is typed.
-    assert.deepEqual(membersAt('flask/app.py', 'from . import typing as ft\nft.')?.filter((n) => n.endsWith('Callable')), ['AfterRequestCallable', 'TemplateFilterCallable']);
-    assert.deepEqual(membersAt('flask/app.py', 'import flask.typing as ft\nft.')?.filter((n) => n.endsWith('Callable')), ['AfterRequestCallable', 'TemplateFilterCallable']);
+    assert.deepEqual(
+      membersAt('flask/app.py', 'from . import typing as ft\nft.')?.filter((n) => n.endsWith('Callable')),
+      ['AfterRequestCallable', 'TemplateFilterCallable'],
+    );
+    assert.deepEqual(
+      membersAt('flask/app.py', 'import flask.typing as ft\nft.')?.filter((n) => n.endsWith('Callable')),
+      ['AfterRequestCallable', 'TemplateFilterCallable'],
+    );
     // Outside packages a folder's module keeps its short name (a script imports its neighbour).
     assert.ok(membersAt('scripts/run.py', 'import helpers\nhelpers.')?.includes('shared_step'));
     typer.dispose();

@@ -8,11 +8,34 @@ const UNICODE = /[\p{L}_$][\p{L}\p{N}_$]*$/u;
 const ASCII = /[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 void test('the same identifier as /[\\p{L}_$][\\p{L}\\p{N}_$]*$/u (and its ASCII form), within a range', () => {
-  const samples = ['cart.', 'cart.tot', 'x = 0x1F', '123abc', 'self.__init', 'a.b(c).d', '', ' ', 'über', 'x.𝒳y', 'naïve_1', '$el', 'foo(bar', '1_000', 'obj.fn(', 'a\nb'];
+  const samples = [
+    'cart.',
+    'cart.tot',
+    'x = 0x1F',
+    '123abc',
+    'self.__init',
+    'a.b(c).d',
+    '',
+    ' ',
+    'über',
+    'x.𝒳y',
+    'naïve_1',
+    '$el',
+    'foo(bar',
+    '1_000',
+    'obj.fn(',
+    'a\nb',
+  ];
   for (const s of samples) {
     assert.equal(identifierEndingAt(s), UNICODE.exec(s)?.[0] ?? '', JSON.stringify(s));
     assert.equal(identifierEndingAt(s, s.length, 0, true), ASCII.exec(s)?.[0] ?? '', `ascii ${JSON.stringify(s)}`);
-    for (let from = 0; from <= s.length; from++) for (let end = from; end <= s.length; end++) assert.equal(identifierEndingAt(s, end, from), UNICODE.exec(s.slice(from, end))?.[0] ?? '', `${JSON.stringify(s)} [${from}, ${end})`);
+    for (let from = 0; from <= s.length; from++)
+      for (let end = from; end <= s.length; end++)
+        assert.equal(
+          identifierEndingAt(s, end, from),
+          UNICODE.exec(s.slice(from, end))?.[0] ?? '',
+          `${JSON.stringify(s)} [${from}, ${end})`,
+        );
   }
 });
 

@@ -35,6 +35,8 @@ export interface ModelPlan {
   /** The mode whose answer this is (the show gate reads it). */
   mode: string;
   maxNewTokens: number;
+  /** The prompt lies on the workspace's shared block: it keeps the whole window whatever the server's speed (promptBudget). */
+  sharedBlock?: boolean;
   /** The prompt within `budgetTokens` (throws: the prompt stage fails). */
   prompt(budgetTokens: number): ModelPrompt;
   /**
@@ -61,16 +63,23 @@ export interface ModelPlan {
 const ESTIMATE_MARGIN = 0.8;
 
 /**
- * The prompt budget: the model's context window less the answer's tokens, up to the options' most; for
- * a server measured reading slowly, what it reads in FIRST_READ_SECONDS (never under
- * PROMPT_FLOOR_TOKENS), since a new place's first suggestion waits for that read. Where the host
- * warms the server (`warms`: the editor), its warm-ups measure it, and until the first one has,
- * PROMPT_FLOOR_TOKENS; a host that does not (the CLI) never measures it and keeps the window.
+ * The prompt budget: the model's context window less the answer's tokens, up to the options' most.
+ * A prompt on the workspace's shared block (`shared`: a model server's line prompt) keeps it whatever
+ * the server's speed: a new place reads only its local part. One read whole at every place (the
+ * body's), for a server measured reading slowly, gets what it reads in FIRST_READ_SECONDS (never
+ * under PROMPT_FLOOR_TOKENS); where the host warms the server (`warms`: the editor), its answers
+ * measure it, and until they have, PROMPT_FLOOR_TOKENS; a host that does not (the CLI) keeps the window.
  */
-export function promptBudget(options: PipelineOptions, model: ModelClient | undefined, maxNewTokens: number, warms: boolean): number {
+export function promptBudget(
+  options: PipelineOptions,
+  model: ModelClient | undefined,
+  maxNewTokens: number,
+  warms: boolean,
+  shared = false,
+): number {
   const window = (model?.contextTokens ?? Infinity) - maxNewTokens;
   const fits = Math.floor(model?.countTokens ? window : window * ESTIMATE_MARGIN);
-  const readable = warms && model?.warm ? readableBudget(model.readRate) : Infinity;
+  const readable = warms && model?.warm && !shared ? readableBudget(model.readRate) : Infinity;
   return Math.max(64, Math.min(options.prompt.budgetTokens, fits, readable));
 }
 
@@ -250,7 +259,13 @@ export async function runModelStages(
 ): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
   const { trace } = context;
   await prepareModel(context, model);
-  const budgetTokens = promptBudget(context.options, model, plan.maxNewTokens, context.stages.warm !== undefined);
+  const budgetTokens = promptBudget(
+    context.options,
+    model,
+    plan.maxNewTokens,
+    context.stages.warm !== undefined,
+    plan.sharedBlock === true,
+  );
 
   const prompt = await promptStage(context, plan, budgetTokens);
   if (!prompt) return { items: [], contexts: [] };

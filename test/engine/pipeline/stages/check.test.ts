@@ -27,16 +27,25 @@ void test('checking asks each client for what it declares it can use, not by its
   const typer = new ReceiverTyper(kb, await parsers());
   try {
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
-    const request = { filePath: 'app/main.py', lang: 'python' as const, prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`, suffix: '\n' };
+    const request = {
+      filePath: 'app/main.py',
+      lang: 'python' as const,
+      prefix: `${lines.slice(0, 18).join('\n')}\n    cart.`,
+      suffix: '\n',
+    };
     const run = async (capabilities: ModelCapabilities | undefined) => {
       const seen: GenerateRequest[] = [];
-      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), { retrievers: () => [], receivers: () => typer, model: () => client(capabilities, seen) });
+      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
+        retrievers: () => [],
+        receivers: () => typer,
+        model: () => client(capabilities, seen),
+      });
       const result = await pipeline.complete(request, new AbortController().signal);
       return { result, asked: seen[0]! };
     };
 
     const choice = await run({ memberChoice: true });
-    assert.ok(choice.asked.memberChoice?.names.includes('total'), 'a client that takes a member choice is given the receiver\'s members');
+    assert.ok(choice.asked.memberChoice?.names.includes('total'), "a client that takes a member choice is given the receiver's members");
     assert.equal(choice.asked.constraint, undefined);
     assert.equal(choice.result.trace.check?.atCursor?.receiver, 'cart');
 
@@ -45,7 +54,10 @@ void test('checking asks each client for what it declares it can use, not by its
     assert.equal(logits.asked.memberChoice, undefined);
     // Its answer is checked again after decoding, cut only (the constraint had the word; what it let through is not guessed at).
     assert.equal(logits.result.items[0]?.text, undefined);
-    assert.deepEqual(logits.result.trace.check?.fixes?.map((f) => [f.action, f.wrote]), [['cut', 'totl']]);
+    assert.deepEqual(
+      logits.result.trace.check?.fixes?.map((f) => [f.action, f.wrote]),
+      [['cut', 'totl']],
+    );
 
     const neither = await run(undefined);
     assert.equal(neither.asked.constraint, undefined);
@@ -53,7 +65,10 @@ void test('checking asks each client for what it declares it can use, not by its
     assert.equal(neither.result.trace.check?.atCursor, undefined, 'nothing asked at the cursor of a client that can use nothing');
     // Its finished answer is repaired: `totl` is not a member of Cart, `total` is.
     assert.equal(neither.result.items[0]?.text, 'total()');
-    assert.deepEqual(neither.result.trace.check?.fixes?.map((f) => [f.wrote, f.became]), [['totl', 'total']]);
+    assert.deepEqual(
+      neither.result.trace.check?.fixes?.map((f) => [f.wrote, f.became]),
+      [['totl', 'total']],
+    );
   } finally {
     typer.dispose();
     kb.dispose();

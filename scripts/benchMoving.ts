@@ -1,7 +1,8 @@
 // `npm run bench:moving`: a moving session against the language server at default settings, with a
 // real llama.cpp engine behind it. For each case a line is typed, key by key, at four places in
 // turn: the case's own place, another function of the same file at least 60 lines away, a file of
-// the same package, and the case's place again. Before each place the user pauses (the cursor
+// the same package, and the case's place again (another line within 20 lines of the case's, so that
+// the suggestion shown there before is not simply typed through). Before each place the user pauses (the cursor
 // moved), so what the server does in idle time counts. Per request it records what the engine
 // evaluated and reused, as the engine reports it, the time from the key to the first token, the
 // request's whole time, how long it waited behind a warm-up, and (at the case's place) whether the
@@ -135,7 +136,11 @@ export function placesOf(c: LineCase, repoDir: string): Place[] | undefined {
     const sibLines = readFileSync(sib, 'utf8').split('\n');
     const at = pickLine(sibLines, Math.floor(sibLines.length / 2), -1000, 0);
     if (other === undefined || at === undefined || sibLines.length < 30) continue;
-    return [first, placeInFile(file, lang, lines, other), placeInFile(sib, lang, sibLines, at), first];
+    // Back at the case's place: its line typed, the user types another line within a few lines of it.
+    const whole = (c.prompt + c.groundtruth + c.right_context).split('\n');
+    const near = pickLine(whole.slice(0, caseLine + 21), caseLine + 3, caseLine, 1);
+    const back = near !== undefined ? placeInFile(file, lang, whole, near) : first;
+    return [first, placeInFile(file, lang, lines, other), placeInFile(sib, lang, sibLines, at), back];
   }
   return undefined;
 }
@@ -443,6 +448,12 @@ async function main(): Promise<void> {
   // Default settings but the answer's length: random weights never end a line (as in bench:typing).
   const settings = { ...(engine.settings() as object), experimental: { model: { maxNewTokens: Number(values['max-new-tokens']) } } };
   const records: MoveRecord[] = [];
+  // The records, and every request the engine saw (bodies left out), for reading a session again.
+  const save = (): void => {
+    if (!values.json) return;
+    writeFileSync(values.json, JSON.stringify(records, null, 1));
+    writeFileSync(`${values.json}.engine.json`, JSON.stringify(engine.stats().map(({ body: _body, ...st }) => st)));
+  };
   try {
     for (let i = 0; i < values.cases.length; i++) {
       const cases = readCases(values.cases[i]!, Number(values['per-repo']));
@@ -463,7 +474,7 @@ async function main(): Promise<void> {
           await lsp.close();
           await engineIdle(engine, 1000);
           process.stderr.write(`${c.metadata.task_id} ${build}: ${records.length} requests so far\n`);
-          if (values.json) writeFileSync(values.json, JSON.stringify(records, null, 1));
+          save();
         }
       }
     }
@@ -471,7 +482,7 @@ async function main(): Promise<void> {
     await engine.close();
   }
   console.log(summarizeMoving(records));
-  if (values.json) writeFileSync(values.json, JSON.stringify(records, null, 1));
+  save();
 }
 
 if (require.main === module) {

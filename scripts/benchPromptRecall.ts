@@ -5,7 +5,8 @@
 // the prompt's alone and a thousand cases take minutes.
 //
 // Usage: node --import tsx scripts/benchPromptRecall.ts --cases F.jsonl --repos DIR [--index-dir DIR]
-//   [--cli OTHER/bin/coderag.js] [--model qwen2.5-coder:1.5b-base] [--out DIR]
+//   [--cli OTHER/bin/coderag.js] [--model qwen2.5-coder:1.5b-base] [--out DIR] [--read-rate TOKENS_PER_S: prompts laid out as for
+//   a server of that speed; default: one not measured, as a CPU]
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
       cli: { type: 'string', multiple: true, default: [] },
       model: { type: 'string', default: 'qwen2.5-coder:1.5b-base' },
       out: { type: 'string' },
+      'read-rate': { type: 'string' },
     },
   });
   if (!values.cases || !values.repos) throw new Error('usage: benchPromptRecall.ts --cases F.jsonl --repos DIR [--cli PATH ...]');
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
             '--out',
             file,
             ...(values['index-dir'] ? ['--index-dir', values['index-dir']] : []),
+            ...(values['read-rate'] ? ['--read-rate', values['read-rate']] : []),
           ],
           { stdio: ['ignore', 'inherit', 'inherit'] },
         );

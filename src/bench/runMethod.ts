@@ -204,6 +204,8 @@ export interface RunOptions {
   similarShare?: number;
   /** Share of the prompt the code before the cursor keeps at least (PipelineOptions.prompt.contextShare). */
   contextShare?: number;
+  /** The model server's read speed the product's prompts are laid out for (PipelineOptions.prompt.readRate). */
+  readRate?: number;
   /** Share of the body prompt the code before the cursor keeps at least (PipelineOptions.body.contextShare). */
   bodyContextShare?: number;
   /** CodeRAG's g: the probing query's best chunks beside the target chunk (PipelineOptions.query.g). */

@@ -71,24 +71,30 @@ const OVERHEAD_SAMPLES = 500;
 export const IDLE_MS = 800;
 
 /**
- * A read in idle time goes in pieces of about this many characters (80-100 of a code model's tokens):
- * a request that comes meanwhile waits for one piece at most, about a second at 1.5B on one CPU thread.
+ * A read in idle time goes in pieces the server reads in about a second (a code model's token is about 3
+ * characters): llama.cpp's server finishes the piece it is reading after its client has gone, so a request
+ * that comes meanwhile waits that long at most. Before the server's speed is known, 300 characters (about
+ * a second at 1.5B on one quiet CPU thread).
  */
-const IDLE_PIECE_CHARS = 300;
+const PIECE_SECONDS = 1;
+const CHARS_PER_TOKEN = 3;
+const PIECE_CHARS = { unknown: 300, least: 60, most: 1200 };
+
+/** The characters of an idle read's piece for a server reading `tokensPerSecond`. */
+export function pieceChars(tokensPerSecond: number | undefined): number {
+  if (tokensPerSecond === undefined || !(tokensPerSecond > 0)) return PIECE_CHARS.unknown;
+  return Math.round(Math.min(PIECE_CHARS.most, Math.max(PIECE_CHARS.least, tokensPerSecond * PIECE_SECONDS * CHARS_PER_TOKEN)));
+}
 
 /**
- * The prompts an idle read sends, each one piece longer than the last, from where `head` leaves what
- * the server read last (`lastHead`); each ends at a line's end, so its tokens are the longer one's.
+ * The prompts an idle read sends, each about `piece` characters longer than the last, from where `head`
+ * leaves what the server read last (`lastHead`); each ends at a line's end, so its tokens are the longer one's.
  */
-export function idleChunks(head: string, lastHead: string): string[] {
+export function idleChunks(head: string, lastHead: string, piece = PIECE_CHARS.unknown): string[] {
   let from = 0;
   while (from < head.length && from < lastHead.length && head.charCodeAt(from) === lastHead.charCodeAt(from)) from++;
   const out: string[] = [];
-  for (
-    let at = head.indexOf('\n', from + IDLE_PIECE_CHARS);
-    at >= 0 && at + 1 < head.length;
-    at = head.indexOf('\n', at + 1 + IDLE_PIECE_CHARS)
-  )
+  for (let at = head.indexOf('\n', from + piece); at >= 0 && at + 1 < head.length; at = head.indexOf('\n', at + 1 + piece))
     out.push(head.slice(0, at + 1));
   out.push(head);
   return out;
@@ -258,7 +264,7 @@ export class CompletionFeature implements Feature {
     const model = this.models.clientNow;
     const [head, last] = await Promise.all([redactSecrets(work.head), redactSecrets(work.lastHead)]);
     if (this.pending.size > 0) return;
-    if (!(await this.models.warmInIdle(model, idleChunks(head.text, last.text)))) return;
+    if (!(await this.models.warmInIdle(model, idleChunks(head.text, last.text, pieceChars(model.readRate))))) return;
     if (work.commit()) {
       log.debug(`idle: ${work.appended} items joined the shared block`);
       this.scheduleIdle(memory);

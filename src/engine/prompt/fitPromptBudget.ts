@@ -47,6 +47,8 @@ export interface PlaceLayout {
   shared?: { block: SharedBlock<PromptSnippet>; seen: number; place: number };
   /** What this place's ranking wants in the shared block and it has not taken yet: appended when the user pauses (idleHead). */
   waiting?: Array<NeededItem<PromptSnippet>>;
+  /** The user came back here after prompts elsewhere: the next prompt's head is read ahead, as a new place's is. */
+  returned?: boolean;
   /** The last prompt's input here, so an idle moment can lay out the same prompt with the waiting items in, and its head. */
   lastInput?: PromptInput;
   lastHead?: string;
@@ -159,7 +161,10 @@ export interface FittedPrompt {
    * head holds the code after the cursor too.
    */
   head: string;
-  /** Whether this prompt changed the block (PlaceLayout.version moved). */
+  /**
+   * Whether this prompt changed the block (PlaceLayout.version moved), or the user came back to the
+   * place: its head is to be read ahead.
+   */
   blockChanged: boolean;
   /** The budget the prompt was fitted to: the place's, where it has one (PlaceLayout.budgetTokens). */
   budgetTokens: number;
@@ -520,8 +525,7 @@ interface RenderParts {
 /**
  * The prompt with `p` as the code before the cursor, in the family's form, and its head (what the
  * next keystrokes on this line share). Fill-in-the-middle: where the family allows it, the cursor's
- * line opens the middle part instead of closing the prefix (llama.cpp's /infill takes the same text
- * after its middle marker). A keystroke then changes only the prompt's last tokens: the code after
+ * line opens the middle part instead of closing the prefix. A keystroke then changes only the prompt's last tokens: the code after
  * the cursor comes before the line typed, so the server keeps it cached instead of reading it again.
  */
 function renderPrompt(parts: RenderParts, p: string): { prompt: string; promptPrefix: string; head: string; format: 'files' | 'comment' } {
@@ -590,7 +594,7 @@ function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: nu
     tokens: count(prompt),
     stop: parts.template?.stop ?? [],
     head,
-    blockChanged: layout.version !== versionBefore,
+    blockChanged: layout.version !== versionBefore || layout.returned === true,
     budgetTokens: budget,
   };
 }
@@ -637,6 +641,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   else appendToBlock(ctx, layout.blockCap);
   const code = cutCode(ctx, reserved);
   const fitted = assemblePrompt(ctx, { input, block: layout.block, header, fim, suffix, template }, code);
+  layout.returned = undefined;
   if (shared) layout.lastHead = fitted.head;
   return fitted;
 }

@@ -84,7 +84,11 @@ export class PromptMemory {
     place.line = line;
     this.places.push(place);
     if (this.places.length > KEPT_PLACES) this.places.shift();
-    if (kind === 'line') this.last = place;
+    if (kind === 'line') {
+      // Back at a place after prompts elsewhere: the server holds another place's prompt, so this one's head is read ahead again.
+      if (known && this.last !== known) known.layout.returned = true;
+      this.last = place;
+    }
     return { layout: place.layout, fresh: !known, kept: place.kept };
   }
 }

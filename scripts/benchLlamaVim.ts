@@ -38,11 +38,16 @@ function ex(root: string, command: string): void {
 
 const vimString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
-/** Waits until a completion request that arrived after `since` has been answered, or `limitMs` passed. */
-async function answeredAfter(engine: Engine, since: number, limitMs: number): Promise<void> {
+/**
+ * Waits until a completion request that arrived after `since` has been answered, or `limitMs` passed,
+ * or `quietMs` passed with no request at all (llama.vim answered from its own cache, or sent nothing).
+ */
+async function answeredAfter(engine: Engine, since: number, limitMs: number, quietMs = 5000): Promise<void> {
   const end = performance.now() + limitMs;
   while (performance.now() < end) {
     if (engine.stats().some((r) => r.arrivedMs >= since && r.maxTokens > 0 && !r.cut && r.endedMs !== undefined)) return;
+    const asked = (engine.arrivals?.() ?? []).some((t) => t >= since);
+    if (!asked && performance.now() - since > quietMs) return;
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -71,11 +76,13 @@ async function session(
     // The line as the place has it before typing; the cursor where typing starts, in insert mode.
     ex(root, `call setline(${place.line + 1}, ${vimString(lineText)}) | call cursor(${place.line + 1}, ${place.column + 1})`);
     if (p > 0) await new Promise((r) => setTimeout(r, pauseMs));
-    tmux(root, 'send-keys', '-t', 'lv', place.column >= lineText.length ? 'A' : 'i');
     const typed = maxKeys > 0 ? Math.min(maxKeys, place.typed.length) : place.typed.length;
+    // Key 0 is the cursor arriving in insert mode (llama.vim asks at once), as bench:moving's first
+    // request is at the place before a character is typed; key k types the line's k-th character.
     for (let k = 0; k < typed; k++) {
       const t0 = performance.now();
-      tmux(root, 'send-keys', '-t', 'lv', '-l', place.typed[k]!);
+      if (k === 0) tmux(root, 'send-keys', '-t', 'lv', place.column >= lineText.length ? 'A' : 'i');
+      else tmux(root, 'send-keys', '-t', 'lv', '-l', place.typed[k - 1]!);
       keys.push({ place: p + 1, k, t0 });
       await answeredAfter(engine, t0, 120_000);
     }

@@ -45,6 +45,8 @@ export type EngineRequest = Omit<RequestStat, 'endpoint'> & {
 export interface Engine {
   url: string;
   stats(): EngineRequest[];
+  /** When each recorded request arrived, answered or not yet (llamaEngine only). */
+  arrivals?(): number[];
   close(): Promise<void>;
   settings(): unknown;
 }
@@ -67,6 +69,11 @@ export interface MoveRecord {
   waitedMs: number;
   /** Tokens that warm-ups and idle reads evaluated between this key and the next. */
   warmTokens: number;
+  /**
+   * What the server evaluated from this key to its suggestion's request, that request included:
+   * at a place's first key, the place's whole read (the warm-ups it sent first count too).
+   */
+  readTokens: number;
   defsInPrompt?: boolean;
 }
 
@@ -163,6 +170,7 @@ async function ownEngine(gguf: string, threads: number, ctx: number, name: strin
 /** A running llama.cpp server, through a proxy that records each request and reads its answer's `timings`. */
 export async function llamaEngine(target: string, name: string): Promise<Engine> {
   const seen: EngineRequest[] = [];
+  const arrived: number[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const arrivedMs = performance.now();
     const chunks: Buffer[] = [];
@@ -178,7 +186,9 @@ export async function llamaEngine(target: string, name: string): Promise<Engine>
           return {};
         }
       })();
-      const record = req.method === 'POST' && /completion/.test(req.url ?? '');
+      // Our client asks /v1/completions; llama.vim asks /infill.
+      const record = req.method === 'POST' && /completion|infill/.test(req.url ?? '');
+      if (record) arrived.push(arrivedMs);
       void fetch(new URL(req.url ?? '/', target), {
         method: req.method,
         headers: { 'content-type': 'application/json' },
@@ -249,6 +259,7 @@ export async function llamaEngine(target: string, name: string): Promise<Engine>
   return {
     url,
     stats: () => seen,
+    arrivals: () => arrived,
     close: () => new Promise<void>((r) => server.close(() => r())),
     settings: () => ({ model: { provider: 'openai', family: 'qwen2.5-coder' }, openai: { baseUrl: url, model: name } }),
   };
@@ -369,6 +380,7 @@ export function keyRecord(
     requestMs: key.requestMs ?? (gen ? endOf(gen) - key.t0 : NaN),
     waitedMs,
     warmTokens: mine.filter(isWarm).reduce((n, st) => n + st.evaluatedTokens, 0),
+    readTokens: mine.filter((st) => st.arrivedMs <= genAt).reduce((n, st) => n + st.evaluatedTokens, 0),
     ...(inPrompt !== undefined ? { defsInPrompt: inPrompt } : {}),
   };
 }
@@ -376,7 +388,9 @@ export function keyRecord(
 /** The moving-session table: per build and language, each place kind's first key, then the keystrokes after it. */
 export function summarizeMoving(records: readonly MoveRecord[]): string {
   const f = (x: number, d = 0): string => (Number.isNaN(x) ? '-' : x.toFixed(d));
-  const share = (r: MoveRecord): number => (r.promptTokens > 0 ? r.evaluatedTokens / r.promptTokens : NaN);
+  // A place's first key counts every read it caused; a later key, its own request's.
+  const read = (r: MoveRecord): number => (r.key === 0 ? (r.readTokens ?? r.evaluatedTokens) : r.evaluatedTokens);
+  const share = (r: MoveRecord): number => (r.promptTokens > 0 ? read(r) / r.promptTokens : NaN);
   const finite = (xs: number[]): number[] => xs.filter((x) => Number.isFinite(x));
   const header =
     '| build | lang | requests | read share median | p90 | tokens read median | mean | TTFT median ms | mean | p90 | waited > 1 s | over 7 s | defs in prompt |';
@@ -395,7 +409,7 @@ export function summarizeMoving(records: readonly MoveRecord[]): string {
       const [build, lang] = key.split('\t');
       const rs = all.filter(pick);
       const reads = finite(rs.map(share));
-      const tokens = rs.map((r) => r.evaluatedTokens);
+      const tokens = rs.map(read);
       const ttft = finite(rs.map((r) => r.ttftMs));
       const withDefs = rs.filter((r) => r.defsInPrompt !== undefined);
       rows.push(

@@ -52,9 +52,9 @@ function promptSnippetOf(
  * model and language, the local part sized to what the server reads of a new place within a few seconds.
  */
 function sharedLayout(memory: PromptMemory, model: ModelClient, lang: string, budgetTokens: number, options: PipelineOptions) {
-  const room = localRoom(budgetTokens, model.readRate ?? options.prompt.readRate, options.prompt.contextShare);
+  const room = localRoom(budgetTokens, options.prompt.readRate ?? model.readRate, options.prompt.contextShare);
   const key = `${model.backend}\u0000${model.endpoint}\u0000${model.model}\u0000${lang}`;
-  return { ...room, block: (cap: number, budget: number) => memory.sharedBlock(key, cap, budget) };
+  return { ...room, block: (cap: number, budget: number, newCap?: number) => memory.sharedBlock(key, cap, budget, newCap) };
 }
 
 /** The line composition of the stages, primed, held and cut by `linePlan` (line mode's, or another that reuses the line stages). */

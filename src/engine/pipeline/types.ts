@@ -48,8 +48,9 @@ export interface PipelineOptions {
     contextShare: number;
     repoFormat: RepoFormat;
     /**
-     * Tokens a second a model server is taken to read a prompt at until its own answers say (absent: a CPU's speed, so a new
-     * place's local part stays small); a benchmark sets it to lay prompts out as for a server of that speed.
+     * Tokens a second a model server is taken to read a prompt at, instead of what its answers say
+     * (absent: what they say, and until they say, a CPU's speed, so a new place's local part stays
+     * small); a benchmark sets it to lay prompts out as for a server of that speed.
      */
     readRate?: number;
   };

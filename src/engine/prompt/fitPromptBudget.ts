@@ -56,8 +56,11 @@ export interface PlaceLayout {
 
 /** How a prompt shares the workspace's block (sharedBlock.ts) instead of keeping one per place. */
 export interface SharedLayout {
-  /** The workspace's block for a block of `cap` tokens within `budgetTokens` (the one it has, or a new one). */
-  block(cap: number, budgetTokens: number): SharedBlock<PromptSnippet>;
+  /**
+   * The workspace's block for a block of at least about `cap` tokens within `budgetTokens`: the one it
+   * has, or a new one of `newCap` tokens.
+   */
+  block(cap: number, budgetTokens: number, newCap?: number): SharedBlock<PromptSnippet>;
   /** The most the local part (the file's path, the code before and after the cursor) takes at a new place. */
   localTokens: number;
   /** The most a new place adds to a block that holds something already (the rest waits for a pause). */
@@ -416,9 +419,11 @@ function sharedKey(s: PromptSnippet): string {
  * waits for the user to pause.
  */
 function startSharedPlace(ctx: FitContext, shared: SharedLayout): void {
-  const { layout, budget, overhead, versionBefore } = ctx;
+  const { layout, budget, overhead, versionBefore, available, lines, count } = ctx;
   const cap = Math.max(0, budget - overhead - shared.localTokens);
-  const block = shared.block(cap, budget);
+  // As CodeRAG's rule for one place: a short file leaves a new block the room its code does not take.
+  const codeTokens = Math.min(tailTokens(lines, count, available).from(0) + GROWTH_TOKENS, available);
+  const block = shared.block(cap, budget, Math.max(0, available - codeTokens));
   const place = block.startPlace();
   const needs = selectForBlock(ctx, block.cap).entered.map((e, i) => ({
     snippet: e.snippet,
@@ -506,7 +511,10 @@ function cutCode(ctx: FitContext, reserved: number): { cutLine: number; prefix: 
   const { input, count, layout, budget, stable, overhead, lines, costOf } = ctx;
   const used = layout.block;
   const blockTokens = used.length === 0 ? 0 : used.reduce((n, s) => n + costOf(s), 0);
-  const codeRoom = Math.max(0, budget - reserved - (used.length === 0 ? 0 : overhead) - Math.max(blockTokens, layout.blockCap ?? 0));
+  let codeRoom = Math.max(0, budget - reserved - (used.length === 0 ? 0 : overhead) - Math.max(blockTokens, layout.blockCap ?? 0));
+  // On a shared block roomier than the place's own share (a short file made it), the place keeps its local part while the block has room.
+  if (layout.shared && input.shared)
+    codeRoom = Math.max(codeRoom, Math.min(budget - reserved - overhead - blockTokens, input.shared.localTokens - reserved));
   const cutLine = stableCut(layout, lines, codeRoom, count, stable ? CUT_SLACK : 1);
   layout.cutLine = cutLine;
   return { cutLine, prefix: cutLine === 0 ? input.prefix : lines.slice(cutLine).join('\n') };

@@ -52,12 +52,14 @@ export class PromptMemory {
 
   /**
    * The workspace's shared block for `key` (the model and the block's form): the one it has where it
-   * was laid out for `budgetTokens` and about `cap` tokens of room, else a new one, which replaces it.
+   * was laid out for `budgetTokens` with at least about `cap` tokens of room (a roomier one leaves a
+   * place less local code, which a fast server reads anyway), else a new one of `newCap` tokens
+   * (`cap` where not given), which replaces it.
    */
-  sharedBlock(key: string, cap: number, budgetTokens: number): SharedBlock<PromptSnippet> {
+  sharedBlock(key: string, cap: number, budgetTokens: number, newCap = cap): SharedBlock<PromptSnippet> {
     const known = this.blocks.get(key);
-    if (known && known.budgetTokens === budgetTokens && Math.abs(known.cap - cap) <= CAP_TOLERANCE * Math.max(cap, 1)) return known;
-    const block = new SharedBlock<PromptSnippet>(cap, budgetTokens);
+    if (known && known.budgetTokens === budgetTokens && known.cap >= (1 - CAP_TOLERANCE) * cap) return known;
+    const block = new SharedBlock<PromptSnippet>(Math.max(cap, newCap), budgetTokens);
     this.blocks.set(key, block);
     return block;
   }

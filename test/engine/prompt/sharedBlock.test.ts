@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { fitPromptBudget, idleHead, type PromptInput, type PromptSnippet } from '../../../src/engine/prompt/fitPromptBudget';
+import { estimateTokens, fitPromptBudget, idleHead, type PromptInput, type PromptSnippet } from '../../../src/engine/prompt/fitPromptBudget';
 import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { RECENT_PLACES, SharedBlock, type NeededItem } from '../../../src/engine/prompt/sharedBlock';
 import { localRoom } from '../../../src/engine/generate/readRate';
@@ -154,4 +154,35 @@ test("without a shared block a place keeps a block of its own, as the embedded m
   assert.equal(layout.block.length, placed.usedIndices.length);
   assert.deepEqual(placed.usedOthers, []);
   assert.equal(memory.idleWork(), undefined, 'and nothing waits for a pause');
+});
+
+test('a short first file leaves a new shared block the room its code does not take, and a later place still gets its local part', () => {
+  const memory = new PromptMemory();
+  // Items of about 100 estimated tokens each: 25 of them take more than the 2,000 tokens a fast server's place leaves the block.
+  const big = Array.from({ length: 25 }, (_, i) => {
+    const text = `def helper_${i}(a, b):\n    """${'Helper of the shop. '.repeat(13)}"""`;
+    const id = `pkg/m.py#${i}`;
+    return { path: 'pkg/m.py', id, text, source: { snippet: { id, path: 'pkg/m.py', text } } as unknown as Candidate };
+  });
+  const fit = (file: string, prefix: string) =>
+    fitPromptBudget({
+      lang: 'python',
+      filePath: file,
+      prefix,
+      suffix: '\nprint(x)\n',
+      snippets: big,
+      family: 'qwen2.5-coder',
+      budgetTokens: 4000,
+      layout: memory.placeAt(file, prefix.split('\n').length - 1).layout,
+      shared: { block: (cap, budget, newCap) => memory.sharedBlock('qwen|python', cap, budget, newCap), localTokens: 2000, allowance: 0 },
+      repoName: 'shop',
+    });
+  const short = fit('app/short.py', 'import shop\n\nx = ');
+  assert.equal(short.usedIndices.length, 25, 'every item fits beside a three-line file');
+  assert.ok(short.tokens <= 4000);
+  const long = fit('app/long.py', code('b'));
+  assert.ok(long.tokens <= 4000);
+  assert.equal(long.usedOthers.length + long.usedIndices.length, 25, 'the later place keeps the block');
+  const codeShown = long.prompt.slice(long.prompt.indexOf('<|file_sep|>app/long.py'));
+  assert.ok(estimateTokens(codeShown) >= 1000, `the later place's code keeps the room the block leaves (${estimateTokens(codeShown)} tokens)`);
 });

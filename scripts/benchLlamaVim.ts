@@ -12,7 +12,7 @@
 // Usage: node --import tsx scripts/benchLlamaVim.ts --llama-url http://127.0.0.1:8012 --root DIR --cases F.jsonl --repos DIR
 //   [--cases F2 --repos DIR2 ...] [--per-repo 1] [--max-keys 8] [--pause-ms 2000] [--max-new-tokens 16] [--json OUT]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -40,13 +40,14 @@ const vimString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
  * Waits until a completion request that arrived after `since` has been answered, or `limitMs` passed,
- * or `quietMs` passed with no request at all (llama.vim answered from its own cache, or sent nothing).
+ * or `quietMs` passed with nothing in flight and no request since (llama.vim answered from its own
+ * cache, or sent nothing). A request llama.vim holds back while its last one runs counts as waited for.
  */
 async function answeredAfter(engine: Engine, since: number, limitMs: number, quietMs = 5000): Promise<void> {
   const end = performance.now() + limitMs;
   while (performance.now() < end) {
     if (engine.stats().some((r) => r.arrivedMs >= since && r.maxTokens > 0 && !r.cut && r.endedMs !== undefined)) return;
-    const asked = (engine.arrivals?.() ?? []).some((t) => t >= since);
+    const asked = (engine.arrivals?.() ?? []).some((t) => t >= since) || (engine.inFlight?.() ?? 0) > 0;
     if (!asked && performance.now() - since > quietMs) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -84,7 +85,7 @@ async function session(
       if (k === 0) tmux(root, 'send-keys', '-t', 'lv', place.column >= lineText.length ? 'A' : 'i');
       else tmux(root, 'send-keys', '-t', 'lv', '-l', place.typed[k - 1]!);
       keys.push({ place: p + 1, k, t0 });
-      await answeredAfter(engine, t0, 120_000);
+      await answeredAfter(engine, t0, 180_000);
     }
     tmux(root, 'send-keys', '-t', 'lv', 'Escape');
   }
@@ -143,9 +144,16 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
-    if (existsSync(join(root, SOCKET))) tmux(root, 'kill-server');
+    // A session a run before left behind; a socket without its server is only removed.
+    if (existsSync(join(root, SOCKET)))
+      try {
+        tmux(root, 'kill-server');
+      } catch {
+        rmSync(join(root, SOCKET), { force: true });
+      }
     tmux(root, 'new-session', '-d', '-s', 'lv', '-x', '200', '-y', '50', `vim -u ${vimrc}`);
-    await new Promise((r) => setTimeout(r, 1500));
+    // vim and llama.vim load before the first keys (keys sent sooner were lost).
+    await new Promise((r) => setTimeout(r, 4000));
     for (let i = 0; i < values.cases.length; i++) {
       for (const c of readCases(values.cases[i]!, Number(values['per-repo']))) {
         const places = placesOf(c, join(resolve(values.repos[i]!), c.metadata.repository));

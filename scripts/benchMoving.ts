@@ -47,6 +47,8 @@ export interface Engine {
   stats(): EngineRequest[];
   /** When each recorded request arrived, answered or not yet (llamaEngine only). */
   arrivals?(): number[];
+  /** Recorded requests not answered or cut yet (llamaEngine only). */
+  inFlight?(): number;
   close(): Promise<void>;
   settings(): unknown;
 }
@@ -260,6 +262,7 @@ export async function llamaEngine(target: string, name: string): Promise<Engine>
     url,
     stats: () => seen,
     arrivals: () => arrived,
+    inFlight: () => arrived.length - seen.length,
     close: () => new Promise<void>((r) => server.close(() => r())),
     settings: () => ({ model: { provider: 'openai', family: 'qwen2.5-coder' }, openai: { baseUrl: url, model: name } }),
   };

@@ -6,7 +6,8 @@
 //
 // Usage: node --import tsx scripts/benchPromptRecall.ts --cases F.jsonl --repos DIR [--index-dir DIR]
 //   [--cli OTHER/bin/coderag.js] [--model qwen2.5-coder:1.5b-base] [--out DIR] [--read-rate TOKENS_PER_S: prompts laid out as for
-//   a server of that speed; default: one not measured, as a CPU]
+//   a server of that speed; default: what the server's answers measure] [--session first|paused: each repository's cases as the
+//   places of one editor session, a pause at each; the prompt before the pause or after it]
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
       model: { type: 'string', default: 'qwen2.5-coder:1.5b-base' },
       out: { type: 'string' },
       'read-rate': { type: 'string' },
+      session: { type: 'string' },
     },
   });
   if (!values.cases || !values.repos) throw new Error('usage: benchPromptRecall.ts --cases F.jsonl --repos DIR [--cli PATH ...]');
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
             file,
             ...(values['index-dir'] ? ['--index-dir', values['index-dir']] : []),
             ...(values['read-rate'] ? ['--read-rate', values['read-rate']] : []),
+            ...(values.session ? ['--session', values.session] : []),
           ],
           { stdio: ['ignore', 'inherit', 'inherit'] },
         );

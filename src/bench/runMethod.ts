@@ -15,6 +15,7 @@ import { originLabel, type Candidate, type PathName, type Retriever } from '../e
 import type { Reranker } from '../engine/rerank/types';
 import { RerankerSwitch } from '../engine/rerank/RerankerSwitch';
 import type { ModelClient } from '../engine/generate/types';
+import type { PromptMemory } from '../engine/prompt/promptMemory';
 import { snippetForPrompt } from '../engine/prompt/snippetForPrompt';
 import {
   autoRouter,
@@ -206,6 +207,13 @@ export interface RunOptions {
   contextShare?: number;
   /** The model server's read speed the product's prompts are laid out for (PipelineOptions.prompt.readRate). */
   readRate?: number;
+  /**
+   * Each repository's cases as the places of one editor session, in order: one prompt memory per
+   * repository and method (the shared block), and a pause at each place before the next, in which
+   * what it waited for joins the block. `first`: each case's prompt is the first at its place;
+   * `paused`: the one after the pause there. Absent: every case is a session's first place.
+   */
+  session?: 'first' | 'paused';
   /** Share of the body prompt the code before the cursor keeps at least (PipelineOptions.body.contextShare). */
   bodyContextShare?: number;
   /** CodeRAG's g: the probing query's best chunks beside the target chunk (PipelineOptions.query.g). */
@@ -256,6 +264,8 @@ export interface CaseEnvironment {
   similar?: SimilarRetrieval;
   /** Each bandit method's LinUCB, kept across the run's repositories (the harness rewards it after each case). */
   bandits?: ReadonlyMap<string, LinUcb<SimilarArm>>;
+  /** The session's prompt memory (RunOptions.session). */
+  promptMemory?: PromptMemory;
 }
 
 function sharedQuery(inner: QueryBuilder, memo: Map<string, RetrievalQuery>, key: string): QueryBuilder {
@@ -367,6 +377,7 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
       // Retrieval only: no model, so every top-u snippet is a context and nothing is generated (Rambo's sketch: modeOf).
       ...(options.generate && env.model ? { model: () => env.model! } : {}),
       ...(env.receivers ? { receivers: () => env.receivers } : {}),
+      ...(env.promptMemory ? { promptMemory: env.promptMemory } : {}),
       ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
     },
     modeOf(spec, c, env, options, knowledge),

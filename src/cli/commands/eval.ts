@@ -41,7 +41,7 @@ const COMMON =
   'rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose ' +
   'turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check ' +
   'constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] ' +
-  '[--hyp-match embed|lexical] [--similar-share 0.3] [--context-share 0.5] [--read-rate 100] [--body-context-share 0.7] [--loop-guard ' +
+  '[--hyp-match embed|lexical] [--similar-share 0.3] [--context-share 0.5] [--read-rate 100] [--session first|paused] [--body-context-share 0.7] [--loop-guard ' +
   'on|off] [--copy-prior on|off] [--gate on|off] [--gate-threshold 0.4] [--gate-body-threshold 0.4] ' +
   '[--similar auto|off|lexical|hypothetical|summary|union|bandit (product)]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;
@@ -79,6 +79,7 @@ const RUN_OPTIONS = {
   'similar-share': { type: 'string' },
   'context-share': { type: 'string' },
   'read-rate': { type: 'string' },
+  session: { type: 'string' },
   'body-context-share': { type: 'string' },
   'loop-guard': { type: 'string' },
   'copy-prior': { type: 'string' },
@@ -138,6 +139,11 @@ function nonNegative(value: unknown, name: string): number {
 }
 
 /** Progress on stderr: a line every few seconds (every case on a terminal). */
+function sessionOption(v: string): 'first' | 'paused' {
+  if (v !== 'first' && v !== 'paused') throw new UserError(`--session is first or paused, not ${v}`);
+  return v;
+}
+
 function progressLine(quiet: boolean): (p: EvalProgress) => void {
   let last = 0;
   const tty = process.stderr.isTTY === true;
@@ -226,6 +232,7 @@ async function prepare(
     ...(values['probe-top'] !== undefined ? { probeTop: positiveInt(values, 'probe-top', 1) } : {}),
     ...(values['context-share'] !== undefined ? { contextShare: share(values['context-share'], 'context-share') } : {}),
     ...(values['read-rate'] !== undefined ? { readRate: positiveInt(values, 'read-rate') } : {}),
+    ...(values.session !== undefined ? { session: sessionOption(String(values.session)) } : {}),
     ...(values['body-context-share'] !== undefined ? { bodyContextShare: share(values['body-context-share'], 'body-context-share') } : {}),
     ...gateOption(values.gate, values['gate-threshold'], values['gate-body-threshold']),
   };

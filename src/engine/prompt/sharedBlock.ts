@@ -4,7 +4,7 @@
 // CodeRAG's ranking at each place decides what must be in the block; an item already there stays
 // where it is, a missing one joins at the end, and when the block is full the items no recent place
 // needed leave, nearest the end first (leaving from the end costs nothing, from the middle a re-read
-// of everything after it).
+// of everything after it), then, where the place's needs still do not fit, those of the places before.
 
 /** One item of the block as the prompt shows it (`S`: the prompt's snippet). */
 export interface BlockItem<S> {
@@ -118,16 +118,22 @@ export class SharedBlock<S> {
     return result;
   }
 
-  /** Frees `cost` tokens by evicting items no recent place needed, in the policy's order; false where that cannot free enough. */
+  /**
+   * Frees `cost` tokens: the items no recent place needed leave first, in the policy's order; where
+   * that is not enough, those only an earlier recent place needed, nearest the end first (a place's
+   * own needs come before keeping a place left behind cheap to come back to). False where even that
+   * cannot free enough.
+   */
   private makeRoom(cost: number, place: number, result: Admitted<S>): boolean {
     let free = this.cap - this.tokens;
     if (free >= cost) return true;
-    const stale = this.items
-      .map((item, at) => ({ item, at }))
+    const candidates = this.items.map((item, at) => ({ item, at }));
+    const stale = candidates
       .filter(({ item }) => item.lastNeed <= place - RECENT_PLACES)
       .sort((a, b) => (this.policy === 'tail' ? b.at - a.at : a.item.lastNeed - b.item.lastNeed || b.at - a.at));
+    const recent = candidates.filter(({ item }) => item.lastNeed > place - RECENT_PLACES && item.lastNeed < place).sort((a, b) => b.at - a.at);
     const leave: number[] = [];
-    for (const { item, at } of stale) {
+    for (const { item, at } of [...stale, ...recent]) {
       if (free >= cost) break;
       leave.push(at);
       free += item.cost;

@@ -35,6 +35,20 @@ test('a full block lets in a new item by evicting the stale ones nearest its end
   assert.equal(admitted.changedFrom, 1, 'a server reads again from where old2 stood');
 });
 
+test("a place's own needs come before a recent place's items: those leave from the end when nothing stale is left", () => {
+  const block = new SharedBlock<string>(40, 1000);
+  block.admit([need('a1', 10), need('a2', 10, 1)], block.startPlace(), Infinity);
+  block.admit([need('b1', 10), need('b2', 10, 1)], block.startPlace(), Infinity);
+  // Full, and every item needed by one of the last places: the new place's two items take the room of the latest ones.
+  const admitted = block.admit([need('c1', 10), need('c2', 10, 1)], block.startPlace(), Infinity);
+  assert.deepEqual(
+    block.items.map((i) => i.key),
+    ['a1', 'a2', 'c1', 'c2'],
+  );
+  assert.equal(admitted.waiting.length, 0);
+  assert.equal(admitted.changedFrom, 2, 'a server reads again from where b1 stood');
+});
+
 test('an allowance caps what a place appends at once; the rest waits', () => {
   const block = new SharedBlock<string>(1000, 2000);
   block.admit([need('a', 100)], block.startPlace(), Infinity);

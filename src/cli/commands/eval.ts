@@ -41,7 +41,8 @@ const COMMON =
   'rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose ' +
   'turns|knowledge-first|definitions-first|rrf] [--body-elements sketch|sketch+similar] [--check ' +
   'constrain|repair|off] [--check-prior W] [--bandit-state FILE] [--window-lines 20] [--window-stride 20] ' +
-  '[--hyp-match embed|lexical] [--similar-share 0.3] [--context-share 0.5] [--read-rate 100] [--session first|paused] [--body-context-share 0.7] [--loop-guard ' +
+  '[--hyp-match embed|lexical] [--similar-share 0.3] [--context-share 0.5] [--read-rate 100] [--session first|paused] ' +
+  '[--body-context-share 0.7] [--loop-guard ' +
   'on|off] [--copy-prior on|off] [--gate on|off] [--gate-threshold 0.4] [--gate-body-threshold 0.4] ' +
   '[--similar auto|off|lexical|hypothetical|summary|union|bandit (product)]';
 const RUN_USAGE = `eval --method M ${COMMON} --out preds.jsonl`;

@@ -131,7 +131,9 @@ export class SharedBlock<S> {
     const stale = candidates
       .filter(({ item }) => item.lastNeed <= place - RECENT_PLACES)
       .sort((a, b) => (this.policy === 'tail' ? b.at - a.at : a.item.lastNeed - b.item.lastNeed || b.at - a.at));
-    const recent = candidates.filter(({ item }) => item.lastNeed > place - RECENT_PLACES && item.lastNeed < place).sort((a, b) => b.at - a.at);
+    const recent = candidates
+      .filter(({ item }) => item.lastNeed > place - RECENT_PLACES && item.lastNeed < place)
+      .sort((a, b) => b.at - a.at);
     const leave: number[] = [];
     for (const { item, at } of [...stale, ...recent]) {
       if (free >= cost) break;

@@ -1,7 +1,6 @@
 // `coderag eval` / `eval compare` (docs/BENCHMARKS.md): index every repository of the cases once,
 // prepare the retrieval paths the methods need, and run every method on every case of that
 // repository, handing each prediction to its method's sink as soon as it is made.
-import { PromptMemory } from '../engine/prompt/promptMemory';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchCase, Prediction } from './cases';
@@ -28,6 +27,7 @@ import { caseLang } from './cases';
 import { scoreCompletion } from './metrics';
 import { SignatureVectors } from './variants/encoderSignatures';
 import { RG1, withRg1 } from './baselines/rg1Retrieve';
+import { PromptMemory } from '../engine/prompt/promptMemory';
 
 export interface EvalProgress {
   phase: 'index' | 'prepare' | 'case';
@@ -243,16 +243,16 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         const m0 = performance.now();
         const mr = report.methods[method.name]!;
         const session = input.options.session ? new PromptMemory() : undefined;
+        const here = session ? { ...env, promptMemory: session } : env;
+        // The user pauses at the place: what it waited for joins the block (a few pieces at most).
+        const pause = (): void => {
+          for (let n = 0; session && n < 8; n++) if (!session.idleWork()?.commit()) break;
+        };
         for (const c of cases) {
           throwIfAborted(signal);
           let prediction: Prediction;
           let problems: string[];
           try {
-            const here = session ? { ...env, promptMemory: session } : env;
-            // The user pauses at the place: what it waited for joins the block (a few pieces at most).
-            const pause = (): void => {
-              for (let n = 0; session && n < 8; n++) if (!session.idleWork()?.commit()) break;
-            };
             let outcome = await runCase(c, method, here, input.options, signal);
             pause();
             if (input.options.session === 'paused') outcome = await runCase(c, method, here, input.options, signal);

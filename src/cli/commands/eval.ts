@@ -139,12 +139,13 @@ function nonNegative(value: unknown, name: string): number {
   return n;
 }
 
-/** Progress on stderr: a line every few seconds (every case on a terminal). */
+/** `--session`'s value: a place's first prompt or the one after its pause. */
 function sessionOption(v: string): 'first' | 'paused' {
   if (v !== 'first' && v !== 'paused') throw new UserError(`--session is first or paused, not ${v}`);
   return v;
 }
 
+/** Progress on stderr: a line every few seconds (every case on a terminal). */
 function progressLine(quiet: boolean): (p: EvalProgress) => void {
   let last = 0;
   const tty = process.stderr.isTTY === true;

@@ -313,11 +313,17 @@ function shownSnippets(
  * A new place (or a block that must start over): fill from the ranking, pinned snippets first, the
  * first one that does not fit cut, the rest left for later; then fix the block's room.
  */
+/** What the code before the cursor needs of the room, with room to grow where the place is kept. */
+function codeNeed(ctx: FitContext): number {
+  const { count, stable, available, lines } = ctx;
+  return Math.min(tailTokens(lines, count, available).from(0) + (stable ? GROWTH_TOKENS : 0), available);
+}
+
 function fillBlock(ctx: FitContext): void {
-  const { input, count, layout, budget, stable, versionBefore, overhead, available, lines } = ctx;
+  const { input, layout, budget, stable, versionBefore, overhead, available } = ctx;
   // CodeRAG's rule (contextShare 0.5): the code keeps what it needs (plus room to grow) up to that
   // share of the budget, the block the rest; a short file leaves the block more.
-  const codeTokens = Math.min(tailTokens(lines, count, available).from(0) + (stable ? GROWTH_TOKENS : 0), available);
+  const codeTokens = codeNeed(ctx);
   const blockCap = Math.max(
     0,
     Math.min(available, Math.max(available - codeTokens, Math.floor(budget * (1 - (input.contextShare ?? 0.5))) - overhead)),
@@ -419,11 +425,10 @@ function sharedKey(s: PromptSnippet): string {
  * waits for the user to pause.
  */
 function startSharedPlace(ctx: FitContext, shared: SharedLayout): void {
-  const { layout, budget, overhead, versionBefore, available, lines, count } = ctx;
+  const { layout, budget, overhead, versionBefore, available } = ctx;
   const cap = Math.max(0, budget - overhead - shared.localTokens);
   // As CodeRAG's rule for one place: a short file leaves a new block the room its code does not take.
-  const codeTokens = Math.min(tailTokens(lines, count, available).from(0) + GROWTH_TOKENS, available);
-  const block = shared.block(cap, budget, Math.max(0, available - codeTokens));
+  const block = shared.block(cap, budget, Math.max(0, available - codeNeed(ctx)));
   const place = block.startPlace();
   const needs = selectForBlock(ctx, block.cap).entered.map((e, i) => ({
     snippet: e.snippet,

@@ -1,4 +1,4 @@
-// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout]`: the measure of
+// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout|v3-dev|v3-heldout]`: the measure of
 // secret detection, not a test. Every case of test/fixtures/secrets/corpus.json (or heldout.json,
 // cases written after the rules were fixed) (credential forms and look-alikes, each inside a
 // prompt of about 6,000 characters of fixture code) goes through the real redaction boundary
@@ -16,7 +16,7 @@
 // candidates of the second round: the rules at V2_BASE_COMMIT + secretlint, secretlint alone, the v2
 // context rules alone, the token-shape rule alone, the own rules without the token-shape rule, the chosen set.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -33,6 +33,8 @@ import {
   scoreThroughBoundary,
   scoreV2ThroughBoundary,
   type CorpusScore,
+  type CorpusV2Case,
+  type CorpusV2Score,
 } from '../test/helpers/secretCorpus';
 import { repoRoot } from '../test/helpers/paths';
 
@@ -41,6 +43,8 @@ const LEGACY_COMMIT = 'fe9dad1';
 const MODEL = 'qwen2.5-coder:1.5b-base';
 /** The last commit with the rules the v2 corpus was written against. */
 const V2_BASE_COMMIT = '7e9dae0';
+/** The last commit with the rules the v3 corpus was written against. */
+const V3_BASE_COMMIT = 'bdbdccd';
 
 /** The own rules at V2_BASE_COMMIT, then secretlint (unchanged since). */
 async function baseRedactor(dir: string): Promise<Redactor> {
@@ -95,6 +99,78 @@ async function mainV2(part: 'dev' | 'heldout'): Promise<void> {
   }
 }
 
+/** The own rules at `commit` (the build before a round), then today's secretlint. */
+async function rulesAt(commit: string, dir: string): Promise<Redactor> {
+  const file = join(dir, `rules-${commit}`);
+  mkdirSync(file, { recursive: true });
+  for (const name of ['secretRules.ts', 'secretWords.ts', 'tokenFormats.ts']) {
+    try {
+      const source = execFileSync('git', ['show', `${commit}:src/engine/prompt/${name}`], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
+      writeFileSync(join(file, name), source);
+    } catch {
+      // A module the commit did not have yet.
+    }
+  }
+  const mod = (await import(pathToFileURL(join(file, 'secretRules.ts')).href)) as { redactGeneric: (text: string) => Redacted };
+  return async (text) => {
+    const own = mod.redactGeneric(text);
+    const known = await redactWithSecretlint(own.text);
+    return { text: known.text, count: own.count + known.count };
+  };
+}
+
+/**
+ * The third round (test/fixtures/secrets-v3) as the file being completed: the rules before it (V3_BASE_COMMIT) with secretlint,
+ * secretlint alone and the chosen set, then the chosen set's recall per class (the case's class words).
+ */
+async function mainV3(part: 'dev' | 'heldout'): Promise<void> {
+  const corpus = loadSecretCorpusV2(part, 'v3');
+  const dir = mkdtempSync(join(tmpdir(), 'coderag-bench-secrets-'));
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL] });
+  const signal = new AbortController().signal;
+  try {
+    await redactWithSecretlint('warm = 1');
+    const sets: Array<[string, Redactor]> = [
+      [`(a) rules at ${V3_BASE_COMMIT} + secretlint`, await rulesAt(V3_BASE_COMMIT, dir)],
+      ['(b) secretlint recommended preset alone', redactWithSecretlint],
+      ['(c) chosen: all own rules + secretlint', redactSecrets],
+    ];
+    const secrets = corpus.reduce((n, c) => n + c.secrets.length, 0);
+    console.log(`v3-${part}: ${corpus.length} cases, ${secrets} credential values\n`);
+    console.log('| rule set | recall | false positives (look-alikes) | canaries lost | median ms/prompt | p95 ms/prompt |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    let chosen: CorpusV2Score | undefined;
+    for (const [name, redactor] of sets) {
+      await redactor(corpusV2Prompt(corpus[0]!));
+      const s = await scoreV2ThroughBoundary(corpus, redactor, server, MODEL, signal);
+      chosen = s;
+      const lost = s.canaryLossRate * s.canaries;
+      console.log(
+        `| ${name} | ${(100 * s.recall).toFixed(1)}% (${s.secrets - s.missed.length}/${s.secrets}) | ${(100 * s.falsePositiveRate).toFixed(1)}% (${Math.round(s.falsePositiveRate * s.negatives)}/${s.negatives}) | ${Math.round(lost)}/${s.canaries} | ${s.medianMs.toFixed(2)} | ${s.p95Ms.toFixed(2)} |`,
+      );
+    }
+    console.log('\n| class (chosen set) | cases | credential values | reached the server | look-alikes or canaries lost |');
+    console.log('|---|---:|---:|---:|---:|');
+    const classes = new Map<string, CorpusV2Case[]>();
+    for (const c of corpus) classes.set(c.form, [...(classes.get(c.form) ?? []), c]);
+    for (const [form, cases] of [...classes].sort()) {
+      const ids = new Set(cases.map((c) => c.id));
+      const hit = (list: readonly string[]): number => list.filter((m) => ids.has(m.slice(0, m.indexOf(':')))).length;
+      console.log(
+        `| ${form} | ${cases.length} | ${cases.reduce((n, c) => n + c.secrets.length, 0)} | ${hit(chosen!.missed)} | ${hit(chosen!.overRedacted)} |`,
+      );
+    }
+    console.log(`\nmissed: ${chosen!.missed.join(', ') || '-'}\nlost: ${chosen!.overRedacted.join(', ') || '-'}`);
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function legacyRedactor(dir: string): Promise<Redactor> {
   const source = execFileSync('git', ['show', `${LEGACY_COMMIT}:src/engine/prompt/redact.ts`], { cwd: repoRoot, encoding: 'utf8' });
   const file = join(dir, 'legacyRedact.ts');
@@ -127,6 +203,7 @@ async function scan(dir: string, redactor: Redactor): Promise<{ files: number; l
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { corpus: { type: 'string', default: 'corpus' }, scan: { type: 'string' } } });
+  if (values.corpus === 'v3-dev' || values.corpus === 'v3-heldout') return mainV3(values.corpus === 'v3-dev' ? 'dev' : 'heldout');
   if (values.corpus === 'v2-dev' || values.corpus === 'v2-heldout') return mainV2(values.corpus === 'v2-dev' ? 'dev' : 'heldout');
   if (values.corpus !== 'corpus' && values.corpus !== 'heldout') throw new Error('--corpus must be corpus, heldout, v2-dev or v2-heldout');
   const corpus = loadSecretCorpus(values.corpus);

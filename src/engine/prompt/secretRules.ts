@@ -14,6 +14,8 @@
 // at the cursor (v2 context rules alone 70.5%), and token shapes (hex, UUID, base64) in an auth
 // context (19.7% alone; without it the own rules reach 90.2%, with it 100%).
 
+import { INTL_SECRET_ALTERNATION, saysSecretIntl } from './secretWords';
+import { TOKEN_FORMATS } from './tokenFormats';
 /** What a redacted value becomes; inside quotes the model still sees a string literal. */
 export const REDACTED = '<redacted>';
 
@@ -41,9 +43,13 @@ const SECRET_WORDS = new Set([
   'credentials',
   'bearer',
   'creds',
+  'passcode',
+  'passkey',
 ]);
+/** Short keys that hold a password only as a name bound to a literal (`{"pass": "..."}`, `pw = "..."`), not in a list of words. */
+const SHORT_SECRET_KEYS = /^(?:pass|pw|pwd)$/i;
 /** Endings that make one run-together word a credential's name (`PGPASSWORD`, `apitoken`, `dbsecret`). */
-const SECRET_ENDINGS = /(?:password|passwd|secret|token|apikey|accesskey|secretkey|privatekey)$/;
+const SECRET_ENDINGS = /(?:password|passwd|secret|token|apikey|accesskey|secretkey|privatekey|(?:pg|db|sql|smtp|ftp|admin|root|user)pass)$/;
 const SECRET_PAIRS = new Set([
   'api key',
   'access key',
@@ -161,7 +167,10 @@ function words(name: string): string[] {
  */
 export function isSecretName(name: string): boolean {
   const w = words(name);
-  if (w.length === 0 || NOT_A_VALUE.has(w[w.length - 1]!)) return false;
+  if (w.length > 0 && NOT_A_VALUE.has(w[w.length - 1]!)) return false;
+  // A name in another language (`clave`, `密码`, `kennwort_db`): its last word may be English (`пароль_label` is a label).
+  if (saysSecretIntl(name)) return true;
+  if (w.length === 0) return false;
   for (let i = 0; i < w.length; i++) {
     if (SECRET_WORDS.has(w[i]!) || SECRET_ENDINGS.test(w[i]!)) return true;
     if (i + 1 < w.length && SECRET_PAIRS.has(`${w[i]} ${w[i + 1]}`)) return true;
@@ -233,9 +242,10 @@ function bareCredential(value: string): boolean {
 
 // A string literal: optional Python prefix, then "..." or '...' with escapes, on one line.
 const LIT = String.raw`[rRbBuUfF]{0,2}(?:"((?:[^"\\\n]|\\.){1,512})"|'((?:[^'\\\n]|\\.){1,512})')`;
-const NAME = String.raw`[A-Za-z_][\w.-]{0,63}`;
+/** A name or key, in any script (`clave`, `пароль`, `密码`): the rules that use it carry the `u` flag. */
+const NAME = String.raw`[\p{L}_][\p{L}\p{N}_.-]{0,63}`;
 /** Ahead of a name or key: it holds one of the words isSecretName looks for (most candidates fail here, cheaply). */
-const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer))`;
+const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer|cookie|${INTL_SECRET_ALTERNATION}))`;
 
 /** Replace a quoted value's inside, keeping its quotes. */
 function literal(quoteOf: string, before: string): string {
@@ -246,7 +256,8 @@ function literal(quoteOf: string, before: string): string {
 interface Rule {
   name: string;
   pattern: RegExp;
-  replace: (match: RegExpExecArray) => string | undefined;
+  /** The replacement of the whole match, or of `length` characters from the match's start (a call and its arguments). */
+  replace: (match: RegExpExecArray) => string | { text: string; length: number } | undefined;
 }
 
 function litValue(m: RegExpExecArray, dq: number): { value: string; quote: string } {
@@ -261,29 +272,19 @@ function headOf(m: RegExpExecArray, value: string, quote: string): string {
   return full.slice(0, at);
 }
 
-function boundLiteral(name: string, m: RegExpExecArray, dq: number): string | undefined {
+function boundLiteral(name: string, m: RegExpExecArray, dq: number, bound = false): string | undefined {
   const { value, quote } = litValue(m, dq);
+  const secretName = isSecretName(name) || (bound && SHORT_SECRET_KEYS.test(name));
   // A key is a plain name (`user[:passwd]` is a pattern); a value with spaces is a passphrase only under a password's or secret's name.
-  if (!/^[\w.\- ]+$/.test(name) || !isSecretName(name) || isPlaceholder(value.replace(/\\(.)/g, '$1'))) return undefined;
-  if (/\s/.test(value) && !/pass|secret|pwd/i.test(name)) return undefined;
+  if (!/^[\p{L}\p{N}_.\- ]+$/u.test(name) || !secretName || isPlaceholder(value.replace(/\\(.)/g, '$1'))) return undefined;
+  if (/\s/.test(value) && !/pass|secret|pwd/i.test(name) && !saysSecretIntl(name)) return undefined;
   return literal(quote, headOf(m, value, quote));
 }
 
-/** Token shapes by prefix: AWS, GitHub, Slack, OpenAI / Anthropic, Stripe, GitLab, npm, Google, SendGrid, a JWT. */
-const TOKEN_SHAPES = [
-  '(?:AKIA|ASIA)[0-9A-Z]{16}',
-  'gh[pousr]_[A-Za-z0-9]{30,255}',
-  'github_pat_[A-Za-z0-9_]{22,255}',
-  'xox[abposr]-[A-Za-z0-9-]{10,}',
-  'sk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}',
-  '[sr]k_live_[A-Za-z0-9]{16,}',
-  'glpat-[A-Za-z0-9_-]{20,}',
-  'npm_[A-Za-z0-9]{36}',
-  String.raw`dapi[0-9a-f]{32}(?:-\d)?`,
-  'AIza[0-9A-Za-z_-]{35}',
-  String.raw`SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`,
-  String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
-];
+/** Token formats whose whole match is the credential, as one alternation. */
+const TOKEN_WHOLE = TOKEN_FORMATS.filter((f) => !f.keep).map((f) => f.pattern);
+/** Token formats with a part to keep (a webhook's URL): each gives two groups, kept and secret. */
+const TOKEN_KEPT = TOKEN_FORMATS.filter((f) => f.keep).map((f) => f.pattern);
 
 /** A quoted key that says it holds a secret (its name: group 1 in double quotes, 2 in single). */
 const QUOTED_SECRET_KEY = String.raw`(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')`;
@@ -445,6 +446,140 @@ function redactUnterminated(text: string): Redacted {
   return { text: count ? lines.join('\n') : text, count };
 }
 
+/** Where a literal ends: the index after its closing quote, or -1 (the text is searched from `at`, a quote). */
+function literalEnd(text: string, at: number): number {
+  const q = text[at];
+  for (let i = at + 1; i < text.length && i < at + 1024; i++) {
+    const c = text[i];
+    if (c === '\\') i++;
+    else if (c === q) return i + 1;
+    else if (c === '\n') return -1;
+  }
+  return -1;
+}
+
+/** A call's argument text from `open` (just after its `(`) to its matching `)`, at most 600 characters; undefined if unclosed. */
+function callArguments(text: string, open: number): string | undefined {
+  let depth = 0;
+  for (let i = open; i < text.length && i < open + 600; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") {
+      const end = literalEnd(text, i);
+      if (end < 0) return undefined;
+      i = end - 1;
+    } else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (depth === 0) return text.slice(open, i);
+      depth--;
+    }
+  }
+  return undefined;
+}
+
+/** The top-level parts of an argument list (commas inside brackets and literals do not split). */
+function splitTopLevel(args: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i < args.length; i++) {
+    const c = args[i];
+    if (c === '"' || c === "'") {
+      const end = literalEnd(args, i);
+      i = end < 0 ? args.length : end - 1;
+    } else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(args.slice(from, i));
+      from = i + 1;
+    }
+  }
+  parts.push(args.slice(from));
+  return parts;
+}
+
+/** A part that is one literal (prefix, quotes, an optional `.getBytes()` / `.toCharArray()` / `.encode()` after it). */
+const ONE_LITERAL_PART = /^\s*[rRbBuUfF]{0,2}(["'])((?:(?!\1)[^\\\n]|\\.)*)\1\s*(?:\.(?:getBytes|toCharArray|encode)\([^()]*\)\s*)?$/;
+
+/** `part` with its literal's inside replaced, when it is one literal whose value `secret` accepts. */
+function redactPart(part: string, secret: (value: string) => boolean): string | undefined {
+  const m = ONE_LITERAL_PART.exec(part);
+  if (!m || isPlaceholder(m[2] ?? '') || !secret(m[2] ?? '')) return undefined;
+  const q = m[1]!;
+  return part.replace(`${q}${m[2]}${q}`, `${q}${REDACTED}${q}`);
+}
+
+/** A call's match rewritten: its arguments split, the ones `pick` names redacted. `m[0]` ends with the call's `(`. */
+function redactArguments(
+  m: RegExpExecArray,
+  pick: (parts: string[]) => number[],
+  secret: (value: string) => boolean,
+): { text: string; length: number } | undefined {
+  const open = m.index + m[0].length;
+  const args = callArguments(m.input, open);
+  if (args === undefined) return undefined;
+  const parts = splitTopLevel(args);
+  let changed = false;
+  for (const i of pick(parts)) {
+    const r = parts[i] === undefined ? undefined : redactPart(parts[i], secret);
+    if (r !== undefined) {
+      parts[i] = r;
+      changed = true;
+    }
+  }
+  return changed ? { text: `${m[0]}${parts.join(',')}`, length: m[0].length + args.length } : undefined;
+}
+
+/** Whether a value could be a password: not a name of code, a number, a host or a path. */
+function passwordLike(value: string): boolean {
+  if (value.length < 4 || /^\d+$/.test(value) || /^[\w-]+(?:\.[\w-]+)+$/.test(value) || /[/\\]/.test(value)) return false;
+  return !/^[a-z]+$/.test(value) || value.length >= 6;
+}
+
+/** Algorithm and encoding names, given beside a key to a signing call. */
+const ALGORITHM = /^(?:[HRPE]S\d{3}|Hmac\w*|HMAC\w*|AES\w*|RSA\w*|SHA-?\d+\w*|utf-?8|UTF-?8|ascii|base64|hex)$/i;
+
+/** Calls whose arguments after the first (the user or the connection) hold a password. */
+const PASSWORD_CALLS = [
+  String.raw`Credentials\.basic`,
+  String.raw`(?:simple_)?bind(?:_s)?`,
+  'login',
+  'authenticate',
+  String.raw`(?:set|with)?[Bb]asic[Aa]uth(?:entication)?`,
+  'HTTPBasicAuth',
+  'HTTPDigestAuth',
+  'PasswordAuthentication',
+  'UsernamePasswordCredentials',
+  'UsernamePasswordAuthenticationToken',
+  'SimpleCredentials',
+  'PasswordCredential',
+  String.raw`(?:psycopg2?|pymysql|mysql\.connector|pyodbc|cx_Oracle|oracledb|pg8000)\.connect`,
+  String.raw`DriverManager\.getConnection`,
+  'getConnection',
+].join('|');
+/** Calls whose literal arguments are a signing or encryption key (with algorithm names beside them). */
+const KEY_CALLS = [
+  'signWith',
+  'setSigningKey',
+  'hmacShaKeyFor',
+  String.raw`HMAC(?:256|384|512)`,
+  'SecretKeySpec',
+  'withSecret',
+  String.raw`jwt\.(?:encode|decode)`,
+  String.raw`hmac\.new`,
+  'Fernet',
+].join('|');
+/** Calls that encode their argument for a header: a `user:password` literal given to one is a credential pair. */
+const ENCODE_CALLS = String.raw`encodeToString|b64encode|urlsafe_b64encode|encodebytes|btoa|encodeBase64String`;
+/** What may stand between a wrapped JWT's parts: blanks, quotes, `+`, comment marks, escaped line breaks. */
+const JWT_GAP = String.raw`(?:[\s"'+#*/]|\\n)`;
+/** Cookie and session names whose value is the session itself. */
+const SESSION_COOKIES = [
+  String.raw`SESSION|JSESSIONID|PHPSESSID|ASP\.NET_SessionId|session(?:id|_id)?|sid|connect\.sid`,
+  String.raw`remember_?me|auth_?token|access_?token|XSRF-TOKEN|csrftoken`,
+].join('|');
+/** The value a comment in another language states after its word for the secret: printable ASCII with a digit or a symbol. */
+const STATED_ASCII = String.raw`([A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*[0-9!@#$%^&*+=~_\-][A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*)`;
+
 /** The rules, in order; each returns the replacement of its whole match, or undefined to keep it. */
 const RULES: readonly Rule[] = [
   {
@@ -456,9 +591,18 @@ const RULES: readonly Rule[] = [
   {
     // Token prefixes secretlint knows only in a stricter shape (checksummed, fixed length).
     name: 'token prefix',
-    pattern: new RegExp(String.raw`\b(?:${TOKEN_SHAPES.join('|')})`, 'g'),
+    pattern: new RegExp(String.raw`\b(?:${TOKEN_WHOLE.join('|')})`, 'g'),
     // AWS's documentation keys end in EXAMPLE.
     replace: (m) => (/EXAMPLE/.test(m[0]) ? undefined : REDACTED),
+  },
+  {
+    // Webhook URLs and DSNs whose path or user part is the credential: the host and the fixed path stay.
+    name: 'token URL',
+    pattern: new RegExp(TOKEN_KEPT.map((p) => `(?:${p})`).join('|'), 'g'),
+    replace: (m) => {
+      for (let g = 1; g < m.length; g += 2) if (m[g] !== undefined) return `${m[g]}${REDACTED}`;
+      return undefined;
+    },
   },
   {
     // scheme://user:password@host — the password only.
@@ -480,13 +624,13 @@ const RULES: readonly Rule[] = [
     // (black's `SECRET_KEY = (\n    "..."\n)`): every piece is the value.
     name: 'literal chain',
     pattern: new RegExp(
-      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
-      'gi',
+      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
+      'giu',
     ),
     replace: (m) => {
       const name = m[1] ?? '';
       const chain = m[4] ?? '';
-      if (!/^[\w.\- ]+$/.test(name) || !isSecretName(name) || isPlaceholder(chainValue(chain))) return undefined;
+      if (!/^[\p{L}\p{N}_.\- ]+$/u.test(name) || !isSecretName(name) || isPlaceholder(chainValue(chain))) return undefined;
       return m[0].slice(0, m[0].length - chain.length) + redactChain(chain);
     },
   },
@@ -577,10 +721,10 @@ const RULES: readonly Rule[] = [
     // name = "...", name: str = "...", "name": "...", name => "...", name := "...", keyword="...".
     name: 'bound literal',
     pattern: new RegExp(
-      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
-      'gi',
+      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
+      'giu',
     ),
-    replace: (m) => boundLiteral(m[1] ?? '', m, 4),
+    replace: (m) => boundLiteral(m[1] ?? '', m, 4, true),
   },
   {
     // A setter or builder method named for a secret, given one literal: setPassword("..."), .password("..."), withApiKey("...").
@@ -684,6 +828,226 @@ const RULES: readonly Rule[] = [
     },
   },
   {
+    // A format string whose password slot (`://user:%s@`, `:{}@`, `password=%s`, `PWD={}`) is filled by `%` or `.format(...)`:
+    // the argument in that slot is the credential.
+    name: 'format arguments',
+    pattern: new RegExp(String.raw`${LIT}\s*(?:%\s*\(|\.format\()`, 'g'),
+    replace: (m) => {
+      const { value } = litValue(m, 1);
+      const slots = [...value.matchAll(/%(?:\([\w]+\))?[-+ #0]*\d*(?:\.\d+)?[sdr]|\{[\w]*(?::[^{}]*)?\}/g)];
+      const secretSlots = slots
+        .map((p, i) => ({ i, name: /^\{(\w+)/.exec(p[0])?.[1] ?? /^%\((\w+)\)/.exec(p[0])?.[1], before: value.slice(0, p.index) }))
+        .filter(
+          ({ before }) =>
+            /:\/\/[^/\s@]*:$/.test(before) || /(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key)[ \t]*[=:][ \t]*\{?$/i.test(before),
+        );
+      if (secretSlots.length === 0) return undefined;
+      return redactArguments(
+        m,
+        (parts) =>
+          secretSlots.map(({ i, name }) => {
+            if (name === undefined || /^\d+$/.test(name)) return name === undefined ? i : Number(name);
+            return parts.findIndex((p) => new RegExp(String.raw`^\s*${name}\s*=`).test(p));
+          }),
+        () => true,
+      );
+    },
+  },
+  {
+    // ODBC and ADO connection strings quote a value in braces: `PWD={...};`.
+    name: 'braced setting',
+    pattern: /(\b(?:PWD|Pwd|pwd|PASSWORD|Password|password|AccountKey|SharedAccessKey)=\{)([^{}\n]{3,200})\}/g,
+    replace: (m) => (isPlaceholder(m[2] ?? '') ? undefined : `${m[1]}${REDACTED}}`),
+  },
+  {
+    // JSON inside a literal with escaped quotes: `"{\"password\":\"...\"}"`.
+    name: 'escaped key',
+    pattern: new RegExp(String.raw`\\(["'])(${NAME})\\\1\s*:\s*\\\1((?:[^"'\\\n]|\\(?!\1)[^\n]){1,256}?)\\\1`, 'gu'),
+    replace: (m) => {
+      const value = m[3] ?? '';
+      if (!isSecretName(m[2] ?? '') || isPlaceholder(value)) return undefined;
+      const q = m[1]!;
+      return `\\${q}${m[2]}\\${q}${m[0].slice(m[2]!.length + 4, m[0].length - value.length - 2)}${REDACTED}\\${q}`;
+    },
+  },
+  {
+    // Build scripts and config DSLs set a value without `=`: Gradle's `keyPassword 'x'`, `storePassword "x"`.
+    name: 'spaced setting',
+    pattern: new RegExp(String.raw`(^[ \t]*|[{;][ \t]*|(?<=["'])[ \t]+)(${NAME})([ \t]+)${LIT}`, 'gmu'),
+    replace: (m) => {
+      const name = m[2] ?? '';
+      // A setting's name, not a word of prose (`pass 'ignore'`, `the token "NUMBER"`).
+      if (!/^[\p{L}_]\w*$/u.test(name) || /^(?:pass|token|secret|key|keys|password)$/i.test(name) || !isSecretName(name)) return undefined;
+      const { value, quote } = litValue(m, 4);
+      if (isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // XML text (Maven settings, Spring config) in a literal or a comment: `<password>...</password>`.
+    name: 'xml element',
+    pattern: new RegExp(String.raw`<(${NAME})>([^<>\n]{3,256})</\1>`, 'gu'),
+    replace: (m) => (isSecretName(m[1] ?? '') && !isPlaceholder(m[2] ?? '') ? `<${m[1]}>${REDACTED}</${m[1]}>` : undefined),
+  },
+  {
+    // A header parameter's default in an annotation that names a key or token: `@RequestHeader(value = "X-Api-Key", defaultValue = "...")`.
+    name: 'annotation default',
+    pattern: new RegExp(String.raw`@\w+\(([^()\n]{0,200}?)\bdefaultValue\s*=\s*${LIT}([^()\n]{0,40}\)\s*[\w<>]+\s+(\w+))?`, 'g'),
+    replace: (m) => {
+      const { value, quote } = litValue(m, 2);
+      const context = `${m[1] ?? ''} ${m[5] ?? ''}`;
+      if (isPlaceholder(value) || !(AUTH_CONTEXT.test(context) || isSecretName(m[5] ?? ''))) return undefined;
+      const at = m[0].indexOf(`${quote}${value}${quote}`, (m[1] ?? '').length);
+      return `${m[0].slice(0, at)}${quote}${REDACTED}${quote}${m[0].slice(at + value.length + 2)}`;
+    },
+  },
+  {
+    // The password argument of a login, bind or connect call, after a user or a connection that need not be a literal.
+    name: 'password argument',
+    pattern: new RegExp(String.raw`(?<!\w)(?:new\s+)?(?:${PASSWORD_CALLS})\s*\(`, 'g'),
+    replace: (m) =>
+      redactArguments(
+        m,
+        (parts) => {
+          // A connect call's password is its third argument (host, user, password) or, with two, its second; a login's its second.
+          const connect = /connect|getConnection/i.test(m[0]);
+          return connect ? [parts.length >= 3 ? 2 : 1] : [1];
+        },
+        passwordLike,
+      ),
+  },
+  {
+    // A signing or encryption key given to a JWT, HMAC or cipher call: its literal arguments that are not algorithm names.
+    name: 'key argument',
+    pattern: new RegExp(String.raw`(?<!\w)(?:${KEY_CALLS})\s*\(`, 'g'),
+    replace: (m) =>
+      redactArguments(
+        m,
+        (parts) => parts.map((_p, i) => i),
+        (v) => v.length >= 6 && !ALGORITHM.test(v),
+      ),
+  },
+  {
+    // `user:password` encoded for a Basic header: `Base64.getEncoder().encodeToString("svc:pw".getBytes())`, `b64encode(b"svc:pw")`.
+    name: 'encoded pair',
+    pattern: new RegExp(String.raw`\b(?:${ENCODE_CALLS})\(\s*[rRbBuUfF]{0,2}(["'])([^"'\s:]{1,64}):([^"'\s]{3,128})\1`, 'g'),
+    replace: (m) => (isPlaceholder(m[3] ?? '') ? undefined : m[0].replace(`:${m[3]}${m[1]}`, `:${REDACTED}${m[1]}`)),
+  },
+  {
+    // A session cookie's value: `"SESSION=..."`, `JSESSIONID=...; Path=/`.
+    name: 'session cookie',
+    pattern: new RegExp(String.raw`(^|[\s"';,])((?:${SESSION_COOKIES})=)([^;\s"'&,]{8,512})`, 'gim'),
+    // A session id is random: it has a digit (`session=self._session` is code).
+    replace: (m) =>
+      isPlaceholder(m[3] ?? '') || !/\d/.test(m[3] ?? '') || /^(?:self|this)\./.test(m[3] ?? '') ? undefined : `${m[1]}${m[2]}${REDACTED}`,
+  },
+  {
+    // A function or supplier that returns a literal under a secret's name: `def admin_password(): return "..."`,
+    // `String getApiKey() { return "..."; }`, `secret = lambda: "..."`, `Supplier<String> password = () -> "..."`.
+    name: 'secret supplier',
+    pattern: new RegExp(
+      String.raw`(?<![\p{L}\p{N}_.-])(${NAME})(?:\s*=\s*(?:lambda[^:\n]{0,40}:|\(\)\s*->)` +
+        String.raw`|\s*\([^()\n]{0,80}\)[^\n:{]{0,40}(?::|\{)(?:\s*(?:"""[^]{0,400}?"""|/\*[^]{0,400}?\*/))?\s*return)\s*${LIT}`,
+      'gu',
+    ),
+    replace: (m) => {
+      const name = (m[1] ?? '').replace(/^(?:get|fetch|load|default)_?(?=[\p{L}])/iu, '');
+      const { value, quote } = litValue(m, 2);
+      if (!isSecretName(name) || isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // Test parameters named in a string: `parametrize("user,pw", [("admin", "..."), ...])`: the columns whose name says secret.
+    name: 'parametrized secret',
+    pattern: new RegExp(String.raw`\bparametrize\(\s*${LIT}\s*,\s*\[`, 'g'),
+    replace: (m) => {
+      const names = litValue(m, 1).value.split(/\s*,\s*/);
+      const secret = names.map((n, i) => (isSecretName(n) ? i : -1)).filter((i) => i >= 0);
+      if (secret.length === 0) return undefined;
+      const list = callArguments(m.input, m.index + m[0].length);
+      if (list === undefined) return undefined;
+      const rows = list.replace(/\(([^()]*)\)/g, (row: string, inner: string) => {
+        const cells = splitTopLevel(inner);
+        for (const i of secret) {
+          const r = cells[i] === undefined ? undefined : redactPart(cells[i], () => true);
+          if (r !== undefined) cells[i] = r;
+        }
+        return `(${cells.join(',')})`;
+      });
+      return rows === list ? undefined : { text: `${m[0]}${rows}`, length: m[0].length + list.length };
+    },
+  },
+  {
+    // JUnit's CSV rows given to a method whose parameter says secret: `@CsvSource({"admin, ..."}) void login(String user, String pw)`.
+    name: 'csv source',
+    pattern: /@CsvSource\(\s*(?:value\s*=\s*)?\{?([^()]{1,2000}?)\}?\s*\)([^{;]{0,200}?)\(([^()]{0,300})\)/g,
+    replace: (m) => {
+      const params = (m[3] ?? '').split(',').map((p) => p.trim().split(/\s+/).pop() ?? '');
+      const secret = params.map((n, i) => (isSecretName(n) ? i : -1)).filter((i) => i >= 0);
+      if (secret.length === 0) return undefined;
+      const rows = (m[1] ?? '').replace(/"([^"\n]*)"/g, (_lit, row: string) => {
+        const cells = row.split(',');
+        for (const i of secret)
+          if (cells[i] !== undefined && cells[i].trim().length >= 3) cells[i] = cells[i].replace(cells[i].trim(), REDACTED);
+        return `"${cells.join(',')}"`;
+      });
+      return rows === m[1] ? undefined : m[0].replace(m[1] ?? '', rows);
+    },
+  },
+  {
+    // A comment or docstring in another language that states a credential: `# 数据库密码是 ...`, `// Passwort für den Testserver: ...`.
+    name: 'prose in other languages',
+    pattern: new RegExp(
+      String.raw`((?:${INTL_SECRET_ALTERNATION})[^\n]{0,60}?(?:[:：=]|\s|是|は|为|為|는|은|이|가)\s*)(["'\x60「『“]?)${STATED_ASCII}`,
+      'giu',
+    ),
+    replace: (m) => {
+      const value = (m[3] ?? '').replace(/[.,;)]+$/, '');
+      if (value.length < 6 || isPlaceholder(value) || /^\d[\d.,-]*$/.test(value) || /^https?:/.test(value)) return undefined;
+      return `${m[1]}${m[2]}${REDACTED}${(m[3] ?? '').slice(value.length)}`;
+    },
+  },
+  {
+    // Key material by its line: WireGuard's `PrivateKey = <base64>`, PuTTY's `Private-Lines: N` and the base64 lines after it,
+    // a JWK's private members.
+    name: 'key material line',
+    pattern: new RegExp(
+      [
+        String.raw`(\b(?:PrivateKey|PresharedKey)\s*=\s*)([A-Za-z0-9+/]{42,43}=)`,
+        String.raw`(Private-Lines:\s*\d+\s*)((?:[ \t]*[#*/"']*[ \t]*[A-Za-z0-9+/=]{16,}[ \t"']*\\?n?[ \t]*\n?){1,40})`,
+        String.raw`((["'])(?:d|p|q|dp|dq|qi|k)\6\s*:\s*(["']))([A-Za-z0-9_-]{16,})\7`,
+      ].join('|'),
+      'g',
+    ),
+    replace: (m) => {
+      if (m[2] !== undefined) return `${m[1]}${REDACTED}`;
+      if (m[4] !== undefined) return `${m[3]}${REDACTED}\n`;
+      return `${m[5]}${REDACTED}${m[7]}`;
+    },
+  },
+  {
+    // A line that is only base64 of 60 characters or more (a key body without its header, in a comment, docstring or literal).
+    name: 'base64 line',
+    pattern: /^([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{60,}={0,2})([ \t]*(?:["'](?:\s*\+)?)?[ \t]*)$/gm,
+    replace: (m) => (tokenShape(m[2] ?? '') === 'base64' ? `${m[1]}${REDACTED}${m[3]}` : undefined),
+  },
+  {
+    // A JWT wrapped over lines or split across literals: its three base64url parts with blanks, quotes or comment marks between.
+    name: 'wrapped JWT',
+    pattern: new RegExp(
+      [
+        String.raw`(eyJ[A-Za-z0-9_-]{6,})\.(${JWT_GAP}*)([A-Za-z0-9_-]{10,})(${JWT_GAP}*)\.(${JWT_GAP}*)([A-Za-z0-9_-]{10,})`,
+        String.raw`(eyJ[A-Za-z0-9_-]{6,})(${JWT_GAP}+)\.?([A-Za-z0-9_-]{10,})\.(${JWT_GAP}*)([A-Za-z0-9_-]{10,})`,
+      ].join('|'),
+      'g',
+    ),
+    replace: (m) => {
+      if (m[1] !== undefined) return `${REDACTED}.${m[2]}${REDACTED}${m[4]}.${m[5]}${REDACTED}`;
+      return `${REDACTED}${m[8]}${REDACTED}.${m[10]}${REDACTED}`;
+    },
+  },
+  {
     // A long random-looking literal, whatever its name.
     name: 'random literal',
     pattern: /"([^"\s\\]{24,1024})"|'([^'\s\\]{24,1024})'|`([^`\s\\]{24,1024})`/g,
@@ -713,13 +1077,15 @@ function applyRule(text: string, rule: Rule): Redacted {
   const re = new RegExp(rule.pattern.source, rule.pattern.flags);
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
-    const replaced = rule.replace(m);
-    if (replaced === undefined || replaced === m[0]) {
+    const r = rule.replace(m);
+    const replaced = typeof r === 'string' || r === undefined ? r : r.text;
+    const length = typeof r === 'object' ? r.length : m[0].length;
+    if (replaced === undefined || replaced === text.slice(m.index, m.index + length)) {
       re.lastIndex = m.index + 1;
       continue;
     }
     out += text.slice(from, m.index) + replaced;
-    from = m.index + m[0].length;
+    from = m.index + length;
     re.lastIndex = from;
     count++;
   }

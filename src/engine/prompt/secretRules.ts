@@ -242,10 +242,15 @@ function bareCredential(value: string): boolean {
 
 // A string literal: optional Python prefix, then "..." or '...' with escapes, on one line.
 const LIT = String.raw`[rRbBuUfF]{0,2}(?:"((?:[^"\\\n]|\\.){1,512})"|'((?:[^'\\\n]|\\.){1,512})')`;
-/** A name or key, in any script (`clave`, `пароль`, `密码`): the rules that use it carry the `u` flag. */
-const NAME = String.raw`[\p{L}_][\p{L}\p{N}_.-]{0,63}`;
+const NAME = String.raw`[A-Za-z_][\w.-]{0,63}`;
+/** A name or key in any script (`clave`, `пароль`, `密码`), for the rules' variants that carry the `u` flag. */
+const NAME_INTL = String.raw`[\p{L}_][\p{L}\p{N}_.-]{0,63}`;
 /** Ahead of a name or key: it holds one of the words isSecretName looks for (most candidates fail here, cheaply). */
-const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer|cookie|${INTL_SECRET_ALTERNATION}))`;
+const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer|cookie))`;
+/** The same for a name in another language. */
+const SAYS_SECRET_INTL = String.raw`(?=[^"'\n=:,()]{0,64}?(?:${INTL_SECRET_ALTERNATION}))`;
+/** Whether a text holds a credential word of another language: the rules for names and prose in other languages run only then. */
+const INTL_WORD = new RegExp(INTL_SECRET_ALTERNATION, 'iu');
 
 /** Replace a quoted value's inside, keeping its quotes. */
 function literal(quoteOf: string, before: string): string {
@@ -256,6 +261,8 @@ function literal(quoteOf: string, before: string): string {
 interface Rule {
   name: string;
   pattern: RegExp;
+  /** Run only on a text that holds a credential word of another language (INTL_WORD). */
+  intl?: true;
   /** The replacement of the whole match, or of `length` characters from the match's start (a call and its arguments). */
   replace: (match: RegExpExecArray) => string | { text: string; length: number } | undefined;
 }
@@ -624,7 +631,23 @@ const RULES: readonly Rule[] = [
     // (black's `SECRET_KEY = (\n    "..."\n)`): every piece is the value.
     name: 'literal chain',
     pattern: new RegExp(
-      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
+      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
+      'gi',
+    ),
+    replace: (m) => {
+      const name = m[1] ?? '';
+      const chain = m[4] ?? '';
+      if (!/^[\p{L}\p{N}_.\- ]+$/u.test(name) || !isSecretName(name) || isPlaceholder(chainValue(chain))) return undefined;
+      return m[0].slice(0, m[0].length - chain.length) + redactChain(chain);
+    },
+  },
+  {
+    // A secret's name given a chain of literals (`+`, implicit concatenation, a line continuation) or one literal in parentheses
+    // (black's `SECRET_KEY = (\n    "..."\n)`): every piece is the value.
+    name: 'literal chain (other languages)',
+    intl: true,
+    pattern: new RegExp(
+      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
       'giu',
     ),
     replace: (m) => {
@@ -721,7 +744,17 @@ const RULES: readonly Rule[] = [
     // name = "...", name: str = "...", "name": "...", name => "...", name := "...", keyword="...".
     name: 'bound literal',
     pattern: new RegExp(
-      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
+      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
+      'gi',
+    ),
+    replace: (m) => boundLiteral(m[1] ?? '', m, 4, true),
+  },
+  {
+    // name = "...", name: str = "...", "name": "...", name => "...", name := "...", keyword="...".
+    name: 'bound literal (other languages)',
+    intl: true,
+    pattern: new RegExp(
+      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
       'giu',
     ),
     replace: (m) => boundLiteral(m[1] ?? '', m, 4, true),
@@ -873,7 +906,21 @@ const RULES: readonly Rule[] = [
   {
     // Build scripts and config DSLs set a value without `=`: Gradle's `keyPassword 'x'`, `storePassword "x"`.
     name: 'spaced setting',
-    pattern: new RegExp(String.raw`(^[ \t]*|[{;][ \t]*|(?<=["'])[ \t]+)(${NAME})([ \t]+)${LIT}`, 'gmu'),
+    pattern: new RegExp(String.raw`(^[ \t]*|[{;][ \t]*|(?<=["'])[ \t]+)${SAYS_SECRET}(${NAME})([ \t]+)${LIT}`, 'gim'),
+    replace: (m) => {
+      const name = m[2] ?? '';
+      // A setting's name, not a word of prose (`pass 'ignore'`, `the token "NUMBER"`).
+      if (!/^[\p{L}_]\w*$/u.test(name) || /^(?:pass|token|secret|key|keys|password)$/i.test(name) || !isSecretName(name)) return undefined;
+      const { value, quote } = litValue(m, 4);
+      if (isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // Build scripts and config DSLs set a value without `=`: Gradle's `keyPassword 'x'`, `storePassword "x"`.
+    name: 'spaced setting (other languages)',
+    intl: true,
+    pattern: new RegExp(String.raw`(^[ \t]*|[{;][ \t]*|(?<=["'])[ \t]+)${SAYS_SECRET_INTL}(${NAME_INTL})([ \t]+)${LIT}`, 'gimu'),
     replace: (m) => {
       const name = m[2] ?? '';
       // A setting's name, not a word of prose (`pass 'ignore'`, `the token "NUMBER"`).
@@ -946,9 +993,26 @@ const RULES: readonly Rule[] = [
     // `String getApiKey() { return "..."; }`, `secret = lambda: "..."`, `Supplier<String> password = () -> "..."`.
     name: 'secret supplier',
     pattern: new RegExp(
-      String.raw`(?<![\p{L}\p{N}_.-])(${NAME})(?:\s*=\s*(?:lambda[^:\n]{0,40}:|\(\)\s*->)` +
+      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(?:\s*=\s*(?:lambda[^:\n]{0,40}:|\(\)\s*->)` +
         String.raw`|\s*\([^()\n]{0,80}\)[^\n:{]{0,40}(?::|\{)(?:\s*(?:"""[^]{0,400}?"""|/\*[^]{0,400}?\*/))?\s*return)\s*${LIT}`,
-      'gu',
+      'gi',
+    ),
+    replace: (m) => {
+      const name = (m[1] ?? '').replace(/^(?:get|fetch|load|default)_?(?=[\p{L}])/iu, '');
+      const { value, quote } = litValue(m, 2);
+      if (!isSecretName(name) || isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // A function or supplier that returns a literal under a secret's name: `def admin_password(): return "..."`,
+    // `String getApiKey() { return "..."; }`, `secret = lambda: "..."`, `Supplier<String> password = () -> "..."`.
+    name: 'secret supplier (other languages)',
+    intl: true,
+    pattern: new RegExp(
+      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(?:\s*=\s*(?:lambda[^:\n]{0,40}:|\(\)\s*->)` +
+        String.raw`|\s*\([^()\n]{0,80}\)[^\n:{]{0,40}(?::|\{)(?:\s*(?:"""[^]{0,400}?"""|/\*[^]{0,400}?\*/))?\s*return)\s*${LIT}`,
+      'giu',
     ),
     replace: (m) => {
       const name = (m[1] ?? '').replace(/^(?:get|fetch|load|default)_?(?=[\p{L}])/iu, '');
@@ -998,6 +1062,7 @@ const RULES: readonly Rule[] = [
   {
     // A comment or docstring in another language that states a credential: `# 数据库密码是 ...`, `// Passwort für den Testserver: ...`.
     name: 'prose in other languages',
+    intl: true,
     pattern: new RegExp(
       String.raw`((?:${INTL_SECRET_ALTERNATION})[^\n]{0,60}?(?:[:：=]|\s|是|は|为|為|는|은|이|가)\s*)(["'\x60「『“]?)${STATED_ASCII}`,
       'giu',
@@ -1102,8 +1167,9 @@ export function redactRules(text: string, names: readonly string[]): Redacted {
   const first = names.includes(UNTERMINATED) ? redactUnterminated(text) : { text, count: 0 };
   let out = first.text;
   let count = first.count;
+  const intl = INTL_WORD.test(text);
   for (const rule of RULES) {
-    if (!names.includes(rule.name)) continue;
+    if (!names.includes(rule.name) || (rule.intl && !intl)) continue;
     const r = applyRule(out, rule);
     out = r.text;
     count += r.count;

@@ -647,7 +647,8 @@ const RULES: readonly Rule[] = [
     name: 'literal chain (other languages)',
     intl: true,
     pattern: new RegExp(
-      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
+      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(["']?)` +
+        String.raw`(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
       'giu',
     ),
     replace: (m) => {
@@ -754,7 +755,8 @@ const RULES: readonly Rule[] = [
     name: 'bound literal (other languages)',
     intl: true,
     pattern: new RegExp(
-      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
+      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(["']?)` +
+        String.raw`(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|:=|=>|=(?!=)|:)\s*)${LIT}`,
       'giu',
     ),
     replace: (m) => boundLiteral(m[1] ?? '', m, 4, true),

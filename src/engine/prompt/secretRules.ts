@@ -171,6 +171,9 @@ export function isSecretName(name: string): boolean {
   // A name in another language (`clave`, `密码`, `kennwort_db`): its last word may be English (`пароль_label` is a label).
   if (saysSecretIntl(name)) return true;
   if (w.length === 0) return false;
+  // A header's name (`X-Portal-Key`, `X-Auth-Token`): dashed words ending in one that names the credential.
+  if (/^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/.test(name) && /^(?:key|token|secret|signature|auth|session)$/.test(w[w.length - 1]!))
+    return true;
   for (let i = 0; i < w.length; i++) {
     if (SECRET_WORDS.has(w[i]!) || SECRET_ENDINGS.test(w[i]!)) return true;
     if (i + 1 < w.length && SECRET_PAIRS.has(`${w[i]} ${w[i + 1]}`)) return true;
@@ -355,7 +358,7 @@ const NETRC_GAP = String.raw`(?:[ \t\n]|\\[nt]){1,40}`;
 /** Words that put a token-shaped literal in an authentication context (the name it is bound to, or its line). */
 const AUTH_CONTEXT = new RegExp(
   [
-    String.raw`auth|key|secret|token|sig(?:n|nature)?\b|signing|cred|pass|pwd|license|licence|appid|hmac|bearer|fernet|\bpat\b`,
+    String.raw`auth|key|secret|token|sig(?:n|nature|ner)?\b|signing|cred|pass|pwd|license|licence|appid|hmac|bearer|fernet|\bpat\b`,
     'twilio|sendgrid|mailgun|mailchimp|stripe|datadog|newrelic|pagerduty',
   ].join('|'),
   'i',
@@ -370,6 +373,11 @@ const NOT_AUTH_CONTEXT = new RegExp(
   'i',
 );
 
+/** A run of 17 or more letters that reads as words (`connectionTimeoutMillis`, all one case), not as random letters. */
+function wordRun(value: string): boolean {
+  return (value.match(/[A-Za-z]{17,}/g) ?? []).some((r) => /^[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,})+$|^[a-z]+$|^[A-Z]+$/.test(r));
+}
+
 /** Token shapes (bare, without quotes): a hex run, a UUID, base64 / base64url with mixed classes. */
 export function tokenShape(value: string): 'hex' | 'uuid' | 'base64' | undefined {
   if (/^[0-9a-fA-F]{32,128}$/.test(value) && /[a-fA-F]/.test(value) && /\d/.test(value)) return 'hex';
@@ -383,7 +391,7 @@ export function tokenShape(value: string): 'hex' | 'uuid' | 'base64' | undefined
     /\d/.test(value)
   ) {
     // An image or data in base64 starts with its format's magic; a long word or a name is no token.
-    if (/^(?:iVBOR|\/9j\/|R0lGOD|UklGR|PHN2Z|JVBER)/.test(value) || (value.length < 40 && /[A-Za-z]{17,}/.test(value))) return undefined;
+    if (/^(?:iVBOR|\/9j\/|R0lGOD|UklGR|PHN2Z|JVBER)/.test(value) || (value.length < 40 && wordRun(value))) return undefined;
     return shannonEntropy(value) > 3.6 ? 'base64' : undefined;
   }
   return undefined;
@@ -562,6 +570,8 @@ const PASSWORD_CALLS = [
   String.raw`(?:psycopg2?|pymysql|mysql\.connector|pyodbc|cx_Oracle|oracledb|pg8000)\.connect`,
   String.raw`DriverManager\.getConnection`,
   'getConnection',
+  'connect',
+  String.raw`Transport\.send`,
 ].join('|');
 /** Calls whose literal arguments are a signing or encryption key (with algorithm names beside them). */
 const KEY_CALLS = [
@@ -582,8 +592,16 @@ const JWT_GAP = String.raw`(?:[\s"'+#*/]|\\n)`;
 /** Cookie and session names whose value is the session itself. */
 const SESSION_COOKIES = [
   String.raw`SESSION|JSESSIONID|PHPSESSID|ASP\.NET_SessionId|session(?:id|_id)?|sid|connect\.sid`,
-  String.raw`remember_?me|auth_?token|access_?token|XSRF-TOKEN|csrftoken`,
+  String.raw`remember[-_]?me|auth_?token|access_?token|XSRF-TOKEN|csrftoken`,
 ].join('|');
+/** A word of prose that is a credential: ASCII, 6 or more characters, a digit or a symbol inside, not a number, version, URL or path. */
+function statedCredential(value: string): boolean {
+  if (value.length < 6 || isPlaceholder(value) || /^[\d.,:/-]+$/.test(value) || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return false;
+  if (/^(?:\.{0,2}\/|~\/)/.test(value) || /^[\w-]+(?:\.[\w-]+)+$/.test(value) || /^[A-Za-z_][\w]*\(\)?$/.test(value))
+    return /\d/.test(value) && !/^[\w-]+(?:\.[a-z]{2,})+$/.test(value) && /[A-Z]/.test(value) && /[a-z]/.test(value);
+  return /[0-9!@#$%^&*+=~_-]/.test(value);
+}
+
 /** The value a comment in another language states after its word for the secret: printable ASCII with a digit or a symbol. */
 const STATED_ASCII = String.raw`([A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*[0-9!@#$%^&*+=~_\-][A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*)`;
 
@@ -900,7 +918,9 @@ const RULES: readonly Rule[] = [
     pattern: new RegExp(String.raw`\\(["'])(${NAME})\\\1\s*:\s*\\\1((?:[^"'\\\n]|\\(?!\1)[^\n]){1,256}?)\\\1`, 'gu'),
     replace: (m) => {
       const value = m[3] ?? '';
-      if (!isSecretName(m[2] ?? '') || isPlaceholder(value)) return undefined;
+      const name = m[2] ?? '';
+      const tokenUnderAuth = tokenShape(value) !== undefined && AUTH_CONTEXT.test(name) && !NOT_AUTH_CONTEXT.test(name);
+      if (!(isSecretName(name) || tokenUnderAuth) || isPlaceholder(value)) return undefined;
       const q = m[1]!;
       return `\\${q}${m[2]}\\${q}${m[0].slice(m[2]!.length + 4, m[0].length - value.length - 2)}${REDACTED}\\${q}`;
     },
@@ -959,6 +979,9 @@ const RULES: readonly Rule[] = [
         m,
         (parts) => {
           // A connect call's password is its third argument (host, user, password) or, with two, its second; a login's its second.
+          // Transport.send(message, user, password); paramiko's connect(host, port, user, password): the last argument.
+          if (/Transport\.send/.test(m[0])) return [2];
+          if (/^connect\s*\($/.test(m[0].replace(/^new\s+/, ''))) return parts.length >= 3 ? [parts.length - 1] : [];
           const connect = /connect|getConnection/i.test(m[0]);
           return connect ? [parts.length >= 3 ? 2 : 1] : [1];
         },
@@ -1029,7 +1052,7 @@ const RULES: readonly Rule[] = [
     pattern: new RegExp(String.raw`\bparametrize\(\s*${LIT}\s*,\s*\[`, 'g'),
     replace: (m) => {
       const names = litValue(m, 1).value.split(/\s*,\s*/);
-      const secret = names.map((n, i) => (isSecretName(n) ? i : -1)).filter((i) => i >= 0);
+      const secret = names.map((n, i) => (isSecretName(n) || SHORT_SECRET_KEYS.test(n) ? i : -1)).filter((i) => i >= 0);
       if (secret.length === 0) return undefined;
       const list = callArguments(m.input, m.index + m[0].length);
       if (list === undefined) return undefined;
@@ -1050,7 +1073,7 @@ const RULES: readonly Rule[] = [
     pattern: /@CsvSource\(\s*(?:value\s*=\s*)?\{?([^()]{1,2000}?)\}?\s*\)([^{;]{0,200}?)\(([^()]{0,300})\)/g,
     replace: (m) => {
       const params = (m[3] ?? '').split(',').map((p) => p.trim().split(/\s+/).pop() ?? '');
-      const secret = params.map((n, i) => (isSecretName(n) ? i : -1)).filter((i) => i >= 0);
+      const secret = params.map((n, i) => (isSecretName(n) || SHORT_SECRET_KEYS.test(n) ? i : -1)).filter((i) => i >= 0);
       if (secret.length === 0) return undefined;
       const rows = (m[1] ?? '').replace(/"([^"\n]*)"/g, (_lit, row: string) => {
         const cells = row.split(',');
@@ -1062,17 +1085,20 @@ const RULES: readonly Rule[] = [
     },
   },
   {
-    // A comment or docstring in another language that states a credential: `# 数据库密码是 ...`, `// Passwort für den Testserver: ...`.
+    // A comment or docstring in another language that states a credential: `# 数据库密码是 ...`, `// Passwort für den Testserver
+    // lautet {@code ...}`: the credential-shaped words of the 120 characters after the word for it.
     name: 'prose in other languages',
     intl: true,
-    pattern: new RegExp(
-      String.raw`((?:${INTL_SECRET_ALTERNATION})[^\n]{0,60}?(?:[:：=]|\s|是|は|为|為|는|은|이|가)\s*)(["'\x60「『“]?)${STATED_ASCII}`,
-      'giu',
-    ),
+    pattern: new RegExp(String.raw`(?:${INTL_SECRET_ALTERNATION})[^\n]{0,120}`, 'giu'),
     replace: (m) => {
-      const value = (m[3] ?? '').replace(/[.,;)]+$/, '');
-      if (value.length < 6 || isPlaceholder(value) || /^\d[\d.,-]*$/.test(value) || /^https?:/.test(value)) return undefined;
-      return `${m[1]}${m[2]}${REDACTED}${(m[3] ?? '').slice(value.length)}`;
+      let changed = false;
+      const text = m[0].replace(/[!-~]{6,128}/g, (word) => {
+        const value = word.replace(/^[{(\[<"'`]+|[})\]>"'`.,;:?]+$/g, '').replace(/^@code\b/, '');
+        if (!statedCredential(value)) return word;
+        changed = true;
+        return word.replace(value, REDACTED);
+      });
+      return changed ? text : undefined;
     },
   },
   {
@@ -1083,7 +1109,7 @@ const RULES: readonly Rule[] = [
       [
         String.raw`(\b(?:PrivateKey|PresharedKey)\s*=\s*)([A-Za-z0-9+/]{42,43}=)`,
         String.raw`(Private-Lines:\s*\d+\s*)((?:[ \t]*[#*/"']*[ \t]*[A-Za-z0-9+/=]{16,}[ \t"']*\\?n?[ \t]*\n?){1,40})`,
-        String.raw`((["'])(?:d|p|q|dp|dq|qi|k)\6\s*:\s*(["']))([A-Za-z0-9_-]{16,})\7`,
+        String.raw`((\\?["'])(?:d|p|q|dp|dq|qi|k)\6\s*:\s*(\6))([A-Za-z0-9_-]{16,})\7`,
       ].join('|'),
       'g',
     ),
@@ -1094,24 +1120,134 @@ const RULES: readonly Rule[] = [
     },
   },
   {
+    // A JWT wrapped over lines or split across literals: from its header (`eyJ...`), runs of base64url with blanks, quotes, `+`,
+    // comment marks or escaped line breaks between, holding the token's two dots; each run is replaced.
+    name: 'wrapped JWT',
+    pattern: new RegExp(String.raw`eyJ[A-Za-z0-9_-]{6,}[A-Za-z0-9_.-]*(?:${JWT_GAP}+[A-Za-z0-9_.-]{8,}){1,8}`, 'g'),
+    replace: (m) => {
+      const runs = m[0].split(new RegExp(`${JWT_GAP}+`));
+      let dots = 0;
+      let used = 0;
+      for (const run of runs) {
+        if (used > 0 && !/^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)*$/.test(run)) break;
+        // The signature goes on while the lines before were wrapped at the first line's width.
+        if (dots >= 2 && (run.includes('.') || runs[used - 1]!.length < runs[0]!.length - 2)) break;
+        dots += run.split('.').length - 1;
+        used++;
+      }
+      if (dots < 2) return undefined;
+      let out = '';
+      let at = 0;
+      for (let k = 0; k < used; k++) {
+        const run = runs[k]!;
+        const from = m[0].indexOf(run, at);
+        out += m[0].slice(at, from) + run.replace(/[A-Za-z0-9_-]{6,}/g, REDACTED);
+        at = from + run.length;
+      }
+      return { text: out, length: at };
+    },
+  },
+  {
     // A line that is only base64 of 60 characters or more (a key body without its header, in a comment, docstring or literal).
     name: 'base64 line',
     pattern: /^([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{60,}={0,2})([ \t]*(?:["'](?:\s*\+)?)?[ \t]*)$/gm,
     replace: (m) => (tokenShape(m[2] ?? '') === 'base64' ? `${m[1]}${REDACTED}${m[3]}` : undefined),
   },
   {
-    // A JWT wrapped over lines or split across literals: its three base64url parts with blanks, quotes or comment marks between.
-    name: 'wrapped JWT',
+    // Literals joined by a call under a secret's name: `SECRET = "".join(["...", "..."])`, `KEY = String.join("", "...", "...")`.
+    name: 'joined literals',
     pattern: new RegExp(
-      [
-        String.raw`(eyJ[A-Za-z0-9_-]{6,})\.(${JWT_GAP}*)([A-Za-z0-9_-]{10,})(${JWT_GAP}*)\.(${JWT_GAP}*)([A-Za-z0-9_-]{10,})`,
-        String.raw`(eyJ[A-Za-z0-9_-]{6,})(${JWT_GAP}+)\.?([A-Za-z0-9_-]{10,})\.(${JWT_GAP}*)([A-Za-z0-9_-]{10,})`,
-      ].join('|'),
+      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*)(?:(?:""|'')\.join\(\s*[[(]|String\.join\(\s*""\s*,)`,
+      'gi',
+    ),
+    replace: (m) => {
+      const name = m[1] ?? '';
+      if (!isSecretName(name) && !(AUTH_CONTEXT.test(name) && !NOT_AUTH_CONTEXT.test(name))) return undefined;
+      const args = callArguments(m.input, m.index + m[0].length);
+      if (args === undefined || !/["']/.test(args)) return undefined;
+      return { text: m[0] + redactChain(args), length: m[0].length + args.length };
+    },
+  },
+  {
+    // A method named for a secret that builds it: `String apiKey() { return new StringBuilder().append("...").append("...") ...`.
+    name: 'built secret',
+    pattern: new RegExp(String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})\s*\([^()\n]{0,80}\)[^{;\n]{0,40}\{`, 'gi'),
+    replace: (m) => {
+      const name = (m[1] ?? '').replace(/^(?:get|fetch|load|default)_?(?=[A-Za-z])/i, '');
+      if (!isSecretName(name)) return undefined;
+      const body = callArguments(m.input, m.index + m[0].length);
+      if (body === undefined || !/\.append\(/.test(body)) return undefined;
+      const redacted = body.replace(new RegExp(String.raw`(\.append\(\s*)${LIT}`, 'g'), (_a: string, head: string, dq?: string) =>
+        dq !== undefined ? `${head}"${REDACTED}"` : `${head}'${REDACTED}'`,
+      );
+      return redacted === body ? undefined : { text: m[0] + redacted, length: m[0].length + body.length };
+    },
+  },
+  {
+    // Key bytes written as escapes under a name that says key: `FIELD_KEY = b"\x56\x35..."`.
+    name: 'escaped key bytes',
+    pattern: /([A-Za-z_][\w.]{0,63})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*[bB]?)(["'])((?:\\x[0-9a-fA-F]{2}){8,256})\3/g,
+    replace: (m) =>
+      AUTH_CONTEXT.test(m[1] ?? '') && !NOT_AUTH_CONTEXT.test(m[1] ?? '') ? `${m[1]}${m[2]}${m[3]}${REDACTED}${m[3]}` : undefined,
+  },
+  {
+    // A cookie set by name and value: `cookies.set("sessionid", "...")`, `new Cookie("token", "...")`.
+    name: 'cookie setter',
+    pattern: new RegExp(
+      String.raw`\b(?:cookies\.set|set_cookie|Cookie|BasicClientCookie|HttpCookie|SimpleCookie)\(\s*${LIT}\s*,\s*${LIT}`,
       'g',
     ),
     replace: (m) => {
-      if (m[1] !== undefined) return `${REDACTED}.${m[2]}${REDACTED}${m[4]}.${m[5]}${REDACTED}`;
-      return `${REDACTED}${m[8]}${REDACTED}.${m[10]}${REDACTED}`;
+      const { value, quote } = litValue(m, 3);
+      if (isPlaceholder(value) || value.length < 8 || !/\d/.test(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // Android build fields named for a key: `buildConfigField "String", "MAPS_API_KEY", "\"...\""` (also in a text block).
+    name: 'build config field',
+    pattern:
+      /(\b(?:buildConfigField|resValue)\s*\(?\s*["'][\w.]+["']\s*,\s*["']([\w.]+)["']\s*,\s*["'](?:\\{1,2}["'])?)([^"'\\\n]{4,256})/g,
+    replace: (m) => {
+      const name = m[2] ?? '';
+      if (!(isSecretName(name) || (AUTH_CONTEXT.test(name) && !NOT_AUTH_CONTEXT.test(name))) || isPlaceholder(m[3] ?? '')) return undefined;
+      return `${m[1]}${REDACTED}`;
+    },
+  },
+  {
+    // A setting's value concatenated after its key: `"...;password=" + "..." + ";encrypt=true"`.
+    name: 'concatenated setting',
+    pattern: new RegExp(String.raw`(\b(?:${CREDENTIAL_KEYS}|secret|token|api[_-]?key)=)(["'])\s*\+\s*${LIT}`, 'gi'),
+    replace: (m) => {
+      const { value, quote } = litValue(m, 3);
+      if (isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // The fallback of a secret setting read through Optional: `Optional.ofNullable(System.getenv("DB_PASSWORD")).orElse("...")`.
+    name: 'setting fallback',
+    pattern: new RegExp(
+      String.raw`\(\s*["']([\w.-]{1,64})["']\s*\)\s*\)?\s*\.(?:orElse|or|getOrDefault|orElseGet\(\s*\(\)\s*->)\(?\s*${LIT}`,
+      'g',
+    ),
+    replace: (m) => {
+      const { value, quote } = litValue(m, 2);
+      if (!isSecretName(m[1] ?? '') || isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
+    },
+  },
+  {
+    // A header set by name and value whose name says key or token: `setRequestProperty("X-Portal-Key", "...")`.
+    name: 'header value',
+    pattern: new RegExp(
+      String.raw`\b(?:setRequestProperty|addRequestProperty|setHeader|addHeader|header|putHeader|withHeader)\(\s*["']([\w-]{1,64})["']\s*,\s*${LIT}`,
+      'g',
+    ),
+    replace: (m) => {
+      const { value, quote } = litValue(m, 2);
+      if (!isSecretName(m[1] ?? '') || isPlaceholder(value)) return undefined;
+      return literal(quote, headOf(m, value, quote));
     },
   },
   {
@@ -1124,6 +1260,8 @@ const RULES: readonly Rule[] = [
       if (
         !looksRandom(value) ||
         /^(?:iVBOR|\/9j\/|R0lGOD|UklGR|data:)/.test(value) ||
+        // A subresource-integrity digest (a lock file's `sha512-...`) is public.
+        /^sha(?:256|384|512)-[A-Za-z0-9+/]+={0,2}$/.test(value) ||
         /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i.test(value)
       )
         return undefined;

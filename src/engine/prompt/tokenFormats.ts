@@ -45,6 +45,7 @@ export const TOKEN_FORMATS: readonly TokenFormat[] = [
   { name: 'Postman key', pattern: 'PMAK-[0-9a-f]{24}-[0-9a-f]{34}' },
   { name: 'Twilio API key', pattern: 'SK[0-9a-f]{32}' },
   { name: 'Mailgun key', pattern: 'key-[0-9a-zA-Z]{32}' },
+  { name: 'Mailgun key (2023 format)', pattern: '[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}' },
   { name: 'Mailchimp key', pattern: '[0-9a-f]{32}-us\\d{1,2}' },
   { name: 'Atlassian token', pattern: 'ATATT3[A-Za-z0-9_=-]{60,}' },
   { name: 'Telegram bot token', pattern: '\\d{8,10}:AA[A-Za-z0-9_-]{32,34}' },

@@ -70,6 +70,8 @@ export function modelProblemLabel(state: ModelState, backend: string): string {
       return 'bad model answer';
     case 'modelMissing':
       return backend === 'ollama' ? 'model not pulled' : 'model missing';
+    case 'certificate':
+      return 'model certificate not trusted';
     case 'failed':
     case 'error':
       return 'model error';

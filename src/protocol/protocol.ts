@@ -357,6 +357,7 @@ export type ModelState =
   | 'rateLimited'
   | 'malformed'
   | 'modelMissing'
+  | 'certificate'
   | 'failed'
   | 'error';
 

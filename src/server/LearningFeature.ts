@@ -6,7 +6,7 @@
 // `coderag.suggestions.show` is `all`). The states are saved per folder under the index cache
 // (`learning/<folder>.json`, `learning/<folder>.gate.json`), never sent anywhere;
 // `coderag/resetLearning` and the command "CodeRAG: Reset Learned Preferences" forget them.
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { promises as fs, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import { indexFolderFor } from '../engine/kb/store';
@@ -16,7 +16,7 @@ import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { errorMessage } from '../engine/util/errors';
 import { isFileReadError, readRegularFile } from '../engine/util/safeFile';
-import { sweepStaleTemps, tempPathFor } from '../engine/util/framedFile';
+import { sweepStaleTemps, writeFileAtomic } from '../engine/util/framedFile';
 import { getLogger } from '../engine/util/logger';
 import { CompletionOutcomeNotification, ResetLearningRequest, type CompletionOutcomeParams } from '../protocol/protocol';
 import type { ServerConfig } from './config';
@@ -66,8 +66,12 @@ export class LearningFeature implements Feature {
   /** What each suggestion can teach, by its id, until its outcome arrives (learningStore.ts). */
   private readonly learnable = new LearningStore();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
-  /** The sweep of the learning folder's stale temp files, once per process. */
+  /** The sweep of the learning folder's stale temp files, once per process (at start). */
   private swept: Promise<void> | undefined;
+  /** The save in progress: saves run one after another, so two never write one file at once. */
+  private saving: Promise<void> = Promise.resolve();
+  /** Resets so far: a save that began before a reset removes what it wrote, so the forgotten state does not come back. */
+  private resets = 0;
   /** Rewards applied since start (tests and the status). */
   updates = 0;
 
@@ -78,6 +82,11 @@ export class LearningFeature implements Feature {
     connection.onNotification(CompletionOutcomeNotification.type, (params) => this.onOutcome(params));
     connection.onRequest(ResetLearningRequest.type, () => ({ folders: this.reset() }));
     return {};
+  }
+
+  /** The temp files of saves a crash interrupted are swept at start, not at the first completion. */
+  async initialized(): Promise<void> {
+    await this.sweepOnce();
   }
 
   updateConfig(config: ServerConfig): void {
@@ -181,6 +190,7 @@ export class LearningFeature implements Feature {
       state.dirty = { bandit: false, gate: false };
       n++;
     }
+    this.resets++;
     try {
       rmSync(root, { recursive: true, force: true });
     } catch (e) {
@@ -191,37 +201,47 @@ export class LearningFeature implements Feature {
     return n;
   }
 
-  /** Write every changed state now. */
-  save(): void {
+  /**
+   * Write every changed state now, after the save in progress. Each file is written atomically
+   * (util/framedFile): a save that fails (a full disk) removes its temp file, and the state stays
+   * to be saved the next time.
+   */
+  save(): Promise<void> {
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
+    this.saving = this.saving.then(() => this.saveChanged());
+    return this.saving;
+  }
+
+  private async saveChanged(): Promise<void> {
     for (const state of this.folders.values()) {
-      if (!state.dirty.bandit && !state.dirty.gate) continue;
-      try {
-        mkdirSync(join(state.file, '..'), { recursive: true });
-        const changed = [
-          ...(state.dirty.bandit ? [[state.file, state.bandit.toJSON()] as const] : []),
-          ...(state.dirty.gate ? [[state.gateFile, state.gate.toJSON()] as const] : []),
-        ];
-        for (const [file, value] of changed) {
-          const tmp = tempPathFor(file);
-          writeFileSync(tmp, JSON.stringify(value));
-          renameSync(tmp, file);
+      // What is written is taken now: a reward that arrives during the write marks the state again.
+      const changed = [
+        ...(state.dirty.bandit ? [{ file: state.file, text: JSON.stringify(state.bandit.toJSON()), part: 'bandit' as const }] : []),
+        ...(state.dirty.gate ? [{ file: state.gateFile, text: JSON.stringify(state.gate.toJSON()), part: 'gate' as const }] : []),
+      ];
+      if (changed.length === 0) continue;
+      state.dirty = { bandit: false, gate: false };
+      const resets = this.resets;
+      for (const { file, text, part } of changed) {
+        try {
+          await writeFileAtomic(file, text);
+          if (this.resets !== resets) await fs.rm(file, { force: true });
+        } catch (e) {
+          if (this.resets === resets) state.dirty[part] = true;
+          log.warn(`saving the learned state failed: ${errorMessage(e)}`);
         }
-        state.dirty = { bandit: false, gate: false };
-      } catch (e) {
-        log.warn(`saving the learned state failed: ${errorMessage(e)}`);
       }
     }
   }
 
-  shutdown(): void {
-    this.save();
+  async shutdown(): Promise<void> {
+    await this.save();
   }
 
   private scheduleSave(): void {
     if (this.saveTimer) return;
-    this.saveTimer = setTimeout(() => this.save(), SAVE_DELAY_MS);
+    this.saveTimer = setTimeout(() => void this.save(), SAVE_DELAY_MS);
     this.saveTimer.unref?.();
   }
 
@@ -241,15 +261,19 @@ export class LearningFeature implements Feature {
     return load;
   }
 
+  /** Remove the temp files interrupted saves left in the learning folder (the index's sweep, util/framedFile), once per process. */
+  private sweepOnce(): Promise<void> {
+    return (this.swept ??= sweepStaleTemps(join(this.host.cacheRoot(), 'learning')).then((names) => {
+      if (names.length > 0) log.info(`removed ${names.length} temp file(s) of interrupted saves: ${names.join(', ')}`);
+    }));
+  }
+
   /** The folder's saved states (bandit and gate), read asynchronously; what cannot be used starts afresh (with a warning). */
   private async load(folderRoot: string): Promise<FolderState> {
     const base = join(this.host.cacheRoot(), 'learning', basename(indexFolderFor(this.host.cacheRoot(), folderRoot)));
     const file = `${base}.json`;
     const gateFile = `${base}.gate.json`;
-    this.swept ??= sweepStaleTemps(join(this.host.cacheRoot(), 'learning')).then((names) => {
-      if (names.length > 0) log.info(`removed ${names.length} temp file(s) of interrupted saves: ${names.join(', ')}`);
-    });
-    await this.swept;
+    await this.sweepOnce();
     const [saved, savedGate] = await Promise.all([readSavedState(file), readSavedState(gateFile)]);
     const { bandit, error } = this.host.newBandit(saved);
     if (error && saved !== undefined) log.warn(`the learned state ${file} is not usable (starting afresh): ${error}`);

@@ -38,6 +38,7 @@ const MODEL_PROBLEMS: readonly ModelState[] = [
   'rateLimited',
   'malformed',
   'modelMissing',
+  'certificate',
   'failed',
   'error',
 ];
@@ -93,6 +94,12 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
       return (
         'The shipped model files are missing or damaged: reinstall the extension, or set `coderag.model.provider` ' +
         'to `ollama` or `openai`.'
+      );
+    case 'certificate':
+      return (
+        `The model server${at} answers https with a certificate CodeRAG does not trust: give it one for the host name ` +
+        `in ${urlSetting}, signed by a public authority or by one in the file that the NODE_EXTRA_CA_CERTS environment ` +
+        `variable names where VS Code starts. ${retry}`
       );
     case 'failed':
     case 'error':

@@ -4,6 +4,7 @@
 // `generate` function the test injects (the project's embedded causal LM); fault modes simulate
 // what a real server or model can do wrong.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** Index i drawn with probability weights[i] / sum(weights) (the last one if rounding leaves r >= 0). */
@@ -72,7 +73,7 @@ export interface RequestLog {
 }
 
 export interface OllamaTestServer {
-  /** http://127.0.0.1:PORT */
+  /** http://127.0.0.1:PORT (https with the `tls` option) */
   url: string;
   port: number;
   /** Requests received, in order. */
@@ -174,11 +175,11 @@ function applyStop(result: GenerateResult, stop: readonly string[]): GenerateRes
 /**
  * `readRate`: the tokens a second the server says it read a prompt at (Ollama's prompt_eval_count and
  * _duration; a token counted as 3 characters). The default is a GPU server's, which keeps prompts at
- * the model's window.
+ * the model's window. `tls`: serve https with this key and certificate (chain).
  */
 export async function startOllamaTestServer(
   generate: GenerateFn,
-  options: { models?: string[]; readRate?: number } = {},
+  options: { models?: string[]; readRate?: number; tls?: { key: Buffer; cert: Buffer } } = {},
 ): Promise<OllamaTestServer> {
   const readRate = options.readRate ?? 10_000;
   let fault: Fault | undefined;
@@ -418,7 +419,7 @@ export async function startOllamaTestServer(
     }
   };
 
-  const server: Server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const controller = new AbortController();
     pending.add(controller);
     // The client went away (its request was aborted): stop generating for it.
@@ -430,11 +431,14 @@ export async function startOllamaTestServer(
       if (!res.headersSent) sendJson(res, 500, { error: e instanceof Error ? e.message : String(e) });
       else res.destroy();
     });
-  });
+  };
+  const server: Server = options.tls
+    ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, listener)
+    : createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     requests,
     models,

@@ -60,7 +60,7 @@ void test('rejected suggestions move the gate to silence for like ones, accepted
   assert.ok(n > 1 && n < 100, `rejections silence it after a few (${n})`);
   const silenced = gate.score(FEATURES, true);
   assert.equal(a.loadedShowGate('/repo/a'), gate, 'the pipeline reads the learned gate');
-  a.shutdown();
+  await a.shutdown();
   const b = feature(cache, new Map());
   assert.equal((await b.gateFor('/repo/a')).score(FEATURES, true), silenced, 'the learned gate is read back after a restart');
   assert.equal((await b.gateFor('/repo/other')).score(FEATURES, true), before, 'per workspace folder');
@@ -109,7 +109,7 @@ void test('a damaged or foreign saved gate starts from the shipped weights', asy
   const a = feature(cache, new Map([['t', gateTrace('t')]]));
   await a.gateFor('/repo/a');
   a.onOutcome({ traceId: 't', outcome: 'rejected', acceptedChars: 0, shownChars: 1 });
-  a.save();
+  await a.save();
   const file = readdirSync(dir).find((f) => f.endsWith('.gate.json'))!;
   writeFileSync(join(dir, file), JSON.stringify({ ...new GateModel().toJSON(), withLogprobs: [1, 2, 3] }));
   const b = feature(cache, new Map());

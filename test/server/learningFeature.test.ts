@@ -3,7 +3,7 @@
 // reset forgets it; learning turned off learns nothing; a damaged saved state starts afresh.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, existsSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { LinUcb } from '../../src/engine/similar/linUcb';
@@ -66,7 +66,7 @@ void test('an outcome updates the arm that produced the suggestion, once; the st
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
   assert.ok((await a.banditFor('/repo/a')).score('summary', [1, 0.5, 0.2]) > before);
   assert.equal(a.banditReward('t1'), 1, 'Explain shows the reward');
-  a.shutdown();
+  await a.shutdown();
   const b = feature(cache, new Map());
   assert.deepEqual((await b.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 1, none: 0 });
   assert.equal(
@@ -86,12 +86,12 @@ void test('reset forgets memory and saved state', async () => {
   const a = feature(cache, traces);
   await a.banditFor('/repo/a');
   a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 4, shownChars: 4 });
-  a.save();
+  await a.save();
   assert.equal(readdirSync(join(cache, 'learning')).length, 1);
   assert.equal(a.reset(), 1);
   assert.equal(existsSync(join(cache, 'learning')), false);
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 0, hypothetical: 0, summary: 0, none: 0 });
-  a.shutdown();
+  await a.shutdown();
   assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), {
     lexical: 0,
     hypothetical: 0,
@@ -100,7 +100,7 @@ void test('reset forgets memory and saved state', async () => {
   });
 });
 
-void test('a similar-code mode other than the bandit learns nothing; fixed choices and unknown traces are not learned', () => {
+void test('a similar-code mode other than the bandit learns nothing; fixed choices and unknown traces are not learned', async () => {
   const cache = tempDir('learning-off-').path;
   const traces = new Map([
     ['t1', trace('t1', 'lexical', [1, 1, 1])],
@@ -116,7 +116,7 @@ void test('a similar-code mode other than the bandit learns nothing; fixed choic
   assert.equal(a.onOutcome({ traceId: 'gone', outcome: 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
   assert.equal(a.onOutcome({ traceId: 't1', outcome: 'bogus' as 'accepted', acceptedChars: 1, shownChars: 1 }), undefined);
   assert.equal(a.updates, 0);
-  a.shutdown();
+  await a.shutdown();
   assert.equal(existsSync(join(cache, 'learning')), false, 'nothing written');
 });
 
@@ -125,7 +125,7 @@ void test('a damaged or foreign saved state starts afresh instead of failing', a
   const a = feature(cache, new Map([['t1', trace('t1', 'none', [1, 0, 0])]]));
   await a.banditFor('/repo/a');
   a.onOutcome({ traceId: 't1', outcome: 'rejected', acceptedChars: 0, shownChars: 3 });
-  a.save();
+  await a.save();
   const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
   for (const bad of ['{not json', JSON.stringify({ version: 1, arms: ['x'], dim: DIM, alpha: 0.1, A: {}, b: {} })]) {
     writeFileSync(file, bad);
@@ -139,7 +139,7 @@ void test('a saved state larger than any state can be is not read (a 2 MiB file)
   const a = feature(cache, new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])]]));
   await a.banditFor('/repo/a');
   a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 3, shownChars: 3 });
-  a.save();
+  await a.save();
   const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
   // A valid state padded past the cap: were it read, its pull would show.
   writeFileSync(file, JSON.stringify((await a.banditFor('/repo/a')).toJSON()) + ' '.repeat(2 * 2 ** 20));
@@ -166,7 +166,7 @@ void test('a FIFO where the learned state lives is refused at once: a fresh band
   const a = feature(cache, new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])]]));
   await a.banditFor('/repo/a');
   a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 3, shownChars: 3 });
-  a.save();
+  await a.save();
   const file = join(cache, 'learning', readdirSync(join(cache, 'learning'))[0]!);
   rmSync(file);
   assert.equal(spawnSync('mkfifo', [file]).status, 0);
@@ -207,4 +207,43 @@ void test('learning keeps the last 4,096 completions apart from the explain cach
     'one with 4,095 newer completions still teaches',
   );
   assert.deepEqual((await a.banditFor('/repo/a')).pullCounts(), { lexical: 1, hypothetical: 0, summary: 0, none: 0 });
+});
+
+void test('a save that fails after its temp file was written leaves no temp file, keeps the state to save, and the next save writes it', async () => {
+  const cache = tempDir('learning-failed-save-').path;
+  const a = feature(cache, new Map([['t1', trace('t1', 'summary', [1, 0.5, 0.2])]]));
+  await a.banditFor('/repo/a');
+  a.onOutcome({ traceId: 't1', outcome: 'accepted', acceptedChars: 3, shownChars: 3 });
+  await a.save();
+  const folder = join(cache, 'learning');
+  const file = join(folder, readdirSync(folder)[0]!);
+  // A folder where the state file was: the temp file is written, its rename over the state fails.
+  rmSync(file);
+  mkdirSync(join(file, 'in-the-way'), { recursive: true });
+  a.remember('t2', '/repo/a', trace('t2', 'lexical', [1, 0.1, 0.9]));
+  a.onOutcome({ traceId: 't2', outcome: 'accepted', acceptedChars: 3, shownChars: 3 });
+  const warnings: string[] = [];
+  setLogSink((level, _tag, message) => void (level === 'warn' && warnings.push(message)));
+  try {
+    await a.save();
+  } finally {
+    setLogSink(() => undefined);
+  }
+  assert.ok(
+    warnings.some((w) => /saving the learned state failed: cannot write/.test(w)),
+    warnings.join('\n'),
+  );
+  assert.deepEqual(
+    readdirSync(folder).filter((n) => n.endsWith('.tmp')),
+    [],
+    'no temp file left',
+  );
+  rmSync(file, { recursive: true });
+  await a.save();
+  assert.deepEqual((await feature(cache, new Map()).banditFor('/repo/a')).pullCounts(), {
+    lexical: 1,
+    hypothetical: 0,
+    summary: 1,
+    none: 0,
+  });
 });

@@ -22,6 +22,8 @@ import {
   isModelClientError,
   ModelClientError,
   networkErrorKind,
+  certificateMessage,
+  certificateProblem,
   problemOf,
   type GenerateRequest,
   WARM_LIMIT_MS,
@@ -142,6 +144,9 @@ export class OllamaClient implements ModelClient {
         this.endpoint,
         this.model,
       );
+    const certificate = certificateProblem(e);
+    if (certificate)
+      return new ModelClientError('certificate', certificateMessage(`Ollama at ${this.endpoint}`, certificate), this.endpoint, this.model);
     const kind = networkErrorKind(e);
     if (kind === 'unreachable')
       return new ModelClientError('unreachable', `Ollama is not reachable at ${this.endpoint}`, this.endpoint, this.model);

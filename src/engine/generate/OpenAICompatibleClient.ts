@@ -10,6 +10,8 @@ import {
   isModelClientError,
   ModelClientError,
   networkErrorKind,
+  certificateMessage,
+  certificateProblem,
   problemOf,
   type GenerateRequest,
   WARM_LIMIT_MS,
@@ -112,6 +114,14 @@ export class OpenAICompatibleClient implements ModelClient {
       return new ModelClientError('failed', `${what}: ${e.message}`, this.endpoint, this.model);
     if (e instanceof ConnectionClosedError)
       return new ModelClientError('closed', `${what}: ${this.endpoint} closed the connection mid-answer`, this.endpoint, this.model);
+    const certificate = certificateProblem(e);
+    if (certificate)
+      return new ModelClientError(
+        'certificate',
+        certificateMessage(`the completion server at ${this.endpoint}`, certificate),
+        this.endpoint,
+        this.model,
+      );
     if (networkErrorKind(e) === 'unreachable')
       return new ModelClientError('unreachable', `the completion server is not reachable at ${this.endpoint}`, this.endpoint, this.model);
     return new ModelClientError('failed', `${what}: ${e instanceof Error ? e.message : String(e)}`, this.endpoint, this.model);

@@ -138,9 +138,11 @@ export const WARM_LIMIT_MS = 120_000;
 
 /**
  * `closed`: the server answered, then the connection ended before the answer did (not `unreachable`);
- * `rateLimited`: it asked to wait (HTTP 429 Retry-After), and nothing is sent until then.
+ * `rateLimited`: it asked to wait (HTTP 429 Retry-After), and nothing is sent until then;
+ * `certificate`: an https server's TLS certificate is not trusted (self-signed, an unknown issuer, expired, another host's).
  */
-export type ModelErrorKind = 'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'rateLimited' | 'malformed' | 'modelMissing' | 'failed';
+export type ModelErrorKind =
+  'unreachable' | 'closed' | 'timeout' | 'httpStatus' | 'rateLimited' | 'malformed' | 'modelMissing' | 'certificate' | 'failed';
 
 /** A failed model call; `kind` tells the user what is wrong, `status` carries the HTTP status. */
 export class ModelClientError extends Error {
@@ -184,6 +186,48 @@ export function cutAtStop(text: string, stop: readonly string[]): { text: string
     if (i >= 0 && (cut < 0 || i < cut)) cut = i;
   }
   return cut < 0 ? { text, stopped: false } : { text: text.slice(0, cut), stopped: true };
+}
+
+/** OpenSSL's and Node's codes for a certificate the connection did not trust. */
+const CERTIFICATE_CODES = new RegExp(
+  '^(?:' +
+    [
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'UNABLE_TO_GET_ISSUER_CERT(?:_LOCALLY)?',
+      'UNABLE_TO_GET_CRL',
+      'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+      'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+      'CERT_[A-Z_]+',
+      'ERROR_IN_CERT_NOT_(?:BEFORE|AFTER)_FIELD',
+      'INVALID_CA',
+      'INVALID_PURPOSE',
+      'PATH_LENGTH_EXCEEDED',
+      'HOSTNAME_MISMATCH',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+    ].join('|') +
+    ')$',
+);
+
+/**
+ * The TLS certificate problem behind a fetch failure (undici wraps it in `cause`): its code and
+ * Node's words for it; undefined for any other failure.
+ */
+export function certificateProblem(e: unknown): { code: string; reason: string } | undefined {
+  for (let cause: unknown = e, depth = 0; cause && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && CERTIFICATE_CODES.test(code)) {
+      const reason = cause instanceof Error ? cause.message : '';
+      return { code, reason };
+    }
+  }
+  return undefined;
+}
+
+/** The message of a certificate problem: that the certificate is not trusted, its code and reason. */
+export function certificateMessage(server: string, problem: { code: string; reason: string }): string {
+  return `the TLS certificate of ${server} is not trusted (${problem.code}${problem.reason ? `: ${problem.reason}` : ''})`;
 }
 
 /** Classify a fetch failure (undici wraps the socket error in `cause`). */

@@ -44,6 +44,57 @@ const templates: Record<Exclude<ModelFamily, 'plain'>, FimTemplate> = {
   },
 };
 
+/**
+ * Each family's special tokens a model can write as text: its fill-in-the-middle markers, its
+ * repository-level markers, its end and chat tokens. None is code: a suggestion ends at the first
+ * one the model writes (generate/postprocess/specialTokens.ts).
+ */
+export const SPECIAL_TOKENS: Record<Exclude<ModelFamily, 'plain'>, readonly string[]> = {
+  'qwen2.5-coder': [
+    '<|endoftext|>',
+    '<|fim_prefix|>',
+    '<|fim_suffix|>',
+    '<|fim_middle|>',
+    '<|fim_pad|>',
+    '<|repo_name|>',
+    '<|file_sep|>',
+    '<|im_start|>',
+    '<|im_end|>',
+    '<|object_ref_start|>',
+    '<|object_ref_end|>',
+    '<|box_start|>',
+    '<|box_end|>',
+    '<|quad_start|>',
+    '<|quad_end|>',
+    '<|vision_start|>',
+    '<|vision_end|>',
+    '<|vision_pad|>',
+    '<|image_pad|>',
+    '<|video_pad|>',
+  ],
+  starcoder2: [
+    '<|endoftext|>',
+    '<fim_prefix>',
+    '<fim_suffix>',
+    '<fim_middle>',
+    '<fim_pad>',
+    '<repo_name>',
+    '<file_sep>',
+    '<gh_stars>',
+    '<issue_start>',
+    '<issue_comment>',
+    '<issue_closed>',
+    '<jupyter_start>',
+    '<jupyter_text>',
+    '<jupyter_code>',
+    '<jupyter_output>',
+    '<jupyter_script>',
+    '<empty_output>',
+  ],
+  codellama: ['<PRE>', '<SUF>', '<MID>', '<EOT>', '</s>'],
+  'deepseek-coder': ['<｜begin▁of▁sentence｜>', '<｜end▁of▁sentence｜>', '<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>', '<|EOT|>'],
+};
+
 /** Guess the family from a model name such as `qwen2.5-coder:1.5b-base` or `bigcode/starcoder2-3b`. */
 export function modelFamilyOf(modelName: string): ModelFamily {
   const n = modelName.toLowerCase();

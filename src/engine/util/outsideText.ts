@@ -1,8 +1,8 @@
 // The one sanitiser of text from outside (a model's answer, a server's error body, a dependency's
 // warning) before it reaches ghost text, a terminal, a log, a trace or a tooltip: terminal escape
 // sequences (ANSI CSI, OSC such as hyperlinks and title changes, DCS), C0 controls other than \n
-// and \t, \r, DEL, C1 controls and the Unicode bidi overrides and isolates (Trojan Source) are
-// removed. Pure.
+// and \t, \r, DEL, C1 controls and the Unicode bidi controls (the embeddings, overrides and
+// isolates of Trojan Source, and the directional marks LRM, RLM and ALM) are removed. Pure.
 
 const ESCAPE_SEQUENCES = [
   /\x1b\[[0-?]*[ -/]*[@-~]/g, // CSI (colours, cursor moves, erase)
@@ -13,8 +13,14 @@ const ESCAPE_SEQUENCES = [
   /\x1b[ -/]*[0-~]/g, // any other escape (charset switches, RIS)
 ];
 
-/** C0 except \t and \n, DEL, C1, and bidi embeddings/overrides (U+202A-202E) and isolates (U+2066-2069). */
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * The bidi controls: the marks ALM (U+061C), LRM and RLM (U+200E-200F), which reorder the text
+ * around them as the others do, the embeddings and overrides (U+202A-202E) and the isolates (U+2066-2069).
+ */
+const BIDI = '\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069';
+
+/** C0 except \t and \n, DEL, C1, and the bidi controls. */
+const CONTROL = new RegExp(`[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f${BIDI}]`, 'g');
 
 /** `text` without terminal escape sequences, control characters (but \n and \t) and bidi controls. */
 export function stripControlChars(text: string): string {
@@ -45,8 +51,8 @@ export function withoutSecret(text: string, secret: string | undefined): string 
   return secret ? text.split(secret).join('[redacted]') : text;
 }
 
-/** The controls a terminal obeys (C0 but \n and \t, DEL, C1) and the bidi embeddings, overrides and isolates. */
-const SHOWN_ESCAPED = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+/** The controls a terminal obeys (C0 but \n and \t, DEL, C1) and the bidi controls. */
+const SHOWN_ESCAPED = new RegExp(`[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f${BIDI}]`, 'g');
 
 /**
  * `text` (a repository's code, quoted whole) with every control character written out visibly
@@ -67,7 +73,7 @@ export function showControlChars(text: string): string {
  */
 export function terminalJson(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(
-    /[\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g,
+    new RegExp(`[\\x7f-\\x9f${BIDI}]`, 'g'),
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }

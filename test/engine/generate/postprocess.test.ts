@@ -10,6 +10,8 @@ import {
   postprocessCompletion,
   postprocessEmptyReason,
 } from '../../../src/engine/generate/postprocess/postprocess';
+import { ownAnswer, specialTokensOf } from '../../../src/engine/generate/postprocess/promptEcho';
+import { renderRepoLevel, SPECIAL_TOKENS } from '../../../src/engine/prompt/templates';
 import type { Lang } from '../../../src/engine/kb/types';
 
 interface GoldenCase {
@@ -159,4 +161,47 @@ void test('a suggestion never shows the redaction placeholder; it is cut before 
   assert.equal(cutAtPlaceholder('headers["X-Api-Key"] = \'<redacted>\''), '');
   assert.equal(cutAtPlaceholder('password: str = "<redacted>"'), '');
   assert.equal(cutAtPlaceholder('return total'), 'return total');
+});
+
+void test('the directional marks LRM, RLM and ALM go like the other bidi controls', () => {
+  const ctx = { lang: 'python' as const, prefix: 'x = ', suffix: '' };
+  assert.equal(postprocessCompletion('compute(\u200fa,\u200e \u061cb\u202a\u2068)', ctx), 'compute(a, b)');
+});
+
+void test("an answer ends at its first special token: the family's own, and other families' except words that code writes too", () => {
+  const prompt = '<|fim_prefix|>x = <|fim_suffix|><|fim_middle|>';
+  for (const family of ['qwen2.5-coder', 'starcoder2', 'codellama', 'deepseek-coder', 'plain'] as const) {
+    const own = family === 'plain' ? [] : SPECIAL_TOKENS[family];
+    for (const token of own) assert.equal(ownAnswer(`compute(a)${token}junk`, prompt, family).text, 'compute(a)', `${family} ${token}`);
+    assert.equal(ownAnswer('compute(a)<|fim_pad|>', prompt, family).text, 'compute(a)', `${family}: Qwen's pad`);
+    assert.equal(ownAnswer('compute(a)<file_sep>b.py', prompt, family).text, 'compute(a)', `${family}: StarCoder's separator`);
+  }
+  // HTML in a string is code, except for Code Llama, whose tokens these are.
+  assert.equal(ownAnswer('html = "<PRE>x</s>"', prompt, 'qwen2.5-coder').text, 'html = "<PRE>x</s>"');
+  assert.equal(ownAnswer('html = "x</s>"', prompt, 'codellama').text, 'html = "x');
+  assert.ok(!specialTokensOf('plain').includes('</s>'));
+  const cut = ownAnswer('a<|fim_pad|><|fim_pad|>', prompt, 'qwen2.5-coder').cut;
+  assert.equal(cut?.rule, 'specialToken');
+  assert.match(cut?.note ?? '', /<\|fim_pad\|>/);
+});
+
+void test('an answer that starts the prompt over (its repository head, a path heading) is no suggestion; a later heading cuts it', () => {
+  const files = [{ path: 'app/cart.py', text: 'class Cart:\n    pass\n' }];
+  const prompt = renderRepoLevel('qwen2.5-coder', 'shop', files, 'app/main.py', 'cart = ', '\n')!;
+  const echo = (text: string): string => ownAnswer(text, prompt, 'qwen2.5-coder').text;
+  assert.equal(echo(prompt), '', 'the prompt as it is');
+  assert.equal(echo(prompt.replace(/<\|[a-z_]+\|>/g, '')), '', 'the prompt without its tokens (a server that drops them)');
+  assert.equal(echo('app/cart.py\nclass Cart:'), '', "a file separator's path");
+  assert.equal(echo('Cart()\n\napp/cart.py\nclass Cart:'), 'Cart()', 'the model moved on to another file');
+  assert.equal(ownAnswer('Cart()\napp/cart.py', prompt, 'qwen2.5-coder').cut?.rule, 'promptHead');
+  const comment = "'''\n# app/cart.py\nclass Cart: ...\n\n# app/models.py (imported here)\nclass Line: ...\n'''\n# app/main.py\ncart = ";
+  const plain = (text: string): string => ownAnswer(text, comment, 'plain').text;
+  assert.equal(plain(comment), '');
+  assert.equal(plain('# app/main.py\ncart = Cart()'), '', "the current file's path comment");
+  assert.equal(plain('# app/models.py (imported here)'), '');
+  // Code of its own is kept, a comment too, and the snippet's code the model copies (that is what the block is for).
+  assert.equal(plain('Cart()'), 'Cart()');
+  assert.equal(plain('Cart()  # see app/cart.py'), 'Cart()  # see app/cart.py');
+  assert.equal(plain('class Cart: ...'), 'class Cart: ...');
+  assert.equal(plain("'''"), "'''");
 });

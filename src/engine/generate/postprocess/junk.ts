@@ -5,7 +5,7 @@
 
 /** One rule's cut, as the trace shows it. */
 export interface JunkCut {
-  rule: 'repeat' | 'inlineRepeat' | 'nearRepeat' | 'placeholder' | 'rightContext';
+  rule: 'repeat' | 'inlineRepeat' | 'nearRepeat' | 'placeholder' | 'rightContext' | 'specialToken' | 'promptHead';
   /** The text the rule removed (at most 120 characters shown by the trace). */
   removed: string;
   /** What the rule saw, in words. */

@@ -4,6 +4,7 @@
 import { redactSecrets } from '../../prompt/redact';
 import { placeholderNote } from '../../generate/postprocess/postprocess';
 import { filterJunk, rightContextCut } from '../../generate/postprocess/filterJunk';
+import { ownAnswer } from '../../generate/postprocess/promptEcho';
 import type { JunkCut } from '../../generate/postprocess/junk';
 import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../../generate/types';
 import { readableBudget } from '../../generate/readRate';
@@ -208,11 +209,12 @@ function filterAndCheck(
   cut: { text: string; lead: string },
   placeholder: string | undefined,
   check: CheckPlan | undefined,
+  own: JunkCut | undefined,
 ): { inserted: string; filtered: string; checked: string; junk: JunkCut[]; repeat: JunkCut | undefined; check?: CheckOutcome } {
   const { trace } = context;
   // The junk filters (generate/postprocess/filterJunk.ts): a loop and the placeholder before checking, the right context after it.
   const filtered = filterJunk(cut.text);
-  const junk = filtered.cuts;
+  const junk = own ? [own, ...filtered.cuts] : filtered.cuts;
   // The mode's own cut may have removed the placeholder already (line mode): the rule is traced all the same.
   if (placeholder && !junk.some((j) => j.rule === 'placeholder')) junk.push({ rule: 'placeholder', removed: '', note: placeholder });
   const repaired = check ? check.repair(filtered.text) : { text: filtered.text };
@@ -233,8 +235,10 @@ function whyNothing(
   generated: GenerateResult,
   cutText: string,
   outcome: { filtered: string; checked: string; junk: JunkCut[]; repeat: JunkCut | undefined },
+  own: JunkCut | undefined,
 ): string | undefined {
   const { filtered, checked, junk, repeat } = outcome;
+  if (own && generated.text.trim() === '') return own.note;
   const stopped =
     generated.stoppedBy && generated.stoppedBy !== 'unknown'
       ? ` (stopped by ` +
@@ -286,8 +290,13 @@ export async function runModelStages(
   context.record({ stage: 'generate', outcome: answer });
   if (!generated) return { items: [], contexts: prompt.contexts };
 
-  const { cut, placeholder } = await postprocessStage(context, plan, generated);
-  const outcome = filterAndCheck(context, cut, placeholder, check);
+  // What the model wrote past its answer (a special token, the prompt's head again) is not shown (generate/postprocess/promptEcho.ts).
+  const own = ownAnswer(generated.text, redacted.text, model.family);
+  const reply = own.cut
+    ? { ...generated, text: own.text, ...(own.cut.rule === 'specialToken' ? { stoppedBy: 'stop' as const } : {}) }
+    : generated;
+  const { cut, placeholder } = await postprocessStage(context, plan, reply);
+  const outcome = filterAndCheck(context, cut, placeholder, check, own.cut);
   if (outcome.check) context.record({ stage: 'check', outcome: outcome.check });
   const { inserted } = outcome;
   // g. show gate: show it, or stay silent (the result keeps the text for the bench)
@@ -304,7 +313,7 @@ export async function runModelStages(
     if (!gate.shown) return { items: [], contexts: prompt.contexts };
   }
   if (!inserted) {
-    const why = whyNothing(plan, generated, cut.text, outcome);
+    const why = whyNothing(plan, reply, cut.text, outcome, own.cut);
     if (why !== undefined) context.record({ stage: 'empty', outcome: why });
   }
   return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };

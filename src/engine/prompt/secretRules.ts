@@ -14,7 +14,7 @@
 // at the cursor (v2 context rules alone 70.5%), and token shapes (hex, UUID, base64) in an auth
 // context (19.7% alone; without it the own rules reach 90.2%, with it 100%).
 
-import { INTL_SECRET_ALTERNATION, saysSecretIntl } from './secretWords';
+import { INTL_SECRET_ALTERNATION, INTL_SECRET_WORD, saysSecretIntl } from './secretWords';
 import { TOKEN_FORMATS } from './tokenFormats';
 /** What a redacted value becomes; inside quotes the model still sees a string literal. */
 export const REDACTED = '<redacted>';
@@ -1089,7 +1089,7 @@ const RULES: readonly Rule[] = [
     // lautet {@code ...}`: the credential-shaped words of the 120 characters after the word for it.
     name: 'prose in other languages',
     intl: true,
-    pattern: new RegExp(String.raw`(?:${INTL_SECRET_ALTERNATION})[^\n]{0,120}`, 'giu'),
+    pattern: new RegExp(String.raw`${INTL_SECRET_WORD}[^\n]{0,120}`, 'giu'),
     replace: (m) => {
       let changed = false;
       const text = m[0].replace(/[!-~]{6,128}/g, (word) => {

@@ -108,8 +108,17 @@ export function saysSecretIntl(text: string): boolean {
   return PHRASES.some((p) => joined.includes(` ${p} `)) || words.some((w, i) => WORD_SET.has(`${w}${words[i + 1] ?? ''}`));
 }
 
-/** A regex alternation of the non-English terms (for a rule that needs them in place, such as a comment that states a value). */
-export const INTL_SECRET_ALTERNATION = [...UNSPACED, ...PHRASES, ...WORDS]
-  .sort((a, b) => b.length - a.length)
-  .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '[ _-]?'))
-  .join('|');
+const escape = (w: string): string => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '[ _-]?');
+const longestFirst = (a: string, b: string): number => b.length - a.length;
+
+/** A regex alternation of the non-English terms, unbounded (a cheap first test; a match is confirmed by saysSecretIntl). */
+export const INTL_SECRET_ALTERNATION = [...UNSPACED, ...PHRASES, ...WORDS].sort(longestFirst).map(escape).join('|');
+
+/**
+ * The same terms as words, for a rule that needs them in place (a comment that states a value, with the `u` flag): a Latin or
+ * Cyrillic word starts a word and is not followed by a lower-case letter (`haslo` in `haslocal` is no word; `kennwortDb` is).
+ */
+export const INTL_SECRET_WORD = `(?:${[...UNSPACED].sort(longestFirst).map(escape).join('|')}|(?<![\\p{L}\\p{N}])(?:${[...PHRASES, ...WORDS]
+  .sort(longestFirst)
+  .map(escape)
+  .join('|')})(?!\\p{Ll}))`;

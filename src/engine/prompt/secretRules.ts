@@ -1157,7 +1157,8 @@ const RULES: readonly Rule[] = [
     // Literals joined by a call under a secret's name: `SECRET = "".join(["...", "..."])`, `KEY = String.join("", "...", "...")`.
     name: 'joined literals',
     pattern: new RegExp(
-      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*)(?:(?:""|'')\.join\(\s*[[(]|String\.join\(\s*""\s*,)`,
+      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*)` +
+        String.raw`(?:(?:""|'')\.join\(\s*[[(]|String\.join\(\s*""\s*,)`,
       'gi',
     ),
     replace: (m) => {
@@ -1241,7 +1242,8 @@ const RULES: readonly Rule[] = [
     // A header set by name and value whose name says key or token: `setRequestProperty("X-Portal-Key", "...")`.
     name: 'header value',
     pattern: new RegExp(
-      String.raw`\b(?:setRequestProperty|addRequestProperty|setHeader|addHeader|header|putHeader|withHeader)\(\s*["']([\w-]{1,64})["']\s*,\s*${LIT}`,
+      String.raw`\b(?:setRequestProperty|addRequestProperty|setHeader|addHeader|header|putHeader|withHeader)` +
+        String.raw`\(\s*["']([\w-]{1,64})["']\s*,\s*${LIT}`,
       'g',
     ),
     replace: (m) => {

@@ -172,7 +172,10 @@ export function isSecretName(name: string): boolean {
   if (saysSecretIntl(name)) return true;
   if (w.length === 0) return false;
   // A header's name (`X-Portal-Key`, `X-Auth-Token`): dashed words ending in one that names the credential.
-  if (/^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/.test(name) && /^(?:key|token|secret|signature|auth|session)$/.test(w[w.length - 1]!))
+  if (
+    /^(?:X-[A-Za-z0-9]+|[A-Z][a-z0-9]*)(?:-[A-Z][A-Za-z0-9]*)+$/.test(name) &&
+    /^(?:key|token|secret|signature|auth|session)$/.test(w[w.length - 1]!)
+  )
     return true;
   for (let i = 0; i < w.length; i++) {
     if (SECRET_WORDS.has(w[i]!) || SECRET_ENDINGS.test(w[i]!)) return true;
@@ -205,7 +208,10 @@ export function isPlaceholder(value: string): boolean {
   if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)+$/.test(v)) return true;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v) || /^(?:\.{0,2}\/|~\/)/.test(v)) return true;
   // A name, not a value: snake_case or CamelCase words without digits (`copy_context`, `TokenInfo`).
-  if (/^[A-Za-z]+(?:_[A-Za-z]+)+$/.test(v) || /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/.test(v)) return true;
+  if (/^[A-Za-z]+(?:_[A-Za-z]+)+$/.test(v) || /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/.test(v) || /^[A-Z]{2,5}(?:[A-Z][a-z]+){1,4}$/.test(v))
+    return true;
+  // An HTTP header's name (`Access-Control-Allow-Credentials`).
+  if (/^[A-Z][a-z]+(?:-[A-Z][a-z]+)+$/.test(v)) return true;
   // Prose: a sentence, a question, a label with a colon, a format string.
   if (/\s/.test(v) && (/[:.?!]$/.test(v) || /%[sd]|\{\}/.test(v) || /^[A-Z][a-z]+\s/.test(v))) return true;
   return false;
@@ -587,6 +593,8 @@ const KEY_CALLS = [
 ].join('|');
 /** Calls that encode their argument for a header: a `user:password` literal given to one is a credential pair. */
 const ENCODE_CALLS = String.raw`encodeToString|b64encode|urlsafe_b64encode|encodebytes|btoa|encodeBase64String`;
+/** A line of 60 or more base64 characters alone, after a comment mark or a quote (groups: the head, the base64, the tail). */
+const B64_LINE = String.raw`([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{60,}={0,2})([ \t]*(?:["'](?:\s*\+)?)?[ \t]*)$`;
 /** What may stand between a wrapped JWT's parts: blanks, quotes, `+`, comment marks, escaped line breaks. */
 const JWT_GAP = String.raw`(?:[\s"'+#*/]|\\n)`;
 /** Cookie and session names whose value is the session itself. */
@@ -1148,10 +1156,24 @@ const RULES: readonly Rule[] = [
     },
   },
   {
-    // A line that is only base64 of 60 characters or more (a key body without its header, in a comment, docstring or literal).
-    name: 'base64 line',
-    pattern: /^([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{60,}={0,2})([ \t]*(?:["'](?:\s*\+)?)?[ \t]*)$/gm,
-    replace: (m) => (tokenShape(m[2] ?? '') === 'base64' ? `${m[1]}${REDACTED}${m[3]}` : undefined),
+    // Lines of base64 that are a key's body without its header (in a comment, docstring or literal): a block whose first line
+    // opens an OpenSSH key (`b3BlbnNzaC1rZXktdjE`, "openssh-key-v1") or DER (`MII`), or that follows a line naming a private key
+    // or secret. Signatures, images and compressed data in base64 stay.
+    name: 'key body lines',
+    pattern: new RegExp(String.raw`(?:^${B64_LINE}\n?)+`, 'gm'),
+    replace: (m) => {
+      const before = m.input
+        .slice(Math.max(0, m.index - 240), m.index)
+        .split('\n')
+        .slice(-4)
+        .join('\n');
+      const opens = /^[^A-Za-z0-9+/]*(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/])/.test(m[0]);
+      if (!opens && !/private|secret|\bkey\b|passphrase/i.test(before)) return undefined;
+      return m[0].replace(
+        new RegExp(`^${B64_LINE}`, 'gm'),
+        (_line: string, head: string, _b64: string, tail: string) => `${head}${REDACTED}${tail}`,
+      );
+    },
   },
   {
     // Literals joined by a call under a secret's name: `SECRET = "".join(["...", "..."])`, `KEY = String.join("", "...", "...")`.
@@ -1163,9 +1185,12 @@ const RULES: readonly Rule[] = [
     ),
     replace: (m) => {
       const name = m[1] ?? '';
-      if (!isSecretName(name) && !(AUTH_CONTEXT.test(name) && !NOT_AUTH_CONTEXT.test(name))) return undefined;
       const args = callArguments(m.input, m.index + m[0].length);
       if (args === undefined || !/["']/.test(args)) return undefined;
+      // Under a name that only says key (`key_data`), the pieces must look like a token's: no blanks, a digit among them.
+      const pieces = [...args.matchAll(ONE_LIT)].map((p) => p[1] ?? p[2] ?? '');
+      const tokenPieces = pieces.every((p) => !/\s|\\n/.test(p)) && pieces.some((p) => /\d/.test(p));
+      if (!isSecretName(name) && !(AUTH_CONTEXT.test(name) && !NOT_AUTH_CONTEXT.test(name) && tokenPieces)) return undefined;
       return { text: m[0] + redactChain(args), length: m[0].length + args.length };
     },
   },

@@ -381,7 +381,7 @@ const NOT_AUTH_CONTEXT = new RegExp(
 
 /** A run of 17 or more letters that reads as words (`connectionTimeoutMillis`, all one case), not as random letters. */
 function wordRun(value: string): boolean {
-  return (value.match(/[A-Za-z]{17,}/g) ?? []).some((r) => /^[A-Z]?[a-z]{2,}(?:[A-Z][a-z]{2,})+$|^[a-z]+$|^[A-Z]+$/.test(r));
+  return (value.match(/[A-Za-z]{17,}/g) ?? []).some((r) => /^[a-z]*(?:[A-Z][a-z]+|[A-Z]{2,}(?=[A-Z][a-z]|$))+$|^[a-z]+$|^[A-Z]+$/.test(r));
 }
 
 /** Token shapes (bare, without quotes): a hex run, a UUID, base64 / base64url with mixed classes. */
@@ -562,7 +562,7 @@ const ALGORITHM = /^(?:[HRPE]S\d{3}|Hmac\w*|HMAC\w*|AES\w*|RSA\w*|SHA-?\d+\w*|ut
 /** Calls whose arguments after the first (the user or the connection) hold a password. */
 const PASSWORD_CALLS = [
   String.raw`Credentials\.basic`,
-  String.raw`(?:simple_)?bind(?:_s)?`,
+  String.raw`simple_bind(?:_s)?|bind_s`,
   'login',
   'authenticate',
   String.raw`(?:set|with)?[Bb]asic[Aa]uth(?:entication)?`,
@@ -1168,6 +1168,8 @@ const RULES: readonly Rule[] = [
         .slice(-4)
         .join('\n');
       const opens = /^[^A-Za-z0-9+/]*(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/])/.test(m[0]);
+      // Base64 of a key mixes cases and digits (a rule of slashes is none).
+      if (!/[A-Z]/.test(m[0]) || !/[a-z]/.test(m[0]) || !/\d/.test(m[0])) return undefined;
       if (!opens && !/private|secret|\bkey\b|passphrase/i.test(before)) return undefined;
       return m[0].replace(
         new RegExp(`^${B64_LINE}`, 'gm'),

@@ -272,6 +272,8 @@ interface Rule {
   pattern: RegExp;
   /** Run only on a text that holds a credential word of another language (INTL_WORD). */
   intl?: true;
+  /** Run only on a text this cheap test finds something in (most prompts hold none of a rule's anchor). */
+  when?: RegExp;
   /** The replacement of the whole match, or of `length` characters from the match's start (a call and its arguments). */
   replace: (match: RegExpExecArray) => string | { text: string; length: number } | undefined;
 }
@@ -613,6 +615,21 @@ function statedCredential(value: string): boolean {
 /** The value a comment in another language states after its word for the secret: printable ASCII with a digit or a symbol. */
 const STATED_ASCII = String.raw`([A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*[0-9!@#$%^&*+=~_\-][A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*)`;
 
+/** The name a value at `at` is bound to, in any script: `NAME = `, `NAME: str = `, `Supplier<String> NAME = `. */
+function boundName(text: string, at: number): string {
+  const m = /([\p{L}_][\p{L}\p{N}_.]{0,63})\s*(?::[^=\n]{1,40})?=\s*$/u.exec(text.slice(Math.max(0, at - 120), at));
+  return m?.[1] ?? '';
+}
+
+/** The function or method whose body holds `at`: the last `def NAME(` or `NAME(...) {` in the 600 characters before it. */
+function enclosingName(text: string, at: number): string {
+  const window = text.slice(Math.max(0, at - 600), at);
+  let name = '';
+  for (const m of window.matchAll(/\bdef\s+([\p{L}_][\p{L}\p{N}_]*)\s*\(|([\p{L}_][\p{L}\p{N}_]*)\s*\([^()\n]{0,120}\)[^;{}\n]{0,60}\{/gu))
+    name = m[1] ?? m[2] ?? name;
+  return name;
+}
+
 /** The rules, in order; each returns the replacement of its whole match, or undefined to keep it. */
 const RULES: readonly Rule[] = [
   {
@@ -892,6 +909,7 @@ const RULES: readonly Rule[] = [
     // A format string whose password slot (`://user:%s@`, `:{}@`, `password=%s`, `PWD={}`) is filled by `%` or `.format(...)`:
     // the argument in that slot is the credential.
     name: 'format arguments',
+    when: /["']\s*(?:%\s*\(|\.format\()/,
     pattern: new RegExp(String.raw`${LIT}\s*(?:%\s*\(|\.format\()`, 'g'),
     replace: (m) => {
       const { value } = litValue(m, 1);
@@ -917,12 +935,14 @@ const RULES: readonly Rule[] = [
   {
     // ODBC and ADO connection strings quote a value in braces: `PWD={...};`.
     name: 'braced setting',
+    when: /=\{/,
     pattern: /(\b(?:PWD|Pwd|pwd|PASSWORD|Password|password|AccountKey|SharedAccessKey)=\{)([^{}\n]{3,200})\}/g,
     replace: (m) => (isPlaceholder(m[2] ?? '') ? undefined : `${m[1]}${REDACTED}}`),
   },
   {
     // JSON inside a literal with escaped quotes: `"{\"password\":\"...\"}"`.
     name: 'escaped key',
+    when: /\\["\']/,
     pattern: new RegExp(String.raw`\\(["'])(${NAME})\\\1\s*:\s*\\\1((?:[^"'\\\n]|\\(?!\1)[^\n]){1,256}?)\\\1`, 'gu'),
     replace: (m) => {
       const value = m[3] ?? '';
@@ -963,12 +983,14 @@ const RULES: readonly Rule[] = [
   {
     // XML text (Maven settings, Spring config) in a literal or a comment: `<password>...</password>`.
     name: 'xml element',
+    when: /<\/\w/,
     pattern: new RegExp(String.raw`<(${NAME})>([^<>\n]{3,256})</\1>`, 'gu'),
     replace: (m) => (isSecretName(m[1] ?? '') && !isPlaceholder(m[2] ?? '') ? `<${m[1]}>${REDACTED}</${m[1]}>` : undefined),
   },
   {
     // A header parameter's default in an annotation that names a key or token: `@RequestHeader(value = "X-Api-Key", defaultValue = "...")`.
     name: 'annotation default',
+    when: /defaultValue/,
     pattern: new RegExp(String.raw`@\w+\(([^()\n]{0,200}?)\bdefaultValue\s*=\s*${LIT}([^()\n]{0,40}\)\s*[\w<>]+\s+(\w+))?`, 'g'),
     replace: (m) => {
       const { value, quote } = litValue(m, 2);
@@ -1010,12 +1032,14 @@ const RULES: readonly Rule[] = [
   {
     // `user:password` encoded for a Basic header: `Base64.getEncoder().encodeToString("svc:pw".getBytes())`, `b64encode(b"svc:pw")`.
     name: 'encoded pair',
+    when: /encode|btoa/i,
     pattern: new RegExp(String.raw`\b(?:${ENCODE_CALLS})\(\s*[rRbBuUfF]{0,2}(["'])([^"'\s:]{1,64}):([^"'\s]{3,128})\1`, 'g'),
     replace: (m) => (isPlaceholder(m[3] ?? '') ? undefined : m[0].replace(`:${m[3]}${m[1]}`, `:${REDACTED}${m[1]}`)),
   },
   {
     // A session cookie's value: `"SESSION=..."`, `JSESSIONID=...; Path=/`.
     name: 'session cookie',
+    when: /(?:sess|sid|remember|token|csrf)[\w.-]{0,12}=/i,
     pattern: new RegExp(String.raw`(^|[\s"';,])((?:${SESSION_COOKIES})=)([^;\s"'&,]{8,512})`, 'gim'),
     // A session id is random: it has a digit (`session=self._session` is code).
     replace: (m) =>
@@ -1023,40 +1047,22 @@ const RULES: readonly Rule[] = [
   },
   {
     // A function or supplier that returns a literal under a secret's name: `def admin_password(): return "..."`,
-    // `String getApiKey() { return "..."; }`, `secret = lambda: "..."`, `Supplier<String> password = () -> "..."`.
+    // `String getApiKey() { return "..."; }`, `secret = lambda: "..."`, `Supplier<String> password = () -> "..."`. Anchored at the
+    // `return` or the arrow, the name is looked up behind.
     name: 'secret supplier',
-    pattern: new RegExp(
-      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(?:\s*=\s*(?:lambda[^:\n]{0,40}:|\(\)\s*->)` +
-        String.raw`|\s*\([^()\n]{0,80}\)[^\n:{]{0,40}(?::|\{)(?:\s*(?:"""[^]{0,400}?"""|/\*[^]{0,400}?\*/))?\s*return)\s*${LIT}`,
-      'gi',
-    ),
+    pattern: new RegExp(String.raw`(?:\breturn\s+|\blambda\b[^:\n]{0,40}:\s*|\(\)\s*->\s*)${LIT}`, 'g'),
     replace: (m) => {
-      const name = (m[1] ?? '').replace(/^(?:get|fetch|load|default)_?(?=[\p{L}])/iu, '');
-      const { value, quote } = litValue(m, 2);
-      if (!isSecretName(name) || isPlaceholder(value)) return undefined;
-      return literal(quote, headOf(m, value, quote));
-    },
-  },
-  {
-    // A function or supplier that returns a literal under a secret's name: `def admin_password(): return "..."`,
-    // `String getApiKey() { return "..."; }`, `secret = lambda: "..."`, `Supplier<String> password = () -> "..."`.
-    name: 'secret supplier (other languages)',
-    intl: true,
-    pattern: new RegExp(
-      String.raw`(?<![\p{L}\p{N}_.-])${SAYS_SECRET_INTL}(${NAME_INTL})(?:\s*=\s*(?:lambda[^:\n]{0,40}:|\(\)\s*->)` +
-        String.raw`|\s*\([^()\n]{0,80}\)[^\n:{]{0,40}(?::|\{)(?:\s*(?:"""[^]{0,400}?"""|/\*[^]{0,400}?\*/))?\s*return)\s*${LIT}`,
-      'giu',
-    ),
-    replace: (m) => {
-      const name = (m[1] ?? '').replace(/^(?:get|fetch|load|default)_?(?=[\p{L}])/iu, '');
-      const { value, quote } = litValue(m, 2);
-      if (!isSecretName(name) || isPlaceholder(value)) return undefined;
+      const bound = m[0].startsWith('return') ? enclosingName(m.input, m.index) : boundName(m.input, m.index);
+      const name = bound.replace(/^(?:get|fetch|load|default)_?(?=\p{L})/iu, '');
+      const { value, quote } = litValue(m, 1);
+      if (!(isSecretName(name) || SHORT_SECRET_KEYS.test(name)) || isPlaceholder(value)) return undefined;
       return literal(quote, headOf(m, value, quote));
     },
   },
   {
     // Test parameters named in a string: `parametrize("user,pw", [("admin", "..."), ...])`: the columns whose name says secret.
     name: 'parametrized secret',
+    when: /parametrize\(/,
     pattern: new RegExp(String.raw`\bparametrize\(\s*${LIT}\s*,\s*\[`, 'g'),
     replace: (m) => {
       const names = litValue(m, 1).value.split(/\s*,\s*/);
@@ -1078,6 +1084,7 @@ const RULES: readonly Rule[] = [
   {
     // JUnit's CSV rows given to a method whose parameter says secret: `@CsvSource({"admin, ..."}) void login(String user, String pw)`.
     name: 'csv source',
+    when: /@CsvSource/,
     pattern: /@CsvSource\(\s*(?:value\s*=\s*)?\{?([^()]{1,2000}?)\}?\s*\)([^{;]{0,200}?)\(([^()]{0,300})\)/g,
     replace: (m) => {
       const params = (m[3] ?? '').split(',').map((p) => p.trim().split(/\s+/).pop() ?? '');
@@ -1113,6 +1120,7 @@ const RULES: readonly Rule[] = [
     // Key material by its line: WireGuard's `PrivateKey = <base64>`, PuTTY's `Private-Lines: N` and the base64 lines after it,
     // a JWK's private members.
     name: 'key material line',
+    when: /PrivateKey|PresharedKey|Private-Lines|\\?["'](?:d|p|q|dp|dq|qi|k)\\?["']\s*:/,
     pattern: new RegExp(
       [
         String.raw`(\b(?:PrivateKey|PresharedKey)\s*=\s*)([A-Za-z0-9+/]{42,43}=)`,
@@ -1131,6 +1139,7 @@ const RULES: readonly Rule[] = [
     // A JWT wrapped over lines or split across literals: from its header (`eyJ...`), runs of base64url with blanks, quotes, `+`,
     // comment marks or escaped line breaks between, holding the token's two dots; each run is replaced.
     name: 'wrapped JWT',
+    when: /eyJ/,
     pattern: new RegExp(String.raw`eyJ[A-Za-z0-9_-]{6,}[A-Za-z0-9_.-]*(?:${JWT_GAP}+[A-Za-z0-9_.-]{8,}){1,8}`, 'g'),
     replace: (m) => {
       const runs = m[0].split(new RegExp(`${JWT_GAP}+`));
@@ -1160,6 +1169,7 @@ const RULES: readonly Rule[] = [
     // opens an OpenSSH key (`b3BlbnNzaC1rZXktdjE`, "openssh-key-v1") or DER (`MII`), or that follows a line naming a private key
     // or secret. Signatures, images and compressed data in base64 stay.
     name: 'key body lines',
+    when: /[A-Za-z0-9+\/]{60}/,
     pattern: new RegExp(String.raw`(?:^${B64_LINE}\n?)+`, 'gm'),
     replace: (m) => {
       const before = m.input
@@ -1180,15 +1190,12 @@ const RULES: readonly Rule[] = [
   {
     // Literals joined by a call under a secret's name: `SECRET = "".join(["...", "..."])`, `KEY = String.join("", "...", "...")`.
     name: 'joined literals',
-    pattern: new RegExp(
-      String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*)` +
-        String.raw`(?:(?:""|'')\.join\(\s*[[(]|String\.join\(\s*""\s*,)`,
-      'gi',
-    ),
+    when: /\.join\(/,
+    pattern: /(?:(?:""|'')\.join\(\s*[[(]|String\.join\(\s*""\s*,)/g,
     replace: (m) => {
-      const name = m[1] ?? '';
+      const name = boundName(m.input, m.index);
       const args = callArguments(m.input, m.index + m[0].length);
-      if (args === undefined || !/["']/.test(args)) return undefined;
+      if (name === '' || args === undefined || !/["']/.test(args)) return undefined;
       // Under a name that only says key (`key_data`), the pieces must look like a token's: no blanks, a digit among them.
       const pieces = [...args.matchAll(ONE_LIT)].map((p) => p[1] ?? p[2] ?? '');
       const tokenPieces = pieces.every((p) => !/\s|\\n/.test(p)) && pieces.some((p) => /\d/.test(p));
@@ -1197,30 +1204,34 @@ const RULES: readonly Rule[] = [
     },
   },
   {
-    // A method named for a secret that builds it: `String apiKey() { return new StringBuilder().append("...").append("...") ...`.
+    // A secret built by appends, under a secret's name or in a method named for one:
+    // `String apiKey() { return new StringBuilder().append("...").append("...") ...`.
     name: 'built secret',
-    pattern: new RegExp(String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})\s*\([^()\n]{0,80}\)[^{;\n]{0,40}\{`, 'gi'),
+    when: /StringBuilder/,
+    pattern: new RegExp(String.raw`new\s+StringBuilder\([^()]*\)((?:\s*\.append\(\s*${LIT}\s*\)){2,})`, 'g'),
     replace: (m) => {
-      const name = (m[1] ?? '').replace(/^(?:get|fetch|load|default)_?(?=[A-Za-z])/i, '');
+      const before = m.input.slice(Math.max(0, m.index - 8), m.index);
+      const bound = /return\s*$/.test(before) ? enclosingName(m.input, m.index) : boundName(m.input, m.index);
+      const name = bound.replace(/^(?:get|fetch|load|default)_?(?=\p{L})/iu, '');
       if (!isSecretName(name)) return undefined;
-      const body = callArguments(m.input, m.index + m[0].length);
-      if (body === undefined || !/\.append\(/.test(body)) return undefined;
-      const redacted = body.replace(new RegExp(String.raw`(\.append\(\s*)${LIT}`, 'g'), (_a: string, head: string, dq?: string) =>
-        dq !== undefined ? `${head}"${REDACTED}"` : `${head}'${REDACTED}'`,
-      );
-      return redacted === body ? undefined : { text: m[0] + redacted, length: m[0].length + body.length };
+      return m[0].replace(m[1] ?? '', redactChain(m[1] ?? ''));
     },
   },
   {
     // Key bytes written as escapes under a name that says key: `FIELD_KEY = b"\x56\x35..."`.
     name: 'escaped key bytes',
-    pattern: /([A-Za-z_][\w.]{0,63})(\s*(?::\s*[\w.[\], |]{1,40}?\s*)?=\s*[bB]?)(["'])((?:\\x[0-9a-fA-F]{2}){8,256})\3/g,
-    replace: (m) =>
-      AUTH_CONTEXT.test(m[1] ?? '') && !NOT_AUTH_CONTEXT.test(m[1] ?? '') ? `${m[1]}${m[2]}${m[3]}${REDACTED}${m[3]}` : undefined,
+    when: /\\x[0-9a-fA-F]{2}\\x/,
+    pattern: /[bB]?(["'])((?:\\x[0-9a-fA-F]{2}){8,256})\1/g,
+    replace: (m) => {
+      const name = bindingBefore(m.input, m.index);
+      if (!AUTH_CONTEXT.test(name) || NOT_AUTH_CONTEXT.test(name)) return undefined;
+      return m[0].replace(m[2] ?? '', REDACTED);
+    },
   },
   {
     // A cookie set by name and value: `cookies.set("sessionid", "...")`, `new Cookie("token", "...")`.
     name: 'cookie setter',
+    when: /[Cc]ookie/,
     pattern: new RegExp(
       String.raw`\b(?:cookies\.set|set_cookie|Cookie|BasicClientCookie|HttpCookie|SimpleCookie)\(\s*${LIT}\s*,\s*${LIT}`,
       'g',
@@ -1234,6 +1245,7 @@ const RULES: readonly Rule[] = [
   {
     // Android build fields named for a key: `buildConfigField "String", "MAPS_API_KEY", "\"...\""` (also in a text block).
     name: 'build config field',
+    when: /buildConfigField|resValue/,
     pattern:
       /(\b(?:buildConfigField|resValue)\s*\(?\s*["'][\w.]+["']\s*,\s*["']([\w.]+)["']\s*,\s*["'](?:\\{1,2}["'])?)([^"'\\\n]{4,256})/g,
     replace: (m) => {
@@ -1245,6 +1257,7 @@ const RULES: readonly Rule[] = [
   {
     // A setting's value concatenated after its key: `"...;password=" + "..." + ";encrypt=true"`.
     name: 'concatenated setting',
+    when: /=["']\s*\+/,
     pattern: new RegExp(String.raw`(\b(?:${CREDENTIAL_KEYS}|secret|token|api[_-]?key)=)(["'])\s*\+\s*${LIT}`, 'gi'),
     replace: (m) => {
       const { value, quote } = litValue(m, 3);
@@ -1255,6 +1268,7 @@ const RULES: readonly Rule[] = [
   {
     // The fallback of a secret setting read through Optional: `Optional.ofNullable(System.getenv("DB_PASSWORD")).orElse("...")`.
     name: 'setting fallback',
+    when: /\.(?:orElse|or|getOrDefault)\(/,
     pattern: new RegExp(
       String.raw`\(\s*["']([\w.-]{1,64})["']\s*\)\s*\)?\s*\.(?:orElse|or|getOrDefault|orElseGet\(\s*\(\)\s*->)\(?\s*${LIT}`,
       'g',
@@ -1268,6 +1282,7 @@ const RULES: readonly Rule[] = [
   {
     // A header set by name and value whose name says key or token: `setRequestProperty("X-Portal-Key", "...")`.
     name: 'header value',
+    when: /Header|RequestProperty/,
     pattern: new RegExp(
       String.raw`\b(?:setRequestProperty|addRequestProperty|setHeader|addHeader|header|putHeader|withHeader)` +
         String.raw`\(\s*["']([\w-]{1,64})["']\s*,\s*${LIT}`,
@@ -1338,7 +1353,7 @@ export function redactRules(text: string, names: readonly string[]): Redacted {
   let count = first.count;
   const intl = INTL_WORD.test(text);
   for (const rule of RULES) {
-    if (!names.includes(rule.name) || (rule.intl && !intl)) continue;
+    if (!names.includes(rule.name) || (rule.intl && !intl) || (rule.when && !rule.when.test(out))) continue;
     const r = applyRule(out, rule);
     out = r.text;
     count += r.count;

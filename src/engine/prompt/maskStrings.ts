@@ -57,6 +57,8 @@ const MAX_KEPT = 80;
 const CONTEXT_CHARS = 240;
 /** How far back a `return` looks for the function, lambda or class it is in. */
 const ENCLOSING_CHARS = 300;
+/** How far back it looks for its function's header (a function with a long docstring). */
+const HEADER_CHARS = 3000;
 
 /** Parts of a word that make the code around a literal (or the literal) an auth context (`apitoken`, `dbpassword`, `authHeader`). */
 const AUTH_INFIXES = ['pass', 'pwd', 'secret', 'token', 'auth', 'cred', 'cookie', 'session', 'private', 'bearer'];
@@ -375,13 +377,19 @@ const JAVA_KEYWORDS = new Set(['if', 'for', 'while', 'switch', 'catch', 'synchro
 
 /**
  * Whether a `return` at `at` is in a lambda's body, an anonymous class, or a function or class whose name says credential (a
- * getter of a password hands back a value, not a name of the program's vocabulary).
+ * getter of a password hands back a value, not a name of the program's vocabulary), or in one whose header is not in sight.
  */
 function returnsValue(text: string, at: number, lang: Lang): boolean {
   const window = text.slice(Math.max(0, at - ENCLOSING_CHARS), at);
+  // The function's header may lie further back than the lambda or class around the return (a long docstring).
+  const header = text.slice(Math.max(0, at - HEADER_CHARS), at);
   let names: string[] = [];
   if (lang === 'python') {
-    names = [...window.matchAll(/\b(?:def|class)\s+([\p{L}_][\p{L}\p{N}_]*)/gu)].map((m) => m[1]!).slice(-2);
+    const defs = [...header.matchAll(/\bdef\s+([\p{L}_][\p{L}\p{N}_]*)/gu)].map((m) => m[1]!);
+    const classes = [...header.matchAll(/\bclass\s+([\p{L}_][\p{L}\p{N}_]*)/gu)].map((m) => m[1]!);
+    // A window cut below its function's header cannot tell whose value it returns.
+    if (defs.length === 0) return true;
+    names = [...defs.slice(-1), ...classes.slice(-1)];
   } else {
     // The innermost open block: a lambda's (`-> {`) returns a supplier's value.
     let depth = 0;
@@ -394,10 +402,11 @@ function returnsValue(text: string, at: number, lang: Lang): boolean {
       }
     }
     if (/\bnew\s+[\w.$]+(?:<[^<>\n]{0,60}>)?\s*\([^()\n]{0,80}\)\s*\{/.test(window)) return true;
-    const methods = [...window.matchAll(/([\p{L}_$][\p{L}\p{N}_$]*)\s*\([^()]{0,200}\)\s*(?:throws\s[^{};]{0,80})?\{/gu)]
+    const methods = [...header.matchAll(/([\p{L}_$][\p{L}\p{N}_$]*)\s*\([^()]{0,200}\)\s*(?:throws\s[^{};]{0,80})?\{/gu)]
       .map((m) => m[1]!)
       .filter((m) => !JAVA_KEYWORDS.has(m));
-    const types = [...window.matchAll(/\b(?:class|interface|enum|record)\s+([\p{L}_$][\p{L}\p{N}_$]*)/gu)].map((m) => m[1]!);
+    const types = [...header.matchAll(/\b(?:class|interface|enum|record)\s+([\p{L}_$][\p{L}\p{N}_$]*)/gu)].map((m) => m[1]!);
+    if (methods.length === 0) return true;
     names = [...methods.slice(-1), ...types.slice(-1)];
   }
   return names.some(mentionsAuth);
@@ -454,6 +463,16 @@ interface NoteState {
 }
 
 const BASE64_LINE = /^[A-Za-z0-9+/]+={0,2}$/;
+/**
+ * A line of key material on its own: base64 of 40 characters or more, or a shorter run that mixes upper and lower case with
+ * digits or runs of capitals and is not a name (a key's last line, `AAAAgQDX9lkz`, `QyNTUxOQAAACDx`).
+ */
+function keyLine(t: string): boolean {
+  if (t.length < 8 || !BASE64_LINE.test(t)) return false;
+  if (t.length >= 40) return /[\d+/]/.test(t);
+  return /[A-Z]/.test(t) && /[a-z]/.test(t) && (/\d/.test(t) || (t.length >= 12 && /[A-Z]{3}/.test(t))) && !nameLike(t);
+}
+
 /** Words of a comment that say a value follows: a password, a secret, a credential (English; secretWords' for the rest). */
 const NOTE_TERMS = new RegExp(
   `(?:pass(?:words?|wd|phrase|code)|pwd|secrets?|credentials?|api[ _-]?keys?|tokens?(?=\\s*[:=])|${INTL_SECRET_ALTERNATION})`,
@@ -583,7 +602,7 @@ function maskNoteLine(line: string, state: NoteState): string {
     return `${lead}${maskFrom(body, body.indexOf(':') + 1)}`;
   }
   if (/^(?:Private-MAC|PrivateKey|PresharedKey)\s*[:=]/i.test(trimmed)) return `${lead}${maskFrom(body, body.search(/[:=]/) + 1)}`;
-  if (trimmed.length >= 40 && BASE64_LINE.test(trimmed) && /[\d+/]/.test(trimmed)) return `${lead}${MASK}`;
+  if (keyLine(trimmed)) return `${lead}${MASK}`;
   body = body.replace(/AGE-SECRET-KEY-1[0-9A-Za-z]*/gi, MASK);
   // A JWK's private members, in JSON or a Python dict.
   body = body.replace(/(["'])(d|p|q|dp|dq|qi|k)\1(\s*:\s*)(["'])[^"'\n]*\4/g, (_all, q: string, k: string, s: string, v: string) => {
@@ -613,7 +632,7 @@ function maskCodeText(code: string, state: NoteState, lineStart: boolean): strin
     const trimmed = line.trim();
     let shown = line;
     if (whole && trimmed !== '' && (state.pem || state.putty > 0 || /^-----BEGIN /.test(trimmed))) shown = maskNoteLine(line, state);
-    else if (whole && trimmed.length >= 40 && BASE64_LINE.test(trimmed) && /[\d+/]/.test(trimmed)) shown = line.replace(trimmed, MASK);
+    else if (whole && keyLine(trimmed)) shown = line.replace(trimmed, MASK);
     else if (/[A-Za-z0-9+/_=-]{10}/.test(line)) {
       shown = line.replace(/AGE-SECRET-KEY-1[0-9A-Za-z]*/gi, MASK).replace(/[A-Za-z0-9+/_=.-]{10,}/g, (t) => {
         const parts = t.split('.');

@@ -426,11 +426,21 @@ function switchesOnCredential(text: string, at: number): boolean {
   return subject !== undefined && mentionsAuth(subject[1] ?? subject[2] ?? '');
 }
 
+/** A class's name, module-qualified or nested (`Cart`, `models.Cart.Line`). */
+const TYPE_NAME = /^(?:[A-Za-z_]\w*\.)*[A-Z]\w*$/;
+
+function valueOf(text: string, lit: Literal, last: Literal): string {
+  return lit === last ? text.slice(lit.contentStart, lit.contentEnd) : text.slice(lit.contentStart, last.contentEnd);
+}
+
 /** What code does with a literal group (first `lit`, last `last`): the shapes of the header's last kept case. */
 function roleOf(text: string, lit: Literal, last: Literal, lang: Lang): LiteralRole {
   const before = text.slice(Math.max(lit.contextStart, lit.start - 120), lit.start).trimEnd();
   const lineEnd = text.indexOf('\n', last.end);
   const after = text.slice(last.end, Math.min(lineEnd < 0 ? text.length : lineEnd, last.end + 160));
+  // A Python forward reference (`-> "Cart"`, `(cart: "Cart")`, `line: "Cart.Line"`) is a type's name.
+  if (lang === 'python' && /(?:->|:)$/.test(before) && (lit.open < 0 || text[lit.open] === '(') && TYPE_NAME.test(valueOf(text, lit, last)))
+    return 'compared';
   if (COMPARED_AFTER.test(before)) return /(?:^|[^\w$])case\b/.test(before) && switchesOnCredential(text, lit.start) ? 'value' : 'compared';
   if (RETURNED_AFTER.test(before)) return returnsValue(text, lit.start, lang) ? 'value' : 'compared';
   // `"a".equals(x)`, `"a" == x`: the other side says whether it is a credential's test.

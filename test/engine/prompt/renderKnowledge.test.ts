@@ -307,6 +307,9 @@ void describe("compact renderings of other files' knowledge", () => {
       'log.info("fetched %s rows", n)\nopen("./data/rows.csv")',
     );
     assert.equal(maskStrings('s = "Zq8x7Pw2mK\ny = 1', 'python').text, 's = "…\ny = 1');
+    // A forward reference is a type's name, not a value.
+    const typed = 'def add(self, p: "Product", q: int = 1) -> "Cart.Line": ...';
+    assert.equal(maskStrings(typed, 'python').text, typed);
     assert.equal(maskStrings('t = """never closed Zq8x7Pw2mK', 'python').text, 't = """…');
     assert.equal(maskStrings('char q = \'"\'; String t = """\n  Zq8x7Pw2mK\n  """;', 'java').text, 'char q = \'"\'; String t = """…""";');
     assert.equal(

@@ -1,4 +1,4 @@
-// `node --import tsx scripts/benchOtherFileSecrets.ts [--part dev|heldout|both]`: credentials in files
+// `node --import tsx scripts/benchOtherFileSecrets.ts [--part dev|heldout|both] [--round v2|v3]`: credentials in files
 // that only retrieval reads, measured, not a test (test/faults/otherFileSecrets.test.ts asserts the dev
 // part). Each case of test/fixtures/secrets-v2 is placed as another file of a repository with a canary
 // beside it (test/helpers/otherFileRepo.ts); through the real language server, files that use the case's
@@ -19,11 +19,13 @@ import { leakedSecrets, measureOtherFiles, otherFileCases, otherFileTree, type O
 const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { part: { type: 'string', default: 'both' } } });
+  const { values } = parseArgs({ options: { part: { type: 'string', default: 'both' }, round: { type: 'string', default: 'v2' } } });
+  if (values.round !== 'v2' && values.round !== 'v3') throw new Error('--round must be v2 or v3');
+  const round = values.round;
   const parts = values.part === 'both' ? (['dev', 'heldout'] as const) : ([values.part as 'dev' | 'heldout'] as const);
   const parsers = await loadParsers(grammarsDir);
   for (const part of parts) {
-    const cases = loadSecretCorpusV2(part);
+    const cases = loadSecretCorpusV2(part, round);
     const placed = otherFileCases(cases, parsers);
     const repo = tempDir('coderag-otherfiles-');
     writeTree(repo.path, otherFileTree(placed));
@@ -35,7 +37,7 @@ async function main(): Promise<void> {
       const placements: Record<string, number> = {};
       for (const p of placed) placements[`${p.c.lang} ${p.placement}`] = (placements[`${p.c.lang} ${p.placement}`] ?? 0) + 1;
       const secrets = cases.reduce((s, c) => s + c.secrets.length, 0);
-      console.log(`## ${part}: ${cases.length} cases (${JSON.stringify(placements)}), ${secrets} credential values`);
+      console.log(`## ${round} ${part}: ${cases.length} cases (${JSON.stringify(placements)}), ${secrets} credential values`);
       for (const config of ['line+body', 'llm+union'] as OtherFileConfig[]) {
         const t0 = performance.now();
         const m = await measureOtherFiles(repo.path, placed, server, MODELS, config);
@@ -61,6 +63,20 @@ async function main(): Promise<void> {
             `keep values arrived as written: ${arrived}/${keeps}`,
         );
         console.log(`  keep values not arriving as written (masked): ${[...masked].join(' | ') || 'none'}`);
+        // Per class (the case's class words): credential values that reached a request, and cases whose file was not retrieved.
+        const classes = new Map<string, { cases: number; secrets: number; leaked: number; notRetrieved: number }>();
+        for (const p of placed) {
+          const row = classes.get(p.c.form) ?? { cases: 0, secrets: 0, leaked: 0, notRetrieved: 0 };
+          row.cases++;
+          row.secrets += p.c.secrets.length;
+          row.leaked += leakedSecrets(m.sent, [p]).length;
+          row.notRetrieved += m.runs.filter((r) => r.p === p && !r.canary).length;
+          classes.set(p.c.form, row);
+        }
+        console.log('  | class | cases | credential values | reached a request | completions whose case file was not retrieved |');
+        console.log('  |---|---:|---:|---:|---:|');
+        for (const [form, r] of [...classes].sort())
+          console.log(`  | ${form} | ${r.cases} | ${r.secrets} | ${r.leaked} | ${r.notRetrieved} |`);
       }
     } finally {
       await server.close();

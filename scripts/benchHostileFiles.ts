@@ -7,8 +7,9 @@
 // server's peak RSS (VmHWM of /proc/PID/status: Linux), with the request's round trip.
 // Acceptance: no input blocks the loop more than 200 ms or grows RSS past 1 GB.
 // --server: another build's dist/server.js (e.g. an older commit's) for before/after figures.
+// `--only 'hostile module'`: a generated or minified module in the workspace (the work bounds of kb/extract.ts).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -39,12 +40,12 @@ function withTimeout<T>(p: Promise<T>, what: string, ms = STEP_TIMEOUT_MS): Prom
   return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s`)), ms)))]).finally(() => clearTimeout(timer));
 }
 
-function startServer(repo: string, cacheDir: string, model: OllamaTestServer): Server {
+function startServer(repo: string, cacheDir: string, model: OllamaTestServer, extra: Record<string, unknown> = {}): Server {
   const child = spawn(process.execPath, [...SERVER_EXEC_ARGV, serverPath, '--stdio'], { cwd: dirname(dirname(serverPath)), env: { ...process.env, ...SERVER_PROCESS_ENV, CODERAG_CACHE_DIR: cacheDir }, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stderr?.resume();
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const statuses: StatusParams[] = [];
-  const settings = { model: { provider: 'ollama', family: 'plain' }, ollama: { host: model.url, completionModel: MODEL } };
+  const settings = { model: { provider: 'ollama', family: 'plain' }, ollama: { host: model.url, completionModel: MODEL }, ...extra };
   connection.onNotification(StatusNotification.method, (s: StatusParams) => statuses.push(s));
   connection.onNotification('window/logMessage', () => undefined);
   connection.onNotification('$/progress', () => undefined);
@@ -95,7 +96,7 @@ async function ready(server: Server): Promise<number> {
     const s = await withTimeout(server.status(), 'status');
     maxBlock = Math.max(maxBlock, s.stats.eventLoopDelayMs?.max ?? 0);
     if (s.folders.length > 0 && s.folders.every((f) => f.state === 'ready' || f.state === 'failed') && !s.indexing) return maxBlock;
-    if (performance.now() - start > STEP_TIMEOUT_MS) throw new Error(`not ready in ${STEP_TIMEOUT_MS / 1000} s: ${s.message}`);
+    if (performance.now() - start > STEP_TIMEOUT_MS) throw new Error(`not ready in ${STEP_TIMEOUT_MS / 1000} s (longest event-loop block seen ${maxBlock.toFixed(0)} ms): ${s.message}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -104,6 +105,8 @@ interface Case {
   name: string;
   /** Before the server starts (plant files in the repo or the cache). */
   prepare?: (repo: string, cache: string) => void;
+  /** Settings beside the defaults (e.g. a larger coderag.experimental.maxFileBytes). */
+  settings?: Record<string, unknown>;
   /** The hostile step, measured: a note and the longest block it saw. Absent: the server's start and indexing is the step. */
   run?: (server: Server, repo: string) => Promise<{ note: string; blockMs: number }>;
 }
@@ -172,6 +175,37 @@ const endOf = (t: string): { line: number; character: number } => {
 };
 const middleOf = (n: number) => (): { line: number; character: number } => ({ line: Math.floor(n / 2), character: 0 });
 
+/** A minified Python module of about `mb` MB: `v0=0;v1=1;...` in lines of 200,000 characters. */
+function minifiedModule(mb: number): string {
+  const lines: string[] = [];
+  let n = 0;
+  for (let size = 0; size < mb * 1_000_000; ) {
+    const parts: string[] = [];
+    for (let len = 0; len < 200_000; n++) {
+      parts.push(`v${n}=${n}`);
+      len += String(n).length * 2 + 3;
+    }
+    const line = parts.join(';');
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** About `mb` MB of one-line definitions, `def g0(): pass` and on. */
+function shortDefinitions(mb: number): string {
+  const lines: string[] = [];
+  for (let n = 0, size = 0; size < mb * 1_000_000; n++) {
+    const line = `def g${n}(): pass`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Within the range of coderag.experimental.maxFileBytes (up to 64 MiB). */
+const LARGE_FILES = { experimental: { maxFileBytes: 64 * 1024 * 1024 } };
+
 const CASES: Case[] = [
   { name: 'reference: start and index pyshop' },
   { name: 'reference: a normal document (app/main.py, 20 lines)', run: openAndComplete(() => readFileSync(join(root, 'test', 'fixtures', 'pyshop', 'app', 'main.py'), 'utf8'), () => ({ line: 18, character: 36 })) },
@@ -192,6 +226,16 @@ const CASES: Case[] = [
       const blockMs = await blockSince(server);
       return { note: `status answered ${(performance.now() - t0).toFixed(0)} ms after the event (500 ms wait included)`, blockMs };
     },
+  },
+  {
+    name: 'hostile module: 20 MB minified (lines of 200,000 characters) in the workspace (start and index)',
+    settings: LARGE_FILES,
+    prepare: (repo) => writeFileSync(join(repo, 'app', 'bundle.py'), minifiedModule(20)),
+  },
+  {
+    name: 'hostile module: 20 MB of short definitions (1.1 million) in the workspace (start and index)',
+    settings: LARGE_FILES,
+    prepare: (repo) => writeFileSync(join(repo, 'app', 'generated.py'), shortDefinitions(20)),
   },
   {
     name: 'kb.index is a FIFO (start and index)',
@@ -221,7 +265,7 @@ async function main(): Promise<void> {
       const cache = join(dir, 'cache');
       c.prepare?.(repo, cache);
       const t0 = performance.now();
-      const server = startServer(repo, cache, model);
+      const server = startServer(repo, cache, model, c.settings);
       let note = '';
       let blockMs = NaN;
       try {
@@ -234,7 +278,9 @@ async function main(): Promise<void> {
           note = measured.note;
           blockMs = measured.blockMs;
         } else {
-          note = `ready in ${(performance.now() - t0).toFixed(0)} ms; ${server.statuses.at(-1)?.folders[0]?.items ?? '?'} items`;
+          const folder = server.statuses.at(-1)?.folders[0];
+          const skipped = folder?.skipped?.map((f) => `${f.path} (${f.detail})`).join(', ');
+          note = `ready in ${(performance.now() - t0).toFixed(0)} ms; ${folder?.items ?? '?'} items${skipped ? `; skipped ${skipped}` : ''}`;
         }
         if (!c.run) blockMs = Math.max(startBlock, await blockSince(server));
       } catch (e) {

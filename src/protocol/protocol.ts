@@ -131,7 +131,22 @@ export interface FolderIndexSummary {
   dense?: BackgroundBuild & { items: number };
   /** ProCC's code windows for similar code (`coderag.similar.mode`), counted once ready. Absent for a folder not opened. */
   similar?: BackgroundBuild & { windows: number };
+  /** Source files left out of the index and why (the first MAX_SKIPPED_LISTED; `skippedCount` counts all). Absent when none. */
+  skipped?: SkippedFileSummary[];
+  skippedCount?: number;
 }
+
+export interface SkippedFileSummary {
+  /** Repo-relative path. */
+  path: string;
+  /** The reason's code (`tooLarge`, `notUtf8`, `longLines`, `tooManyItems`, ...). */
+  reason: string;
+  /** The reason in words, with the figure that decided it. */
+  detail: string;
+}
+
+/** A folder's status lists this many skipped files at most: it is sent on every change. */
+export const MAX_SKIPPED_LISTED = 20;
 
 export interface RebuildIndexParams extends WorkDoneProgressParams {
   /** One workspace folder; omit for all. */

@@ -16,7 +16,7 @@ import {
 } from 'vscode-languageserver/node';
 import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
-import { isOutsideRelative, workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
+import { isOutsideRelative, SKIP_REASON_TEXT, workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
 import type { Parsers } from '../engine/kb/parsers';
 import { RepoMethods } from '../engine/body/RepoMethods';
 import type { Retriever } from '../engine/retrieve/types';
@@ -28,7 +28,7 @@ import { DisposableStore, type Disposable } from '../engine/util/disposable';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
 import { storageMessage } from '../engine/util/safeFile';
-import { RebuildIndexRequest, type FolderIndexSummary, type RebuildIndexResult } from '../protocol/protocol';
+import { MAX_SKIPPED_LISTED, RebuildIndexRequest, type FolderIndexSummary, type RebuildIndexResult } from '../protocol/protocol';
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
 import type { StatusReporter } from './StatusReporter';
@@ -172,6 +172,21 @@ export class FolderIndex implements Disposable {
       ...(this.message ? { message: this.message } : {}),
       dense: this.denseSummary(),
       similar: this.similarSummary(similar),
+      ...this.skippedSummary(),
+    };
+  }
+
+  /** The files the scan or the work bounds left out, with why, as the status lists them. */
+  private skippedSummary(): Pick<FolderIndexSummary, 'skipped' | 'skippedCount'> {
+    const skipped = this.kb.skippedFiles();
+    if (skipped.length === 0) return {};
+    return {
+      skipped: skipped.slice(0, MAX_SKIPPED_LISTED).map((s) => ({
+        path: s.path,
+        reason: s.reason,
+        detail: s.detail !== undefined ? `${SKIP_REASON_TEXT[s.reason]}: ${s.detail}` : SKIP_REASON_TEXT[s.reason],
+      })),
+      skippedCount: skipped.length,
     };
   }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FileExtraction, ItemKind, KbChangeEvent, KbClass, KbItem, Lang } from './types';
 import { ITEM_KINDS } from './types';
 import type { Parsers } from './parsers';
-import { extractParsed, isParseFailedError } from './extract';
+import { extractBounded, isOverBoundsError, isParseFailedError } from './extract';
 import { checkPath, contentHash, DEFAULT_MAX_FILE_BYTES, readSource, scanRepository, type ScanOptions, type SkippedFile } from './scan';
 import { errorMessage } from '../util/errors';
 import { loadIndex, saveIndex, type StoredFile, type StoredIndex } from './store';
@@ -164,8 +164,13 @@ export class KnowledgeBase implements Disposable {
       const cpuStart = process.cpuUsage();
       let stored: StoredFile;
       try {
-        stored = this.extract(file.lang, file.path, source.text, source.hash, file.size);
+        stored = await this.extract(file.lang, file.path, source.text, source.hash, file.size, signal);
       } catch (e) {
+        if (isOverBoundsError(e)) {
+          // Past the work bounds (kb/extract.ts): generated or minified, not a file to complete from.
+          skipped.push({ path: file.path, reason: e.reason, detail: e.detail });
+          continue;
+        }
         if (!isParseFailedError(e)) throw e;
         // A failed parse never replaces the file's items: the last good ones stay (under their own
         // hash, so the next run parses the file again), and none is saved in their place.
@@ -236,8 +241,14 @@ export class KnowledgeBase implements Disposable {
       if (before?.hash === source.hash) return false;
       let after: StoredFile;
       try {
-        after = this.extract(verdict.lang, relPath, source.text, source.hash, source.size);
+        after = await this.extract(verdict.lang, relPath, source.text, source.hash, source.size);
       } catch (e) {
+        if (isOverBoundsError(e)) {
+          // Left out as the index run leaves it out, and listed with why.
+          this.skipped = [...this.skipped.filter((s) => s.path !== relPath), { path: relPath, reason: e.reason, detail: e.detail }];
+          log.warn(`${e.message}; not indexed`);
+          return this.removeNow(relPath);
+        }
         if (!isParseFailedError(e)) throw e;
         log.warn(`${e.message}; the file's previous items are kept`);
         return false;
@@ -248,6 +259,7 @@ export class KnowledgeBase implements Disposable {
         return false;
       }
       this.files.set(relPath, after);
+      if (this.skipped.some((s) => s.path === relPath)) this.skipped = this.skipped.filter((s) => s.path !== relPath);
       this.markChanged([relPath], []);
       return true;
     });
@@ -287,8 +299,8 @@ export class KnowledgeBase implements Disposable {
     return true;
   }
 
-  private extract(lang: Lang, path: string, text: string, hash: string, size: number): StoredFile {
-    const extraction = packExtraction(extractParsed(this.options.parsers, lang, path, text), this.packed);
+  private async extract(lang: Lang, path: string, text: string, hash: string, size: number, signal?: AbortSignal): Promise<StoredFile> {
+    const extraction = packExtraction(await extractBounded(this.options.parsers, lang, path, text, { signal }), this.packed);
     let lines = 1;
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
     if (text.endsWith('\n')) lines--;

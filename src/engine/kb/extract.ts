@@ -4,14 +4,17 @@
 // throws, its WebAssembly runtime aborts, the time budget runs out) is no extraction: extractParsed
 // throws ParseFailedError so that the knowledge base never takes "no tree" for "no items";
 // extractFile, for callers that want whatever there is, gives an empty extraction instead.
-import type { Parser } from 'web-tree-sitter';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { Parser, type Language, type Tree } from 'web-tree-sitter';
 import type { Parsers } from './parsers';
 import type { FileExtraction, Lang } from './types';
 import { extractJava } from './extract/java';
 import { extractPython } from './extract/python';
-import { recoverTopLevel, type ParseFn } from './extract/recover';
+import { TooManyItemsError } from './extract/common';
+import { recoverTopLevel, recoverTopLevelAsync, type ParseFn } from './extract/recover';
+import { overLimits } from './documentWindow';
 import { getLogger } from '../util/logger';
-import { errorMessage } from '../util/errors';
+import { errorMessage, throwIfAborted } from '../util/errors';
 import { lfText } from '../util/documentText';
 
 const log = getLogger('kb');
@@ -83,6 +86,155 @@ export function extractParsed(parsers: Parsers, lang: Lang, path: string, given:
     return empty;
   } finally {
     for (const t of trees) t.delete();
+  }
+}
+
+/**
+ * Bounds on the work one file of a repository may cost, measured on the bench repositories (16,682
+ * files): the most items of a file there is 898 (typeshed's builtins.pyi), the most tokens 110,561
+ * (nova's test_compute.py, 657 KB), the longest line 31,824 characters (a string table of jsoup's
+ * EntitiesData.java). A module far past them is generated or minified: 20 MB of one gave 1.7
+ * million items, a 5.4 GB server and no answer for a minute.
+ */
+export const MAX_INDEX_LINE_CHARS = 100_000;
+/** Tree-sitter's tree takes about 100-160 bytes a token in its WebAssembly memory, which never shrinks. */
+export const MAX_INDEX_TOKENS = 1_000_000;
+export const MAX_INDEX_ITEMS = 10_000;
+
+export type BoundReason = 'longLines' | 'tooManyTokens' | 'tooManyItems';
+
+/** A file past the work bounds: not indexed, for the reason given. */
+export class OverBoundsError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: BoundReason,
+    readonly detail: string,
+  ) {
+    super(`${path}: ${detail}`);
+    this.name = 'OverBoundsError';
+  }
+}
+
+export function isOverBoundsError(e: unknown): e is OverBoundsError {
+  return e instanceof OverBoundsError;
+}
+
+export interface IndexBounds {
+  maxLineChars?: number;
+  maxTokens?: number;
+  maxItems?: number;
+}
+
+const TOKEN = /[\p{L}\p{N}_$]+|[^\s\p{L}\p{N}_$]/gu;
+
+/**
+ * Why `text` is past the bounds before anything parses it (a line too long, too many tokens), or
+ * undefined. Both are single passes that stop at the first excess.
+ */
+export function preParseProblem(text: string, bounds: IndexBounds = {}): { reason: BoundReason; detail: string } | undefined {
+  const maxLineChars = bounds.maxLineChars ?? MAX_INDEX_LINE_CHARS;
+  const long = overLimits(text, { maxBytes: Infinity, maxLines: Infinity, maxLineChars });
+  if (long !== undefined) return { reason: 'longLines', detail: `${long} (minified or generated code)` };
+  const maxTokens = bounds.maxTokens ?? MAX_INDEX_TOKENS;
+  // Each token is at least one character.
+  if (text.length <= maxTokens) return undefined;
+  const re = new RegExp(TOKEN);
+  let tokens = 0;
+  while (re.exec(text) !== null) {
+    if (++tokens > maxTokens) return { reason: 'tooManyTokens', detail: `more than ${maxTokens.toLocaleString('en-US')} tokens` };
+  }
+  return undefined;
+}
+
+/** A slice of parsing between two hands of the event loop back. */
+const PARSE_SLICE_MS = 20;
+/** Files up to this many characters are parsed in one go (about 60 ms at the 3-4 MB/s of a busy machine). */
+const ONE_GO_CHARS = 200_000;
+
+/**
+ * As extractParsed, for indexing: a file past the work bounds throws OverBoundsError (before it is
+ * parsed where the text tells, else as soon as its items pass the limit), and the parse runs in
+ * slices, handing the event loop back between them (tree-sitter resumes a parse it cancelled), so
+ * that a large file never holds the server for the seconds its parse takes.
+ */
+export async function extractBounded(
+  parsers: Parsers,
+  lang: Lang,
+  path: string,
+  given: string,
+  options: ExtractOptions & IndexBounds & { signal?: AbortSignal } = {},
+): Promise<FileExtraction> {
+  const source = lfText(given);
+  const problem = preParseProblem(source, options);
+  if (problem) throw new OverBoundsError(path, problem.reason, problem.detail);
+  const maxItems = options.maxItems ?? MAX_INDEX_ITEMS;
+  const budget = { leftMs: options.parseBudgetMs ?? 1000 + source.length / 200 };
+  const budgetMs = budget.leftMs;
+  const failure: { error?: string } = {};
+  // Most files parse in a few ms: in one go on the shared parser. Larger ones on a parser of their own, in slices.
+  const deadline = performance.now() + budget.leftMs;
+  const parse = (text: string): Promise<Tree | null> =>
+    text.length <= ONE_GO_CHARS
+      ? Promise.resolve(parseWithin(parsers.parser(lang), text, deadline, failure))
+      : parseInSlices(parsers.language(lang), text, budget, failure, options.signal);
+  const tree = await parse(source);
+  if (!tree)
+    throw new ParseFailedError(
+      path,
+      failure.error !== undefined ? `the parser failed: ${failure.error}` : `parsing took longer than ${Math.round(budgetMs)} ms`,
+    );
+  const trees = [tree];
+  try {
+    if (lang === 'java') return detached(extractJava(tree, path, source, maxItems));
+    const hasSyntaxErrors = tree.rootNode.hasError;
+    const recovered = hasSyntaxErrors ? await recoverTopLevelAsync(parse, tree, source) : { tree, source, extraTrees: [] };
+    trees.push(...recovered.extraTrees);
+    return detached({ ...extractPython(recovered.tree, path, recovered.source, maxItems), hasSyntaxErrors });
+  } catch (e) {
+    if (e instanceof TooManyItemsError) throw new OverBoundsError(path, 'tooManyItems', e.message);
+    log.warn(`${path}: could not extract items: ${errorMessage(e)}`);
+    return { path, lang, items: [], classes: [], imports: [], hasSyntaxErrors: true };
+  } finally {
+    for (const t of trees) t.delete();
+  }
+}
+
+/**
+ * Parse `text` on a parser of its own (a parse cancelled to hand the event loop back is resumed by
+ * the next call on the same parser, and another caller's parse in between would take it over),
+ * slice by slice, while `budget` has time left; null when out of time or the parser failed.
+ */
+async function parseInSlices(
+  language: Language,
+  text: string,
+  budget: { leftMs: number },
+  failure: { error?: string },
+  signal: AbortSignal | undefined,
+): Promise<Tree | null> {
+  let parser: Parser | undefined;
+  try {
+    parser = new Parser();
+    parser.setLanguage(language);
+    for (;;) {
+      const start = performance.now();
+      const tree = parser.parse(text, null, { progressCallback: () => performance.now() - start > PARSE_SLICE_MS });
+      budget.leftMs -= performance.now() - start;
+      if (tree) return tree;
+      if (budget.leftMs <= 0) return null;
+      await yieldToEventLoop();
+      throwIfAborted(signal);
+    }
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    failure.error = errorMessage(e);
+    log.warn(`parser failed: ${failure.error}`);
+    return null;
+  } finally {
+    try {
+      parser?.delete();
+    } catch {
+      // An aborted runtime throws on every call: the failure is reported above.
+    }
   }
 }
 

@@ -25,7 +25,10 @@ export type SkipReason =
   | 'unreadableGitignore'
   | 'nameNotUtf8'
   | 'controlCharsInName'
-  | 'parseFailed';
+  | 'parseFailed'
+  | 'longLines'
+  | 'tooManyTokens'
+  | 'tooManyItems';
 
 /** How a skip reason reads in a report. */
 export const SKIP_REASON_TEXT: Record<SkipReason, string> = {
@@ -40,6 +43,9 @@ export const SKIP_REASON_TEXT: Record<SkipReason, string> = {
   nameNotUtf8: 'file name not UTF-8',
   controlCharsInName: 'control characters in the name',
   parseFailed: 'parse failed',
+  longLines: 'lines too long',
+  tooManyTokens: 'too much code',
+  tooManyItems: 'too many items',
 };
 
 export interface SkippedFile {

@@ -114,3 +114,14 @@ export function makeItem(ids: IdAllocator, lang: Lang, path: string, f: ItemFiel
   if (f.className !== undefined) item.className = f.className;
   return item;
 }
+
+/**
+ * A file would give more items than the limit: an extraction stops at the first one past it rather
+ * than build them all (a generated or minified module gave 1.7 million, and 5.4 GB).
+ */
+export class TooManyItemsError extends Error {
+  constructor(readonly limit: number) {
+    super(`more than ${limit.toLocaleString('en-US')} items`);
+    this.name = 'TooManyItemsError';
+  }
+}

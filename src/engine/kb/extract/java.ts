@@ -4,7 +4,7 @@
 // `globalVariable` items. Classes, interfaces, enums, records (nested too) and imports as structure.
 import type { Node, Tree } from 'web-tree-sitter';
 import type { FileExtraction, KbClass, KbImport, KbItem } from '../types';
-import { IdAllocator, capSignature, cleanDoc, dedentLines, lineIndent, makeItem, rangeOf, renderStub } from './common';
+import { IdAllocator, TooManyItemsError, capSignature, cleanDoc, dedentLines, lineIndent, makeItem, rangeOf, renderStub } from './common';
 
 interface TypeScope {
   qualifiedName: string;
@@ -57,8 +57,9 @@ function recoveredType(node: Node): RecoveredType | undefined {
   return undefined;
 }
 
-export function extractJava(tree: Tree, path: string, source: string): FileExtraction {
-  const x = new JavaExtractor(path, source);
+/** `maxItems`: more items than this throw TooManyItemsError (the walk stops there). */
+export function extractJava(tree: Tree, path: string, source: string, maxItems = Infinity): FileExtraction {
+  const x = new JavaExtractor(path, source, maxItems);
   x.walkProgram(tree.rootNode);
   const out: FileExtraction = {
     path,
@@ -83,9 +84,15 @@ class JavaExtractor {
   constructor(
     private readonly path: string,
     private readonly source: string,
+    private readonly maxItems: number,
   ) {
     this.ids = new IdAllocator(path);
     this.pathLine = `// ${path}`;
+  }
+
+  private addItem(item: KbItem): void {
+    if (this.items.length >= this.maxItems) throw new TooManyItemsError(this.maxItems);
+    this.items.push(item);
   }
 
   private slice(node: Node): string {
@@ -237,7 +244,7 @@ class JavaExtractor {
     const body = m.childForFieldName('body');
     let signature = this.source.slice(this.startAfterAnnotations(m), body ? body.startIndex : m.endIndex).trim();
     if (signature.endsWith(';')) signature = signature.slice(0, -1).trimEnd();
-    this.items.push(
+    this.addItem(
       makeItem(this.ids, 'java', this.path, {
         kind: 'classFunction',
         name,
@@ -260,7 +267,7 @@ class JavaExtractor {
       const nameNode = d?.childForFieldName('name');
       if (!d || !nameNode || nameNode.isMissing) continue;
       const name = this.slice(nameNode);
-      this.items.push(
+      this.addItem(
         makeItem(this.ids, 'java', this.path, {
           kind: 'classVariable',
           name,
@@ -281,7 +288,7 @@ class JavaExtractor {
     const name = this.slice(nameNode);
     const body = c.childForFieldName('body');
     const signature = this.source.slice(this.startAfterAnnotations(c), body ? body.startIndex : c.endIndex).trim();
-    this.items.push(
+    this.addItem(
       makeItem(this.ids, 'java', this.path, {
         kind: 'classVariable',
         name,
@@ -303,7 +310,7 @@ class JavaExtractor {
       const nameNode = p.childForFieldName('name');
       if (!nameNode) continue;
       const name = this.slice(nameNode);
-      this.items.push(
+      this.addItem(
         makeItem(this.ids, 'java', this.path, {
           kind: 'classVariable',
           name,

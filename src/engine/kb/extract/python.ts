@@ -6,7 +6,7 @@
 // method's first parameter (so `cls.x = ...` in a classmethod counts, a staticmethod has none).
 import type { Node, Tree } from 'web-tree-sitter';
 import type { FileExtraction, KbClass, KbImport, KbItem } from '../types';
-import { IdAllocator, capSignature, cleanDoc, dedentLines, lineIndent, makeItem, rangeOf, renderStub } from './common';
+import { IdAllocator, TooManyItemsError, capSignature, cleanDoc, dedentLines, lineIndent, makeItem, rangeOf, renderStub } from './common';
 import { escapeRegExp } from '../../util/regex';
 
 interface ClassScope {
@@ -24,8 +24,9 @@ const COMPOUND = new Set(['if_statement', 'try_statement', 'with_statement', 'fo
 // At module and class level only these compound statements count (definitions under a loop are rare).
 const SCOPE_COMPOUND = new Set(['if_statement', 'try_statement', 'with_statement']);
 
-export function extractPython(tree: Tree, path: string, source: string): FileExtraction {
-  const x = new PythonExtractor(path, source);
+/** `maxItems`: more items than this throw TooManyItemsError (the walk stops there). */
+export function extractPython(tree: Tree, path: string, source: string, maxItems = Infinity): FileExtraction {
+  const x = new PythonExtractor(path, source, maxItems);
   x.walkModule(tree.rootNode);
   return { path, lang: 'python', items: x.items, classes: x.classes, imports: x.imports, hasSyntaxErrors: tree.rootNode.hasError };
 }
@@ -42,9 +43,15 @@ class PythonExtractor {
   constructor(
     private readonly path: string,
     private readonly source: string,
+    private readonly maxItems: number,
   ) {
     this.ids = new IdAllocator(path);
     this.pathLine = `# ${path}`;
+  }
+
+  private addItem(item: KbItem): void {
+    if (this.items.length >= this.maxItems) throw new TooManyItemsError(this.maxItems);
+    this.items.push(item);
   }
 
   private slice(node: Node): string {
@@ -133,7 +140,7 @@ class PythonExtractor {
     const signature = this.source.slice(def.startIndex, this.headerEnd(def, body)).trim();
     const qualifiedName = scope ? `${scope.qualifiedName}.${name}` : name;
     const definition = scope ? lineIndent(this.source, outer) + this.slice(outer) : this.slice(outer);
-    this.items.push(
+    this.addItem(
       makeItem(this.ids, 'python', this.path, {
         kind: scope ? 'classFunction' : 'function',
         name,
@@ -214,7 +221,7 @@ class PythonExtractor {
         const name = this.slice(target);
         if (this.globals.has(name)) continue;
         this.globals.add(name);
-        this.items.push(
+        this.addItem(
           makeItem(this.ids, 'python', this.path, {
             kind: 'globalVariable',
             name,
@@ -242,7 +249,7 @@ class PythonExtractor {
   private addClassVariable(name: string, stmt: Node, scope: ClassScope, definition: string): void {
     if (scope.variables.has(name)) return;
     scope.variables.add(name);
-    this.items.push(
+    this.addItem(
       makeItem(this.ids, 'python', this.path, {
         kind: 'classVariable',
         name,

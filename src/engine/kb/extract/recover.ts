@@ -22,18 +22,42 @@ export function recoverTopLevel(parse: ParseFn, tree: Tree, source: string): Rec
   let text = source;
   const extraTrees: Tree[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const err = firstTopLevelError(current.rootNode);
-    if (!err) break;
-    const from = err.startIndex - err.startPosition.column;
-    const to = nextColumnZeroLine(text, err.startIndex);
-    if (to <= from) break;
-    text = text.slice(0, from) + text.slice(from, to).replace(/[^\r\n]/g, ' ') + text.slice(to);
+    const blanked = nextRound(current, text);
+    if (blanked === undefined) break;
+    text = blanked;
     const next = parse(text);
     if (!next) break;
     extraTrees.push(next);
     current = next;
   }
   return { tree: current, source: text, extraTrees };
+}
+
+/** As recoverTopLevel, with a parse that hands the event loop back while it runs. */
+export async function recoverTopLevelAsync(parse: (text: string) => Promise<Tree | null>, tree: Tree, source: string): Promise<Recovered> {
+  let current = tree;
+  let text = source;
+  const extraTrees: Tree[] = [];
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const blanked = nextRound(current, text);
+    if (blanked === undefined) break;
+    text = blanked;
+    const next = await parse(text);
+    if (!next) break;
+    extraTrees.push(next);
+    current = next;
+  }
+  return { tree: current, source: text, extraTrees };
+}
+
+/** The text with the first top-level error's region blanked; undefined when there is none to blank. */
+function nextRound(tree: Tree, text: string): string | undefined {
+  const err = firstTopLevelError(tree.rootNode);
+  if (!err) return undefined;
+  const from = err.startIndex - err.startPosition.column;
+  const to = nextColumnZeroLine(text, err.startIndex);
+  if (to <= from) return undefined;
+  return text.slice(0, from) + text.slice(from, to).replace(/[^\r\n]/g, ' ') + text.slice(to);
 }
 
 function firstTopLevelError(root: Node): Node | undefined {

@@ -255,7 +255,7 @@ export class DenseRetriever implements Retriever, Disposable {
       if (items.length > 0) this.files.set(path, items);
       else this.files.delete(path);
     }
-    this.compile();
+    await this.compile();
     // Write when vectors or items changed, or the file on disk is missing or was invalid.
     if (todo.length > 0 || !first || this.storeStatus !== 'loaded') await this.save();
     return { store: found, embedded: todo.length, reused, items: this.size, elapsedMs: performance.now() - start };
@@ -283,29 +283,36 @@ export class DenseRetriever implements Retriever, Disposable {
     return true;
   }
 
-  /** Rebuild the two contiguous matrices; every vector an item uses becomes a row of them, the rest are dropped. */
-  private compile(): void {
+  /**
+   * Rebuild the two contiguous matrices; every vector an item uses becomes a row of them, the rest
+   * are dropped. Handing the event loop back every ~25 ms: in one go it held the server for about
+   * 330 ms on 36,854 items (nova), with the save after it.
+   */
+  private async compile(): Promise<void> {
     const dim = this.encoder.dim;
     const fns: KbItem[] = [];
     const vars: KbItem[] = [];
     for (const path of [...this.files.keys()].sort()) for (const item of this.files.get(path)!) (isFunction(item) ? fns : vars).push(item);
     const rows = new Map<string, number>();
-    const build = (items: KbItem[], parity: 0 | 1): Family => {
+    const pause = eventLoopYielder();
+    const build = async (items: KbItem[], parity: 0 | 1): Promise<Family> => {
       const codes = new Int8Array(items.length * dim);
       const scales = new Float32Array(items.length);
       const fileRows = new Map<string, [number, number]>();
-      items.forEach((item, i) => {
+      for (let i = 0; i < items.length; i++) {
+        if (i % 256 === 0) await pause();
+        const item = items[i]!;
         const hash = itemHash(item);
         if (this.copyVector(hash, codes, scales, i) && !rows.has(hash)) rows.set(hash, rowKey(i, parity));
         const span = fileRows.get(item.path);
         if (span) span[1] = i + 1;
         else fileRows.set(item.path, [i, i + 1]);
-      });
+      }
       return { items, codes, scales, fileRows };
     };
-    // Both built before either replaces the old matrices, which copyVector() still reads.
-    const functions = build(fns, 0);
-    const variables = build(vars, 1);
+    // Both built before either replaces the old matrices, which copyVector() and searches meanwhile still read.
+    const functions = await build(fns, 0);
+    const variables = await build(vars, 1);
     this.functions = functions;
     this.variables = variables;
     this.rows = rows;
@@ -320,11 +327,14 @@ export class DenseRetriever implements Retriever, Disposable {
     const all = [...this.functions.items, ...this.variables.items];
     const codes = new Int8Array(all.length * dim);
     const scales = new Float32Array(all.length);
-    all.forEach((item, i) => {
+    const pause = eventLoopYielder();
+    for (let i = 0; i < all.length; i++) {
+      if (i % 256 === 0) await pause();
+      const item = all[i]!;
       const hash = itemHash(item);
       rows.push({ id: item.id, hash });
       this.copyVector(hash, codes, scales, i);
-    });
+    }
     try {
       await saveVectors(path, {
         encoder: this.encoder.name,

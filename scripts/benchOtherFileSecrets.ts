@@ -1,9 +1,11 @@
 // `node --import tsx scripts/benchOtherFileSecrets.ts [--part dev|heldout|both] [--round v2|v3]`: credentials in files
 // that only retrieval reads, measured, not a test (test/faults/otherFileSecrets.test.ts asserts the dev
-// part). Each case of test/fixtures/secrets-v2 is placed as another file of a repository with a canary
-// beside it (test/helpers/otherFileRepo.ts); through the real language server, files that use the case's
-// names are completed, to the capturing test model server: line and body mode with no reranker, then
-// line mode with the LLM reranker and ProCC's union of similar code. Printed per part and configuration:
+// parts). Each case of test/fixtures/secrets-v2 (or -v3) is placed as another file of a repository with a
+// canary beside it (test/helpers/otherFileRepo.ts); through the real language server, files that use the
+// case's names are completed, to the capturing test model server: line and body mode with no reranker, then
+// line mode with the LLM reranker and ProCC's union of similar code; then (`self`) the case's own file as
+// the one being edited, at its end and in an empty function added to it, with the LLM reranker. Printed per
+// part and configuration:
 // the credential values that reached any request (as written, escape- or URL-decoded, or a 12-character
 // piece of a value of 16 or more), the share of cases whose canary arrived (in any request, in a
 // completion request), and the `keep:` values (canaries of the corpus cases, look-alikes of the negative
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
       for (const p of placed) placements[`${p.c.lang} ${p.placement}`] = (placements[`${p.c.lang} ${p.placement}`] ?? 0) + 1;
       const secrets = cases.reduce((s, c) => s + c.secrets.length, 0);
       console.log(`## ${round} ${part}: ${cases.length} cases (${JSON.stringify(placements)}), ${secrets} credential values`);
-      for (const config of ['line+body', 'llm+union'] as OtherFileConfig[]) {
+      for (const config of ['line+body', 'llm+union', 'self'] as OtherFileConfig[]) {
         const t0 = performance.now();
         const m = await measureOtherFiles(repo.path, placed, server, MODELS, config);
         const leaked = leakedSecrets(m.sent, placed);

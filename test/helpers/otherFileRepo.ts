@@ -258,9 +258,26 @@ export function leakedSecrets(text: string, placed: readonly OtherFileCase[]): s
   return out;
 }
 
+/**
+ * How a case is completed: a file that uses it (line mode at its end, body mode in its empty method), or the case's own file as the
+ * one being edited (`self-line`: at its end; `self-body`: in an empty function or method added at its end).
+ */
+export type CaseMode = 'line' | 'body' | 'self-line' | 'self-body';
+
+/** The case's own file with an empty function (Python) or method (Java, in the canary's class) at its end, and where its body goes. */
+export function selfBody(p: OtherFileCase): { text: string; row: number; column: number } {
+  if (p.c.lang === 'python') {
+    const text = `${p.text.replace(/\s+$/, '')}\n\n\ndef fill_${p.n}():\n    """Fill the canary_${p.n} label."""\n    \n`;
+    return { text, row: text.split('\n').length - 2, column: 4 };
+  }
+  const close = p.text.lastIndexOf('}');
+  const text = `${p.text.slice(0, close)}\n    static String fill${p.n}() {\n        \n    }\n}\n`;
+  return { text, row: text.split('\n').length - 4, column: 8 };
+}
+
 export interface CaseRun {
   p: OtherFileCase;
-  mode: 'line' | 'body';
+  mode: CaseMode;
   /** Requests the completion sent, and whether the canary reached one of them. */
   requests: number;
   canary: boolean;
@@ -276,18 +293,20 @@ export async function runCases(
   server: OllamaTestServer,
   root: string,
   placed: readonly OtherFileCase[],
-  modes: ReadonlyArray<'line' | 'body'>,
+  modes: readonly CaseMode[],
 ): Promise<CaseRun[]> {
   const runs: CaseRun[] = [];
   for (const p of placed)
     for (const mode of modes) {
-      const file = mode === 'line' ? p.line : p.body;
+      const own = mode === 'self-line' || mode === 'self-body';
+      const body = mode === 'self-body' ? selfBody(p) : p.body;
+      const file = own ? { path: p.path, text: mode === 'self-body' ? body.text : p.text } : mode === 'line' ? p.line : p.body;
       const uri = lsp.open(join(root, file.path), p.c.lang, file.text);
       const before = server.requests.length;
-      if (mode === 'line') {
+      if (mode === 'line' || mode === 'self-line') {
         const lines = file.text.split('\n');
         await lsp.complete(uri, lines.length - 1, lines[lines.length - 1]!.length);
-      } else await lsp.complete(uri, p.body.row, p.body.column);
+      } else await lsp.complete(uri, body.row, body.column);
       const got = server.requests.slice(before);
       const text = requestText(got);
       const completion = requestText(got.filter((q) => q.path !== '/api/chat'));
@@ -304,7 +323,7 @@ export async function runCases(
 }
 
 /** The two configurations measured: line and body mode with no reranker; line mode with the LLM reranker and ProCC's union of similar code. */
-export type OtherFileConfig = 'line+body' | 'llm+union';
+export type OtherFileConfig = 'line+body' | 'llm+union' | 'self';
 
 export interface OtherFileMeasure {
   runs: CaseRun[];
@@ -331,12 +350,15 @@ export async function measureOtherFiles(
     root,
     config === 'line+body'
       ? { ...base, rerank: { kind: 'none' } }
-      : { ...base, rerank: { kind: 'llm', llmModel: models.reranker }, similar: { mode: 'union' } },
+      : config === 'self'
+        ? { ...base, rerank: { kind: 'llm', llmModel: models.reranker } }
+        : { ...base, rerank: { kind: 'llm', llmModel: models.reranker }, similar: { mode: 'union' } },
   );
   try {
     await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'));
     const from = server.requests.length;
-    const runs = await runCases(lsp, server, root, placed, config === 'line+body' ? ['line', 'body'] : ['line']);
+    const modes: CaseMode[] = config === 'line+body' ? ['line', 'body'] : config === 'self' ? ['self-line', 'self-body'] : ['line'];
+    const runs = await runCases(lsp, server, root, placed, modes);
     const requests = server.requests.slice(from);
     return { runs, sent: requestText(requests), requests };
   } finally {

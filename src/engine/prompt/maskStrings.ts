@@ -181,13 +181,43 @@ export type LiteralRole = 'value' | 'compared';
 
 /** Whether a literal's value may stay (the rule in the header). `context`: the code before it in its statement. */
 export function keepLiteral(value: string, context: string, role: LiteralRole = 'value'): boolean {
-  if (value.length > MAX_KEPT) return false;
-  if (mentionsAuth(context) || mentionsAuth(value)) return false;
-  if (!/[\p{L}\p{N}]/u.test(value)) return true;
-  if (vocabulary(value)) return true;
-  if (looksRandom(value) || passphraseLike(value)) return false;
-  if (value.includes('://')) return pathOrUrl(value);
-  return pathOrUrl(value) || formatSpec(value) || (role === 'compared' && enumLike(value));
+  return keepReason(value, context, role) !== undefined;
+}
+
+/** The shape a kept literal has (the header's list), or undefined when it is masked. */
+export function keepReason(value: string, context: string, role: LiteralRole = 'value'): string | undefined {
+  if (value.length > MAX_KEPT) return undefined;
+  if (mentionsAuth(context) || mentionsAuth(value)) return undefined;
+  if (!/[\p{L}\p{N}]/u.test(value)) return 'separator';
+  if (vocabulary(value)) return 'vocabulary';
+  if (looksRandom(value) || passphraseLike(value)) return undefined;
+  if (value.includes('://')) return pathOrUrl(value) ? 'path or URL' : undefined;
+  if (pathOrUrl(value)) return 'path or URL';
+  if (formatSpec(value)) return 'format spec';
+  return role === 'compared' && enumLike(value) ? 'compared, returned or a key' : undefined;
+}
+
+/** What of `text` (another file's code as a prompt shows it) stays as written: each kept literal with its shape, each documentation line. */
+export function keptText(text: string, lang: Lang): Array<{ kind: 'literal' | 'comment' | 'docstring'; text: string; reason: string }> {
+  const { literals, comments } = lexLiterals(text, lang);
+  const out: Array<{ kind: 'literal' | 'comment' | 'docstring'; text: string; reason: string }> = [];
+  for (const group of groups(text, literals)) {
+    const first = group[0]!;
+    const last = group[group.length - 1]!;
+    if (first.doc) {
+      for (const line of text.slice(first.contentStart, first.contentEnd).split('\n'))
+        if (line.trim() !== '') out.push({ kind: 'docstring', text: line.trim(), reason: 'documentation, through the detector' });
+      continue;
+    }
+    const value = group.map((l) => text.slice(l.contentStart, l.contentEnd)).join('');
+    if (value === '' || value === MASK) continue;
+    const reason = keepReason(value, text.slice(first.contextStart, first.start), roleOf(text, first, last, lang));
+    if (reason !== undefined) out.push({ kind: 'literal', text: value, reason });
+  }
+  for (const k of comments)
+    for (const line of text.slice(k.start, k.end).split('\n'))
+      if (line.trim() !== '') out.push({ kind: 'comment', text: line.trim(), reason: 'documentation, through the detector' });
+  return out;
 }
 
 interface Literal {

@@ -1,0 +1,108 @@
+// Fault: the third credential corpus (test/fixtures/secrets-v3, written without sight of the rules or of
+// the earlier rounds) must not reach a model server, wherever its text is: the file being completed
+// (through the redaction boundary, and through the real language server at the file's end and in an empty
+// function added to it, with the LLM reranker), and files that only retrieval reads (line and body mode;
+// the LLM reranker and ProCC's union of similar code). Every case's plain canary arrives, so the case's
+// text was really read. The dev part is held to every value; the held-out part (scored once, never tuned
+// on) to the recall it scored then, so that a change that loses ground on it fails.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { grammarsDir, tempDir } from '../helpers/paths';
+import { startOllamaTestServer, type OllamaTestServer } from '../helpers/ollamaServer';
+import { writeTree } from './helpers';
+import { loadSecretCorpusV2, scoreV2ThroughBoundary } from '../helpers/secretCorpus';
+import { redactSecrets } from '../../src/engine/prompt/redact';
+import { loadParsers } from '../../src/engine/kb/parsers';
+import {
+  leakedSecrets,
+  measureOtherFiles,
+  otherFileCases,
+  otherFileTree,
+  type CaseRun,
+  type OtherFileCase,
+} from '../helpers/otherFileRepo';
+
+const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
+/** Completions whose case file retrieval may leave out (a share: which ones depends on ranking ties). */
+const MAX_NOT_RETRIEVED = 0.1;
+
+function notRetrieved(runs: readonly CaseRun[]): string[] {
+  return runs.filter((r) => !r.canary).map((r) => `${r.mode}:${r.p.c.id}`);
+}
+
+void test('the file being completed (v3 dev): no credential reaches the capturing server through the boundary; canaries and look-alikes arrive', async () => {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
+  try {
+    const cases = loadSecretCorpusV2('dev', 'v3');
+    const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
+    assert.equal(server.requests.length, cases.length, 'one request per case');
+    assert.ok(score.secrets >= 150 && score.negatives >= 60, `${score.secrets} credentials, ${score.negatives} look-alikes`);
+    assert.deepEqual(score.missed, [], 'credentials that reached the server');
+    assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
+  } finally {
+    await server.close();
+  }
+});
+
+void describe('the v3 dev corpus through the language server', () => {
+  let server: OllamaTestServer;
+  let repo: { path: string; cleanup: () => void };
+  let placed: OtherFileCase[];
+
+  before(async () => {
+    placed = otherFileCases(loadSecretCorpusV2('dev', 'v3'), await loadParsers(grammarsDir));
+    repo = tempDir('coderag-v3-');
+    writeTree(repo.path, otherFileTree(placed));
+    server = await startOllamaTestServer(
+      (prompt) => Promise.resolve({ text: prompt.includes('<answer>') || /\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'label' }),
+      { models: [MODELS.completion, MODELS.reranker] },
+    );
+  });
+
+  after(async () => {
+    await server?.close();
+    repo?.cleanup();
+  });
+
+  void test("as other files, line and body mode: no credential reaches the model server; each case file's canary does", async (t) => {
+    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'line+body');
+    assert.ok(
+      m.runs.every((r) => r.requests > 0),
+      'every completion asked the model',
+    );
+    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    const missing = notRetrieved(m.runs);
+    t.diagnostic(`${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}`);
+    assert.ok(missing.length <= MAX_NOT_RETRIEVED * m.runs.length, `case files not retrieved: ${missing.join(', ')}`);
+  });
+
+  void test("as other files, the LLM reranker and ProCC's union of similar code: no credential reaches the model server", async () => {
+    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'llm+union');
+    assert.ok(
+      m.requests.some((q) => q.path === '/api/chat'),
+      'the LLM reranker was asked',
+    );
+    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    const missing = notRetrieved(m.runs);
+    assert.ok(missing.length <= MAX_NOT_RETRIEVED * m.runs.length, `case files not retrieved: ${missing.join(', ')}`);
+  });
+
+  void test('as the file being edited, at its end and in an empty function (body sketch), with the LLM reranker: no credential reaches the model server', async () => {
+    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'self');
+    assert.ok(
+      m.requests.some((q) => q.path === '/api/chat'),
+      'the LLM reranker was asked',
+    );
+    const body = m.runs.filter((r) => r.mode === 'self-body');
+    assert.ok(
+      body.filter((r) => r.requests >= 2).length >= 0.9 * body.length,
+      `body mode sends a sketch and a body: ${body.map((r) => r.requests).join(',')}`,
+    );
+    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of the edited file sent to the model');
+    assert.deepEqual(
+      m.runs.filter((r) => !r.canary).map((r) => `${r.mode}:${r.p.c.id}`),
+      [],
+      'the canary of the edited file reaches a request',
+    );
+  });
+});

@@ -8,6 +8,7 @@ import { relative, sep } from 'node:path';
 import {
   DidChangeWatchedFilesNotification,
   FileChangeType,
+  WatchKind,
   type ClientCapabilities,
   type Connection,
   type ServerCapabilities,
@@ -17,7 +18,7 @@ import {
 import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
 import { isOutsideRelative, SKIP_REASON_TEXT, workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
-import type { Parsers } from '../engine/kb/parsers';
+import { langOfPath, sourceFileGlob, type Parsers } from '../engine/kb/parsers';
 import { RepoMethods } from '../engine/body/RepoMethods';
 import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
@@ -68,6 +69,7 @@ export class FolderIndex implements Disposable {
   private readonly store = new DisposableStore();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
+  private readonly closing = new AbortController();
   /** The body mode's view of the repository: its methods and the identifier -> using-methods index, kept current per file. */
   readonly methods: RepoMethods;
 
@@ -215,6 +217,11 @@ export class FolderIndex implements Disposable {
     return { state: 'building', windows: 0 };
   }
 
+  /** Aborted when the folder is closed (removed from the workspace, deleted, rebuilt, shut down): its indexing stops. */
+  get closed(): AbortSignal {
+    return this.closing.signal;
+  }
+
   /** Saves are batched: many saves in a burst write the index once. */
   scheduleSave(): void {
     // A folder closed (shutdown, removed, rebuilt) writes nothing more.
@@ -227,6 +234,7 @@ export class FolderIndex implements Disposable {
 
   dispose(): void {
     this.disposed = true;
+    this.closing.abort();
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.store.dispose();
   }
@@ -289,18 +297,28 @@ export class WorkspaceIndexer implements Feature {
     if (this.canFolderEvents && this.connection) {
       this.connection.workspace.onDidChangeWorkspaceFolders((e) => {
         for (const removed of e.removed) {
+          // Its indexing, if running, stops (FolderIndex.closed); one still queued finds it gone.
           this.folders.get(removed.uri)?.dispose();
           this.folders.delete(removed.uri);
           this.refused.delete(removed.uri);
         }
-        this.workspaceFolders = [...this.workspaceFolders.filter((f) => !e.removed.some((r) => r.uri === f.uri)), ...e.added];
+        const isRemoved = (f: WorkspaceFolder): boolean => e.removed.some((r) => r.uri === f.uri);
+        // A folder both added and removed by one event is not in the workspace.
+        const added = e.added.filter((f) => !isRemoved(f));
+        this.workspaceFolders = [...this.workspaceFolders.filter((f) => !isRemoved(f)), ...added];
         this.publish();
-        if (this.trusted) this.indexing = this.indexing.then(() => this.indexAll(e.added, undefined, this.abort.signal)).catch(quietly);
+        if (this.trusted) this.indexing = this.indexing.then(() => this.indexAll(added, undefined, this.abort.signal)).catch(quietly);
       });
     }
     if (this.canWatch && this.connection) {
+      // Every indexed extension, and folders: a folder moved or deleted is one event for the folder
+      // alone (editors fold its files' events into it), so created and deleted paths of any name come.
+      const watchers = [
+        { globPattern: sourceFileGlob(), kind: WatchKind.Change },
+        { globPattern: '**/*', kind: WatchKind.Create | WatchKind.Delete },
+      ];
       await this.connection.client
-        .register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{py,java}' }] })
+        .register(DidChangeWatchedFilesNotification.type, { watchers })
         .catch((e: unknown) => log.warn(`file watching unavailable: ${errorMessage(e)}`));
     }
     if (!this.trusted) {
@@ -389,8 +407,16 @@ export class WorkspaceIndexer implements Feature {
     this.status.update({ folders: this.summaries() });
   }
 
-  /** The folder's index, opened once; `fresh` starts it without the saved index (a full rebuild). */
-  private async openFolder(folder: WorkspaceFolder, root: string, fresh: boolean): Promise<FolderIndex> {
+  /** Whether the folder is (still) one of the workspace's. */
+  private inWorkspace(uri: string): boolean {
+    return this.workspaceFolders.some((f) => f.uri === uri);
+  }
+
+  /**
+   * The folder's index, opened once; `fresh` starts it without the saved index (a full rebuild).
+   * Undefined when the folder left the workspace while it was being opened.
+   */
+  private async openFolder(folder: WorkspaceFolder, root: string, fresh: boolean): Promise<FolderIndex | undefined> {
     const existing = this.folders.get(folder.uri);
     if (existing) {
       existing.kb.setScanOptions(this.scanOptions());
@@ -426,6 +452,11 @@ export class WorkspaceIndexer implements Feature {
       },
     });
     index = new FolderIndex(folder.uri, root, folder.name, kb, paths, parsers);
+    if (!this.inWorkspace(folder.uri) || this.folders.has(folder.uri)) {
+      // Removed meanwhile (or opened by a run beside this one): this index is never used.
+      index.dispose();
+      return this.folders.get(folder.uri);
+    }
     this.folders.set(folder.uri, index);
     return index;
   }
@@ -461,6 +492,8 @@ export class WorkspaceIndexer implements Feature {
     try {
       for (const wf of folders) {
         if (signal.aborted) throw new CancellationError();
+        // Removed from the workspace before its turn: never opened, never listed.
+        if (!this.inWorkspace(wf.uri)) continue;
         let index: FolderIndex | undefined;
         // Each folder on its own: one that is not a local folder, the file-system root or the home
         // folder (never indexed from an editor; the CLI has --force) is skipped, and says so.
@@ -480,18 +513,31 @@ export class WorkspaceIndexer implements Feature {
             this.folders.delete(wf.uri);
           }
           index = await this.openFolder(wf, root, full);
+          if (!index) continue;
           index.state = 'indexing';
           this.publish();
           const name = wf.name;
           let lastReport = 0;
+          // Removing the folder from the workspace stops its indexing, not the other folders'.
+          const folderSignal = AbortSignal.any([signal, index.closed]);
           index.report = await index.kb.index((p) => {
             const now = performance.now();
             if (now - lastReport < 100 && p.done < p.total) return;
             lastReport = now;
             this.status.update({ indexing: { folder: name, done: p.done, total: p.total } });
             progress?.report(p.total > 0 ? Math.floor((100 * p.done) / p.total) : 0, `${name} ${p.done}/${p.total}`);
-          }, signal);
-          for (const r of index.paths.retrievers) await r.prepare?.(signal);
+          }, folderSignal);
+          for (const r of index.paths.retrievers) await r.prepare?.(folderSignal);
+          if (this.folders.get(wf.uri) !== index) {
+            index = undefined;
+            continue;
+          }
+          // Deleted while it was being indexed: the files it lists are gone; the status says so.
+          if (await this.dropIfGone(index)) {
+            index = undefined;
+            summaries.push({ uri: wf.uri, state: 'failed', files: 0, items: 0, message: this.refused.get(wf.uri) });
+            continue;
+          }
           index.state = 'ready';
           index.message = undefined;
           const folderIndex = index;
@@ -507,7 +553,14 @@ export class WorkspaceIndexer implements Feature {
             `indexed ${name}: ${index.report.files} files, ${index.report.parsed} parsed, in ${index.report.elapsedMs.toFixed(0)} ms`,
           );
         } catch (e) {
-          if (isCancellationError(e) || signal.aborted) throw e;
+          if (isCancellationError(e) || signal.aborted) {
+            // The folder was closed (removed from the workspace), not the run stopped: on to the next.
+            if (!signal.aborted && index?.closed.aborted) {
+              index = undefined;
+              continue;
+            }
+            throw e;
+          }
           log.error(`indexing ${wf.name} failed: ${errorMessage(e)}`);
           if (index) {
             index.state = 'failed';
@@ -556,17 +609,48 @@ export class WorkspaceIndexer implements Feature {
     }
   }
 
+  /**
+   * A folder whose root is gone (deleted, moved, replaced by a file) is closed and listed as not
+   * indexed, with why: its index described files that are not there. Returns whether it was.
+   */
+  private async dropIfGone(folder: FolderIndex): Promise<boolean> {
+    const { refusal } = await rootOf({ uri: folder.uri, name: folder.name });
+    if (refusal === undefined) return false;
+    if (this.folders.get(folder.uri) === folder) {
+      log.warn(`${folder.name}: ${refusal}`);
+      folder.dispose();
+      this.folders.delete(folder.uri);
+      this.refused.set(folder.uri, refusal);
+      this.publish();
+    }
+    return true;
+  }
+
   private async onFileEvent(uri: string, deleted: boolean): Promise<void> {
+    if (!this.trusted || this.abort.signal.aborted) return;
+    // A deletion may have taken a workspace folder itself (or a folder above it).
+    if (deleted) for (const folder of [...this.folders.values()]) await this.dropIfGone(folder);
     const hit = this.folderFor(uri);
-    if (!hit || !this.trusted || this.abort.signal.aborted) return;
+    if (!hit) return;
+    const kb = hit.folder.kb;
     try {
-      const changed = deleted ? await hit.folder.kb.removeFile(hit.relPath) : await hit.folder.kb.updateFile(hit.relPath);
+      const path = fileURLToPath(uri);
+      const st = await stat(path).catch(() => undefined);
+      let changed: boolean;
+      if (st?.isDirectory() || (!st && kb.file(hit.relPath) === undefined && kb.holdsFilesUnder(hit.relPath))) {
+        // A folder created, moved or deleted: what the index holds under it follows the disk.
+        changed = await kb.updateFolder(hit.relPath, AbortSignal.any([this.abort.signal, hit.folder.closed]));
+      } else if (langOfPath(hit.relPath) === undefined) {
+        return;
+      } else {
+        changed = deleted ? await kb.removeFile(hit.relPath) : await kb.updateFile(hit.relPath);
+      }
       if (changed) {
         hit.folder.scheduleSave();
         this.publish();
       }
     } catch (e) {
-      log.warn(`updating ${hit.relPath} failed: ${errorMessage(e)}`);
+      if (!isCancellationError(e)) log.warn(`updating ${hit.relPath} failed: ${errorMessage(e)}`);
     }
   }
 

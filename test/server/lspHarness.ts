@@ -47,6 +47,8 @@ export interface LspSession {
   statuses: StatusParams[];
   progress: Array<{ token: string | number; value: { kind: string; message?: string; percentage?: number; title?: string } }>;
   logs: string[];
+  /** The registrations the server asked for (client/registerCapability), in order. */
+  registrations: Array<{ id: string; method: string; registerOptions?: unknown }>;
   /** Resolves with the first status (already received or future) that matches. */
   waitForStatus(match: (s: StatusParams) => boolean, timeoutMs?: number): Promise<StatusParams>;
   /** Resolves once every folder's dense embedding has ended (ready, off or failed), as the status says. */
@@ -78,6 +80,8 @@ export async function startLsp(
     initializationOptions?: Record<string, unknown>;
     /** Sent as they are instead of `workspace`'s folders. */ workspaceFolders?: Array<{ uri: string; name: string }>;
     cacheDir?: string;
+    /** Variables set for the server's process on top of this one's (HOME, PATH, ...). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<LspSession> {
   buildOnce();
@@ -85,7 +89,7 @@ export async function startLsp(
   const cache = options.cacheDir !== undefined ? { path: options.cacheDir, cleanup: () => undefined } : tempDir('coderag-lsp-cache-');
   const child = spawn(process.execPath, [cliPath, 'serve', '--stdio'], {
     cwd: repoRoot,
-    env: { ...process.env, CODERAG_CACHE_DIR: cache.path },
+    env: { ...process.env, ...options.env, CODERAG_CACHE_DIR: cache.path },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -106,7 +110,11 @@ export async function startLsp(
   connection.onNotification('window/logMessage', (p: { message: string }) => logs.push(p.message));
   connection.onNotification('$/progress', (p: LspSession['progress'][number]) => progress.push(p));
   connection.onRequest('window/workDoneProgress/create', () => null);
-  connection.onRequest('client/registerCapability', () => null);
+  const registrations: LspSession['registrations'] = [];
+  connection.onRequest('client/registerCapability', (p: { registrations: LspSession['registrations'] }) => {
+    registrations.push(...p.registrations);
+    return null;
+  });
   connection.onRequest('workspace/configuration', () => [settings]);
   connection.listen();
   const folders =
@@ -130,6 +138,7 @@ export async function startLsp(
     statuses,
     progress,
     logs,
+    registrations,
     waitForStatus(match, timeoutMs = 60_000) {
       const seen = [...statuses].reverse().find(match);
       if (seen) return Promise.resolve(seen);

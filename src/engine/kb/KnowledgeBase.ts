@@ -1,10 +1,20 @@
 // The per-repository knowledge base (CodeRAG section 2.1): scan, extract, persist, update incrementally.
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
 import type { FileExtraction, ItemKind, KbChangeEvent, KbClass, KbItem, Lang } from './types';
 import { ITEM_KINDS } from './types';
 import type { Parsers } from './parsers';
 import { extractBounded, isOverBoundsError, isParseFailedError } from './extract';
-import { checkPath, contentHash, DEFAULT_MAX_FILE_BYTES, readSource, scanRepository, type ScanOptions, type SkippedFile } from './scan';
+import {
+  checkPath,
+  contentHash,
+  DEFAULT_MAX_FILE_BYTES,
+  readSource,
+  scanFolder,
+  scanRepository,
+  type ScanOptions,
+  type SkippedFile,
+} from './scan';
 import { errorMessage } from '../util/errors';
 import { loadIndex, saveIndex, type StoredFile, type StoredIndex } from './store';
 import { Emitter, type Disposable } from '../util/disposable';
@@ -58,6 +68,9 @@ export type { KbChangeEvent };
 
 export class KnowledgeBase implements Disposable {
   private files = new Map<string, StoredFile>();
+  /** Each held file's real path, and the held paths of each real path: a file reached again through a link is not added twice. */
+  private realOf = new Map<string, string>();
+  private byReal = new Map<string, Set<string>>();
   private skipped: SkippedFile[] = [];
   private itemsCache: KbItem[] | undefined;
   private byName: Map<string, KbItem[]> | undefined;
@@ -137,6 +150,7 @@ export class KnowledgeBase implements Disposable {
     const timings = { scanMs: performance.now() - start, readMs: 0, extractMs: 0, saveMs: 0, extractCpuMs: 0 };
     const skipped = [...scan.skipped];
     const next = new Map<string, StoredFile>();
+    const reals = new Map<string, string>();
     const changed: string[] = [];
     let parsed = 0;
     let parsedLines = 0;
@@ -155,6 +169,7 @@ export class KnowledgeBase implements Disposable {
         skipped.push({ path: file.path, reason: source.reason, detail: source.detail });
         continue;
       }
+      reals.set(file.path, file.realPath);
       const previous = this.files.get(file.path);
       if (previous && previous.hash === source.hash) {
         next.set(file.path, previous);
@@ -192,6 +207,9 @@ export class KnowledgeBase implements Disposable {
     const removed = [...this.files.keys()].filter((p) => !next.has(p));
     const reused = next.size - parsed;
     this.files = next;
+    this.realOf.clear();
+    this.byReal.clear();
+    for (const path of next.keys()) this.setReal(path, reals.get(path) ?? join(this.options.repoRoot, path));
     this.skipped = skipped;
     if (changed.length > 0 || removed.length > 0) this.markChanged(changed, removed);
     const savedIndex = this.loaded;
@@ -222,6 +240,10 @@ export class KnowledgeBase implements Disposable {
     return this.serialize(async () => {
       const verdict = await checkPath(this.options.repoRoot, relPath, this.options);
       if (!verdict.index) return this.removeNow(relPath);
+      const abs = join(this.options.repoRoot, relPath);
+      const real = await realpath(abs).catch(() => resolve(abs));
+      // The same file reached again through a link (a loop, an alias folder): the index holds it already.
+      if (!this.files.has(relPath) && this.heldElsewhere(real, relPath)) return false;
       let source: { text: string; hash: string; size: number };
       if (text !== undefined) {
         // The limit a file on disk has (the scan would leave this one out too); length first: no
@@ -233,36 +255,133 @@ export class KnowledgeBase implements Disposable {
         source = { text: lfText(text), hash: contentHash(bytes), size: bytes.length };
       } else {
         // Whatever the event names (a FIFO, a device, a file grown past the limit) is read safely or not at all.
-        const read = await readSource(join(this.options.repoRoot, relPath), this.maxFileBytes());
+        const read = await readSource(abs, this.maxFileBytes());
         if (!read.ok) return this.removeNow(relPath);
         source = { text: read.text, hash: read.hash, size: Buffer.byteLength(read.text, 'utf8') };
       }
-      const before = this.files.get(relPath);
-      if (before?.hash === source.hash) return false;
-      let after: StoredFile;
-      try {
-        after = await this.extract(verdict.lang, relPath, source.text, source.hash, source.size);
-      } catch (e) {
-        if (isOverBoundsError(e)) {
-          // Left out as the index run leaves it out, and listed with why.
-          this.skipped = [...this.skipped.filter((s) => s.path !== relPath), { path: relPath, reason: e.reason, detail: e.detail }];
-          log.warn(`${e.message}; not indexed`);
-          return this.removeNow(relPath);
-        }
-        if (!isParseFailedError(e)) throw e;
-        log.warn(`${e.message}; the file's previous items are kept`);
-        return false;
+      const put = await this.putFile(relPath, verdict.lang, source, real);
+      if (typeof put === 'object') {
+        // Left out as the index run leaves it out, and listed with why.
+        this.skipped = [...this.skipped.filter((x) => x.path !== relPath), put];
+        return this.removeNow(relPath);
       }
-      // A file saved mid-edit whose syntax error cost a class: its previous items stay until it parses again.
-      if (before && lostClass(before.extraction, after.extraction)) {
-        this.files.set(relPath, { ...before, hash: source.hash, size: source.size });
-        return false;
-      }
-      this.files.set(relPath, after);
-      if (this.skipped.some((s) => s.path === relPath)) this.skipped = this.skipped.filter((s) => s.path !== relPath);
-      this.markChanged([relPath], []);
-      return true;
+      if (this.skipped.some((x) => x.path === relPath)) this.skipped = this.skipped.filter((x) => x.path !== relPath);
+      if (put) this.markChanged([relPath], []);
+      return put;
     });
+  }
+
+  /**
+   * Bring one folder (repo-relative) up to date with the disk, as index() would: files gone from
+   * under it (a folder moved or deleted) leave, new ones (a folder moved here) enter. Returns
+   * whether the knowledge base changed.
+   */
+  updateFolder(relDir: string, signal: AbortSignal): Promise<boolean> {
+    if (relDir === '') return this.index(undefined, signal).then((r) => r.parsed > 0 || r.removed > 0);
+    return this.serialize(async () => {
+      const scan = await scanFolder(this.options.repoRoot, relDir, this.options, signal);
+      const inside = (p: string): boolean => p === relDir || p.startsWith(`${relDir}/`);
+      const listed = new Set(scan.files.map((f) => f.path));
+      const changed: string[] = [];
+      const removed: string[] = [];
+      const skipped = [...this.skipped.filter((s) => !inside(s.path)), ...scan.skipped];
+      const drop = (path: string): void => {
+        if (!this.files.delete(path)) return;
+        this.dropReal(path);
+        removed.push(path);
+      };
+      try {
+        for (const path of [...this.files.keys()]) if (inside(path) && !listed.has(path)) drop(path);
+        const pause = eventLoopYielder();
+        for (const file of scan.files) {
+          await pause();
+          throwIfAborted(signal);
+          if (!this.files.has(file.path) && this.heldElsewhere(file.realPath, file.path)) continue;
+          const read = await readSource(file.absPath, this.maxFileBytes());
+          if (!read.ok) {
+            drop(file.path);
+            skipped.push({ path: file.path, reason: read.reason, detail: read.detail });
+            continue;
+          }
+          const put = await this.putFile(file.path, file.lang, { text: read.text, hash: read.hash, size: file.size }, file.realPath);
+          if (typeof put === 'object') {
+            drop(file.path);
+            skipped.push(put);
+          } else if (put) changed.push(file.path);
+        }
+      } finally {
+        this.skipped = skipped;
+        if (changed.length > 0 || removed.length > 0) this.markChanged(changed, removed);
+      }
+      return changed.length > 0 || removed.length > 0;
+    });
+  }
+
+  /** Whether the index holds a file under the folder `relDir` (repo-relative). */
+  holdsFilesUnder(relDir: string): boolean {
+    const prefix = `${relDir}/`;
+    for (const path of this.files.keys()) if (path.startsWith(prefix)) return true;
+    return false;
+  }
+
+  /**
+   * Extract a file's new text into the index (not announced: the caller fires the change). A failed
+   * parse, or a syntax error that cost a class, keeps the previous items. Returns whether its items changed.
+   */
+  /** Extract and keep one file's source: whether its items changed, or the skipped entry of a file past the bounds of work. */
+  private async putFile(
+    relPath: string,
+    lang: Lang,
+    source: { text: string; hash: string; size: number },
+    real: string,
+  ): Promise<boolean | SkippedFile> {
+    const before = this.files.get(relPath);
+    if (before) this.setReal(relPath, real);
+    if (before?.hash === source.hash) return false;
+    let after: StoredFile;
+    try {
+      after = await this.extract(lang, relPath, source.text, source.hash, source.size);
+    } catch (e) {
+      if (isOverBoundsError(e)) {
+        log.warn(`${e.message}; not indexed`);
+        return { path: relPath, reason: e.reason, detail: e.detail };
+      }
+      if (!isParseFailedError(e)) throw e;
+      log.warn(`${e.message}; the file's previous items are kept`);
+      return false;
+    }
+    // A file saved mid-edit whose syntax error cost a class: its previous items stay until it parses again.
+    if (before && lostClass(before.extraction, after.extraction)) {
+      this.files.set(relPath, { ...before, hash: source.hash, size: source.size });
+      return false;
+    }
+    this.files.set(relPath, after);
+    this.setReal(relPath, real);
+    return true;
+  }
+
+  private setReal(relPath: string, real: string): void {
+    if (this.realOf.get(relPath) === real) return;
+    this.dropReal(relPath);
+    this.realOf.set(relPath, real);
+    const paths = this.byReal.get(real);
+    if (paths) paths.add(relPath);
+    else this.byReal.set(real, new Set([relPath]));
+  }
+
+  private dropReal(relPath: string): void {
+    const real = this.realOf.get(relPath);
+    if (real === undefined) return;
+    this.realOf.delete(relPath);
+    const paths = this.byReal.get(real);
+    paths?.delete(relPath);
+    if (paths?.size === 0) this.byReal.delete(real);
+  }
+
+  /** The index holds the file at `real` under a path other than `relPath`. */
+  private heldElsewhere(real: string, relPath: string): boolean {
+    for (const path of this.byReal.get(real) ?? []) if (path !== relPath) return true;
+    return false;
   }
 
   /** Drop one file's items. Returns whether it was indexed. */
@@ -295,6 +414,7 @@ export class KnowledgeBase implements Disposable {
 
   private removeNow(relPath: string): boolean {
     if (!this.files.delete(relPath)) return false;
+    this.dropReal(relPath);
     this.markChanged([], [relPath]);
     return true;
   }

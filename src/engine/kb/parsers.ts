@@ -53,8 +53,15 @@ export async function loadParsers(grammarsDir: string): Promise<Parsers> {
   };
 }
 
+/** The file extensions that are indexed, each with its language: the scan, saves and the file watcher read this one list. */
+export const SOURCE_EXTENSIONS: Readonly<Record<string, Lang>> = { py: 'python', pyi: 'python', java: 'java' };
+
 export function langOfPath(path: string): Lang | undefined {
-  if (path.endsWith('.py') || path.endsWith('.pyi')) return 'python';
-  if (path.endsWith('.java')) return 'java';
-  return undefined;
+  const ext = path.slice(path.lastIndexOf('.') + 1);
+  return path.includes('.') && Object.hasOwn(SOURCE_EXTENSIONS, ext) ? SOURCE_EXTENSIONS[ext] : undefined;
+}
+
+/** A glob matching every indexed file at any depth, for a file watcher. */
+export function sourceFileGlob(): string {
+  return `**/*.{${Object.keys(SOURCE_EXTENSIONS).join(',')}}`;
 }

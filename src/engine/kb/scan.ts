@@ -1,10 +1,13 @@
 // Workspace scan: which files enter the knowledge base, and why the others do not.
-// Respects .gitignore files (nested ones too) and .git/info/exclude, failing closed when one
+// Respects what git ignores: git's own answer where git can give one, and always the files it reads
+// (the global excludes file, .git/info/exclude, nested .gitignore files), failing closed when one
 // cannot be read; caps file size and file count; skips secrets, binaries, non-UTF-8 text,
 // symlink loops, symlinks out of the repository and names a prompt header cannot hold.
 // Nothing here parses.
 import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
+import { devNull } from 'node:os';
 import { isAbsolute, join, parse, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import type { Lang } from './types';
@@ -13,6 +16,7 @@ import { errorMessage, throwIfAborted, UserError } from '../util/errors';
 import { isFileReadError, readRegularFile, readRegularFileSync } from '../util/safeFile';
 import { eventLoopYielder } from '../util/yielder';
 import { lfText } from '../util/documentText';
+import { configPath, excludesFileInConfig, gitConfigPlaces, gitIgnoredPaths } from './gitIgnore';
 
 export type SkipReason =
   | 'tooLarge'
@@ -58,6 +62,8 @@ export interface SourceFile {
   /** Repo-relative, forward slashes. */
   path: string;
   absPath: string;
+  /** The file's real path (links resolved): one file reached by two paths is one file. */
+  realPath: string;
   lang: Lang;
   size: number;
 }
@@ -155,6 +161,8 @@ const MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024;
 
 /** A .gitignore or exclude file: absent (or a folder) is none; present but unreadable (a FIFO, say) fails closed. */
 async function readIgnoreFile(absPath: string): Promise<IgnoreFileRead> {
+  // git's own way of naming no file (GIT_CONFIG_GLOBAL=/dev/null, say).
+  if (absPath === devNull) return { status: 'none' };
   try {
     if (lstatSync(absPath).isDirectory()) return { status: 'none' };
   } catch (e) {
@@ -178,8 +186,8 @@ async function readGitFile(absPath: string): Promise<string | undefined> {
   }
 }
 
-/** `<git dir>/info/exclude` of a working tree whose top is `absDir` (a `.git` folder, or a worktree's `.git` file). */
-async function gitExcludePath(absDir: string): Promise<string | undefined> {
+/** The git dir holding info/exclude and config of a working tree whose top is `absDir` (a `.git` folder, or a worktree's `.git` file). */
+async function gitCommonDir(absDir: string): Promise<string | undefined> {
   const dotGit = join(absDir, '.git');
   let st;
   try {
@@ -187,14 +195,47 @@ async function gitExcludePath(absDir: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-  if (st.isDirectory()) return join(dotGit, 'info', 'exclude');
+  if (st.isDirectory()) return dotGit;
   const m = /^gitdir:\s*(.+?)\s*$/m.exec((await readGitFile(dotGit)) ?? '');
   if (!m?.[1]) return undefined;
   const gitDir = resolve(absDir, m[1]);
   // A linked worktree shares info/exclude with the main repository (its common dir); none: not a linked one.
   const commondir = await readGitFile(join(gitDir, 'commondir'));
-  const common = commondir !== undefined ? resolve(gitDir, commondir.trim()) : gitDir;
-  return join(common, 'info', 'exclude');
+  return commondir !== undefined ? resolve(gitDir, commondir.trim()) : gitDir;
+}
+
+/** `<git dir>/info/exclude` of a working tree whose top is `absDir`. */
+async function gitExcludePath(absDir: string): Promise<string | undefined> {
+  const common = await gitCommonDir(absDir);
+  return common === undefined ? undefined : join(common, 'info', 'exclude');
+}
+
+type LayersRead = { layers: IgnoreLayer[] } | { unreadable: string; detail: string };
+
+/**
+ * The global excludes file as a layer over the whole folder: core.excludesFile as git's config
+ * files set it (system, global, the repository's own), else the XDG default. `unreadable` names a
+ * config file or the excludes file that could not be read.
+ */
+async function globalLayers(repoRoot: string): Promise<LayersRead> {
+  const common = await gitCommonDir(repoRoot);
+  const places = gitConfigPlaces(common === undefined ? undefined : join(common, 'config'));
+  let value: string | undefined;
+  for (const file of places.configFiles) {
+    const read = await readIgnoreFile(file);
+    if (read.status === 'unreadable') return { unreadable: file, detail: read.detail };
+    if (read.status === 'ok') value = excludesFileInConfig(read.text) ?? value;
+  }
+  const path = value === undefined ? places.defaultExcludesFile : value === '' ? undefined : configPath(value, places.home, repoRoot);
+  if (path === undefined) return { layers: [] };
+  const read = await readIgnoreFile(path);
+  if (read.status === 'unreadable') return { unreadable: path, detail: read.detail };
+  return { layers: read.status === 'ok' ? [{ base: '', matcher: ignore().add(read.text) }] : [] };
+}
+
+/** The whole folder hidden: the global excludes (or a config naming them) could not be read, and they may be what keeps secrets out. */
+function unreadableGlobal(read: { unreadable: string; detail: string }): SkippedFile {
+  return { path: '.', reason: 'unreadableGitignore', detail: `${read.unreadable}: ${read.detail}; nothing under this folder is indexed` };
 }
 
 /**
@@ -304,20 +345,130 @@ function ignoredBy(layers: readonly IgnoreLayer[], relPath: string, isDir: boole
   return false;
 }
 
+/** The innermost working tree (a folder holding `.git`, '' for the root) among `workTrees` that holds `relPath`. */
+function workTreeOf(relPath: string, workTrees: ReadonlySet<string>): string {
+  for (let end = relPath.lastIndexOf('/'); end > 0; end = relPath.lastIndexOf('/', end - 1)) {
+    const dir = relPath.slice(0, end);
+    if (workTrees.has(dir)) return dir;
+  }
+  return '';
+}
+
+/**
+ * The files git does not ignore, asking the git of each working tree the files are in (a nested
+ * repository has its own config and info/exclude). Where git cannot answer (not installed, not a
+ * repository) the rules read from the files stand alone. A file is asked about at its real path:
+ * git answers nothing for a path through a link.
+ */
+async function withoutGitIgnored(
+  repoRoot: string,
+  files: SourceFile[],
+  workTrees: ReadonlySet<string>,
+  signal: AbortSignal,
+): Promise<SourceFile[]> {
+  const groups = new Map<string, SourceFile[]>();
+  for (const f of files) {
+    const tree = workTreeOf(f.path, workTrees);
+    const group = groups.get(tree);
+    if (group) group.push(f);
+    else groups.set(tree, [f]);
+  }
+  const ignored = new Set<SourceFile>();
+  for (const [tree, group] of groups) {
+    let cwd: string;
+    try {
+      cwd = await realpath(tree === '' ? repoRoot : join(repoRoot, tree));
+    } catch {
+      continue;
+    }
+    const asked = new Map<string, SourceFile[]>();
+    for (const f of group) {
+      const rel = toPosix(relative(cwd, f.realPath));
+      // A file whose real path is in another working tree (or outside) is left to the rules read from the files.
+      if (rel === '' || isOutsideRelative(rel)) continue;
+      const same = asked.get(rel);
+      if (same) same.push(f);
+      else asked.set(rel, [f]);
+    }
+    const answer = await gitIgnoredPaths(cwd, [...asked.keys()], signal);
+    throwIfAborted(signal);
+    if (!answer) continue;
+    for (const p of answer) for (const f of asked.get(p) ?? []) ignored.add(f);
+  }
+  return ignored.size === 0 ? files : files.filter((f) => !ignored.has(f));
+}
+
 /** List the Python and Java files of a repository that may enter the knowledge base. */
 export async function scanRepository(repoRoot: string, options: ScanOptions, signal: AbortSignal): Promise<ScanResult> {
   const rootLayer: IgnoreLayer = {
     base: '',
     matcher: excludeMatcher(options.exclude),
   };
+  const global = await globalLayers(repoRoot);
+  if ('unreadable' in global) return { files: [], skipped: [unreadableGlobal(global)] };
   const scan = new RepositoryScan(repoRoot, options, signal);
-  await scan.walk(repoRoot, [rootLayer]);
-  return { files: scan.files, skipped: scan.skipped };
+  await scan.walk(repoRoot, [rootLayer, ...global.layers]);
+  return { files: await withoutGitIgnored(repoRoot, scan.files, scan.workTrees, signal), skipped: scan.skipped };
+}
+
+/**
+ * The ignore layers that govern the folders `dirs` (repo-relative, the root '' first, each inside
+ * the one before), and which of them are working trees.
+ */
+async function layersAlong(
+  repoRoot: string,
+  dirs: readonly string[],
+  options: ScanOptions,
+): Promise<{ layers: IgnoreLayer[]; workTrees: Set<string> } | { unreadable: string; detail: string }> {
+  const global = await globalLayers(repoRoot);
+  if ('unreadable' in global) return global;
+  const layers: IgnoreLayer[] = [{ base: '', matcher: excludeMatcher(options.exclude) }, ...global.layers];
+  const workTrees = new Set<string>();
+  for (const base of dirs) {
+    const abs = join(repoRoot, base);
+    const own = await folderLayers(abs, base);
+    if ('unreadable' in own) return own;
+    layers.push(...own.layers);
+    if (base !== '' && (await gitCommonDir(abs)) !== undefined) workTrees.add(base);
+  }
+  return { layers, workTrees };
+}
+
+/**
+ * List the files scanRepository would list under one folder of the repository (`relDir`, repo-
+ * relative): a folder that is gone, ignored, or reached through a link to an ancestor lists none.
+ */
+export async function scanFolder(repoRoot: string, relDir: string, options: ScanOptions, signal: AbortSignal): Promise<ScanResult> {
+  if (relDir === '') return scanRepository(repoRoot, options, signal);
+  const parts = relDir.split('/');
+  if (parts.some(hasControlChars) || parts.includes('..')) return { files: [], skipped: [] };
+  const above = parts.map((_, i) => parts.slice(0, i).join('/'));
+  const along = await layersAlong(repoRoot, above, options);
+  if ('unreadable' in along)
+    return { files: [], skipped: [{ path: relDir, reason: 'unreadableGitignore', detail: `${along.unreadable}: ${along.detail}` }] };
+  for (let i = 1; i <= parts.length; i++) if (ignoredBy(along.layers, parts.slice(0, i).join('/'), true)) return { files: [], skipped: [] };
+  const abs = join(repoRoot, relDir);
+  try {
+    if (!statSync(abs).isDirectory()) return { files: [], skipped: [] };
+  } catch {
+    // Gone (deleted or moved): nothing is under it any more.
+    return { files: [], skipped: [] };
+  }
+  const scan = new RepositoryScan(repoRoot, options, signal);
+  if (!isInside(scan.rootReal, realOrResolved(abs)))
+    return { files: [], skipped: [{ path: relDir, reason: 'symlinkOutside', detail: `points to ${realOrResolved(abs)}` }] };
+  // The folders above were walked before this one in a whole scan: a link back to one is a loop here too.
+  for (const dir of above) scan.markVisited(realOrResolved(join(repoRoot, dir)));
+  for (const tree of along.workTrees) scan.workTrees.add(tree);
+  await scan.walk(abs, along.layers);
+  return { files: await withoutGitIgnored(repoRoot, scan.files, scan.workTrees, signal), skipped: scan.skipped };
 }
 
 /** A folder opened for the walk: its entries and the ignore layers that govern them. */
 interface OpenFolder {
   relDir: string;
+  /** The folder's real path. */
+  real: string;
   entries: Dirent[];
   layers: IgnoreLayer[];
 }
@@ -334,12 +485,14 @@ interface ResolvedEntry {
 class RepositoryScan {
   readonly files: SourceFile[] = [];
   readonly skipped: SkippedFile[] = [];
+  /** The folders (repo-relative, the root aside) that hold a `.git`: each is asked of git on its own. */
+  readonly workTrees = new Set<string>();
+  readonly rootReal: string;
   private readonly repoRoot: string;
   private readonly signal: AbortSignal;
   private readonly maxBytes: number;
   private readonly maxFiles: number;
   private readonly visitedDirs = new Set<string>();
-  private readonly rootReal: string;
   // Synchronous file-system calls are much faster than a thread-pool hop per entry;
   // the walk yields to the event loop every few folders so a server stays responsive.
   // By time, per entry: a folder of thousands of files, each tested against every glob, is no longer one step.
@@ -353,12 +506,17 @@ class RepositoryScan {
     this.rootReal = realOrResolved(repoRoot);
   }
 
+  /** A folder (by its real path) counted as walked already. */
+  markVisited(real: string): void {
+    this.visitedDirs.add(real);
+  }
+
   async walk(absDir: string, layers: IgnoreLayer[]): Promise<void> {
     throwIfAborted(this.signal);
     await this.pause();
     const folder = await this.openFolder(absDir, layers);
     if (!folder) return;
-    const { relDir, entries, layers: here } = folder;
+    const { relDir, real, entries, layers: here } = folder;
     const badNames = nonUtf8Names(
       absDir,
       entries.map((e) => e.name),
@@ -366,7 +524,7 @@ class RepositoryScan {
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       await this.pause();
-      await this.visitEntry(entry, absDir, relDir, here, badNames);
+      await this.visitEntry(entry, absDir, real, relDir, here, badNames);
     }
   }
 
@@ -394,9 +552,11 @@ class RepositoryScan {
     }
     // A .gitignore (or info/exclude) that cannot be read hides the folder it governs: its rules may
     // be what keeps secrets out, so nothing under it is indexed.
+    const git = entries.some((e) => e.name === '.git');
+    if (git && relDir !== '') this.workTrees.add(relDir);
     const own = await folderLayers(absDir, relDir, {
       gitignore: entries.some((e) => e.name === '.gitignore'),
-      git: entries.some((e) => e.name === '.git'),
+      git,
     });
     if ('unreadable' in own) {
       this.skipped.push({
@@ -406,11 +566,18 @@ class RepositoryScan {
       });
       return undefined;
     }
-    return { relDir, entries, layers: own.layers.length > 0 ? [...layers, ...own.layers] : layers };
+    return { relDir, real, entries, layers: own.layers.length > 0 ? [...layers, ...own.layers] : layers };
   }
 
   /** One folder entry: walked into, listed as a source file, skipped with a reason, or passed over. */
-  private async visitEntry(entry: Dirent, absDir: string, relDir: string, here: IgnoreLayer[], badNames: Set<string>): Promise<void> {
+  private async visitEntry(
+    entry: Dirent,
+    absDir: string,
+    realDir: string,
+    relDir: string,
+    here: IgnoreLayer[],
+    badNames: Set<string>,
+  ): Promise<void> {
     const abs = join(absDir, entry.name);
     const rel = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
     const badName: SkipReason | undefined = badNames.has(entry.name)
@@ -439,7 +606,7 @@ class RepositoryScan {
       await this.walk(abs, here);
       return;
     }
-    if (isFile) this.addSourceFile(entry.name, abs, rel);
+    if (isFile) this.addSourceFile(entry.name, abs, target ?? join(realDir, entry.name), rel);
   }
 
   /** What an entry is, following a symbolic link; undefined for a link that does not resolve. */
@@ -457,7 +624,7 @@ class RepositoryScan {
   }
 
   /** A regular file: listed when it is Python or Java source within the size cap, skipped with a reason when a secret or too large. */
-  private addSourceFile(name: string, abs: string, rel: string): void {
+  private addSourceFile(name: string, abs: string, real: string, rel: string): void {
     if (isSecretFile(name)) {
       this.skipped.push({ path: rel, reason: 'secret' });
       return;
@@ -475,7 +642,7 @@ class RepositoryScan {
       this.skipped.push({ path: rel, reason: 'tooLarge', detail: `${size} bytes > ${this.maxBytes}` });
       return;
     }
-    this.files.push({ path: rel, absPath: abs, lang, size });
+    this.files.push({ path: rel, absPath: abs, realPath: real, lang, size });
     if (this.files.length > this.maxFiles) throw new TooManyFilesError(this.repoRoot, this.maxFiles);
   }
 }
@@ -528,30 +695,30 @@ export async function checkPath(repoRoot: string, relPath: string, options: Scan
   const parts = relPath.split('/');
   const fileName = parts[parts.length - 1] ?? relPath;
   if (parts.some(hasControlChars)) return { index: false, reason: 'controlCharsInName' };
-  const layers: IgnoreLayer[] = [
-    {
-      base: '',
-      matcher: excludeMatcher(options.exclude),
-    },
-  ];
-  for (let i = 0; i < parts.length; i++) {
-    const base = parts.slice(0, i).join('/');
-    const own = await folderLayers(join(repoRoot, base), base);
-    if ('unreadable' in own) return { index: false, reason: 'unreadableGitignore' };
-    layers.push(...own.layers);
-  }
+  const along = await layersAlong(
+    repoRoot,
+    parts.map((_, i) => parts.slice(0, i).join('/')),
+    options,
+  );
+  if ('unreadable' in along) return { index: false, reason: 'unreadableGitignore' };
+  const { layers } = along;
   for (let i = 1; i < parts.length; i++) {
     if (ignoredBy(layers, parts.slice(0, i).join('/'), true)) return { index: false, reason: 'ignored' };
   }
   if (ignoredBy(layers, relPath, false)) return { index: false, reason: 'ignored' };
   // Through a link (the file or a folder above it) out of the repository: never indexed.
+  let real = resolve(repoRoot, relPath);
   try {
-    if (!isInside(realOrResolved(repoRoot), realpathSync(join(repoRoot, relPath)))) return { index: false, reason: 'symlinkOutside' };
+    real = realpathSync(join(repoRoot, relPath));
+    if (!isInside(realOrResolved(repoRoot), real)) return { index: false, reason: 'symlinkOutside' };
   } catch {
     // Gone or dangling: the caller finds it missing.
   }
   if (isSecretFile(fileName)) return { index: false, reason: 'secret' };
   const lang = langOfPath(fileName);
   if (!lang) return { index: false, reason: 'notSource' };
+  const file: SourceFile = { path: relPath, absPath: join(repoRoot, relPath), realPath: real, lang, size: 0 };
+  const kept = await withoutGitIgnored(repoRoot, [file], along.workTrees, new AbortController().signal);
+  if (kept.length === 0) return { index: false, reason: 'ignored' };
   return { index: true, lang };
 }

@@ -1,5 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -8,6 +9,7 @@ import {
   decodeSource,
   excludeMatcher,
   isTooManyFilesError,
+  scanFolder,
   scanRepository,
   workspaceRootProblem,
 } from '../../../src/engine/kb/scan';
@@ -253,4 +255,58 @@ void test('an exclude list is compiled once; past 1,000 globs, or past 1,000 cha
     '1 excluded glob(s) longer than 1000 characters are not used',
     '1500 excluded globs: only the first 1000 are used',
   ]);
+});
+
+/** Run `work` with the environment variables `vars` set (undefined: unset), restoring them after. */
+async function withEnv<T>(vars: Record<string, string | undefined>, work: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const put = (values: Record<string, string | undefined>): void => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  put(vars);
+  try {
+    return await work();
+  } finally {
+    put(saved);
+  }
+}
+
+void test('a saved or watched file (checkPath) and a rescanned folder (scanFolder) leave out what the global excludes file ignores, with git and without', async () => {
+  const dir = tempDir();
+  try {
+    const home = join(dir.path, 'home');
+    mkdirSync(join(home, '.config', 'git'), { recursive: true });
+    writeFileSync(join(home, '.config', 'git', 'ignore'), 'private_*.py\nscratch/\n');
+    const repo = join(dir.path, 'repo');
+    mkdirSync(join(repo, 'pkg', 'scratch'), { recursive: true });
+    writeFileSync(join(repo, 'pkg', 'a.py'), 'a = 1\n');
+    writeFileSync(join(repo, 'pkg', 'private_notes.py'), 'n = 1\n');
+    writeFileSync(join(repo, 'pkg', 'scratch', 'b.py'), 'b = 1\n');
+    const noGit = join(dir.path, 'no-git-bin');
+    mkdirSync(noGit);
+    const env = { HOME: home, XDG_CONFIG_HOME: undefined, GIT_CONFIG_GLOBAL: undefined, GIT_CONFIG_NOSYSTEM: '1' };
+    assert.equal(spawnSync('git', ['init', '-q', repo], { env: { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: '1' } }).status, 0);
+    for (const [label, path] of [
+      ['git', process.env.PATH],
+      ['no git', noGit],
+    ] as const) {
+      await withEnv({ ...env, PATH: path }, async () => {
+        assert.deepEqual(await checkPath(repo, 'pkg/a.py'), { index: true, lang: 'python' });
+        assert.deepEqual(await checkPath(repo, 'pkg/private_notes.py'), { index: false, reason: 'ignored' }, label);
+        assert.deepEqual(await checkPath(repo, 'pkg/scratch/b.py'), { index: false, reason: 'ignored' }, label);
+        const folder = await scanFolder(repo, 'pkg', {}, new AbortController().signal);
+        assert.deepEqual(
+          folder.files.map((f) => f.path),
+          ['pkg/a.py'],
+          label,
+        );
+        assert.deepEqual((await scanFolder(repo, 'pkg/scratch', {}, new AbortController().signal)).files, [], label);
+      });
+    }
+  } finally {
+    dir.cleanup();
+  }
 });

@@ -6,7 +6,7 @@
 // (maskStrings.keepReason), and each comment or docstring line. Printed: the counts per kind and reason, and
 // the distinct kept literals of each reason; `--out` writes every kept literal and documentation line with
 // its reason and file. A literal or line the detector (redactGeneric) would still change is flagged.
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,7 +50,12 @@ async function main(): Promise<void> {
       args.push('--cases', cases[i]!, '--repos', repos[i]!, '--limit', values.limit!, '--out', out);
       if (values['index-dir']) args.push('--index-dir', values['index-dir']);
       const before = server.requests.length;
-      execFileSync(process.execPath, [join(repoRoot, 'dist', 'cli.js'), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+      // Asynchronously: the capturing server answers from this process.
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(repoRoot, 'dist', 'cli.js'), ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+        child.on('error', reject);
+        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`coderag eval exited ${code}`))));
+      });
       const sent = requestText(server.requests.slice(before));
       for (const line of readFileSync(out, 'utf8').split('\n')) {
         if (line.trim() === '') continue;

@@ -210,7 +210,7 @@ export function keptText(text: string, lang: Lang): Array<{ kind: 'literal' | 'c
       continue;
     }
     const value = group.map((l) => text.slice(l.contentStart, l.contentEnd)).join('');
-    if (value === '' || value === MASK) continue;
+    if (value.replaceAll(MASK, '') === '') continue;
     const reason = keepReason(value, text.slice(first.contextStart, first.start), roleOf(text, first, last, lang));
     if (reason !== undefined) out.push({ kind: 'literal', text: value, reason });
   }

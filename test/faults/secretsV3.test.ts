@@ -106,3 +106,34 @@ void describe('the v3 dev corpus through the language server', () => {
     );
   });
 });
+
+// The held-out part, scored once after the rules were fixed (docs/BENCHMARKS.md "Trust round: forms nobody listed"): these floors
+// are what it scored then, so that a change that loses ground on it fails. Its failures are not read to write rules.
+void test('the held-out part (v3): in the file being completed at least 83% of credential values are kept from the server, at most one look-alike lost, every canary arrives', async () => {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
+  try {
+    const cases = loadSecretCorpusV2('heldout', 'v3');
+    const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
+    assert.ok(score.secrets >= 100, `${score.secrets} credentials`);
+    assert.ok(score.recall >= 0.83, `recall ${score.recall}`);
+    assert.ok(score.falsePositiveRate * score.negatives <= 1, `look-alikes lost: ${score.overRedacted.join(', ')}`);
+    assert.equal(score.canaryLossRate, 0, 'canaries lost');
+  } finally {
+    await server.close();
+  }
+});
+
+void test('the held-out part (v3) as other files, line and body mode: no credential reaches the model server', async () => {
+  const placed = otherFileCases(loadSecretCorpusV2('heldout', 'v3'), await loadParsers(grammarsDir));
+  const repo = tempDir('coderag-v3h-');
+  writeTree(repo.path, otherFileTree(placed));
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'label' }), { models: [MODELS.completion, MODELS.reranker] });
+  try {
+    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'line+body');
+    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
+  } finally {
+    await server.close();
+    repo.cleanup();
+  }
+});

@@ -9,13 +9,14 @@ import { Parser, type Language, type Tree } from 'web-tree-sitter';
 import type { Parsers } from './parsers';
 import type { FileExtraction, Lang } from './types';
 import { extractJava } from './extract/java';
-import { extractPython } from './extract/python';
+import { extractPython, extractPythonPaced } from './extract/python';
 import { TooManyItemsError } from './extract/common';
 import { recoverTopLevel, recoverTopLevelAsync, type ParseFn } from './extract/recover';
 import { overLimits } from './documentWindow';
 import { getLogger } from '../util/logger';
 import { errorMessage, throwIfAborted } from '../util/errors';
 import { lfText } from '../util/documentText';
+import { eventLoopYielder } from '../util/yielder';
 
 const log = getLogger('kb');
 
@@ -184,12 +185,15 @@ export async function extractBounded(
       failure.error !== undefined ? `the parser failed: ${failure.error}` : `parsing took longer than ${Math.round(budgetMs)} ms`,
     );
   const trees = [tree];
+  // The walk of a large file's tree and the copy of its items hand the event loop back every ~25 ms too.
+  const pause = eventLoopYielder();
   try {
-    if (lang === 'java') return detached(extractJava(tree, path, source, maxItems));
+    if (lang === 'java') return await detachedPaced(extractJava(tree, path, source, maxItems), pause);
     const hasSyntaxErrors = tree.rootNode.hasError;
     const recovered = hasSyntaxErrors ? await recoverTopLevelAsync(parse, tree, source) : { tree, source, extraTrees: [] };
     trees.push(...recovered.extraTrees);
-    return detached({ ...extractPython(recovered.tree, path, recovered.source, maxItems), hasSyntaxErrors });
+    const extraction = await extractPythonPaced(recovered.tree, path, recovered.source, maxItems, pause);
+    return await detachedPaced({ ...extraction, hasSyntaxErrors }, pause);
   } catch (e) {
     if (e instanceof TooManyItemsError) throw new OverBoundsError(path, 'tooManyItems', e.message);
     log.warn(`${path}: could not extract items: ${errorMessage(e)}`);
@@ -246,6 +250,27 @@ async function parseInSlices(
  */
 function detached(extraction: FileExtraction): FileExtraction {
   return JSON.parse(JSON.stringify(extraction)) as FileExtraction;
+}
+
+/** Items, classes and imports copied per piece between two hands of the event loop back (detachedPaced). */
+const DETACH_PIECE = 256;
+
+/** detached(), a piece of each list at a time with `pause` between: the same copy. */
+async function detachedPaced(extraction: FileExtraction, pause: () => Promise<void>): Promise<FileExtraction> {
+  const copy = async <T>(list: readonly T[]): Promise<T[]> => {
+    const out: T[] = [];
+    for (let i = 0; i < list.length; i += DETACH_PIECE) {
+      await pause();
+      out.push(...(JSON.parse(JSON.stringify(list.slice(i, i + DETACH_PIECE))) as T[]));
+    }
+    return out;
+  };
+  // The lists' places among the keys are kept: a saved index writes them in this order.
+  const out = detached({ ...extraction, items: [], classes: [], imports: [] });
+  out.items = await copy(extraction.items);
+  out.classes = await copy(extraction.classes);
+  out.imports = await copy(extraction.imports);
+  return out;
 }
 
 function parseWithin(parser: Parser, text: string, deadline: number, failure: { error?: string }): ReturnType<Parser['parse']> {

@@ -80,7 +80,10 @@ export async function saveIndex(indexFolder: string, index: StoredIndex): Promis
   }
   parts.push('}}');
   let total = 0;
-  for (const part of parts) total += Buffer.byteLength(part, 'utf8');
+  for (const part of parts) {
+    await pause();
+    total += Buffer.byteLength(part, 'utf8');
+  }
   const payload = Buffer.allocUnsafe(total);
   const checksum = createHash('sha256');
   let at = 0;

@@ -3,7 +3,7 @@
 // in a few milliseconds, where a JavaScript loop takes 10-15 ms on 2 cores (scripts/benchDense.ts).
 // The caller multiplies the integer sums by the rows' and the query's scales (retrieve/dense/int8Rows).
 // The graph is tiny and written here as ONNX protobuf bytes, so nothing ships in models/.
-import { loadOrt, NO_SPINNING, type OrtModule, type OrtSession } from './onnxSession';
+import { loadOrt, NO_SPINNING, oneSessionPerTurn, type OrtModule, type OrtSession } from './onnxSession';
 
 /** Integer dot products of the rows of a row-major [rows, dim] int8 matrix with an int8 query of length dim. */
 export interface RowScorer {
@@ -70,9 +70,11 @@ class OnnxRowScorer implements RowScorer {
 /** The ONNX row scorer; rejects when onnxruntime-node cannot load or run the graph. */
 export async function onnxRowScorer(): Promise<RowScorer> {
   const ort = await loadOrt();
-  const session = await ort.InferenceSession.create(matVecModel(), {
-    graphOptimizationLevel: 'all',
-    extra: NO_SPINNING,
-  });
+  const session = await oneSessionPerTurn(() =>
+    ort.InferenceSession.create(matVecModel(), {
+      graphOptimizationLevel: 'all',
+      extra: NO_SPINNING,
+    }),
+  );
   return new OnnxRowScorer(ort, session);
 }

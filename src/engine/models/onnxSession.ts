@@ -3,6 +3,7 @@
 // still starts and gets a clear error when a model is first needed.
 
 import { stat } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type * as Ort from 'onnxruntime-node';
 import {
   fallbackPlacement,
@@ -131,12 +132,35 @@ export async function openPlacedSession(
 }
 
 function createSession(ort: OrtModule, file: string, opts: SessionOptions, provider: ExecutionProvider): Promise<OrtSession> {
-  return ort.InferenceSession.create(file, {
-    graphOptimizationLevel: 'all',
-    executionProviders: [provider],
-    ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
-    extra: NO_SPINNING,
+  return oneSessionPerTurn(() =>
+    ort.InferenceSession.create(file, {
+      graphOptimizationLevel: 'all',
+      executionProviders: [provider],
+      ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
+      extra: NO_SPINNING,
+    }),
+  );
+}
+
+/** The session creation last queued (oneSessionPerTurn), settled or not. */
+let creating: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `create` (an InferenceSession.create) after every creation queued before it has settled,
+ * in a turn of the event loop of its own. onnxruntime-node reads, optimises and prepares a model
+ * synchronously inside one setImmediate callback, and the callbacks of sessions asked for at once
+ * (the probing LM, the query encoder's two sessions and the reranker at server start) ran in the
+ * same turn: the server's event loop stood still 210-360 ms on a busy 2-core machine. One at a
+ * time, its longest turn is the longest single load (the shipped LM's: 45-80 ms on an idle
+ * machine, up to about 200 ms on a busy one).
+ */
+export function oneSessionPerTurn<T>(create: () => Promise<T>): Promise<T> {
+  const run = creating.then(async () => {
+    await nextTurn();
+    return create();
   });
+  creating = run.catch(() => undefined);
+  return run;
 }
 
 function firstLine(e: unknown): string {

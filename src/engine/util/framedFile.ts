@@ -91,7 +91,8 @@ export async function sweepStaleTemps(folder: string, minAgeMs = STALE_TEMP_MS, 
  */
 export async function writeFileAtomic(
   path: string,
-  data: string | Uint8Array,
+  /** The contents, or its parts in order (written one after the other, never joined in memory). */
+  data: string | Uint8Array | readonly Uint8Array[],
   io: { writeFile?: (handle: fs.FileHandle, data: string | Uint8Array) => Promise<void> } = {},
 ): Promise<void> {
   const tmp = tempPathFor(path);
@@ -101,7 +102,9 @@ export async function writeFileAtomic(
     const handle = await fs.open(tmp, 'w');
     created = true;
     try {
-      await (io.writeFile ? io.writeFile(handle, data) : handle.writeFile(data));
+      // Each writeFile goes on from where the last one ended.
+      for (const part of typeof data === 'string' || data instanceof Uint8Array ? [data] : data)
+        await (io.writeFile ? io.writeFile(handle, part) : handle.writeFile(part));
       await handle.sync();
     } finally {
       await handle.close();
@@ -130,7 +133,16 @@ function sha256(data: Uint8Array): string {
  */
 export async function writeFramedFile(path: string, header: object, payload: Buffer, checksum?: string): Promise<void> {
   const full = { ...header, bytes: payload.length, sha256: checksum ?? sha256(payload) };
-  await writeFileAtomic(path, Buffer.concat([Buffer.from(JSON.stringify(full) + '\n', 'utf8'), payload]));
+  // Written after the header, not copied behind it: a copy of a large payload held the event loop.
+  await writeFramedLine(path, JSON.stringify(full), [payload]);
+}
+
+/**
+ * Write a framed file whose header line the caller has written itself (`headerJson`: the JSON of
+ * the header with its `bytes` and `sha256` fields), followed by the payload's `parts`.
+ */
+export async function writeFramedLine(path: string, headerJson: string, parts: readonly Uint8Array[]): Promise<void> {
+  await writeFileAtomic(path, [Buffer.from(headerJson + '\n', 'utf8'), ...parts]);
 }
 
 export type FramedRead<H> =

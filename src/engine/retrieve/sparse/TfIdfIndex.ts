@@ -23,10 +23,15 @@ export interface TfIdfHit<T> {
   score: number;
 }
 
+/** Postings (and documents) a paced refresh builds between two hands of the event loop back. */
+const STEP_POSTINGS = 200_000;
+
 export class TfIdfIndex<T> {
   private readonly termIds = new Map<string, number>();
   private readonly groups = new Map<string, Group<T>>();
   private dirty = true;
+  /** Counts the changes of groups, so that a paced rebuild knows whether what it read is still current. */
+  private version = 0;
   // Compressed postings, valid when !dirty.
   private docs: T[] = [];
   private docGroup: Int32Array = new Int32Array(0);
@@ -45,15 +50,18 @@ export class TfIdfIndex<T> {
   /** Replace the documents of one group (a file); an empty list removes the group. */
   setGroup(key: string, docs: readonly T[]): void {
     if (docs.length === 0) {
-      if (this.groups.delete(key)) this.dirty = true;
+      this.removeGroup(key);
       return;
     }
     this.groups.set(key, this.vectorize(docs));
     this.dirty = true;
+    this.version++;
   }
 
   removeGroup(key: string): void {
-    if (this.groups.delete(key)) this.dirty = true;
+    if (!this.groups.delete(key)) return;
+    this.dirty = true;
+    this.version++;
   }
 
   get size(): number {
@@ -90,6 +98,25 @@ export class TfIdfIndex<T> {
   /** Rebuild postings, idf and normalised weights from the cached term vectors (O(postings)). */
   refresh(): void {
     if (!this.dirty) return;
+    const steps = this.rebuild();
+    while (!steps.next().done);
+  }
+
+  /**
+   * refresh() handing the event loop back (`pause`, awaited between steps of about STEP_POSTINGS
+   * postings): on 71,067 items (nova and mypy together) one go held the server about 120 ms on a
+   * busy 2-core machine. The postings are those refresh() builds; documents changed meanwhile leave
+   * the index dirty for the next refresh.
+   */
+  async refreshPaced(pause: () => Promise<void>): Promise<void> {
+    if (!this.dirty) return;
+    const steps = this.rebuild();
+    while (!steps.next().done) await pause();
+  }
+
+  /** The rebuild of refresh(), yielding between steps; it commits only if no group changed meanwhile. */
+  private *rebuild(): Generator<void, void, void> {
+    const version = this.version;
     const termCount = this.termIds.size;
     const df = new Int32Array(termCount);
     const docs: T[] = [];
@@ -97,6 +124,7 @@ export class TfIdfIndex<T> {
     const docOf: Array<[Group<T>, number]> = [];
     const docGroup: number[] = [];
     const groupIds = new Map<string, number>();
+    let work = 0;
     // Sorted keys: document numbering (and so tie order) does not depend on update history.
     for (const key of [...this.groups.keys()].sort()) {
       const g = this.groups.get(key)!;
@@ -108,6 +136,11 @@ export class TfIdfIndex<T> {
         docGroup.push(gid);
       }
       for (let k = 0; k < g.terms.length; k++) df[g.terms[k]!]!++;
+      work += g.terms.length + g.docs.length;
+      if (work >= STEP_POSTINGS) {
+        work = 0;
+        yield;
+      }
     }
     const n = docs.length;
     const idf = new Float32Array(termCount);
@@ -116,10 +149,12 @@ export class TfIdfIndex<T> {
       idf[t] = Math.log((1 + n) / (1 + df[t]!)) + 1;
       start[t + 1] = start[t]! + df[t]!;
     }
+    yield;
     const total = start[termCount]!;
     const postingDoc = new Int32Array(total);
     const postingWeight = new Float32Array(total);
     const fill = start.slice(0, termCount);
+    work = 0;
     for (let d = 0; d < n; d++) {
       const [g, i] = docOf[d]!;
       const from = g.start[i]!;
@@ -136,7 +171,14 @@ export class TfIdfIndex<T> {
         postingDoc[at] = d;
         postingWeight[at] = g.counts[k]! * idf[t]! * inv;
       }
+      work += 2 * (to - from);
+      if (work >= STEP_POSTINGS) {
+        work = 0;
+        yield;
+      }
     }
+    // A group set meanwhile (or a refresh() that has already committed): this rebuild is stale.
+    if (version !== this.version || !this.dirty) return;
     this.docs = docs;
     this.docGroup = Int32Array.from(docGroup);
     this.groupIds = groupIds;

@@ -71,8 +71,8 @@ export class SparseRetriever implements Retriever, Disposable {
         items.filter((i) => !isFunction(i)),
       );
     }
-    this.functions.refresh();
-    this.variables.refresh();
+    await this.functions.refreshPaced(pause);
+    await this.variables.refreshPaced(pause);
   }
 
   async retrieve(request: RetrievalRequest, signal: AbortSignal): Promise<PathResult> {

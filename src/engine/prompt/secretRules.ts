@@ -259,7 +259,7 @@ const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key
 /** The same for a name in another language. */
 const SAYS_SECRET_INTL = String.raw`(?=[^"'\n=:,()]{0,64}?(?:${INTL_SECRET_ALTERNATION}))`;
 /** Whether a text holds a credential word of another language: the rules for names and prose in other languages run only then. */
-const INTL_WORD = new RegExp(INTL_SECRET_ALTERNATION, 'iu');
+const INTL_WORD = new RegExp(INTL_SECRET_WORD, 'iu');
 
 /** Replace a quoted value's inside, keeping its quotes. */
 function literal(quoteOf: string, before: string): string {
@@ -956,6 +956,8 @@ const RULES: readonly Rule[] = [
   {
     // Build scripts and config DSLs set a value without `=`: Gradle's `keyPassword 'x'`, `storePassword "x"`.
     name: 'spaced setting',
+    // A setting's name ends in the word for the secret, right before its literal (`keyPassword '...'`).
+    when: /(?:pass(?:word|wd)?|secret|token|key)[ \t]+[rRbBuUfF]{0,2}["']/i,
     pattern: new RegExp(String.raw`(^[ \t]*|[{;][ \t]*|(?<=["'])[ \t]+)${SAYS_SECRET}(${NAME})([ \t]+)${LIT}`, 'gim'),
     replace: (m) => {
       const name = m[2] ?? '';
@@ -1169,7 +1171,7 @@ const RULES: readonly Rule[] = [
     // opens an OpenSSH key (`b3BlbnNzaC1rZXktdjE`, "openssh-key-v1") or DER (`MII`), or that follows a line naming a private key
     // or secret. Signatures, images and compressed data in base64 stay.
     name: 'key body lines',
-    when: /[A-Za-z0-9+\/]{60}/,
+    when: /^[ \t]*(?:#|\/\/|\*|["'])?[ \t]*[A-Za-z0-9+/]{60}/m,
     pattern: new RegExp(String.raw`(?:^${B64_LINE}\n?)+`, 'gm'),
     replace: (m) => {
       const before = m.input

@@ -197,10 +197,16 @@ export function keepReason(value: string, context: string, role: LiteralRole = '
   return role === 'compared' && enumLike(value) ? 'compared, returned or a key' : undefined;
 }
 
+export interface KeptText {
+  kind: 'literal' | 'comment' | 'docstring';
+  text: string;
+  reason: string;
+}
+
 /** What of `text` (another file's code as a prompt shows it) stays as written: each kept literal with its shape, each documentation line. */
-export function keptText(text: string, lang: Lang): Array<{ kind: 'literal' | 'comment' | 'docstring'; text: string; reason: string }> {
+export function keptText(text: string, lang: Lang): KeptText[] {
   const { literals, comments } = lexLiterals(text, lang);
-  const out: Array<{ kind: 'literal' | 'comment' | 'docstring'; text: string; reason: string }> = [];
+  const out: KeptText[] = [];
   for (const group of groups(text, literals)) {
     const first = group[0]!;
     const last = group[group.length - 1]!;

@@ -203,7 +203,7 @@ export interface KeptText {
   reason: string;
 }
 
-/** What of `text` (another file's code as a prompt shows it) stays as written: each kept literal with its shape, each documentation line. */
+/** What of `text` (another file's code as a prompt shows it) stays as written: each kept literal with its shape, each comment line. */
 export function keptText(text: string, lang: Lang): KeptText[] {
   const { literals, comments } = lexLiterals(text, lang);
   const out: KeptText[] = [];

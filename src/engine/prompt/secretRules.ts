@@ -630,6 +630,24 @@ function enclosingName(text: string, at: number): string {
   return name;
 }
 
+/** A Gradle-style setting's literal, when its name says secret (the rules for both scripts). */
+function spacedSetting(m: RegExpExecArray): string | undefined {
+  const name = m[2] ?? '';
+  // A setting's name, not a word of prose (`pass 'ignore'`, `the token "NUMBER"`).
+  if (!/^[\p{L}_]\w*$/u.test(name) || /^(?:pass|token|secret|key|keys|password)$/i.test(name) || !isSecretName(name)) return undefined;
+  const { value, quote } = litValue(m, 4);
+  if (isPlaceholder(value)) return undefined;
+  return literal(quote, headOf(m, value, quote));
+}
+
+/** A chain of literals given to a secret's name: every piece (the rules for both scripts). */
+function chainedSecret(m: RegExpExecArray): string | undefined {
+  const name = m[1] ?? '';
+  const chain = m[4] ?? '';
+  if (!/^[\p{L}\p{N}_.\- ]+$/u.test(name) || !isSecretName(name) || isPlaceholder(chainValue(chain))) return undefined;
+  return m[0].slice(0, m[0].length - chain.length) + redactChain(chain);
+}
+
 /** The rules, in order; each returns the replacement of its whole match, or undefined to keep it. */
 const RULES: readonly Rule[] = [
   {
@@ -677,12 +695,7 @@ const RULES: readonly Rule[] = [
       String.raw`(?<![\w.-])${SAYS_SECRET}(${NAME})(["']?)(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
       'gi',
     ),
-    replace: (m) => {
-      const name = m[1] ?? '';
-      const chain = m[4] ?? '';
-      if (!/^[\p{L}\p{N}_.\- ]+$/u.test(name) || !isSecretName(name) || isPlaceholder(chainValue(chain))) return undefined;
-      return m[0].slice(0, m[0].length - chain.length) + redactChain(chain);
-    },
+    replace: chainedSecret,
   },
   {
     // A secret's name given a chain of literals (`+`, implicit concatenation, a line continuation) or one literal in parentheses
@@ -694,12 +707,7 @@ const RULES: readonly Rule[] = [
         String.raw`(\s*(?::\s*[\w.[\], |]{1,40}?\s*=(?!=)|=(?!=)|:)\s*)(${LIT_CHAIN})`,
       'giu',
     ),
-    replace: (m) => {
-      const name = m[1] ?? '';
-      const chain = m[4] ?? '';
-      if (!/^[\p{L}\p{N}_.\- ]+$/u.test(name) || !isSecretName(name) || isPlaceholder(chainValue(chain))) return undefined;
-      return m[0].slice(0, m[0].length - chain.length) + redactChain(chain);
-    },
+    replace: chainedSecret,
   },
   {
     // A value in a connection string, SAS URL or .npmrc under a key that holds the credential whatever its shape:
@@ -959,28 +967,14 @@ const RULES: readonly Rule[] = [
     // A setting's name ends in the word for the secret, right before its literal (`keyPassword '...'`).
     when: /(?:pass(?:word|wd)?|secret|token|key)[ \t]+[rRbBuUfF]{0,2}["']/i,
     pattern: new RegExp(String.raw`(^[ \t]*|[{;][ \t]*|(?<=["'])[ \t]+)${SAYS_SECRET}(${NAME})([ \t]+)${LIT}`, 'gim'),
-    replace: (m) => {
-      const name = m[2] ?? '';
-      // A setting's name, not a word of prose (`pass 'ignore'`, `the token "NUMBER"`).
-      if (!/^[\p{L}_]\w*$/u.test(name) || /^(?:pass|token|secret|key|keys|password)$/i.test(name) || !isSecretName(name)) return undefined;
-      const { value, quote } = litValue(m, 4);
-      if (isPlaceholder(value)) return undefined;
-      return literal(quote, headOf(m, value, quote));
-    },
+    replace: spacedSetting,
   },
   {
     // Build scripts and config DSLs set a value without `=`: Gradle's `keyPassword 'x'`, `storePassword "x"`.
     name: 'spaced setting (other languages)',
     intl: true,
     pattern: new RegExp(String.raw`(^[ \t]*|[{;][ \t]*|(?<=["'])[ \t]+)${SAYS_SECRET_INTL}(${NAME_INTL})([ \t]+)${LIT}`, 'gimu'),
-    replace: (m) => {
-      const name = m[2] ?? '';
-      // A setting's name, not a word of prose (`pass 'ignore'`, `the token "NUMBER"`).
-      if (!/^[\p{L}_]\w*$/u.test(name) || /^(?:pass|token|secret|key|keys|password)$/i.test(name) || !isSecretName(name)) return undefined;
-      const { value, quote } = litValue(m, 4);
-      if (isPlaceholder(value)) return undefined;
-      return literal(quote, headOf(m, value, quote));
-    },
+    replace: spacedSetting,
   },
   {
     // XML text (Maven settings, Spring config) in a literal or a comment: `<password>...</password>`.

@@ -12,11 +12,9 @@
 // cases) that arrived as written, with those that did not (masked as string values of another file).
 import { parseArgs } from 'node:util';
 import { loadParsers } from '../src/engine/kb/parsers';
-import { grammarsDir, tempDir } from '../test/helpers/paths';
+import { grammarsDir } from '../test/helpers/paths';
 import { loadSecretCorpusV2 } from '../test/helpers/secretCorpus';
-import { startOllamaTestServer } from '../test/helpers/ollamaServer';
-import { writeTree } from '../test/faults/helpers';
-import { leakedSecrets, measureOtherFiles, otherFileCases, otherFileTree, type OtherFileConfig } from '../test/helpers/otherFileRepo';
+import { leakedSecrets, measureOtherFiles, otherFileFixture, type OtherFileConfig } from '../test/helpers/otherFileRepo';
 
 const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
 
@@ -28,13 +26,7 @@ async function main(): Promise<void> {
   const parsers = await loadParsers(grammarsDir);
   for (const part of parts) {
     const cases = loadSecretCorpusV2(part, round);
-    const placed = otherFileCases(cases, parsers);
-    const repo = tempDir('coderag-otherfiles-');
-    writeTree(repo.path, otherFileTree(placed));
-    const server = await startOllamaTestServer(
-      (prompt) => Promise.resolve({ text: prompt.includes('<answer>') || /\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'label' }),
-      { models: [MODELS.completion, MODELS.reranker] },
-    );
+    const { placed, root, server, close } = await otherFileFixture(cases, parsers, MODELS);
     try {
       const placements: Record<string, number> = {};
       for (const p of placed) placements[`${p.c.lang} ${p.placement}`] = (placements[`${p.c.lang} ${p.placement}`] ?? 0) + 1;
@@ -42,7 +34,7 @@ async function main(): Promise<void> {
       console.log(`## ${round} ${part}: ${cases.length} cases (${JSON.stringify(placements)}), ${secrets} credential values`);
       for (const config of ['line+body', 'llm+union', 'self'] as OtherFileConfig[]) {
         const t0 = performance.now();
-        const m = await measureOtherFiles(repo.path, placed, server, MODELS, config);
+        const m = await measureOtherFiles(root, placed, server, MODELS, config);
         const leaked = leakedSecrets(m.sent, placed);
         const canary = m.runs.filter((r) => r.canary).length;
         const inCompletion = m.runs.filter((r) => r.canaryInCompletion).length;
@@ -81,8 +73,7 @@ async function main(): Promise<void> {
           console.log(`  | ${form} | ${r.cases} | ${r.secrets} | ${r.leaked} | ${r.notRetrieved} |`);
       }
     } finally {
-      await server.close();
-      repo.cleanup();
+      await close();
     }
   }
 }

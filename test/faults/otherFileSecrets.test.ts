@@ -8,50 +8,28 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { grammarsDir, tempDir } from '../helpers/paths';
-import { startOllamaTestServer, type OllamaTestServer } from '../helpers/ollamaServer';
-import { writeTree } from './helpers';
+import { grammarsDir } from '../helpers/paths';
 import { loadSecretCorpusV2 } from '../helpers/secretCorpus';
 import { loadParsers } from '../../src/engine/kb/parsers';
-import {
-  leakedSecrets,
-  measureOtherFiles,
-  otherFileCases,
-  otherFileTree,
-  type CaseRun,
-  type OtherFileCase,
-} from '../helpers/otherFileRepo';
+import { leakedSecrets, measureOtherFiles, notRetrieved, otherFileFixture, type OtherFileFixture } from '../helpers/otherFileRepo';
 
 const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
 /** Cases whose file retrieval may leave out (a share, not a list: which ones depends on ranking ties). */
 const MAX_NOT_RETRIEVED = 0.1;
 
-function notRetrieved(runs: readonly CaseRun[]): string[] {
-  return runs.filter((r) => !r.canary).map((r) => `${r.mode}:${r.p.c.id}`);
-}
-
 void describe('credentials in files only retrieval reads (v2 dev corpus)', () => {
-  let server: OllamaTestServer;
-  let repo: { path: string; cleanup: () => void };
-  let placed: OtherFileCase[];
+  let fx: OtherFileFixture;
 
   before(async () => {
-    placed = otherFileCases(loadSecretCorpusV2('dev'), await loadParsers(grammarsDir));
-    repo = tempDir('coderag-otherfiles-');
-    writeTree(repo.path, otherFileTree(placed));
-    server = await startOllamaTestServer(
-      (prompt) => Promise.resolve({ text: prompt.includes('<answer>') || /\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'label' }),
-      { models: [MODELS.completion, MODELS.reranker] },
-    );
+    fx = await otherFileFixture(loadSecretCorpusV2('dev'), await loadParsers(grammarsDir), MODELS);
   });
 
   after(async () => {
-    await server?.close();
-    repo?.cleanup();
+    await fx?.close();
   });
 
   void test("line and body mode: no credential of another file reaches the model server; each case file's canary does", async (t) => {
-    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'line+body');
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
     assert.ok(
       m.runs.every((r) => r.requests > 0),
       'every completion asked the model',
@@ -61,7 +39,7 @@ void describe('credentials in files only retrieval reads (v2 dev corpus)', () =>
       body.every((r) => r.requests >= 2),
       `body mode sends a sketch and a body: ${body.map((r) => r.requests).join(',')}`,
     );
-    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
     const missing = notRetrieved(m.runs);
     t.diagnostic(
       `${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}; canary in a completion request: ${m.runs.filter((r) => r.canaryInCompletion).length}/${m.runs.length}`,
@@ -73,12 +51,12 @@ void describe('credentials in files only retrieval reads (v2 dev corpus)', () =>
   });
 
   void test("the LLM reranker and ProCC's union of similar code: no credential of another file reaches the model server", async (t) => {
-    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'llm+union');
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'llm+union');
     assert.ok(
       m.requests.some((q) => q.path === '/api/chat'),
       'the LLM reranker was asked',
     );
-    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
     const missing = notRetrieved(m.runs);
     t.diagnostic(
       `${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}; canary in a completion request: ${m.runs.filter((r) => r.canaryInCompletion).length}/${m.runs.length}`,

@@ -7,28 +7,16 @@
 // on) to the recall it scored then, so that a change that loses ground on it fails.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { grammarsDir, tempDir } from '../helpers/paths';
-import { startOllamaTestServer, type OllamaTestServer } from '../helpers/ollamaServer';
-import { writeTree } from './helpers';
+import { grammarsDir } from '../helpers/paths';
+import { startOllamaTestServer } from '../helpers/ollamaServer';
 import { loadSecretCorpusV2, scoreV2ThroughBoundary } from '../helpers/secretCorpus';
 import { redactSecrets } from '../../src/engine/prompt/redact';
 import { loadParsers } from '../../src/engine/kb/parsers';
-import {
-  leakedSecrets,
-  measureOtherFiles,
-  otherFileCases,
-  otherFileTree,
-  type CaseRun,
-  type OtherFileCase,
-} from '../helpers/otherFileRepo';
+import { leakedSecrets, measureOtherFiles, notRetrieved, otherFileFixture, type OtherFileFixture } from '../helpers/otherFileRepo';
 
 const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
 /** Completions whose case file retrieval may leave out (a share: which ones depends on ranking ties). */
 const MAX_NOT_RETRIEVED = 0.1;
-
-function notRetrieved(runs: readonly CaseRun[]): string[] {
-  return runs.filter((r) => !r.canary).map((r) => `${r.mode}:${r.p.c.id}`);
-}
 
 void test('the file being completed (v3 dev): no credential reaches the capturing server through the boundary; canaries and look-alikes arrive', async () => {
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
@@ -45,50 +33,41 @@ void test('the file being completed (v3 dev): no credential reaches the capturin
 });
 
 void describe('the v3 dev corpus through the language server', () => {
-  let server: OllamaTestServer;
-  let repo: { path: string; cleanup: () => void };
-  let placed: OtherFileCase[];
+  let fx: OtherFileFixture;
 
   before(async () => {
-    placed = otherFileCases(loadSecretCorpusV2('dev', 'v3'), await loadParsers(grammarsDir));
-    repo = tempDir('coderag-v3-');
-    writeTree(repo.path, otherFileTree(placed));
-    server = await startOllamaTestServer(
-      (prompt) => Promise.resolve({ text: prompt.includes('<answer>') || /\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'label' }),
-      { models: [MODELS.completion, MODELS.reranker] },
-    );
+    fx = await otherFileFixture(loadSecretCorpusV2('dev', 'v3'), await loadParsers(grammarsDir), MODELS);
   });
 
   after(async () => {
-    await server?.close();
-    repo?.cleanup();
+    await fx?.close();
   });
 
   void test("as other files, line and body mode: no credential reaches the model server; each case file's canary does", async (t) => {
-    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'line+body');
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
     assert.ok(
       m.runs.every((r) => r.requests > 0),
       'every completion asked the model',
     );
-    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
     const missing = notRetrieved(m.runs);
     t.diagnostic(`${m.requests.length} requests; case files not retrieved: ${missing.length}/${m.runs.length} ${missing.join(' ')}`);
     assert.ok(missing.length <= MAX_NOT_RETRIEVED * m.runs.length, `case files not retrieved: ${missing.join(', ')}`);
   });
 
   void test("as other files, the LLM reranker and ProCC's union of similar code: no credential reaches the model server", async () => {
-    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'llm+union');
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'llm+union');
     assert.ok(
       m.requests.some((q) => q.path === '/api/chat'),
       'the LLM reranker was asked',
     );
-    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
     const missing = notRetrieved(m.runs);
     assert.ok(missing.length <= MAX_NOT_RETRIEVED * m.runs.length, `case files not retrieved: ${missing.join(', ')}`);
   });
 
   void test('as the file being edited, at its end and in an empty function (body sketch), with the LLM reranker: no credential reaches the model server', async () => {
-    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'self');
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'self');
     assert.ok(
       m.requests.some((q) => q.path === '/api/chat'),
       'the LLM reranker was asked',
@@ -98,7 +77,7 @@ void describe('the v3 dev corpus through the language server', () => {
       body.filter((r) => r.requests >= 2).length >= 0.9 * body.length,
       `body mode sends a sketch and a body: ${body.map((r) => r.requests).join(',')}`,
     );
-    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of the edited file sent to the model');
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of the edited file sent to the model');
     assert.deepEqual(
       m.runs.filter((r) => !r.canary).map((r) => `${r.mode}:${r.p.c.id}`),
       [],
@@ -124,16 +103,12 @@ void test('the held-out part (v3): in the file being completed at least 83% of c
 });
 
 void test('the held-out part (v3) as other files, line and body mode: no credential reaches the model server', async () => {
-  const placed = otherFileCases(loadSecretCorpusV2('heldout', 'v3'), await loadParsers(grammarsDir));
-  const repo = tempDir('coderag-v3h-');
-  writeTree(repo.path, otherFileTree(placed));
-  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'label' }), { models: [MODELS.completion, MODELS.reranker] });
+  const fx = await otherFileFixture(loadSecretCorpusV2('heldout', 'v3'), await loadParsers(grammarsDir), MODELS);
   try {
-    const m = await measureOtherFiles(repo.path, placed, server, MODELS, 'line+body');
-    assert.deepEqual(leakedSecrets(m.sent, placed), [], 'credentials of other files sent to the model');
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
     assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
   } finally {
-    await server.close();
-    repo.cleanup();
+    await fx.close();
   }
 });

@@ -9,7 +9,9 @@ import type { Node, Parser } from 'web-tree-sitter';
 import type { Parsers } from '../../src/engine/kb/parsers';
 import type { CorpusV2Case } from './secretCorpus';
 import { startLsp, type LspSession } from '../server/lspHarness';
-import type { OllamaTestServer } from './ollamaServer';
+import { startOllamaTestServer, type OllamaTestServer } from './ollamaServer';
+import { tempDir } from './paths';
+import { writeTree } from '../faults/helpers';
 
 /** Endings tried, in order, so that a case that ends inside a literal or a bracket parses (the first that gives no syntax error). */
 const PY_ENDINGS = ['', '"', "'", '")', "')", '"\n)', '"""', "'''", ')', '"})', '"]'];
@@ -364,4 +366,40 @@ export async function measureOtherFiles(
   } finally {
     await lsp.close();
   }
+}
+
+/** A repository of `cases` placed as other files, and a capturing server that answers completions and the LLM reranker. */
+export interface OtherFileFixture {
+  placed: OtherFileCase[];
+  root: string;
+  server: OllamaTestServer;
+  close: () => Promise<void>;
+}
+
+export async function otherFileFixture(
+  cases: readonly CorpusV2Case[],
+  parsers: Parsers,
+  models: { completion: string; reranker: string },
+): Promise<OtherFileFixture> {
+  const placed = otherFileCases(cases, parsers);
+  const repo = tempDir('coderag-otherfiles-');
+  writeTree(repo.path, otherFileTree(placed));
+  const server = await startOllamaTestServer(
+    (prompt) => Promise.resolve({ text: prompt.includes('<answer>') || /\[A\]/.test(prompt) ? '<answer>[A]</answer>' : 'label' }),
+    { models: [models.completion, models.reranker] },
+  );
+  return {
+    placed,
+    root: repo.path,
+    server,
+    close: async () => {
+      await server.close();
+      repo.cleanup();
+    },
+  };
+}
+
+/** The completions whose case file no request held (`mode:id`): retrieval left it out. */
+export function notRetrieved(runs: readonly CaseRun[]): string[] {
+  return runs.filter((r) => !r.canary).map((r) => `${r.mode}:${r.p.c.id}`);
 }

@@ -13,6 +13,12 @@
 // credential pairs, constant-key calls, PEM body lines without header, prose, unterminated literals
 // at the cursor (v2 context rules alone 70.5%), and token shapes (hex, UUID, base64) in an auth
 // context (19.7% alone; without it the own rules reach 90.2%, with it 100%).
+// Third round (test/fixtures/secrets-v3, written without sight of these rules; BENCHMARKS "Trust round:
+// forms nobody listed"): names and prose in other languages (secretWords.ts), token formats as data
+// (tokenFormats.ts), and structure: the argument in a DSN's password slot, ODBC braces, escaped JSON,
+// build-script settings, annotation defaults, password and key arguments of known calls, encoded
+// user:password pairs, cookies and key-named headers, test rows, suppliers, joins and builders, key
+// material lines and wrapped JWTs. Dev 46.8% -> 100%; its held-out part, scored once, 83%.
 
 import { INTL_SECRET_ALTERNATION, INTL_SECRET_WORD, saysSecretIntl } from './secretWords';
 import { TOKEN_FORMATS } from './tokenFormats';
@@ -611,9 +617,6 @@ function statedCredential(value: string): boolean {
     return /\d/.test(value) && !/^[\w-]+(?:\.[a-z]{2,})+$/.test(value) && /[A-Z]/.test(value) && /[a-z]/.test(value);
   return /[0-9!@#$%^&*+=~_-]/.test(value);
 }
-
-/** The value a comment in another language states after its word for the secret: printable ASCII with a digit or a symbol. */
-const STATED_ASCII = String.raw`([A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*[0-9!@#$%^&*+=~_\-][A-Za-z0-9!@#$%^&*+=~?_\-./\\|{}\[\]<>]*)`;
 
 /** The name a value at `at` is bound to, in any script: `NAME = `, `NAME: str = `, `Supplier<String> NAME = `. */
 function boundName(text: string, at: number): string {

@@ -8,9 +8,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StatusParams } from '../../src/protocol/protocol';
 import { MAX_INDEX_ITEMS } from '../../src/engine/kb/extract';
-import type { FileExtraction, KbItem } from '../../src/engine/kb/types';
-import { DenseRetriever, type DenseEncoder, type DenseSource } from '../../src/engine/retrieve/dense/denseRetrieve';
-import { Emitter } from '../../src/engine/util/disposable';
 import { tempDir } from '../helpers/paths';
 import { startOllamaTestServer } from '../helpers/ollamaServer';
 import { startLsp, type LspSession } from '../server/lspHarness';
@@ -179,60 +176,4 @@ void test('server: a file that becomes minified leaves the index at its watched-
     await lsp.close();
     dir.cleanup();
   }
-});
-
-/** A knowledge base of `files` files of `perFile` small functions each (what the dense path reads of one). */
-function manyItemsSource(files: number, perFile: number): DenseSource {
-  const extractions = new Map<string, FileExtraction>();
-  for (let f = 0; f < files; f++) {
-    const path = `pkg/m${f}.py`;
-    const items: KbItem[] = [];
-    for (let i = 0; i < perFile; i++)
-      items.push({
-        id: `${path}#function:f${i}`,
-        path,
-        lang: 'python',
-        kind: 'function',
-        name: `f${i}`,
-        qualifiedName: `f${i}`,
-        signature: `def f${i}(x)`,
-        docstring: '',
-        range: { startLine: 2 * i, endLine: 2 * i + 1 },
-        text: `# ${path}\ndef f${i}(x):\n    return x + ${f * perFile + i}\n`,
-      } as KbItem);
-    extractions.set(path, { path, lang: 'python', items, classes: [], imports: [], hasSyntaxErrors: false });
-  }
-  const changed = new Emitter<{ changed: string[]; removed: string[] }>();
-  return { paths: () => [...extractions.keys()].sort(), file: (p) => extractions.get(p), onDidChange: changed.event };
-}
-
-void test('dense path: building the vector matrices of 250,000 items hands the event loop back (no turn of it waits 150 ms)', async () => {
-  const dim = 256;
-  let lastEmbed = Infinity;
-  const encoder: DenseEncoder = {
-    name: 'instant',
-    dim,
-    embed: (texts) => {
-      lastEmbed = performance.now();
-      return Promise.resolve(texts.map((_, j) => Float32Array.from({ length: dim }, (__, d) => (d === j % dim ? 1 : 0.01))));
-    },
-  };
-  const dense = new DenseRetriever(manyItemsSource(2500, 100), encoder, { rowScorer: null, chunkSize: 4096 });
-  // A timer every 5 ms, as a request would wait: the longest gap after the last embedding is the longest block of the build.
-  let last = performance.now();
-  let longest = 0;
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    if (last > lastEmbed) longest = Math.max(longest, now - last);
-    last = now;
-  }, 5);
-  try {
-    await dense.prepare(new AbortController().signal);
-    longest = Math.max(longest, performance.now() - Math.max(last, lastEmbed));
-  } finally {
-    clearInterval(ticker);
-  }
-  assert.equal(dense.size, 250_000);
-  assert.ok(longest < 150, `the longest wait after the last embedding: ${longest.toFixed(0)} ms`);
-  dense.dispose();
 });

@@ -18,18 +18,25 @@ import { Emitter } from '../../src/engine/util/disposable';
 import { repoRoot, tempDir } from '../helpers/paths';
 import { writeTree } from './helpers';
 
-/** The longest gap between ticks of a `everyMs` timer while `work` runs (a turn of the event loop that long held every request). */
-async function longestTurn<T>(work: () => Promise<T>, everyMs = 5): Promise<{ result: T; longestMs: number }> {
+/**
+ * The longest gap between ticks of a `everyMs` timer while `work` runs (a turn of the event loop that long held every request),
+ * counting only the gaps that begin after `from()` (the last embedding, when the build's own work starts).
+ */
+async function longestTurn<T>(
+  work: () => Promise<T>,
+  everyMs = 5,
+  from: () => number = () => 0,
+): Promise<{ result: T; longestMs: number }> {
   let last = performance.now();
   let longest = 0;
   const ticker = setInterval(() => {
     const now = performance.now();
-    longest = Math.max(longest, now - last);
+    if (last > from()) longest = Math.max(longest, now - last);
     last = now;
   }, everyMs);
   try {
     const result = await work();
-    longest = Math.max(longest, performance.now() - last);
+    longest = Math.max(longest, performance.now() - Math.max(last, from()));
     return { result, longestMs: longest };
   } finally {
     clearInterval(ticker);
@@ -125,7 +132,7 @@ void test('extraction: the walk of a large module (one class of 8,000 methods) h
   assert.ok(longestMs < 150, `the longest turn of the event loop while extracting: ${longestMs.toFixed(0)} ms`);
 });
 
-void test('dense path: saving the vectors of 250,000 items hands the event loop back (no turn of it waits 150 ms after the last embedding)', async () => {
+void test('dense path: building and saving the vectors of 250,000 items hands the event loop back (no turn of it waits 150 ms after the last embedding)', async () => {
   const dir = tempDir();
   try {
     const dim = 256;
@@ -139,25 +146,18 @@ void test('dense path: saving the vectors of 250,000 items hands the event loop 
       },
     };
     const dense = new DenseRetriever(manyItemsSource(2500, 100), encoder, { rowScorer: null, chunkSize: 4096, indexFolder: dir.path });
-    let last = performance.now();
-    let longest = 0;
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      if (last > lastEmbed) longest = Math.max(longest, now - last);
-      last = now;
-    }, 5);
-    try {
-      await dense.prepare(new AbortController().signal);
-      longest = Math.max(longest, performance.now() - Math.max(last, lastEmbed));
-    } finally {
-      clearInterval(ticker);
-    }
+    const { longestMs } = await longestTurn(
+      () => dense.prepare(new AbortController().signal),
+      5,
+      () => lastEmbed,
+    );
+    assert.equal(dense.size, 250_000);
     const path = dense.storePath!;
     assert.ok(existsSync(path));
     const saved = await loadVectors(path, { encoder: 'instant', dim });
     assert.equal(saved.status, 'ok', JSON.stringify(saved.status === 'invalid' ? saved.reason : saved.status));
     if (saved.status === 'ok') assert.equal(saved.stored.rows.length, 250_000);
-    assert.ok(longest < 150, `the longest wait after the last embedding: ${longest.toFixed(0)} ms`);
+    assert.ok(longestMs < 150, `the longest wait after the last embedding: ${longestMs.toFixed(0)} ms`);
     dense.dispose();
   } finally {
     dir.cleanup();

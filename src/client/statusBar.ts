@@ -122,6 +122,19 @@ function folderName(uri: string): string {
   }
 }
 
+/** Files each folder leaves out of the index, the first few with why, so a user learns why a file is never used. */
+const SKIPPED_SHOWN = 3;
+function skippedLines(folders: readonly FolderIndexSummary[]): string[] {
+  return folders.flatMap((f) => {
+    const count = f.skippedCount ?? f.skipped?.length ?? 0;
+    if (count === 0 || !f.skipped) return [];
+    const name = decodeURIComponent(f.uri.replace(/\/+$/, '').split('/').pop() ?? f.uri);
+    const shown = f.skipped.slice(0, SKIPPED_SHOWN).map((s) => `\`${s.path}\` (${s.detail})`);
+    const more = count > shown.length ? `, and ${count - shown.length} more` : '';
+    return [`Not indexed in ${name}: ${count} file${count === 1 ? '' : 's'}: ${shown.join(', ')}${more}`];
+  });
+}
+
 /**
  * The tooltip's line for one background build over the folders, e.g. `Dense retrieval: ready
  * (3,200 items)`; each folder named when there are several; undefined when no folder was opened.
@@ -197,6 +210,7 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
     (f) => f.similar && buildWords(f.similar, f.similar.windows, 'code windows'),
   );
   for (const line of [dense, similar]) if (line) lines.push(line);
+  for (const line of skippedLines(status.folders)) lines.push(line);
   const o = status.stats.overheadMs;
   if (o)
     lines.push(

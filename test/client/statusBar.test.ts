@@ -186,3 +186,24 @@ void test('the tooltip says whether dense retrieval and similar code are ready, 
   // A status without the builds (no folder opened yet) has no such lines.
   assert.doesNotMatch(statusBarView(status(), true).tooltip, /Dense retrieval|Similar code/);
 });
+
+void test('the tooltip names the files a folder leaves out of the index and why (the first three, then how many more)', () => {
+  const skipped = [
+    {
+      path: 'static/app.min.js.py',
+      reason: 'longLines',
+      detail: 'lines too long: a line of 200,000 characters (minified or generated code)',
+    },
+    { path: 'gen/defs.py', reason: 'tooManyTokens', detail: 'too much code: more than 1,000,000 tokens' },
+    { path: 'gen/many.py', reason: 'tooManyItems', detail: 'too many items: more than 10,000 items' },
+    { path: 'data/blob.py', reason: 'tooLarge', detail: 'over the size limit' },
+  ];
+  const view = statusBarView(
+    status({ folders: [{ uri: 'file:///home/u/shop', state: 'ready', items: 120, skipped, skippedCount: 6 }] }),
+    true,
+  );
+  assert.match(view.tooltip, /Not indexed in shop: 6 files: `static\/app\.min\.js\.py` \(lines too long: a line of 200,000 characters/);
+  assert.match(view.tooltip, /`gen\/many\.py` \(too many items: more than 10,000 items\), and 3 more/);
+  assert.doesNotMatch(view.tooltip, /blob\.py/);
+  assert.doesNotMatch(statusBarView(status(), true).tooltip, /Not indexed/);
+});

@@ -17,7 +17,11 @@ export interface Recovered {
   extraTrees: Tree[];
 }
 
-export function recoverTopLevel(parse: ParseFn, tree: Tree, source: string): Recovered {
+/**
+ * The rounds of recovery, one loop for both parses: each yields the text to parse next and is
+ * given back its tree (null: cancelled); returns what was recovered.
+ */
+function* rounds(tree: Tree, source: string): Generator<string, Recovered, Tree | null> {
   let current = tree;
   let text = source;
   const extraTrees: Tree[] = [];
@@ -25,7 +29,7 @@ export function recoverTopLevel(parse: ParseFn, tree: Tree, source: string): Rec
     const blanked = nextRound(current, text);
     if (blanked === undefined) break;
     text = blanked;
-    const next = parse(text);
+    const next = yield text;
     if (!next) break;
     extraTrees.push(next);
     current = next;
@@ -33,21 +37,19 @@ export function recoverTopLevel(parse: ParseFn, tree: Tree, source: string): Rec
   return { tree: current, source: text, extraTrees };
 }
 
+export function recoverTopLevel(parse: ParseFn, tree: Tree, source: string): Recovered {
+  const steps = rounds(tree, source);
+  let step = steps.next();
+  while (!step.done) step = steps.next(parse(step.value));
+  return step.value;
+}
+
 /** As recoverTopLevel, with a parse that hands the event loop back while it runs. */
 export async function recoverTopLevelAsync(parse: (text: string) => Promise<Tree | null>, tree: Tree, source: string): Promise<Recovered> {
-  let current = tree;
-  let text = source;
-  const extraTrees: Tree[] = [];
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const blanked = nextRound(current, text);
-    if (blanked === undefined) break;
-    text = blanked;
-    const next = await parse(text);
-    if (!next) break;
-    extraTrees.push(next);
-    current = next;
-  }
-  return { tree: current, source: text, extraTrees };
+  const steps = rounds(tree, source);
+  let step = steps.next();
+  while (!step.done) step = steps.next(await parse(step.value));
+  return step.value;
 }
 
 /** The text with the first top-level error's region blanked; undefined when there is none to blank. */

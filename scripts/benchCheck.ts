@@ -55,14 +55,19 @@ async function main(): Promise<void> {
     const lines = readFileSync(join(fixturesDir, c.fixture, c.path), 'utf8').split('\n');
     const prefix = `${lines.slice(0, c.line).join('\n')}\n${c.tail}`;
     for (const mode of ['off', 'constrain'] as CheckMode[]) {
-      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode } }), { retrievers: () => paths.retrievers, model: () => model, receivers: () => paths.receivers });
+      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode } }), {
+        env: { repo: { retrievers: paths.retrievers, receivers: paths.receivers }, model: model },
+      });
       const perStep: number[] = [];
       const maskPerStep: number[] = [];
       const resolvePerStep: number[] = [];
       let written = '';
       let steps = 0;
       for (let r = 0; r < runs; r++) {
-        const { trace } = await pipeline.complete({ filePath: c.path, lang: c.path.endsWith('.java') ? 'java' : 'python', prefix, suffix: '\n' }, new AbortController().signal);
+        const { trace } = await pipeline.complete(
+          { filePath: c.path, lang: c.path.endsWith('.java') ? 'java' : 'python', prefix, suffix: '\n' },
+          new AbortController().signal,
+        );
         const raw = trace.model?.raw ?? '';
         written = /^[\w$]*/.exec(raw)?.[0] ?? '';
         steps = trace.check?.steps ?? lm.encode(raw).length;
@@ -74,7 +79,9 @@ async function main(): Promise<void> {
       }
       const share = mode === 'constrain' ? median(maskPerStep) / median(perStep) : 0;
       if (mode === 'constrain') shares.push(share);
-      console.log(`${c.fixture} ${c.tail.trim().split('\n').at(-1)} | ${mode} | ${steps} | ${median(perStep).toFixed(1)} | ${mode === 'constrain' ? `${median(maskPerStep).toFixed(2)} (${median(resolvePerStep).toFixed(2)})` : '-'} | ${mode === 'constrain' ? `${(share * 100).toFixed(1)}%` : '-'} | ${written}`);
+      console.log(
+        `${c.fixture} ${c.tail.trim().split('\n').at(-1)} | ${mode} | ${steps} | ${median(perStep).toFixed(1)} | ${mode === 'constrain' ? `${median(maskPerStep).toFixed(2)} (${median(resolvePerStep).toFixed(2)})` : '-'} | ${mode === 'constrain' ? `${(share * 100).toFixed(1)}%` : '-'} | ${written}`,
+      );
     }
   }
   console.log(`median constraint share of a decoding step: ${(median(shares) * 100).toFixed(1)}%`);

@@ -11,7 +11,7 @@ import { bestFitRerank } from '../src/engine/rerank/bestFitRerank';
 import { buildRerankQuery } from '../src/engine/rerank/bestFitPrompt';
 import { DEFAULT_RERANKER, loadDistilledReranker, OnnxFeatureScorer } from '../src/engine/rerank/DistilledReranker';
 import { featureMatrix } from '../src/engine/rerank/features';
-import { candidateDocs } from '../src/engine/rerank/rerankStage';
+import { candidateDocs } from '../src/engine/rerank/rerankCandidates';
 import type { Candidate } from '../src/engine/retrieve/types';
 import { seededRandom } from '../src/bench/random';
 

@@ -33,10 +33,12 @@ import {
   type Router,
   type CompletionRequest,
   type CompletionResult,
-  type PipelineDeps,
+  type RequestEnv,
+  type ResearchHooks,
   type PipelineSettings,
   type RetrievalPaths,
 } from '../src/engine/pipeline';
+import type { ChunkProber } from '../src/engine/query/probeQuery';
 import { lineStagesBodyMode } from '../src/bench/baselines/lineStagesBody';
 
 // Syntax-tree parses per request (printed, not in the JSON): what the request context saves.
@@ -108,7 +110,13 @@ function snapshotOf(result: CompletionResult): unknown {
 function lineAt(fixture: string, path: string, line: number, tail: string): CompletionRequest {
   const lines = readFileSync(join(fixturesDir, fixture, path), 'utf8').split('\n');
   const prefix = `${lines.slice(0, line).join('\n')}\n${tail}`;
-  return { filePath: path, lang: path.endsWith('.java') ? 'java' : 'python', prefix, suffix: `\n${lines.slice(line).join('\n')}`, repoName: fixture };
+  return {
+    filePath: path,
+    lang: path.endsWith('.java') ? 'java' : 'python',
+    prefix,
+    suffix: `\n${lines.slice(line).join('\n')}`,
+    repoName: fixture,
+  };
 }
 
 /** Gateways.create emptied, the cursor in its empty body (the body mode's request). */
@@ -149,17 +157,44 @@ async function main(): Promise<void> {
   const open = async (name: string, similar: boolean): Promise<Fixture> => {
     const kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, name), parsers });
     await kb.index(undefined, never);
-    const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'], ...(similar ? { similar: { encoder, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) } } : {}) });
+    const paths = createRetrievalPaths(kb, parsers, {
+      paths: ['sparse', 'dataflow'],
+      ...(similar
+        ? { similar: { encoder, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) } }
+        : {}),
+    });
     if (paths.windows) await paths.windows.prepare(never);
     return { kb, paths, repo: new RepoMethods(kb) };
   };
   const py = await open('pyshop', true);
   const java = await open('javashop', false);
 
+  /** What a request is lent besides the fixture's repository and the model: a prober, no model, the windows, research hooks. */
+  type Extra = { prober?: ChunkProber; noModel?: boolean; similar?: boolean; hooks?: ResearchHooks };
   const budgets: PipelineSettings = { retrieval: { budgetsMs: { sparse: 60_000, dataflow: 60_000 } } };
-  const run = async (name: string, fx: Fixture, request: CompletionRequest, overrides: PipelineSettings, mode: Router | CompletionMode | ((fx: Fixture) => Router | CompletionMode), extra: Partial<PipelineDeps> = {}, model: ModelClient = embedded, seen?: GenerateRequest[]): Promise<unknown> => {
+  const run = async (
+    name: string,
+    fx: Fixture,
+    request: CompletionRequest,
+    overrides: PipelineSettings,
+    mode: Router | CompletionMode | ((fx: Fixture) => Router | CompletionMode),
+    extra: Extra = {},
+    model: ModelClient = embedded,
+    seen?: GenerateRequest[],
+  ): Promise<unknown> => {
     const chosen = typeof mode === 'function' ? mode(fx) : mode;
-    const pipeline = createPipeline(resolveOptions({ ...budgets, ...overrides, retrieval: { ...budgets.retrieval, ...overrides.retrieval } }), { retrievers: () => fx.paths.retrievers, receivers: () => fx.paths.receivers, model: () => model, ...extra }, chosen);
+    const repo = {
+      retrievers: fx.paths.retrievers,
+      receivers: fx.paths.receivers,
+      methods: fx.repo,
+      ...(extra.similar && py.paths.similar ? { similar: py.paths.similar } : {}),
+    };
+    const env: RequestEnv = { repo, ...(extra.noModel ? {} : { model }), ...(extra.prober ? { prober: extra.prober } : {}) };
+    const pipeline = createPipeline(
+      resolveOptions({ ...budgets, ...overrides, retrieval: { ...budgets.retrieval, ...overrides.retrieval } }),
+      { env, ...(extra.hooks ? { hooks: extra.hooks } : {}), ...(extra.similar ? { offersSimilar: true } : {}) },
+      chosen,
+    );
     const before = seen?.length ?? 0;
     const parsed = parses;
     const result = await pipeline.complete(request, never);
@@ -167,7 +202,7 @@ async function main(): Promise<void> {
     return { name, mode: chosen.name, ...(snapshotOf(result) as object), ...(seen ? { asked: seen.slice(before).map(asked) } : {}) };
   };
 
-  const auto = (fx: Fixture): Router => autoRouter({ parsers, repo: () => fx.repo });
+  const auto: Router = autoRouter({ parsers });
   const cart = lineAt('pyshop', 'app/main.py', 18, '    cart.');
   const service = lineAt('pyshop', 'app/main.py', 18, '    service = CheckoutService(');
   const javaGateway = lineAt('javashop', `${JAVA}/service/CheckoutService.java`, 30, '            String id = gateway.');
@@ -175,33 +210,174 @@ async function main(): Promise<void> {
   const ollama = recordingServer('ollama', 'totl()\n');
   const out: unknown[] = [];
   // Line mode: the probing query (the shipped LM), a last-10 query, an empty line (primed, held), auto outside a body.
-  out.push(await run('line probe pyshop', py, lineAt('pyshop', 'pyshop/services/checkout.py', 20, '        '), { query: { strategy: 'probe' } }, LINE_MODE, { prober: () => causalLMProber(lm) }));
-  out.push(await run('line last10 javashop', java, lineAt('javashop', `${JAVA}/App.java`, 14, '        Cart cart = new '), { query: { strategy: 'last10' } }, LINE_MODE));
+  out.push(
+    await run(
+      'line probe pyshop',
+      py,
+      lineAt('pyshop', 'pyshop/services/checkout.py', 20, '        '),
+      { query: { strategy: 'probe' } },
+      LINE_MODE,
+      { prober: causalLMProber(lm) },
+    ),
+  );
+  out.push(
+    await run(
+      'line last10 javashop',
+      java,
+      lineAt('javashop', `${JAVA}/App.java`, 14, '        Cart cart = new '),
+      { query: { strategy: 'last10' } },
+      LINE_MODE,
+    ),
+  );
   out.push(await run('line empty line pyshop', py, lineAt('pyshop', 'app/main.py', 18, ''), { query: { strategy: 'last10' } }, LINE_MODE));
-  out.push(await run('auto outside a body', py, lineAt('pyshop', 'app/main.py', 18, '    total = '), { query: { strategy: 'last10' } }, auto));
-  out.push(await run('line retrieval only', py, cart, { query: { strategy: 'last10' } }, LINE_MODE, { model: undefined } as Partial<PipelineDeps>));
+  out.push(
+    await run('auto outside a body', py, lineAt('pyshop', 'app/main.py', 18, '    total = '), { query: { strategy: 'last10' } }, auto),
+  );
+  out.push(await run('line retrieval only', py, cart, { query: { strategy: 'last10' } }, LINE_MODE, { noModel: true }));
   // Checked decoding: the embedded model constrained (members, call arguments), repaired; two model servers.
-  out.push(await run('check constrain cart.', py, cart, { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'constrain' } }, LINE_MODE));
-  out.push(await run('check constrain call', py, service, { query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode: 'constrain' } }, LINE_MODE));
-  out.push(await run('check constrain java gateway.', java, javaGateway, { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'constrain' } }, LINE_MODE));
-  out.push(await run('check repair cart.', py, cart, { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'repair' } }, LINE_MODE));
-  out.push(await run('check off cart.', py, cart, { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'off' } }, LINE_MODE));
-  out.push(await run('check constrain openai server', py, cart, { query: { strategy: 'last10' }, check: { mode: 'constrain' } }, LINE_MODE, {}, openai.client, openai.seen));
-  out.push(await run('check constrain ollama server', py, cart, { query: { strategy: 'last10' }, check: { mode: 'constrain' } }, LINE_MODE, {}, ollama.client, ollama.seen));
-  out.push(await run('check repair openai server', py, cart, { query: { strategy: 'last10' }, check: { mode: 'repair' } }, LINE_MODE, {}, openai.client, openai.seen));
+  out.push(
+    await run(
+      'check constrain cart.',
+      py,
+      cart,
+      { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'constrain' } },
+      LINE_MODE,
+    ),
+  );
+  out.push(
+    await run(
+      'check constrain call',
+      py,
+      service,
+      { query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode: 'constrain' } },
+      LINE_MODE,
+    ),
+  );
+  out.push(
+    await run(
+      'check constrain java gateway.',
+      java,
+      javaGateway,
+      { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'constrain' } },
+      LINE_MODE,
+    ),
+  );
+  out.push(
+    await run(
+      'check repair cart.',
+      py,
+      cart,
+      { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'repair' } },
+      LINE_MODE,
+    ),
+  );
+  out.push(
+    await run(
+      'check off cart.',
+      py,
+      cart,
+      { query: { strategy: 'last10' }, generate: { maxNewTokens: 8 }, check: { mode: 'off' } },
+      LINE_MODE,
+    ),
+  );
+  out.push(
+    await run(
+      'check constrain openai server',
+      py,
+      cart,
+      { query: { strategy: 'last10' }, check: { mode: 'constrain' } },
+      LINE_MODE,
+      {},
+      openai.client,
+      openai.seen,
+    ),
+  );
+  out.push(
+    await run(
+      'check constrain ollama server',
+      py,
+      cart,
+      { query: { strategy: 'last10' }, check: { mode: 'constrain' } },
+      LINE_MODE,
+      {},
+      ollama.client,
+      ollama.seen,
+    ),
+  );
+  out.push(
+    await run(
+      'check repair openai server',
+      py,
+      cart,
+      { query: { strategy: 'last10' }, check: { mode: 'repair' } },
+      LINE_MODE,
+      {},
+      openai.client,
+      openai.seen,
+    ),
+  );
   // Body mode: auto in an empty method (Rambo with CodeRAG's items), without the items, no sketch, the line stages' body.
   out.push(await run('body auto java', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, auto));
   out.push(await run('body auto python', py, emptiedPythonMethod(), { query: { strategy: 'last10' } }, auto));
-  out.push(await run('body no knowledge', java, emptiedJavaMethod(), { query: { strategy: 'last10' }, body: { knowledge: false } }, (fx) => bodyMode({ parsers, repo: () => fx.repo })));
-  out.push(await run('body no sketch', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, (fx) => bodyMode({ parsers, repo: () => fx.repo }, { sketch: 'none' })));
-  out.push(await run('body line retrieval', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, lineStagesBodyMode(parsers, PIPELINE_DEFAULTS.body.maxLines)));
+  out.push(
+    await run(
+      'body no knowledge',
+      java,
+      emptiedJavaMethod(),
+      { query: { strategy: 'last10' }, body: { knowledge: false } },
+      bodyMode({ parsers }),
+    ),
+  );
+  out.push(
+    await run('body no sketch', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, bodyMode({ parsers }), {
+      hooks: { body: { sketch: 'none' } },
+    }),
+  );
+  out.push(
+    await run(
+      'body line retrieval',
+      java,
+      emptiedJavaMethod(),
+      { query: { strategy: 'last10' } },
+      lineStagesBodyMode(parsers, PIPELINE_DEFAULTS.body.maxLines),
+    ),
+  );
   out.push(await run('body checked', py, emptiedPythonMethod(), { query: { strategy: 'last10' }, check: { mode: 'constrain' } }, auto));
-  out.push(await run('body openai server', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, auto, {}, openai.client, openai.seen));
+  out.push(
+    await run('body openai server', java, emptiedJavaMethod(), { query: { strategy: 'last10' } }, auto, {}, openai.client, openai.seen),
+  );
   // Similar code (ProCC): the lexical perspective's window beside CodeRAG's items, and the union.
-  const similarDeps: Partial<PipelineDeps> = { similar: () => py.paths.similar };
-  out.push(await run('similar lexical', py, lineAt('pyshop', 'app/main.py', 18, '    gateway = '), { query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, similar: { mode: 'lexical' } }, LINE_MODE, similarDeps));
-  out.push(await run('similar union', py, lineAt('pyshop', 'pyshop/services/checkout.py', 20, '        '), { query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, similar: { mode: 'union' } }, LINE_MODE, similarDeps));
-  out.push(await run('similar in body', py, emptiedPythonMethod(), { query: { strategy: 'last10' }, similar: { mode: 'lexical' } }, auto, similarDeps));
+  const similarDeps: Extra = { similar: true };
+  out.push(
+    await run(
+      'similar lexical',
+      py,
+      lineAt('pyshop', 'app/main.py', 18, '    gateway = '),
+      { query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, similar: { mode: 'lexical' } },
+      LINE_MODE,
+      similarDeps,
+    ),
+  );
+  out.push(
+    await run(
+      'similar union',
+      py,
+      lineAt('pyshop', 'pyshop/services/checkout.py', 20, '        '),
+      { query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, similar: { mode: 'union' } },
+      LINE_MODE,
+      similarDeps,
+    ),
+  );
+  out.push(
+    await run(
+      'similar in body',
+      py,
+      emptiedPythonMethod(),
+      { query: { strategy: 'last10' }, similar: { mode: 'lexical' } },
+      auto,
+      similarDeps,
+    ),
+  );
 
   writeFileSync(values.out, `${JSON.stringify(out, null, 1)}\n`);
   process.stderr.write(`wrote ${out.length} requests to ${values.out}\n`);

@@ -7,7 +7,7 @@ import type { BenchCase } from './cases';
 import { constructDistillationData, definitionsCovered, oracleTeacher, type DistillOptions, type OracleDoc } from './distillData';
 import { seededRandom } from './random';
 import { FEATURE_COUNT, FEATURE_NAMES, featureMatrix, type FeatureDoc } from '../engine/rerank/features';
-import { retrievalScore } from '../engine/rerank/rerankStage';
+import { retrievalScore } from '../engine/rerank/rerankCandidates';
 import type { Reranker, RerankDoc, RerankQuery, WindowPick } from '../engine/rerank/types';
 
 /**

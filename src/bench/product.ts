@@ -6,7 +6,7 @@
 import { MODEL_DEFAULTS, resolveOptions, type CheckMode, type PipelineOptions, type PipelineSettings } from '../engine/pipeline';
 import type { PathName } from '../engine/retrieve/types';
 import type { QueryStrategy } from '../engine/query/types';
-import type { SimilarMode } from '../engine/similar/similarStage';
+import type { SimilarMode } from '../engine/similar/chooseWindows';
 import type { BodyComposeName } from './variants/bodyCompose';
 
 /** The editor's reranker unless told otherwise (server/config.ts DEFAULT_CONFIG.rerank.kind). */

@@ -12,7 +12,7 @@ import type { ModelClient } from '../engine/generate/types';
 import type { Reranker } from '../engine/rerank/types';
 import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
 import type { PathName } from '../engine/retrieve/types';
-import { createRetrievalPaths, type RetrievalPaths } from '../engine/pipeline';
+import { createRetrievalPaths, similarModeFor, type RetrievalPaths } from '../engine/pipeline';
 import { RepoMethods } from '../engine/body/RepoMethods';
 import type { Tokenize } from '../engine/body/tokens';
 import { isBodyCase } from './cases';
@@ -20,7 +20,7 @@ import { errorMessage, isCancellationError, throwIfAborted, UserError } from '..
 import { CodeWindowIndex, DEFAULT_WINDOW } from '../engine/similar/windowIndex';
 import { SimilarRetriever, type NextLineModel, type SimilarRetrieverOptions } from '../engine/similar/perspectives';
 import { createSimilarBandit } from '../engine/similar/bandit';
-import { readsWordSets, similarModeFor } from '../engine/similar/similarStage';
+import { readsWordSets } from '../engine/similar/chooseWindows';
 import type { LinUcb, LinUcbState } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 import { caseLang } from './cases';
@@ -232,7 +232,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
           ? {
               body: {
                 parsers: input.parsers,
-                repo: () => repoMethods,
+                methods: repoMethods,
                 ...(input.tokenize ? { tokenize: input.tokenize } : {}),
               },
               ...(input.encoder ? { signatureVectors: new SignatureVectors(embedWith(input.encoder)) } : {}),

@@ -5,7 +5,8 @@
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model
 // client that generates nothing and a prompt budget that keeps every top-u snippet.
 import { checkCompletion } from '../engine/check/repairCompletion';
-import type { BodyElements, BodyModeOptions, CheckMode, ReceiverTyping } from '../engine/pipeline';
+import type { BodyElements, CheckMode, ReceiverTyping } from '../engine/pipeline';
+import type { RepoMethods } from '../engine/body/RepoMethods';
 import type { BenchCase, Prediction, PredictionContext, StageTimings } from './cases';
 import { caseLang, isBodyCase } from './cases';
 import type { Lang } from '../engine/kb/types';
@@ -25,7 +26,10 @@ import {
   PIPELINE_DEFAULTS,
   probingQueryBuilder,
   resolveOptions,
+  rerankerNow,
   type BodyModeDeps,
+  type BodyModeHooks,
+  type RequestEnv,
   type CompletionMode,
   type Router,
   type CompletionRequest,
@@ -36,7 +40,7 @@ import {
 import { UserError } from '../engine/util/errors';
 import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
-import type { SimilarMode } from '../engine/similar/similarStage';
+import type { SimilarMode } from '../engine/similar/chooseWindows';
 import type { SimilarArm, SimilarTrace } from '../engine/similar/types';
 import { afterFirstGeneration } from './baselines/repoCoder';
 import { lineStagesBodyMode } from './baselines/lineStagesBody';
@@ -256,8 +260,8 @@ export interface CaseEnvironment {
    * in what they do with it.
    */
   queryMemo?: Map<string, RetrievalQuery>;
-  /** The body mode's repository view (Rambo's methods and body cases). */
-  body?: BodyModeDeps;
+  /** The body mode's grammars and tokenizer, and the repository's methods (Rambo's methods and body cases). */
+  body?: BodyModeDeps & { methods?: RepoMethods };
   /** The code encoder's vectors of the repository's signatures (Rambo step a's `encoder` variant), when the encoder is loaded. */
   signatureVectors?: SignatureVectors;
   /** ProCC's perspectives over the repository's code windows. */
@@ -311,8 +315,8 @@ function methodOptions(spec: MethodSpec, options: RunOptions, body: boolean): Pi
 }
 
 /**
- * The mode a case runs in (or the router that picks it): a body case in the body mode for every method (Rambo's stages for
- * Rambo's methods; the method's own retrieval with the body's length and cut for the others).
+ * The mode a case runs in (or the router that picks it), with the body mode's research hooks: a body case in the body mode for every
+ * method (Rambo's stages for Rambo's methods; the method's own retrieval with the body's length and cut for the others).
  */
 function modeOf(
   spec: MethodSpec,
@@ -320,17 +324,17 @@ function modeOf(
   env: CaseEnvironment,
   options: RunOptions,
   knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>,
-): Router | CompletionMode {
+): { route: Router | CompletionMode; body?: BodyModeHooks } {
   const body = isBodyCase(c);
   // Step e's order where the run names one (the body mode's composer), else the product's.
-  const compose: BodyModeOptions = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
+  const compose: BodyModeHooks = options.bodyCompose ? { compose: bodyComposer(options.bodyCompose) } : {};
   // The editor's choice: body mode in an empty method body, line mode elsewhere (server/CompletionFeature.ts).
-  if (spec.product) return env.body ? autoRouter(env.body, compose) : LINE_MODE;
+  if (spec.product) return env.body ? { route: autoRouter(env.body), body: compose } : { route: LINE_MODE };
   // The baselines' body: their own retrieval through the line stages, cut as the product cuts a body.
-  if (!spec.rambo) return body && env.body ? lineStagesBodyMode(env.body.parsers, PIPELINE_DEFAULTS.body.maxLines) : LINE_MODE;
+  if (!spec.rambo) return { route: body && env.body ? lineStagesBodyMode(env.body.parsers, PIPELINE_DEFAULTS.body.maxLines) : LINE_MODE };
   if (!env.body) throw new UserError(`method ${spec.name}: the body mode's repository view was not prepared`);
   // Rambo's variants of step a and of the prompt's layout.
-  const rambo: BodyModeOptions = {
+  const rambo: BodyModeHooks = {
     ...compose,
     ...(options.bodySignatures === 'encoder' ? { signatures: encoderSignatures(env.signatureVectors, env.body.tokenize) } : {}),
     ...(options.bodyPromptForm === 'block' ? { promptLayout: BLOCK_LAYOUT } : {}),
@@ -338,13 +342,16 @@ function modeOf(
   // Retrieval only: the pipeline has no model, the sketch still comes from it (Rambo's sketch is part of its retrieval).
   const sketchModel = !options.generate && spec.rambo === 'model' && env.model ? env.model : undefined;
   return body
-    ? bodyMode(env.body, {
-        sketch: spec.rambo === 'oracle' ? groundTruthSketch(c.groundtruth) : spec.rambo,
-        ...(sketchModel ? { sketchModel: () => sketchModel } : {}),
-        ...(knowledge ? { knowledge } : {}),
-        ...rambo,
-      })
-    : autoRouter(env.body, rambo);
+    ? {
+        route: bodyMode(env.body),
+        body: {
+          sketch: spec.rambo === 'oracle' ? groundTruthSketch(c.groundtruth) : spec.rambo,
+          ...(sketchModel ? { sketchModel } : {}),
+          ...(knowledge ? { knowledge } : {}),
+          ...rambo,
+        },
+      }
+    : { route: autoRouter(env.body), body: rambo };
 }
 
 /** The method's pipeline, built by the product's one composition function. */
@@ -354,33 +361,42 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
   if (spec.rerank !== 'none' && !reranker) throw new UserError(`method ${spec.name}: the ${spec.rerank} reranker is not loaded`);
   // RepoCoder's second round (`round`: the first generation) retrieves with that generation after the code.
   const retrievers = spec.paths.map((p) => afterFirstGeneration(env.retriever(p), round));
-  const probing = probingQueryBuilder(() => env.prober);
-  const retrievalDeps = {
-    retrievers: () => retrievers,
-    ...(spec.usesQuery && env.queryMemo
-      ? { queryBuilder: sharedQuery(probing, env.queryMemo, `${options.query}\u0000${caseKey}\u0000${round}`) }
-      : { queryBuilder: probing }),
-    ...(reranker ? { rerankers: new RerankerSwitch(spec.rerank, { [reranker.kind]: reranker }) } : {}),
+  const probing = probingQueryBuilder(env.prober);
+  const query =
+    spec.usesQuery && env.queryMemo ? sharedQuery(probing, env.queryMemo, `${options.query}\u0000${caseKey}\u0000${round}`) : probing;
+  const rerankerStage = reranker ? rerankerNow(new RerankerSwitch(spec.rerank, { [reranker.kind]: reranker })) : undefined;
+  const repo = {
+    retrievers,
+    ...(env.receivers ? { receivers: env.receivers } : {}),
+    ...(spec.similar && spec.similar !== 'off' && env.similar ? { similar: env.similar } : {}),
+    ...(env.body?.methods ? { methods: env.body.methods } : {}),
   };
+  const retrievalEnv: RequestEnv = { repo: { retrievers }, ...(rerankerStage ? { reranker: rerankerStage } : {}) };
   // Rambo joined by a CodeRAG method: that method's retrieval and rerank, without a model, give the knowledge items.
   const knowledgePipeline =
     spec.rambo && spec.paths.length > 0
-      ? createPipeline(methodOptions({ ...spec, rambo: undefined }, options, false), retrievalDeps, LINE_MODE)
+      ? createPipeline(methodOptions({ ...spec, rambo: undefined }, options, false), { env: retrievalEnv, hooks: { query } }, LINE_MODE)
       : undefined;
   const knowledge = knowledgePipeline
     ? (request: CompletionRequest, signal: AbortSignal) => knowledgePipeline.complete(request, signal).then((r) => r.contexts)
     : undefined;
+  const bandit = spec.similar && spec.similar !== 'off' ? env.bandits?.get(spec.name) : undefined;
+  const mode = modeOf(spec, c, env, options, knowledge);
   return createPipeline(
     methodOptions(spec, options, isBodyCase(c)),
     {
-      ...retrievalDeps,
-      // Retrieval only: no model, so every top-u snippet is a context and nothing is generated (Rambo's sketch: modeOf).
-      ...(options.generate && env.model ? { model: () => env.model! } : {}),
-      ...(env.receivers ? { receivers: () => env.receivers } : {}),
+      env: {
+        repo,
+        ...(rerankerStage ? { reranker: rerankerStage } : {}),
+        // Retrieval only: no model, so every top-u snippet is a context and nothing is generated (Rambo's sketch: modeOf).
+        ...(options.generate && env.model ? { model: env.model } : {}),
+        ...(bandit ? { bandit } : {}),
+      },
+      hooks: { query, ...(mode.body ? { body: mode.body } : {}) },
       ...(env.promptMemory ? { promptMemory: env.promptMemory } : {}),
-      ...(spec.similar && spec.similar !== 'off' ? { similar: () => env.similar, bandit: () => env.bandits?.get(spec.name) } : {}),
+      ...(spec.similar && spec.similar !== 'off' ? { offersSimilar: true } : {}),
     },
-    modeOf(spec, c, env, options, knowledge),
+    mode.route,
   );
 }
 
@@ -498,7 +514,7 @@ export async function runCase(
   const first = await pipelineOf(spec, env, options, c, '').complete(request, signal);
   if (!spec.iterative || !options.generate) {
     // A suggestion the gate kept from the editor is still the prediction, marked `shown: false`.
-    const text = first.items[0]?.text ?? first.suppressed?.text ?? '';
+    const text = first.items[0]?.text ?? first.outcomes.gate?.text ?? '';
     const similar = first.outcomes.similar;
     return {
       prediction: {

@@ -334,7 +334,16 @@ export interface ExplainResult {
   /** A readable view of the trace. */
   markdown: string;
   /** Time the server spent on the request: debounce wait, cache, pipeline. */
-  server?: { debounceMs: number; handlerMs: number; overheadMs: number; cache: 'hit' | 'miss'; checkpointMs?: number; promptMs?: number };
+  server?: {
+    debounceMs: number;
+    handlerMs: number;
+    overheadMs: number;
+    cache: 'hit' | 'miss';
+    checkpointMs?: number;
+    promptMs?: number;
+    /** Where each local model ran when the request was served. */
+    models?: ModelDeviceStatus[];
+  };
 }
 
 /** `coderag/explain`: the trace of a completion (chunks, candidates per path, rerank picks, prompt, timings). */

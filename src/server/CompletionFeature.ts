@@ -15,12 +15,15 @@ import {
   modelTimeMs,
   resolveOptions,
   stageTimeMs,
+  rerankerNow,
+  similarModeFor,
   type Pipeline,
   type PipelineOptions,
+  type RequestEnv,
   type StageOutcomes,
 } from '../engine/pipeline';
 import type { ChunkProber } from '../engine/query/probeQuery';
-import { sleep } from '../engine/util/abort';
+import { sleep, yieldTurn } from '../engine/util/abort';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
 import { withLineBreak } from '../engine/util/documentText';
@@ -154,7 +157,11 @@ export class CompletionFeature implements Feature {
       const reward = this.bandits.banditReward?.(entry.trace.id);
       const trace =
         entry.trace.similar && reward !== undefined ? { ...entry.trace, similar: { ...entry.trace.similar, reward } } : entry.trace;
-      return { trace, markdown: formatTraceMarkdown(trace), server: entry.server };
+      return {
+        trace,
+        markdown: formatTraceMarkdown(trace, { ...(entry.server.models ? { models: entry.server.models } : {}) }),
+        server: entry.server,
+      };
     });
     // LSP 3.18 capability; vscode-languageserver 9 does not type it yet.
     return { inlineCompletionProvider: {} } as Partial<ServerCapabilities>;
@@ -198,43 +205,63 @@ export class CompletionFeature implements Feature {
   }
 
   /**
-   * The pipeline of a workspace folder: the repository's stages and the auto router (body mode in an
-   * empty method body, else line mode) once it is ready, line mode without retrieval before.
+   * The pipeline of a workspace folder: the auto router (body mode in an empty method body, else line
+   * mode) once it is ready, line mode without retrieval before; what it keeps across the folder's
+   * requests (the model slots, the places of work, the warm-ups).
    */
   private buildPipeline(folder: FolderIndex | undefined, ready: boolean): Pipeline {
     const repo = ready ? folder : undefined;
-    const route = repo ? autoRouter({ parsers: repo.parsers, repo: () => repo.methods }) : LINE_MODE;
-    // Readiness is read per stage: a folder that starts indexing again mid-request lends nothing more.
-    const readyNow = (): FolderIndex | undefined => (folder && folder.state === 'ready' ? folder : undefined);
+    const route = repo ? autoRouter({ parsers: repo.parsers }) : LINE_MODE;
     const options = this.options;
     if (!options) throw new Error('completion requested before the settings arrived');
     return createPipeline(
       options,
       {
-        retrievers: () => readyNow()?.retrievers ?? [],
-        receivers: () => readyNow()?.receivers,
-        prober: this.prober,
-        // Asked for only when the request's mode wants similar code: under `auto` that asks the folder to build its windows.
-        similar: () => {
-          const ready = readyNow();
-          if (ready?.similar && !ready.similar.ready) this.indexer.wantSimilar(ready);
-          return ready?.similar;
-        },
-        bandit: () => this.bandits.loaded(folder?.root),
-        showGateModel: () => this.bandits.loadedShowGate?.(folder?.root),
-        // The client the settings chose (provide() waits for a change being applied before it starts the pipeline).
-        model: () => this.models.clientNow,
-        rerankers: this.rerank.switcher,
         modelSlot: this.models.modelSlot,
         probeSlot: this.models.probeSlot,
         // The block and left edge of each place of work, kept across this folder's keystrokes, and the warm-up after a block changes.
         promptMemory: this.memoryOf(folder?.root),
-        warm: (model, head) => this.models.warm(model, head),
-        // Between stages one quiet turn suffices: the backlog was read before the pipeline started.
-        checkpoint: (s) => this.settle(s, 1),
+        warmUps: this.models.warmUps,
+        // Between stages one quiet turn: the backlog was read before the pipeline started.
+        yieldTurn,
+        offersSimilar: true,
       },
       route,
     );
+  }
+
+  /**
+   * What one request is lent, resolved when it starts: the client the settings chose, the folder's
+   * repository while it stays ready (its lease), the prober, the reranker chosen now, the folder's
+   * bandit and gate.
+   */
+  private requestEnv(folder: FolderIndex | undefined, lang: Lang, options: PipelineOptions): RequestEnv {
+    const model = this.models.clientNow;
+    const ready = folder && folder.state === 'ready' ? folder : undefined;
+    // Under `auto` a request whose mode wants similar code asks the folder to build its windows.
+    if (ready?.similar && !ready.similar.ready && similarModeFor(options.similar.mode, lang, model.backend) !== 'off')
+      this.indexer.wantSimilar(ready);
+    const prober = this.prober();
+    const reranker = rerankerNow(this.rerank.switcher);
+    const bandit = this.bandits.loaded(folder?.root);
+    const showGateModel = this.bandits.loadedShowGate?.(folder?.root);
+    return {
+      model,
+      ...(ready
+        ? {
+            repo: {
+              retrievers: ready.retrievers,
+              receivers: ready.receivers,
+              ...(ready.similar ? { similar: ready.similar } : {}),
+              ...(ready.methods ? { methods: ready.methods } : {}),
+            },
+          }
+        : {}),
+      ...(prober ? { prober } : {}),
+      ...(reranker ? { reranker } : {}),
+      ...(bandit ? { bandit } : {}),
+      ...(showGateModel ? { showGateModel } : {}),
+    };
   }
 
   /** The place memory of the folder at `root`, made on first use. */
@@ -264,7 +291,7 @@ export class CompletionFeature implements Feature {
     const model = this.models.clientNow;
     const [head, last] = await Promise.all([redactSecrets(work.head), redactSecrets(work.lastHead)]);
     if (this.pending.size > 0) return;
-    if (!(await this.models.warmInIdle(model, idleChunks(head.text, last.text, pieceChars(model.readRate))))) return;
+    if (!(await this.models.warmUps.inIdle(model, idleChunks(head.text, last.text, pieceChars(model.readRate))))) return;
     if (work.commit()) {
       log.debug(`idle: ${work.appended} items joined the shared block`);
       this.scheduleIdle(memory);
@@ -330,10 +357,10 @@ export class CompletionFeature implements Feature {
       // The bandit's and the gate's saved states are read off the event loop: the first request of a folder waits for them.
       if (options.similar.mode === 'bandit' || options.gate.mode === 'on') await this.bandits.load(folder?.root);
       const pipeline = this.pipelines.for(folder);
-      const result = await pipeline.complete({ filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) }, signal);
+      const request = { filePath, lang, prefix, suffix, ...(folder ? { repoName: folder.name } : {}) };
+      const result = await pipeline.complete(request, signal, this.requestEnv(folder, lang, options));
       const { times } = result.outcomes;
       checkpointMs = times.checkpointMs ?? 0;
-      if (this.status.current.models) result.trace.models = this.status.current.models;
       this.models.recordOutcome(result.outcomes.generate);
       const handlerMs = performance.now() - t0;
       // The server's overhead: the handler's time outside the debounce, the model and the repository's knowledge stages.
@@ -341,7 +368,16 @@ export class CompletionFeature implements Feature {
       this.record(this.overheads, overheadMs);
       const item = result.items[0];
       const promptMs = stageTimeMs(times, 'assembly');
-      this.traces.keep(result.trace, { debounceMs, handlerMs, overheadMs, cache: 'miss', checkpointMs, promptMs });
+      const models = this.status.current.models;
+      this.traces.keep(result.trace, {
+        debounceMs,
+        handlerMs,
+        overheadMs,
+        cache: 'miss',
+        checkpointMs,
+        promptMs,
+        ...(models ? { models } : {}),
+      });
       // Learning keeps what the bandit chose and the gate saw until the suggestion's outcome arrives, apart from Explain's traces.
       if (folder) this.bandits.remember?.(result.trace.id, folder.root, result.outcomes);
       this.publishStats();

@@ -8,6 +8,7 @@ import type { EmbeddedLM } from '../engine/generate/EmbeddedClient';
 import { EmbeddedClient } from '../engine/generate/EmbeddedClient';
 import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engine/generate/createModelClient';
 import { LatestWinsSlot } from '../engine/generate/modelSlot';
+import { WarmUps } from '../engine/generate/warmUps';
 import type { ModelClient, ModelProblem } from '../engine/generate/types';
 import type { GenerateOutcome } from '../engine/pipeline';
 import { raceCancellation } from '../engine/util/abort';
@@ -50,8 +51,8 @@ export class ModelFeature implements Feature {
   private readonly abort = new AbortController();
   private recheckTimer: NodeJS.Timeout | undefined;
   private recheckDelay = RECHECK_FIRST_MS;
-  private nextWarm: { model: ModelClient; head: string } | undefined;
-  private warming = false;
+  /** New places' warm-ups and idle reads, through the model slot; the status says while the server reads. */
+  readonly warmUps = new WarmUps(this.modelSlot, this.abort.signal, (warming) => this.status.update({ warming }, true));
 
   constructor(
     private readonly loadEmbedded: () => Promise<EmbeddedLM>,
@@ -191,60 +192,6 @@ export class ModelFeature implements Feature {
     } else if (answer?.problem && answer.problem.kind !== prev.state)
       this.status.update({ model: { ...statusBase(client), state: answer.problem.kind, message: answer.problem.message } }, true);
     this.followProblem(false);
-  }
-
-  /**
-   * Has the model server read `head` (a new place's prompt up to the cursor's line) ahead of the
-   * next keystrokes: one warm-up at a time through the model slot, which newer requests wait for instead
-   * of aborting; a newer head replaces one not started yet. Outside the suggestion's time limit
-   * (ModelClient.warm), with the status saying so.
-   */
-  warm(model: ModelClient, head: string): void {
-    if (!model.warm || this.abort.signal.aborted) return;
-    this.nextWarm = { model, head };
-    if (!this.warming) void this.runWarmUps();
-  }
-
-  /**
-   * Has the server read `pieces` (prompts each a little longer than the last) in idle time through the
-   * model slot, where any newer request cuts it after the piece being read (it is not needed yet, unlike a
-   * new place's warm-up); whether it read them all.
-   */
-  async warmInIdle(model: ModelClient, pieces: readonly string[]): Promise<boolean> {
-    if (!model.warm || this.abort.signal.aborted || pieces.length === 0) return false;
-    const start = performance.now();
-    this.status.update({ warming: true }, true);
-    try {
-      for (const piece of pieces) await this.modelSlot.runIdle((s) => model.warm!(piece, s), this.abort.signal);
-      log.debug(`idle read: ${pieces.at(-1)!.length} characters in ${pieces.length} pieces, ${(performance.now() - start).toFixed(0)} ms`);
-      return true;
-    } catch (e) {
-      if (!isCancellationError(e)) log.warn(`idle read of ${model.model} failed: ${errorMessage(e)}`);
-      return false;
-    } finally {
-      if (!this.warming) this.status.update({ warming: false }, true);
-    }
-  }
-
-  private async runWarmUps(): Promise<void> {
-    this.warming = true;
-    this.status.update({ warming: true }, true);
-    try {
-      for (let next = this.nextWarm; next; next = this.nextWarm) {
-        this.nextWarm = undefined;
-        const start = performance.now();
-        try {
-          await this.modelSlot.runPinned((s) => next!.model.warm!(next!.head, s), this.abort.signal);
-          log.debug(`warm-up: ${next.head.length} characters read in ${(performance.now() - start).toFixed(0)} ms`);
-        } catch (e) {
-          if (isCancellationError(e)) return;
-          log.warn(`warm-up of ${next.model.model} failed after ${(performance.now() - start).toFixed(0)} ms: ${errorMessage(e)}`);
-        }
-      }
-    } finally {
-      this.warming = false;
-      this.status.update({ warming: false }, true);
-    }
   }
 
   shutdown(): void {

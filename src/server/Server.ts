@@ -32,7 +32,7 @@ import { apiKeyProblem, GetStatusRequest, MemoryRequest, SetApiKeyNotification, 
 import { CompletionFeature } from './CompletionFeature';
 import { LearningFeature } from './LearningFeature';
 import { createSimilarBandit } from '../engine/similar/bandit';
-import { readsWordSets } from '../engine/similar/similarStage';
+import { readsWordSets } from '../engine/similar/chooseWindows';
 import { mergeConfig, type ServerConfig } from './config';
 import type { Feature } from './feature';
 import { ForegroundActivity } from './ForegroundActivity';

@@ -1,6 +1,7 @@
 // The traces of the last completions (for `coderag/explain`), with the server-side timing of each;
 // learning keeps what it needs of each completion on its own (learningStore.ts).
 import type { CompletionTrace } from '../engine/pipeline';
+import type { ModelRunsOn } from '../engine/models/device';
 
 export interface ServerTiming {
   debounceMs: number;
@@ -10,6 +11,8 @@ export interface ServerTiming {
   /** Of the overhead: yielding to pending messages between stages, and prompt assembly + postprocessing. */
   checkpointMs?: number;
   promptMs?: number;
+  /** Where each local model ran when the request was served (the server's own facts, beside the trace). */
+  models?: ModelRunsOn[];
 }
 
 export interface KeptTrace {

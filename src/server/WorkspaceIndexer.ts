@@ -24,7 +24,7 @@ import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
 import type { RetrievalPaths } from '../engine/pipeline';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
-import { readsWordSets, type SimilarMode } from '../engine/similar/similarStage';
+import { readsWordSets, type SimilarMode } from '../engine/similar/chooseWindows';
 import { DisposableStore, type Disposable } from '../engine/util/disposable';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';

@@ -4,7 +4,7 @@
 import { REPO_FORMATS, type RepoFormat } from '../engine/prompt/templates';
 import { CHECK_MODES, MODEL_DEFAULTS, PIPELINE_DEFAULTS as D, type CheckMode, type PipelineSettings } from '../engine/pipeline';
 import type { QueryStrategy } from '../engine/query/types';
-import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/similarStage';
+import { SIMILAR_MODES, type SimilarMode } from '../engine/similar/chooseWindows';
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../engine/gate/levels';
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 import { boundedExclude } from '../engine/kb/scan';

@@ -101,8 +101,8 @@ void describe("the bench's body variants through the body mode", () => {
       const run = (vectors: SignatureVectors | undefined) =>
         createPipeline(
           options,
-          { retrievers: () => [] },
-          bodyMode({ parsers, repo: () => repo }, { sketch: 'none', signatures: encoderSignatures(vectors) }),
+          { env: { repo: { retrievers: [], methods: repo } }, hooks: { body: { sketch: 'none', signatures: encoderSignatures(vectors) } } },
+          bodyMode({ parsers }),
         ).complete(emptied(), signal);
       const withEncoder = await run(new SignatureVectors((t, s) => encoder.embed(t, s)));
       assert.equal(withEncoder.trace.body?.signatureMatch, 'encoder');
@@ -116,8 +116,8 @@ void describe("the bench's body variants through the body mode", () => {
       assert.equal(without.trace.body?.signatureMatch, 'jaccard (no code encoder loaded)');
       const product = await createPipeline(
         options,
-        { retrievers: () => [] },
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+        { env: { repo: { retrievers: [], methods: repo } }, hooks: { body: { sketch: 'none' } } },
+        bodyMode({ parsers }),
       ).complete(emptied(), signal);
       assert.equal(product.trace.body?.signatureMatch, 'jaccard');
       assert.deepEqual(without.trace.body?.signatureSimilar, product.trace.body?.signatureSimilar, "the fallback is the product's search");
@@ -138,8 +138,11 @@ void describe("the bench's body variants through the body mode", () => {
         const { client, seen } = recordingModel('return null;\n    }', 'stop');
         await createPipeline(
           resolveOptions({ body: { maxNewTokens: 16, knowledge: false } }),
-          { retrievers: () => [], model: () => client },
-          bodyMode({ parsers, repo: () => repo }, { sketch: 'none', ...(promptLayout ? { promptLayout } : {}) }),
+          {
+            env: { repo: { retrievers: [], methods: repo }, model: client },
+            hooks: { body: { sketch: 'none', ...(promptLayout ? { promptLayout } : {}) } },
+          },
+          bodyMode({ parsers }),
         ).complete(emptied(), signal);
         prompts.push(seen.at(-1)?.prompt ?? '');
       }

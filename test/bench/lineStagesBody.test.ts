@@ -58,9 +58,16 @@ void describe("the baselines' body mode", () => {
       const options = resolveOptions({ postprocess: { maxChars }, body: { knowledge: false } });
       const texts: string[] = [];
       const stages: string[][] = [];
-      for (const mode of [bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }), line()]) {
+      for (const { mode, hooks } of [
+        { mode: bodyMode({ parsers }), hooks: { body: { sketch: 'none' as const } } },
+        { mode: line(), hooks: {} },
+      ]) {
         const { client } = recordingModel(raw, 'stop');
-        const result = await createPipeline(options, { retrievers: () => [], model: () => client }, mode).complete(emptied(), signal);
+        const result = await createPipeline(
+          options,
+          { env: { repo: { retrievers: [], methods: repo }, model: client }, hooks },
+          mode,
+        ).complete(emptied(), signal);
         texts.push(result.items[0]?.text ?? '');
         stages.push(result.trace.stages.map((s) => s.stage));
       }
@@ -78,11 +85,14 @@ void describe("the baselines' body mode", () => {
       const pyRepo = new RepoMethods(pyKb);
       const raw = 'return self.total\n\n    def other(self):\n        pass';
       const texts: string[] = [];
-      for (const mode of [bodyMode({ parsers, repo: () => pyRepo }, { sketch: 'none' }), line()]) {
+      for (const { mode, hooks } of [
+        { mode: bodyMode({ parsers }), hooks: { body: { sketch: 'none' as const } } },
+        { mode: line(), hooks: {} },
+      ]) {
         const { client } = recordingModel(raw, 'stop');
         const result = await createPipeline(
           resolveOptions({ body: { knowledge: false } }),
-          { retrievers: () => [], model: () => client },
+          { env: { repo: { retrievers: [], methods: pyRepo }, model: client }, hooks },
           mode,
         ).complete(emptiedPython(), signal);
         texts.push(result.items[0]?.text ?? '');
@@ -100,7 +110,7 @@ void describe("the baselines' body mode", () => {
     const { client: cutShort } = recordingModel(text, 'length');
     const cut = await createPipeline(
       resolveOptions({ body: { maxNewTokens: 16 } }),
-      { retrievers: () => [], model: () => cutShort },
+      { env: { repo: { retrievers: [], methods: repo }, model: cutShort } },
       line(),
     ).complete(emptied(), signal);
     assert.equal(
@@ -111,7 +121,7 @@ void describe("the baselines' body mode", () => {
     const { client: stopped } = recordingModel(text, 'stop');
     const kept = await createPipeline(
       resolveOptions({ body: { maxNewTokens: 16 } }),
-      { retrievers: () => [], model: () => stopped },
+      { env: { repo: { retrievers: [], methods: repo }, model: stopped } },
       line(),
     ).complete(emptied(), signal);
     assert.match(kept.items[0]?.text ?? '', /thr$/, 'not stopped by the limit, nothing is dropped');
@@ -124,10 +134,11 @@ void describe("the baselines' body mode", () => {
       generate: (r: Parameters<typeof client.generate>[0], s: AbortSignal) =>
         client.generate(r, s).then((g) => ({ ...g, firstTokenMs: 42 })),
     };
-    const result = await createPipeline(resolveOptions(), { retrievers: () => [], model: () => streaming }, line()).complete(
-      emptied(),
-      signal,
-    );
+    const result = await createPipeline(
+      resolveOptions(),
+      { env: { repo: { retrievers: [], methods: repo }, model: streaming } },
+      line(),
+    ).complete(emptied(), signal);
     assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
     assertHeldToBody(seen);
     assert.match(result.items[0]?.text ?? '', /return null;/);

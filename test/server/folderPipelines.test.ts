@@ -16,7 +16,7 @@ void test("one pipeline per folder: kept across requests, built again when the f
   const built: Array<{ folder: string | undefined; ready: boolean }> = [];
   const pipelines = new FolderPipelines<{ name: string; state: string }>((folder, ready) => {
     built.push({ folder: folder?.name, ready });
-    return createPipeline(resolveOptions(), { retrievers: () => [] }, LINE_MODE);
+    return createPipeline(resolveOptions(), { env: { repo: { retrievers: [] } } }, LINE_MODE);
   });
   const a = { name: 'a', state: 'indexing' };
   const b = { name: 'b', state: 'ready' };

@@ -21,7 +21,9 @@ import {
   LINE_MODE,
   MODEL_DEFAULTS,
   PIPELINE_DEFAULTS,
+  rerankerNow,
   resolveOptions,
+  similarModeFor,
   type BodyModeDeps,
   type CompletionMode,
   type Router,
@@ -41,7 +43,7 @@ import { showControlChars, terminalJson } from '../../engine/util/outsideText';
 import { readRegularFile } from '../../engine/util/safeFile';
 import { createSimilarBandit } from '../../engine/similar/bandit';
 import type { LinUcb } from '../../engine/similar/linUcb';
-import { readsWordSets, SIMILAR_MODES, similarModeFor, type SimilarMode } from '../../engine/similar/similarStage';
+import { readsWordSets, SIMILAR_MODES, type SimilarMode } from '../../engine/similar/chooseWindows';
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '../../engine/gate/levels';
 import type { SimilarArm } from '../../engine/similar/types';
 
@@ -217,19 +219,25 @@ export const completeCommand: CliCommand = {
       // The body mode (Rambo) reads the repository's methods; auto picks it inside an empty method body.
       repoMethods = modeName === 'line' ? undefined : new RepoMethods(kb, lm ? (t) => lm.encode(t) : undefined);
       const bodyDeps: BodyModeDeps | undefined = repoMethods
-        ? { parsers: await parsers(), repo: () => repoMethods, ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) }
+        ? { parsers: await parsers(), ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) }
         : undefined;
+      const reranker = rerankers ? rerankerNow(rerankers.switcher) : undefined;
       const route: Router | CompletionMode = !bodyDeps ? LINE_MODE : modeName === 'body' ? bodyMode(bodyDeps) : autoRouter(bodyDeps);
       const pipeline = createPipeline(
         settings,
         {
-          retrievers: () => retrievers,
-          prober: () => prober,
-          model: () => resolved.client,
-          receivers: () => paths.receivers,
-          ...(paths.similar ? { similar: () => paths.similar } : {}),
-          ...(bandit ? { bandit: () => bandit } : {}),
-          ...(rerankers ? { rerankers: rerankers.switcher } : {}),
+          env: {
+            repo: {
+              retrievers,
+              receivers: paths.receivers,
+              ...(paths.similar ? { similar: paths.similar } : {}),
+              ...(repoMethods ? { methods: repoMethods } : {}),
+            },
+            ...(prober ? { prober } : {}),
+            ...(resolved.client ? { model: resolved.client } : {}),
+            ...(bandit ? { bandit } : {}),
+            ...(reranker ? { reranker } : {}),
+          },
         },
         route,
       );
@@ -237,27 +245,29 @@ export const completeCommand: CliCommand = {
         { filePath: rel, lang, prefix: view.prefix, suffix: view.suffix, repoName: basename(repo) },
         signal,
       );
-      result.trace.models = [
+      // Where each local model ran: the host's own facts, beside the trace.
+      const ranOn = [
         ...models.registry.placements().map((p) => runsOn(p.name, p.placement)),
         ...(rerankers?.placement ? [runsOn(DEFAULT_RERANKER, rerankers.placement)] : []),
       ];
+      const suppressed = result.outcomes.gate && !result.outcomes.gate.shown ? result.outcomes.gate.text : undefined;
       if (values.json) {
-        process.stdout.write(terminalJson(result) + '\n');
+        process.stdout.write(terminalJson({ ...result, models: ranOn }) + '\n');
       } else {
         const item = result.items[0];
         process.stdout.write(
           showControlChars(
             item
               ? `Completion at ${rel}:${loc.line}${loc.column ? `:${loc.column}` : ''}:\n${item.text}\n\n`
-              : result.suppressed
+              : suppressed
                 ? `No completion shown at ${rel}:${loc.line} (the show gate stayed silent: score ` +
                   `${result.trace.gate!.score.toFixed(3)} < ${result.trace.gate!.threshold}; --show all shows it):\n` +
-                  `${result.suppressed.text}\n\n`
+                  `${suppressed}\n\n`
                 : `No completion at ${rel}:${loc.line} ` +
                   `(${result.trace.error ? stripControlChars(stageMessage(result.trace.error)) : 'empty after postprocessing'})\n\n`,
           ),
         );
-        process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true }) + '\n');
+        process.stdout.write(formatTraceMarkdown(result.trace, { includePrompt: values['no-prompt'] !== true, models: ranOn }) + '\n');
       }
       return result.items.length > 0 ? 0 : 1;
     } finally {

@@ -11,7 +11,7 @@ import { openModels } from '../pipelineHost';
 import { readCases, readPredictions, PredictionWriter, type BenchCase, type Prediction } from '../../bench/cases';
 import { formatScoreReport, scorePredictions } from '../../bench/score';
 import { DEFAULT_RUN_OPTIONS, methodNeeds, parseMethod, withSimilarMode, type MethodSpec, type RunOptions } from '../../bench/runMethod';
-import { SIMILAR_MODES } from '../../engine/similar/similarStage';
+import { SIMILAR_MODES } from '../../engine/similar/chooseWindows';
 import { runEval, type EvalProgress, type EvalRunReport } from '../../bench/runEval';
 import {
   describeGenerator,

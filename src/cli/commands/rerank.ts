@@ -13,9 +13,9 @@ import { langOfPath } from '../../engine/kb/parsers';
 import type { QueryStrategy } from '../../engine/query/types';
 import type { UnfinishedFile } from '../../engine/query/unfinishedFile';
 import { buildRerankQuery, labelOf } from '../../engine/rerank/bestFitPrompt';
-import { candidateDocs } from '../../engine/rerank/rerankStage';
+import { candidateDocs } from '../../engine/rerank/rerankCandidates';
 import type { RerankerChoice, RerankTrace } from '../../engine/rerank/types';
-import { createPipeline, resolveOptions } from '../../engine/pipeline';
+import { createPipeline, rerankerNow, resolveOptions } from '../../engine/pipeline';
 import { UserError } from '../../engine/util/errors';
 
 const CHOICES: readonly RerankerChoice[] = ['llm', 'distilled', 'none'];
@@ -96,10 +96,11 @@ export const rerankCommand: CliCommand = {
     try {
       timings.prepare = Object.values(prepared.prepareMs).reduce((a, b) => a + b, 0);
       const retrievers = [...prepared.paths.byName.values()];
+      const reranker = rerankerNow(rerankers.switcher);
       // Retrieval then BestFit reranking, no model; each reranker call has its own time limit, the stage none.
       const pipeline = createPipeline(
         resolveOptions({ query: { strategy }, retrieval: { topJ }, rerank: { topU, timeoutMs: 3_600_000 } }),
-        { retrievers: () => retrievers, rerankers: rerankers.switcher },
+        { env: { repo: { retrievers }, ...(reranker ? { reranker } : {}) } },
       );
       const completed = await pipeline.complete({ filePath: file.path, lang: file.lang, prefix: file.prefix, suffix: '' }, signal);
       const candidates = completed.retrieval?.candidates ?? [];

@@ -170,8 +170,7 @@ export const retrieveCommand: CliCommand = {
         const prober = models.lm ? causalLMProber(models.lm) : undefined;
         // Retrieval only: no reranker, no model.
         const pipeline = createPipeline(resolveOptions({ query: { strategy: strategy as QueryStrategy }, retrieval: { topJ } }), {
-          retrievers: () => retrievers,
-          prober: () => prober,
+          env: { repo: { retrievers }, ...(prober ? { prober } : {}) },
         });
         const result = await pipeline.complete({ filePath: file.path, lang: file.lang, prefix: file.prefix, suffix: '' }, signal);
         const trace = result.retrieval;

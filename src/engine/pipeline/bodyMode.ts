@@ -34,54 +34,15 @@ import { knowledgeStage } from './stages/knowledge';
 import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages } from './stages/model';
 import { timed } from './stages/timed';
 import { isBlank, LINE_MODE } from './modes';
-import { newTraceId, type BodyTrace, type CompletionTrace, type StageName } from './trace';
-import type { ComposedMode, CompletionRequest, CompletionResult, RequestContext } from './types';
+import type { BodyTrace, StageName } from './trace';
+import type { ComposedMode, CompletionRequest, CompletionResult, RequestContext, RequestSlot, SketchSource } from './types';
+import { repoNow, requestSlot } from './stages/context';
 
-/** What the body mode reads besides the request: the grammars, the repository's methods, the model's tokenizer. */
+/** What the body mode reads besides the request and what the host lends it: the grammars and the model's tokenizer. */
 export interface BodyModeDeps {
   parsers: Parsers;
-  /** The repository's methods and identifier index, once its knowledge base is ready. */
-  repo: () => RepoMethods | undefined;
   /** Token ids for signature similarity (Rambo: the model's BPE); absent: subword tokens. */
   tokenize?: Tokenize;
-}
-
-/**
- * A sketch given instead of the model's (an evaluation's ceiling): no sketch call; its elements are
- * mapped to the repository as the model's are.
- */
-export interface GivenSketch {
-  /** What the trace calls the sketch's source. */
-  readonly source: string;
-  /** The trace's note on the skipped sketch call. */
-  readonly note: string;
-  readonly text: string;
-}
-
-/**
- * Where the body's elements come from: `model` (Rambo: a sketch from the completion model),
- * `none` (the signature-similar methods' bodies; no sketch call), or a sketch given as text.
- */
-export type SketchSource = 'model' | 'none' | GivenSketch;
-
-export interface BodyModeOptions {
-  sketch?: SketchSource;
-  /**
-   * The model that drafts the sketch when the pipeline has no completion model: the body mode then stops after its lists, every one of
-   * them a context (an evaluation of retrieval whose sketch is still the model's).
-   */
-  sketchModel?: () => ModelClient;
-  /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits); absent: in turns (composeInTurns). */
-  compose?: BodyComposer;
-  /** Step a's search; absent: token Jaccard of the signature keys over deps.tokenize (jaccardSignatures). */
-  signatures?: SignatureSearch;
-  /** The body prompt's layout of its fragments; absent: Rambo's (RAMBO_LAYOUT). */
-  promptLayout?: BodyPromptLayout;
-  /**
-   * CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line
-   * stages (options.body.knowledge).
-   */
-  knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
 }
 
 export { cutBodyAnswer } from '../body/steps';
@@ -104,8 +65,19 @@ export function bodyHold(lang: Lang): Pick<GenerateRequest, 'holdEnd' | 'holdLin
  * stage share it).
  */
 export function bodyTargetOf(context: RequestContext, parsers: Parsers): BodyTarget | undefined {
-  const { request } = context;
-  return context.memo('body.target', () => detectBodyTarget(parsers, request.lang, request.prefix, request.suffix));
+  return context.slot(bodyTargetSlot(parsers));
+}
+
+/** The body target slot of each grammar set (one per host: the slot is the same object at every request). */
+const BODY_TARGETS = new WeakMap<Parsers, RequestSlot<BodyTarget | undefined>>();
+
+function bodyTargetSlot(parsers: Parsers): RequestSlot<BodyTarget | undefined> {
+  let slot = BODY_TARGETS.get(parsers);
+  if (!slot) {
+    slot = requestSlot('body.target', ({ request }) => detectBodyTarget(parsers, request.lang, request.prefix, request.suffix));
+    BODY_TARGETS.set(parsers, slot);
+  }
+  return slot;
 }
 
 /** The method whose empty body holds the cursor: from the syntax tree, else (a forced body request) the last declaration line. */
@@ -147,7 +119,7 @@ function sketchInput(
     at,
     prompt: {
       ...settings,
-      budgetTokens: promptBudget(options, drafter, options.body.maxNewTokens, context.stages.warm !== undefined),
+      budgetTokens: promptBudget(options, drafter, options.body.maxNewTokens, context.parts.warmUps !== undefined),
       contextShare: options.prompt.contextShare,
     },
     signatureHits,
@@ -173,31 +145,33 @@ function promptSettings(drafter: ModelClient | undefined, layout: BodyPromptLayo
 
 /** CodeRAG's knowledge items from the pipeline's own line stages, where the options ask for them and the pipeline retrieves. */
 function knowledgeOf(context: RequestContext): ((asked: CompletionRequest) => Promise<Candidate[]>) | undefined {
-  return !context.options.body.knowledge || !context.stages.hasRetrieval() ? undefined : (asked) => knowledgeItems(context, asked);
+  const retrieves = (repoNow(context)?.retrievers.length ?? 0) > 0;
+  return !context.options.body.knowledge || !retrieves ? undefined : (asked) => knowledgeItems(context, asked);
 }
 
 /** Rambo's steps (engine/body/steps.ts) for one request, in order, each timed, the trace written from their results. */
-export async function completeBody(context: RequestContext, deps: BodyModeDeps, opts: BodyModeOptions): Promise<CompletionResult> {
-  const { request, stages, options, signal, trace } = context;
+export async function completeBody(context: RequestContext, deps: BodyModeDeps): Promise<CompletionResult> {
+  const { request, env, parts, options, signal, recorder } = context;
+  const opts = context.hooks.body ?? {};
   const sketchSource = opts.sketch ?? 'model';
   const step = <T>(stage: StageName, work: () => T | Promise<T>, fallback: T): Promise<T> =>
     timed(
-      trace,
+      recorder,
       stage,
       signal,
       () => Promise.resolve(work()),
       (e) => ({ value: fallback, status: 'degraded' as const, message: errorMessage(e) }),
-      stages.checkpoint,
+      parts.yieldTurn,
     );
 
   const found = await step('detect', () => findTarget(context, deps.parsers), undefined);
   if (!found) {
-    context.record({ stage: 'failure', outcome: { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' } });
+    recorder.record({ stage: 'failure', outcome: { stage: 'detect', kind: 'error', message: 'no method declaration before the cursor' } });
     return context.finish([], { contexts: [] });
   }
   // What Rambo's steps found, recorded once they have run.
   const body = newBodyTrace(found, sketchSource);
-  const repo = deps.repo();
+  const repo = repoNow(context)?.methods;
   const at = bodyAt(request, found.target);
 
   // a. signature-similar methods
@@ -209,14 +183,14 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   const signatureHits = hits.methods;
   body.signatureSimilar = signatureHits.map((m) => ({ id: m.item.id, score: m.score }));
 
-  const model = stages.model?.();
+  const model = env.model;
   // The sketch's model: the completion model, else the one lent for the sketch alone (through the same redaction boundary).
-  const drafter = model ?? (opts.sketchModel ? redactingClient(opts.sketchModel()) : undefined);
+  const drafter = model ?? (opts.sketchModel ? redactingClient(opts.sketchModel) : undefined);
   if (drafter) await prepareModel(context, drafter);
   const settings = promptSettings(drafter, opts.promptLayout, options.prompt.suffixShare);
 
   // The place of work (none in a one-off pipeline): the body prompt's layout and the sketch drafted here, kept while the user types.
-  const place = stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix), 'body');
+  const place = parts.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix), 'body');
   // The place is the file's already: the method within it is what the kept sketch must match.
   const sketchKey = `${found.target.className ?? ''}\n${found.target.signature}`;
   const keptSketch = sketchSource === 'model' && place?.kept.sketch?.key === sketchKey ? place.kept.sketch.text : undefined;
@@ -233,7 +207,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
         : keptSketch !== undefined
           ? KEPT_SKETCH
           : noDraft;
-  if (skipped !== undefined) trace.stages.push({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: skipped });
+  if (skipped !== undefined) recorder.stage({ stage: 'sketch', status: 'skipped', elapsedMs: 0, message: skipped });
   else if (drafter) sketch = await step('sketch', () => sketchStep(sketchInput(context, drafter, at, settings, signatureHits)), '');
   if (sketch) body.sketch = sketch;
   // Kept even when empty (a sketch past its time limit): drafting again at every keystroke is the cost the place saves.
@@ -257,7 +231,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
   const usagesInput = { at, repo, identifiers: elements.identifiers, sketch, signatureHits, topK: options.body.topUsages };
   const usages = await step<ScoredMethod[]>('usages', () => usagesStep(usagesInput), []);
   body.usages = usages.map((m) => ({ id: m.item.id, path: m.item.path, score: m.score, via: m.via ?? [] }));
-  context.record({ stage: 'body', outcome: body });
+  recorder.record({ stage: 'body', outcome: body });
   // CodeRAG's knowledge items, where the mode was given them: asked at the primed cursor, as the line stages of a body are.
   const knowledge = opts.knowledge ?? knowledgeOf(context);
   const items = knowledge ? await step<Candidate[]>('knowledge', () => knowledge({ ...request, prefix: at.prefix }, signal), []) : [];
@@ -290,25 +264,16 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps, 
 
 /**
  * CodeRAG's knowledge items for the body (the knowledge stage the line mode runs, at the cursor as
- * the line mode primes it); its steps are timed into a trace of their own, the body's trace shows
+ * the line mode primes it); its steps are recorded by a child recorder, the body's trace shows
  * the stage as one step (`knowledge`).
  */
 function knowledgeItems(context: RequestContext, asked: CompletionRequest): Promise<Candidate[]> {
   const lead = LINE_MODE.prime(asked);
-  const scratch: CompletionTrace = {
-    id: newTraceId(),
-    mode: 'line',
-    startedAt: new Date().toISOString(),
-    filePath: asked.filePath,
-    lang: asked.lang,
-    stages: [],
-    totalMs: 0,
-    nonModelMs: 0,
-  };
-  return knowledgeStage(context, lead ? { ...asked, prefix: asked.prefix + lead } : asked, scratch).then((k) => k.ranked);
+  const steps = context.recorder.child({ filePath: asked.filePath, lang: asked.lang, mode: 'line' });
+  return knowledgeStage(context, lead ? { ...asked, prefix: asked.prefix + lead } : asked, steps).then((k) => k.ranked);
 }
 
 /** The body mode: Rambo's composition of the stages. */
-export function bodyMode(deps: BodyModeDeps, opts: BodyModeOptions = {}): ComposedMode {
-  return { kind: 'composed', name: 'body', complete: (context: RequestContext) => completeBody(context, deps, opts) };
+export function bodyMode(deps: BodyModeDeps): ComposedMode {
+  return { kind: 'composed', name: 'body', complete: (context: RequestContext) => completeBody(context, deps) };
 }

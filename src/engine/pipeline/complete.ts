@@ -8,12 +8,12 @@ import { localRoom } from '../generate/readRate';
 import type { ModelClient } from '../generate/types';
 import { namesInSight } from '../prompt/renderKnowledge';
 import { shownAs, snippetForPrompt } from '../prompt/snippetForPrompt';
-import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { Candidate } from '../retrieve/types';
-import { requestContext } from './stages/context';
-import { knowledgeStage, similarCodeStage } from './stages/knowledge';
+import { requestContext, type RequestScope } from './stages/context';
+import { knowledgeStage } from './stages/knowledge';
+import { similarCodeStage } from './stages/similar';
 import { fileToCopyFrom, runModelStages, type ModelPlan } from './stages/model';
-import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, PipelineStages, RequestContext, Router } from './types';
+import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, RequestContext, Router } from './types';
 
 /**
  * The ranked list a model server's prompt draws from: the first whole where they fit, the rest in brief.
@@ -59,16 +59,16 @@ function sharedLayout(memory: PromptMemory, model: ModelClient, lang: string, bu
 
 /** The line composition of the stages, primed, held and cut by `linePlan` (line mode's, or another that reuses the line stages). */
 export async function completeLine(context: RequestContext, linePlan: LinePlan): Promise<CompletionResult> {
-  const { options, stages } = context;
+  const { options, env, parts } = context;
   const lead = linePlan.prime(context.request);
   const request = lead ? { ...context.request, prefix: context.request.prefix + lead } : context.request;
 
-  const model = stages.model?.();
+  const model = env.model;
   // The shipped in-process model completes lines better from whole definitions than from compact ones
   // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
   const whole = model?.backend === 'embedded';
   // A model server's prompt has room for more than the top-u, most of them brief (docs/BENCHMARKS.md "Prompt recall").
-  const knowledge = await knowledgeStage(context, request, context.trace, model && !whole ? SERVER_LIST_U : undefined);
+  const knowledge = await knowledgeStage(context, request, context.recorder, model && !whole ? SERVER_LIST_U : undefined);
   const outputs = {
     ...(knowledge.retrieval ? { retrieval: knowledge.retrieval } : {}),
     ...(knowledge.rerank ? { rerank: knowledge.rerank } : {}),
@@ -88,7 +88,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   // The place of work: the block and the left edge the last prompt here laid out (none in a one-off pipeline).
   // The in-process model keeps no prompt cache, but gets the same layout: a suggestion does not change with a re-sorted block.
   // A model server's prompt shares the workspace's block across places; a one-off pipeline lays out one place as an editor's first.
-  const memory = stages.promptMemory ?? (whole ? undefined : new PromptMemory());
+  const memory = parts.promptMemory ?? (whole ? undefined : new PromptMemory());
   const place = memory?.placeAt(request.filePath, cursorLine(request.prefix));
   // Only the compact form cuts summaries; fixed for the place, so a name typed later does not re-render a snippet the block holds.
   const inSight = whole
@@ -163,14 +163,13 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
  */
 export function complete(
   request: CompletionRequest,
-  stages: PipelineStages,
   options: PipelineOptions,
+  scope: Omit<RequestScope, 'mode'>,
   router: Router,
   signal: AbortSignal,
-  analyses?: UnfinishedAnalyses,
 ): Promise<CompletionResult> {
-  const context = requestContext(request, options, stages, router.name, signal, analyses);
+  const context = requestContext(request, options, { ...scope, mode: router.name }, signal);
   const mode = router.route(context);
-  context.trace.mode = mode.name;
+  context.recorder.mode(mode.name);
   return mode.kind === 'composed' ? mode.complete(context) : completeLine(context, mode);
 }

@@ -40,7 +40,7 @@ export const PIPELINE_DEFAULTS: PipelineOptions = {
   // 1.2 ES and its dot cases did no better for it, and Java's model was right unaided before (docs/BENCHMARKS.md
   // "Defaults on the larger validation set").
   check: { mode: 'constrain', prior: 0 },
-  // ProCC: `auto` is the lexical window for Java with the in-process model, off elsewhere (similarStage.ts similarModeFor);
+  // ProCC: `auto` is the lexical window for Java with the in-process model, off elsewhere (pipeline/stages/similar.ts similarModeFor);
   // a 0.3 share, not 0.15, let the window help in both languages (docs/BENCHMARKS.md "Similar code for Java"). The
   // hypothetical line is a model call, so it gets the longest budget.
   similar: { mode: 'auto', budgetsMs: { lexical: 300, hypothetical: 1500, summary: 200 }, fallback: 'lexical', topK: 5, promptShare: 0.3 },

@@ -1,5 +1,5 @@
 // The trace as readable Markdown ("Explain Last Completion", `coderag complete`).
-import { formatRunsOn } from '../models/device';
+import { formatRunsOn, type ModelRunsOn } from '../models/device';
 import type { CompletionTrace } from './trace';
 import type { CopyPriorStats } from '../generate/copyPrior';
 import { showControlChars } from '../util/outsideText';
@@ -14,7 +14,11 @@ function fence(text: string, lang = ''): string {
 }
 
 /** Markdown view of a trace: stages and timings, the query, candidates per path, rerank picks, the prompt, the model's answer. */
-export function formatTraceMarkdown(trace: CompletionTrace, options: { includePrompt?: boolean } = {}): string {
+/** `models`: where the host's local models ran (its own facts, kept beside the trace). */
+export function formatTraceMarkdown(
+  trace: CompletionTrace,
+  options: { includePrompt?: boolean; models?: readonly ModelRunsOn[] } = {},
+): string {
   const out = [
     ...headerSection(trace),
     ...completionSection(trace),
@@ -27,7 +31,7 @@ export function formatTraceMarkdown(trace: CompletionTrace, options: { includePr
     ...(trace.model ? modelSection(trace.model) : []),
     ...(trace.junk?.length ? junkSection(trace.junk) : []),
     ...(trace.check ? checkSection(trace.check) : []),
-    ...(trace.models?.length ? ['## Local models', '', ...trace.models.map((m) => `- ${formatRunsOn(m)}`), ''] : []),
+    ...(options.models?.length ? ['## Local models', '', ...options.models.map((m) => `- ${formatRunsOn(m)}`), ''] : []),
     ...(trace.prompt ? promptSection(trace.prompt, options.includePrompt !== false) : []),
   ];
   // The trace quotes repository code (query, prompt, windows): its control characters are shown, never obeyed.

@@ -1,5 +1,8 @@
 // The pipeline: one composition function, the stages every mode composes, its trace, the completion modes and their router.
-export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber, probingQueryBuilder } from './createPipeline';
+export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber } from './createPipeline';
+export { probingQueryBuilder } from './stages/query';
+export { rerankerNow } from './stages/rerank';
+export { similarModeFor } from './stages/similar';
 export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } from './createPipeline';
 export { complete, completeLine } from './complete';
 export { MODEL_DEFAULTS, PIPELINE_DEFAULTS } from './defaults';
@@ -8,7 +11,7 @@ export type { PipelineSettings } from './resolveOptions';
 export { LINE_MODE } from './modes';
 export { autoRouter, routerOf } from './router';
 export { bodyHold, bodyMode, completeBody, cutBodyAnswer } from './bodyMode';
-export type { BodyModeDeps, BodyModeOptions, GivenSketch, SketchSource } from './bodyMode';
+export type { BodyModeDeps } from './bodyMode';
 export { composeInTurns, jaccardSignatures, type BodyComposer, type BodyLists, type SignatureSearch } from '../body/rambo';
 export { RAMBO_LAYOUT, type BodyPromptLayout } from '../prompt/bodyPrompt';
 export { formatTraceMarkdown } from './formatTrace';
@@ -27,10 +30,15 @@ export type {
   Router,
   CompletionRequest,
   CompletionResult,
-  ModelStages,
+  BodyModeHooks,
+  GivenSketch,
   PipelineOptions,
-  PipelineStages,
+  PipelineParts,
   ReceiverTyping,
+  RepoLease,
+  RequestEnv,
+  ResearchHooks,
+  SketchSource,
   RequestContext,
   PostprocessContext,
 } from './types';

@@ -1,6 +1,6 @@
 // What the stages return (docs/ARCHITECTURE.md "Stage outcomes"): each stage that someone downstream
 // reads hands back a typed outcome; the orchestrator passes it on (the show gate, the host's model
-// health, learning and statistics) and writeOutcome, the trace's one writer, records it for Explain.
+// health, learning and statistics) and the request's recorder (recorder.ts), the trace's one writer, keeps it for Explain.
 import type { MemberFix } from '../check/repairCompletion';
 import type { GuidedCall } from '../check/callArguments';
 import type { ConstrainedName } from '../check/dereferenceConstraint';
@@ -12,7 +12,7 @@ import type { JunkCut } from '../generate/postprocess/junk';
 import type { RetrievalQuery } from '../query/types';
 import type { RetrievalTrace } from '../retrieve/types';
 import type { ModelFamily } from '../prompt/templates';
-import { retrievalTraceOf, type BodyTrace, type CompletionTrace, type StageName, type StageTiming } from './trace';
+import type { BodyTrace, CompletionTrace, StageName, StageTiming } from './trace';
 
 /** The check stage: what was constrained while decoding and what the finished answer's check found. */
 export interface CheckOutcome {
@@ -91,7 +91,7 @@ export interface CutOutcome {
 }
 
 /**
- * One stage result for writeOutcome. The trace-only ones (read by Explain and `coderag complete` alone) are written as they are:
+ * One stage result for the recorder. The trace-only ones (read by Explain and `coderag complete` alone) are written as they are:
  * Rambo's steps, the query, retrieval, the rerank's choice, the prompt, the cut and why nothing is suggested.
  */
 export type StageOutcome =
@@ -109,7 +109,7 @@ export type StageOutcome =
   | { stage: 'failure'; outcome: StageFailure };
 
 /** The trace's view of a check outcome, in the trace's order of fields. */
-function checkTraceOf(c: CheckOutcome): NonNullable<CompletionTrace['check']> {
+export function checkTraceOf(c: CheckOutcome): NonNullable<CompletionTrace['check']> {
   return {
     mode: c.mode,
     ...(c.note !== undefined ? { note: c.note } : {}),
@@ -122,7 +122,7 @@ function checkTraceOf(c: CheckOutcome): NonNullable<CompletionTrace['check']> {
 }
 
 /** The model section of the trace from an answer. */
-function modelTraceOf(o: Extract<GenerateOutcome, { status: 'answered' }>): NonNullable<CompletionTrace['model']> {
+export function modelTraceOf(o: Extract<GenerateOutcome, { status: 'answered' }>): NonNullable<CompletionTrace['model']> {
   const generated = o.result;
   return {
     backend: o.backend,
@@ -145,7 +145,7 @@ export function answered(model: Pick<ModelClient, 'backend' | 'endpoint'>, resul
 }
 
 /** The trace's view of the prompt, as the redaction boundary (stages.model) sends it. */
-function promptTraceOf(o: PromptOutcome): NonNullable<CompletionTrace['prompt']> {
+export function promptTraceOf(o: PromptOutcome): NonNullable<CompletionTrace['prompt']> {
   const { format, ...shown } = o.shown;
   return {
     text: o.redacted.text,
@@ -159,60 +159,6 @@ function promptTraceOf(o: PromptOutcome): NonNullable<CompletionTrace['prompt']>
     snippetsDropped: shown.snippetsDropped,
     prefixCut: shown.prefixCut,
   };
-}
-
-/** The trace's one writer: records a stage's outcome for Explain (nothing else reads the trace for it). */
-export function writeOutcome(trace: CompletionTrace, o: StageOutcome): void {
-  switch (o.stage) {
-    case 'body':
-      trace.body = o.outcome;
-      return;
-    case 'query': {
-      const q = o.outcome;
-      trace.query = {
-        strategy: q.strategy,
-        text: q.text,
-        spans: q.spans,
-        ...(q.chunkScores ? { chunkScores: q.chunkScores } : {}),
-        ...(q.fallbackReason ? { fallbackReason: q.fallbackReason } : {}),
-      };
-      return;
-    }
-    case 'retrieve':
-      trace.retrieval = retrievalTraceOf(o.outcome);
-      return;
-    case 'rerank':
-      trace.rerank = o.outcome;
-      return;
-    case 'prompt':
-      trace.prompt = promptTraceOf(o.outcome);
-      return;
-    case 'cut':
-      if (o.outcome.junk.length > 0) trace.junk = o.outcome.junk;
-      trace.completion = o.outcome.completion;
-      return;
-    case 'empty':
-      trace.empty = o.outcome;
-      return;
-    case 'similar':
-      trace.similar = o.outcome;
-      return;
-    case 'check':
-      trace.check = checkTraceOf(o.outcome);
-      return;
-    case 'generate':
-      if (o.outcome.status === 'answered') trace.model = modelTraceOf(o.outcome);
-      else trace.error = { stage: 'generate', kind: o.outcome.kind, message: o.outcome.message };
-      return;
-    case 'gate': {
-      const { text: _text, ...gate } = o.outcome;
-      trace.gate = gate;
-      return;
-    }
-    case 'failure':
-      trace.error = { ...o.outcome };
-      return;
-  }
 }
 
 /** What each stage's time counts as: the model's answer, the repository's knowledge (and the models that rank it), or assembly. */

@@ -9,7 +9,6 @@ import type { RerankDecision } from '../rerank/types';
 import type { ModelFamily } from '../prompt/templates';
 import type { ModelErrorKind } from '../generate/types';
 import type { CopyPriorStats } from '../generate/copyPrior';
-import type { ModelRunsOn } from '../models/device';
 import type { ConstrainedName } from '../check/dereferenceConstraint';
 import type { MemberFix } from '../check/repairCompletion';
 import type { GateFeatures } from '../gate/features';
@@ -163,8 +162,6 @@ export interface CompletionTrace {
   nonModelMs: number;
   /** Time spent letting the host's pending messages through between stages. */
   checkpointMs?: number;
-  /** The execution provider each local ONNX model ran on (set by whoever owns the models). */
-  models?: ModelRunsOn[];
 }
 
 export function newTraceId(): string {

@@ -2,13 +2,15 @@
 // completion modes and their router: the values that tell the one pipeline which kind of completion it makes.
 import type { PromptMemory } from '../prompt/promptMemory';
 import type { RepoFormat } from '../prompt/templates';
+import type { BodyPromptLayout } from '../prompt/bodyPrompt';
 import type { Lang } from '../kb/types';
 import type { QueryBuilder, QueryStageOptions } from '../query/types';
-import type { Candidate, RetrievalStage, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
+import type { ChunkProber } from '../query/probeQuery';
+import type { Candidate, Retriever, RetrievalStageOptions, RetrievalTrace } from '../retrieve/types';
 import type { RerankOutcome, RerankStage } from '../rerank/types';
-import type { CompletionTrace } from './trace';
 import type { GenerateRequest, GenerateResult, ModelClient, ModelSlot } from '../generate/types';
-import type { SimilarMode, SimilarStageOptions } from '../similar/similarStage';
+import type { WarmUps } from '../generate/warmUps';
+import type { SimilarMode, SimilarStageOptions } from '../similar/chooseWindows';
 import type { ReceiverMembers, TypedFile } from '../check/receiverMembers';
 import type { UnfinishedAnalyses } from '../flow/unfinished';
 import type { CallSignature } from '../check/callArguments';
@@ -16,7 +18,11 @@ import type { SimilarRetrieval } from '../similar/perspectives';
 import type { LinUcb } from '../similar/linUcb';
 import type { SimilarArm } from '../similar/types';
 import type { GateModel } from '../gate/model';
-import type { StageOutcome, StageOutcomes } from './outcomes';
+import type { RepoMethods } from '../body/RepoMethods';
+import type { BodyComposer, SignatureSearch } from '../body/rambo';
+import type { StageOutcomes } from './outcomes';
+import type { CompletionTrace } from './trace';
+import type { Recorder } from './recorder';
 
 export interface CompletionRequest {
   /** Repo-relative path with forward slashes. */
@@ -112,15 +118,11 @@ export interface CompletionItem {
 export interface CompletionResult {
   items: CompletionItem[];
   trace: CompletionTrace;
-  /** The stages' own outputs, for tools that show more than the trace (the CLI, the bench). */
+  /** The stages' own outputs, for tools that show more than the trace (`coderag complete`, `coderag retrieve`). */
   retrieval?: RetrievalTrace;
   rerank?: RerankOutcome;
   /** The snippets in prompt order: the reranked top-u that entered the prompt (all of them without a model). */
   contexts: Candidate[];
-  /** The show gate's decision, when it ran: false, the suggestion is in `suppressed` and not in `items`. */
-  shown?: boolean;
-  /** The suggestion the gate kept from the editor (the bench scores it). */
-  suppressed?: CompletionItem;
   /** What the stages returned, for the host (model health, learning, statistics); the trace is written from them. */
   outcomes: StageOutcomes;
 }
@@ -134,28 +136,118 @@ export interface PostprocessContext {
   stoppedBy?: GenerateResult['stoppedBy'];
 }
 
-/** The stages every mode shares: the model, its slot, the host's checkpoint. */
-export interface ModelStages {
-  /** The completion model; absent: retrieval only (no prompt, no generation). */
-  model?: () => ModelClient;
+/**
+ * What the host lends one request, resolved once at its start and handed down with the request's
+ * signal: the stages read these values and call nothing back in the host.
+ */
+export interface RequestEnv {
+  /** The completion model; absent: retrieval only (no prompt, no generation). The pipeline sends it through the redaction boundary. */
+  model?: ModelClient;
+  /** The repository as its workspace folder lends it now; absent: no retrieval (a file outside every folder, a folder not ready). */
+  repo?: RepoLease;
+  /** The probing model (CodeRAG Alg. 1), once loaded; absent: the query falls back. */
+  prober?: ChunkProber;
+  /** The BestFit reranker chosen for this request; absent: the retrieval order. */
+  reranker?: RerankStage;
+  /** The host's LinUCB; the pipeline only chooses with it (the host rewards later). */
+  bandit?: LinUcb<SimilarArm>;
+  /** The show gate's model as the host learned it (per workspace folder); absent: the shipped weights. */
+  showGateModel?: GateModel;
+}
+
+/**
+ * A workspace folder's repository, lent to one request while its lease holds: a folder that leaves
+ * `ready` mid-request revokes the lease, and the stages after that use nothing of it.
+ */
+export interface RepoLease {
+  /** Aborted when the folder stops being ready; absent: the repository is lent for the whole request. */
+  readonly lease?: AbortSignal;
+  /** The repository's retrieval paths ready now (a path still preparing is left out). */
+  readonly retrievers: readonly Retriever[];
+  /** Receiver typing for checked completions (check/receiverMembers); absent: no checking. */
+  readonly receivers?: ReceiverTyping;
+  /** ProCC's perspectives over the repository's code windows, ready or not (absent: no similar-code stage). */
+  readonly similar?: SimilarRetrieval;
+  /** The repository's methods and identifier index (the body mode's lists). */
+  readonly methods?: RepoMethods;
+}
+
+/** What a pipeline keeps across its requests: the model slots, the places of work, the warm-ups, and how a stage yields. */
+export interface PipelineParts {
   /** One model-server request in flight (the generate stage). */
   modelSlot?: ModelSlot;
+  /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
+  probeSlot?: ModelSlot;
   /**
    * What the line prompt keeps from one keystroke to the next at a place of work (prompt/promptMemory);
    * absent: every prompt is laid out as at a new place.
    */
   promptMemory?: PromptMemory;
   /**
-   * Has the model server read `head` (the prompt up to the cursor's line) ahead of the next
-   * keystrokes, once per changed repository block; the host runs it outside the request's time
-   * limit and signal. Absent: no warm-up.
+   * Has the model server read a prompt's head ahead of the next keystrokes, once per changed repository
+   * block, outside the request's time limit and signal (generate/warmUps.ts); absent: no warm-up.
    */
-  warm?: (model: ModelClient, head: string) => void;
+  warmUps?: WarmUps;
   /**
-   * Called before each stage: the host lets its pending messages through (a newer request may be
-   * waiting to supersede this one) and throws CancellationError when the signal has fired.
+   * Before each stage: let the host's pending messages through (a newer request may be waiting to
+   * supersede this one); the stage then throws CancellationError when the signal has fired.
    */
-  checkpoint?: (signal: AbortSignal) => Promise<void>;
+  yieldTurn?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The host lends ProCC's code windows with its repositories: the similar-code stage runs (and records its perspectives as skipped)
+   * even for a request whose repository has none yet. Absent: the stage runs only where the request's repository lends windows.
+   */
+  offersSimilar?: boolean;
+}
+
+/**
+ * Research strategies an evaluation swaps in (only src/bench and its scripts pass them): the query
+ * builder, and the body mode's sketch, lists and layout. The product runs without any.
+ */
+export interface ResearchHooks {
+  /** The query stage's strategy; absent: CodeRAG's probing with the lent prober, else options.query's fallback. */
+  query?: QueryBuilder;
+  /** The body mode's evaluation variants (bodyMode.ts). */
+  body?: BodyModeHooks;
+}
+
+/**
+ * A sketch given instead of the model's (an evaluation's ceiling): no sketch call; its elements are
+ * mapped to the repository as the model's are.
+ */
+export interface GivenSketch {
+  /** What the trace calls the sketch's source. */
+  readonly source: string;
+  /** The trace's note on the skipped sketch call. */
+  readonly note: string;
+  readonly text: string;
+}
+
+/**
+ * Where the body's elements come from: `model` (Rambo: a sketch from the completion model),
+ * `none` (the signature-similar methods' bodies; no sketch call), or a sketch given as text.
+ */
+export type SketchSource = 'model' | 'none' | GivenSketch;
+
+/** The body mode's evaluation variants; the product's body mode is Rambo's with none of them. */
+export interface BodyModeHooks {
+  sketch?: SketchSource;
+  /**
+   * The model that drafts the sketch when the pipeline has no completion model: the body mode then stops after its lists, every one of
+   * them a context (an evaluation of retrieval whose sketch is still the model's).
+   */
+  sketchModel?: ModelClient;
+  /** Step e's order of the lists (usages, definitions, CodeRAG's items, signature hits); absent: in turns (composeInTurns). */
+  compose?: BodyComposer;
+  /** Step a's search; absent: token Jaccard of the signature keys over the mode's tokenizer (jaccardSignatures). */
+  signatures?: SignatureSearch;
+  /** The body prompt's layout of its fragments; absent: Rambo's (RAMBO_LAYOUT). */
+  promptLayout?: BodyPromptLayout;
+  /**
+   * CodeRAG's knowledge items for the request (the line stages' reranked top-u), joining the prompt's list; absent: the pipeline's own line
+   * stages (options.body.knowledge).
+   */
+  knowledge?: (request: CompletionRequest, signal: AbortSignal) => Promise<Candidate[]>;
 }
 
 /** What checking needs of check/receiverMembers' ReceiverTyper. */
@@ -165,45 +257,35 @@ export interface ReceiverTyping {
   callAt?(file: TypedFile, signal: AbortSignal): CallSignature | undefined;
 }
 
-/** The stages one request runs through, as createPipeline assembles them; every mode composes these. */
-export interface PipelineStages extends ModelStages {
-  query: QueryBuilder;
-  retrieval: RetrievalStage;
-  /** Whether a retrieval path is ready now (the body mode asks the knowledge stage only then). */
-  hasRetrieval: () => boolean;
-  /** Read per request, so a reranker switch applies to the next request. */
-  reranker: () => RerankStage | undefined;
-  /** One in-process probing run at a time (the query stage), so superseded requests queue nothing. */
-  probeSlot?: ModelSlot;
-  /** Receiver typing for checked completions (check/receiverMembers); absent: no checking. */
-  receivers?: () => ReceiverTyping | undefined;
-  /** ProCC's perspectives over the repository's code windows, ready or not (absent: no similar-code stage). */
-  similar?: () => SimilarRetrieval | undefined;
-  /** The host's LinUCB; the pipeline only chooses with it (the host rewards later). */
-  bandit?: () => LinUcb<SimilarArm> | undefined;
-  /** The show gate's model as the host learned it (per workspace folder); absent or undefined: the shipped weights. */
-  showGateModel?: () => GateModel | undefined;
+/** A typed value of one request, computed on first use (RequestContext.slot). */
+export interface RequestSlot<T> {
+  readonly name: string;
+  compute(context: RequestContext): T;
 }
 
 /**
- * One request as every stage sees it: the request as given, the options, the stages, the trace
- * the stages write and the signal. What one stage works out of the file (the syntax tree's
- * answers) is kept in `memo` for the next stage of the same request, so the file is read once.
+ * One request as every stage sees it: the request as given, the options, what the host lent it
+ * (env) and what the pipeline keeps (parts), its recorder and signal. What one stage works out of
+ * the file (the syntax tree's answers) is kept in a typed slot for the next stage of the same
+ * request, so the file is read once.
  */
 export interface RequestContext {
   readonly request: CompletionRequest;
   readonly options: PipelineOptions;
-  readonly stages: PipelineStages;
-  readonly trace: CompletionTrace;
+  readonly env: RequestEnv;
+  readonly parts: PipelineParts;
+  readonly hooks: ResearchHooks;
+  readonly recorder: Recorder;
   readonly signal: AbortSignal;
   /** The unfinished file's parses and dataflow graph: dataflow retrieval and receiver typing share them. */
   readonly analyses: UnfinishedAnalyses;
-  /** This request's value under `key`, computed on first use. */
-  memo<T>(key: string, compute: () => T): T;
-  /** Keep a stage's outcome for the result and write it into the trace (outcomes.writeOutcome, the trace's one writer). */
-  record(outcome: StageOutcome): void;
-  /** The result: the trace closed with its totals. */
-  finish(items: CompletionItem[], outputs: { contexts: Candidate[]; retrieval?: RetrievalTrace; rerank?: RerankOutcome }): CompletionResult;
+  /** This request's value of `slot`, computed on first use. */
+  slot<T>(slot: RequestSlot<T>): T;
+  /** The result: the trace built by the recorder, closed with its totals. */
+  finish(
+    items: CompletionItem[],
+    outputs: { contexts: Candidate[]; retrieval?: RetrievalTrace; rerank?: RerankOutcome },
+  ): Promise<CompletionResult>;
 }
 
 /** What the trace calls the mode that ran. */

@@ -46,4 +46,4 @@ export {
 export type { PairScorer } from './DistilledReranker';
 export { RerankerSwitch } from './RerankerSwitch';
 export type { RerankerChange } from './RerankerSwitch';
-export { BestFitRerankStage, bestFitStage, candidateDocs, pipelineCalls, retrievalScore } from './rerankStage';
+export { BestFitRerankStage, candidateDocs, pipelineCalls, retrievalScore } from './rerankCandidates';

@@ -93,3 +93,11 @@ export function raceCancellation<T>(work: Promise<T>, signal: AbortSignal): Prom
     );
   });
 }
+
+/**
+ * One turn of the event loop, so the messages that arrived meanwhile are read first (a newer request
+ * may supersede the one waiting); rejects with CancellationError when `signal` has fired by then.
+ */
+export function yieldTurn(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => setImmediate(() => (signal.aborted ? reject(new CancellationError()) : resolve())));
+}

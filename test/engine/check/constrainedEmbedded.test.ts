@@ -59,11 +59,7 @@ void describe('checked decoding with the embedded model', () => {
         generate: { maxNewTokens },
         check: { mode, prior },
       }),
-      {
-        retrievers: () => paths.retrievers,
-        model: () => model,
-        receivers: () => paths.receivers,
-      },
+      { env: { repo: { retrievers: paths.retrievers, receivers: paths.receivers }, model: model } },
     );
     return pipeline.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
   }

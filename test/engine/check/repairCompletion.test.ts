@@ -64,9 +64,7 @@ async function completeWithServer(
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app/main.py'), 'utf8').split('\n');
     const prefix = `${lines.slice(0, 18).join('\n')}\n    cart.`;
     const pipeline = createPipeline(resolveOptions({ check: { mode } }), {
-      retrievers: () => [],
-      model: () => new OllamaClient({ host: server.url, model: 'qwen2.5-coder:1.5b-base' }),
-      receivers: () => typer,
+      env: { repo: { retrievers: [], receivers: typer }, model: new OllamaClient({ host: server.url, model: 'qwen2.5-coder:1.5b-base' }) },
     });
     const r = await pipeline.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
     return { text: r.items[0]?.text, check: r.trace.check };

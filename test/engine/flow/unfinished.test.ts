@@ -223,9 +223,7 @@ void test('a completion request parses the unfinished file once for dataflow ret
     for (const capabilities of [{ memberChoice: true }, undefined]) {
       texts.length = 0;
       const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
-        retrievers: () => [new DataflowRetriever(kb, counted)],
-        receivers: () => typer,
-        model: () => client(capabilities),
+        env: { repo: { retrievers: [new DataflowRetriever(kb, counted)], receivers: typer }, model: client(capabilities) },
       });
       const result = await pipeline.complete(request, new AbortController().signal);
       // Both stages did their work on the file: dataflow found the Cart class, checking typed `cart`.
@@ -251,7 +249,7 @@ void test("keystrokes typed on one line reuse the pipeline's analysis: the line'
   const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
   const above = lines.slice(0, 18).join('\n');
   const options = resolveOptions({ query: { strategy: 'last10' } });
-  const pipeline = createPipeline(options, { retrievers: () => [new DataflowRetriever(kb, counted)] });
+  const pipeline = createPipeline(options, { env: { repo: { retrievers: [new DataflowRetriever(kb, counted)] } } });
   const ask = (p: typeof pipeline, prefix: string) =>
     p.complete({ filePath: 'app/main.py', lang: 'python', prefix, suffix: '\n' }, new AbortController().signal);
   const ids = (r: Awaited<ReturnType<typeof ask>>) => r.contexts.map((c) => c.snippet.id);
@@ -260,7 +258,7 @@ void test("keystrokes typed on one line reuse the pipeline's analysis: the line'
   assert.equal(texts.length, 2, `typing one line parsed: ${JSON.stringify(texts.map((t) => t.slice(-30)))}`);
   // What a kept analysis finds is what a fresh pipeline finds.
   const plain = await parsers();
-  const fresh = createPipeline(options, { retrievers: () => [new DataflowRetriever(kb, plain)] });
+  const fresh = createPipeline(options, { env: { repo: { retrievers: [new DataflowRetriever(kb, plain)] } } });
   const last = `${above}\n${typed.at(-1)!}`;
   assert.deepEqual(ids(await ask(pipeline, last)), ids(await ask(fresh, last)));
   assert.ok(ids(await ask(pipeline, last)).length > 0);

@@ -60,10 +60,12 @@ void describe('the show gate', () => {
 
   const run = (gate: { mode: 'on' | 'off'; threshold: number; bodyThreshold?: number }, showGateModel?: GateModel) =>
     createPipeline(resolveOptions({ ...base, gate }), {
-      retrievers: () => retrievers,
-      prober: () => causalLMProber(lm),
-      model: () => model,
-      ...(showGateModel ? { showGateModel: () => showGateModel } : {}),
+      env: {
+        repo: { retrievers: retrievers },
+        prober: causalLMProber(lm),
+        model: model,
+        ...(showGateModel ? { showGateModel: showGateModel } : {}),
+      },
     }).complete(request, signal);
 
   void test('the editor, the CLI and eval start from the gate on at the balanced level', () => {
@@ -95,12 +97,12 @@ void describe('the show gate', () => {
     assert.equal(g.logprobs, true, "the embedded model's log-probabilities are among the features");
     assert.ok(g.features.meanLogprob < 0 && g.features.minLogprob <= g.features.meanLogprob, JSON.stringify(g.features));
     assert.ok(g.score > 0 && g.score < 1);
-    assert.equal(shown.shown, true);
+    assert.equal(shown.outcomes.gate?.shown, true);
 
     const silent = await run({ mode: 'on', threshold: Math.min(1, g.score + 0.01) });
     assert.deepEqual(silent.items, [], 'no ghost text');
-    assert.equal(silent.shown, false);
-    assert.equal(silent.suppressed?.text, shown.items[0]!.text, 'the result keeps the text');
+    assert.equal(silent.outcomes.gate?.shown, false);
+    assert.equal(silent.outcomes.gate?.text, shown.items[0]!.text, 'the result keeps the text');
     assert.equal(silent.trace.gate?.shown, false);
     assert.equal(silent.trace.completion, shown.items[0]!.text);
     assert.match(
@@ -163,9 +165,7 @@ void describe('the show gate', () => {
       },
     };
     const result = await createPipeline(resolveOptions({ ...base, gate: { mode: 'on', threshold: 1 } }), {
-      retrievers: () => retrievers,
-      prober: () => causalLMProber(lm),
-      model: () => plain,
+      env: { repo: { retrievers: retrievers }, prober: causalLMProber(lm), model: plain },
     }).complete(request, signal);
     assert.equal(result.items.length, 1, 'shown at threshold 1');
     assert.equal(result.trace.gate?.logprobs, false);

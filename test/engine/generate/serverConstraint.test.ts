@@ -88,9 +88,7 @@ async function completeCartDot(url: string): Promise<{ text: string; check: Reco
   try {
     const model = new OpenAICompatibleClient({ baseUrl: url, model: 'coder', family: 'plain' });
     const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
-      retrievers: () => [],
-      model: () => model,
-      receivers: () => typer,
+      env: { repo: { retrievers: [], receivers: typer }, model: model },
     });
     const lines = readFileSync(join(fixturesDir, 'pyshop', 'app', 'main.py'), 'utf8').split('\n');
     const { items, trace } = await pipeline.complete(

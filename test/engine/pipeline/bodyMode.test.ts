@@ -23,6 +23,7 @@ import {
   embeddedLMOf,
   formatTraceMarkdown,
   resolveOptions,
+  type BodyModeHooks,
   type CompletionRequest,
 } from '../../../src/engine/pipeline';
 import { mergeConfig, pipelineSettings } from '../../../src/server/config';
@@ -77,8 +78,8 @@ void describe('body mode through createPipeline', () => {
     // The gate off: what it does with a body is the next test's; here the steps and the written body are.
     const pipeline = createPipeline(
       resolveOptions({ gate: { mode: 'off' } }),
-      { retrievers: () => [], model: () => model },
-      autoRouter({ parsers, repo: () => repo }),
+      { env: { repo: { retrievers: [], methods: repo }, model: model } },
+      autoRouter({ parsers }),
     );
     const result = await pipeline.complete(emptied(OVERLOAD), signal);
     const trace = result.trace;
@@ -108,8 +109,8 @@ void describe('body mode through createPipeline', () => {
     const run = (threshold: number, bodyThreshold: number) =>
       createPipeline(
         resolveOptions({ gate: { mode: 'on', threshold, bodyThreshold } }),
-        { retrievers: () => [], model: () => model },
-        autoRouter({ parsers, repo: () => repo }),
+        { env: { repo: { retrievers: [], methods: repo }, model: model } },
+        autoRouter({ parsers }),
       ).complete(emptied(OVERLOAD), signal);
     const shown = await run(1, 0);
     assert.equal(shown.trace.mode, 'body');
@@ -118,8 +119,8 @@ void describe('body mode through createPipeline', () => {
     assert.equal(shown.items.length, 1, "a line's threshold of 1 does not hold a body back");
     const silent = await run(0, Math.min(1, gate.score + 0.01));
     assert.deepEqual(silent.items, [], "the body's threshold above its score keeps it back, whatever a line's is");
-    assert.equal(silent.shown, false);
-    assert.equal(silent.suppressed?.text, shown.items[0]!.text);
+    assert.equal(silent.outcomes.gate?.shown, false);
+    assert.equal(silent.outcomes.gate?.text, shown.items[0]!.text);
     assert.equal(silent.trace.gate?.threshold, Math.min(1, gate.score + 0.01), 'the trace names the threshold that decided');
   });
 
@@ -128,8 +129,8 @@ void describe('body mode through createPipeline', () => {
     const cursor = text.indexOf('return factory.apply(apiKey);');
     const pipeline = createPipeline(
       resolveOptions({ generate: { maxNewTokens: 8 } }),
-      { retrievers: () => [], model: () => model },
-      autoRouter({ parsers, repo: () => repo }),
+      { env: { repo: { retrievers: [], methods: repo }, model: model } },
+      autoRouter({ parsers }),
     );
     const result = await pipeline.complete(
       { filePath: rel, lang: 'java', prefix: text.slice(0, cursor), suffix: text.slice(cursor) },
@@ -146,13 +147,14 @@ void describe('body mode through createPipeline', () => {
   void test("with retrieval paths, CodeRAG's knowledge items join the body's list by default (in turns with the definitions; a composer given orders them); body.knowledge false leaves them out", async () => {
     const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
-      const deps = { retrievers: () => [...paths.retrievers], model: () => model };
+      const repoLent = { retrievers: [...paths.retrievers], methods: repo };
+      const deps = { env: { repo: repoLent, model } };
       // Without a completion model the body mode stops after its lists: every one of them is a context.
-      const lists = { retrievers: deps.retrievers };
+      const lists = (body: BodyModeHooks) => ({ env: { repo: repoLent }, hooks: { body } });
       const joined = await createPipeline(
         resolveOptions({ body: { maxNewTokens: 8 } }),
-        lists,
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+        lists({ sketch: 'none' }),
+        bodyMode({ parsers }),
       ).complete(emptied(), signal);
       assert.equal(joined.trace.stages.find((s) => s.stage === 'knowledge')?.status, 'ok', JSON.stringify(joined.trace.stages));
       assert.ok(
@@ -163,8 +165,8 @@ void describe('body mode through createPipeline', () => {
       const knowledgeFirst: BodyComposer = (l) => mergeInTurns([[...l.knowledge, ...composeInTurns(l)]]);
       const first = await createPipeline(
         resolveOptions({ body: { maxNewTokens: 8 } }),
-        lists,
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'none', compose: knowledgeFirst }),
+        lists({ sketch: 'none', compose: knowledgeFirst }),
+        bodyMode({ parsers }),
       ).complete(emptied(), signal);
       assert.equal(
         first.contexts[0]?.origin?.kind,
@@ -173,8 +175,8 @@ void describe('body mode through createPipeline', () => {
       );
       const alone = await createPipeline(
         resolveOptions({ body: { maxNewTokens: 8, knowledge: false } }),
-        deps,
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+        { ...deps, hooks: { body: { sketch: 'none' } } },
+        bodyMode({ parsers }),
       ).complete(emptied(), signal);
       assert.equal(
         alone.trace.stages.some((s) => s.stage === 'knowledge'),
@@ -194,8 +196,8 @@ void describe('body mode through createPipeline', () => {
       const { client } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
       return createPipeline(
         resolveOptions({ body: { maxNewTokens: 8, knowledge: false, elements } }),
-        { retrievers: () => [] },
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client }),
+        { env: { repo: { retrievers: [], methods: repo } }, hooks: { body: { sketch: 'model', sketchModel: client } } },
+        bodyMode({ parsers }),
       ).complete(emptied(), signal);
     };
     const sketchOnly = await run('sketch');
@@ -218,8 +220,8 @@ void describe('body mode through createPipeline', () => {
     const { client: cutShort } = recordingModel(text, 'length');
     const cut = await createPipeline(
       resolveOptions({ body: { maxNewTokens: 16 } }),
-      { retrievers: () => [], model: () => cutShort },
-      bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+      { env: { repo: { retrievers: [], methods: repo }, model: cutShort }, hooks: { body: { sketch: 'none' } } },
+      bodyMode({ parsers }),
     ).complete(emptied(), signal);
     assert.equal(
       cut.items[0]?.text.trim(),
@@ -233,8 +235,8 @@ void describe('body mode through createPipeline', () => {
     const { client: stopped } = recordingModel(text, 'stop');
     const kept = await createPipeline(
       resolveOptions({ body: { maxNewTokens: 16 } }),
-      { retrievers: () => [], model: () => stopped },
-      bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+      { env: { repo: { retrievers: [], methods: repo }, model: stopped }, hooks: { body: { sketch: 'none' } } },
+      bodyMode({ parsers }),
     ).complete(emptied(), signal);
     assert.match(kept.items[0]?.text ?? '', /thr$/, 'not stopped by the limit, nothing is dropped');
   });
@@ -248,8 +250,8 @@ void describe('body mode through createPipeline', () => {
     };
     const result = await createPipeline(
       resolveOptions(),
-      { retrievers: () => [], model: () => streaming },
-      bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+      { env: { repo: { retrievers: [], methods: repo }, model: streaming }, hooks: { body: { sketch: 'none' } } },
+      bodyMode({ parsers }),
     ).complete(emptied(), signal);
     assert.equal(result.trace.model?.firstTokenMs, 42, JSON.stringify(result.trace.model));
   });
@@ -263,8 +265,8 @@ void describe('body mode through createPipeline', () => {
     for (const sketch of ['none', given] as const) {
       const pipeline = createPipeline(
         resolveOptions({ body: { maxNewTokens: 16 } }),
-        { retrievers: () => [], model: () => model },
-        bodyMode({ parsers, repo: () => repo }, { sketch }),
+        { env: { repo: { retrievers: [], methods: repo }, model: model }, hooks: { body: { sketch } } },
+        bodyMode({ parsers }),
       );
       const result = await pipeline.complete(emptied(), signal);
       const name = typeof sketch === 'string' ? sketch : sketch.source;
@@ -284,8 +286,8 @@ void describe('body mode through createPipeline', () => {
     const { client, seen } = recordingModel('PaymentGateway gateway = lookup(name);\n        return gateway;', 'stop');
     const result = await createPipeline(
       resolveOptions({ body: { maxNewTokens: 8, knowledge: false } }),
-      { retrievers: () => [] },
-      bodyMode({ parsers, repo: () => repo }, { sketch: 'model', sketchModel: () => client }),
+      { env: { repo: { retrievers: [], methods: repo } }, hooks: { body: { sketch: 'model', sketchModel: client } } },
+      bodyMode({ parsers }),
     ).complete(emptied(), signal);
     assert.equal(seen.length, 1, 'the sketch call only');
     assert.equal(result.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok');
@@ -302,8 +304,8 @@ void describe('body mode through createPipeline', () => {
       const { client, seen } = recordingModel('return null;\n    }', 'stop');
       const pipeline = createPipeline(
         resolveOptions({ prompt: { budgetTokens: budget }, body: { maxNewTokens: 16, contextShare } }),
-        { retrievers: () => [], model: () => client },
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+        { env: { repo: { retrievers: [], methods: repo }, model: client }, hooks: { body: { sketch: 'none' } } },
+        bodyMode({ parsers }),
       );
       const result = await pipeline.complete(emptied(), signal);
       const prompt = seen.at(-1)?.prompt ?? '';
@@ -334,8 +336,12 @@ void describe('body mode through createPipeline', () => {
     const { client, seen } = recordingModel('}', 'stop');
     const pipeline = createPipeline(
       resolveOptions({ body: { maxNewTokens: 16 } }),
-      { retrievers: () => [], model: () => client, promptMemory: new PromptMemory() },
-      bodyMode({ parsers, repo: () => repo }, { sketch: 'model' }),
+      {
+        env: { repo: { retrievers: [], methods: repo }, model: client },
+        hooks: { body: { sketch: 'model' } },
+        promptMemory: new PromptMemory(),
+      },
+      bodyMode({ parsers }),
     );
     const first = await pipeline.complete(emptied(), signal);
     assert.equal(first.trace.stages.find((s) => s.stage === 'sketch')?.status, 'ok');
@@ -353,8 +359,8 @@ void describe('body mode through createPipeline', () => {
     const options = resolveOptions({ prompt: { budgetTokens: 300, contextShare: 0.5 }, body: { maxNewTokens: 16, contextShare: 0.8 } });
     await createPipeline(
       options,
-      { retrievers: () => [], model: () => client },
-      bodyMode({ parsers, repo: () => repo }, { sketch: 'model' }),
+      { env: { repo: { retrievers: [], methods: repo }, model: client }, hooks: { body: { sketch: 'model' } } },
+      bodyMode({ parsers }),
     ).complete(emptied(), signal);
     assert.equal(seen.length, 2, 'a sketch call and a body call');
     const [sketch, body] = seen.map((r) => r.prompt);
@@ -369,8 +375,8 @@ void describe('body mode through createPipeline', () => {
     const { client: recording, seen } = recordingModel('return null;\n    }', 'stop');
     const pipeline = createPipeline(
       resolveOptions(),
-      { retrievers: () => [], model: () => recording },
-      bodyMode({ parsers, repo: () => repo }),
+      { env: { repo: { retrievers: [], methods: repo }, model: recording } },
+      bodyMode({ parsers }),
     );
     const result = await pipeline.complete(emptied(), signal);
     assertHeldToBody(seen);
@@ -384,8 +390,8 @@ void describe('body mode through createPipeline', () => {
       const options = resolveOptions(pipelineSettings(mergeConfig({ experimental: { body: { maxNewTokens: setting } } }).config));
       await createPipeline(
         options,
-        { retrievers: () => [], model: () => client },
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'model' }),
+        { env: { repo: { retrievers: [], methods: repo }, model: client }, hooks: { body: { sketch: 'model' } } },
+        bodyMode({ parsers }),
       ).complete(emptied(), signal);
       limits.push(seen.map((r) => r.maxNewTokens));
     }

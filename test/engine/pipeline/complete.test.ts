@@ -20,12 +20,11 @@ import {
   LINE_MODE,
   resolveOptions,
   routerOf,
-  probingQueryBuilder,
   type CompletionRequest,
-  type PipelineStages,
+  type RequestEnv,
+  type ResearchHooks,
 } from '../../../src/engine/pipeline';
 import { snippetForPrompt } from '../../../src/engine/prompt/snippetForPrompt';
-import { multiPathRetrieve } from '../../../src/engine/retrieve/multiPathRetrieve';
 import { isCancellationError } from '../../../src/engine/util/errors';
 import type { Retriever } from '../../../src/engine/retrieve/types';
 
@@ -51,7 +50,9 @@ void describe('pipeline.complete', () => {
   let lm: CausalLM;
   let retrievers: Retriever[];
   let dispose: () => void;
-  let stages: PipelineStages;
+  let env: RequestEnv;
+  /** What a direct complete() is lent: `env`, no parts kept across requests, the research hooks given. */
+  const scope = (lent: RequestEnv, hooks: ResearchHooks = {}) => ({ env: lent, parts: {}, hooks });
   const signal = new AbortController().signal;
 
   before(async () => {
@@ -63,13 +64,7 @@ void describe('pipeline.complete', () => {
     // The loop guard off: the raw output below is the model's own greedy decoding.
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false });
     const prober = causalLMProber(lm);
-    stages = {
-      query: probingQueryBuilder(() => prober),
-      retrieval: { retrieve: (r, o, s) => multiPathRetrieve(retrievers, r, o, s) },
-      hasRetrieval: () => retrievers.length > 0,
-      reranker: () => undefined,
-      model: () => model,
-    };
+    env = { repo: { retrievers }, prober, model };
   });
   after(() => {
     dispose?.();
@@ -77,7 +72,7 @@ void describe('pipeline.complete', () => {
   });
 
   void test('runs query -> retrieve -> rerank -> prompt -> generate -> postprocess and traces each stage', async () => {
-    const { items, trace } = await complete(request, stages, options, LINE, signal);
+    const { items, trace } = await complete(request, options, scope(env), LINE, signal);
     assert.deepEqual(
       trace.stages.map((s) => s.stage),
       ['query', 'retrieve', 'rerank', 'prompt', 'generate', 'postprocess'],
@@ -100,7 +95,7 @@ void describe('pipeline.complete', () => {
     assert.equal(trace.completion, items[0]?.text ?? '');
     assert.equal(trace.model?.raw, await lm.generate(trace.prompt?.text ?? '', { maxNewTokens: 12, stop: [] }, signal));
     // Deterministic snippet order: the same request gives the same prompt (a server's prompt cache is reused).
-    const again = await complete(request, stages, options, LINE, signal);
+    const again = await complete(request, options, scope(env), LINE, signal);
     assert.equal(again.trace.prompt?.text, trace.prompt?.text);
     const md = formatTraceMarkdown(trace);
     for (const heading of ['## Stages', '## Query', '## Retrieval', '## Rerank', '## Model', '## Prompt'])
@@ -119,7 +114,7 @@ void describe('pipeline.complete', () => {
       prefix: mainPy.slice(0, at),
       suffix: '\n' + mainPy.slice(mainPy.indexOf('\n', at) + 1),
     };
-    const { items, trace } = await complete(emptyLine, stages, options, LINE, signal);
+    const { items, trace } = await complete(emptyLine, options, scope(env), LINE, signal);
     assert.ok(trace.prompt?.text.endsWith('service = CheckoutService(cart, gateway)\n    '), JSON.stringify(trace.prompt?.text.slice(-60)));
     assert.equal(items.length, 1, `the model wrote a statement (${trace.empty ?? ''}; raw ${JSON.stringify(trace.model?.raw)})`);
     assert.match(items[0]!.text, /^ {4}\S/, "four spaces, then code: the indentation once, not the model's extra space too");
@@ -135,8 +130,8 @@ void describe('pipeline.complete', () => {
     };
     // The shipped limit (this suite's 12 tokens may end before the line does).
     const shipped = { ...options, generate: { ...options.generate, maxNewTokens: 48 } };
-    const early = await complete(emptyLine, stages, shipped, LINE, signal);
-    const full = await complete(emptyLine, stages, shipped, routerOf({ ...LINE_MODE, until: () => undefined }), signal);
+    const early = await complete(emptyLine, shipped, scope(env), LINE, signal);
+    const full = await complete(emptyLine, shipped, scope(env), routerOf({ ...LINE_MODE, until: () => undefined }), signal);
     assert.equal(early.items[0]?.text, full.items[0]?.text);
     assert.ok(early.items.length === 1, JSON.stringify(early.trace.model?.raw));
     assert.equal(early.trace.model?.stoppedBy, 'stop');
@@ -148,13 +143,16 @@ void describe('pipeline.complete', () => {
   });
 
   void test('a failing query, retrieval or rerank stage degrades the answer and the trace says why', async () => {
-    const failing: PipelineStages = {
-      ...stages,
-      query: { build: () => Promise.reject(new Error('prober crashed')) },
-      retrieval: { retrieve: () => Promise.reject(new Error('index unavailable')) },
-      reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }),
+    const unavailable = {
+      get retrievers(): never {
+        throw new Error('index unavailable');
+      },
     };
-    const { trace } = await complete(request, failing, options, LINE, signal);
+    const failing = scope(
+      { ...env, repo: unavailable, reranker: { name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) } },
+      { query: { build: () => Promise.reject(new Error('prober crashed')) } },
+    );
+    const { trace } = await complete(request, options, failing, LINE, signal);
     const byStage = Object.fromEntries(trace.stages.map((s) => [s.stage, s]));
     assert.equal(byStage.query?.status, 'degraded');
     assert.match(trace.query?.fallbackReason ?? '', /prober crashed/);
@@ -164,11 +162,8 @@ void describe('pipeline.complete', () => {
     assert.equal(byStage.generate?.status, 'ok');
     assert.ok(trace.model);
 
-    const rerankFails: PipelineStages = {
-      ...stages,
-      reranker: () => ({ name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) }),
-    };
-    const r = await complete(request, rerankFails, options, LINE, signal);
+    const rerankFails = scope({ ...env, reranker: { name: 'broken', rerank: () => Promise.reject(new Error('reranker down')) } });
+    const r = await complete(request, options, rerankFails, LINE, signal);
     const rerank = r.trace.stages.find((s) => s.stage === 'rerank');
     assert.equal(rerank?.status, 'degraded');
     assert.deepEqual(
@@ -187,7 +182,7 @@ void describe('pipeline.complete', () => {
       generate: () =>
         Promise.reject(new ModelClientError('unreachable', 'Ollama is not reachable at http://127.0.0.1:9', 'http://127.0.0.1:9', 'm')),
     };
-    const { items, trace } = await complete(request, { ...stages, model: () => down }, options, LINE, signal);
+    const { items, trace } = await complete(request, options, scope({ ...env, model: down }), LINE, signal);
     assert.deepEqual(items, []);
     assert.equal(trace.error?.stage, 'generate');
     assert.equal(trace.error?.kind, 'unreachable');
@@ -202,7 +197,7 @@ void describe('pipeline.complete', () => {
       endpoint: 'http://127.0.0.1:9',
       generate: () => Promise.resolve({ text, model: 'm', elapsedMs: 1, stoppedBy }),
     });
-    const endsLine = await complete(request, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE, signal);
+    const endsLine = await complete(request, options, scope({ ...env, model: answering('\n    receipt = 1', 'length') }), LINE, signal);
     assert.deepEqual(endsLine.items, []);
     // The cursor follows an open bracket: a line break first means arguments on the next lines, and these never close it.
     assert.equal(
@@ -210,9 +205,9 @@ void describe('pipeline.complete', () => {
       'the lines it wrote after the open bracket did not close it within 12 lines (stopped by the token limit)',
     );
     const typed = { ...request, prefix: `${request.prefix}cart, engine)` };
-    const endsTyped = await complete(typed, { ...stages, model: () => answering('\n    receipt = 1', 'length') }, options, LINE, signal);
+    const endsTyped = await complete(typed, options, scope({ ...env, model: answering('\n    receipt = 1', 'length') }), LINE, signal);
     assert.equal(endsTyped.trace.empty, 'its first line was empty (the model ended the line at the cursor) (stopped by the token limit)');
-    const nothing = await complete(request, { ...stages, model: () => answering('', 'eos') }, options, LINE, signal);
+    const nothing = await complete(request, options, scope({ ...env, model: answering('', 'eos') }), LINE, signal);
     assert.equal(nothing.trace.empty, 'the model wrote nothing (stopped by its end token)');
     assert.match(formatTraceMarkdown(nothing.trace), /no suggestion: the model wrote nothing \(stopped by its end token\)/);
   });
@@ -222,8 +217,8 @@ void describe('pipeline.complete', () => {
     const at = request.prefix.lastIndexOf('\n') + 1;
     const blank = { ...request, prefix: `${request.prefix.slice(0, at)}    `, suffix: '\n' };
     const typed = { ...request, prefix: `${request.prefix.slice(0, at)}    receipt = `, suffix: '\n' };
-    await complete(blank, { ...stages, model: () => recording }, options, LINE, signal);
-    await complete(typed, { ...stages, model: () => recording }, options, LINE, signal);
+    await complete(blank, options, scope({ ...env, model: recording }), LINE, signal);
+    await complete(typed, options, scope({ ...env, model: recording }), LINE, signal);
     const [onBlank, onTyped] = seen;
     assert.ok(onBlank?.holdLine, 'held on the empty line');
     assert.equal(onBlank.holdLine('  '), true);
@@ -233,12 +228,12 @@ void describe('pipeline.complete', () => {
 
   void test('cancellation ends the request, whichever stage is running', async () => {
     // Abort at the start, early, and half-way through a request of this machine's speed.
-    const { trace } = await complete(request, stages, options, LINE, signal);
+    const { trace } = await complete(request, options, scope(env), LINE, signal);
     for (const delayMs of [0, 5, Math.max(1, Math.round(trace.totalMs / 2))]) {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), delayMs);
       await assert.rejects(
-        complete(request, stages, options, LINE, controller.signal),
+        complete(request, options, scope(env), LINE, controller.signal),
         (e: unknown) => isCancellationError(e),
         `abort after ${delayMs} ms`,
       );
@@ -248,18 +243,15 @@ void describe('pipeline.complete', () => {
   void test('createPipeline: the composed line pipeline gives the same prompt; without a model it only retrieves', async () => {
     const prober = causalLMProber(lm);
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
-    const direct = await complete(request, stages, options, LINE, signal);
-    const composed = await createPipeline(options, { retrievers: () => retrievers, prober: () => prober, model: () => model }).complete(
-      request,
-      signal,
-    );
+    const direct = await complete(request, options, scope(env), LINE, signal);
+    const composed = await createPipeline(options, { env }).complete(request, signal);
     assert.equal(composed.trace.mode, 'line');
     assert.equal(composed.trace.prompt?.text, direct.trace.prompt?.text);
     assert.deepEqual(
       composed.contexts.map((c) => c.snippet.path),
       composed.trace.prompt?.snippets,
     );
-    const retrievalOnly = await createPipeline(options, { retrievers: () => retrievers, prober: () => prober }).complete(request, signal);
+    const retrievalOnly = await createPipeline(options, { env: { ...env, model: undefined } }).complete(request, signal);
     assert.deepEqual(retrievalOnly.items, []);
     assert.equal(retrievalOnly.trace.prompt, undefined);
     assert.deepEqual(

@@ -19,7 +19,7 @@ import { RepoMethods } from '../../../src/engine/body/RepoMethods';
 import { bodyMode, createPipeline, createRetrievalPaths, LINE_MODE, resolveOptions } from '../../../src/engine/pipeline';
 import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
 import { maskCode, renderBrief, renderSnippet, type RenderForm } from '../../../src/engine/prompt/renderKnowledge';
-import { BestFitRerankStage } from '../../../src/engine/rerank/rerankStage';
+import { BestFitRerankStage } from '../../../src/engine/rerank/rerankCandidates';
 import type { RerankDoc, Reranker } from '../../../src/engine/rerank/types';
 
 const WG_KEY = 'yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=';
@@ -267,7 +267,7 @@ void describe("other files' values in every rendering a prompt can show", () => 
       const options = resolveOptions({ similar: { mode: 'lexical' }, generate: { maxNewTokens: 8 } });
       const result = await createPipeline(
         options,
-        { retrievers: () => paths.retrievers, similar: () => paths.similar, model: () => client },
+        { env: { repo: { retrievers: paths.retrievers, similar: paths.similar }, model: client } },
         LINE_MODE,
       ).complete({ filePath: 'vault/other.py', lang: 'python', prefix: `${target.text}\n`, suffix: '' }, signal);
       assert.ok(
@@ -325,8 +325,8 @@ void describe("other files' values in every rendering a prompt can show", () => 
         const { client, seen } = recordingModel('return null;\n    }', 'stop');
         await createPipeline(
           resolveOptions({ body: { maxNewTokens: 16, knowledge: false } }),
-          { retrievers: () => [], model: () => client },
-          bodyMode({ parsers, repo: () => repo }),
+          { env: { repo: { retrievers: [], methods: repo }, model: client } },
+          bodyMode({ parsers }),
         ).complete(request, signal);
         assert.ok(seen.length >= 2, `a sketch and a body: ${seen.length}`);
         const prompts = seen.map((r) => r.prompt).join('\n');

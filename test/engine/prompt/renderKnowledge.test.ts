@@ -25,7 +25,7 @@ import { snippetOfItem, type Candidate, type Snippet } from '../../../src/engine
 import { MAX_SUMMARY_LINES, renderBrief, renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
 import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { maskStrings } from '../../../src/engine/prompt/maskStrings';
-import { BestFitRerankStage } from '../../../src/engine/rerank/rerankStage';
+import { BestFitRerankStage } from '../../../src/engine/rerank/rerankCandidates';
 import type { RerankDoc, Reranker } from '../../../src/engine/rerank/types';
 
 // Credentials planted in files the user never opened; none may reach a model.
@@ -345,10 +345,11 @@ void describe("compact renderings of other files' knowledge", () => {
     try {
       for (const backend of ['ollama', 'embedded'] as const) {
         const { client, seen } = recordingModel('customer_id)', 'stop', backend);
-        const result = await createPipeline(resolveOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
-          pyRequest,
-          signal,
-        );
+        const result = await createPipeline(
+          resolveOptions(),
+          { env: { repo: { retrievers: retrievers }, model: client } },
+          LINE_MODE,
+        ).complete(pyRequest, signal);
         const prompt = seen.at(-1)?.prompt ?? '';
         assert.match(prompt, /def fetch_canary_orders\(self, customer_id, limit=10\):/);
         // A model server's code model gets the compact form; the shipped in-process model the whole definition.
@@ -382,7 +383,7 @@ void describe("compact renderings of other files' knowledge", () => {
       const options = resolveOptions({ prompt: { budgetTokens: 900 } });
       const asked = async (backend: 'ollama' | 'embedded') => {
         const { client, seen } = recordingModel('1(a, b)', 'stop', backend);
-        const result = await createPipeline(options, { retrievers: () => retrievers, model: () => client }, LINE_MODE).complete(
+        const result = await createPipeline(options, { env: { repo: { retrievers: retrievers }, model: client } }, LINE_MODE).complete(
           request,
           signal,
         );
@@ -421,8 +422,8 @@ void describe("compact renderings of other files' knowledge", () => {
       const { client, seen } = recordingModel('return Db.canaryOpen(url, 3);\n    }', 'stop');
       await createPipeline(
         resolveOptions({ body: { maxNewTokens: 16, knowledge: false } }),
-        { retrievers: () => [], model: () => client },
-        bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }),
+        { env: { repo: { retrievers: [], methods: repo }, model: client }, hooks: { body: { sketch: 'none' } } },
+        bodyMode({ parsers }),
       ).complete(request, signal);
       const prompt = seen.at(-1)?.prompt ?? '';
       assert.match(prompt, /canaryConnection\(String url\)/, prompt);
@@ -488,7 +489,7 @@ void describe('a large class summary names first what the code around the cursor
     const { retrievers, dispose } = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const { client, seen } = recordingModel('T_3', 'stop', 'ollama');
-      const stages = { retrievers: () => retrievers, model: () => client, promptMemory: new PromptMemory() };
+      const stages = { env: { repo: { retrievers: retrievers }, model: client }, promptMemory: new PromptMemory() };
       const pipeline = createPipeline(resolveOptions(), stages, LINE_MODE);
       await pipeline.complete(request(''), signal);
       const first = seen.at(-1)?.prompt ?? '';
@@ -504,7 +505,7 @@ void describe('a large class summary names first what the code around the cursor
       assert.ok(block(first).includes('// also: T_110,'));
       assert.ok(block(second).startsWith(block(first)), `the block as read before, then what was appended:\n${block(second)}`);
       // A new place (another file) renders it for the names in sight there.
-      const elsewhere = await createPipeline(resolveOptions(), { retrievers: () => retrievers, model: () => client }, LINE_MODE);
+      const elsewhere = await createPipeline(resolveOptions(), { env: { repo: { retrievers: retrievers }, model: client } }, LINE_MODE);
       await elsewhere.complete(request('        int c = Tokens.T_100;\n'), signal);
       assert.match(seen.at(-1)?.prompt ?? '', /\/\/ also: T_110, T_100\b|\/\/ also: T_100, T_110\b/);
     } finally {

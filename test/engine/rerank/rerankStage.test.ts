@@ -1,8 +1,9 @@
-// The rerank stage as the pipeline gets it (CodeRAG 2.3): `bestFitStage(switcher)` is read per
+// The rerank stage as the pipeline gets it (CodeRAG 2.3): `rerankerNow(switcher)` is resolved per
 // request, so the reranker chosen now applies to the next request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BestFitRerankStage, bestFitStage, candidateDocs } from '../../../src/engine/rerank/rerankStage';
+import { BestFitRerankStage, candidateDocs } from '../../../src/engine/rerank/rerankCandidates';
+import { rerankerNow } from '../../../src/engine/pipeline/stages/rerank';
 import { RerankerSwitch } from '../../../src/engine/rerank/RerankerSwitch';
 import { DistilledReranker } from '../../../src/engine/rerank/DistilledReranker';
 import type { Candidate } from '../../../src/engine/retrieve/types';
@@ -38,7 +39,7 @@ void test('the pipeline stage reranks candidates with the switch chosen per requ
     },
   });
   const sw = new RerankerSwitch('none', { distilled });
-  const stageFor = bestFitStage(sw);
+  const stageFor = () => rerankerNow(sw);
   assert.equal(stageFor(), undefined, 'none: the pipeline keeps retrieval order');
   sw.set('distilled');
   const stage = stageFor()!;
@@ -60,7 +61,7 @@ void test('the pipeline stage reranks candidates with the switch chosen per requ
 void test('a chosen reranker that is not registered keeps retrieval order and says why in the trace', async () => {
   const pick = (): Promise<never> => Promise.reject(new Error('the distilled reranker must not be asked'));
   const sw = new RerankerSwitch('llm', { distilled: { kind: 'distilled', name: 'distilled', pick } });
-  const stage = bestFitStage(sw)();
+  const stage = rerankerNow(sw);
   assert.ok(stage, 'a stage that records the missing reranker, not no stage');
   assert.equal(stage.name, 'llm (unavailable)');
   const outcome = await stage.rerank({ file, candidates: candidates.slice(0, 8), topU: 5 }, new AbortController().signal);
@@ -72,7 +73,7 @@ void test('a chosen reranker that is not registered keeps retrieval order and sa
   assert.deepEqual(outcome.notes, ['no llm reranker is configured']);
 
   sw.register('llm', { kind: 'llm', name: 'llm now', pick: () => Promise.resolve({ index: 0 }) });
-  assert.equal(bestFitStage(sw)()?.name, 'llm now', 'registered later: the next request uses it');
+  assert.equal(rerankerNow(sw)?.name, 'llm now', 'registered later: the next request uses it');
 });
 
 void test('failed windows are reported to the pipeline as failures', async () => {

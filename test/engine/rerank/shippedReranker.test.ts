@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DEFAULT_RERANKER, loadDistilledReranker, OnnxFeatureScorer } from '../../../src/engine/rerank/DistilledReranker';
 import { bestFitRerank } from '../../../src/engine/rerank/bestFitRerank';
 import { buildRerankQuery } from '../../../src/engine/rerank/bestFitPrompt';
-import { candidateDocs } from '../../../src/engine/rerank/rerankStage';
+import { candidateDocs } from '../../../src/engine/rerank/rerankCandidates';
 import { isModelError } from '../../../src/engine/models/errors';
 import type { Candidate, PathName } from '../../../src/engine/retrieve/types';
 import { repoRoot, tempDir } from '../../helpers/paths';

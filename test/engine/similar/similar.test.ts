@@ -12,7 +12,7 @@ import { ModelRegistry } from '../../../src/engine/models';
 import type { Encoder } from '../../../src/engine/models/types';
 import { CodeWindowIndex } from '../../../src/engine/similar/windowIndex';
 import { SimilarRetriever, type NextLineModel } from '../../../src/engine/similar/perspectives';
-import { similarStage, type SimilarStageOptions } from '../../../src/engine/similar/similarStage';
+import { similarStage, type SimilarStageOptions } from '../../../src/engine/similar/chooseWindows';
 import { createSimilarBandit, SIMILAR_FEATURE_DIM } from '../../../src/engine/similar/bandit';
 import { createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, resolveOptions } from '../../../src/engine/pipeline';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
@@ -242,7 +242,7 @@ void test("the pipeline puts the chosen top-1 window into the prompt under ProCC
   const target = paths.windows!.windows().find((w) => w.text.includes('def make_gateway'))!;
   const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
   const options = resolveOptions({ similar: { mode: 'lexical' }, generate: { maxNewTokens: 8 } });
-  const pipeline = createPipeline(options, { retrievers: () => paths.retrievers, similar: () => paths.similar, model: () => model });
+  const pipeline = createPipeline(options, { env: { repo: { retrievers: paths.retrievers, similar: paths.similar }, model: model } });
   const result = await pipeline.complete(requestAfter(target.text), never);
   const similar = result.trace.similar!;
   assert.equal(similar.arm, 'lexical');
@@ -256,9 +256,7 @@ void test("the pipeline puts the chosen top-1 window into the prompt under ProCC
 
   // Off: no stage, no trace.
   const off = await createPipeline(resolveOptions({ generate: { maxNewTokens: 4 } }), {
-    retrievers: () => paths.retrievers,
-    similar: () => paths.similar,
-    model: () => model,
+    env: { repo: { retrievers: paths.retrievers, similar: paths.similar }, model: model },
   }).complete(requestAfter(target.text), never);
   assert.equal(off.trace.similar, undefined);
   assert.ok(!off.trace.prompt!.text.includes('Compare this snippet'));

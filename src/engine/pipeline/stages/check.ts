@@ -11,6 +11,7 @@ import type { DecodeConstraint, GenerateRequest, GenerateResult, ModelClient } f
 import { errorMessage, isCancellationError } from '../../util/errors';
 import type { RequestContext } from '../types';
 import type { CheckOutcome } from '../outcomes';
+import { keyedSlot, repoNow } from './context';
 
 export interface CheckPlan {
   /** What the generate request carries: a decode constraint, a member choice (each only where the client can use it). */
@@ -22,6 +23,15 @@ export interface CheckPlan {
    * is checked.
    */
   repair(text: string): { text: string; outcome?: CheckOutcome };
+}
+
+/** Each text's receiver members and call signature, typed once per request (before decoding and again when the answer is checked). */
+const MEMBERS_AT = keyedSlot<ReceiverMembers | undefined>('check.members');
+const CALL_AT = keyedSlot<CallSignature | undefined>('check.call');
+
+function once<T>(values: Map<string, T>, key: string, compute: () => T): T {
+  if (!values.has(key)) values.set(key, compute());
+  return values.get(key) as T;
 }
 
 const NOTHING: CheckPlan = { request: {}, generated: () => undefined, repair: (text) => ({ text }) };
@@ -36,17 +46,18 @@ function untyped(outcome: CheckOutcome): CheckPlan {
  * it can be.
  */
 export function checkStage(context: RequestContext, model: ModelClient, prefix: string, decode = true): CheckPlan {
-  const { options, stages, signal, request, analyses } = context;
+  const { options, signal, request, analyses } = context;
   const checkMode = options.check.mode;
   if (checkMode === 'off') return NOTHING;
-  const typer = stages.receivers?.();
+  const typer = repoNow(context)?.receivers;
   if (!typer) return untyped({ mode: checkMode, note: 'no receiver typing in this host' });
   // The stage's outcome, filled as it goes: the receiver at the cursor, what decoding did, what the finished answer's check found.
   const check: CheckOutcome = { mode: checkMode };
   // Receiver typing is guarded so it never fails the completion; a text is typed once per request
   // (the receiver at the cursor is asked for before decoding and again when the answer is checked).
+  const members = context.slot(MEMBERS_AT);
   const membersAt = (text: string): ReceiverMembers | undefined =>
-    context.memo(`check.members\0${text}`, () => {
+    once(members, text, () => {
       try {
         return typer.membersAt({ path: request.filePath, lang: request.lang, prefix: text, analyses }, signal);
       } catch (e) {
@@ -63,9 +74,10 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
   let constraint: DereferenceConstraint | undefined;
   let guide: CallArgumentGuide | undefined;
   const callAtTyped = typer.callAt?.bind(typer);
+  const calls = context.slot(CALL_AT);
   const callAt = callAtTyped
     ? (text: string): CallSignature | undefined =>
-        context.memo(`check.call\0${text}`, () => {
+        once(calls, text, () => {
           try {
             return callAtTyped({ path: request.filePath, lang: request.lang, prefix: text, analyses }, signal);
           } catch (e) {

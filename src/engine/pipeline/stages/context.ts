@@ -1,69 +1,77 @@
-// One request's context: made once per request by the pipeline, read by every
-// stage of every mode. What a stage works out of the file is kept for the next stage (memo).
+// One request's context: made once per request by the pipeline, read by every stage of every mode.
+// What a stage works out of the file is kept in a typed slot for the next stage; the recorder keeps
+// what the stages did, and finish() hands the result back with the trace it builds.
 import { UnfinishedAnalyses } from '../../flow/unfinished';
-import { newTraceId, type CompletionTrace } from '../trace';
-import { modelTimeMs, writeOutcome, type RequestTimes, type StageOutcome, type StageOutcomes } from '../outcomes';
-import type { CompletionRequest, CompletionResult, PipelineOptions, PipelineStages, RequestContext } from '../types';
+import { Recorder } from '../recorder';
+import type {
+  CompletionRequest,
+  CompletionResult,
+  PipelineOptions,
+  PipelineParts,
+  RepoLease,
+  RequestContext,
+  RequestEnv,
+  RequestSlot,
+  ResearchHooks,
+} from '../types';
 
-/** The outcomes CompletionResult.outcomes carries (StageOutcomes' fields but the times). */
-const HANDED_ON: ReadonlySet<StageOutcome['stage']> = new Set(['similar', 'check', 'generate', 'gate', 'failure']);
+/** A slot whose value is computed once per request by `compute` (its name is for debugging). */
+export function requestSlot<T>(name: string, compute: (context: RequestContext) => T): RequestSlot<T> {
+  return { name, compute };
+}
+
+/** A slot of values per key (a text typed once per request, whatever asks for it). */
+export function keyedSlot<T>(name: string): RequestSlot<Map<string, T>> {
+  return requestSlot(name, () => new Map<string, T>());
+}
+
+/** The repository lent to the request, while its lease holds. */
+export function repoNow(context: Pick<RequestContext, 'env'>): RepoLease | undefined {
+  const repo = context.env.repo;
+  return repo && !repo.lease?.aborted ? repo : undefined;
+}
+
+export interface RequestScope {
+  env: RequestEnv;
+  parts: PipelineParts;
+  hooks: ResearchHooks;
+  /** The mode's name until the router chooses (the router's). */
+  mode: string;
+  analyses?: UnfinishedAnalyses;
+}
 
 export function requestContext(
   request: CompletionRequest,
   options: PipelineOptions,
-  stages: PipelineStages,
-  mode: string,
+  scope: RequestScope,
   signal: AbortSignal,
-  analyses: UnfinishedAnalyses = new UnfinishedAnalyses(),
 ): RequestContext {
-  const start = performance.now();
-  const trace: CompletionTrace = {
-    id: newTraceId(),
-    mode,
-    startedAt: new Date().toISOString(),
-    filePath: request.filePath,
-    lang: request.lang,
-    stages: [],
-    totalMs: 0,
-    nonModelMs: 0,
-  };
-  const memos = new Map<string, unknown>();
-  const outcomes: Omit<StageOutcomes, 'times'> = {};
-  return {
+  const recorder = new Recorder({ filePath: request.filePath, lang: request.lang, mode: scope.mode });
+  const slots = new Map<RequestSlot<unknown>, unknown>();
+  const context: RequestContext = {
     request,
     options,
-    stages,
-    trace,
+    env: scope.env,
+    parts: scope.parts,
+    hooks: scope.hooks,
+    recorder,
     signal,
-    analyses,
-    memo<T>(key: string, compute: () => T): T {
-      if (!memos.has(key)) memos.set(key, compute());
-      return memos.get(key) as T;
+    analyses: scope.analyses ?? new UnfinishedAnalyses(),
+    slot<T>(slot: RequestSlot<T>): T {
+      if (!slots.has(slot)) slots.set(slot, slot.compute(context));
+      return slots.get(slot) as T;
     },
-    record(o: StageOutcome): void {
-      // The result keeps the outcomes the host reads; the trace-only ones are written alone.
-      if (HANDED_ON.has(o.stage)) (outcomes as Record<string, StageOutcome['outcome']>)[o.stage] = o.outcome;
-      writeOutcome(trace, o);
-    },
-    finish(items, { contexts, retrieval, rerank }): CompletionResult {
-      trace.totalMs = performance.now() - start;
-      const times: RequestTimes = {
-        stages: trace.stages,
-        ...(trace.modelPrepareMs !== undefined ? { modelPrepareMs: trace.modelPrepareMs } : {}),
-        ...(trace.checkpointMs !== undefined ? { checkpointMs: trace.checkpointMs } : {}),
-      };
-      trace.nonModelMs = trace.totalMs - modelTimeMs(times);
-      const { gate } = outcomes;
+    async finish(items, { contexts, retrieval, rerank }): Promise<CompletionResult> {
+      const { trace, outcomes } = await recorder.finish();
       return {
         items,
         trace,
         contexts,
         ...(retrieval ? { retrieval } : {}),
         ...(rerank ? { rerank } : {}),
-        ...(gate ? { shown: gate.shown } : {}),
-        ...(gate && !gate.shown && gate.text ? { suppressed: { text: gate.text } } : {}),
-        outcomes: { ...outcomes, times },
+        outcomes,
       };
     },
   };
+  return context;
 }

@@ -1,6 +1,6 @@
-// CodeRAG's knowledge stage (query, Alg. 1 -> multi-path retrieval, 2.2.1 -> BestFit rerank, 2.3)
-// and ProCC's similar-code stage: what every mode asks for the code the prompt shows. The line
-// mode's prompt is built from them; the body mode adds the knowledge items to Rambo's lists.
+// CodeRAG's knowledge stage (query, Alg. 1 -> multi-path retrieval, 2.2.1 -> BestFit rerank, 2.3):
+// what every mode asks for the repository's code the prompt shows. The line mode's prompt is built
+// from it; the body mode adds the knowledge items to Rambo's lists.
 import { cursorLine } from '../../prompt/promptMemory';
 import { lastLinesQuery } from '../../query/lastLinesQuery';
 import type { UnfinishedFile } from '../../query/unfinishedFile';
@@ -8,11 +8,11 @@ import type { Candidate, RetrievalTrace } from '../../retrieve/types';
 import type { RerankOutcome } from '../../rerank/types';
 import { raceDeadline } from '../../util/abort';
 import { errorMessage } from '../../util/errors';
-import { similarModeFor, similarStage, type SimilarOutcome } from '../../similar/similarStage';
-import type { CodeWindow } from '../../similar/windowIndex';
-import type { CompletionTrace } from '../trace';
-import { writeOutcome, type StageOutcome } from '../outcomes';
+import { multiPathRetrieve } from '../../retrieve/multiPathRetrieve';
+import type { Recorder } from '../recorder';
 import type { CompletionRequest, RequestContext } from '../types';
+import { repoNow } from './context';
+import { probingQueryBuilder } from './query';
 import { timed } from './timed';
 
 export interface Knowledge {
@@ -23,49 +23,54 @@ export interface Knowledge {
 }
 
 /**
- * The knowledge items for `request` (the request as the mode primed it), each step timed into
- * `trace` (the request's own, or a scratch one where the mode records the stage as a whole).
+ * The knowledge items for `request` (the request as the mode primed it), each step recorded by
+ * `recorder` (the request's own, or a child where the mode records the stage as a whole).
  */
 export async function knowledgeStage(
   context: RequestContext,
   request: CompletionRequest,
-  trace: CompletionTrace = context.trace,
+  recorder: Recorder = context.recorder,
   listU = context.options.rerank.topU,
 ): Promise<Knowledge> {
-  const { stages, options, signal } = context;
+  const { env, parts, hooks, options, signal } = context;
   // A longer list than top-u: the distilled reranker orders it all (its cost is a few more comparisons);
   // a per-place (LLM) reranker's top-u is followed by the rest in retrieval order (each comparison is a model call).
   const topU = Math.max(options.rerank.topU, listU);
   const file: UnfinishedFile = { path: request.filePath, lang: request.lang, prefix: request.prefix };
-  // The request's trace keeps the outcomes with the request's; a scratch trace only records them.
-  const record = (o: StageOutcome): void => (trace === context.trace ? context.record(o) : writeOutcome(trace, o));
+  const record = recorder.record.bind(recorder);
+  const query = hooks.query ?? probingQueryBuilder(env.prober);
 
   // a. query
-  const query = await timed(
-    trace,
+  const built = await timed(
+    recorder,
     'query',
     signal,
     () =>
-      stages.probeSlot
-        ? stages.probeSlot.run((s) => stages.query.build(file, options.query, s), signal)
-        : stages.query.build(file, options.query, signal),
+      parts.probeSlot ? parts.probeSlot.run((s) => query.build(file, options.query, s), signal) : query.build(file, options.query, signal),
     (e) => ({
       value: { ...lastLinesQuery(request.prefix, 10), fallbackReason: `query failed: ${errorMessage(e)}` },
       status: 'degraded',
       message: errorMessage(e),
     }),
-    stages.checkpoint,
+    parts.yieldTurn,
   );
-  record({ stage: 'query', outcome: query });
+  record({ stage: 'query', outcome: built });
 
   // b. retrieve
+  const { budgetsMs, maxCandidates } = options.retrieval;
   const retrieval = await timed<RetrievalTrace | undefined>(
-    trace,
+    recorder,
     'retrieve',
     signal,
-    () => stages.retrieval.retrieve({ file, query, topJ: options.retrieval.topJ, analyses: context.analyses }, options.retrieval, signal),
+    () =>
+      multiPathRetrieve(
+        repoNow(context)?.retrievers ?? [],
+        { file, query: built, topJ: options.retrieval.topJ, analyses: context.analyses },
+        { budgetsMs, ...(maxCandidates ? { maxCandidates } : {}) },
+        signal,
+      ),
     (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
-    stages.checkpoint,
+    parts.yieldTurn,
   );
   const candidates = retrieval?.candidates ?? [];
   // The list `first` leads: the candidates it does not hold follow in retrieval order, up to topU.
@@ -76,10 +81,10 @@ export async function knowledgeStage(
   if (retrieval) record({ stage: 'retrieve', outcome: retrieval });
 
   // c. rerank (without a reranker, or when it fails, the candidates stay in retrieval order)
-  const reranker = stages.reranker();
+  const reranker = env.reranker;
   const inOrder = candidates.slice(0, topU);
   if (!reranker || candidates.length <= 1) {
-    trace.stages.push({
+    recorder.stage({
       stage: 'rerank',
       status: 'skipped',
       elapsedMs: 0,
@@ -89,12 +94,12 @@ export async function knowledgeStage(
     return { ranked: inOrder, ...(retrieval ? { retrieval } : {}) };
   }
   // A per-place reranker's choice at this place stands: what it chose first, then what retrieval found since.
-  const place = reranker.perPlace ? stages.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix)) : undefined;
+  const place = reranker.perPlace ? parts.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix)) : undefined;
   const chosen = place?.fresh === false ? place.layout.ranked : undefined;
   if (place && chosen) {
     const byId = new Map(candidates.map((c) => [c.snippet.id, c]));
     const ranked = thenTheRest(chosen.flatMap((id) => byId.get(id) ?? []));
-    trace.stages.push({
+    recorder.stage({
       stage: 'rerank',
       status: 'ok',
       elapsedMs: 0,
@@ -107,7 +112,7 @@ export async function knowledgeStage(
     return { ranked, ...(retrieval ? { retrieval } : {}) };
   }
   const rerank = await timed<RerankOutcome>(
-    trace,
+    recorder,
     'rerank',
     signal,
     () =>
@@ -118,7 +123,7 @@ export async function knowledgeStage(
         () => new Error(`rerank exceeded ${options.rerank.timeoutMs} ms`),
       ),
     (e) => ({ value: { ranked: inOrder, calls: [], notes: [`failed: ${errorMessage(e)}`] }, status: 'degraded', message: errorMessage(e) }),
-    stages.checkpoint,
+    parts.yieldTurn,
   );
   record({
     stage: 'rerank',
@@ -133,51 +138,4 @@ export async function knowledgeStage(
   const ranked = rerank.ranked.length >= topU ? rerank.ranked : thenTheRest(rerank.ranked);
   if (place && rerank.calls.length > 0) place.layout.ranked = ranked.map((c) => c.snippet.id);
   return { ranked, ...(retrieval ? { retrieval } : {}), rerank };
-}
-
-/** A similar-code window as a candidate: it enters the contexts and the prompt under ProCC's heading. */
-export function windowCandidate(w: CodeWindow, arm: string): Candidate {
-  return {
-    snippet: {
-      id: w.id,
-      kind: 'window',
-      path: w.path,
-      name: (w.text.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 60),
-      qualifiedName: `${w.path}:${w.startLine + 1}-${w.endLine + 1}`,
-      range: { startLine: w.startLine, endLine: w.endLine },
-      text: w.text,
-    },
-    paths: [],
-    scores: {},
-    ranks: {},
-    origin: { kind: 'similar', arm },
-  };
-}
-
-/** ProCC's similar code: the chosen top-1 window(s) as candidates; none when the stage is off or the host lends no code windows. */
-export async function similarCodeStage(context: RequestContext, request: CompletionRequest): Promise<Candidate[]> {
-  const { stages, options, signal, trace } = context;
-  // `auto` asks which model writes the answer: a request without one (retrieval only) gets none.
-  const mode = similarModeFor(options.similar.mode, request.lang, options.similar.mode === 'auto' ? stages.model?.().backend : undefined);
-  if (mode === 'off' || !stages.similar) return [];
-  const similarOptions = { ...options.similar, mode };
-  const similar = stages.similar();
-  const outcome = await timed<SimilarOutcome | undefined>(
-    trace,
-    'similar',
-    signal,
-    () =>
-      similarStage(
-        { filePath: request.filePath, lang: request.lang, prefix: request.prefix, suffix: request.suffix },
-        similar,
-        stages.bandit?.(),
-        similarOptions,
-        signal,
-      ),
-    (e) => ({ value: undefined, status: 'degraded', message: errorMessage(e) }),
-    stages.checkpoint,
-  );
-  if (!outcome) return [];
-  context.record({ stage: 'similar', outcome: outcome.trace });
-  return outcome.windows.map((w) => windowCandidate(w, outcome.trace.arm));
 }

@@ -12,6 +12,8 @@ import type { Candidate } from '../../retrieve/types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
 import type { CompletionTrace } from '../trace';
 import type { CompletionItem, PipelineOptions, RequestContext } from '../types';
+import type { WarmUps } from '../../generate/warmUps';
+import { requestSlot } from './context';
 import { answered, type CheckOutcome, type GenerateOutcome } from '../outcomes';
 import { checkStage, type CheckPlan } from './check';
 import { showGateStage } from './showGate';
@@ -89,14 +91,28 @@ export function promptBudget(
  * prompt assembly. A model that cannot load leaves the generate stage to report it.
  */
 export function prepareModel(context: RequestContext, model: ModelClient): Promise<void> {
-  return context.memo('model.prepare', async () => {
-    const prepareStart = performance.now();
-    await model.prepare?.(context.signal).catch((e: unknown) => {
-      if (isCancellationError(e)) throw e;
-    });
-    throwIfAborted(context.signal);
-    context.trace.modelPrepareMs = performance.now() - prepareStart;
+  return context.slot(MODEL_PREPARED).get(model);
+}
+
+/** The model's loading, once per request and model (the body mode's sketch model may be another than the completion model). */
+const MODEL_PREPARED = requestSlot('model.prepared', (context) => {
+  const prepared = new Map<ModelClient, Promise<void>>();
+  return {
+    get(model: ModelClient): Promise<void> {
+      let p = prepared.get(model);
+      if (!p) prepared.set(model, (p = prepareOnce(context, model)));
+      return p;
+    },
+  };
+});
+
+async function prepareOnce(context: RequestContext, model: ModelClient): Promise<void> {
+  const prepareStart = performance.now();
+  await model.prepare?.(context.signal).catch((e: unknown) => {
+    if (isCancellationError(e)) throw e;
   });
+  throwIfAborted(context.signal);
+  context.recorder.modelPrepared(performance.now() - prepareStart);
 }
 
 /** Most characters of the file above the cursor a model may copy from beyond its prompt (GenerateRequest.copyFrom). */
@@ -114,32 +130,29 @@ export function callModel(
   request: GenerateRequest,
   signal: AbortSignal = context.signal,
 ): Promise<GenerateResult> {
-  const slot = context.stages.modelSlot;
+  const slot = context.parts.modelSlot;
   const work = (s: AbortSignal): Promise<GenerateResult> => model.generate(request, s);
   return slot ? slot.run(work, signal) : work(signal);
 }
 
 /** d. prompt: the mode's prompt within the budget, or undefined (the trace's error says why) when it failed. */
 async function promptStage(context: RequestContext, plan: ModelPlan, budgetTokens: number): Promise<ModelPrompt | undefined> {
-  const { trace, signal } = context;
+  const { recorder, signal } = context;
+  let failed = 'prompt failed';
   const prompt = await timed<ModelPrompt | undefined>(
-    trace,
+    recorder,
     'prompt',
     signal,
     () => Promise.resolve().then(() => plan.prompt(budgetTokens)),
-    (e) => ({ value: undefined, status: 'failed', message: errorMessage(e) }),
+    (e) => ({ value: undefined, status: 'failed', message: (failed = errorMessage(e)) }),
   );
-  if (!prompt)
-    context.record({
-      stage: 'failure',
-      outcome: { stage: 'prompt', kind: 'error', message: trace.stages.at(-1)?.message ?? 'prompt failed' },
-    });
+  if (!prompt) recorder.record({ stage: 'failure', outcome: { stage: 'prompt', kind: 'error', message: failed } });
   return prompt;
 }
 
 /** The block changed: the server reads the new head once, outside this request's limits, so the next keystrokes reuse it. */
-async function handOffWarmHead(warm: NonNullable<RequestContext['stages']['warm']>, model: ModelClient, warmHead: string): Promise<void> {
-  warm(model, (await redactSecrets(warmHead)).text);
+async function handOffWarmHead(warmUps: WarmUps, model: ModelClient, warmHead: string): Promise<void> {
+  warmUps.warm(model, (await redactSecrets(warmHead)).text);
 }
 
 /** e. generate (one model request in flight per server, through the model slot): the answer, or why there is none. */
@@ -151,11 +164,11 @@ async function generateStage(
   promptText: string,
   check: CheckPlan | undefined,
 ): Promise<GenerateOutcome> {
-  const { trace, signal, stages, options } = context;
+  const { recorder, signal, parts, options } = context;
   const { stop, ...generateParts } = plan.generate;
   let failure: GenerateOutcome | undefined;
   const result = await timed<GenerateResult | undefined>(
-    trace,
+    recorder,
     'generate',
     signal,
     () =>
@@ -171,7 +184,7 @@ async function generateStage(
       failure = { status: 'failed', kind: isModelClientError(e) ? e.kind : 'error', message: errorMessage(e) };
       return { value: undefined, status: 'failed', message: errorMessage(e) };
     },
-    stages.checkpoint,
+    parts.yieldTurn,
   );
   return result ? answered(model, result) : (failure ?? { status: 'failed', kind: 'error', message: 'the model gave no answer' });
 }
@@ -182,10 +195,10 @@ async function postprocessStage(
   plan: ModelPlan,
   generated: GenerateResult,
 ): Promise<{ cut: { text: string; lead: string }; placeholder: string | undefined }> {
-  const { trace, signal } = context;
+  const { recorder, signal } = context;
   let message: string | undefined;
   const cut = await timed(
-    trace,
+    recorder,
     'postprocess',
     signal,
     () =>
@@ -196,10 +209,9 @@ async function postprocessStage(
       }),
     (e) => ({ value: { text: '', lead: '' }, status: 'failed', message: errorMessage(e) }),
   );
-  const post = trace.stages.at(-1);
   const placeholder = placeholderNote(generated.text);
-  if (placeholder && post?.stage === 'postprocess') post.message = placeholder;
-  else if (message !== undefined && post?.stage === 'postprocess' && post.status === 'ok') post.message = message;
+  if (placeholder) recorder.noteLast('postprocess', placeholder);
+  else if (message !== undefined) recorder.noteLast('postprocess', message, true);
   return { cut, placeholder };
 }
 
@@ -211,7 +223,6 @@ function filterAndCheck(
   check: CheckPlan | undefined,
   own: JunkCut | undefined,
 ): { inserted: string; filtered: string; checked: string; junk: JunkCut[]; repeat: JunkCut | undefined; check?: CheckOutcome } {
-  const { trace } = context;
   // The junk filters (generate/postprocess/filterJunk.ts): a loop and the placeholder before checking, the right context after it.
   const filtered = filterJunk(cut.text);
   const junk = own ? [own, ...filtered.cuts] : filtered.cuts;
@@ -225,7 +236,7 @@ function filterAndCheck(
     junk.push(repeat);
     inserted = '';
   }
-  context.record({ stage: 'cut', outcome: { completion: inserted, junk } });
+  context.recorder.record({ stage: 'cut', outcome: { completion: inserted, junk } });
   return { inserted, filtered: filtered.text, checked, junk, repeat, ...(repaired.outcome ? { check: repaired.outcome } : {}) };
 }
 
@@ -261,33 +272,27 @@ export async function runModelStages(
   model: ModelClient,
   plan: ModelPlan,
 ): Promise<{ items: CompletionItem[]; contexts: Candidate[] }> {
-  const { trace } = context;
+  const { recorder, parts } = context;
   await prepareModel(context, model);
-  const budgetTokens = promptBudget(
-    context.options,
-    model,
-    plan.maxNewTokens,
-    context.stages.warm !== undefined,
-    plan.sharedBlock === true,
-  );
+  const budgetTokens = promptBudget(context.options, model, plan.maxNewTokens, parts.warmUps !== undefined, plan.sharedBlock === true);
 
   const prompt = await promptStage(context, plan, budgetTokens);
   if (!prompt) return { items: [], contexts: [] };
   const redacted = await redactSecrets(prompt.prompt);
   // The trace shows the prompt as the redaction boundary (stages.model) sends it.
-  context.record({
+  recorder.record({
     stage: 'prompt',
     outcome: { shown: prompt.trace, redacted, budgetTokens: prompt.budgetTokens ?? budgetTokens, family: model.family },
   });
-  if (prompt.warmHead && context.stages.warm) await handOffWarmHead(context.stages.warm, model, prompt.warmHead);
+  if (prompt.warmHead && parts.warmUps) await handOffWarmHead(parts.warmUps, model, prompt.warmHead);
 
   // Checking against the repository: what this client can use of it.
   const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;
   const answer = await generateStage(context, model, plan, prompt, redacted.text, check);
   const generated = answer.status === 'answered' ? answer.result : undefined;
   const decoded = check?.generated(generated);
-  if (decoded) context.record({ stage: 'check', outcome: decoded });
-  context.record({ stage: 'generate', outcome: answer });
+  if (decoded) recorder.record({ stage: 'check', outcome: decoded });
+  recorder.record({ stage: 'generate', outcome: answer });
   if (!generated) return { items: [], contexts: prompt.contexts };
 
   // What the model wrote past its answer (a special token, the prompt's head again) is not shown (generate/postprocess/promptEcho.ts).
@@ -297,7 +302,7 @@ export async function runModelStages(
     : generated;
   const { cut, placeholder } = await postprocessStage(context, plan, reply);
   const outcome = filterAndCheck(context, cut, placeholder, check, own.cut);
-  if (outcome.check) context.record({ stage: 'check', outcome: outcome.check });
+  if (outcome.check) recorder.record({ stage: 'check', outcome: outcome.check });
   const { inserted } = outcome;
   // g. show gate: show it, or stay silent (the result keeps the text for the bench)
   if (inserted) {
@@ -309,12 +314,12 @@ export async function runModelStages(
       prompt: redacted.text,
       contexts: prompt.contexts,
     });
-    context.record({ stage: 'gate', outcome: gate });
+    recorder.record({ stage: 'gate', outcome: gate });
     if (!gate.shown) return { items: [], contexts: prompt.contexts };
   }
   if (!inserted) {
     const why = whyNothing(plan, reply, cut.text, outcome, own.cut);
-    if (why !== undefined) context.record({ stage: 'empty', outcome: why });
+    if (why !== undefined) recorder.record({ stage: 'empty', outcome: why });
   }
   return { items: inserted ? [{ text: inserted }] : [], contexts: prompt.contexts };
 }

@@ -27,7 +27,7 @@ export function showGateStage(
     contexts: readonly Candidate[];
   },
 ): GateOutcome {
-  const { options, stages, request } = context;
+  const { options, env, request } = context;
   const { features, hasLogprobs } = gateFeatures({
     text: input.text,
     raw: input.generated.text,
@@ -41,7 +41,7 @@ export function showGateStage(
     repaired: (input.check?.fixes?.length ?? 0) > 0,
     ...(input.generated.stoppedBy ? { stoppedBy: input.generated.stoppedBy } : {}),
   });
-  const model = stages.showGateModel?.() ?? (shipped ??= new GateModel());
+  const model = env.showGateModel ?? (shipped ??= new GateModel());
   const score = model.score(features, hasLogprobs);
   // Without the model's log-probabilities the gate abstains: such a server runs another model than
   // the weights saw, and the other features alone are weaker (validation at 0.22: +3.5 ES at 71% shown).

@@ -1,26 +1,27 @@
-// How every stage runs: timed, recorded in the trace, degraded (never failed) unless cancelled
+// How every stage runs: timed, recorded by the request's recorder, degraded (never failed) unless cancelled
 // (CONTRIBUTING.md "Code rules", rule 8: a stage that fails degrades the answer; only cancellation ends a request).
 import { CancellationError, isCancellationError, throwIfAborted } from '../../util/errors';
 import { getLogger } from '../../util/logger';
-import type { CompletionTrace, StageName, StageStatus } from '../trace';
+import type { Recorder } from '../recorder';
+import type { StageName, StageStatus } from '../trace';
 
 const log = getLogger('pipeline');
 
-/** Run one stage: timed, recorded in the trace, degraded (never failed) by `onFailure` unless cancelled. */
+/** Run one stage: timed, recorded, degraded (never failed) by `onFailure` unless cancelled; `yieldTurn` first, where given. */
 export async function timed<T>(
-  trace: CompletionTrace,
+  recorder: Recorder,
   stage: StageName,
   signal: AbortSignal,
   work: () => Promise<T>,
   onFailure: (e: unknown) => { value: T; status: StageStatus; message: string },
-  checkpoint?: (signal: AbortSignal) => Promise<void>,
+  yieldTurn?: (signal: AbortSignal) => Promise<void>,
 ): Promise<T> {
-  if (checkpoint) {
+  if (yieldTurn) {
     const c0 = performance.now();
     try {
-      await checkpoint(signal);
+      await yieldTurn(signal);
     } finally {
-      trace.checkpointMs = (trace.checkpointMs ?? 0) + performance.now() - c0;
+      recorder.addCheckpoint(performance.now() - c0);
     }
   }
   const start = performance.now();
@@ -28,12 +29,12 @@ export async function timed<T>(
     throwIfAborted(signal);
     const value = await work();
     throwIfAborted(signal);
-    trace.stages.push({ stage, status: 'ok', elapsedMs: performance.now() - start });
+    recorder.stage({ stage, status: 'ok', elapsedMs: performance.now() - start });
     return value;
   } catch (e) {
     if (isCancellationError(e) || signal.aborted) throw new CancellationError();
     const { value, status, message } = onFailure(e);
-    trace.stages.push({ stage, status, elapsedMs: performance.now() - start, message });
+    recorder.stage({ stage, status, elapsedMs: performance.now() - start, message });
     if (status === 'degraded') log.warn(`${stage} degraded: ${message}`);
     return value;
   }

@@ -36,9 +36,7 @@ void test('checking asks each client for what it declares it can use, not by its
     const run = async (capabilities: ModelCapabilities | undefined) => {
       const seen: GenerateRequest[] = [];
       const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, check: { mode: 'constrain' } }), {
-        retrievers: () => [],
-        receivers: () => typer,
-        model: () => client(capabilities, seen),
+        env: { repo: { retrievers: [], receivers: typer }, model: client(capabilities, seen) },
       });
       const result = await pipeline.complete(request, new AbortController().signal);
       return { result, asked: seen[0]! };

@@ -83,10 +83,10 @@ void describe('junk filters in the model stages', () => {
     answer = text;
     const fixture = request.lang === 'java' ? 'javashop' : 'pyshop';
     const model = new OllamaClient({ host: server.url, model: 'coderag-lm:test', family: 'plain', timeoutMs: 10_000 });
-    const deps = { retrievers: () => [], receivers: () => typers.get(fixture), model: () => model };
+    const deps = { env: { repo: { retrievers: [], receivers: typers.get(fixture), methods: repo }, model: model } };
     const opts = resolveOptions({ query: { strategy: 'last10' }, check: { mode: options.mode ?? 'constrain' } });
     const pipeline = options.body
-      ? createPipeline(opts, deps, bodyMode({ parsers, repo: () => repo }, { sketch: 'none' }))
+      ? createPipeline(opts, { ...deps, hooks: { body: { sketch: 'none' } } }, bodyMode({ parsers }))
       : createPipeline(opts, deps);
     return pipeline.complete(request, signal);
   }

@@ -1,8 +1,7 @@
-// The pipeline's rerank stage (CodeRAG section 2.3): merged retrieval candidates in, top-u out,
-// through BestFit heap sort with whichever reranker the switch selects for this request.
+// BestFit over retrieval candidates (CodeRAG section 2.3): merged candidates in, top-u out, through
+// BestFit heap sort with one reranker (the pipeline's rerank stage chooses which, per request).
 import { bestFitRerank } from './bestFitRerank';
 import { buildRerankQuery } from './bestFitPrompt';
-import type { RerankerSwitch } from './RerankerSwitch';
 import type { Reranker, RerankDecision, RerankDoc, RerankInput, RerankOutcome, RerankStage, RerankTrace } from './types';
 import type { Candidate } from '../retrieve/types';
 import { redactSecrets } from '../prompt/redact';
@@ -83,21 +82,4 @@ export class BestFitRerankStage implements RerankStage {
       ...(redactions !== undefined ? { redactions } : {}),
     };
   }
-}
-
-/**
- * The rerank stage with the reranker the switch selects now (read per request, so a switch applies
- * to the next request); a chosen reranker that is not available (its model not loaded, no server
- * configured) keeps the retrieval order and says so in the trace; `none` is no stage.
- */
-export function bestFitStage(switcher: RerankerSwitch): () => RerankStage | undefined {
-  return () => {
-    const { reranker, choice, missing } = switcher.resolve();
-    if (reranker) return new BestFitRerankStage(reranker);
-    if (!missing) return undefined;
-    return {
-      name: `${choice} (unavailable)`,
-      rerank: (input) => Promise.resolve({ ranked: input.candidates.slice(0, input.topU), calls: [], notes: [missing] }),
-    };
-  };
 }

@@ -1,4 +1,4 @@
-// ProCC's similar-code stage (ProCC, Tan et al. 2024 section 3): run the perspectives, each
+// ProCC's choice of similar code (ProCC, Tan et al. 2024 section 3): run the perspectives, each
 // under its own time budget and the request's signal, build the bandit's context from their top-1
 // windows, and choose what enters the prompt: the bandit's arm, a fixed perspective, or the union.
 // The stage only chooses; the host rewards the chosen arm later (the server from the user's answer,
@@ -12,23 +12,10 @@ import type { PerspectiveResult, SimilarRequest, SimilarRetrieval } from './pers
 import { PERSPECTIVES, type Perspective, type SimilarArm, type SimilarTrace } from './types';
 import type { CodeWindow, WindowHit } from './windowIndex';
 import type { Lang } from '../kb/types';
-import type { ModelBackend } from '../generate/types';
 
-/** `auto`: the product's choice per language and model (similarModeFor); the others as ProCC names them, or `off`. */
+/** `auto`: the product's choice per language and model (pipeline/stages/similar.ts); the others as ProCC names them, or `off`. */
 export type SimilarMode = 'off' | 'auto' | 'bandit' | 'union' | Perspective;
 export const SIMILAR_MODES: readonly SimilarMode[] = ['auto', 'off', 'bandit', 'union', ...PERSPECTIVES];
-
-/**
- * The mode a request runs. `auto` is the lexical window where it was measured to help: Java with the
- * in-process model (line ES and dot cases' next identifier, docs/BENCHMARKS.md "Similar code for Java").
- * Python gained nothing from any perspective, and a model server is left without it: its code
- * model was not measured with the window, and a window chosen from the last lines would change the
- * prompt's head at every keystroke, where the server's cache wants it stable.
- */
-export function similarModeFor(mode: SimilarMode, lang: Lang, backend: ModelBackend | undefined): Exclude<SimilarMode, 'auto'> {
-  if (mode !== 'auto') return mode;
-  return lang === 'java' && backend === 'embedded' ? 'lexical' : 'off';
-}
 
 /** Whether a mode reads every window's word sets and summary: the summary perspective does (alone, or among all three). */
 export function readsWordSets(mode: SimilarMode): boolean {
@@ -36,7 +23,7 @@ export function readsWordSets(mode: SimilarMode): boolean {
 }
 
 export interface SimilarStageOptions {
-  /** The mode the stage runs: `auto` is resolved before it (similarModeFor). */
+  /** The mode the stage runs: `auto` is resolved before it (pipeline/stages/similar.ts). */
   mode: Exclude<SimilarMode, 'auto'>;
   /** Time budget of each perspective (ms). */
   budgetsMs: Record<Perspective, number>;

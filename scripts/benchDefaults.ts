@@ -3,7 +3,7 @@
 // repositories into a gitignored cache, mines line, dot and body cases with fixed seeds, runs
 // `coderag eval compare --methods product` once per alternative (product with one setting changed)
 // and records one dated table with the model files' hashes: bench/defaults/latest.json and
-// docs/defaults/DEFAULTS-<date>.md (docs/BENCHMARKS.md "Defaults chosen on validation repositories").
+// docs/defaults/DEFAULTS-<date>.md (docs/BENCHMARKS-history.md "Defaults chosen on validation repositories").
 //
 // Usage: npm run bench:defaults -- [--lang python|java] [--only product,check,prior,...] [--every line=4,dot=2,body=4]
 //          [--repos-python DIR] [--repos-java DIR] [--cases-dir DIR] [--index-dir DIR] [--out DIR] [--no-record]

@@ -1,4 +1,4 @@
-// `npm run bench:defaults`' table (docs/BENCHMARKS.md "Defaults chosen on validation
+// `npm run bench:defaults`' table (docs/BENCHMARKS-history.md "Defaults chosen on validation
 // repositories"): each alternative is `product` with one setting changed, scored on the validation
 // cases, with the SHA-256 of the model files it ran with, so a model change without a new table is
 // caught (test/bench/defaultsTable.test.ts compares them with models/manifest.json's files).

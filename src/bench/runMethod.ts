@@ -1,5 +1,5 @@
-// One benchmark case through one method (docs/BENCHMARKS.md "Methods that must run in the same
-// harness"; CodeRAG Tables 1, 3, 5): zero-shot, RG-1, RepoCoder, DraCo-like dataflow only, and the
+// One benchmark case through one method (docs/BENCHMARKS.md "Methods": one harness runs them all;
+// CodeRAG Tables 1, 3, 5): zero-shot, RG-1, RepoCoder, DraCo-like dataflow only, and the
 // CodeRAG variants (s, d, df and their unions, + LLM or distilled BestFit reranking). Every method
 // runs through the pipeline's complete() with its own stages, so the query, retrieval, rerank,
 // prompt, generate and postprocess code is the product's; retrieval-only runs swap in a model

@@ -1,8 +1,8 @@
 // Rambo step e's orders of the lists that the product does not ship, for `--body-compose` and
 // `npm run bench:defaults`: the product composes in turns (engine/body/rambo.ts composeInTurns).
 //
-// Why turns ships (docs/BENCHMARKS.md "Defaults chosen on validation repositories"): on every
-// validation body case (40 Python / 30 Java, shipped LM, the junk filters and the gate) turns' ES
+// Why turns ships (docs/BENCHMARKS-history.md "Defaults measured again with the filters, the gate and the
+// new query"): on every validation body case (40 Python / 30 Java, shipped LM, the junk filters and the gate) turns' ES
 // was 23.03 / 28.35 against knowledge-first 22.44 / 27.95, definitions-first 22.69 / 27.82 and
 // rrf 21.56 / 28.35; after the Java body cut Java's was turns 27.56, knowledge-first 27.68,
 // definitions-first 27.56, rrf 28.08, and summed over both languages turns still led (50.59

@@ -1,7 +1,7 @@
 // The unfinished file's analysis (DraCo, as CodeRAG section 2.2.1 uses it): its prefix made
 // parseable, parsed, and read into the intra-file dataflow graph and the imports. Dataflow
 // retrieval and receiver typing read the same analysis; one request's `UnfinishedAnalyses` parses
-// each text once for every stage that asks (docs/BENCHMARKS.md "One parse per request").
+// each text once for every stage that asks (docs/BENCHMARKS-history.md "One parse per request").
 import type { Parsers } from '../kb/parsers';
 import type { FileExtraction } from '../kb/types';
 import { extractJava } from '../kb/extract/java';

@@ -1,4 +1,4 @@
-// The one table of defaults (CodeRAG's f=3, g=1, m=5, j=15, u=10; a prompt of at most 4,096 tokens, 48 new
+// The one table of defaults (CodeRAG's f=3, g=1, m=5, j=15, u=10; a prompt of at most 8,192 tokens, 48 new
 // tokens) and of the model servers' defaults. The server's settings, every CLI command and every
 // evaluation method start from here (resolveOptions.ts lays their choices over it).
 import { DEFAULT_SHOW_LEVEL, gateOptionsOf } from '../gate/levels';

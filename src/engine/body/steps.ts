@@ -299,9 +299,13 @@ export function composeStep(input: ComposeInput): Candidate[] {
   });
 }
 
-/** Step f's prompt: the text, its stops, the fragments the model read and the trace's account of it. */
-/** The body prompt as the model stages take it: its text, stops, the candidates in it, and its figures (fittedSummary). */
-export type BodyModelPrompt = { prompt: string; stop: string[]; contexts: Candidate[] } & ReturnType<typeof fittedSummary>;
+/**
+ * The body prompt as the model stages take it: its text, stops, the candidates in it, its figures (fittedSummary) and, at a place of
+ * work, the place's layout after it (the place keeps it for the next keystroke).
+ */
+export type BodyModelPrompt = { prompt: string; stop: string[]; contexts: Candidate[]; layout?: PlaceLayout } & ReturnType<
+  typeof fittedSummary
+>;
 
 /** Step f: the body prompt over the composed fragments, laid out in the place's layout (kept across keystrokes) where there is one. */
 export function bodyPromptStep(ask: BodyPromptAsk): BodyModelPrompt {
@@ -310,6 +314,7 @@ export function bodyPromptStep(ask: BodyPromptAsk): BodyModelPrompt {
     prompt: prompt.prompt,
     stop: prompt.stop,
     contexts: prompt.usedIndices.map((i) => shownCandidate(ask.ranked[i]!)),
+    ...(ask.place ? { layout: prompt.layout } : {}),
     ...fittedSummary(prompt),
   };
 }

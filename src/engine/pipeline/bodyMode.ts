@@ -29,7 +29,7 @@ import type { GenerateRequest, ModelClient } from '../generate/types';
 import { redactingClient } from '../generate/redactBoundary';
 import type { Candidate } from '../retrieve/types';
 import { errorMessage } from '../util/errors';
-import { cursorLine } from '../prompt/promptMemory';
+import { cursorLine, placeKey } from '../prompt/promptMemory';
 import { knowledgeStage } from './stages/knowledge';
 import { callModel, fileToCopyFrom, prepareModel, promptBudget, runModelStages } from './stages/model';
 import { timed } from './stages/timed';
@@ -49,6 +49,12 @@ export { cutBodyAnswer } from '../body/steps';
 
 /** The sketch step's note where the elements come from the signature-similar methods. */
 const NO_SKETCH = 'no sketch: elements from the signature-similar methods';
+/**
+ * The sketch of the method drafted at a place (`key`: the method's class and signature): the user types the body it sketched, so it is
+ * not drafted again at every keystroke. The body mode's alone.
+ */
+const SKETCH = placeKey<{ key: string; text: string }>('body.sketch');
+
 /** The sketch step's note where the place's sketch of the same method is used again. */
 const KEPT_SKETCH = 'the sketch drafted at this place earlier';
 
@@ -193,7 +199,8 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps):
   const place = parts.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix), 'body');
   // The place is the file's already: the method within it is what the kept sketch must match.
   const sketchKey = `${found.target.className ?? ''}\n${found.target.signature}`;
-  const keptSketch = sketchSource === 'model' && place?.kept.sketch?.key === sketchKey ? place.kept.sketch.text : undefined;
+  const drafted = place?.own(SKETCH);
+  const keptSketch = sketchSource === 'model' && drafted?.value?.key === sketchKey ? drafted.value.text : undefined;
 
   // b. sketch: the sketch drafts from the signature hits with the line prompt's share of code; the body, whose fragments the sketch
   // chose, keeps the body's (larger) share.
@@ -211,7 +218,7 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps):
   else if (drafter) sketch = await step('sketch', () => sketchStep(sketchInput(context, drafter, at, settings, signatureHits)), '');
   if (sketch) body.sketch = sketch;
   // Kept even when empty (a sketch past its time limit): drafting again at every keystroke is the cost the place saves.
-  if (place && drafter && sketchSource === 'model' && keptSketch === undefined) place.kept.sketch = { key: sketchKey, text: sketch };
+  if (drafted && drafter && sketchSource === 'model' && keptSketch === undefined) drafted.value = { key: sketchKey, text: sketch };
 
   // c. essential code elements
   const elementsInput = {
@@ -243,15 +250,18 @@ export async function completeBody(context: RequestContext, deps: BodyModeDeps):
   const answer = await runModelStages(context, model, {
     mode: 'body',
     maxNewTokens: options.body.maxNewTokens,
-    prompt: (budgetTokens) =>
-      bodyPromptStep({
+    prompt: (budgetTokens) => {
+      const { layout, ...prompt } = bodyPromptStep({
         at,
         settings,
         ranked,
         contextShare: options.body.contextShare,
         budgetTokens,
         ...(place ? { place: place.layout } : {}),
-      }),
+      });
+      if (place && layout) place.keep(layout);
+      return prompt;
+    },
     generate: { stop: at.stops, ...bodyHold(request.lang), copyFrom: fileToCopyFrom(request.prefix) },
     // The finished body is checked against the repository (its members, its keyword arguments); its decoding is not constrained:
     // on the validation body cases a mask at every dot cost Python 3 points of ES (the model wrote around the names it was denied).

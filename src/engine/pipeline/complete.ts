@@ -3,7 +3,7 @@
 // (ProCC) -> the model stages (prompt, 2.4 -> check -> generate -> postprocess, the mode's). The
 // stages live in stages/; every mode composes the same ones (the body mode: bodyMode.ts).
 import { fitPromptBudget, fittedSummary, type PromptSnippet } from '../prompt/fitPromptBudget';
-import { cursorLine, PromptMemory } from '../prompt/promptMemory';
+import { cursorLine, placeKey, PromptMemory } from '../prompt/promptMemory';
 import { localRoom } from '../generate/readRate';
 import type { ModelClient } from '../generate/types';
 import { namesInSight } from '../prompt/renderKnowledge';
@@ -21,6 +21,12 @@ import type { CompletionRequest, CompletionResult, LinePlan, PipelineOptions, Re
  * 31 brought the prompt no more than 20 (docs/BENCHMARKS.md "Prompt recall").
  */
 const SERVER_LIST_U = 20;
+
+/**
+ * The names in sight when a place started (renderKnowledge.namesInSight): a snippet is rendered the same at every keystroke there, so
+ * the block's text stays what the server has read. The line composition's alone.
+ */
+const IN_SIGHT = placeKey<ReadonlySet<string>>('line.inSight');
 
 /**
  * A candidate as the prompt shows it (`whole`: definitions with their bodies); ProCC's window gets its heading and, with a
@@ -94,7 +100,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   const inSight = whole
     ? undefined
     : place
-      ? (place.kept.inSight ??= namesInSight(request.prefix, request.suffix))
+      ? (place.own(IN_SIGHT).value ??= namesInSight(request.prefix, request.suffix))
       : namesInSight(request.prefix, request.suffix);
   const postContext = { lang: request.lang, prefix: request.prefix, suffix: request.suffix };
   const until = linePlan.until(request);
@@ -125,6 +131,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
         // The shipped model's whole definitions gained nothing from a cut-in head (docs/BENCHMARKS.md "Prompt recall").
         ...(whole ? {} : { cutIntoRest: true }),
       });
+      place?.keep(fitted.layout);
       return {
         prompt: fitted.prompt,
         stop: fitted.stop,

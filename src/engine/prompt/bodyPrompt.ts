@@ -44,6 +44,7 @@ export type BodyPrompt = Pick<
   | 'head'
   | 'blockChanged'
   | 'budgetTokens'
+  | 'layout'
 >;
 
 /** How the body prompt lays out its fragments: the text before them, each fragment, the text between them and the file. */

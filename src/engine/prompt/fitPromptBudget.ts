@@ -39,8 +39,6 @@ export interface PlaceLayout {
   budgetTokens?: number;
   /** The first line of the code before the cursor that the prompt shows (0: the whole file). */
   cutLine?: number;
-  /** The snippet ids a per-place reranker (RerankStage.perPlace) chose here, best first. */
-  ranked?: string[];
   /** Bumped whenever the block's text changes: a host warms the model server's cache once per version. */
   version: number;
   /** The workspace's block this place shows (a model server's line prompt), and its version the last prompt here showed. */
@@ -139,6 +137,8 @@ export const LINE_BLOCK: BlockForm = {
 export interface FittedPrompt {
   /** The text sent to the model (FIM-rendered when the family supports it and a suffix exists). */
   prompt: string;
+  /** The place's layout after this prompt (the next prompt at the place starts from it). */
+  layout: PlaceLayout;
   /** Prompt-side text without the FIM wrapper: snippets + header + prefix. */
   promptPrefix: string;
   /** The suffix actually included (possibly cut). */
@@ -578,7 +578,7 @@ function markedHead(parts: RenderParts, prefix: string, lineStart: number): stri
 }
 
 /** The fitted prompt from the place's block and the code from its left edge. */
-function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: number; prefix: string }): FittedPrompt {
+function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: number; prefix: string }): Omit<FittedPrompt, 'layout'> {
   const { input, count, layout, budget, versionBefore, indexOfText } = ctx;
   const { prompt, promptPrefix, head, format } = renderPrompt(parts, code.prefix);
   // A shared block knows its items by id: the input's snippet of the same id is the one shown, whatever its rendering here.
@@ -614,7 +614,11 @@ function assemblePrompt(ctx: FitContext, parts: RenderParts, code: { cutLine: nu
 
 export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const count = input.countTokens ?? estimateTokens;
-  const layout: PlaceLayout = input.layout ?? { block: [], keys: [], version: 0 };
+  // The place's layout as given is left as it is: the prompt's new layout is returned (FittedPrompt.layout) for the place to keep.
+  const given = input.layout;
+  const layout: PlaceLayout = given
+    ? { ...given, ...(given.shared ? { shared: { ...given.shared } } : {}) }
+    : { block: [], keys: [], version: 0 };
   const budget = (layout.budgetTokens ??= input.budgetTokens ?? 2048);
   const template = fimTemplate(input.family);
   const fim = template !== undefined && input.suffix.trim().length > 0;
@@ -656,7 +660,7 @@ export function fitPromptBudget(input: PromptInput): FittedPrompt {
   const fitted = assemblePrompt(ctx, { input, block: layout.block, header, fim, suffix, template }, code);
   layout.returned = undefined;
   if (shared) layout.lastHead = fitted.head;
-  return fitted;
+  return { ...fitted, layout };
 }
 
 /**
@@ -693,7 +697,9 @@ export function fittedSummary(
  * wants appended, up to the cursor's line, for the host to have the server read; `commit` takes the
  * new block once it has (the next prompts then read only what the user types). Undefined: nothing waits.
  */
-export function idleHead(layout: PlaceLayout): { head: string; lastHead: string; appended: number; commit(): boolean } | undefined {
+export function idleHead(
+  layout: Readonly<PlaceLayout>,
+): { head: string; lastHead: string; appended: number; commit(): PlaceLayout['waiting'] | undefined } | undefined {
   const shared = layout.shared;
   const input = layout.lastInput;
   if (!shared || !input?.shared || !layout.waiting || layout.waiting.length === 0) return undefined;
@@ -707,10 +713,7 @@ export function idleHead(layout: PlaceLayout): { head: string; lastHead: string;
     head: fitted.head,
     lastHead: layout.lastHead ?? '',
     appended: admitted.appended,
-    commit: () => {
-      if (!shared.block.adopt(tried, copiedAt)) return false;
-      layout.waiting = admitted.waiting;
-      return true;
-    },
+    // The items still waiting once the block took the others (undefined: the block changed meanwhile and took none).
+    commit: () => (shared.block.adopt(tried, copiedAt) ? admitted.waiting : undefined),
   };
 }

@@ -10,22 +10,35 @@ interface Place {
   filePath: string;
   /** The cursor line of the last request here. */
   line: number;
+  /** The prompt's layout as the last prompt here left it (fitPromptBudget returns each new one). */
   layout: PlaceLayout;
-  kept: PlaceKept;
+  /** What each owner keeps here besides the layout, by its own key. */
+  owned: Map<PlaceKey<unknown>, { value?: unknown }>;
 }
 
-/** What a mode keeps at a place besides the prompt's layout. */
-export interface PlaceKept {
-  /**
-   * The body mode's sketch of the method drafted at this place (`key`: the method's class and
-   * signature): the user types the body it sketched, so it is not drafted again at every keystroke.
-   */
-  sketch?: { key: string; text: string };
-  /**
-   * The names in sight when the place started (renderKnowledge.namesInSight): a snippet is rendered
-   * the same at every keystroke here, so the block's text stays what the server has read.
-   */
-  inSight?: ReadonlySet<string>;
+/**
+ * A key to what one stage keeps at a place besides the prompt's layout (the reranker's choice, the
+ * names in sight, the body mode's sketch): the module that makes the key is the only one that can
+ * read or write the value.
+ */
+export interface PlaceKey<T> {
+  readonly name: string;
+  /** Phantom: the value's type. */
+  readonly type?: T;
+}
+
+export function placeKey<T>(name: string): PlaceKey<T> {
+  return { name };
+}
+
+/** One place of work as a request finds it: its layout, whether it is new, and what each owner keeps there. */
+export interface PlaceOfWork {
+  readonly layout: Readonly<PlaceLayout>;
+  readonly fresh: boolean;
+  /** The layout the place's prompt was laid out to now (fitPromptBudget's): the next prompt here starts from it. */
+  keep(layout: PlaceLayout): void;
+  /** The value `key`'s owner keeps here. */
+  own<T>(key: PlaceKey<T>): { value?: T };
 }
 
 /** The line prompt and the body prompt lay out their places apart: their blocks hold different renderings. */
@@ -68,30 +81,52 @@ export class PromptMemory {
    * What a pause can do at the place the user was last at: the prompt there with the items its
    * ranking wants in the shared block, for the server to read (undefined: nothing waits).
    */
-  idleWork(): ReturnType<typeof idleHead> {
-    return this.last ? idleHead(this.last.layout) : undefined;
+  idleWork(): { head: string; lastHead: string; appended: number; commit(): boolean } | undefined {
+    const place = this.last;
+    const work = place ? idleHead(place.layout) : undefined;
+    if (!place || !work) return undefined;
+    return {
+      head: work.head,
+      lastHead: work.lastHead,
+      appended: work.appended,
+      commit: () => {
+        const waiting = work.commit();
+        if (waiting === undefined) return false;
+        place.layout = { ...place.layout, waiting };
+        return true;
+      },
+    };
   }
 
   /**
    * The layout of the place at `line` of `filePath`: the remembered one when the cursor is still
    * there, else a new empty one (`fresh`).
    */
-  placeAt(filePath: string, line: number, kind: PlaceKind = 'line'): { layout: PlaceLayout; fresh: boolean; kept: PlaceKept } {
+  placeAt(filePath: string, line: number, kind: PlaceKind = 'line'): PlaceOfWork {
     let known: Place | undefined;
     for (const p of this.places)
       if (p.kind === kind && p.filePath === filePath && Math.abs(p.line - line) <= PLACE_LINES)
         if (!known || Math.abs(p.line - line) < Math.abs(known.line - line)) known = p;
-    const place = known ?? { kind, filePath, line, layout: { block: [], keys: [], version: ++this.versions }, kept: {} };
+    const place: Place = known ?? { kind, filePath, line, layout: { block: [], keys: [], version: ++this.versions }, owned: new Map() };
     if (known) this.places.splice(this.places.indexOf(known), 1);
     place.line = line;
     this.places.push(place);
     if (this.places.length > KEPT_PLACES) this.places.shift();
     if (kind === 'line') {
       // Back at a place after prompts elsewhere: the server holds another place's prompt, so this one's head is read ahead again.
-      if (known && this.last !== known) known.layout.returned = true;
+      if (known && this.last !== known) known.layout = { ...known.layout, returned: true };
       this.last = place;
     }
-    return { layout: place.layout, fresh: !known, kept: place.kept };
+    return {
+      layout: place.layout,
+      fresh: !known,
+      keep: (layout) => void (place.layout = layout),
+      own: <T>(key: PlaceKey<T>) => {
+        let held = place.owned.get(key);
+        if (!held) place.owned.set(key, (held = {}));
+        return held as { value?: T };
+      },
+    };
   }
 }
 

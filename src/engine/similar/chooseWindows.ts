@@ -67,12 +67,12 @@ export async function similarStage(
         ? undefined
         : options.mode;
   const wanted = chosenBy === 'fixed' && fixed ? [fixed] : perspectivesOf(options.mode);
-  const trace: SimilarTrace = { arm: 'none', chosenBy, features: [], perspectives: [], snippets: [] };
+  const found: SimilarTrace = { arm: 'none', chosenBy, features: [], perspectives: [], snippets: [] };
   if (!retrieval || !retrieval.ready) {
     const message = retrieval?.notReady ?? 'no code-window index in this host';
-    for (const name of wanted) trace.perspectives.push({ name, status: 'skipped', elapsedMs: 0, message });
-    trace.features = similarFeatures({});
-    return { trace, windows: [] };
+    for (const name of wanted) found.perspectives.push({ name, status: 'skipped', elapsedMs: 0, message });
+    found.features = similarFeatures({});
+    return { trace: found, windows: [] };
   }
   const queryWords = wordSet(retrieval.queryWindow(request));
   const results = await Promise.all(wanted.map((name) => runPerspective(name, request, retrieval, options, signal)));
@@ -81,7 +81,7 @@ export async function similarStage(
   results.forEach(({ name, result, status, elapsedMs, message }) => {
     const hit = result?.hits[0];
     if (hit) tops[name] = { hit, jaccard: jaccard(queryWords, hit.window.words) };
-    trace.perspectives.push({
+    found.perspectives.push({
       name,
       status,
       elapsedMs,
@@ -100,7 +100,7 @@ export async function similarStage(
         : {}),
     });
   });
-  trace.features = similarFeatures(
+  found.features = similarFeatures(
     Object.fromEntries(Object.entries(tops).map(([k, t]) => [k, { score: t.hit.score, jaccard: t.jaccard }])),
   );
   let windows: CodeWindow[] = [];
@@ -113,21 +113,21 @@ export async function similarStage(
         windows.push(w);
       }
     }
-    trace.arm = windows.length > 0 ? (PERSPECTIVES.find((p) => tops[p]) ?? 'none') : 'none';
+    found.arm = windows.length > 0 ? (PERSPECTIVES.find((p) => tops[p]) ?? 'none') : 'none';
   } else if (chosenBy === 'bandit' && bandit) {
     // Arms whose perspective found nothing cannot be pulled; 'none' always can.
     const allowed = bandit.arms.filter((a) => a === 'none' || tops[a]);
-    const choice = bandit.choose(trace.features, allowed.length > 0 ? allowed : bandit.arms);
-    trace.scores = choice.scores;
-    trace.arm = choice.arm === 'none' || tops[choice.arm] ? choice.arm : 'none';
-    if (trace.arm !== 'none') windows = [tops[trace.arm]!.hit.window];
+    const choice = bandit.choose(found.features, allowed.length > 0 ? allowed : bandit.arms);
+    found.scores = choice.scores;
+    found.arm = choice.arm === 'none' || tops[choice.arm] ? choice.arm : 'none';
+    if (found.arm !== 'none') windows = [tops[found.arm]!.hit.window];
   } else if (fixed) {
     const t = tops[fixed];
-    trace.arm = t ? fixed : 'none';
+    found.arm = t ? fixed : 'none';
     if (t) windows = [t.hit.window];
   }
-  trace.snippets = windows.map((w) => w.id);
-  return { trace, windows };
+  found.snippets = windows.map((w) => w.id);
+  return { trace: found, windows };
 }
 
 async function runPerspective(

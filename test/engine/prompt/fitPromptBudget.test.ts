@@ -290,7 +290,7 @@ test('typing at one place changes the prompt only from the cursor line on: the b
     const rest = pool.slice(0, 8);
     const ranked = [...head, ...(n % 2 === 0 ? rest : [...rest].reverse())];
     const prefix = base + line.slice(0, n);
-    const { layout } = memory.placeAt('app/main.py', 400);
+    const place = memory.placeAt('app/main.py', 400);
     const fitted = fitPromptBudget({
       lang: 'python',
       filePath: 'app/main.py',
@@ -299,9 +299,10 @@ test('typing at one place changes the prompt only from the cursor line on: the b
       snippets: ranked,
       family: 'qwen2.5-coder',
       budgetTokens: 1024,
-      layout,
+      layout: place.layout,
       repoName: 'shop',
     });
+    place.keep(fitted.layout);
     assert.ok(fitted.tokens <= 1024, `fits: ${fitted.tokens}`);
     // The head holds the code after the cursor; the line typed so far comes last.
     assert.equal(fitted.prompt, fitted.head + line.slice(0, n), 'the prompt is its head, then the line typed');
@@ -329,7 +330,7 @@ test('typing at one place changes the prompt only from the cursor line on: the b
 test('a jump elsewhere in the file starts a new block from the ranking', () => {
   const memory = new PromptMemory();
   const a = memory.placeAt('a.py', 10);
-  a.layout.blockCap = 100;
+  a.keep({ ...a.layout, blockCap: 100 });
   assert.equal(memory.placeAt('a.py', 30).fresh, false);
   assert.equal(memory.placeAt('a.py', 300).fresh, true);
   assert.equal(memory.placeAt('b.py', 300).fresh, true);

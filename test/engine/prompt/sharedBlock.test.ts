@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { estimateTokens, fitPromptBudget, idleHead, type PromptInput, type PromptSnippet } from '../../../src/engine/prompt/fitPromptBudget';
+import { estimateTokens, fitPromptBudget, type PromptInput, type PromptSnippet } from '../../../src/engine/prompt/fitPromptBudget';
 import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
 import { RECENT_PLACES, SharedBlock, type NeededItem } from '../../../src/engine/prompt/sharedBlock';
 import { localRoom } from '../../../src/engine/generate/readRate';
@@ -112,8 +112,9 @@ test('places on a shared block: a new place reads its local part, the block stay
     localTokens: 400,
     allowance,
   });
-  const fit = (file: string, line: number, prefix: string, ranked: PromptSnippet[]) =>
-    fitPromptBudget({
+  const fit = (file: string, line: number, prefix: string, ranked: PromptSnippet[]) => {
+    const place = memory.placeAt(file, line);
+    const fitted = fitPromptBudget({
       lang: 'python',
       filePath: file,
       prefix,
@@ -121,10 +122,13 @@ test('places on a shared block: a new place reads its local part, the block stay
       snippets: ranked,
       family: 'qwen2.5-coder',
       budgetTokens: 4000,
-      layout: memory.placeAt(file, line).layout,
+      layout: place.layout,
       shared: shared(0),
       repoName: 'shop',
     });
+    place.keep(fitted.layout);
+    return fitted;
+  };
   const a = fit('app/a.py', 300, code('a'), items('pkg/m.py', 8));
   assert.ok(a.tokens <= 4000);
   assert.equal(a.usedIndices.length, 8, 'the first place fills the empty block with all it needs');
@@ -136,8 +140,8 @@ test('places on a shared block: a new place reads its local part, the block stay
   assert.equal(b.usedOthers.length, 2, 'items another place needed are still in the prompt, and among its contexts');
   assert.ok(!b.prompt.includes('pkg/n.py'), 'the new items wait for a pause');
   // A pause: the waiting items join at the block's end, read once the server has them.
-  const layout = memory.placeAt('app/b.py', 300).layout;
-  const idle = idleHead(layout)!;
+  memory.placeAt('app/b.py', 300);
+  const idle = memory.idleWork()!;
   assert.equal(idle.appended, 2);
   assert.ok(idle.head.includes('pkg/n.py'));
   assert.ok(commonPrefix(idle.head, b.prompt) >= blockEnd - 20, "the pause reads only from the block's end on");
@@ -153,7 +157,7 @@ test('places on a shared block: a new place reads its local part, the block stay
 
 test("without a shared block a place keeps a block of its own, as the embedded model's prompts do", () => {
   const memory = new PromptMemory();
-  const { layout } = memory.placeAt('app/a.py', 300);
+  const place = memory.placeAt('app/a.py', 300);
   const placed = fitPromptBudget({
     lang: 'python',
     filePath: 'app/a.py',
@@ -162,8 +166,10 @@ test("without a shared block a place keeps a block of its own, as the embedded m
     snippets: items('pkg/m.py', 3),
     family: 'plain',
     budgetTokens: 512,
-    layout,
+    layout: place.layout,
   });
+  place.keep(placed.layout);
+  const layout = placed.layout;
   assert.equal(layout.shared, undefined);
   assert.equal(layout.block.length, placed.usedIndices.length);
   assert.deepEqual(placed.usedOthers, []);
@@ -178,8 +184,9 @@ test('a short first file leaves a new shared block the room its code does not ta
     const id = `pkg/m.py#${i}`;
     return { path: 'pkg/m.py', id, text, source: { snippet: { id, path: 'pkg/m.py', text } } as unknown as Candidate };
   });
-  const fit = (file: string, prefix: string) =>
-    fitPromptBudget({
+  const fit = (file: string, prefix: string) => {
+    const place = memory.placeAt(file, prefix.split('\n').length - 1);
+    const fitted = fitPromptBudget({
       lang: 'python',
       filePath: file,
       prefix,
@@ -187,10 +194,13 @@ test('a short first file leaves a new shared block the room its code does not ta
       snippets: big,
       family: 'qwen2.5-coder',
       budgetTokens: 4000,
-      layout: memory.placeAt(file, prefix.split('\n').length - 1).layout,
+      layout: place.layout,
       shared: { block: (cap, budget, newCap) => memory.sharedBlock('qwen|python', cap, budget, newCap), localTokens: 2000, allowance: 0 },
       repoName: 'shop',
     });
+    place.keep(fitted.layout);
+    return fitted;
+  };
   const short = fit('app/short.py', 'import shop\n\nx = ');
   assert.equal(short.usedIndices.length, 25, 'every item fits beside a three-line file');
   assert.ok(short.tokens <= 4000);
@@ -198,5 +208,8 @@ test('a short first file leaves a new shared block the room its code does not ta
   assert.ok(long.tokens <= 4000);
   assert.equal(long.usedOthers.length + long.usedIndices.length, 25, 'the later place keeps the block');
   const codeShown = long.prompt.slice(long.prompt.indexOf('<|file_sep|>app/long.py'));
-  assert.ok(estimateTokens(codeShown) >= 1000, `the later place's code keeps the room the block leaves (${estimateTokens(codeShown)} tokens)`);
+  assert.ok(
+    estimateTokens(codeShown) >= 1000,
+    `the later place's code keeps the room the block leaves (${estimateTokens(codeShown)} tokens)`,
+  );
 });

@@ -1,7 +1,7 @@
 // CodeRAG's knowledge stage (query, Alg. 1 -> multi-path retrieval, 2.2.1 -> BestFit rerank, 2.3):
 // what every mode asks for the repository's code the prompt shows. The line mode's prompt is built
 // from it; the body mode adds the knowledge items to Rambo's lists.
-import { cursorLine } from '../../prompt/promptMemory';
+import { cursorLine, placeKey } from '../../prompt/promptMemory';
 import { lastLinesQuery } from '../../query/lastLinesQuery';
 import type { UnfinishedFile } from '../../query/unfinishedFile';
 import type { Candidate, RetrievalTrace } from '../../retrieve/types';
@@ -14,6 +14,9 @@ import type { CompletionRequest, RequestContext } from '../types';
 import { repoNow } from './context';
 import { probingQueryBuilder } from './query';
 import { timed } from './timed';
+
+/** The snippet ids a per-place reranker (RerankStage.perPlace) chose at a place, best first: this stage's alone. */
+const RERANK_CHOICE = placeKey<string[]>('rerank.choice');
 
 export interface Knowledge {
   /** The reranked top-u (retrieval order without a reranker). */
@@ -95,7 +98,8 @@ export async function knowledgeStage(
   }
   // A per-place reranker's choice at this place stands: what it chose first, then what retrieval found since.
   const place = reranker.perPlace ? parts.promptMemory?.placeAt(request.filePath, cursorLine(request.prefix)) : undefined;
-  const chosen = place?.fresh === false ? place.layout.ranked : undefined;
+  const choice = place?.own(RERANK_CHOICE);
+  const chosen = place?.fresh === false ? choice?.value : undefined;
   if (place && chosen) {
     const byId = new Map(candidates.map((c) => [c.snippet.id, c]));
     const ranked = thenTheRest(chosen.flatMap((id) => byId.get(id) ?? []));
@@ -136,6 +140,6 @@ export async function knowledgeStage(
     },
   });
   const ranked = rerank.ranked.length >= topU ? rerank.ranked : thenTheRest(rerank.ranked);
-  if (place && rerank.calls.length > 0) place.layout.ranked = ranked.map((c) => c.snippet.id);
+  if (choice && rerank.calls.length > 0) choice.value = ranked.map((c) => c.snippet.id);
   return { ranked, ...(retrieval ? { retrieval } : {}), rerank };
 }

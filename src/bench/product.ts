@@ -29,7 +29,7 @@ export interface ProductKnobs {
   /** Rambo step e's order (the body mode's composer: runMethod's modeOf); absent: the product's turns. */
   bodyCompose?: BodyComposeName;
   contextShare?: number;
-  /** Tokens a second the model server is taken to read at (PipelineOptions.prompt.readRate): a prompt laid out as for that server. */
+  /** Tokens a second the model server is taken to read at (ResearchHooks.readRate): a prompt laid out as for that server. */
   readRate?: number;
   bodyContextShare?: number;
   probeTop?: number;
@@ -65,11 +65,7 @@ function withHarnessKnobs(base: PipelineOptions, k: ProductKnobs): PipelineOptio
     query: { ...base.query, ...(k.probeTop !== undefined ? { g: k.probeTop } : {}) },
     retrieval: { ...base.retrieval, budgetsMs },
     rerank: { ...base.rerank, timeoutMs: k.rerankTimeoutMs },
-    prompt: {
-      ...base.prompt,
-      ...(k.contextShare !== undefined ? { contextShare: k.contextShare } : {}),
-      ...(k.readRate !== undefined ? { readRate: k.readRate } : {}),
-    },
+    prompt: { ...base.prompt, ...(k.contextShare !== undefined ? { contextShare: k.contextShare } : {}) },
     body: {
       ...base.body,
       ...(k.bodyContextShare !== undefined ? { contextShare: k.bodyContextShare } : {}),

@@ -209,7 +209,7 @@ export interface RunOptions {
   similarShare?: number;
   /** Share of the prompt the code before the cursor keeps at least (PipelineOptions.prompt.contextShare). */
   contextShare?: number;
-  /** The model server's read speed the product's prompts are laid out for (PipelineOptions.prompt.readRate). */
+  /** The model server's read speed the product's prompts are laid out for (ResearchHooks.readRate). */
   readRate?: number;
   /**
    * Each repository's cases as the places of one editor session, in order: one prompt memory per
@@ -392,7 +392,11 @@ function pipelineOf(spec: MethodSpec, env: CaseEnvironment, options: RunOptions,
         ...(options.generate && env.model ? { model: env.model } : {}),
         ...(bandit ? { bandit } : {}),
       },
-      hooks: { query, ...(mode.body ? { body: mode.body } : {}) },
+      hooks: {
+        query,
+        ...(mode.body ? { body: mode.body } : {}),
+        ...(spec.product && options.readRate !== undefined ? { readRate: options.readRate } : {}),
+      },
       ...(env.promptMemory ? { promptMemory: env.promptMemory } : {}),
       ...(spec.similar && spec.similar !== 'off' ? { offersSimilar: true } : {}),
     },

@@ -6,7 +6,7 @@
 // the user's own file and never leaves the process: it is passed as it is.
 import { redactSecrets, type Redacted } from '../prompt/redact';
 import type { NextLineModel } from '../similar/perspectives';
-import type { GenerateRequest, GenerateResult, ModelClient } from './types';
+import type { GenerateRequest, GenerateResult, ModelClient, RedactedPrompt } from './types';
 
 /** How text is redacted on its way to a model (the chosen rule set; a benchmark swaps in another). */
 export type Redactor = (text: string) => Promise<Redacted>;
@@ -14,6 +14,24 @@ export type Redactor = (text: string) => Promise<Redacted>;
 /** What leaves for a model: `text` with its credentials redacted. */
 export function redactForModel(text: string, redactor: Redactor = redactSecrets): Promise<Redacted> {
   return redactor(text);
+}
+
+/** The prompts this boundary redacted, with the rule set that did: only those are sent without redacting them again. */
+const redactedHere = new WeakMap<RedactedPrompt, Redactor>();
+
+/** `text` redacted for a model, as a result the boundary recognises: a request that carries it is not redacted a second time. */
+export async function redactPrompt(text: string, redactor: Redactor = redactSecrets): Promise<RedactedPrompt> {
+  const { text: sent, count } = await redactForModel(text, redactor);
+  const out: RedactedPrompt = Object.freeze({ text: sent, count });
+  redactedHere.set(out, redactor);
+  return out;
+}
+
+/** What leaves for `request`: its own redacted prompt where the boundary made it for this text with this rule set, else redacted now. */
+async function sentText(request: GenerateRequest, redactor: Redactor): Promise<string> {
+  const given = request.redacted;
+  if (given && redactedHere.get(given) === redactor && given.text === request.prompt) return given.text;
+  return (await redactForModel(request.prompt, redactor)).text;
 }
 
 const wrapped = new WeakMap<ModelClient, ModelClient>();
@@ -46,8 +64,8 @@ export function redactingClient(client: ModelClient, redactor: Redactor = redact
       return client.capabilities;
     },
     async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
-      const { text } = await redactForModel(request.prompt, redactor);
-      return client.generate({ ...request, prompt: text }, signal);
+      const { redacted: _redacted, ...rest } = request;
+      return client.generate({ ...rest, prompt: await sentText(request, redactor) }, signal);
     },
     ...(client.warm
       ? { warm: async (prompt: string, signal: AbortSignal) => client.warm!((await redactForModel(prompt, redactor)).text, signal) }

@@ -7,6 +7,11 @@ import { MAX_ERROR_CHARS, outsideText } from '../util/outsideText';
 export interface GenerateRequest {
   /** The full model input (already FIM-rendered when the family supports it). */
   prompt: string;
+  /**
+   * The redaction boundary's own result for `prompt` (redactBoundary.redactPrompt), where the caller redacted it first to show it: the
+   * boundary sends it as it is instead of redacting the prompt a second time. Inner clients never see it.
+   */
+  redacted?: RedactedPrompt;
   maxNewTokens: number;
   stop: readonly string[];
   /** Default 0 (CodeRAG decodes greedily). */
@@ -244,4 +249,10 @@ export interface ModelSlot {
   run<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
   /** Runs `work` without letting newer requests abort it (they wait for it); only `signal` stops it. */
   runPinned?<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
+}
+
+/** A prompt as the redaction boundary redacted it: what it sends, and how many values it replaced. */
+export interface RedactedPrompt {
+  readonly text: string;
+  readonly count: number;
 }

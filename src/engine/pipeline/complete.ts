@@ -57,8 +57,8 @@ function promptSnippetOf(
  * How a model server's line prompt shares the workspace's block (prompt/sharedBlock.ts): one block per
  * model and language, the local part sized to what the server reads of a new place within a few seconds.
  */
-function sharedLayout(memory: PromptMemory, model: ModelClient, lang: string, budgetTokens: number, options: PipelineOptions) {
-  const room = localRoom(budgetTokens, options.prompt.readRate ?? model.readRate, options.prompt.contextShare);
+function sharedLayout(memory: PromptMemory, model: ModelClient, lang: string, budgetTokens: number, context: RequestContext) {
+  const room = localRoom(budgetTokens, context.hooks.readRate ?? model.readRate, context.options.prompt.contextShare);
   const key = `${model.backend}\u0000${model.endpoint}\u0000${model.model}\u0000${lang}`;
   return { ...room, block: (cap: number, budget: number, newCap?: number) => memory.sharedBlock(key, cap, budget, newCap) };
 }
@@ -127,7 +127,7 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
         ...(request.repoName !== undefined ? { repoName: request.repoName } : {}),
         ...(model.countTokens ? { countTokens: model.countTokens } : {}),
         ...(place ? { layout: place.layout } : {}),
-        ...(place && memory && !whole ? { shared: sharedLayout(memory, model, request.lang, budgetTokens, options) } : {}),
+        ...(place && memory && !whole ? { shared: sharedLayout(memory, model, request.lang, budgetTokens, context) } : {}),
         // The shipped model's whole definitions gained nothing from a cut-in head (docs/BENCHMARKS.md "Prompt recall").
         ...(whole ? {} : { cutIntoRest: true }),
       });

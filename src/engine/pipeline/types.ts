@@ -53,12 +53,6 @@ export interface PipelineOptions {
     suffixShare: number;
     contextShare: number;
     repoFormat: RepoFormat;
-    /**
-     * Tokens a second a model server is taken to read a prompt at, instead of what its answers say
-     * (absent: what they say, and until they say, a CPU's speed, so a new place's local part stays
-     * small); a benchmark sets it to lay prompts out as for a server of that speed.
-     */
-    readRate?: number;
   };
   generate: { maxNewTokens: number; temperature: number };
   postprocess: { maxLines: number; maxChars: number };
@@ -209,6 +203,11 @@ export interface ResearchHooks {
   query?: QueryBuilder;
   /** The body mode's evaluation variants (bodyMode.ts). */
   body?: BodyModeHooks;
+  /**
+   * Tokens a second the model server is taken to read a prompt at, instead of what its answers say (absent: what they say, and until
+   * they say, a CPU's speed, so a new place's local part stays small): prompts laid out as for a server of that speed.
+   */
+  readRate?: number;
 }
 
 /**

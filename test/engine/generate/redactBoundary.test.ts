@@ -5,7 +5,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { redactSecrets, REDACTED } from '../../../src/engine/prompt/redact';
-import { redactingClient, redactingNextLine } from '../../../src/engine/generate/redactBoundary';
+import { redactingClient, redactingNextLine, redactPrompt } from '../../../src/engine/generate/redactBoundary';
 import { OllamaClient } from '../../../src/engine/generate/OllamaClient';
 import { ollamaReranker } from '../../../src/engine/rerank/LlmReranker';
 import { startOllamaTestServer, type OllamaTestServer } from '../../helpers/ollamaServer';
@@ -115,4 +115,34 @@ void test("the wrapped client keeps the model's name, family, token counting and
     assert.equal(r.text, 'x');
     assert.ok(!JSON.stringify(server.requests.at(-1)?.body).includes('tk-3f9a1c77e2b84d10'));
   });
+});
+
+void test('a prompt the boundary redacted is sent without a second pass; a result it did not make is redacted again', async () => {
+  const key = 'AKIAZ7Q3LK2M9XWV4B8N';
+  const prompt = `aws_access_key_id = "${key}"\nx = `;
+  let passes = 0;
+  const counting = async (text: string) => {
+    passes++;
+    return redactSecrets(text);
+  };
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: '1' }), { models: [MODEL] });
+  try {
+    const client = redactingClient(new OllamaClient({ host: server.url, model: MODEL, family: 'plain', timeoutMs: 5000 }), counting);
+    const made = await redactPrompt(prompt, counting);
+    assert.equal(passes, 1);
+    assert.ok(!made.text.includes(key));
+    await client.generate({ prompt: made.text, redacted: made, maxNewTokens: 4, stop: [] }, never);
+    assert.equal(passes, 1, 'the boundary sent its own result as it was');
+    const sent = (): string => JSON.stringify(server.requests.map((r) => r.body));
+    assert.equal(server.requests.length, 1);
+    assert.ok(!arrived(sent(), key));
+    // A result that claims to be redacted but is not the boundary's own (or does not match the prompt) goes through the rules.
+    await client.generate({ prompt, redacted: { text: prompt, count: 0 }, maxNewTokens: 4, stop: [] }, never);
+    await client.generate({ prompt, redacted: made, maxNewTokens: 4, stop: [] }, never);
+    assert.equal(passes, 3);
+    assert.equal(server.requests.length, 3);
+    assert.ok(!arrived(sent(), key), 'no forged result lets the key out');
+  } finally {
+    await server.close();
+  }
 });

@@ -1,12 +1,12 @@
 // The model stages every mode ends with: prompt -> check -> generate (through
 // the host's model slot) -> postprocess -> the show gate, each timed into the trace; the mode says how its prompt is built, what
 // the model may not do yet and how the answer is cut (a ModelPlan), the rest is one code path.
-import { redactSecrets } from '../../prompt/redact';
+import { redactPrompt } from '../../generate/redactBoundary';
 import { placeholderNote } from '../../generate/postprocess/postprocess';
 import { filterJunk, rightContextCut } from '../../generate/postprocess/filterJunk';
 import { ownAnswer } from '../../generate/postprocess/promptEcho';
 import type { JunkCut } from '../../generate/postprocess/junk';
-import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient } from '../../generate/types';
+import { isModelClientError, type GenerateRequest, type GenerateResult, type ModelClient, type RedactedPrompt } from '../../generate/types';
 import { readableBudget } from '../../generate/readRate';
 import type { Candidate } from '../../retrieve/types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../../util/errors';
@@ -151,8 +151,9 @@ async function promptStage(context: RequestContext, plan: ModelPlan, budgetToken
 }
 
 /** The block changed: the server reads the new head once, outside this request's limits, so the next keystrokes reuse it. */
-async function handOffWarmHead(warmUps: WarmUps, model: ModelClient, warmHead: string): Promise<void> {
-  warmUps.warm(model, (await redactSecrets(warmHead)).text);
+function handOffWarmHead(warmUps: WarmUps, model: ModelClient, warmHead: string): void {
+  // The model is the redaction boundary's client: its warm-up redacts the head on its way out.
+  warmUps.warm(model, warmHead);
 }
 
 /** e. generate (one model request in flight per server, through the model slot): the answer, or why there is none. */
@@ -161,7 +162,7 @@ async function generateStage(
   model: ModelClient,
   plan: ModelPlan,
   prompt: ModelPrompt,
-  promptText: string,
+  redacted: RedactedPrompt,
   check: CheckPlan | undefined,
 ): Promise<GenerateOutcome> {
   const { recorder, signal, parts, options } = context;
@@ -173,7 +174,8 @@ async function generateStage(
     signal,
     () =>
       callModel(context, model, {
-        prompt: promptText,
+        prompt: redacted.text,
+        redacted,
         maxNewTokens: plan.maxNewTokens,
         stop: [...prompt.stop, ...(stop ?? [])],
         temperature: options.generate.temperature,
@@ -278,17 +280,18 @@ export async function runModelStages(
 
   const prompt = await promptStage(context, plan, budgetTokens);
   if (!prompt) return { items: [], contexts: [] };
-  const redacted = await redactSecrets(prompt.prompt);
+  // Redacted once, here, as the boundary does (the trace shows what is sent); the request carries the result so it is not redone.
+  const redacted = await redactPrompt(prompt.prompt);
   // The trace shows the prompt as the redaction boundary (stages.model) sends it.
   recorder.record({
     stage: 'prompt',
     outcome: { shown: prompt.trace, redacted, budgetTokens: prompt.budgetTokens ?? budgetTokens, family: model.family },
   });
-  if (prompt.warmHead && parts.warmUps) await handOffWarmHead(parts.warmUps, model, prompt.warmHead);
+  if (prompt.warmHead && parts.warmUps) handOffWarmHead(parts.warmUps, model, prompt.warmHead);
 
   // Checking against the repository: what this client can use of it.
   const check = plan.checkAt !== undefined ? checkStage(context, model, plan.checkAt, plan.checkAfterOnly !== true) : undefined;
-  const answer = await generateStage(context, model, plan, prompt, redacted.text, check);
+  const answer = await generateStage(context, model, plan, prompt, redacted, check);
   const generated = answer.status === 'answered' ? answer.result : undefined;
   const decoded = check?.generated(generated);
   if (decoded) recorder.record({ stage: 'check', outcome: decoded });

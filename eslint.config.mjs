@@ -74,4 +74,15 @@ export default tseslint.config(
     plugins: { layers },
     rules: { 'layers/no-import-cycles': ['error', { root: 'src' }] },
   },
+  {
+    // No cycle among the engine's folders (kb, symbols, similar, generate, pipeline, ...; a sub-folder counts as its parent).
+    files: ['src/engine/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/no-folder-cycles': ['error', { root: 'src/engine' }] },
+  },
+  {
+    // No function over 120 lines in the engine or the server, blank lines and comments counted.
+    files: ['src/engine/**/*.ts', 'src/server/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 120, skipBlankLines: false, skipComments: false }] },
+  },
 );

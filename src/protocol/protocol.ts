@@ -12,6 +12,9 @@ import {
   type WorkDoneProgressParams,
   type Range,
 } from 'vscode-languageserver-protocol';
+import type { CompletionTrace, StageTiming } from './trace.generated';
+
+export type * from './trace.generated';
 
 /**
  * Environment the editor starts the language server with (the benchmarks start it the same way).
@@ -209,114 +212,12 @@ export interface ExplainParams {
   traceId?: string;
 }
 
-export interface StageTimingView {
-  stage: string;
-  status: 'ok' | 'degraded' | 'failed' | 'skipped';
-  elapsedMs: number;
-  message?: string;
-}
-
-/** The engine's completion trace as it travels (see CompletionTrace in src/engine/pipeline/trace.ts). */
-export interface CompletionTraceView {
-  id: string;
-  startedAt: string;
-  filePath: string;
-  lang: string;
-  /** The completion mode that ran: `line`, or `body` (Rambo: the cursor in an empty method body). */
-  mode: string;
-  /** The body mode's steps: the method, the signature hits, the sketch, the elements found and the usages. */
-  body?: {
-    target: { name: string; className?: string; signature: string; line: number; detected: boolean };
-    sketchSource: string;
-    sketch?: string;
-    elementsFrom?: string;
-    /** How step a compared signatures (`jaccard`, `encoder`, or why the encoder was not used). */
-    signatureMatch?: string;
-    signatureSimilar: Array<{ id: string; score: number }>;
-    elements: Array<{ name: string; kind: string; matched: string; how: string; score: number; path: string; members?: number }>;
-    unmapped: string[];
-    usages: Array<{ id: string; path: string; score: number; via: string[] }>;
-  };
-  /** ProCC's similar-code stage: each perspective's top-1 window, the bandit's context and scores, the chosen arm. */
-  similar?: {
-    arm: string;
-    chosenBy: string;
-    features: number[];
-    scores?: Record<string, number | undefined>;
-    perspectives: Array<{
-      name: string;
-      status: string;
-      elapsedMs: number;
-      message?: string;
-      query?: string;
-      top?: { id: string; path: string; startLine: number; endLine: number; score: number };
-    }>;
-    snippets: string[];
-    reward?: number;
-  };
-  query?: {
-    strategy: string;
-    text: string;
-    spans: Array<{ startLine: number; endLine: number }>;
-    chunkScores?: Array<{ startLine: number; endLine: number; score: number }>;
-    fallbackReason?: string;
-  };
-  retrieval?: {
-    paths: Array<{
-      path: string;
-      status: string;
-      elapsedMs: number;
-      budgetMs: number;
-      message?: string;
-      notes?: string[];
-      results: Array<{ id: string; score: number; reason?: string }>;
-    }>;
-    candidates: Array<{
-      id: string;
-      path: string;
-      name: string;
-      kind: string;
-      paths: string[];
-      scores: Record<string, number | undefined>;
-    }>;
-  };
-  rerank?: {
-    reranker: string;
-    calls: Array<{ window: string[]; picked?: string; elapsedMs: number; failure?: string }>;
-    picked: string[];
-    notes?: string[];
-  };
-  prompt?: {
-    text: string;
-    tokens: number;
-    budgetTokens: number;
-    family: string;
-    fim: boolean;
-    snippets: string[];
-    snippetsDropped: number;
-    prefixCut: boolean;
-  };
-  model?: {
-    backend: string;
-    model: string;
-    endpoint: string;
-    elapsedMs: number;
-    firstTokenMs?: number;
-    tokens?: number;
-    raw: string;
-    stoppedBy?: string;
-    read?: { evaluated: number; cached?: number; ms?: number };
-  };
-  completion?: string;
-  /** The show gate: whether the suggestion was shown, its score (predicted share kept), the threshold, and the features. */
-  gate?: { shown: boolean; score: number; threshold: number; logprobs: boolean; learned: number; features: Record<string, number> };
-  stages: StageTimingView[];
-  error?: { stage: string; kind: string; message: string };
-  totalMs: number;
-  modelPrepareMs?: number;
-  nonModelMs: number;
-  models?: ModelDeviceStatus[];
-}
+/**
+ * The engine's completion trace as it travels: CompletionTrace of src/engine/pipeline/trace.ts and the types it
+ * reaches, generated into trace.generated.ts (`npm run gen:trace`) because this layer may not import the engine.
+ */
+export type CompletionTraceView = CompletionTrace;
+export type StageTimingView = StageTiming;
 
 /** The onnxruntime execution provider a local model runs on (`coderag.models.device`). */
 export interface ModelDeviceStatus {

@@ -9,7 +9,7 @@ import { UnfinishedAnalyses } from '../flow/unfinished';
 import type { KnowledgeBase } from '../kb/KnowledgeBase';
 import { returnTypeText, variableTypeText } from '../symbols/declaredTypes';
 import { Evaluator, type Entity, type Scope } from '../symbols/evaluate';
-import type { SymbolTable } from '../symbols/symbolTable';
+import type { SymbolTable } from '../kb/symbolTable';
 import type { Disposable } from '../util/disposable';
 import { bareTypeName, findOpenCall, parseParameters, type CallSignature, type Parameter } from './callArguments';
 import { throwIfAborted } from '../util/errors';

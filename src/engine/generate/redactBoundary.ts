@@ -5,8 +5,7 @@
 // redacts its query and windows. The embedded model's copy source (GenerateRequest.copyFrom) is
 // the user's own file and never leaves the process: it is passed as it is.
 import { redactSecrets, type Redacted } from '../prompt/redact';
-import type { NextLineModel } from '../similar/perspectives';
-import type { GenerateRequest, GenerateResult, ModelClient, RedactedPrompt } from './types';
+import type { GenerateRequest, GenerateResult, ModelClient, NextLineModel, RedactedPrompt } from './types';
 
 /** How text is redacted on its way to a model (the chosen rule set; a benchmark swaps in another). */
 export type Redactor = (text: string) => Promise<Redacted>;

@@ -135,6 +135,9 @@ export interface ModelClient {
   warm?(prompt: string, signal: AbortSignal): Promise<void>;
 }
 
+/** The causal LM's greedy next line (ProCC: one non-empty line of at most 20 tokens); similar code's hypothetical perspective asks it. */
+export type NextLineModel = (prompt: string, maxNewTokens: number, signal: AbortSignal) => Promise<string>;
+
 /**
  * The longest a warm-up may take: a CPU server reads a new place's 2,000-token prompt in 10-30 s
  * with a 1.5B model (docs/BENCHMARKS.md "Typing replay"), longer than a suggestion may wait.

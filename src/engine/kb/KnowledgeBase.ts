@@ -22,7 +22,7 @@ import { getLogger } from '../util/logger';
 import { throwIfAborted } from '../util/errors';
 import { eventLoopYielder } from '../util/yielder';
 import { packExtraction, PackedTexts } from './packedText';
-import { KbSymbols } from '../symbols/kbSymbols';
+import { KbSymbols } from './kbSymbols';
 import { lfText } from '../util/documentText';
 
 const log = getLogger('kb');

@@ -2,7 +2,7 @@
 // flavour, a vendored package, `src/` plus a build copy) defines one qualified name in several
 // files. The edited file compiles against the copy in its own tree, so only that copy stays a
 // candidate; the others would take places with a definition the code does not use.
-import { commonPrefixLength, SECONDARY_TREE } from '../symbols/symbolTable';
+import { commonPrefixLength, SECONDARY_TREE } from '../kb/symbolTable';
 import type { Snippet } from './types';
 
 /**

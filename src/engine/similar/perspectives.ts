@@ -4,6 +4,7 @@
 // summary (signatures and docstrings of what the query window uses, against each window's
 // summary). Each returns ranked windows with scores; the stage runs them under time budgets.
 import type { KbItem, Lang } from '../kb/types';
+import type { NextLineModel } from '../generate/types';
 import { wordSet } from '../query/bagOfWords';
 import { throwIfAborted } from '../util/errors';
 import type { Perspective } from './types';
@@ -34,8 +35,8 @@ export interface SimilarRetrieval {
   search(perspective: Perspective, request: SimilarRequest, k: number, signal: AbortSignal): Promise<PerspectiveResult>;
 }
 
-/** The causal LM's greedy next line (ProCC: one non-empty line of at most 20 tokens). */
-export type NextLineModel = (prompt: string, maxNewTokens: number, signal: AbortSignal) => Promise<string>;
+// Declared with the model clients (the generate layer wraps it at the redaction boundary); its hosts import it from here too.
+export type { NextLineModel };
 
 export interface SimilarRetrieverOptions {
   /** Lines of the query window (ProCC: 10). */

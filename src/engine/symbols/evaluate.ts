@@ -19,7 +19,7 @@ import {
 } from '../flow/flowGraph';
 import { escapeRegExp } from '../util/regex';
 import { initialiserText, returnTypeText, variableTypeText } from './declaredTypes';
-import { nearestCopy, type SymbolTable } from './symbolTable';
+import { nearestCopy, type SymbolTable } from '../kb/symbolTable';
 
 export type Entity =
   | { kind: 'module'; key: string }

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataflowRetriever, codeLines, namesUsed } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { analyseUnfinished } from '../../../src/engine/flow/unfinished';
-import { SymbolTable } from '../../../src/engine/symbols/symbolTable';
+import { SymbolTable } from '../../../src/engine/kb/symbolTable';
 import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
 import type { UnfinishedFile } from '../../../src/engine/query/unfinishedFile';
 import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataflowRetriever } from '../../../src/engine/retrieve/dataflow/dataflowRetrieve';
 import { analyseUnfinished } from '../../../src/engine/flow/unfinished';
-import { nearestCopy } from '../../../src/engine/symbols/symbolTable';
+import { nearestCopy } from '../../../src/engine/kb/symbolTable';
 import { lastLinesQuery } from '../../../src/engine/query/lastLinesQuery';
 import { mergeCandidates } from '../../../src/engine/retrieve/mergeCandidates';
 import { dropFarCopies } from '../../../src/engine/retrieve/nearestCopies';

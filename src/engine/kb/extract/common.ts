@@ -87,16 +87,8 @@ export class IdAllocator {
   }
 }
 
-export interface ItemFields {
-  kind: ItemKind;
-  name: string;
-  qualifiedName: string;
-  signature: string;
-  docstring: string;
-  range: LineRange;
-  className?: string;
-  text: string;
-}
+/** What an extractor gives for one item: the KbItem less what makeItem fills in (its id, language and path). */
+export type ItemFields = Omit<KbItem, 'id' | 'lang' | 'path'>;
 
 export function makeItem(ids: IdAllocator, lang: Lang, path: string, f: ItemFields): KbItem {
   const item: KbItem = {

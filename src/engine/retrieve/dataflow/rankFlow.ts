@@ -7,7 +7,7 @@ import type { KbClass, KbImport, KbItem } from '../../kb/types';
 import { snippetOfItem, type ScoredSnippet, type Snippet } from '../types';
 import { chainText, type Chain } from '../../flow/flowGraph';
 import { entityOf, Evaluator, type Entity, type Scope } from '../../symbols/evaluate';
-import type { SymbolTable } from '../../symbols/symbolTable';
+import type { SymbolTable } from '../../kb/symbolTable';
 import { identifierTokens } from '../../util/codeText';
 import { alsoList, classSummary, declarationLine, MAX_MODULE_LINES, moduleName, moduleSummary, nearOverlap } from './summaries';
 

@@ -2,7 +2,7 @@
 // member signatures, the other members by name) and a Python module's (its top-level definitions,
 // one line each).
 import type { KbClass, KbItem } from '../../kb/types';
-import type { SymbolTable } from '../../symbols/symbolTable';
+import type { SymbolTable } from '../../kb/symbolTable';
 import { identifierParts } from '../sparse/codeTerms';
 import type { Snippet } from '../types';
 

@@ -1,8 +1,8 @@
 // The symbol table of one knowledge base, shared by dataflow retrieval and receiver typing: built
 // on first use, dropped at every change and built again soon after (tens of ms on a 500-file
 // repository), not in the next request.
-import { ChangeScheduler } from '../kb/changeScheduler';
-import type { KbChangeEvent } from '../kb/types';
+import { ChangeScheduler } from './changeScheduler';
+import type { KbChangeEvent } from './types';
 import type { Disposable, Listener } from '../util/disposable';
 import { errorMessage } from '../util/errors';
 import { getLogger } from '../util/logger';

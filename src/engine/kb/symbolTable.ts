@@ -1,7 +1,8 @@
 // The repository's symbol table (DraCo's repository context graph, kept to what the walk needs):
 // Python module paths -> files (absolute, relative, src/ layouts and package roots in subfolders),
-// Java fully qualified class names -> classes, class members. One per knowledge base (KbSymbols).
-import type { FileExtraction, KbClass, KbItem } from '../kb/types';
+// Java fully qualified class names -> classes, class members. One per knowledge base (KbSymbols), and kept with it
+// since it reads nothing but the knowledge base's types; the evaluator that walks it is engine/symbols.
+import type { FileExtraction, KbClass, KbItem } from './types';
 
 export interface SymbolSource {
   paths(): string[];

@@ -13,7 +13,9 @@ import { KnowledgeBase } from '../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../src/engine/kb/parsers';
 import { ModelRegistry } from '../src/engine/models';
 import { EmbeddedClient } from '../src/engine/generate/EmbeddedClient';
-import { createPipeline, createRetrievalPaths, embeddedLMOf, resolveOptions, type CheckMode } from '../src/engine/pipeline';
+import { createPipeline, resolveOptions, type CheckMode } from '../src/engine/pipeline';
+import { createRepositoryIndex } from '../src/engine/index/repositoryIndex';
+import { embeddedLMOf } from '../src/engine/models/pipelineAdapters';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' } } });
 const runs = Math.max(2, Number(values.runs));
@@ -42,11 +44,11 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   lm.tokenTexts?.();
   console.log(`vocabulary texts (${lm.vocabSize} ids, once per model): ${(performance.now() - t0).toFixed(0)} ms`);
-  const kbs = new Map<string, { kb: KnowledgeBase; paths: ReturnType<typeof createRetrievalPaths> }>();
+  const kbs = new Map<string, { kb: KnowledgeBase; paths: ReturnType<typeof createRepositoryIndex> }>();
   for (const fixture of ['pyshop', 'javashop']) {
     const kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, fixture), parsers });
     await kb.index(undefined, new AbortController().signal);
-    kbs.set(fixture, { kb, paths: createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] }) });
+    kbs.set(fixture, { kb, paths: createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'] }) });
   }
   console.log('case | mode | steps | model ms/step | constraint ms/step (of it: typing generated dots) | share | written');
   const shares: number[] = [];
@@ -55,14 +57,21 @@ async function main(): Promise<void> {
     const lines = readFileSync(join(fixturesDir, c.fixture, c.path), 'utf8').split('\n');
     const prefix = `${lines.slice(0, c.line).join('\n')}\n${c.tail}`;
     for (const mode of ['off', 'constrain'] as CheckMode[]) {
-      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode } }), { retrievers: () => paths.retrievers, model: () => model, receivers: () => paths.receivers });
+      const pipeline = createPipeline(resolveOptions({ query: { strategy: 'last10' }, generate: { maxNewTokens: 16 }, check: { mode } }), {
+        retrievers: () => paths.retrievers,
+        model: () => model,
+        receivers: () => paths.receivers,
+      });
       const perStep: number[] = [];
       const maskPerStep: number[] = [];
       const resolvePerStep: number[] = [];
       let written = '';
       let steps = 0;
       for (let r = 0; r < runs; r++) {
-        const { trace } = await pipeline.complete({ filePath: c.path, lang: c.path.endsWith('.java') ? 'java' : 'python', prefix, suffix: '\n' }, new AbortController().signal);
+        const { trace } = await pipeline.complete(
+          { filePath: c.path, lang: c.path.endsWith('.java') ? 'java' : 'python', prefix, suffix: '\n' },
+          new AbortController().signal,
+        );
         const raw = trace.model?.raw ?? '';
         written = /^[\w$]*/.exec(raw)?.[0] ?? '';
         steps = trace.check?.steps ?? lm.encode(raw).length;
@@ -74,7 +83,9 @@ async function main(): Promise<void> {
       }
       const share = mode === 'constrain' ? median(maskPerStep) / median(perStep) : 0;
       if (mode === 'constrain') shares.push(share);
-      console.log(`${c.fixture} ${c.tail.trim().split('\n').at(-1)} | ${mode} | ${steps} | ${median(perStep).toFixed(1)} | ${mode === 'constrain' ? `${median(maskPerStep).toFixed(2)} (${median(resolvePerStep).toFixed(2)})` : '-'} | ${mode === 'constrain' ? `${(share * 100).toFixed(1)}%` : '-'} | ${written}`);
+      console.log(
+        `${c.fixture} ${c.tail.trim().split('\n').at(-1)} | ${mode} | ${steps} | ${median(perStep).toFixed(1)} | ${mode === 'constrain' ? `${median(maskPerStep).toFixed(2)} (${median(resolvePerStep).toFixed(2)})` : '-'} | ${mode === 'constrain' ? `${(share * 100).toFixed(1)}%` : '-'} | ${written}`,
+      );
     }
   }
   console.log(`median constraint share of a decoding step: ${(median(shares) * 100).toFixed(1)}%`);

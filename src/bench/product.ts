@@ -14,7 +14,7 @@ export const PRODUCT_RERANK = MODEL_DEFAULTS.rerankKind;
 
 export const PRODUCT_METHOD = 'product';
 
-/** The folder pipeline's retrieval paths (server/Server.ts: createRetrievalPaths with the encoder). */
+/** The folder pipeline's retrieval paths (server/EncoderHost.ts: createRepositoryIndex with the encoder). */
 export const PRODUCT_PATHS: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
 
 /** What a product run may change: settings a user has (check, similar, query, top-j, top-u) and research knobs (no setting). */

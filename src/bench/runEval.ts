@@ -12,8 +12,8 @@ import type { ModelClient } from '../engine/generate/types';
 import type { Reranker } from '../engine/rerank/types';
 import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
 import type { PathName } from '../engine/retrieve/types';
-import { createRetrievalPaths, type RetrievalPaths } from '../engine/pipeline';
-import { RepoMethods } from '../engine/body/RepoMethods';
+import { createRepositoryIndex, type RepositoryIndex } from '../engine/index/repositoryIndex';
+import type { RepoMethods } from '../engine/body/RepoMethods';
 import type { Tokenize } from '../engine/body/tokens';
 import { isBodyCase } from './cases';
 import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
@@ -147,7 +147,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     input.onProgress?.({ phase: 'index', repo, done, total });
     const indexFolder = input.indexFolderFor?.(repoRoot);
     const kb = await KnowledgeBase.open({ repoRoot, parsers: input.parsers, ...(indexFolder ? { indexFolder } : {}) });
-    let paths: RetrievalPaths | undefined;
+    let paths: RepositoryIndex | undefined;
     let repoMethods: RepoMethods | undefined;
     let windows: CodeWindowIndex | undefined;
     try {
@@ -160,8 +160,9 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         prepareMs: {},
       };
       // RG-1, a baseline, beside the engine's paths.
-      const built = createRetrievalPaths(kb, input.parsers, {
+      const built = createRepositoryIndex(kb, input.parsers, {
         paths: [...needed],
+        ...(input.tokenize ? { tokenize: input.tokenize } : {}),
         ...(input.encoder
           ? {
               dense: {
@@ -213,7 +214,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
       }
       const retrievers = paths.byName;
       // Rambo's methods, the product (auto mode), and every method on body cases (the body mode), read the repository's methods.
-      if (input.methods.some((m) => m.rambo || m.product) || cases.some(isBodyCase)) repoMethods = new RepoMethods(kb, input.tokenize);
+      if (input.methods.some((m) => m.rambo || m.product) || cases.some(isBodyCase)) repoMethods = paths.methods;
       report.repos.push(repoReport);
       const env: CaseEnvironment = {
         receivers: paths.receivers,
@@ -283,7 +284,6 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     } finally {
       paths?.dispose();
       windows?.dispose();
-      repoMethods?.dispose();
       kb.dispose();
     }
   }

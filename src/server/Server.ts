@@ -22,7 +22,8 @@ import { WorkerEncoder, encoderWorkerEntry, type WorkerEntry } from '../engine/m
 import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
 import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
-import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
+import { createRepositoryIndex } from '../engine/index/repositoryIndex';
+import { causalLMProber, embeddedLMOf } from '../engine/models/pipelineAdapters';
 import type { NextLineModel } from '../engine/similar/perspectives';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
@@ -166,7 +167,7 @@ export class Server {
           const chunking = threadEntry
             ? { chunkSize: DENSE_CHUNK_ITEMS }
             : { chunkSize: DENSE_CHUNK_ITEMS_IN_PROCESS, chunkChars: DENSE_CHUNK_CHARS };
-          return createRetrievalPaths(kb, parsers, {
+          return createRepositoryIndex(kb, parsers, {
             ...(dense
               ? {
                   dense: {

@@ -19,10 +19,10 @@ import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
 import { isOutsideRelative, SKIP_REASON_TEXT, workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
 import { langOfPath, sourceFileGlob, type Parsers } from '../engine/kb/parsers';
-import { RepoMethods } from '../engine/body/RepoMethods';
+import type { RepoMethods } from '../engine/body/RepoMethods';
 import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
-import type { RetrievalPaths } from '../engine/pipeline';
+import type { RepositoryIndex } from '../engine/index/repositoryIndex';
 import type { SimilarRetrieval } from '../engine/similar/perspectives';
 import { readsWordSets, type SimilarMode } from '../engine/similar/similarStage';
 import { DisposableStore, type Disposable } from '../engine/util/disposable';
@@ -50,7 +50,7 @@ export interface RetrieversContext {
 }
 
 /** The retrieval paths over one knowledge base (the Server decides which exist). */
-export type RetrieversFactory = (kb: KnowledgeBase, parsers: Parsers, context: RetrieversContext) => Promise<RetrievalPaths>;
+export type RetrieversFactory = (kb: KnowledgeBase, parsers: Parsers, context: RetrieversContext) => Promise<RepositoryIndex>;
 
 export class FolderIndex implements Disposable {
   state: FolderIndexSummary['state'] = 'pending';
@@ -70,20 +70,22 @@ export class FolderIndex implements Disposable {
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
   private readonly closing = new AbortController();
-  /** The body mode's view of the repository: its methods and the identifier -> using-methods index, kept current per file. */
-  readonly methods: RepoMethods;
 
   constructor(
     readonly uri: string,
     readonly root: string,
     readonly name: string,
     readonly kb: KnowledgeBase,
-    readonly paths: RetrievalPaths,
+    readonly paths: RepositoryIndex,
     readonly parsers: Parsers,
   ) {
     this.store.add({ dispose: () => paths.dispose() });
-    this.methods = this.store.add(new RepoMethods(kb));
     this.store.add(kb);
+  }
+
+  /** The body mode's view of the repository: its methods and the identifier -> using-methods index, kept current per file. */
+  get methods(): RepoMethods {
+    return this.paths.methods;
   }
 
   /** Receiver typing for checked completions. */

@@ -1,7 +1,7 @@
 // The server's indexing lifecycle in-process: a WorkspaceIndexer with its status reporter, real
 // tree-sitter and a sparse retrieval path, configured from `coderag.*` settings.
 import { loadParsers, type Parsers } from '../../src/engine/kb/parsers';
-import { createRetrievalPaths } from '../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../src/engine/index/repositoryIndex';
 import type { FolderIndexSummary } from '../../src/protocol/protocol';
 import { mergeConfig } from '../../src/server/config';
 import { StatusReporter } from '../../src/server/StatusReporter';
@@ -28,7 +28,7 @@ export async function startIndexer(cacheRoot: string, settings: unknown): Promis
     {
       parsers: parsers,
       cacheRoot: () => cacheRoot,
-      retrievers: (kb) => Promise.resolve(createRetrievalPaths(kb, p, { paths: ['sparse'] })),
+      retrievers: (kb) => Promise.resolve(createRepositoryIndex(kb, p, { paths: ['sparse'] })),
     },
     status,
   );

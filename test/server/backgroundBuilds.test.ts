@@ -10,7 +10,7 @@ import { loadParsers } from '../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../src/engine/models';
 import type { Encoder } from '../../src/engine/models/types';
 import type { DenseEncoder } from '../../src/engine/retrieve/dense/denseRetrieve';
-import { createRetrievalPaths } from '../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../src/engine/index/repositoryIndex';
 import type { FolderIndexSummary } from '../../src/protocol/protocol';
 import { mergeConfig } from '../../src/server/config';
 import { StatusReporter } from '../../src/server/StatusReporter';
@@ -36,7 +36,7 @@ async function indexPyshop(
       cacheRoot: () => cache.path,
       retrievers: (kb, p, context) =>
         Promise.resolve(
-          createRetrievalPaths(kb, p, {
+          createRepositoryIndex(kb, p, {
             paths: ['sparse', 'dense'],
             ...(dense
               ? {

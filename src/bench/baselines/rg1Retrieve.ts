@@ -9,7 +9,7 @@ import type { Disposable } from '../../engine/util/disposable';
 import { throwIfAborted } from '../../engine/util/errors';
 import { TopK } from '../../engine/retrieve/topK';
 import type { PathName, PathResult, RetrievalRequest, Retriever, Snippet } from '../../engine/retrieve/types';
-import type { RetrievalPaths } from '../../engine/pipeline';
+import type { RepositoryIndex } from '../../engine/index/repositoryIndex';
 import { readIndexedText } from '../../engine/util/safeFile';
 
 export interface Rg1Options {
@@ -159,7 +159,7 @@ function windowSnippet(w: Window): Snippet {
 }
 
 /** `paths` with RG-1 beside them where `wanted` names it (the engine builds CodeRAG's paths only). */
-export function withRg1(paths: RetrievalPaths, kb: Rg1Source, wanted: readonly PathName[]): RetrievalPaths {
+export function withRg1(paths: RepositoryIndex, kb: Rg1Source, wanted: readonly PathName[]): RepositoryIndex {
   if (!wanted.includes(RG1)) return paths;
   const rg1 = new Rg1Retriever(kb);
   const byName = new Map(paths.byName);

@@ -14,9 +14,7 @@ import {
   autoRouter,
   bodyMode,
   CHECK_MODES,
-  causalLMProber,
   createPipeline,
-  embeddedLMOf,
   formatTraceMarkdown,
   LINE_MODE,
   MODEL_DEFAULTS,
@@ -26,7 +24,7 @@ import {
   type CompletionMode,
   type Router,
 } from '../../engine/pipeline';
-import { RepoMethods } from '../../engine/body/RepoMethods';
+import { causalLMProber, embeddedLMOf } from '../../engine/models/pipelineAdapters';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
@@ -209,13 +207,13 @@ export const completeCommand: CliCommand = {
               ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => lmForLine.generate(prompt, { maxNewTokens }, s) }
               : {}),
           },
+      lm ? (t) => lm.encode(t) : undefined,
     );
-    let repoMethods: RepoMethods | undefined;
     try {
       const prober = lm ? causalLMProber(lm) : undefined;
       const retrievers = [...paths.byName.values()];
       // The body mode (Rambo) reads the repository's methods; auto picks it inside an empty method body.
-      repoMethods = modeName === 'line' ? undefined : new RepoMethods(kb, lm ? (t) => lm.encode(t) : undefined);
+      const repoMethods = modeName === 'line' ? undefined : paths.methods;
       const bodyDeps: BodyModeDeps | undefined = repoMethods
         ? { parsers: await parsers(), repo: () => repoMethods, ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) }
         : undefined;
@@ -262,7 +260,6 @@ export const completeCommand: CliCommand = {
       return result.items.length > 0 ? 0 : 1;
     } finally {
       paths.dispose();
-      repoMethods?.dispose();
       kb.dispose();
       await rerankers?.dispose();
       await models.registry.dispose().catch(() => undefined);

@@ -1,6 +1,6 @@
 // The pipeline: one composition function, the stages every mode composes, its trace, the completion modes and their router.
-export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber, probingQueryBuilder } from './createPipeline';
-export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } from './createPipeline';
+export { createPipeline, probingQueryBuilder } from './createPipeline';
+export type { Pipeline, PipelineDeps } from './createPipeline';
 export { complete, completeLine } from './complete';
 export { MODEL_DEFAULTS, PIPELINE_DEFAULTS } from './defaults';
 export { resolveOptions } from './resolveOptions';

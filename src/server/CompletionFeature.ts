@@ -42,6 +42,7 @@ import type { FolderIndex } from './FolderIndex';
 import type { WorkspaceIndexer } from './WorkspaceIndexer';
 import { FolderPipelines } from './FolderPipelines';
 import { CompletionStats } from './CompletionStats';
+import type { Trust } from './trust';
 import type { GateModel } from '../engine/gate/model';
 import type { TraceLog } from './TraceLog';
 import { cursorAt } from './positions';
@@ -115,7 +116,6 @@ export class CompletionFeature implements Feature {
   private readonly memories = new Map<string, PromptMemory>();
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly stats: CompletionStats;
-  trusted = true;
 
   /**
    * `traces`: where each completion's trace is kept (explain). `bandits`: the LinUCB that
@@ -134,8 +134,14 @@ export class CompletionFeature implements Feature {
     private readonly foreground: ForegroundActivity,
     private readonly traces: TraceLog,
     private readonly bandits: FolderBandits,
+    private readonly trust: Trust,
   ) {
     this.stats = new CompletionStats(status, models.modelSlot);
+  }
+
+  /** Whether the workspace is trusted (untrusted: no completion, no idle read). */
+  private get trusted(): boolean {
+    return this.trust.trusted;
   }
 
   initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {

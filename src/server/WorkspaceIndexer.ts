@@ -29,6 +29,7 @@ import type { ServerConfig } from './config';
 import { FolderIndex } from './FolderIndex';
 import type { Feature } from './feature';
 import type { StatusReporter } from './StatusReporter';
+import type { Trust } from './trust';
 import { localFolderPath } from './workspaceFolders';
 
 const log = getLogger('indexer');
@@ -66,12 +67,17 @@ export class WorkspaceIndexer implements Feature {
   private canFolderEvents = false;
   private readonly abort = new AbortController();
   private indexing: Promise<unknown> = Promise.resolve();
-  trusted = true;
 
   constructor(
     private readonly host: IndexerHost,
     private readonly status: StatusReporter,
+    private readonly trust: Trust,
   ) {}
+
+  /** Whether the workspace is trusted (untrusted: nothing is indexed). */
+  private get trusted(): boolean {
+    return this.trust.trusted;
+  }
 
   initialize(connection: Connection, caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
     this.connection = connection;

@@ -5,6 +5,7 @@ import { createRepositoryIndex } from '../../src/engine/index/repositoryIndex';
 import type { FolderIndexSummary } from '../../src/protocol/protocol';
 import { mergeConfig } from '../../src/server/config';
 import { StatusReporter } from '../../src/server/StatusReporter';
+import { Trust } from '../../src/server/trust';
 import { folderFromPath, WorkspaceIndexer } from '../../src/server/WorkspaceIndexer';
 import { grammarsDir } from '../helpers/paths';
 
@@ -31,6 +32,7 @@ export async function startIndexer(cacheRoot: string, settings: unknown): Promis
       retrievers: (kb) => Promise.resolve(createRepositoryIndex(kb, p, { paths: ['sparse'] })),
     },
     status,
+    new Trust(),
   );
   indexer.updateConfig(mergeConfig(settings).config);
   return {

@@ -14,6 +14,7 @@ import { createRepositoryIndex } from '../../src/engine/index/repositoryIndex';
 import type { FolderIndexSummary } from '../../src/protocol/protocol';
 import { mergeConfig } from '../../src/server/config';
 import { StatusReporter } from '../../src/server/StatusReporter';
+import { Trust } from '../../src/server/trust';
 import { folderFromPath, WorkspaceIndexer } from '../../src/server/WorkspaceIndexer';
 import { statusBarView } from '../../src/client/statusBar';
 import { copyFixture, grammarsDir, repoRoot, tempDir } from '../helpers/paths';
@@ -48,6 +49,7 @@ async function indexPyshop(
         ),
     },
     status,
+    new Trust(),
   );
   indexer.updateConfig(mergeConfig({ similar: { mode: 'lexical' } }).config);
   indexer.setWorkspaceFolders([folderFromPath(repo.path)]);

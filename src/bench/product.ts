@@ -18,7 +18,7 @@ export const PRODUCT_METHOD = 'product';
 export const PRODUCT_PATHS: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
 
 /** What a product run may change: settings a user has (check, similar, query, top-j, top-u) and research knobs (no setting). */
-export interface ProductKnobs {
+interface ProductKnobs {
   check?: CheckMode;
   similarMode?: SimilarMode;
   query?: QueryStrategy;
@@ -41,7 +41,7 @@ export interface ProductKnobs {
 }
 
 /** The editor's settings for a product run: the settings a user has that the run sets; the rest is the defaults table's. */
-export function productSettings(k: Pick<ProductKnobs, 'check' | 'similarMode' | 'query' | 'topJ' | 'topU'>): PipelineSettings {
+function productSettings(k: Pick<ProductKnobs, 'check' | 'similarMode' | 'query' | 'topJ' | 'topU'>): PipelineSettings {
   return {
     check: { mode: k.check },
     similar: { mode: k.similarMode },

@@ -39,7 +39,7 @@ export interface EvalProgress {
   detail?: string;
 }
 
-export interface EvalRunInput {
+interface EvalRunInput {
   cases: readonly BenchCase[];
   reposDir: string;
   methods: readonly MethodSpec[];
@@ -68,7 +68,7 @@ function embedWith(encoder: DenseEncoder): (texts: string[], signal: AbortSignal
   return (texts, signal) => encoder.embed(texts, signal);
 }
 
-export interface RepoReport {
+interface RepoReport {
   repository: string;
   files: number;
   items: number;
@@ -79,7 +79,7 @@ export interface RepoReport {
   windows?: { count: number; ms: number; bytes: number; embedded: number; store: string };
 }
 
-export interface MethodReport {
+interface MethodReport {
   cases: number;
   /** Degradations by kind (a path's timeout, a probing fallback, a failed generate ...), with counts. */
   problems: Record<string, number>;
@@ -96,7 +96,7 @@ export interface EvalRunReport {
 }
 
 /** Cases grouped by repository, in first-seen order. */
-export function groupByRepository(cases: readonly BenchCase[]): Map<string, BenchCase[]> {
+function groupByRepository(cases: readonly BenchCase[]): Map<string, BenchCase[]> {
   const out = new Map<string, BenchCase[]>();
   for (const c of cases) {
     const list = out.get(c.metadata.repository);

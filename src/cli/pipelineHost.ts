@@ -19,7 +19,7 @@ import type { NextLineModel } from '../engine/similar/perspectives';
 import { errorMessage, UserError } from '../engine/util/errors';
 import { assetsDir, cacheRoot, modelDevice, parsers, progressPrinter } from './context';
 
-export interface CliModels {
+interface CliModels {
   registry: ModelRegistry;
   lm?: CausalLM;
   encoder?: Encoder;
@@ -107,7 +107,7 @@ export async function preparedPaths(
   return { paths: built, prepareMs };
 }
 
-export interface RerankerOptions {
+interface RerankerOptions {
   choice: RerankerChoice;
   ollamaHost?: string;
   openaiUrl?: string;

@@ -52,7 +52,7 @@ import { redactSecrets } from '../engine/prompt/redact';
 const log = getLogger('completion');
 
 /** ProCC's bandit and the show gate's model of each workspace folder (its root; undefined for a file outside every folder). */
-export interface FolderBandits {
+interface FolderBandits {
   /** Reads the folder's saved states (the bandit's and the gate's). */
   load(folderRoot: string | undefined): Promise<LinUcb<SimilarArm> | undefined>;
   loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;

@@ -42,7 +42,7 @@ const ENCODER_THREAD_IDLE_MS = 20_000;
  */
 const ENCODER_THREAD_IDLE_AFTER_BULK_MS = 2_000;
 
-export interface EncoderHostDeps {
+interface EncoderHostDeps {
   /** Folder holding models/ and the encoder thread's entry (dist/ for the bundles). */
   assetsDir: string;
   /** The model registry, read when the encoder is first asked for (it is built once the client's settings are known). */

@@ -45,7 +45,7 @@ import { initialWorkspaceFolders } from './workspaceFolders';
 
 const log = getLogger('server');
 
-export interface ServerHost {
+interface ServerHost {
   /** Folder holding grammars/ and models/ (dist/ for the bundles). */
   assetsDir: string;
   /** Default folder for persisted indexes when the client names none. */
@@ -54,7 +54,7 @@ export interface ServerHost {
 }
 
 /** The platform cache folder (CODERAG_CACHE_DIR overrides). */
-export function defaultCacheRoot(): string {
+function defaultCacheRoot(): string {
   return platformCacheRoot(process.env, process.platform, homedir());
 }
 

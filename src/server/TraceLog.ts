@@ -2,7 +2,7 @@
 // learning keeps what it needs of each completion on its own (learningStore.ts).
 import type { CompletionTrace } from '../engine/pipeline';
 
-export interface ServerTiming {
+interface ServerTiming {
   debounceMs: number;
   handlerMs: number;
   overheadMs: number;
@@ -12,7 +12,7 @@ export interface ServerTiming {
   promptMs?: number;
 }
 
-export interface KeptTrace {
+interface KeptTrace {
   trace: CompletionTrace;
   server: ServerTiming;
 }

@@ -47,9 +47,9 @@ export interface RetrieversContext {
 }
 
 /** The repository index over one knowledge base (the Server decides which retrieval paths exist). */
-export type RetrieversFactory = (kb: KnowledgeBase, parsers: Parsers, context: RetrieversContext) => Promise<RepositoryIndex>;
+type RetrieversFactory = (kb: KnowledgeBase, parsers: Parsers, context: RetrieversContext) => Promise<RepositoryIndex>;
 
-export interface IndexerHost {
+interface IndexerHost {
   parsers: () => Promise<Parsers>;
   cacheRoot: () => string;
   retrievers: RetrieversFactory;

@@ -12,7 +12,7 @@ import type { PathName, PathResult, RetrievalRequest, Retriever, Snippet } from 
 import type { RepositoryIndex } from '../../engine/index/repositoryIndex';
 import { readIndexedText } from '../../engine/util/safeFile';
 
-export interface Rg1Options {
+interface Rg1Options {
   windowLines?: number;
   /** Lines between window starts (default half a window). */
   strideLines?: number;
@@ -30,7 +30,7 @@ interface Window {
   words: Int32Array;
 }
 
-export type Rg1Source = Pick<KnowledgeBase, 'paths' | 'onDidChange' | 'repoRoot'>;
+type Rg1Source = Pick<KnowledgeBase, 'paths' | 'onDidChange' | 'repoRoot'>;
 
 /** RG-1's path name (the bench's methods, the CLI's `--paths rg1`, traces and timings). */
 export const RG1 = 'rg1';

@@ -68,7 +68,7 @@ const options = {
 const MAX_BANDIT_STATE_BYTES = 1024 * 1024;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
-export function parseLocation(spec: string): { file: string; line: number; column?: number } {
+function parseLocation(spec: string): { file: string; line: number; column?: number } {
   const m = /^(.*?):(\d+)(?::(\d+))?$/.exec(spec);
   if (!m || !m[1]) throw new UsageError(`expected <file>:<line>[:<col>], got "${spec}"`);
   const line = Number(m[2]);
@@ -78,7 +78,7 @@ export function parseLocation(spec: string): { file: string; line: number; colum
 }
 
 /** Offset of a 1-based line and column in `text`; the column defaults to the end of the line. */
-export function offsetAt(text: string, line: number, column?: number): number {
+function offsetAt(text: string, line: number, column?: number): number {
   let offset = 0;
   for (let l = 1; l < line; l++) {
     const next = text.indexOf('\n', offset);

@@ -29,7 +29,7 @@ const PATH_ALIASES: Record<string, PathName> = {
 };
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
 
-export interface CursorSpec {
+interface CursorSpec {
   file: string;
   line: number;
   column?: number;

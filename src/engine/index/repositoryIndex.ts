@@ -37,7 +37,7 @@ export interface RepositoryIndex {
   dispose(): void;
 }
 
-export interface RepositoryIndexOptions {
+interface RepositoryIndexOptions {
   /** The paths to build (default CodeRAG's: sparse, dataflow and, with an encoder, dense); other names are the host's to build. */
   paths?: readonly PathName[];
   dense?: { encoder: DenseEncoder } & DenseRetrieverOptions;

@@ -15,7 +15,7 @@ interface Place {
 }
 
 /** What a mode keeps at a place besides the prompt's layout. */
-export interface PlaceKept {
+interface PlaceKept {
   /**
    * The body mode's sketch of the method drafted at this place (`key`: the method's class and
    * signature): the user types the body it sketched, so it is not drafted again at every keystroke.
@@ -29,13 +29,13 @@ export interface PlaceKept {
 }
 
 /** The line prompt and the body prompt lay out their places apart: their blocks hold different renderings. */
-export type PlaceKind = 'line' | 'body';
+type PlaceKind = 'line' | 'body';
 
 /**
  * A cursor within this many lines of the last request's line in the same file is at the same place
  * (typing a function body moves the cursor down a line at a time; a jump elsewhere starts anew).
  */
-export const PLACE_LINES = 40;
+const PLACE_LINES = 40;
 
 /** Places remembered, the most recent ones (going back to a function or file visited before finds its layout). */
 const KEPT_PLACES = 16;

@@ -13,7 +13,9 @@ import { KnowledgeBase } from '../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../src/engine/kb/parsers';
 import { ModelRegistry } from '../src/engine/models';
 import { EmbeddedClient } from '../src/engine/generate/EmbeddedClient';
-import { createPipeline, createRetrievalPaths, embeddedLMOf, resolveOptions, type CheckMode } from '../src/engine/pipeline';
+import { createPipeline, resolveOptions, type CheckMode } from '../src/engine/pipeline';
+import { createRepositoryIndex } from '../src/engine/index/repositoryIndex';
+import { embeddedLMOf } from '../src/engine/index/pipelineAdapters';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' } } });
 const runs = Math.max(2, Number(values.runs));
@@ -42,11 +44,11 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   lm.tokenTexts?.();
   console.log(`vocabulary texts (${lm.vocabSize} ids, once per model): ${(performance.now() - t0).toFixed(0)} ms`);
-  const kbs = new Map<string, { kb: KnowledgeBase; paths: ReturnType<typeof createRetrievalPaths> }>();
+  const kbs = new Map<string, { kb: KnowledgeBase; paths: ReturnType<typeof createRepositoryIndex> }>();
   for (const fixture of ['pyshop', 'javashop']) {
     const kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, fixture), parsers });
     await kb.index(undefined, new AbortController().signal);
-    kbs.set(fixture, { kb, paths: createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] }) });
+    kbs.set(fixture, { kb, paths: createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'] }) });
   }
   console.log('case | mode | steps | model ms/step | constraint ms/step (of it: typing generated dots) | share | written');
   const shares: number[] = [];

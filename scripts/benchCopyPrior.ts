@@ -12,7 +12,7 @@ import { repoRoot } from '../test/helpers/paths';
 import { ModelRegistry } from '../src/engine/models';
 import { EmbeddedClient } from '../src/engine/generate/EmbeddedClient';
 import { CopyPrior, TokenLookup } from '../src/engine/generate/copyPrior';
-import { embeddedLMOf } from '../src/engine/pipeline';
+import { embeddedLMOf } from '../src/engine/index/pipelineAdapters';
 
 const { values } = parseArgs({ options: { cases: { type: 'string' }, limit: { type: 'string', default: '16' } } });
 if (!values.cases) throw new Error('--cases FILE (a case file in the format of docs/BENCHMARKS.md) is required');
@@ -50,5 +50,7 @@ void (async () => {
     for (let k = 0; k < n; k += Math.ceil(n / 32), applied++) prior.apply(b.text.slice(0, k), logits.fill(0));
     perStep.prior.push((performance.now() - start) / applied);
   }
-  console.log(`${prompts.length} prompts; ms per decoding step, median: copy prior off ${median(perStep.off).toFixed(2)}, on ${median(perStep.on).toFixed(2)}; the prior alone ${median(perStep.prior).toFixed(2)} (${((100 * median(perStep.prior)) / median(perStep.off)).toFixed(1)}% of a step); outputs differ in ${differ} of ${prompts.length}`);
+  console.log(
+    `${prompts.length} prompts; ms per decoding step, median: copy prior off ${median(perStep.off).toFixed(2)}, on ${median(perStep.on).toFixed(2)}; the prior alone ${median(perStep.prior).toFixed(2)} (${((100 * median(perStep.prior)) / median(perStep.off)).toFixed(1)}% of a step); outputs differ in ${differ} of ${prompts.length}`,
+  );
 })();

@@ -22,10 +22,7 @@ import { originLabel } from '../src/engine/retrieve/types';
 import {
   autoRouter,
   bodyMode,
-  causalLMProber,
   createPipeline,
-  createRetrievalPaths,
-  embeddedLMOf,
   LINE_MODE,
   PIPELINE_DEFAULTS,
   resolveOptions,
@@ -36,9 +33,10 @@ import {
   type RequestEnv,
   type ResearchHooks,
   type PipelineSettings,
-  type RetrievalPaths,
 } from '../src/engine/pipeline';
 import type { ChunkProber } from '../src/engine/query/probeQuery';
+import { createRepositoryIndex, type RepositoryIndex } from '../src/engine/index/repositoryIndex';
+import { causalLMProber, embeddedLMOf } from '../src/engine/index/pipelineAdapters';
 import { lineStagesBodyMode } from '../src/bench/baselines/lineStagesBody';
 
 // Syntax-tree parses per request (printed, not in the JSON): what the request context saves.
@@ -144,7 +142,7 @@ function emptiedPythonMethod(): CompletionRequest {
 
 interface Fixture {
   kb: KnowledgeBase;
-  paths: RetrievalPaths;
+  paths: RepositoryIndex;
   repo: RepoMethods;
 }
 
@@ -157,12 +155,7 @@ async function main(): Promise<void> {
   const open = async (name: string, similar: boolean): Promise<Fixture> => {
     const kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, name), parsers });
     await kb.index(undefined, never);
-    const paths = createRetrievalPaths(kb, parsers, {
-      paths: ['sparse', 'dataflow'],
-      ...(similar
-        ? { similar: { encoder, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) } }
-        : {}),
-    });
+    const paths = createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'], ...(similar ? { similar: { encoder, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) } } : {}) });
     if (paths.windows) await paths.windows.prepare(never);
     return { kb, paths, repo: new RepoMethods(kb) };
   };

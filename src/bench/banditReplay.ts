@@ -13,7 +13,7 @@ import type { LinUcb } from '../engine/similar/linUcb';
 import type { SimilarArm } from '../engine/similar/types';
 
 /** The method whose predictions stand for each arm of ProCC alone. */
-export const ARM_METHODS: Readonly<Record<SimilarArm, string>> = {
+const ARM_METHODS: Readonly<Record<SimilarArm, string>> = {
   lexical: 'procc-lex',
   hypothetical: 'procc-hyp',
   summary: 'procc-sum',
@@ -32,7 +32,7 @@ export function armMethodsOf(base?: string): { arms: Readonly<Record<SimilarArm,
   };
 }
 
-export interface ReplayResult {
+interface ReplayResult {
   /** Cases the bandit was fitted on (the first `fit` cases in file order). */
   fitCases: string[];
   /** Its predictions on the other cases, each the chosen arm's method's prediction (with `similar.arm` set). */

@@ -9,7 +9,7 @@ import type { CrossfileDef, RetrievedContext } from './metrics';
 import { UserError } from '../engine/util/errors';
 import { throwIfAborted } from '../engine/util/errors';
 
-export interface CaseMetadata {
+interface CaseMetadata {
   task_id: string;
   repository: string;
   file: string;
@@ -35,7 +35,7 @@ export interface BenchCase {
   metadata: CaseMetadata;
 }
 
-export type ContextSource = 'sparse' | 'dense' | 'dataflow' | (string & {});
+type ContextSource = 'sparse' | 'dense' | 'dataflow' | (string & {});
 
 export interface PredictionContext extends RetrievedContext {
   source: ContextSource;
@@ -74,7 +74,7 @@ export interface Prediction {
 }
 
 /** A malformed line of a benchmark file; the message names the file and the 1-based line. */
-export class BenchFileError extends UserError {
+class BenchFileError extends UserError {
   constructor(
     readonly file: string,
     readonly lineNumber: number,
@@ -197,7 +197,7 @@ function parseLine<T>(line: string, file: string, lineNumber: number, validate: 
 }
 
 /** Stream a JSONL file line by line (benchmark files can be large). */
-export async function readJsonl<T>(path: string, validate: (v: unknown) => T | string, signal?: AbortSignal): Promise<T[]> {
+async function readJsonl<T>(path: string, validate: (v: unknown) => T | string, signal?: AbortSignal): Promise<T[]> {
   try {
     await fs.access(path);
   } catch {

@@ -2,13 +2,13 @@
 // recall@k and EM (both in percent), one panel per language group. No scripts, no fonts to fetch.
 import type { ComparisonRow, LangGroup } from './compare';
 
-export interface ChartSeries {
+interface ChartSeries {
   name: string;
   color: string;
   value: (row: ComparisonRow) => number | null;
 }
 
-export const DEFAULT_SERIES: ChartSeries[] = [
+const DEFAULT_SERIES: ChartSeries[] = [
   { name: 'recall@k (%)', color: '#4e79a7', value: (r) => (r.report.overall.recall === null ? null : 100 * r.report.overall.recall) },
   { name: 'coverage@k (%)', color: '#a0cbe8', value: (r) => (r.report.overall.coverage === null ? null : 100 * r.report.overall.coverage) },
   { name: 'EM (%)', color: '#f28e2b', value: (r) => r.report.overall.em },

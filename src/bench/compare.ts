@@ -83,7 +83,7 @@ const frac = (x: number | null): string => (x === null ? '-' : x.toFixed(3));
 const pct = (x: number): string => x.toFixed(2);
 const ms = (x: { median: number; p95: number } | undefined): string => (x ? `${x.median.toFixed(1)} / ${x.p95.toFixed(1)}` : '-');
 
-export interface ComparisonMeta {
+interface ComparisonMeta {
   title: string;
   /** The command that produced the predictions, shown verbatim. */
   command?: string;

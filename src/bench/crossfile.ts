@@ -26,8 +26,7 @@ import { analyzePython } from './crossfilePython';
 import type { FileAnalysis } from './crossfileUses';
 
 export { CrossfileSymbols } from './crossfileSymbols';
-export { MAX_MEMBER_CANDIDATE_CLASSES } from './crossfileJava';
-export { isTestPath, type FileAnalysis, type FunctionSpan } from './crossfileUses';
+export { isTestPath, type FileAnalysis } from './crossfileUses';
 
 /** Analyse one file: which rows use which cross-file definitions, and its candidate function bodies. */
 export function analyzeFile(

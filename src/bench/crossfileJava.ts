@@ -22,7 +22,7 @@ const OBJECT_METHODS = new Set(
   ).split(' '),
 );
 /** A member call `x.m(...)` counts only when `m` names methods of at most this many repository classes. */
-export const MAX_MEMBER_CANDIDATE_CLASSES = 3;
+const MAX_MEMBER_CANDIDATE_CLASSES = 3;
 
 const JAVA_TYPES = new Set([
   'class_declaration',

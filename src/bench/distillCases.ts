@@ -38,7 +38,7 @@ export class RecordingReranker implements Reranker {
 }
 
 /** One JSONL line of distillation data. */
-export interface DistillCaseRecord {
+interface DistillCaseRecord {
   task_id: string;
   repository: string;
   lang: string;

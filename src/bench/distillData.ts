@@ -26,7 +26,7 @@ export interface DistillOptions {
 }
 
 /** One JSONL line of distillation data. */
-export interface DistillSample {
+interface DistillSample {
   query: RerankQuery;
   /** The subset, in retrieval order, as the prompt shows it ([A], [B], ...). */
   candidates: RerankDoc[];
@@ -38,7 +38,7 @@ export interface DistillSample {
   votes: number;
 }
 
-export interface DistillStats {
+interface DistillStats {
   subsets: number;
   kept: number;
   teacherCalls: number;

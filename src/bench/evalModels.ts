@@ -14,7 +14,7 @@ import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
 import type { Reranker } from '../engine/rerank/types';
 import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
 
-export type GeneratorSpec =
+type GeneratorSpec =
   { kind: 'embedded' } | { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
 
 /** `embedded`, `ollama:<model>` (host from `ollamaHost`), `openai:<url>#<model>`. */
@@ -65,7 +65,7 @@ export async function openGenerator(
   return client;
 }
 
-export type RerankerSpec = { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
+type RerankerSpec = { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
 
 /** `--reranker-llm ollama:<model>` or `openai:<url>#<model>`. */
 export function parseLlmReranker(value: string, ollamaHost = 'http://127.0.0.1:11434'): RerankerSpec {

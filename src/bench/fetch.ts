@@ -11,7 +11,7 @@ import { errorMessage, throwIfAborted } from '../engine/util/errors';
 
 export const FETCH_MARKER = '.coderag-fetch.json';
 
-export interface CommandResult {
+interface CommandResult {
   code: number;
   stdout: string;
   stderr: string;
@@ -43,7 +43,7 @@ export function parsePackageList(text: string): string[] {
   return out;
 }
 
-export type FetchStatus = 'ok' | 'cached' | 'failed';
+type FetchStatus = 'ok' | 'cached' | 'failed';
 
 export interface FetchResult {
   package: string;
@@ -58,7 +58,7 @@ export interface FetchResult {
   note?: string;
 }
 
-export interface FetchOptions {
+interface FetchOptions {
   packages: readonly string[];
   dest: string;
   /** The system's apt source list (deb822 `.sources` or one-line `.list`); deb entries become deb-src. */
@@ -279,7 +279,7 @@ async function fetchBinary(
 }
 
 /** SHA-256 of each file a `.dsc` lists (its Checksums-Sha256 field). */
-export function dscSha256(dsc: string): Map<string, string> {
+function dscSha256(dsc: string): Map<string, string> {
   const out = new Map<string, string>();
   const field = /^Checksums-Sha256:[^\n]*\n((?:[ \t][^\n]*\n?)*)/m.exec(dsc);
   for (const line of (field?.[1] ?? '').split('\n')) {

@@ -84,7 +84,7 @@ export function scoreOf(w: readonly number[], x: readonly number[]): number {
   return sigmoid(z);
 }
 
-export interface CurvePoint {
+interface CurvePoint {
   threshold: number;
   /** Share of the suggestions shown, 0..1. */
   shown: number;

@@ -4,8 +4,6 @@
 // unknown-member check), a suggestion that only repeats the text after the cursor.
 export type JunkKind = 'repeat' | 'loop' | 'placeholder' | 'unknown-member' | 'echo';
 
-export const JUNK_KINDS: readonly JunkKind[] = ['repeat', 'loop', 'placeholder', 'unknown-member', 'echo'];
-
 /** The product's redaction mark ([redacted]) and the `<redacted>` form models copy from prompts. */
 const PLACEHOLDER = /[<[]redacted[>\]]/i;
 

@@ -120,7 +120,7 @@ export function setF1(predicted: readonly string[], truth: readonly string[]): n
   return (2 * precision * recall) / (precision + recall);
 }
 
-export interface CodeScores {
+interface CodeScores {
   /** 0 or 100. */
   em: number;
   /** 0..100. */
@@ -176,7 +176,7 @@ function isIdentChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
 }
 
-export interface ContextScores {
+interface ContextScores {
   /**
    * Context recall@k (0..1): the share of the case's crossfile_defs for which one of the first k
    * contexts has `path === def.file` and contains the def's name as a whole identifier.

@@ -26,7 +26,7 @@ export function midLineCases(cases: readonly BenchCase[]): BenchCase[] {
 }
 
 /** Where the cursor goes in the ground truth: half-way into the first cross-file name it uses. */
-export function midLineCut(c: BenchCase): number | undefined {
+function midLineCut(c: BenchCase): number | undefined {
   const line = c.groundtruth.split('\n', 1)[0] ?? '';
   let best: { at: number; length: number } | undefined;
   for (const def of c.metadata.crossfile_defs ?? []) {

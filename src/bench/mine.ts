@@ -40,7 +40,7 @@ import { sampleIndices, seededRandom } from './random';
 
 export type MineTask = 'line' | 'body' | 'dot';
 
-export interface MineOptions {
+interface MineOptions {
   lang: Lang;
   task: MineTask;
   /** Cases drawn per repository, uniformly from all candidates (all of them when fewer). */
@@ -49,8 +49,8 @@ export interface MineOptions {
 }
 
 /** Method-body cases have this many normalised (non-empty, non-comment) lines, bounds included. */
-export const BODY_MIN_LINES = 3;
-export const BODY_MAX_LINES = 40;
+const BODY_MIN_LINES = 3;
+const BODY_MAX_LINES = 40;
 
 /** The text cases are cut from: BOM removed (by decodeSource) and line breaks normalised to "\n". */
 export function caseText(decoded: string): string {

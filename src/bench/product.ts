@@ -14,11 +14,11 @@ export const PRODUCT_RERANK = MODEL_DEFAULTS.rerankKind;
 
 export const PRODUCT_METHOD = 'product';
 
-/** The folder pipeline's retrieval paths (server/Server.ts: createRetrievalPaths with the encoder). */
+/** The folder pipeline's retrieval paths (server/EncoderHost.ts: createRepositoryIndex with the encoder). */
 export const PRODUCT_PATHS: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
 
 /** What a product run may change: settings a user has (check, similar, query, top-j, top-u) and research knobs (no setting). */
-export interface ProductKnobs {
+interface ProductKnobs {
   check?: CheckMode;
   similarMode?: SimilarMode;
   query?: QueryStrategy;
@@ -41,7 +41,7 @@ export interface ProductKnobs {
 }
 
 /** The editor's settings for a product run: the settings a user has that the run sets; the rest is the defaults table's. */
-export function productSettings(k: Pick<ProductKnobs, 'check' | 'similarMode' | 'query' | 'topJ' | 'topU'>): PipelineSettings {
+function productSettings(k: Pick<ProductKnobs, 'check' | 'similarMode' | 'query' | 'topJ' | 'topU'>): PipelineSettings {
   return {
     check: { mode: k.check },
     similar: { mode: k.similarMode },

@@ -1,7 +1,7 @@
 // A small seeded PRNG so that `bench build` samples the same cases for the same seed everywhere.
 
 /** A 32-bit hash of a string (MurmurHash3's finaliser over FNV-1a), used to turn seeds into states. */
-export function hashString(s: string): number {
+function hashString(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);

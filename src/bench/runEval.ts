@@ -12,8 +12,9 @@ import type { ModelClient } from '../engine/generate/types';
 import type { Reranker } from '../engine/rerank/types';
 import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
 import type { PathName } from '../engine/retrieve/types';
-import { createRetrievalPaths, similarModeFor, type RetrievalPaths } from '../engine/pipeline';
-import { RepoMethods } from '../engine/body/RepoMethods';
+import { similarModeFor } from '../engine/pipeline';
+import { createRepositoryIndex, type RepositoryIndex } from '../engine/index/repositoryIndex';
+import type { RepoMethods } from '../engine/body/RepoMethods';
 import type { Tokenize } from '../engine/body/tokens';
 import { isBodyCase } from './cases';
 import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
@@ -39,7 +40,7 @@ export interface EvalProgress {
   detail?: string;
 }
 
-export interface EvalRunInput {
+interface EvalRunInput {
   cases: readonly BenchCase[];
   reposDir: string;
   methods: readonly MethodSpec[];
@@ -68,7 +69,7 @@ function embedWith(encoder: DenseEncoder): (texts: string[], signal: AbortSignal
   return (texts, signal) => encoder.embed(texts, signal);
 }
 
-export interface RepoReport {
+interface RepoReport {
   repository: string;
   files: number;
   items: number;
@@ -79,7 +80,7 @@ export interface RepoReport {
   windows?: { count: number; ms: number; bytes: number; embedded: number; store: string };
 }
 
-export interface MethodReport {
+interface MethodReport {
   cases: number;
   /** Degradations by kind (a path's timeout, a probing fallback, a failed generate ...), with counts. */
   problems: Record<string, number>;
@@ -96,7 +97,7 @@ export interface EvalRunReport {
 }
 
 /** Cases grouped by repository, in first-seen order. */
-export function groupByRepository(cases: readonly BenchCase[]): Map<string, BenchCase[]> {
+function groupByRepository(cases: readonly BenchCase[]): Map<string, BenchCase[]> {
   const out = new Map<string, BenchCase[]>();
   for (const c of cases) {
     const list = out.get(c.metadata.repository);
@@ -147,7 +148,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     input.onProgress?.({ phase: 'index', repo, done, total });
     const indexFolder = input.indexFolderFor?.(repoRoot);
     const kb = await KnowledgeBase.open({ repoRoot, parsers: input.parsers, ...(indexFolder ? { indexFolder } : {}) });
-    let paths: RetrievalPaths | undefined;
+    let paths: RepositoryIndex | undefined;
     let repoMethods: RepoMethods | undefined;
     let windows: CodeWindowIndex | undefined;
     try {
@@ -160,8 +161,9 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
         prepareMs: {},
       };
       // RG-1, a baseline, beside the engine's paths.
-      const built = createRetrievalPaths(kb, input.parsers, {
+      const built = createRepositoryIndex(kb, input.parsers, {
         paths: [...needed],
+        ...(input.tokenize ? { tokenize: input.tokenize } : {}),
         ...(input.encoder
           ? {
               dense: {
@@ -213,7 +215,7 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
       }
       const retrievers = paths.byName;
       // Rambo's methods, the product (auto mode), and every method on body cases (the body mode), read the repository's methods.
-      if (input.methods.some((m) => m.rambo || m.product) || cases.some(isBodyCase)) repoMethods = new RepoMethods(kb, input.tokenize);
+      if (input.methods.some((m) => m.rambo || m.product) || cases.some(isBodyCase)) repoMethods = paths.methods;
       report.repos.push(repoReport);
       const env: CaseEnvironment = {
         receivers: paths.receivers,
@@ -283,7 +285,6 @@ export async function runEval(input: EvalRunInput, signal: AbortSignal): Promise
     } finally {
       paths?.dispose();
       windows?.dispose();
-      repoMethods?.dispose();
       kb.dispose();
     }
   }

@@ -74,7 +74,7 @@ export interface MethodSpec {
 }
 
 /** ProCC's methods (line cases): one perspective each, their union, and the bandit's choice. */
-export const PROCC_METHODS: Readonly<Record<string, SimilarMode>> = {
+const PROCC_METHODS: Readonly<Record<string, SimilarMode>> = {
   'procc-lex': 'lexical',
   'procc-hyp': 'hypothetical',
   'procc-sum': 'summary',
@@ -98,10 +98,10 @@ export const STANDARD_METHODS = [
 ] as const;
 
 /** Where a Rambo method's sketch comes from: the model, none, or the ground truth (`oracle`: a ceiling, not a method). */
-export type RamboSketch = 'model' | 'none' | 'oracle';
+type RamboSketch = 'model' | 'none' | 'oracle';
 
 /** Rambo's methods (body cases): with a model sketch, without one, and with the ground truth as the sketch (an oracle). */
-export const RAMBO_METHODS: Readonly<Record<string, RamboSketch>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
+const RAMBO_METHODS: Readonly<Record<string, RamboSketch>> = { rambo: 'model', 'rambo-nosketch': 'none', 'rambo-oracle': 'oracle' };
 
 const PATH_TOKENS: Record<string, PathName> = { s: 'sparse', d: 'dense', df: 'dataflow' };
 const MERGE_ORDER: readonly PathName[] = ['dataflow', 'sparse', 'dense'];
@@ -484,7 +484,7 @@ function gateOf(result: CompletionResult): Pick<Prediction, 'shown' | 'gate'> {
   return { shown: g.shown, gate: { score: g.score, threshold: g.threshold, logprobs: g.logprobs, features: g.features } };
 }
 
-export interface CaseOutcome {
+interface CaseOutcome {
   prediction: Prediction;
   /** ProCC's stage as it ran (the harness rewards a bandit's arm from it). */
   similar?: SimilarTrace;

@@ -60,7 +60,7 @@ export interface ScoreReport {
   unknown_lang: number;
 }
 
-export interface KindRecall {
+interface KindRecall {
   /** Definitions of this kind over all cases. */
   n: number;
   /** The share of them recalled in the top k (fraction). */

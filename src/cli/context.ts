@@ -51,7 +51,7 @@ export function parsers(): Promise<Parsers> {
   return parsersPromise;
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   indexDir?: string;
   exclude?: string[];
   maxFileBytes?: number;

@@ -6,7 +6,9 @@ import { join, resolve } from 'node:path';
 import type { KnowledgeBase } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
 import { ModelRegistry, type CausalLM, type Encoder, type ModelPlacement } from '../engine/models';
-import { createRetrievalPaths, MODEL_DEFAULTS, type RetrievalPaths } from '../engine/pipeline';
+import { MODEL_DEFAULTS } from '../engine/pipeline';
+import { createRepositoryIndex, type RepositoryIndex } from '../engine/index/repositoryIndex';
+import type { Tokenize } from '../engine/body/tokens';
 import { withRg1 } from '../bench/baselines/rg1Retrieve';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
 import { ollamaReranker, openAiReranker } from '../engine/rerank/LlmReranker';
@@ -17,7 +19,7 @@ import type { NextLineModel } from '../engine/similar/perspectives';
 import { errorMessage, UserError } from '../engine/util/errors';
 import { assetsDir, cacheRoot, modelDevice, parsers, progressPrinter } from './context';
 
-export interface CliModels {
+interface CliModels {
   registry: ModelRegistry;
   lm?: CausalLM;
   encoder?: Encoder;
@@ -57,12 +59,15 @@ export async function preparedPaths(
   indexDir: string | undefined,
   signal: AbortSignal,
   similar?: { nextLine?: NextLineModel; wordSets?: boolean },
-): Promise<{ paths: RetrievalPaths; prepareMs: Record<string, number> }> {
+  /** The model's tokenizer for the body mode's method table (absent: word tokens). */
+  tokenize?: Tokenize,
+): Promise<{ paths: RepositoryIndex; prepareMs: Record<string, number> }> {
   const embedding = progressPrinter('embedding');
   const indexFolder = indexFolderFor(cacheRoot(indexDir), repo);
   const nextLine = similar?.nextLine;
-  const engine = createRetrievalPaths(kb, await parsers(), {
+  const engine = createRepositoryIndex(kb, await parsers(), {
     paths,
+    ...(tokenize ? { tokenize } : {}),
     ...(encoder
       ? { dense: { encoder, indexFolder, onProgress: (x) => embedding.update({ done: x.done, total: x.total, path: '' }) } }
       : {}),
@@ -102,7 +107,7 @@ export async function preparedPaths(
   return { paths: built, prepareMs };
 }
 
-export interface RerankerOptions {
+interface RerankerOptions {
   choice: RerankerChoice;
   ollamaHost?: string;
   openaiUrl?: string;

@@ -7,7 +7,7 @@
 /** What the editor inserts when an opening bracket or quote is typed (the cursor stays between). */
 const AUTO_CLOSED = new Set(['()', '[]', '{}', '""', "''", '``']);
 
-export type SuggestionOutcome = 'accepted' | 'partial' | 'rejected';
+type SuggestionOutcome = 'accepted' | 'partial' | 'rejected';
 
 export interface OutcomeReport {
   traceId: string;
@@ -18,7 +18,7 @@ export interface OutcomeReport {
 }
 
 /** One edit of a document, in offsets of the text before it (VS Code's contentChanges). */
-export interface TextEdit {
+interface TextEdit {
   rangeOffset: number;
   rangeLength: number;
   text: string;

@@ -14,18 +14,18 @@ export interface StatusBarView {
   command: typeof FIX_MODEL_COMMAND | typeof TOGGLE_RERANKER_COMMAND;
 }
 
-export const FIX_MODEL_COMMAND = 'coderag.fixModel';
-export const TOGGLE_RERANKER_COMMAND = 'coderag.toggleReranker';
+const FIX_MODEL_COMMAND = 'coderag.fixModel';
+const TOGGLE_RERANKER_COMMAND = 'coderag.toggleReranker';
 
 /** One way out of a model problem, as the status item's click offers it. */
-export interface ModelFix {
+interface ModelFix {
   label: string;
   detail: string;
   action: 'walkthrough' | 'useEmbedded' | 'pull' | 'settings' | 'log';
 }
 
 /** `auto` found no model server and the shipped model writes the suggestions (the server's note says why). */
-export function onFallbackModel(status: StatusParams): boolean {
+function onFallbackModel(status: StatusParams): boolean {
   return status.model.backend === 'embedded' && /^using the embedded model\b/.test(status.model.message ?? '');
 }
 
@@ -88,7 +88,7 @@ const UNTRUSTED: StatusBarView = {
 };
 
 /** `3/40` while parsing; `indexing 41% · dense 12,000/39,000` while the dense path embeds. */
-export function indexingLabel(p: IndexingProgress): string {
+function indexingLabel(p: IndexingProgress): string {
   const n = (x: number): string => x.toLocaleString('en-US');
   if (p.dense)
     return (

@@ -41,8 +41,11 @@ import type { ForegroundActivity } from './ForegroundActivity';
 import type { ModelFeature } from './ModelFeature';
 import type { RerankFeature } from './RerankFeature';
 import type { StatusReporter } from './StatusReporter';
-import type { FolderIndex, WorkspaceIndexer } from './WorkspaceIndexer';
+import type { FolderIndex } from './FolderIndex';
+import type { WorkspaceIndexer } from './WorkspaceIndexer';
 import { FolderPipelines } from './FolderPipelines';
+import { CompletionStats } from './CompletionStats';
+import type { Trust } from './trust';
 import type { GateModel } from '../engine/gate/model';
 import type { TraceLog } from './TraceLog';
 import { cursorAt } from './positions';
@@ -52,7 +55,7 @@ import { redactSecrets } from '../engine/prompt/redact';
 const log = getLogger('completion');
 
 /** ProCC's bandit and the show gate's model of each workspace folder (its root; undefined for a file outside every folder). */
-export interface FolderBandits {
+interface FolderBandits {
   /** Reads the folder's saved states (the bandit's and the gate's). */
   load(folderRoot: string | undefined): Promise<LinUcb<SimilarArm> | undefined>;
   loaded(folderRoot: string | undefined): LinUcb<SimilarArm> | undefined;
@@ -63,8 +66,6 @@ export interface FolderBandits {
   /** The reward the bandit learned from a suggestion, once its outcome arrived (Explain shows it). */
   banditReward?(traceId: string): number | undefined;
 }
-
-const OVERHEAD_SAMPLES = 500;
 
 /**
  * A pause this long after the last request (none in flight) is idle time: the shared block takes the
@@ -108,25 +109,16 @@ function langOf(doc: TextDocument): Lang | undefined {
   return langOfPath(doc.uri);
 }
 
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-}
-
 export class CompletionFeature implements Feature {
   private config: ServerConfig | undefined;
   private options: PipelineOptions | undefined;
   private cache = new CompletionCache(1000);
   private readonly pending = new Map<string, AbortController>();
   private readonly pipelines = new FolderPipelines<FolderIndex>((folder, ready) => this.buildPipeline(folder, ready));
-  private requests = 0;
-  private cacheHits = 0;
   /** Each workspace folder's place memory and shared block (by root; '' outside every folder), kept across its pipelines. */
   private readonly memories = new Map<string, PromptMemory>();
   private idleTimer: NodeJS.Timeout | undefined;
-  private readonly overheads: number[] = [];
-  private readonly cacheHitTimes: number[] = [];
-  trusted = true;
+  private readonly stats: CompletionStats;
 
   /**
    * `traces`: where each completion's trace is kept (explain). `bandits`: the LinUCB that
@@ -145,7 +137,15 @@ export class CompletionFeature implements Feature {
     private readonly foreground: ForegroundActivity,
     private readonly traces: TraceLog,
     private readonly bandits: FolderBandits,
-  ) {}
+    private readonly trust: Trust,
+  ) {
+    this.stats = new CompletionStats(status, models.modelSlot);
+  }
+
+  /** Whether the workspace is trusted (untrusted: no completion, no idle read). */
+  private get trusted(): boolean {
+    return this.trust.trusted;
+  }
 
   initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
     this.updateConfig(config);
@@ -182,26 +182,6 @@ export class CompletionFeature implements Feature {
     // Settings sent again rebuild the pipelines and start the places anew (another model's blocks are no prefix of its prompts).
     this.memories.clear();
     this.status.update({ completionsEnabled: config.enable });
-  }
-
-  private publishStats(): void {
-    const summary = (samples: readonly number[]): { median: number; p95: number; samples: number } | undefined => {
-      if (samples.length === 0) return undefined;
-      const sorted = [...samples].sort((a, b) => a - b);
-      return { median: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), samples: sorted.length };
-    };
-    const overheadMs = summary(this.overheads);
-    const cacheHitMs = summary(this.cacheHitTimes);
-    this.status.update({
-      stats: {
-        requests: this.requests,
-        cacheHits: this.cacheHits,
-        modelCalls: this.models.modelSlot.calls,
-        maxModelInFlight: this.models.modelSlot.maxInFlight,
-        ...(overheadMs ? { overheadMs } : {}),
-        ...(cacheHitMs ? { cacheHitMs } : {}),
-      },
-    });
   }
 
   /**
@@ -250,6 +230,8 @@ export class CompletionFeature implements Feature {
       ...(ready
         ? {
             repo: {
+              // Revoked when the folder starts indexing again mid-request: the stages after that lend nothing more of it.
+              lease: ready.lease,
               retrievers: ready.retrievers,
               receivers: ready.receivers,
               ...(ready.similar ? { similar: ready.similar } : {}),
@@ -306,7 +288,7 @@ export class CompletionFeature implements Feature {
   /** One inline-completion request; null when there is nothing to show or it was superseded. */
   async provide(params: InlineCompletionParams, token: CancellationToken): Promise<InlineCompletionList | null> {
     const t0 = performance.now();
-    this.requests++;
+    this.stats.request();
     const config = this.config;
     const options = this.options;
     if (!config || !options || !config.enable || !this.trusted) return null;
@@ -327,9 +309,8 @@ export class CompletionFeature implements Feature {
     // Typing through a shown suggestion: no debounce, no model.
     const cached = this.cache.get(filePath, prefix, suffix);
     if (cached) {
-      this.cacheHits++;
-      this.record(this.cacheHitTimes, performance.now() - t0);
-      this.publishStats();
+      this.stats.cacheHit(performance.now() - t0);
+      this.stats.publish();
       return { items: [{ insertText: withLineBreak(cached.text, lineBreak), range, traceId: cached.traceId, fromCache: true }] };
     }
 
@@ -365,7 +346,7 @@ export class CompletionFeature implements Feature {
       const handlerMs = performance.now() - t0;
       // The server's overhead: the handler's time outside the debounce, the model and the repository's knowledge stages.
       const overheadMs = Math.max(0, handlerMs - debounceMs - modelTimeMs(times) - stageTimeMs(times, 'knowledge'));
-      this.record(this.overheads, overheadMs);
+      this.stats.overhead(overheadMs);
       const item = result.items[0];
       const promptMs = stageTimeMs(times, 'assembly');
       const models = this.status.current.models;
@@ -380,7 +361,7 @@ export class CompletionFeature implements Feature {
       });
       // Learning keeps what the bandit chose and the gate saw until the suggestion's outcome arrives, apart from Explain's traces.
       if (folder) this.bandits.remember?.(result.trace.id, folder.root, result.outcomes);
-      this.publishStats();
+      this.stats.publish();
       if (!item) return null;
       this.cache.put(filePath, prefix, suffix, { text: item.text, traceId: result.trace.id });
       return { items: [{ insertText: withLineBreak(item.text, lineBreak), range, traceId: result.trace.id }] };
@@ -405,21 +386,16 @@ export class CompletionFeature implements Feature {
    * that is already superseded starts no work. Ends when no request arrived for three turns.
    */
   private async settle(signal: AbortSignal, quietTurns = 3): Promise<void> {
-    let seen = this.requests;
+    let seen = this.stats.requests;
     for (let quiet = 0, turns = 0; quiet < quietTurns && turns < 1000; turns++) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (signal.aborted) throw new CancellationError();
-      if (this.requests === seen) quiet++;
+      if (this.stats.requests === seen) quiet++;
       else {
-        seen = this.requests;
+        seen = this.stats.requests;
         quiet = 0;
       }
     }
-  }
-
-  private record(samples: number[], ms: number): void {
-    samples.push(ms);
-    if (samples.length > OVERHEAD_SAMPLES) samples.shift();
   }
 
   shutdown(): void {

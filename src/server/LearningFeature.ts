@@ -29,9 +29,9 @@ const log = getLogger('learning');
 const SAVE_DELAY_MS = 1000;
 
 /** A saved state is a few KiB (arms x dim^2 numbers); a larger file is not one, and is not read. */
-export const MAX_STATE_BYTES = 1024 * 1024;
+const MAX_STATE_BYTES = 1024 * 1024;
 
-export interface LearningHost {
+interface LearningHost {
   /** Folder of the index cache (the state lives in its `learning/` folder). */
   cacheRoot: () => string;
   /** A bandit from saved state (undefined: a fresh one); a state it cannot use gives a fresh bandit and the reason. */

@@ -20,7 +20,7 @@ import type { Feature } from './feature';
 import { isModelProblem, type StatusReporter } from './StatusReporter';
 
 /** The checks while the model has a problem: first after this long, then twice as long each time, at most a minute. */
-export const RECHECK_FIRST_MS = 5_000;
+const RECHECK_FIRST_MS = 5_000;
 const RECHECK_MAX_MS = 60_000;
 
 const log = getLogger('model');

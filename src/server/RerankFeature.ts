@@ -10,7 +10,7 @@ import type { Feature } from './feature';
 import type { StatusReporter } from './StatusReporter';
 
 /** The distilled reranker with what releases its ONNX session. */
-export interface LoadedReranker {
+interface LoadedReranker {
   reranker: Reranker;
   dispose(): Promise<void>;
 }

@@ -3,7 +3,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import {
   TextDocuments,
   TextDocumentSyncKind,
@@ -17,12 +16,10 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { loadParsers, type Parsers } from '../engine/kb/parsers';
 import { platformCacheRoot } from '../engine/kb/store';
 import { ModelRegistry, type ModelRegistryOptions } from '../engine/models';
-import type { CausalLM, Encoder, ModelPlacement } from '../engine/models';
-import { WorkerEncoder, encoderWorkerEntry, type WorkerEntry } from '../engine/models/WorkerEncoder';
-import type { DenseEncoder } from '../engine/retrieve/dense/denseRetrieve';
+import type { CausalLM, ModelPlacement } from '../engine/models';
 import { runsOn } from '../engine/models/device';
 import { DEFAULT_RERANKER, loadDistilledReranker } from '../engine/rerank/DistilledReranker';
-import { causalLMProber, createRetrievalPaths, embeddedLMOf } from '../engine/pipeline';
+import { causalLMProber, embeddedLMOf } from '../engine/index/pipelineAdapters';
 import type { NextLineModel } from '../engine/similar/perspectives';
 import type { ChunkProber } from '../engine/query/probeQuery';
 import { errorMessage } from '../engine/util/errors';
@@ -32,8 +29,9 @@ import { apiKeyProblem, GetStatusRequest, MemoryRequest, SetApiKeyNotification, 
 import { CompletionFeature } from './CompletionFeature';
 import { LearningFeature } from './LearningFeature';
 import { createSimilarBandit } from '../engine/similar/bandit';
-import { readsWordSets } from '../engine/similar/chooseWindows';
 import { mergeConfig, type ServerConfig } from './config';
+import { LoopDelay, memoryMB } from './diagnostics';
+import { EncoderHost } from './EncoderHost';
 import type { Feature } from './feature';
 import { ForegroundActivity } from './ForegroundActivity';
 import type { LifecycleGuard } from './lifecycle';
@@ -41,37 +39,13 @@ import { ModelFeature } from './ModelFeature';
 import { RerankFeature } from './RerankFeature';
 import { StatusReporter } from './StatusReporter';
 import { TraceLog } from './TraceLog';
+import { Trust } from './trust';
 import { WorkspaceIndexer } from './WorkspaceIndexer';
 import { initialWorkspaceFolders } from './workspaceFolders';
 
 const log = getLogger('server');
 
-/**
- * Background embedding in chunks of this many items, on the encoder's thread (WorkerEncoder), so
- * the main thread only waits; between chunks a completion request goes first (one chunk, about
- * 40 ms of the two cores with the 2-block encoder, may still finish beside it). Without the thread the ONNX runs are
- * synchronous on the main thread: chunks of at most DENSE_CHUNK_CHARS characters of item text hold
- * the event loop for 15-40 ms each instead of the 600 ms a 16-item batch of long items took.
- */
-const DENSE_CHUNK_ITEMS = 32;
-const DENSE_CHUNK_CHARS = 512;
-const DENSE_CHUNK_ITEMS_IN_PROCESS = 16;
-/**
- * ProCC's code windows (20 lines, about the encoder's 256 tokens each): 8 per run on the encoder's
- * thread; on the main thread one per run (a window is a DENSE_CHUNK_CHARS chunk or more).
- */
-const WINDOW_CHUNK = 8;
-const WINDOW_CHUNK_IN_PROCESS = 1;
-/** The encoder's thread stops after this long without work (its ~50 MB come back); a save starts it again. */
-const ENCODER_THREAD_IDLE_MS = 20_000;
-/**
- * After a repository's first embedding run the thread stops sooner: with the ONNX arena it grew, it
- * held about 180 MB after the JDK's java.base (server RSS 637 MB when embedding ended, 460 MB five
- * seconds later; npm run bench:server).
- */
-const ENCODER_THREAD_IDLE_AFTER_BULK_MS = 2_000;
-
-export interface ServerHost {
+interface ServerHost {
   /** Folder holding grammars/ and models/ (dist/ for the bundles). */
   assetsDir: string;
   /** Default folder for persisted indexes when the client names none. */
@@ -80,21 +54,8 @@ export interface ServerHost {
 }
 
 /** The platform cache folder (CODERAG_CACHE_DIR overrides). */
-export function defaultCacheRoot(): string {
+function defaultCacheRoot(): string {
   return platformCacheRoot(process.env, process.platform, homedir());
-}
-
-/** The process's memory in MB (coderag/getStatus and coderag/memory). */
-function memoryMB(): { rssMB: number; heapUsedMB: number; heapTotalMB: number; externalMB: number; arrayBuffersMB: number } {
-  const m = process.memoryUsage();
-  const mb = (n: number): number => Math.round(n / 2 ** 20);
-  return {
-    rssMB: mb(m.rss),
-    heapUsedMB: mb(m.heapUsed),
-    heapTotalMB: mb(m.heapTotal),
-    externalMB: mb(m.external),
-    arrayBuffersMB: mb(m.arrayBuffers),
-  };
 }
 
 export class Server {
@@ -102,7 +63,11 @@ export class Server {
   private readonly status = new StatusReporter();
   /** Completion requests being served; background embedding waits for them. */
   private readonly foreground = new ForegroundActivity();
-  private registry: ModelRegistry;
+  /** Built once the client's settings are known (initialize): they say which device the models open on. */
+  private registry: ModelRegistry | undefined;
+  private readonly encoders: EncoderHost;
+  /** Set at initialize from the client's options; the indexer and the completion read it. */
+  private readonly trust = new Trust();
   /** Aborted at shutdown: the models' loads stop waiting then. */
   private readonly lifetime = new AbortController();
   /** Where the distilled reranker runs (it loads outside the registry). */
@@ -115,8 +80,6 @@ export class Server {
   private readonly features: Feature[];
   private parsersPromise: Promise<Parsers> | undefined;
   private lmPromise: Promise<CausalLM> | undefined;
-  private encoderPromise: Promise<Encoder | undefined> | undefined;
-  private itemEncoderPromise: Promise<WorkerEncoder | undefined> | undefined;
   private prober: ChunkProber | undefined;
   /** ProCC's hypothetical line: the probing LM's greedy next line, once it is loaded. */
   private nextLine: NextLineModel | undefined;
@@ -128,8 +91,7 @@ export class Server {
   private lastSettings: unknown;
   private config: ServerConfig;
   /** How late the event loop runs (a blocked loop delays every request); windows end at each getStatus. */
-  private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
-  private loopWindowStart = performance.now();
+  private readonly loopDelay = new LoopDelay();
 
   constructor(
     private readonly connection: Connection,
@@ -139,67 +101,25 @@ export class Server {
   ) {
     this.cacheRoot = host.cacheRoot ?? defaultCacheRoot();
     this.config = mergeConfig().config;
-    this.registry = new ModelRegistry({ modelsDir: join(host.assetsDir, 'models'), cacheDir: join(this.cacheRoot, 'models'), threads: 2 });
     const parsers = (): Promise<Parsers> => (this.parsersPromise ??= loadParsers(join(host.assetsDir, 'grammars')));
+    this.encoders = new EncoderHost({
+      assetsDir: host.assetsDir,
+      registry: () => this.modelRegistry(),
+      registryOptions: () => this.registryOptions(),
+      lifetime: this.lifetime.signal,
+      foreground: this.foreground,
+      similarMode: () => this.config.similar.mode,
+      nextLine: () => this.nextLine,
+      onLoaded: () => this.publishModelDevices(),
+    });
     this.indexer = new WorkspaceIndexer(
       {
         parsers,
         cacheRoot: () => this.cacheRoot,
-        retrievers: async (kb, parsers, context) => {
-          const encoder = await this.encoder();
-          // The thread loads beside the parsing; the first chunk of items waits for it.
-          const threadEntry = encoder ? encoderWorkerEntry(this.host.assetsDir) : undefined;
-          const thread = encoder && threadEntry ? this.itemEncoder(encoder, threadEntry) : Promise.resolve(undefined);
-          // Queries are embedded in-process (one short run, no queue); items on the encoder's thread.
-          const dense: DenseEncoder | undefined = encoder && {
-            name: encoder.name,
-            dim: encoder.dim,
-            ...(encoder.fingerprint !== undefined ? { fingerprint: encoder.fingerprint } : {}),
-            embed: (texts, signal) => encoder.embed(texts, signal),
-            embedItems: async (texts, signal) => {
-              const worker = await thread;
-              if (worker) return worker.embedItems(texts, signal);
-              return encoder.embedItems ? encoder.embedItems(texts, signal) : encoder.embed(texts, signal);
-            },
-          };
-          if (encoder && !threadEntry) log.info('no encoder thread entry next to the server: items are embedded on the main thread');
-          const chunking = threadEntry
-            ? { chunkSize: DENSE_CHUNK_ITEMS }
-            : { chunkSize: DENSE_CHUNK_ITEMS_IN_PROCESS, chunkChars: DENSE_CHUNK_CHARS };
-          return createRetrievalPaths(kb, parsers, {
-            ...(dense
-              ? {
-                  dense: {
-                    encoder: dense,
-                    indexFolder: context.indexFolder,
-                    onProgress: context.onDenseProgress,
-                    ...chunking,
-                    pace: (signal: AbortSignal) => this.foreground.yield(signal),
-                  },
-                }
-              : {}),
-            // ProCC's code windows: the same encoder (windows on its thread), built after the dense vectors, paced the same way.
-            ...(dense && encoder
-              ? {
-                  similar: {
-                    encoder: dense,
-                    // Windows at the query length, on the encoder's thread (WorkerEncoder.embed runs there).
-                    embedWindows: async (texts: string[], signal: AbortSignal) => {
-                      const worker = await thread;
-                      return worker ? worker.embed(texts, signal) : encoder.embed(texts, signal);
-                    },
-                    indexFolder: context.indexFolder,
-                    chunkSize: threadEntry ? WINDOW_CHUNK : WINDOW_CHUNK_IN_PROCESS,
-                    pace: (signal: AbortSignal) => this.foreground.yield(signal),
-                    wordSets: () => readsWordSets(this.config.similar.mode),
-                    nextLine: () => this.nextLine,
-                  },
-                }
-              : {}),
-          });
-        },
+        retrievers: this.encoders.repositoryIndex,
       },
       this.status,
+      this.trust,
     );
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
     this.rerank = new RerankFeature(this.status);
@@ -226,51 +146,9 @@ export class Server {
         remember: (id, root, outcomes) => learning.remember(id, root, outcomes),
         banditReward: (id) => learning.banditReward(id),
       },
+      this.trust,
     );
     this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
-  }
-
-  /** The shipped code encoder for dense retrieval; undefined (dense off, logged once) when it does not load. */
-  private encoder(): Promise<Encoder | undefined> {
-    this.encoderPromise ??= this.registry.encoder(undefined, this.lifetime.signal).then(
-      (encoder) => {
-        log.info(`code encoder ${encoder.name} loaded (dim ${encoder.dim}) on ${encoder.placement?.provider ?? 'cpu'}`);
-        this.publishModelDevices();
-        return encoder;
-      },
-      (e: unknown) => {
-        log.warn(`the code encoder did not load (dense retrieval is off): ${errorMessage(e)}`);
-        return undefined;
-      },
-    );
-    return this.encoderPromise;
-  }
-
-  /**
-   * The encoder's thread for index-time embedding (WorkerEncoder), started once; undefined (items
-   * are embedded in-process, logged) when it cannot start or its build differs from `encoder`.
-   */
-  private itemEncoder(encoder: Encoder, entry: WorkerEntry): Promise<WorkerEncoder | undefined> {
-    this.itemEncoderPromise ??= (async () => {
-      try {
-        const thread = await WorkerEncoder.start(
-          entry,
-          // It embeds batches of items and windows: no one-thread session for single texts.
-          { registry: { ...this.registryOptions(), singleRowSession: false } },
-          { idleMs: ENCODER_THREAD_IDLE_MS, idleAfterBulkMs: ENCODER_THREAD_IDLE_AFTER_BULK_MS },
-        );
-        if (thread.fingerprint !== encoder.fingerprint || thread.dim !== encoder.dim) {
-          log.warn('the encoder thread loaded another build of the encoder: items are embedded on the main thread');
-          await thread.dispose();
-          return undefined;
-        }
-        return thread;
-      } catch (e) {
-        log.warn(`the encoder thread did not start (items are embedded on the main thread): ${errorMessage(e)}`);
-        return undefined;
-      }
-    })();
-    return this.itemEncoderPromise;
   }
 
   private registryOptions(): ModelRegistryOptions {
@@ -282,23 +160,33 @@ export class Server {
     };
   }
 
+  /** The model registry; asked for only once initialize has built it. */
+  private modelRegistry(): ModelRegistry {
+    if (!this.registry) throw new Error('a model was asked for before the client initialized the server');
+    return this.registry;
+  }
+
   private causalLM(): Promise<CausalLM> {
-    this.lmPromise ??= this.registry.causalLM(undefined, this.lifetime.signal).then(
-      (lm) => {
-        this.publishModelDevices();
-        return lm;
-      },
-      (e: unknown) => {
-        this.lmPromise = undefined;
-        throw e;
-      },
-    );
+    this.lmPromise ??= this.modelRegistry()
+      .causalLM(undefined, this.lifetime.signal)
+      .then(
+        (lm) => {
+          this.publishModelDevices();
+          return lm;
+        },
+        (e: unknown) => {
+          this.lmPromise = undefined;
+          throw e;
+        },
+      );
     return this.lmPromise;
   }
 
   /** The status (tooltip) and every trace show where each loaded model runs. */
   private publishModelDevices(): void {
-    const models = this.registry.placements().map((p) => runsOn(p.name, p.placement));
+    const models = this.modelRegistry()
+      .placements()
+      .map((p) => runsOn(p.name, p.placement));
     if (this.distilledPlacement) models.push(runsOn(DEFAULT_RERANKER, this.distilledPlacement));
     this.status.update({ models });
   }
@@ -335,7 +223,7 @@ export class Server {
     this.loopDelay.enable();
     connection.onRequest(GetStatusRequest.type, () => {
       const status = this.status.snapshot();
-      return { ...status, stats: { ...status.stats, memory: memoryMB(), eventLoopDelayMs: this.takeLoopDelay() } };
+      return { ...status, stats: { ...status.stats, memory: memoryMB(), eventLoopDelayMs: this.loopDelay.take() } };
     });
     connection.onRequest(MemoryRequest.type, (params) => {
       const gc = (globalThis as { gc?: () => void }).gc;
@@ -349,25 +237,11 @@ export class Server {
       this.lifetime.abort();
       for (const f of [...this.features].reverse()) await f.shutdown?.();
       this.status.dispose();
-      await (await this.itemEncoderPromise)?.dispose().catch(() => undefined);
-      await this.registry.dispose().catch(() => undefined);
+      await this.encoders.dispose();
+      await this.registry?.dispose().catch(() => undefined);
     });
     this.documents.listen(connection);
     connection.listen();
-  }
-
-  /** Event-loop delay since the previous call (the histogram counts in nanoseconds). */
-  private takeLoopDelay(): { max: number; p99: number; mean: number; windowMs: number } {
-    const h = this.loopDelay;
-    const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
-    const now = performance.now();
-    const view =
-      h.count > 0
-        ? { max: ms(h.max), p99: ms(h.percentile(99)), mean: ms(h.mean), windowMs: Math.round(now - this.loopWindowStart) }
-        : { max: 0, p99: 0, mean: 0, windowMs: Math.round(now - this.loopWindowStart) };
-    h.reset();
-    this.loopWindowStart = now;
-    return view;
   }
 
   private initialize(params: InitializeParams): InitializeResult {
@@ -384,13 +258,11 @@ export class Server {
     this.config = config;
     for (const p of problems) log.warn(`setting ignored: ${p}`);
     this.status.update({ settingsProblems: problems });
-    // No model is loaded before initialized(): open them on the configured device.
-    void this.registry.dispose();
+    // No model is loaded before initialized(): the registry opens them on the configured device.
     this.registry = new ModelRegistry(this.registryOptions());
     const folders = initialWorkspaceFolders(params);
     this.indexer.setWorkspaceFolders(folders);
-    this.indexer.trusted = trusted;
-    this.completion.trusted = trusted;
+    this.trust.set(trusted);
     this.status.update({
       trusted,
       completionsEnabled: config.enable,
@@ -466,7 +338,7 @@ export class Server {
     if (config.models.device !== this.config.models.device)
       log.warn(
         `coderag.models.device is now ${config.models.device}: the models move when the server restarts (reload the ` +
-          `window); they stay on ${this.registry.device} until then`,
+          `window); they stay on ${this.modelRegistry().device} until then`,
       );
     this.config = config;
     for (const feature of this.features) feature.updateConfig?.(config);

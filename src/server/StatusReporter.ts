@@ -14,7 +14,7 @@ import {
 import type { Disposable } from '../engine/util/disposable';
 import type { ModelRunsOn } from '../engine/models/device';
 
-export interface StatusParts {
+interface StatusParts {
   trusted: boolean;
   completionsEnabled: boolean;
   folders: FolderIndexSummary[];
@@ -109,7 +109,7 @@ export function modelAction(model: Pick<ModelStatus, 'backend' | 'model' | 'endp
   }
 }
 
-export function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'> {
+function headline(p: StatusParts): Pick<StatusParams, 'state' | 'message'> {
   if (!p.trusted) return { state: 'untrusted', message: 'Workspace not trusted: CodeRAG does not index or complete here' };
   if (!p.completionsEnabled) return { state: 'disabled', message: 'CodeRAG completions are disabled' };
   if (isModelProblem(p.model.state))

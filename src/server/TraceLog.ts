@@ -3,7 +3,7 @@
 import type { CompletionTrace } from '../engine/pipeline';
 import type { ModelRunsOn } from '../engine/models/device';
 
-export interface ServerTiming {
+interface ServerTiming {
   debounceMs: number;
   handlerMs: number;
   overheadMs: number;
@@ -15,7 +15,7 @@ export interface ServerTiming {
   models?: ModelRunsOn[];
 }
 
-export interface KeptTrace {
+interface KeptTrace {
   trace: CompletionTrace;
   server: ServerTiming;
 }

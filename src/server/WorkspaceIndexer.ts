@@ -1,10 +1,9 @@
 // One knowledge base per workspace folder (multi-root: one index each), built in the background
 // with work-done progress, kept current by didSave and watched-file events, rebuilt on request.
-import type { ReceiverTyping } from '../engine/pipeline';
 import { homedir } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { relative, sep } from 'node:path';
+import { sep } from 'node:path';
 import {
   DidChangeWatchedFilesNotification,
   FileChangeType,
@@ -15,24 +14,22 @@ import {
   type WorkDoneProgressReporter,
   type WorkspaceFolder,
 } from 'vscode-languageserver/node';
-import { KnowledgeBase, type IndexReport } from '../engine/kb/KnowledgeBase';
+import { KnowledgeBase } from '../engine/kb/KnowledgeBase';
 import { indexFolderFor } from '../engine/kb/store';
-import { isOutsideRelative, SKIP_REASON_TEXT, workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
+import { workspaceRootProblem, type ScanOptions } from '../engine/kb/scan';
 import { langOfPath, sourceFileGlob, type Parsers } from '../engine/kb/parsers';
-import { RepoMethods } from '../engine/body/RepoMethods';
-import type { Retriever } from '../engine/retrieve/types';
 import type { DenseProgress } from '../engine/retrieve/dense/denseRetrieve';
-import type { RetrievalPaths } from '../engine/pipeline';
-import type { SimilarRetrieval } from '../engine/similar/perspectives';
+import type { RepositoryIndex } from '../engine/index/repositoryIndex';
 import { readsWordSets, type SimilarMode } from '../engine/similar/chooseWindows';
-import { DisposableStore, type Disposable } from '../engine/util/disposable';
 import { CancellationError, errorMessage, isCancellationError } from '../engine/util/errors';
 import { getLogger } from '../engine/util/logger';
 import { storageMessage } from '../engine/util/safeFile';
-import { MAX_SKIPPED_LISTED, RebuildIndexRequest, type FolderIndexSummary, type RebuildIndexResult } from '../protocol/protocol';
+import { RebuildIndexRequest, type FolderIndexSummary, type RebuildIndexResult } from '../protocol/protocol';
 import type { ServerConfig } from './config';
+import { FolderIndex } from './FolderIndex';
 import type { Feature } from './feature';
 import type { StatusReporter } from './StatusReporter';
+import type { Trust } from './trust';
 import { localFolderPath } from './workspaceFolders';
 
 const log = getLogger('indexer');
@@ -49,203 +46,10 @@ export interface RetrieversContext {
   onDenseProgress: (p: DenseProgress) => void;
 }
 
-/** The retrieval paths over one knowledge base (the Server decides which exist). */
-export type RetrieversFactory = (kb: KnowledgeBase, parsers: Parsers, context: RetrieversContext) => Promise<RetrievalPaths>;
+/** The repository index over one knowledge base (the Server decides which retrieval paths exist). */
+type RetrieversFactory = (kb: KnowledgeBase, parsers: Parsers, context: RetrieversContext) => Promise<RepositoryIndex>;
 
-export class FolderIndex implements Disposable {
-  state: FolderIndexSummary['state'] = 'pending';
-  report: IndexReport | undefined;
-  message: string | undefined;
-  /** The dense path joins once its embeddings are ready (it would embed inside a request otherwise). */
-  denseReady = false;
-  /** The dense path's embedding progress while it runs (for the trace of requests meanwhile). */
-  denseProgress: DenseProgress | undefined;
-  /** Why the dense path is off for good (its embedding failed). */
-  denseOff: string | undefined;
-  /** Why ProCC's code windows are not used (their build failed). */
-  similarFailed: string | undefined;
-  private densePreparing: Promise<void> | undefined;
-  private similarPreparing: Promise<void> | undefined;
-  private readonly store = new DisposableStore();
-  private saveTimer: ReturnType<typeof setTimeout> | undefined;
-  private disposed = false;
-  private readonly closing = new AbortController();
-  /** The body mode's view of the repository: its methods and the identifier -> using-methods index, kept current per file. */
-  readonly methods: RepoMethods;
-
-  constructor(
-    readonly uri: string,
-    readonly root: string,
-    readonly name: string,
-    readonly kb: KnowledgeBase,
-    readonly paths: RetrievalPaths,
-    readonly parsers: Parsers,
-  ) {
-    this.store.add({ dispose: () => paths.dispose() });
-    this.methods = this.store.add(new RepoMethods(kb));
-    this.store.add(kb);
-  }
-
-  /** Receiver typing for checked completions. */
-  get receivers(): ReceiverTyping {
-    return this.paths.receivers;
-  }
-
-  /** The paths that are ready; a dense path still embedding stands in as one that says so in the trace. */
-  get retrievers(): Retriever[] {
-    const dense = this.paths.dense;
-    if (!dense) return this.paths.retrievers;
-    if (this.denseReady) return [...this.paths.retrievers, dense];
-    const p = this.denseProgress;
-    const why =
-      this.denseOff ??
-      (p
-        ? `not ready: embedding ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} items`
-        : 'not ready: waiting for the knowledge base');
-    return [...this.paths.retrievers, notReady(dense.name, why)];
-  }
-
-  /** Embed in the background (once at a time); the dense path joins the folder's paths when done. */
-  prepareDense(signal: AbortSignal, done: (error?: unknown) => void): void {
-    const dense = this.paths.dense;
-    if (!dense || this.densePreparing) return;
-    this.densePreparing = dense.prepare(signal).then(
-      () => {
-        this.denseReady = true;
-        this.densePreparing = undefined;
-        done();
-      },
-      (e: unknown) => {
-        this.densePreparing = undefined;
-        if (!isCancellationError(e)) this.denseOff = `off: ${errorMessage(e)}`;
-        done(e);
-      },
-    );
-  }
-
-  /** ProCC's perspectives (their `ready` says whether the code windows are built). */
-  get similar(): SimilarRetrieval | undefined {
-    return this.paths.similar;
-  }
-
-  /** Build ProCC's code windows in the background (once at a time); requests use them when ready. False: none started. */
-  prepareSimilar(signal: AbortSignal, done: (error?: unknown) => void): boolean {
-    const windows = this.paths.windows;
-    if (!windows || this.similarPreparing) return false;
-    this.similarPreparing = windows.prepare(signal).then(
-      () => {
-        this.similarPreparing = undefined;
-        this.similarFailed = undefined;
-        done();
-      },
-      (e: unknown) => {
-        this.similarPreparing = undefined;
-        if (!isCancellationError(e)) this.similarFailed = errorMessage(e);
-        done(e);
-      },
-    );
-    return true;
-  }
-
-  /** Repo-relative path (forward slashes) of a file URI inside this folder, else undefined. */
-  relPath(uri: string): string | undefined {
-    let abs: string;
-    try {
-      abs = fileURLToPath(uri);
-    } catch {
-      return undefined;
-    }
-    const rel = relative(this.root, abs);
-    // `..x.py` is a file of this folder; `../x.py` is not.
-    if (!rel || isOutsideRelative(rel) || /^[a-zA-Z]:/.test(rel)) return undefined;
-    return rel.split(sep).join('/');
-  }
-
-  /** `similar`: coderag.similar.mode (the windows are built only when it asks for similar code). */
-  summary(similar: SimilarMode): FolderIndexSummary {
-    const s = this.kb.summary();
-    const items = Object.values(s.items).reduce((a, b) => a + b, 0);
-    return {
-      uri: this.uri,
-      state: this.state,
-      files: s.files,
-      items,
-      ...(this.report ? { elapsedMs: Math.round(this.report.elapsedMs) } : {}),
-      ...(this.message ? { message: this.message } : {}),
-      dense: this.denseSummary(),
-      similar: this.similarSummary(similar),
-      ...this.skippedSummary(),
-    };
-  }
-
-  /** The files the scan or the work bounds left out, with why, as the status lists them. */
-  private skippedSummary(): Pick<FolderIndexSummary, 'skipped' | 'skippedCount'> {
-    const skipped = this.kb.skippedFiles();
-    if (skipped.length === 0) return {};
-    return {
-      skipped: skipped.slice(0, MAX_SKIPPED_LISTED).map((s) => ({
-        path: s.path,
-        reason: s.reason,
-        detail: s.detail !== undefined ? `${SKIP_REASON_TEXT[s.reason]}: ${s.detail}` : SKIP_REASON_TEXT[s.reason],
-      })),
-      skippedCount: skipped.length,
-    };
-  }
-
-  private denseSummary(): NonNullable<FolderIndexSummary['dense']> {
-    const dense = this.paths.dense;
-    if (!dense) return { state: 'off', items: 0, message: 'the code encoder did not load' };
-    if (this.denseReady) return { state: 'ready', items: dense.size };
-    if (this.denseOff !== undefined) return { state: 'failed', items: 0, message: this.denseOff.replace(/^off: /, '') };
-    // A folder whose indexing failed never starts its embedding run.
-    if (this.state === 'failed') return { state: 'off', items: 0, message: 'the folder was not indexed' };
-    return { state: 'building', items: 0 };
-  }
-
-  private similarSummary(mode: SimilarMode): NonNullable<FolderIndexSummary['similar']> {
-    const windows = this.paths.windows;
-    if (!windows) return { state: 'off', windows: 0, message: 'the code encoder did not load' };
-    if (mode === 'off') return { state: 'off', windows: 0, message: 'coderag.similar.mode is off' };
-    if (windows.ready) return { state: 'ready', windows: windows.size };
-    if (this.similarFailed !== undefined) return { state: 'failed', windows: 0, message: this.similarFailed };
-    if (mode === 'auto' && !this.similarPreparing)
-      return { state: 'off', windows: 0, message: 'built when the embedded model first completes Java (coderag.similar.mode is auto)' };
-    // The windows are built after the dense vectors, with the same encoder.
-    const dense = this.denseSummary();
-    if (dense.state === 'off' || dense.state === 'failed')
-      return { state: 'off', windows: 0, message: dense.state === 'off' ? 'dense retrieval is off' : 'dense retrieval failed' };
-    return { state: 'building', windows: 0 };
-  }
-
-  /** Aborted when the folder is closed (removed from the workspace, deleted, rebuilt, shut down): its indexing stops. */
-  get closed(): AbortSignal {
-    return this.closing.signal;
-  }
-
-  /** Saves are batched: many saves in a burst write the index once. */
-  scheduleSave(): void {
-    // A folder closed (shutdown, removed, rebuilt) writes nothing more.
-    if (this.saveTimer || this.disposed) return;
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = undefined;
-      this.kb.save().catch((e: unknown) => log.warn(`saving the index of ${this.name} failed: ${errorMessage(e)}`));
-    }, 2000);
-  }
-
-  dispose(): void {
-    this.disposed = true;
-    this.closing.abort();
-    if (this.saveTimer) clearTimeout(this.saveTimer);
-    this.store.dispose();
-  }
-}
-
-/** A path that is not ready: it answers at once with why, so the trace lists it as skipped. */
-function notReady(name: Retriever['name'], why: string): Retriever {
-  return { name, retrieve: () => Promise.resolve({ results: [], skipped: why }) };
-}
-
-export interface IndexerHost {
+interface IndexerHost {
   parsers: () => Promise<Parsers>;
   cacheRoot: () => string;
   retrievers: RetrieversFactory;
@@ -263,12 +67,17 @@ export class WorkspaceIndexer implements Feature {
   private canFolderEvents = false;
   private readonly abort = new AbortController();
   private indexing: Promise<unknown> = Promise.resolve();
-  trusted = true;
 
   constructor(
     private readonly host: IndexerHost,
     private readonly status: StatusReporter,
+    private readonly trust: Trust,
   ) {}
+
+  /** Whether the workspace is trusted (untrusted: nothing is indexed). */
+  private get trusted(): boolean {
+    return this.trust.trusted;
+  }
 
   initialize(connection: Connection, caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
     this.connection = connection;

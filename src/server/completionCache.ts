@@ -4,7 +4,7 @@
 // Further into a long suggestion (a whole method body), the recent completions are matched
 // directly: the text typed since P is a start of T.
 
-export interface CachedCompletion {
+interface CachedCompletion {
   text: string;
   traceId: string;
 }
@@ -22,7 +22,7 @@ interface Shown {
   completion: CachedCompletion;
 }
 
-export function cacheKey(filePath: string, prefix: string, suffix: string): string {
+function cacheKey(filePath: string, prefix: string, suffix: string): string {
   return `${filePath}\u0000${prefix.slice(-PREFIX_KEY_CHARS)}\u0000${suffix.slice(0, SUFFIX_KEY_CHARS)}`;
 }
 

@@ -9,7 +9,7 @@ import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 import { boundedExclude } from '../engine/kb/scan';
 
-export type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
+type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
 
 export interface ServerConfig {
   /** Completions on or off (the client's Enable/Disable command flips it). */
@@ -82,7 +82,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
 };
 
 /** The body's token limit (package.json's minimum and maximum for coderag.experimental.body.maxNewTokens). */
-export const BODY_MAX_NEW_TOKENS = { min: 16, max: 512 } as const;
+const BODY_MAX_NEW_TOKENS = { min: 16, max: 512 } as const;
 
 type Json = unknown;
 

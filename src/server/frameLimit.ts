@@ -10,7 +10,7 @@ import { Transform, type TransformCallback } from 'node:stream';
  * The largest frame read: VS Code hands an extension no document over 50 MB, and a full-text
  * didOpen or didChange of one (JSON-escaped) fits in 64 MiB; nothing else the protocol sends comes near.
  */
-export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 /** A header block longer than this is not one (real ones are under 100 bytes). */
 const MAX_HEADER_BYTES = 8 * 1024;
@@ -18,7 +18,7 @@ const MAX_HEADER_BYTES = 8 * 1024;
 const HEADER_END = Buffer.from('\r\n\r\n', 'ascii');
 
 /** Why the connection was refused, for the log. */
-export class FrameTooLargeError extends Error {
+class FrameTooLargeError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'FrameTooLargeError';

@@ -16,7 +16,7 @@ import { getLogger } from '../engine/util/logger';
 
 const log = getLogger('lifecycle');
 
-export type LifecyclePhase = 'awaitingInitialize' | 'running' | 'shutDown';
+type LifecyclePhase = 'awaitingInitialize' | 'running' | 'shutDown';
 
 interface Refusal {
   code: number;

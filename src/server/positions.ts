@@ -7,7 +7,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { documentAround, offsetOfPosition, type DocumentLimits } from '../engine/kb/documentWindow';
 import { clampToCharBoundary, engineText, lineBreakOf, type LineBreak } from '../engine/util/documentText';
 
-export interface DocumentCursor {
+interface DocumentCursor {
   /** The text before and after the cursor as the engine reads it (LF line breaks; a window past the limits). */
   prefix: string;
   suffix: string;

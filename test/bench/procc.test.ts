@@ -14,7 +14,7 @@ import { armMethodsOf, contextsOf, fitBandit, frozenChoices, replayFrozenBandit 
 import { compareMethods, formatComparisonMarkdown } from '../../src/bench/compare';
 import { ModelRegistry } from '../../src/engine/models';
 import { EmbeddedClient } from '../../src/engine/generate/EmbeddedClient';
-import { embeddedLMOf } from '../../src/engine/pipeline';
+import { embeddedLMOf } from '../../src/engine/index/pipelineAdapters';
 import { SIMILAR_ARMS } from '../../src/engine/similar/types';
 import { fixturesDir, repoRoot } from '../helpers/paths';
 import { parsers } from './mineHelpers';

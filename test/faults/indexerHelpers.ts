@@ -1,10 +1,11 @@
 // The server's indexing lifecycle in-process: a WorkspaceIndexer with its status reporter, real
 // tree-sitter and a sparse retrieval path, configured from `coderag.*` settings.
 import { loadParsers, type Parsers } from '../../src/engine/kb/parsers';
-import { createRetrievalPaths } from '../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../src/engine/index/repositoryIndex';
 import type { FolderIndexSummary } from '../../src/protocol/protocol';
 import { mergeConfig } from '../../src/server/config';
 import { StatusReporter } from '../../src/server/StatusReporter';
+import { Trust } from '../../src/server/trust';
 import { folderFromPath, WorkspaceIndexer } from '../../src/server/WorkspaceIndexer';
 import { grammarsDir } from '../helpers/paths';
 
@@ -28,9 +29,10 @@ export async function startIndexer(cacheRoot: string, settings: unknown): Promis
     {
       parsers: parsers,
       cacheRoot: () => cacheRoot,
-      retrievers: (kb) => Promise.resolve(createRetrievalPaths(kb, p, { paths: ['sparse'] })),
+      retrievers: (kb) => Promise.resolve(createRepositoryIndex(kb, p, { paths: ['sparse'] })),
     },
     status,
+    new Trust(),
   );
   indexer.updateConfig(mergeConfig(settings).config);
   return {

@@ -278,11 +278,12 @@ for (const c of CASES) {
             sessions.push(lsp);
             await lsp.waitForStatus((s) => s.folders.length > 0 && s.folders.every((f) => f.state === 'ready'), 120_000);
             await lsp.waitForDense();
-            // The similar-code stage does not wait for the code windows: each position must find them built.
-            for (const start = performance.now(); !lsp.logs.some((l) => l.includes('similar code ready for'));) {
-              assert.ok(performance.now() - start < 120_000, `the code windows were not built in 120 s\n${lsp.logs.join('\n')}`);
-              await new Promise((r) => setTimeout(r, 100));
-            }
+            // The similar-code stage does not wait for the code windows: each position must find them built, as the status says.
+            const built = await lsp.waitForBuild('similar', 120_000);
+            assert.ok(
+              built.folders.every((f) => f.similar?.state === 'ready' && f.similar.windows > 0),
+              `the code windows were not built: ${JSON.stringify(built.folders.map((f) => f.similar))}`,
+            );
             const uri = lsp.open(join(repo, c.file), c.languageId);
             const each: Seen[] = [];
             for (const [line, character] of c.positions) {

@@ -10,10 +10,11 @@ import { loadParsers } from '../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../src/engine/models';
 import type { Encoder } from '../../src/engine/models/types';
 import type { DenseEncoder } from '../../src/engine/retrieve/dense/denseRetrieve';
-import { createRetrievalPaths } from '../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../src/engine/index/repositoryIndex';
 import type { FolderIndexSummary } from '../../src/protocol/protocol';
 import { mergeConfig } from '../../src/server/config';
 import { StatusReporter } from '../../src/server/StatusReporter';
+import { Trust } from '../../src/server/trust';
 import { folderFromPath, WorkspaceIndexer } from '../../src/server/WorkspaceIndexer';
 import { statusBarView } from '../../src/client/statusBar';
 import { copyFixture, grammarsDir, repoRoot, tempDir } from '../helpers/paths';
@@ -36,7 +37,7 @@ async function indexPyshop(
       cacheRoot: () => cache.path,
       retrievers: (kb, p, context) =>
         Promise.resolve(
-          createRetrievalPaths(kb, p, {
+          createRepositoryIndex(kb, p, {
             paths: ['sparse', 'dense'],
             ...(dense
               ? {
@@ -48,6 +49,7 @@ async function indexPyshop(
         ),
     },
     status,
+    new Trust(),
   );
   indexer.updateConfig(mergeConfig({ similar: { mode: 'lexical' } }).config);
   indexer.setWorkspaceFolders([folderFromPath(repo.path)]);

@@ -9,10 +9,10 @@ import type { Disposable } from '../../engine/util/disposable';
 import { throwIfAborted } from '../../engine/util/errors';
 import { TopK } from '../../engine/retrieve/topK';
 import type { PathName, PathResult, RetrievalRequest, Retriever, Snippet } from '../../engine/retrieve/types';
-import type { RetrievalPaths } from '../../engine/pipeline';
+import type { RepositoryIndex } from '../../engine/index/repositoryIndex';
 import { readIndexedText } from '../../engine/util/safeFile';
 
-export interface Rg1Options {
+interface Rg1Options {
   windowLines?: number;
   /** Lines between window starts (default half a window). */
   strideLines?: number;
@@ -30,7 +30,7 @@ interface Window {
   words: Int32Array;
 }
 
-export type Rg1Source = Pick<KnowledgeBase, 'paths' | 'onDidChange' | 'repoRoot'>;
+type Rg1Source = Pick<KnowledgeBase, 'paths' | 'onDidChange' | 'repoRoot'>;
 
 /** RG-1's path name (the bench's methods, the CLI's `--paths rg1`, traces and timings). */
 export const RG1 = 'rg1';
@@ -159,7 +159,7 @@ function windowSnippet(w: Window): Snippet {
 }
 
 /** `paths` with RG-1 beside them where `wanted` names it (the engine builds CodeRAG's paths only). */
-export function withRg1(paths: RetrievalPaths, kb: Rg1Source, wanted: readonly PathName[]): RetrievalPaths {
+export function withRg1(paths: RepositoryIndex, kb: Rg1Source, wanted: readonly PathName[]): RepositoryIndex {
   if (!wanted.includes(RG1)) return paths;
   const rg1 = new Rg1Retriever(kb);
   const byName = new Map(paths.byName);

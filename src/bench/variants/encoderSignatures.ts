@@ -11,7 +11,7 @@ export type SignatureSearchName = 'jaccard' | 'encoder';
 export const SIGNATURE_SEARCHES: readonly SignatureSearchName[] = ['jaccard', 'encoder'];
 
 /** The code encoder as step a uses it: texts to unit vectors. */
-export type EmbedTexts = (texts: string[], signal: AbortSignal) => Promise<Float32Array[]>;
+type EmbedTexts = (texts: string[], signal: AbortSignal) => Promise<Float32Array[]>;
 
 /** Signatures embedded per call (the encoder's batch). */
 const EMBED_CHUNK = 64;

@@ -14,9 +14,7 @@ import {
   autoRouter,
   bodyMode,
   CHECK_MODES,
-  causalLMProber,
   createPipeline,
-  embeddedLMOf,
   formatTraceMarkdown,
   LINE_MODE,
   MODEL_DEFAULTS,
@@ -28,7 +26,7 @@ import {
   type CompletionMode,
   type Router,
 } from '../../engine/pipeline';
-import { RepoMethods } from '../../engine/body/RepoMethods';
+import { causalLMProber, embeddedLMOf } from '../../engine/index/pipelineAdapters';
 import { resolveModelClient, type ModelSettings } from '../../engine/generate/createModelClient';
 import type { RerankerChoice } from '../../engine/rerank/types';
 import type { QueryStrategy } from '../../engine/query/types';
@@ -72,7 +70,7 @@ const options = {
 const MAX_BANDIT_STATE_BYTES = 1024 * 1024;
 
 /** `path/to/file.py:12:5` (1-based line and column; the column defaults to the end of the line). */
-export function parseLocation(spec: string): { file: string; line: number; column?: number } {
+function parseLocation(spec: string): { file: string; line: number; column?: number } {
   const m = /^(.*?):(\d+)(?::(\d+))?$/.exec(spec);
   if (!m || !m[1]) throw new UsageError(`expected <file>:<line>[:<col>], got "${spec}"`);
   const line = Number(m[2]);
@@ -82,7 +80,7 @@ export function parseLocation(spec: string): { file: string; line: number; colum
 }
 
 /** Offset of a 1-based line and column in `text`; the column defaults to the end of the line. */
-export function offsetAt(text: string, line: number, column?: number): number {
+function offsetAt(text: string, line: number, column?: number): number {
   let offset = 0;
   for (let l = 1; l < line; l++) {
     const next = text.indexOf('\n', offset);
@@ -211,13 +209,13 @@ export const completeCommand: CliCommand = {
               ? { nextLine: (prompt: string, maxNewTokens: number, s: AbortSignal) => lmForLine.generate(prompt, { maxNewTokens }, s) }
               : {}),
           },
+      lm ? (t) => lm.encode(t) : undefined,
     );
-    let repoMethods: RepoMethods | undefined;
     try {
       const prober = lm ? causalLMProber(lm) : undefined;
       const retrievers = [...paths.byName.values()];
       // The body mode (Rambo) reads the repository's methods; auto picks it inside an empty method body.
-      repoMethods = modeName === 'line' ? undefined : new RepoMethods(kb, lm ? (t) => lm.encode(t) : undefined);
+      const repoMethods = modeName === 'line' ? undefined : paths.methods;
       const bodyDeps: BodyModeDeps | undefined = repoMethods
         ? { parsers: await parsers(), ...(lm ? { tokenize: (t: string) => lm.encode(t) } : {}) }
         : undefined;
@@ -272,7 +270,6 @@ export const completeCommand: CliCommand = {
       return result.items.length > 0 ? 0 : 1;
     } finally {
       paths.dispose();
-      repoMethods?.dispose();
       kb.dispose();
       await rerankers?.dispose();
       await models.registry.dispose().catch(() => undefined);

@@ -24,7 +24,7 @@ interface ManifestModel {
   files: string[];
 }
 
-export interface ModelReport {
+interface ModelReport {
   name: string;
   role: string;
   /** What the engine uses it for. */
@@ -38,7 +38,7 @@ export interface ModelReport {
   loadError?: string;
 }
 
-export interface ModelsReport {
+interface ModelsReport {
   device: ModelDevice;
   platform: string;
   /** Each execution provider of this onnxruntime-node build and why it cannot be used here (absent: usable). */

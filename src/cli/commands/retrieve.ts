@@ -14,7 +14,8 @@ import { isOutsideRelative } from '../../engine/kb/scan';
 import type { QueryStrategy } from '../../engine/query/types';
 import { prefixAt, type UnfinishedFile } from '../../engine/query/unfinishedFile';
 import type { Candidate, PathName, RetrievalTrace, ScoredSnippet } from '../../engine/retrieve/types';
-import { causalLMProber, createPipeline, PIPELINE_DEFAULTS, resolveOptions } from '../../engine/pipeline';
+import { createPipeline, PIPELINE_DEFAULTS, resolveOptions } from '../../engine/pipeline';
+import { causalLMProber } from '../../engine/index/pipelineAdapters';
 import { UserError } from '../../engine/util/errors';
 
 const PATH_ALIASES: Record<string, PathName> = {
@@ -28,7 +29,7 @@ const PATH_ALIASES: Record<string, PathName> = {
 };
 const QUERIES: readonly QueryStrategy[] = ['probe', 'last3', 'last10', 'jaccard'];
 
-export interface CursorSpec {
+interface CursorSpec {
   file: string;
   line: number;
   column?: number;

@@ -49,7 +49,7 @@ function cutBeforeLine(text: string, cursorColumn: number, ends: (line: string, 
 }
 
 /** Java: the text before the method's own `}` or before a line left of the body at or beyond the signature's indentation. */
-export function cutJavaBody(text: string, signatureIndent: number, cursorColumn: number): string {
+function cutJavaBody(text: string, signatureIndent: number, cursorColumn: number): string {
   return cutBeforeLine(
     cutAtUnmatchedBrace(text),
     cursorColumn,

@@ -11,7 +11,7 @@ import type { Snippet } from '../retrieve/types';
 import { classFragment, headFragment } from './fragments';
 import { jaccard, subwordSet } from './tokens';
 
-export type ElementKind = 'type' | 'call' | 'field';
+type ElementKind = 'type' | 'call' | 'field';
 
 export interface SketchElements {
   types: string[];
@@ -132,7 +132,7 @@ export interface MappedElement {
 }
 
 /** Below this subword Jaccard a name is left unmapped (Rambo keeps any top-1; a tiny model's sketch names are often noise). */
-export const MIN_NAME_JACCARD = 0.5;
+const MIN_NAME_JACCARD = 0.5;
 
 function best(name: string, candidates: Iterable<string>, subwords: Map<string, Set<string>>): { name: string; score: number } | undefined {
   const mine = subwordSet(name);

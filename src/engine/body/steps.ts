@@ -58,7 +58,7 @@ export function bodyAt(request: { lang: Lang; filePath: string; prefix: string; 
 }
 
 /** Stops that end a body early where the model writes past it (the cut rule still decides). */
-export function bodyStops(lang: Lang, indent: number): string[] {
+function bodyStops(lang: Lang, indent: number): string[] {
   const pad = ' '.repeat(indent);
   return lang === 'java'
     ? [`\n${pad}}`]
@@ -108,7 +108,7 @@ function methodBody(m: ScoredMethod): string {
 }
 
 /** A body prompt's request: the fragments (best first), the code's share, the budget and the place's layout (none: a new place). */
-export interface BodyPromptAsk {
+interface BodyPromptAsk {
   at: BodyAt;
   settings: BodyPromptSettings;
   ranked: readonly Candidate[];
@@ -118,7 +118,7 @@ export interface BodyPromptAsk {
 }
 
 /** The body prompt over `ranked` fragments (best first) within `budgetTokens`. */
-export function promptForBody(ask: BodyPromptAsk): BodyPrompt {
+function promptForBody(ask: BodyPromptAsk): BodyPrompt {
   const { at, settings } = ask;
   return bodyPrompt({
     lang: at.lang,
@@ -136,7 +136,7 @@ export function promptForBody(ask: BodyPromptAsk): BodyPrompt {
   });
 }
 
-export interface SignatureHitsInput {
+interface SignatureHitsInput {
   at: BodyAt;
   repo: RepoMethods | undefined;
   search: SignatureSearch;
@@ -187,7 +187,7 @@ export async function sketchStep(input: SketchInput): Promise<string> {
   return text ? at.primed + text : '';
 }
 
-export interface ElementsInput {
+interface ElementsInput {
   parsers: Parsers;
   lang: Lang;
   repo: RepoMethods | undefined;
@@ -200,7 +200,7 @@ export interface ElementsInput {
   elements: 'sketch' | 'sketch+similar';
 }
 
-export interface ElementsResult {
+interface ElementsResult {
   mapped: MappedElement[];
   identifiers: string[];
   definitions: Snippet[];
@@ -264,7 +264,7 @@ export function elementsStep(input: ElementsInput): ElementsResult {
   return { ...result, unmapped };
 }
 
-export interface UsagesInput {
+interface UsagesInput {
   at: BodyAt;
   repo: RepoMethods | undefined;
   identifiers: readonly string[];
@@ -280,7 +280,7 @@ export function usagesStep(input: UsagesInput): ScoredMethod[] {
   return rankUsages(input.at.target, input.at.filePath, input.identifiers, rankAgainst, input.repo, input.topK);
 }
 
-export interface ComposeInput {
+interface ComposeInput {
   compose: BodyComposer;
   usages: readonly ScoredMethod[];
   elements: Pick<ElementsResult, 'definitions' | 'related'>;

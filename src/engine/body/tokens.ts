@@ -7,7 +7,7 @@ import { identifierTokens } from '../util/codeText';
 export type Tokenize = (text: string) => ArrayLike<number>;
 
 /** `getUserName`, `get_user_name`, `HTTPServer` -> get, user, name / http, server (lower case). */
-export function subwords(identifier: string): string[] {
+function subwords(identifier: string): string[] {
   return (
     identifier
       .replace(/([a-z0-9])([A-Z])/g, '$1 $2')

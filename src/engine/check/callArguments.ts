@@ -33,7 +33,7 @@ export interface CallSignature {
 }
 
 /** The innermost call the text ends inside: the callee, where its arguments start, and which argument is being written. */
-export interface OpenCall {
+interface OpenCall {
   callee: string;
   /** Offset of the first character after `(`. */
   argsStart: number;

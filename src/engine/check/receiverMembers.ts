@@ -24,7 +24,7 @@ export interface TypedFile {
   analyses?: UnfinishedAnalyses;
 }
 
-export interface Dereference {
+interface Dereference {
   /** The receiver expression as written (`self.cart`, `make_gateway("x")`). */
   receiver: string;
   /** The identifier already typed after the dot ('' right after it). */

@@ -18,7 +18,7 @@ export interface MemberFix {
   at: number;
 }
 
-export interface CheckedCompletion {
+interface CheckedCompletion {
   text: string;
   /** Dereferences whose receiver resolved (and so were checked). */
   checked: number;

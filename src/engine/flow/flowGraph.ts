@@ -6,7 +6,7 @@ import type { KbImport } from '../kb/types';
 import { JAVA_KEYWORDS as JAVA_KEYWORDS_ONLY, PYTHON_KEYWORDS as PYTHON_KEYWORDS_ONLY } from '../util/codeText';
 
 /** One step of an attribute chain: `a.b(...)` is [{a}, {b, call}]; `x[i]` adds an opaque `[]` step. */
-export interface Segment {
+interface Segment {
   name: string;
   call?: boolean;
   /** The identifier being typed at the cursor: members are matched by prefix. */
@@ -42,7 +42,7 @@ export interface LocalClass {
   bases: Chain[];
 }
 
-export interface LocalFunction {
+interface LocalFunction {
   name: string;
   returns: Chain[];
 }

@@ -16,7 +16,7 @@ import {
 } from './flowGraph';
 import { MAX_NESTING_DEPTH } from '../util/codeText';
 
-export function javaChain(node: Node | null): Chain | undefined {
+function javaChain(node: Node | null): Chain | undefined {
   if (!node) return undefined;
   switch (node.type) {
     case 'identifier':
@@ -290,7 +290,7 @@ class JavaFlowWalker {
 }
 
 /** Type references kept per request: the nearest ones (a long class uses hundreds). */
-export const MAX_TYPE_REFS = 60;
+const MAX_TYPE_REFS = 60;
 
 /**
  * The types the outermost class around the cursor uses before it (its header, fields, method
@@ -298,7 +298,7 @@ export const MAX_TYPE_REFS = 60;
  * dotted types as one chain, capitalised static receivers (`Foo.bar()`, `Foo.X`) and annotation
  * names; nearest the cursor first, each once, type parameters and ignored JDK types left out.
  */
-export function javaTypeRefs(root: Node, cursor: number): TypeRef[] {
+function javaTypeRefs(root: Node, cursor: number): TypeRef[] {
   const outer =
     root.namedChildren.find((c) => c !== null && CLASS_LIKE.has(c.type) && c.startIndex <= cursor && c.endIndex >= cursor) ?? null;
   if (!outer) return [];

@@ -8,7 +8,7 @@ import { addBinding, emptyFlow, PYTHON_TYPE_IGNORE, typeChains, type Chain, type
 import { MAX_NESTING_DEPTH } from '../util/codeText';
 
 /** The attribute chain of an expression node, or undefined when it is not one. */
-export function pythonChain(node: Node | null): Chain | undefined {
+function pythonChain(node: Node | null): Chain | undefined {
   if (!node) return undefined;
   switch (node.type) {
     case 'identifier':

@@ -124,7 +124,7 @@ export function moduleHeader(text: string, lang: 'python' | 'java'): string {
   return lines.filter((_, i) => inImport[i]).join('\n') + '\n';
 }
 
-export interface UnfinishedAnalysis {
+interface UnfinishedAnalysis {
   flow: FileFlow;
   extraction: FileExtraction;
 }

@@ -29,7 +29,7 @@ export type GateFeatureName = (typeof GATE_FEATURES)[number];
 export type GateFeatures = Record<GateFeatureName, number>;
 
 /** The log-probability features of a client that gave none (the gate then scores with its model without them). */
-export const NO_LOGPROBS = { meanLogprob: 0, minLogprob: 0 } as const;
+const NO_LOGPROBS = { meanLogprob: 0, minLogprob: 0 } as const;
 
 /** Lowest log-probability a token counts with (a masked-in token can be far below; one such token should not decide alone). */
 const LOGPROB_FLOOR = -10;
@@ -43,7 +43,7 @@ const KEYWORDS = new Set(
   ).split(' '),
 );
 
-export interface GateInput {
+interface GateInput {
   /** The suggestion as it would be inserted. */
   text: string;
   /** What the model wrote, before it was cut (the logprobs' text). */

@@ -7,9 +7,7 @@
 import { GATE_FEATURES, featureVector, type GateFeatures } from './features';
 import { SHIPPED_GATE_WEIGHTS, type GateWeights } from './weights';
 
-export type { GateWeights } from './weights';
-
-export interface GateState extends GateWeights {
+interface GateState extends GateWeights {
   version: 1;
   features: string[];
   /** Outcomes learned from since the shipped weights. */
@@ -17,7 +15,7 @@ export interface GateState extends GateWeights {
 }
 
 /** How far one outcome moves the weights: small, so one rejection does not silence a kind of suggestion. */
-export const GATE_LEARNING_RATE = 0.02;
+const GATE_LEARNING_RATE = 0.02;
 
 /** Most a weight may be (a saved state or a long run of outcomes cannot make one feature decide alone). */
 const MAX_WEIGHT = 20;

@@ -37,7 +37,7 @@ export interface EmbeddedLM {
   readonly eosId?: number;
 }
 
-export interface EmbeddedClientOptions {
+interface EmbeddedClientOptions {
   /** Loads the model on first use (the registry caches it). */
   load: () => Promise<EmbeddedLM>;
   /** Name shown in traces and status. */

@@ -33,7 +33,7 @@ import {
   type ModelProblem,
 } from './types';
 
-export interface OllamaClientOptions {
+interface OllamaClientOptions {
   /** e.g. http://127.0.0.1:11434 */
   host: string;
   model: string;
@@ -45,14 +45,14 @@ export interface OllamaClientOptions {
   timeoutMs?: number;
 }
 
-export interface PullProgress {
+interface PullProgress {
   status: string;
   completed?: number;
   total?: number;
 }
 
 /** Ollama tags are `name:tag`; an untagged name means `:latest`. */
-export function sameOllamaModel(a: string, b: string): boolean {
+function sameOllamaModel(a: string, b: string): boolean {
   const norm = (s: string): string => (s.includes(':') ? s : `${s}:latest`);
   return norm(a) === norm(b);
 }
@@ -61,7 +61,7 @@ export function sameOllamaModel(a: string, b: string): boolean {
 const CHECK_LIMIT_MS = 5000;
 
 /** Most characters of streamed text kept of one answer (a line completion is a few hundred). */
-export const MAX_ANSWER_CHARS = 64 * 1024;
+const MAX_ANSWER_CHARS = 64 * 1024;
 
 /**
  * The context window every request asks Ollama for. Its default (2,048 tokens before 0.6.4) is
@@ -70,7 +70,7 @@ export const MAX_ANSWER_CHARS = 64 * 1024;
  * 8,192 tokens leave room for the definitions a line needs (docs/BENCHMARKS.md "Prompt recall": Java
  * line prompts held them in 85% of validation cases, against 77% with 4,096).
  */
-export const OLLAMA_NUM_CTX = 8192;
+const OLLAMA_NUM_CTX = 8192;
 
 export class OllamaClient implements ModelClient {
   readonly backend = 'ollama' as const;

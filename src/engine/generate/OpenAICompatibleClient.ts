@@ -26,7 +26,7 @@ import { openAiTokenLogprobs } from './logprobs';
 import { ReadRate } from './readRate';
 import { escapeRegExp } from '../util/regex';
 
-export interface OpenAICompatibleOptions {
+interface OpenAICompatibleOptions {
   /** Base URL, with or without `/v1` (e.g. http://gpu-box:8000). */
   baseUrl: string;
   model: string;
@@ -48,7 +48,7 @@ const MAX_SERVER_STOPS = 4;
 const PROBE_LIMIT_MS = 1500;
 
 /** A server-side way to restrict what the model writes: vLLM's `guided_regex`, llama.cpp's `grammar` (GBNF). */
-export type ServerConstraintKind = 'guided_regex' | 'grammar';
+type ServerConstraintKind = 'guided_regex' | 'grammar';
 
 function gbnfString(s: string): string {
   return `"${s.replace(/[\\"]/g, '\\$&')}"`;

@@ -25,7 +25,7 @@ export interface CopyPriorOptions {
 
 export const DEFAULT_COPY_PRIOR: CopyPriorOptions = { minChars: 6, maxChars: 80, minWeight: 0.3, weightPerChar: 0.02, maxWeight: 0.8 };
 
-export interface CopyVote {
+interface CopyVote {
   /** Token id -> share of the votes (sums to 1). */
   next: Map<number, number>;
   /** Non-space characters of the longest tail match. */

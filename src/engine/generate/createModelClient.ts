@@ -14,7 +14,7 @@ export interface ModelSettings {
   openai: { baseUrl: string; model: string; apiKey: string };
 }
 
-export interface ResolvedModel {
+interface ResolvedModel {
   client: ModelClient;
   /** Why `auto` chose what it chose, or what is wrong with the explicit choice. */
   note?: string;

@@ -32,7 +32,7 @@ function originOf(location: string | null, base: string): string {
 }
 
 /** Most bytes read of one answer (a completion or a reranker's pick with logprobs is a few KiB). */
-export const MAX_ANSWER_BYTES = 256 * 1024;
+const MAX_ANSWER_BYTES = 256 * 1024;
 
 /** An answer larger than MAX_ANSWER_BYTES: reading stopped and the request was closed. */
 export class AnswerTooLargeError extends Error {
@@ -93,10 +93,10 @@ function capBody(response: Response, limit: BodyLimit, from: string): Response {
 }
 
 /** The wait a 429 without a (valid) Retry-After gets. */
-export const DEFAULT_RETRY_AFTER_MS = 2000;
+const DEFAULT_RETRY_AFTER_MS = 2000;
 
 /** The longest wait a server can ask for: past it CodeRAG asks again (a hostile value would silence it for good). */
-export const MAX_RETRY_AFTER_MS = 10 * 60 * 1000;
+const MAX_RETRY_AFTER_MS = 10 * 60 * 1000;
 
 /** A model server asked to wait (HTTP 429, or 503 with Retry-After): nothing is sent to it before `until`. */
 export class RateLimitedError extends Error {
@@ -117,7 +117,7 @@ export class RateLimitedError extends Error {
 const waitUntil = new Map<string, number>();
 
 /** Retry-After as milliseconds from `now`: delta-seconds or an HTTP date, within [0, MAX_RETRY_AFTER_MS]. */
-export function retryAfterMs(header: string | null, now = Date.now()): number {
+function retryAfterMs(header: string | null, now = Date.now()): number {
   const value = header?.trim() ?? '';
   let ms = /^\d+$/.test(value) ? Number(value) * 1000 : value ? Date.parse(value) - now : NaN;
   if (!Number.isFinite(ms)) ms = DEFAULT_RETRY_AFTER_MS;
@@ -125,7 +125,7 @@ export function retryAfterMs(header: string | null, now = Date.now()): number {
 }
 
 /** When the server at `origin` may be asked again (epoch ms), or undefined when it may be now. */
-export function rateLimitedUntil(origin: string, now = Date.now()): number | undefined {
+function rateLimitedUntil(origin: string, now = Date.now()): number | undefined {
   const until = waitUntil.get(origin);
   if (until === undefined) return undefined;
   if (until > now) return until;
@@ -138,7 +138,7 @@ export function rateLimitedUntil(origin: string, now = Date.now()): number | und
  * pointed), reads at most `maxBytes` of the answer, and honours Retry-After: after a 429 (or a 503
  * that names a wait) nothing is sent to that server until the time passes.
  */
-export async function modelFetch(
+async function modelFetch(
   input: Parameters<typeof fetch>[0],
   init: RequestInit | undefined,
   limit: BodyLimit = { maxBytes: MAX_ANSWER_BYTES },
@@ -161,7 +161,7 @@ export async function modelFetch(
   return capBody(response, limit, new URL(url).origin);
 }
 
-export interface OpenAiAnswer {
+interface OpenAiAnswer {
   ok: boolean;
   status: number;
   /** The body as text (the caller parses it, so a malformed answer can be quoted). */

@@ -28,12 +28,12 @@ export class ReadRate {
 }
 
 /** The most a new place's first read may take for the budget to stay above PROMPT_FLOOR_TOKENS. */
-export const FIRST_READ_SECONDS = 15;
+const FIRST_READ_SECONDS = 15;
 /**
  * The budget of a server measured slow: the prompt every client had before the budget followed the
  * server (a slow server's users keep that recall and read a new place in about half the window's time).
  */
-export const PROMPT_FLOOR_TOKENS = 2048;
+const PROMPT_FLOOR_TOKENS = 2048;
 /** Budgets step in these units, so a reading's jitter does not move the prompt's layout at every warm-up. */
 const STEP_TOKENS = 512;
 
@@ -52,9 +52,9 @@ export function readableBudget(tokensPerSecond: number | undefined): number {
  * Three times under the 15 s a place's whole prompt took at 1.5B on one CPU thread (docs/BENCHMARKS.md
  * "Moving session").
  */
-export const NEW_PLACE_SECONDS = 5;
+const NEW_PLACE_SECONDS = 5;
 /** A slow server's local part: this share of the budget (about llama.vim's 512-token local context at 8,192). */
-export const LOCAL_SHARE_FLOOR = 0.1;
+const LOCAL_SHARE_FLOOR = 0.1;
 /** Of what a new place may read, the share its local part takes; the rest lets that many of the place's own items in at once. */
 const LOCAL_OF_READ = 0.5;
 

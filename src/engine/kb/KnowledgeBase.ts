@@ -27,7 +27,7 @@ import { lfText } from '../util/documentText';
 
 const log = getLogger('kb');
 
-export interface KnowledgeBaseOptions extends ScanOptions {
+interface KnowledgeBaseOptions extends ScanOptions {
   repoRoot: string;
   /** Folder holding this repository's persisted index (see indexFolderFor); omit to keep it in memory only. */
   indexFolder?: string;

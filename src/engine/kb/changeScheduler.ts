@@ -7,7 +7,7 @@ import type { Disposable, Listener } from '../util/disposable';
 /** How long after a change the refresh starts: a burst of changes (a save of many files) makes one run. */
 export const REFRESH_DELAY_MS = 50;
 
-export interface ChangeSchedulerOptions {
+interface ChangeSchedulerOptions {
   /** Whether a refresh is worth scheduling (the index was built once; before that, the first request builds it). */
   built: () => boolean;
   /** The refresh that runs REFRESH_DELAY_MS after a change, when paths are pending. */

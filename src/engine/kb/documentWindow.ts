@@ -15,13 +15,13 @@ export interface DocumentLimits {
   maxLineChars?: number;
 }
 
-export const DEFAULT_MAX_DOCUMENT_LINES = 30_000;
-export const DEFAULT_MAX_LINE_CHARS = 10_000;
+const DEFAULT_MAX_DOCUMENT_LINES = 30_000;
+const DEFAULT_MAX_LINE_CHARS = 10_000;
 /** The window over a document past its limits: this much before the cursor and after it. */
 export const WINDOW_BEFORE_CHARS = 16 * 1024;
 export const WINDOW_AFTER_CHARS = 4 * 1024;
 
-export interface DocumentView {
+interface DocumentView {
   prefix: string;
   suffix: string;
   /** Set when the document was over a limit and only a window is given: which limit, in words. */

@@ -21,7 +21,7 @@ import { eventLoopYielder } from '../util/yielder';
 const log = getLogger('kb');
 
 /** The file could not be parsed at all: no extraction, which is not an extraction with no items. */
-export class ParseFailedError extends Error {
+class ParseFailedError extends Error {
   constructor(
     readonly path: string,
     readonly why: string,
@@ -35,7 +35,7 @@ export function isParseFailedError(e: unknown): e is ParseFailedError {
   return e instanceof ParseFailedError;
 }
 
-export interface ExtractOptions {
+interface ExtractOptions {
   /**
    * Parse time allowed for the file, in ms (default 1 s + 5 ms per KB). Tree-sitter's error
    * recovery can turn quadratic on input that is far from the grammar (e.g. Python parsed as
@@ -59,7 +59,7 @@ export function extractFile(parsers: Parsers, lang: Lang, path: string, source: 
 }
 
 /** As extractFile, but a parse that fails throws ParseFailedError (the file's items are unknown, not none). */
-export function extractParsed(parsers: Parsers, lang: Lang, path: string, given: string, options: ExtractOptions = {}): FileExtraction {
+function extractParsed(parsers: Parsers, lang: Lang, path: string, given: string, options: ExtractOptions = {}): FileExtraction {
   // Stubs are cut, signatures kept and rows counted on LF text: a CRLF or CR file gives the same items.
   const source = lfText(given);
   const empty: FileExtraction = { path, lang, items: [], classes: [], imports: [], hasSyntaxErrors: true };
@@ -97,15 +97,15 @@ export function extractParsed(parsers: Parsers, lang: Lang, path: string, given:
  * EntitiesData.java). A module far past them is generated or minified: 20 MB of one gave 1.7
  * million items, a 5.4 GB server and no answer for a minute.
  */
-export const MAX_INDEX_LINE_CHARS = 100_000;
+const MAX_INDEX_LINE_CHARS = 100_000;
 /** Tree-sitter's tree takes about 100-160 bytes a token in its WebAssembly memory, which never shrinks. */
-export const MAX_INDEX_TOKENS = 1_000_000;
+const MAX_INDEX_TOKENS = 1_000_000;
 export const MAX_INDEX_ITEMS = 10_000;
 
-export type BoundReason = 'longLines' | 'tooManyTokens' | 'tooManyItems';
+type BoundReason = 'longLines' | 'tooManyTokens' | 'tooManyItems';
 
 /** A file past the work bounds: not indexed, for the reason given. */
-export class OverBoundsError extends Error {
+class OverBoundsError extends Error {
   constructor(
     readonly path: string,
     readonly reason: BoundReason,
@@ -120,7 +120,7 @@ export function isOverBoundsError(e: unknown): e is OverBoundsError {
   return e instanceof OverBoundsError;
 }
 
-export interface IndexBounds {
+interface IndexBounds {
   maxLineChars?: number;
   maxTokens?: number;
   maxItems?: number;
@@ -132,7 +132,7 @@ const TOKEN = /[\p{L}\p{N}_$]+|[^\s\p{L}\p{N}_$]/gu;
  * Why `text` is past the bounds before anything parses it (a line too long, too many tokens), or
  * undefined. Both are single passes that stop at the first excess.
  */
-export function preParseProblem(text: string, bounds: IndexBounds = {}): { reason: BoundReason; detail: string } | undefined {
+function preParseProblem(text: string, bounds: IndexBounds = {}): { reason: BoundReason; detail: string } | undefined {
   const maxLineChars = bounds.maxLineChars ?? MAX_INDEX_LINE_CHARS;
   const long = overLimits(text, { maxBytes: Infinity, maxLines: Infinity, maxLineChars });
   if (long !== undefined) return { reason: 'longLines', detail: `${long} (minified or generated code)` };

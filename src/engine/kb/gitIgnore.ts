@@ -124,7 +124,7 @@ export function excludesFileInConfig(text: string): string | undefined {
   return found;
 }
 
-export interface GitConfigPlaces {
+interface GitConfigPlaces {
   /** The config files git reads, lowest precedence first (system, global, the repository's). */
   configFiles: string[];
   /** The excludes file used when no config sets core.excludesFile. */

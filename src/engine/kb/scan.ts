@@ -18,7 +18,7 @@ import { eventLoopYielder } from '../util/yielder';
 import { lfText } from '../util/documentText';
 import { configPath, excludesFileInConfig, gitConfigPlaces, gitIgnoredPaths } from './gitIgnore';
 
-export type SkipReason =
+type SkipReason =
   | 'tooLarge'
   | 'binary'
   | 'notUtf8'
@@ -58,7 +58,7 @@ export interface SkippedFile {
   detail?: string;
 }
 
-export interface SourceFile {
+interface SourceFile {
   /** Repo-relative, forward slashes. */
   path: string;
   absPath: string;
@@ -77,7 +77,7 @@ export interface ScanOptions {
   maxFiles?: number;
 }
 
-export interface ScanResult {
+interface ScanResult {
   files: SourceFile[];
   skipped: SkippedFile[];
 }
@@ -86,7 +86,7 @@ export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_FILES = 50_000;
 
 /** The scan found more candidate files than its limit: probably not one project's folder. */
-export class TooManyFilesError extends UserError {
+class TooManyFilesError extends UserError {
   constructor(
     readonly repoRoot: string,
     readonly limit: number,
@@ -135,7 +135,7 @@ function isInside(root: string, real: string): boolean {
  */
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
-export function hasControlChars(name: string): boolean {
+function hasControlChars(name: string): boolean {
   return CONTROL_CHARS.test(name);
 }
 
@@ -270,8 +270,8 @@ const ALWAYS_EXCLUDED = ['.git/', '.hg/', '.svn/', 'node_modules/', '__pycache__
  * The most excluded globs used, and the longest one: every path of a scan is tested against each
  * glob (about 0.25 ms a path at 1,000 globs), and 100,000 of them held the event loop for seconds.
  */
-export const MAX_EXCLUDE_GLOBS = 1000;
-export const MAX_EXCLUDE_GLOB_CHARS = 1000;
+const MAX_EXCLUDE_GLOBS = 1000;
+const MAX_EXCLUDE_GLOB_CHARS = 1000;
 
 /** The excluded globs that are used (the first MAX_EXCLUDE_GLOBS within MAX_EXCLUDE_GLOB_CHARS), and what was left out, in words. */
 export function boundedExclude(exclude: readonly string[]): { globs: string[]; problems: string[] } {
@@ -312,7 +312,7 @@ const SECRET_PATTERNS: RegExp[] = [
 ];
 
 /** Secret-bearing files never enter the knowledge base, whatever their extension. */
-export function isSecretFile(fileName: string): boolean {
+function isSecretFile(fileName: string): boolean {
   return SECRET_PATTERNS.some((re) => re.test(fileName));
 }
 
@@ -647,7 +647,7 @@ class RepositoryScan {
   }
 }
 
-export type ReadSourceResult = { ok: true; text: string; hash: string } | { ok: false; reason: SkipReason; detail: string };
+type ReadSourceResult = { ok: true; text: string; hash: string } | { ok: false; reason: SkipReason; detail: string };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -688,7 +688,7 @@ export async function readSource(absPath: string, maxBytes: number = DEFAULT_MAX
   }
 }
 
-export type PathVerdict = { index: true; lang: Lang } | { index: false; reason: SkipReason | 'ignored' | 'notSource' };
+type PathVerdict = { index: true; lang: Lang } | { index: false; reason: SkipReason | 'ignored' | 'notSource' };
 
 /** Decide for one repo-relative path (a watcher event, a saved document) what scanRepository would. */
 export async function checkPath(repoRoot: string, relPath: string, options: ScanOptions = {}): Promise<PathVerdict> {

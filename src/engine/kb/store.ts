@@ -27,7 +27,7 @@ export interface StoredIndex {
   files: Record<string, StoredFile>;
 }
 
-export type LoadResult = { status: 'ok'; index: StoredIndex } | { status: 'missing' } | { status: 'invalid'; reason: string };
+type LoadResult = { status: 'ok'; index: StoredIndex } | { status: 'missing' } | { status: 'invalid'; reason: string };
 
 interface Header {
   magic: string;
@@ -191,7 +191,7 @@ const IMPORT_FIELDS: Record<string, Check> = {
 };
 
 /** Why a parsed index does not have the shape of a StoredIndex (undefined when it does). */
-export function indexShapeProblem(index: unknown): string | undefined {
+function indexShapeProblem(index: unknown): string | undefined {
   if (!isObject(index)) return 'not an object';
   if (!isObject(index.files)) return 'files is not an object';
   for (const [path, file] of Object.entries(index.files)) {

@@ -17,10 +17,10 @@ import type { CausalLM, Encoder } from './types';
 
 const log = getLogger('models');
 
-export const DEFAULT_CAUSAL_LM = 'coderag-lm';
-export const DEFAULT_ENCODER = 'coderag-encoder';
+const DEFAULT_CAUSAL_LM = 'coderag-lm';
+const DEFAULT_ENCODER = 'coderag-encoder';
 
-export type ModelKind = 'causalLM' | 'encoder';
+type ModelKind = 'causalLM' | 'encoder';
 
 const FILES: Record<ModelKind, string[]> = {
   causalLM: ['config.json', 'tokenizer.json', 'tokenizer_config.json', CAUSAL_LM_FILE],
@@ -56,14 +56,14 @@ export interface ModelRegistryOptions {
   fetch?: typeof fetch;
 }
 
-export interface ResolvedModel {
+interface ResolvedModel {
   name: string;
   dir: string;
   source: 'shipped' | 'user' | 'path' | 'hub';
 }
 
 /** A loaded model and the execution provider it runs on. */
-export interface LoadedModelPlacement {
+interface LoadedModelPlacement {
   kind: ModelKind;
   name: string;
   placement: ModelPlacement;

@@ -21,7 +21,7 @@ interface LMShape {
   eos: number;
 }
 
-export function causalLMShape(config: Record<string, unknown>, name: string): LMShape {
+function causalLMShape(config: Record<string, unknown>, name: string): LMShape {
   const type = config.model_type;
   if (type !== 'gpt2') {
     throw new ModelError(

@@ -36,7 +36,7 @@ function tensorInfo(name: string, elem: number, dims: Array<string | number>): n
 }
 
 /** ModelProto: scores[n, 1] = MatMulInteger(matrix[n, d], query[d, 1]), int8 in, int32 out; IR version 7, opset 13. */
-export function matVecModel(): Uint8Array {
+function matVecModel(): Uint8Array {
   const node = [...stringField(1, 'matrix'), ...stringField(1, 'query'), ...stringField(2, 'scores'), ...stringField(4, 'MatMulInteger')];
   const graph = [
     ...bytesField(1, node),

@@ -94,7 +94,7 @@ function spawn(entry: WorkerEntry, start: WorkerStart): Promise<{ worker: Worker
   });
 }
 
-export interface WorkerEncoderOptions {
+interface WorkerEncoderOptions {
   /**
    * The thread ends after this long without a request (its model's memory is returned) and starts
    * again on the next one (about a second). Default: it stays.

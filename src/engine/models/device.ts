@@ -50,7 +50,7 @@ export function platformAccelerator(platform: string = process.platform, arch: s
 }
 
 /** The opt-in install of the CUDA provider (onnxruntime-node's own flag; docs/ARCHITECTURE.md "Local models on CPU or GPU"). */
-export const CUDA_INSTALL_HINT =
+const CUDA_INSTALL_HINT =
   'node node_modules/onnxruntime-node/script/install --onnxruntime-node-install=cuda12 (in the repository or the ' +
   'extension folder; needs CUDA 12 and cuDNN 9)';
 
@@ -139,11 +139,6 @@ export function logPlacement(modelName: string, placement: ModelPlacement): void
   logged.add(reason);
   if (placement.error) log.error(`models run on the CPU: ${reason}`);
   else log.info(`models run on the CPU (device auto: ${reason})`);
-}
-
-/** `coreml` -> `CoreML`, for messages. */
-export function providerLabel(provider: ExecutionProvider): string {
-  return LABEL[provider];
 }
 
 /** One model's provider as the status and a completion's trace report it. */

@@ -19,7 +19,7 @@ export interface DownloadProgress {
   done: boolean;
 }
 
-export interface DownloadOptions {
+interface DownloadOptions {
   hubUrl: string;
   revision: string;
   /** Abort a file when no bytes arrive for this long. */

@@ -1,9 +1,9 @@
 // The pipeline: one composition function, the stages every mode composes, its trace, the completion modes and their router.
-export { createPipeline, createRetrievalPaths, embeddedLMOf, causalLMProber } from './createPipeline';
+export { createPipeline } from './createPipeline';
 export { probingQueryBuilder } from './stages/query';
 export { rerankerNow } from './stages/rerank';
 export { similarModeFor } from './stages/similar';
-export type { Pipeline, PipelineDeps, RetrievalPaths, RetrievalPathOptions } from './createPipeline';
+export type { Pipeline, PipelineDeps } from './createPipeline';
 export { complete, completeLine } from './complete';
 export { MODEL_DEFAULTS, PIPELINE_DEFAULTS } from './defaults';
 export { resolveOptions } from './resolveOptions';

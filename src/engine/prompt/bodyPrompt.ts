@@ -18,7 +18,7 @@ import {
 import { commentPrefix } from './templates';
 
 /** The line prompt's input (fitPromptBudget) with the body's fragment layout and its place; the code's share is the body's own. */
-export type BodyPromptInput = Pick<
+type BodyPromptInput = Pick<
   PromptInput,
   'lang' | 'filePath' | 'prefix' | 'suffix' | 'snippets' | 'family' | 'contextShare' | 'countTokens'
 > & {
@@ -66,7 +66,7 @@ export const RAMBO_LAYOUT: BodyPromptLayout = {
 };
 
 /** The body prompt's block in `layout`'s form: its intro, the fragments (a new place's best last, nearest the cursor), its instruction. */
-export function bodyBlockForm(layout: BodyPromptLayout): BlockForm {
+function bodyBlockForm(layout: BodyPromptLayout): BlockForm {
   return {
     render: (lang, snippets) =>
       snippets.length === 0 ? '' : layout.intro(lang) + snippets.map((s) => layout.fragment(lang, s)).join('') + layout.instruction(lang),

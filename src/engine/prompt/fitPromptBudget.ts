@@ -53,7 +53,7 @@ export interface PlaceLayout {
 }
 
 /** How a prompt shares the workspace's block (sharedBlock.ts) instead of keeping one per place. */
-export interface SharedLayout {
+interface SharedLayout {
   /**
    * The workspace's block for a block of at least about `cap` tokens within `budgetTokens`: the one it
    * has, or a new one of `newCap` tokens.
@@ -128,7 +128,7 @@ export interface BlockForm {
 }
 
 /** The line prompt's block: each snippet under its path, the whole inside a string block (Python) or a comment. */
-export const LINE_BLOCK: BlockForm = {
+const LINE_BLOCK: BlockForm = {
   render: (lang, snippets) => snippetBlock(lang, snippets),
   snippet: (lang, s) => `${commentPrefix(lang)} ${headingOf(s)}\n${s.text}\n\n`,
   frame: (lang) => snippetBlock(lang, [{ path: 'x', text: '' }]),
@@ -213,20 +213,6 @@ function snippetBlock(lang: Lang, snippets: readonly PromptSnippet[]): string {
   const body = snippets.map((s) => `${c} ${headingOf(s)}\n${s.text.trimEnd()}\n`).join('\n');
   // Python: inside a string block (as CodeRAG's prompt does) so the model reads it as context, not code to continue.
   return lang === 'python' ? `'''\n${body}'''\n` : `/*\n${body}*/\n`;
-}
-
-/** Keep the last `maxTokens` worth of text, cut at a line boundary (binary search on the first kept line). */
-export function keepTail(text: string, maxTokens: number, count: (t: string) => number): string {
-  if (count(text) <= maxTokens) return text;
-  const lines = text.split('\n');
-  let lo = 1;
-  let hi = lines.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (count(lines.slice(mid).join('\n')) <= maxTokens) hi = mid;
-    else lo = mid + 1;
-  }
-  return lines.slice(lo).join('\n');
 }
 
 /** Keep the first `maxTokens` worth of text, cut at a line boundary (binary search on the line count). */

@@ -51,7 +51,7 @@ import { looksRandom, redactGeneric } from './redact';
 import { INTL_SECRET_ALTERNATION, saysSecretIntl } from './secretWords';
 
 /** What a masked literal's content becomes. */
-export const MASK = '…';
+const MASK = '…';
 
 const MAX_KEPT = 80;
 const CONTEXT_CHARS = 240;
@@ -77,7 +77,7 @@ function splitWords(text: string): string[] {
 }
 
 /** Whether `text` holds a word that says credential (`DB_PASSWORD`, `apiKey`, `auth=`, `x-session-id`, `clave`, `пароль`, `密码`). */
-export function mentionsAuth(text: string): boolean {
+function mentionsAuth(text: string): boolean {
   for (const w of splitWords(text)) {
     if (AUTH_WORDS.has(w) || w.endsWith('key') || w.endsWith('keys')) return true;
     for (const s of AUTH_INFIXES) if (w.includes(s)) return true;
@@ -168,7 +168,7 @@ function pathOrUrl(v: string): boolean {
  * `Gq7-Larch-Ember`): a chosen password's shape, which a value passed positionally (`connect("app", "Aspen-Vole-90")`) has
  * no name to give away; enum values are lowercase or upper case (`us-east-1`, `ISO-8859-1`) or one word (`Windows-1252`).
  */
-export function passphraseLike(v: string): boolean {
+function passphraseLike(v: string): boolean {
   const parts = v.split(/[-_]+/).filter((p) => /[A-Za-z]/.test(p));
   return parts.length >= 2 && /\d/.test(v) && /[a-z]/.test(v) && parts.some((p) => /^[A-Z][a-z]/.test(p));
 }
@@ -177,15 +177,15 @@ export function passphraseLike(v: string): boolean {
  * What code does with a literal: `value` where it binds it (an assignment, an argument, a dict value), `compared` where it
  * compares or returns it or uses it as a key (the places an enum-like word is kept, see the header).
  */
-export type LiteralRole = 'value' | 'compared';
+type LiteralRole = 'value' | 'compared';
 
 /** Whether a literal's value may stay (the rule in the header). `context`: the code before it in its statement. */
-export function keepLiteral(value: string, context: string, role: LiteralRole = 'value'): boolean {
+function keepLiteral(value: string, context: string, role: LiteralRole = 'value'): boolean {
   return keepReason(value, context, role) !== undefined;
 }
 
 /** The shape a kept literal has (the header's list), or undefined when it is masked. */
-export function keepReason(value: string, context: string, role: LiteralRole = 'value'): string | undefined {
+function keepReason(value: string, context: string, role: LiteralRole = 'value'): string | undefined {
   if (value.length > MAX_KEPT) return undefined;
   if (mentionsAuth(context) || mentionsAuth(value)) return undefined;
   if (!/[\p{L}\p{N}]/u.test(value)) return 'separator';
@@ -197,7 +197,7 @@ export function keepReason(value: string, context: string, role: LiteralRole = '
   return role === 'compared' && enumLike(value) ? 'compared, returned or a key' : undefined;
 }
 
-export interface KeptText {
+interface KeptText {
   kind: 'literal' | 'comment' | 'docstring';
   text: string;
   reason: string;
@@ -248,7 +248,7 @@ interface Comment {
   outerEnd: number;
 }
 
-export interface MaskResult {
+interface MaskResult {
   text: string;
   /** Literals whose content was replaced. */
   masked: number;
@@ -545,7 +545,7 @@ function nameLike(t: string): boolean {
 }
 
 /** A token that looks like a credential (the header's rule for comments and docstrings). */
-export function credentialToken(t: string): boolean {
+function credentialToken(t: string): boolean {
   if (t.length < 10) return false;
   if (/^eyJ[A-Za-z0-9_-]{8,}/.test(t)) return true;
   if (looksRandom(t)) return true;
@@ -694,7 +694,7 @@ function maskCodeText(code: string, state: NoteState, lineStart: boolean): strin
 }
 
 /** A comment's or docstring's text with its key material and credentials masked, line by line (`state` runs on across notes). */
-export function maskNotes(text: string, state: NoteState = { pem: false, putty: 0, jwt: false, pending: false }): string {
+function maskNotes(text: string, state: NoteState = { pem: false, putty: 0, jwt: false, pending: false }): string {
   if (text === '') return text;
   return text
     .split('\n')

@@ -42,13 +42,13 @@ export interface PlaceOfWork {
 }
 
 /** The line prompt and the body prompt lay out their places apart: their blocks hold different renderings. */
-export type PlaceKind = 'line' | 'body';
+type PlaceKind = 'line' | 'body';
 
 /**
  * A cursor within this many lines of the last request's line in the same file is at the same place
  * (typing a function body moves the cursor down a line at a time; a jump elsewhere starts anew).
  */
-export const PLACE_LINES = 40;
+const PLACE_LINES = 40;
 
 /** Places remembered, the most recent ones (going back to a function or file visited before finds its layout). */
 const KEPT_PLACES = 16;

@@ -22,16 +22,16 @@ import { commentPrefix } from './templates';
 export type RenderForm = 'compact' | 'body' | 'code';
 
 /** A whole definition within this many characters of its compact form is shown whole. */
-export const SHORT_BODY_CHARS = 75;
+const SHORT_BODY_CHARS = 75;
 /**
  * A docstring is shown up to this many lines, its summary, the cut marked: at 6 lines and 400
  * characters the validation Java prompts held four snippets where the top ten wanted room for ten
  * (docs/BENCHMARKS.md "Prompt recall").
  */
-export const MAX_DOC_LINES = 3;
+const MAX_DOC_LINES = 3;
 const MAX_DOC_CHARS = 240;
 /** A variable's declaration is shown up to this many lines (a long literal table is cut, marked). */
-export const MAX_VARIABLE_LINES = 8;
+const MAX_VARIABLE_LINES = 8;
 /**
  * A class or module summary (its fields and member signatures) keeps this many lines, each cut at
  * MAX_SUMMARY_LINE_CHARS, and names the rest: whole, one summary took half the validation prompts'
@@ -44,7 +44,7 @@ const MAX_SUMMARY_NAMES = 60;
 /** Decorators a function shows (each as its first line, arguments over several lines as `(...)`). */
 const MAX_DECORATORS = 3;
 
-export interface RenderedItem {
+interface RenderedItem {
   /** The snippet's id (the KbItem id for an item). */
   id: string;
   path: string;

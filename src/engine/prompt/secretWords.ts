@@ -91,7 +91,7 @@ const UNSPACED = [
 const WORD_SET = new Set(WORDS.filter((w) => !w.includes(' ')));
 
 /** The text's words: letters and digits of any script, lower case, split at camelCase and everything else. */
-export function wordsOf(text: string): string[] {
+function wordsOf(text: string): string[] {
   return text
     .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, '$1 $2')
     .toLowerCase()

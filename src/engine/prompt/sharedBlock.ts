@@ -7,7 +7,7 @@
 // of everything after it), then, where the place's needs still do not fit, those of the places before.
 
 /** One item of the block as the prompt shows it (`S`: the prompt's snippet). */
-export interface BlockItem<S> {
+interface BlockItem<S> {
   snippet: S;
   /** What "already in the block" compares: the item's id where it has one, else its text as ranked. */
   key: string;
@@ -26,13 +26,13 @@ export interface NeededItem<S> {
 }
 
 /** Which items leave a full block first: `tail`, those no recent place needed nearest the end; `lru`, the least recently needed. */
-export type EvictionPolicy = 'tail' | 'lru';
+type EvictionPolicy = 'tail' | 'lru';
 
 /** Places whose needs keep their items in a full block (the one being typed at and the two before it: going back is common). */
 export const RECENT_PLACES = 3;
 
 /** What admitting a place's needs did to the block. */
-export interface Admitted<S> {
+interface Admitted<S> {
   /** Items appended at the end. */
   appended: number;
   /** Items that left. */

@@ -3,7 +3,7 @@ import type { Lang } from '../kb/types';
 
 export type ModelFamily = 'qwen2.5-coder' | 'starcoder2' | 'codellama' | 'deepseek-coder' | 'plain';
 
-export interface FimTemplate {
+interface FimTemplate {
   family: ModelFamily;
   /** Builds the model input from the prompt-side text (snippets + prefix) and the suffix. */
   render(prefix: string, suffix: string): string;
@@ -125,7 +125,7 @@ export type RepoFormat = 'auto' | 'files' | 'comment';
 export const REPO_FORMATS: readonly RepoFormat[] = ['auto', 'files', 'comment'];
 
 /** The families with a documented repository-level format. */
-export function hasRepoFormat(family: ModelFamily): boolean {
+function hasRepoFormat(family: ModelFamily): boolean {
   return family === 'qwen2.5-coder' || family === 'starcoder2';
 }
 

@@ -3,7 +3,7 @@
 // (checksummed, fixed length). Each pattern matches the credential itself, which is replaced
 // whole; `keep` is the part of the match that is not secret (a webhook's host and path).
 
-export interface TokenFormat {
+interface TokenFormat {
   /** Whose token, in words. */
   name: string;
   /** A regular expression source; with `keep`, group 1 is kept and group 2 is the secret. */

@@ -9,9 +9,9 @@ import { getLogger } from '../util/logger';
 
 const log = getLogger('query');
 
-export type FallbackStrategy = Exclude<QueryStrategy, 'probe' | 'lastK'>;
+type FallbackStrategy = Exclude<QueryStrategy, 'probe' | 'lastK'>;
 
-export interface QueryOptions extends ProbeQueryOptions {
+interface QueryOptions extends ProbeQueryOptions {
   strategy: QueryStrategy;
   /** k for 'lastK'. */
   k?: number;
@@ -19,15 +19,11 @@ export interface QueryOptions extends ProbeQueryOptions {
   fallback?: FallbackStrategy;
 }
 
-export class ModelUnavailableError extends Error {
+class ModelUnavailableError extends Error {
   constructor(what: string) {
     super(`${what}: model not available yet`);
     this.name = 'ModelUnavailableError';
   }
-}
-
-export function isModelUnavailableError(e: unknown): e is ModelUnavailableError {
-  return e instanceof ModelUnavailableError;
 }
 
 function modelFree(prefix: string, strategy: FallbackStrategy | 'lastK', options: QueryOptions): RetrievalQuery {

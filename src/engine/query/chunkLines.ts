@@ -1,14 +1,14 @@
 // Fine-grained chunks of the unfinished file (CodeRAG Alg. 1, line 1: f-line chunks).
 import { prefixLines } from './unfinishedFile';
 
-export interface LineChunk {
+interface LineChunk {
   /** 0-based index of the chunk's first and last line in the prefix. */
   startLine: number;
   endLine: number;
   text: string;
 }
 
-export interface ChunkedPrefix {
+interface ChunkedPrefix {
   /** Chunks in file order; the last one is the target chunk (the one holding the cursor). */
   chunks: LineChunk[];
   target: LineChunk | undefined;

@@ -4,7 +4,7 @@ import { wordSet, jaccard } from './bagOfWords';
 import { chunkLines, queryFromScoredChunks } from './chunkLines';
 import type { RetrievalQuery } from './types';
 
-export interface ChunkQueryOptions {
+interface ChunkQueryOptions {
   /** Chunk length in lines (CodeRAG f=3). */
   f?: number;
   /** Chunks chosen besides the target chunk (CodeRAG g=1). */

@@ -20,7 +20,7 @@ import { throwIfAborted } from '../util/errors';
 export const DEFAULT_PROBE_BATCH = 4;
 export const DEFAULT_PROBE_BUDGET_MS = 20;
 
-export interface LmChunkProberOptions {
+interface LmChunkProberOptions {
   /** Probes per greedyProbe call (DEFAULT_PROBE_BATCH). */
   batchSize?: number;
   /** Start no batch expected to end after this many ms (DEFAULT_PROBE_BUDGET_MS; the first batch always runs). */
@@ -30,14 +30,14 @@ export interface LmChunkProberOptions {
 }
 
 /** What the last scoreProbes call did (for traces and measurements). */
-export interface ProbeRunStats {
+interface ProbeRunStats {
   probes: number;
   scored: number;
   batches: number;
   elapsedMs: number;
 }
 
-export interface LmChunkProber extends ChunkProber {
+interface LmChunkProber extends ChunkProber {
   readonly lastRun: ProbeRunStats | undefined;
 }
 

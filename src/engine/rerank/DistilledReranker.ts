@@ -27,13 +27,13 @@ import type { ModelTimings } from '../models/types';
 import { FEATURE_COUNT, FEATURE_NAMES, featureMatrix } from './features';
 
 /** Scores candidates for a query in one batch; higher is more helpful. */
-export type PairScorer = (query: string, candidates: readonly string[], signal: AbortSignal) => Promise<ArrayLike<number>>;
+type PairScorer = (query: string, candidates: readonly string[], signal: AbortSignal) => Promise<ArrayLike<number>>;
 
 /** Scores candidate documents (with whatever retrieval metadata they carry) for a query in one batch. */
-export type DocScorer = (query: RerankQuery, docs: readonly RerankDoc[], signal: AbortSignal) => Promise<ArrayLike<number>>;
+type DocScorer = (query: RerankQuery, docs: readonly RerankDoc[], signal: AbortSignal) => Promise<ArrayLike<number>>;
 
 /** A text-only pair scorer as a document scorer. */
-export function docScorerOf(pair: PairScorer): DocScorer {
+function docScorerOf(pair: PairScorer): DocScorer {
   return (query, docs, signal) =>
     pair(
       query.text,
@@ -97,7 +97,7 @@ export class DistilledReranker implements Reranker {
 // ---- The ONNX pair scorer -------------------------------------------------------------------
 
 /** The model file inside a distilled-reranker folder (next to config.json and the tokenizer files). */
-export const RERANKER_FILE = 'onnx/model.onnx';
+const RERANKER_FILE = 'onnx/model.onnx';
 export const DEFAULT_RERANKER = 'coderag-reranker';
 
 /**
@@ -283,8 +283,8 @@ export class OnnxFeatureScorer {
   }
 }
 
-export const FEATURE_MODEL_TYPE = 'coderag-feature-reranker';
-export const PAIR_MODEL_TYPE = 'coderag-pair-reranker';
+const FEATURE_MODEL_TYPE = 'coderag-feature-reranker';
+const PAIR_MODEL_TYPE = 'coderag-pair-reranker';
 
 /**
  * The distilled reranker of a model folder (e.g. models/coderag-reranker): a feature scorer or a

@@ -13,16 +13,16 @@ import { ollamaApi, openAiBase, openAiRequest } from '../generate/httpApi';
 import { redactForModel } from '../generate/redactBoundary';
 
 /** What one reranker call got back from the model. */
-export interface LlmAnswer {
+interface LlmAnswer {
   text: string;
   /** Generated tokens with their top alternatives, when the server returns them. */
   tokens?: TokenLogprob[];
 }
 
 /** Sends the BestFit messages to a model server; throws on transport or HTTP failures. */
-export type LlmTransport = (messages: readonly ChatMessage[], signal: AbortSignal) => Promise<LlmAnswer>;
+type LlmTransport = (messages: readonly ChatMessage[], signal: AbortSignal) => Promise<LlmAnswer>;
 
-export interface SamplingOptions {
+interface SamplingOptions {
   /** 0 for reranking; the distillation teacher samples (CodeRAG used 0.8). */
   temperature?: number;
   /** Output tokens: `<answer>[C]</answer>` is under ten. */
@@ -32,17 +32,17 @@ export interface SamplingOptions {
   seed?: number;
 }
 
-export interface LlmRerankerOptions extends SamplingOptions {
+interface LlmRerankerOptions extends SamplingOptions {
   model: string;
   /** Per call; a call past it keeps its window in retrieval order. */
   timeoutMs?: number;
 }
 
-export const DEFAULT_RERANK_MODEL = 'qwen3:8b';
-export const DEFAULT_RERANK_TIMEOUT_MS = 10_000;
+const DEFAULT_RERANK_MODEL = 'qwen3:8b';
+const DEFAULT_RERANK_TIMEOUT_MS = 10_000;
 const STOP = ['</answer>'];
 
-export class LlmReranker implements Reranker {
+class LlmReranker implements Reranker {
   readonly kind = 'llm' as const;
 
   constructor(
@@ -110,7 +110,7 @@ function classifyFailure(e: unknown): RerankError {
 
 // ---- Ollama ---------------------------------------------------------------------------------
 
-export interface OllamaRerankerOptions extends Partial<LlmRerankerOptions> {
+interface OllamaRerankerOptions extends Partial<LlmRerankerOptions> {
   /** e.g. http://127.0.0.1:11434 */
   host?: string;
   /** `chat` (default) sends system + user messages; `generate` sends them as system + prompt. */
@@ -127,7 +127,7 @@ function fromOllamaLogprobs(logprobs: Logprob[] | undefined): TokenLogprob[] | u
 }
 
 /** An Ollama transport through the `ollama` package; the caller's signal reaches the HTTP request. */
-export function ollamaTransport(options: OllamaRerankerOptions = {}): LlmTransport {
+function ollamaTransport(options: OllamaRerankerOptions = {}): LlmTransport {
   const model = options.model ?? DEFAULT_RERANK_MODEL;
   const sampling = {
     temperature: options.temperature ?? 0,
@@ -184,7 +184,7 @@ export function ollamaReranker(options: OllamaRerankerOptions = {}): LlmReranker
 
 // ---- OpenAI-compatible ----------------------------------------------------------------------
 
-export interface OpenAiRerankerOptions extends Partial<LlmRerankerOptions> {
+interface OpenAiRerankerOptions extends Partial<LlmRerankerOptions> {
   /** The server, with or without the trailing /v1 (e.g. http://127.0.0.1:8000). */
   baseUrl: string;
   /** `chat` uses /v1/chat/completions; `completions` sends a ChatML prompt to /v1/completions. */
@@ -222,7 +222,7 @@ function completionLogprobs(choice: Json): TokenLogprob[] | undefined {
   });
 }
 
-export function openAiTransport(options: OpenAiRerankerOptions): LlmTransport {
+function openAiTransport(options: OpenAiRerankerOptions): LlmTransport {
   const model = options.model ?? DEFAULT_RERANK_MODEL;
   const topLogprobs = options.topLogprobs ?? 20;
   const common: Json = { model, temperature: options.temperature ?? 0, max_tokens: options.maxTokens ?? 16, stop: STOP, stream: false };

@@ -2,7 +2,7 @@
 // label scores from the top log-probabilities at the label token (a label outside them scores 0).
 import { LABELS } from './bestFitPrompt';
 
-export interface TopLogprob {
+interface TopLogprob {
   token: string;
   logprob: number;
 }
@@ -12,8 +12,7 @@ export interface TokenLogprob extends TopLogprob {
   top?: TopLogprob[];
 }
 
-export type ParsedAnswer =
-  { kind: 'label'; index: number; label: string } | { kind: 'outsideWindow'; label: string } | { kind: 'unparsable' };
+type ParsedAnswer = { kind: 'label'; index: number; label: string } | { kind: 'outsideWindow'; label: string } | { kind: 'unparsable' };
 
 // An empty think block may precede the answer when thinking is off (Qwen3); the closing tag may be
 // missing or cut short when the server stopped at it or ran out of tokens. Nothing else is

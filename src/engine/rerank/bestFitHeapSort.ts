@@ -9,15 +9,15 @@ export const DEFAULT_ARITY = 5;
 export const DEFAULT_TOP_U = 10;
 
 /** Picks the best of a window shown in retrieval order; returns its index in the window. */
-export type WindowComparator<T> = (window: readonly T[], signal: AbortSignal) => Promise<number>;
+type WindowComparator<T> = (window: readonly T[], signal: AbortSignal) => Promise<number>;
 
-export interface HeapSortOptions {
+interface HeapSortOptions {
   /** Children per heap node (window size = arity + 1). */
   arity?: number;
   topU?: number;
 }
 
-export interface HeapSortResult<T> {
+interface HeapSortResult<T> {
   /** The top-u, best first. */
   top: T[];
   /** The others, in retrieval order. */

@@ -5,7 +5,7 @@ import type { RerankDoc, RerankQuery } from './types';
 export const LABELS = 'ABCDEFGHIJKLMNOPQRSTUVW'.split('');
 
 /** CodeRAG's rerank query keeps the last 30 lines of the code context. */
-export const RERANK_QUERY_LINES = 30;
+const RERANK_QUERY_LINES = 30;
 
 export const BESTFIT_SYSTEM =
   'A conversation between User and Assistant. The user asks a question, and the Assistant solves it. ' +

@@ -6,14 +6,14 @@ import type { RerankCall, RerankDoc, Reranker, RerankQuery, RerankTrace } from '
 import { isRerankError, isTransportFailure } from './types';
 import { errorMessage, isCancellationError, throwIfAborted } from '../util/errors';
 
-export interface RerankOptions {
+interface RerankOptions {
   topU?: number;
   arity?: number;
   /** Milliseconds on a clock (injected for tests). */
   now?: () => number;
 }
 
-export interface RerankResult<T extends RerankDoc> {
+interface RerankResult<T extends RerankDoc> {
   /** The top-u, best first. */
   top: T[];
   /** The others, in retrieval order. */

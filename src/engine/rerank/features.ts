@@ -89,7 +89,7 @@ function meaningful(idents: readonly string[]): Set<string> {
 }
 
 /** What a query contributes to every candidate's features, computed once per query. */
-export interface QueryFeatures {
+interface QueryFeatures {
   path: string;
   dir: string;
   python: boolean;
@@ -110,7 +110,7 @@ export interface QueryFeatures {
 }
 
 /** How far back the context features look (a 20,000-line file costs no more than this). */
-export const CONTEXT_LINES = 3000;
+const CONTEXT_LINES = 3000;
 const IMPORT_LINE = /^\s*(?:from\s+\S+\s+import\b|import\b)/;
 const PY_DEF = /^\s*(?:async\s+)?def\s/;
 const JAVA_CONTROL = /^\s*(?:if|for|while|switch|catch|try|else|do|synchronized|return|new)\b/;

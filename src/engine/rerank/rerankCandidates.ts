@@ -27,7 +27,7 @@ export function candidateDocs(candidates: readonly Candidate[]): CandidateDoc[] 
 }
 
 /** The rerank trace as the pipeline records it. */
-export function pipelineCalls(trace: RerankTrace): RerankDecision[] {
+function pipelineCalls(trace: RerankTrace): RerankDecision[] {
   return trace.calls.map((c) => ({
     window: c.window,
     ...(c.status === 'ok' ? { picked: c.window[c.picked] } : {}),

@@ -58,7 +58,7 @@ export type RerankerKind = 'llm' | 'distilled';
 /** What a RerankerSwitch may select: a reranker, or none (keep the retrieval order). */
 export type RerankerChoice = RerankerKind | 'none';
 
-export type RerankFailure = 'unparsable' | 'outsideWindow' | 'timeout' | 'unavailable' | 'http' | 'model';
+type RerankFailure = 'unparsable' | 'outsideWindow' | 'timeout' | 'unavailable' | 'http' | 'model';
 
 /** Why a reranker call gave no usable pick. */
 export class RerankError extends Error {

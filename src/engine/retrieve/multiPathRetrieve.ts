@@ -9,14 +9,14 @@ import { raceDeadline } from '../util/abort';
 
 const log = getLogger('retrieve');
 
-export interface MultiPathOptions {
+interface MultiPathOptions {
   /** Per-path time budget in ms (default DEFAULT_BUDGET_MS). */
   budgetsMs?: Partial<Record<PathName, number>>;
   /** Cap of the merged list (default 2j+1). */
   maxCandidates?: number;
 }
 
-export const DEFAULT_BUDGET_MS: Readonly<Record<CodeRagPath, number>> = { sparse: 200, dense: 300, dataflow: 200 };
+const DEFAULT_BUDGET_MS: Readonly<Record<CodeRagPath, number>> = { sparse: 200, dense: 300, dataflow: 200 };
 
 /** The budget of a path a host adds (not CodeRAG's) when the options set none. */
 const OTHER_PATH_BUDGET_MS = 500;
@@ -31,7 +31,7 @@ function nextTurn(): Promise<void> {
 }
 
 /** Run one path; never rejects except on the request's own cancellation. */
-export async function runPath(retriever: Retriever, request: RetrievalRequest, budgetMs: number, signal: AbortSignal): Promise<PathTrace> {
+async function runPath(retriever: Retriever, request: RetrievalRequest, budgetMs: number, signal: AbortSignal): Promise<PathTrace> {
   // Each path starts in its own turn: microtasks drain between turns, so a synchronous path's
   // time is not charged to the paths started before it.
   await nextTurn();

@@ -11,7 +11,7 @@ import type { Snippet } from './types';
  * (`acme/util/Strings.java`: `impl/Util.java` in two packages is not a copy); undefined for code
  * windows, which are never dropped.
  */
-export function copyKey(snippet: Snippet): string | undefined {
+function copyKey(snippet: Snippet): string | undefined {
   const local = snippet.id.slice(snippet.path.length);
   if (local.startsWith('#window:')) return undefined;
   const parts = snippet.path.split('/');

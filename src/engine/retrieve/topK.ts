@@ -1,6 +1,6 @@
 // Bounded top-k selection with a binary min-heap: O(n log k), no full sort of the scored set.
 
-export interface Scored<T> {
+interface Scored<T> {
   value: T;
   score: number;
 }

@@ -91,7 +91,7 @@ export interface Candidate {
  * chose the window), the body mode's lists (Rambo's usages, element definitions, signature hits),
  * or CodeRAG's reranked knowledge items joining those lists.
  */
-export type CandidateOrigin =
+type CandidateOrigin =
   { kind: 'similar'; arm: string } | { kind: 'usage' } | { kind: 'definition' } | { kind: 'signature' } | { kind: 'knowledge' };
 
 /**
@@ -131,10 +131,6 @@ export function snippetOfItem(item: KbItem): Snippet {
     },
     item,
   };
-}
-
-export function isFunctionKind(kind: Snippet['kind']): boolean {
-  return kind === 'function' || kind === 'classFunction';
 }
 
 /** The retrieval stage's slice of the pipeline options. */

@@ -8,7 +8,7 @@ import { PERSPECTIVES, SIMILAR_ARMS, type Perspective, type SimilarArm } from '.
 export const SIMILAR_FEATURE_DIM = 1 + 2 * PERSPECTIVES.length;
 
 /** ProCC's exploration weight. */
-export const SIMILAR_ALPHA = 0.1;
+const SIMILAR_ALPHA = 0.1;
 
 /** The bandit's context: [1, top-1 score, Jaccard(query, top-1)] per perspective; a perspective without a hit gives zeros. */
 export function similarFeatures(top: Partial<Record<Perspective, { score: number; jaccard: number }>>): number[] {

@@ -3,12 +3,12 @@
 // rewarded on; its score for context x is theta_a . x + alpha * sqrt(x^T A_a^-1 x) with
 // theta_a = A_a^-1 b_a. The state is plain numbers, so a host can save and load it as JSON.
 
-export interface LinUcbOptions {
+interface LinUcbOptions {
   /** Exploration weight (ProCC: 0.1). */
   alpha?: number;
 }
 
-export interface LinUcbChoice<Arm extends string> {
+interface LinUcbChoice<Arm extends string> {
   arm: Arm;
   /** Every arm's upper confidence bound for the context, in arm order. */
   scores: Record<Arm, number>;
@@ -163,7 +163,7 @@ export class LinUcb<Arm extends string = string> {
  * A - (1 - 1e-9) I positive definite (a Cholesky factorisation succeeds), so A is invertible and
  * every score finite.
  */
-export function isLinUcbMatrix(A: readonly number[], d: number): boolean {
+function isLinUcbMatrix(A: readonly number[], d: number): boolean {
   const scale = Math.max(1, ...A.map(Math.abs));
   for (let i = 0; i < d; i++) for (let j = 0; j < i; j++) if (Math.abs(A[i * d + j]! - A[j * d + i]!) > 1e-9 * scale) return false;
   const L = new Float64Array(d * d);

@@ -50,7 +50,7 @@ export interface SimilarRetrieverOptions {
 }
 
 /** The first non-empty line of generated text, trimmed at the end. */
-export function firstNonEmptyLine(text: string): string {
+function firstNonEmptyLine(text: string): string {
   return (text.split('\n').find((l) => l.trim() !== '') ?? '').trimEnd();
 }
 

@@ -65,7 +65,7 @@ export interface WindowIndexOptions {
 /** 20 lines (about the encoder's 256 tokens) without overlap, chosen by measurement on the tuning cases. */
 export const DEFAULT_WINDOW = { lines: 20, stride: 20 } as const;
 
-export interface WindowIndexReport {
+interface WindowIndexReport {
   store: 'loaded' | 'missing' | 'inMemory' | { invalid: string };
   windows: number;
   embedded: number;

@@ -37,9 +37,9 @@ export interface Scope {
 }
 
 /** Called with every entity the walk reaches, at its distance from the start and with the edges taken. */
-export type ReachSink = (e: Entity, depth: number, reason: string) => void;
+type ReachSink = (e: Entity, depth: number, reason: string) => void;
 
-export interface EvaluatorOptions {
+interface EvaluatorOptions {
   /** The unfinished file's scope (for `self.x` lookups and its own classes' bases). */
   unfinished?: Scope;
   sink?: ReachSink;
@@ -52,7 +52,7 @@ export interface EvaluatorOptions {
   maxSteps?: number;
 }
 
-export const MAX_DEPTH = 6;
+const MAX_DEPTH = 6;
 /**
  * How much farther than a class its Java superclasses and interfaces rank: half a step, so an
  * inherited member's class (Parser -> Recognizer.getVocabulary) comes right behind it. Chosen on
@@ -499,7 +499,7 @@ export function entityOf(def: KbItem | KbClass): Entity {
     : { kind: 'class', cls: def as KbClass, instance: false };
 }
 
-export function instances(entities: Entity[]): Entity[] {
+function instances(entities: Entity[]): Entity[] {
   return entities.map((e) => (e.kind === 'class' || e.kind === 'local' ? { ...e, instance: true } : e));
 }
 
@@ -518,7 +518,7 @@ function entityKey(e: Entity): string {
   }
 }
 
-export function dedupe(entities: Entity[]): Entity[] {
+function dedupe(entities: Entity[]): Entity[] {
   const seen = new Set<string>();
   return entities.filter((e) => {
     const k = entityKey(e);

@@ -3,16 +3,16 @@
 import { CancellationError, DeadlineError } from './errors';
 
 /** The caller's signal plus a time limit, as one signal; `timedOut()` tells the limit from the caller's cancellation. */
-export interface Deadline {
+interface Deadline {
   readonly signal: AbortSignal;
   timedOut(): boolean;
 }
 
 /** The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** `ms` as a timer accepts it: a longer limit waits the longest a timer can, not 1 ms; NaN is 0. */
-export function timerMs(ms: number): number {
+function timerMs(ms: number): number {
   return ms > MAX_TIMER_MS ? MAX_TIMER_MS : ms > 0 ? ms : 0;
 }
 

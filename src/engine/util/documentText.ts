@@ -14,7 +14,7 @@ export function lfText(text: string): string {
 /** The line break a document uses. */
 export type LineBreak = '\n' | '\r\n' | '\r';
 
-export interface EngineText {
+interface EngineText {
   /** The text with every CRLF and lone CR as LF. */
   text: string;
   /** The cursor's offset in `text` (the same place as in the document). */

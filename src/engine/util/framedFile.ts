@@ -7,7 +7,7 @@ import { errorMessage, UserError } from './errors';
 import { readRegularFile, isFileReadError, storageMessage, MAX_READ_BYTES } from './safeFile';
 
 /** A file could not be written: the message names the file system's reason in words (ENOSPC, EROFS, EACCES…), `code` the errno. */
-export class StorageError extends UserError {
+class StorageError extends UserError {
   constructor(
     message: string,
     readonly code: string | undefined,
@@ -46,7 +46,7 @@ async function makeFolder(dir: string): Promise<void> {
 }
 
 /** The temp file an atomic write of `path` goes through: `<path>.<pid>.<8 hex>.tmp` (TEMP_NAME matches it). */
-export function tempPathFor(path: string): string {
+function tempPathFor(path: string): string {
   return `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
 }
 
@@ -54,7 +54,7 @@ export function tempPathFor(path: string): string {
 const TEMP_NAME = /^[^/\\]+\.\d+\.[0-9a-f]{8}\.tmp$/;
 
 /** Temp files this old are from a save that was interrupted (a live save renames its own within seconds). */
-export const STALE_TEMP_MS = 10 * 60 * 1000;
+const STALE_TEMP_MS = 10 * 60 * 1000;
 
 /**
  * Remove the temp files interrupted saves left in `folder` (a kill, a crash, a power cut between
@@ -118,7 +118,7 @@ export async function writeFileAtomic(
   }
 }
 
-export interface FrameCheck {
+interface FrameCheck {
   bytes: number;
   sha256: string;
 }
@@ -145,7 +145,7 @@ export async function writeFramedLine(path: string, headerJson: string, parts: r
   await writeFileAtomic(path, [Buffer.from(headerJson + '\n', 'utf8'), ...parts]);
 }
 
-export type FramedRead<H> =
+type FramedRead<H> =
   { status: 'ok'; header: H & FrameCheck; payload: Buffer } | { status: 'missing' } | { status: 'invalid'; reason: string };
 
 /** Split a framed file into its parsed header and payload; the caller checks the header's fields, then payloadProblem(). */

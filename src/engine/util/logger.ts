@@ -3,9 +3,9 @@
 import { stripControlChars } from './outsideText';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type LogSink = (level: LogLevel, tag: string, message: string) => void;
+type LogSink = (level: LogLevel, tag: string, message: string) => void;
 
-export interface Logger {
+interface Logger {
   debug(message: string): void;
   info(message: string): void;
   warn(message: string): void;

@@ -30,7 +30,7 @@ export function stripControlChars(text: string): string {
 }
 
 /** Most characters of outside text quoted in one message. */
-export const MAX_QUOTED_CHARS = 300;
+const MAX_QUOTED_CHARS = 300;
 
 /** Most characters of one error message that quotes outside text (our words around the quote included). */
 export const MAX_ERROR_CHARS = 600;

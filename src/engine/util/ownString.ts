@@ -11,10 +11,3 @@ const SLICE_MIN_LENGTH = 13;
 export function ownString(s: string): string {
   return s.length < SLICE_MIN_LENGTH ? s : (JSON.parse(JSON.stringify(s)) as string);
 }
-
-/** A set of the strings, each with characters of its own. */
-export function ownStrings(strings: Iterable<string>): Set<string> {
-  const out = new Set<string>();
-  for (const s of strings) out.add(ownString(s));
-  return out;
-}

@@ -6,10 +6,10 @@ import { closeSync, constants, fstatSync, openSync, promises as fs, readSync } f
 import { Buffer, constants as bufferConstants } from 'node:buffer';
 import { lfText } from './documentText';
 
-export type FileReadProblem = 'notRegular' | 'tooLarge' | 'unreadable';
+type FileReadProblem = 'notRegular' | 'tooLarge' | 'unreadable';
 
 /** Why a file was not read: not a regular file, over the limit, or an error of the file system (its errno in `code`). */
-export class FileReadError extends Error {
+class FileReadError extends Error {
   constructor(
     readonly path: string,
     readonly problem: FileReadProblem,

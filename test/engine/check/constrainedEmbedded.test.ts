@@ -10,7 +10,9 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
-import { createPipeline, createRetrievalPaths, embeddedLMOf, resolveOptions, type RetrievalPaths } from '../../../src/engine/pipeline';
+import { createPipeline, resolveOptions } from '../../../src/engine/pipeline';
+import { createRepositoryIndex, type RepositoryIndex } from '../../../src/engine/index/repositoryIndex';
+import { embeddedLMOf } from '../../../src/engine/index/pipelineAdapters';
 
 const CART_MEMBERS = [
   'max_items',
@@ -31,13 +33,13 @@ const CART_MEMBERS = [
 void describe('checked decoding with the embedded model', () => {
   let kb: KnowledgeBase;
   let lm: CausalLM;
-  let paths: RetrievalPaths;
+  let paths: RepositoryIndex;
 
   before(async () => {
     const parsers = await loadParsers(grammarsDir);
     kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
     await kb.index(undefined, new AbortController().signal);
-    paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    paths = createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'] });
     lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
   });
   after(() => {

@@ -11,15 +11,9 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry, type CausalLM } from '../../../src/engine/models';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
-import {
-  causalLMProber,
-  createPipeline,
-  createRetrievalPaths,
-  embeddedLMOf,
-  formatTraceMarkdown,
-  resolveOptions,
-  type CompletionRequest,
-} from '../../../src/engine/pipeline';
+import { createPipeline, formatTraceMarkdown, resolveOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../../src/engine/index/repositoryIndex';
+import { causalLMProber, embeddedLMOf } from '../../../src/engine/index/pipelineAdapters';
 import { GateModel } from '../../../src/engine/gate/model';
 import { BODY_SHOW_THRESHOLDS, gateOptionsOf, SHOW_LEVELS, SHOW_THRESHOLDS } from '../../../src/engine/gate/levels';
 import { PIPELINE_DEFAULTS } from '../../../src/engine/pipeline/defaults';
@@ -49,7 +43,7 @@ void describe('the show gate', () => {
     const parsers = await loadParsers(grammarsDir);
     kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
     await kb.index(undefined, new AbortController().signal);
-    ({ retrievers, dispose } = createRetrievalPaths(kb, parsers));
+    ({ retrievers, dispose } = createRepositoryIndex(kb, parsers));
     lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
     model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)) });
   });

@@ -12,7 +12,7 @@ import { OpenAICompatibleClient } from '../../../src/engine/generate/OpenAICompa
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { redactingClient } from '../../../src/engine/generate/redactBoundary';
 import { openAiTokenLogprobs, tokenLogprobsOf } from '../../../src/engine/generate/logprobs';
-import { embeddedLMOf } from '../../../src/engine/pipeline';
+import { embeddedLMOf } from '../../../src/engine/index/pipelineAdapters';
 
 const MODEL = 'coderag-lm:test';
 const PROMPT = 'import os\n\n\ndef read_config(path):\n    with open(path) as f:\n        return ';

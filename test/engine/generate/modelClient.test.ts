@@ -14,7 +14,7 @@ import { EmbeddedClient, type EmbeddedLM } from '../../../src/engine/generate/Em
 import { loopContinuations } from '../../../src/engine/generate/loopGuard';
 import { isModelClientError, type ModelClient, type ModelErrorKind } from '../../../src/engine/generate/types';
 import { LatestWinsSlot } from '../../../src/engine/generate/modelSlot';
-import { embeddedLMOf } from '../../../src/engine/pipeline';
+import { embeddedLMOf } from '../../../src/engine/index/pipelineAdapters';
 import { isCancellationError } from '../../../src/engine/util/errors';
 
 const MODEL = 'coderag-lm:test';

@@ -19,13 +19,13 @@ import {
   autoRouter,
   bodyMode,
   createPipeline,
-  createRetrievalPaths,
-  embeddedLMOf,
   formatTraceMarkdown,
   resolveOptions,
   type BodyModeHooks,
   type CompletionRequest,
 } from '../../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../../src/engine/index/repositoryIndex';
+import { embeddedLMOf } from '../../../src/engine/index/pipelineAdapters';
 import { mergeConfig, pipelineSettings } from '../../../src/server/config';
 
 const rel = 'src/main/java/com/example/shop/payment/Gateways.java';
@@ -145,7 +145,7 @@ void describe('body mode through createPipeline', () => {
   });
 
   void test("with retrieval paths, CodeRAG's knowledge items join the body's list by default (in turns with the definitions; a composer given orders them); body.knowledge false leaves them out", async () => {
-    const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    const paths = createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const repoLent = { retrievers: [...paths.retrievers], methods: repo };
       const deps = { env: { repo: repoLent, model } };

@@ -11,11 +11,8 @@ import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { ModelClientError, type ModelClient } from '../../../src/engine/generate/types';
 import { recordingModel } from '../../helpers/recordingModel';
 import {
-  causalLMProber,
   complete,
   createPipeline,
-  createRetrievalPaths,
-  embeddedLMOf,
   formatTraceMarkdown,
   LINE_MODE,
   resolveOptions,
@@ -24,6 +21,8 @@ import {
   type RequestEnv,
   type ResearchHooks,
 } from '../../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../../src/engine/index/repositoryIndex';
+import { causalLMProber, embeddedLMOf } from '../../../src/engine/index/pipelineAdapters';
 import { snippetForPrompt } from '../../../src/engine/prompt/snippetForPrompt';
 import { isCancellationError } from '../../../src/engine/util/errors';
 import type { Retriever } from '../../../src/engine/retrieve/types';
@@ -59,7 +58,7 @@ void describe('pipeline.complete', () => {
     const parsers = await loadParsers(grammarsDir);
     kb = await KnowledgeBase.open({ repoRoot: join(fixturesDir, 'pyshop'), parsers });
     await kb.index(undefined, new AbortController().signal);
-    ({ retrievers, dispose } = createRetrievalPaths(kb, parsers));
+    ({ retrievers, dispose } = createRepositoryIndex(kb, parsers));
     lm = await new ModelRegistry({ modelsDir: join(repoRoot, 'models'), threads: 2 }).causalLM(undefined, new AbortController().signal);
     // The loop guard off: the raw output below is the model's own greedy decoding.
     const model = new EmbeddedClient({ load: () => Promise.resolve(embeddedLMOf(lm)), loopGuard: false });

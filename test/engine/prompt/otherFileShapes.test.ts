@@ -16,7 +16,8 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { ModelRegistry } from '../../../src/engine/models';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
-import { bodyMode, createPipeline, createRetrievalPaths, LINE_MODE, resolveOptions } from '../../../src/engine/pipeline';
+import { bodyMode, createPipeline, LINE_MODE, resolveOptions } from '../../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../../src/engine/index/repositoryIndex';
 import { snippetOfItem, type Candidate } from '../../../src/engine/retrieve/types';
 import { maskCode, renderBrief, renderSnippet, type RenderForm } from '../../../src/engine/prompt/renderKnowledge';
 import { BestFitRerankStage } from '../../../src/engine/rerank/rerankCandidates';
@@ -256,7 +257,7 @@ void describe("other files' values in every rendering a prompt can show", () => 
 
   void test("ProCC's similar-code window in a line prompt and the LLM reranker's windows: no planted value", async () => {
     const encoder = await registry.encoder(undefined, signal);
-    const paths = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'], similar: { encoder, windowLines: 10 } });
+    const paths = createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'], similar: { encoder, windowLines: 10 } });
     try {
       await paths.windows!.prepare(signal);
       const windows = paths.windows!.windows().filter((w) => w.path in FILES);

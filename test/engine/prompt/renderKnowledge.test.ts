@@ -13,14 +13,8 @@ import { KnowledgeBase } from '../../../src/engine/kb/KnowledgeBase';
 import { loadParsers, type Parsers } from '../../../src/engine/kb/parsers';
 import { extractFile } from '../../../src/engine/kb/extract';
 import { RepoMethods } from '../../../src/engine/body/RepoMethods';
-import {
-  bodyMode,
-  createPipeline,
-  createRetrievalPaths,
-  LINE_MODE,
-  resolveOptions,
-  type CompletionRequest,
-} from '../../../src/engine/pipeline';
+import { bodyMode, createPipeline, LINE_MODE, resolveOptions, type CompletionRequest } from '../../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../../src/engine/index/repositoryIndex';
 import { snippetOfItem, type Candidate, type Snippet } from '../../../src/engine/retrieve/types';
 import { MAX_SUMMARY_LINES, renderBrief, renderFileItems, renderSnippet } from '../../../src/engine/prompt/renderKnowledge';
 import { PromptMemory } from '../../../src/engine/prompt/promptMemory';
@@ -341,7 +335,7 @@ void describe("compact renderings of other files' knowledge", () => {
   };
 
   void test("a line-mode prompt shows the canary method's signature and no planted credential; the in-process model sees its body", async () => {
-    const { retrievers, dispose } = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    const { retrievers, dispose } = createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       for (const backend of ['ollama', 'embedded'] as const) {
         const { client, seen } = recordingModel('customer_id)', 'stop', backend);
@@ -376,7 +370,7 @@ void describe("compact renderings of other files' knowledge", () => {
     const calls = Array.from({ length: 24 }, (_, i) => `    x${i} = helper_${i}(a, b)`).join('\n');
     files['tools/run.py'] = `${imports}\n\n\ndef run(a, b):\n${calls}\n    return x0\n`;
     const repo = await indexedRepo(parsers, 'brief-', files);
-    const { retrievers, dispose } = createRetrievalPaths(repo.kb, parsers, { paths: ['sparse', 'dataflow'] });
+    const { retrievers, dispose } = createRepositoryIndex(repo.kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const prefix = `${imports}\n\n\ndef run(a, b):\n${calls}\n    y = helper_`;
       const request: CompletionRequest = { filePath: 'tools/run.py', lang: 'python', prefix, suffix: '' };
@@ -486,7 +480,7 @@ void describe('a large class summary names first what the code around the cursor
   });
 
   void test("a constant used above the cursor is named in a model server's prompt though it lies past the summary's cut; the place keeps the rendering", async () => {
-    const { retrievers, dispose } = createRetrievalPaths(kb, parsers, { paths: ['sparse', 'dataflow'] });
+    const { retrievers, dispose } = createRepositoryIndex(kb, parsers, { paths: ['sparse', 'dataflow'] });
     try {
       const { client, seen } = recordingModel('T_3', 'stop', 'ollama');
       const stages = { env: { repo: { retrievers: retrievers }, model: client }, promptMemory: new PromptMemory() };

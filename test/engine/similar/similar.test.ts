@@ -14,7 +14,9 @@ import { CodeWindowIndex } from '../../../src/engine/similar/windowIndex';
 import { SimilarRetriever, type NextLineModel } from '../../../src/engine/similar/perspectives';
 import { similarStage, type SimilarStageOptions } from '../../../src/engine/similar/chooseWindows';
 import { createSimilarBandit, SIMILAR_FEATURE_DIM } from '../../../src/engine/similar/bandit';
-import { createPipeline, createRetrievalPaths, embeddedLMOf, formatTraceMarkdown, resolveOptions } from '../../../src/engine/pipeline';
+import { createPipeline, formatTraceMarkdown, resolveOptions } from '../../../src/engine/pipeline';
+import { createRepositoryIndex } from '../../../src/engine/index/repositoryIndex';
+import { embeddedLMOf } from '../../../src/engine/index/pipelineAdapters';
 import { EmbeddedClient } from '../../../src/engine/generate/EmbeddedClient';
 import { sleep } from '../../../src/engine/util/abort';
 import { CancellationError } from '../../../src/engine/util/errors';
@@ -234,7 +236,7 @@ void test("the pipeline puts the chosen top-1 window into the prompt under ProCC
   const kb = await fixtureKb('pyshop');
   const enc = await encoder();
   const lm = await registry.causalLM(undefined, new AbortController().signal);
-  const paths = createRetrievalPaths(kb, await parsers(), {
+  const paths = createRepositoryIndex(kb, await parsers(), {
     paths: ['sparse'],
     similar: { encoder: enc, windowLines: 10, nextLine: () => (prompt, n, s) => lm.generate(prompt, { maxNewTokens: n }, s) },
   });

@@ -7,7 +7,7 @@ import { cutAtMalformed } from './wellFormed';
 import { REDACTED } from '../../prompt/secretRules';
 import { PLACEHOLDER_FORMS, placeholderAt } from './junk';
 
-export interface CompletionContext {
+interface CompletionContext {
   lang: Lang;
   /** Text before the cursor. */
   prefix: string;
@@ -15,14 +15,14 @@ export interface CompletionContext {
   suffix: string;
 }
 
-export interface PostprocessOptions {
+interface PostprocessOptions {
   /** Most lines a multi-line completion may have (default 12). */
   maxLines?: number;
   /** Most characters a completion may have (default 4,000); a longer one is cut at a line end where it has one. */
   maxChars?: number;
 }
 
-export const DEFAULT_MAX_CHARS = 4000;
+const DEFAULT_MAX_CHARS = 4000;
 
 /** At most `maxChars` characters, cut after the last whole line that fits when there is one (never inside a surrogate pair). */
 export function capLength(text: string, maxChars: number): string {
@@ -72,7 +72,7 @@ export function completionMode(ctx: CompletionContext): 'singleLine' | 'block' {
  * line) means the code at the cursor: its leading blank lines go, and the indentation the cursor
  * already has is not typed twice (a shallower line loses its indentation: the cursor cannot move left).
  */
-export function skipLeadingBreak(completion: string, before: string): string {
+function skipLeadingBreak(completion: string, before: string): string {
   if (before.trim() !== '' || !/^[ \t]*\n/.test(completion)) return completion;
   const rest = completion.replace(/^([ \t]*\n)+/, '');
   if (rest.startsWith(before)) return rest.slice(before.length);
@@ -80,7 +80,7 @@ export function skipLeadingBreak(completion: string, before: string): string {
 }
 
 /** Single line: up to the first line break (skipping leading blank lines on an empty cursor line). */
-export function trimToLine(completion: string, ctx: CompletionContext, maxLines = 12): string {
+function trimToLine(completion: string, ctx: CompletionContext, maxLines = 12): string {
   const before = lastLine(ctx.prefix);
   if (argumentsFollow(completion, ctx)) return argumentsOnNextLines(completion, openOnLine(before), maxLines);
   return firstLine(skipLeadingBreak(completion, before));
@@ -131,7 +131,7 @@ function argumentsFollow(completion: string, ctx: CompletionContext): boolean {
  * the arguments (or items) on the next lines: they are the completion, through the line where the
  * cursor line's brackets close, when that is within `maxLines` lines; else nothing.
  */
-export function argumentsOnNextLines(completion: string, open: readonly string[], maxLines: number): string {
+function argumentsOnNextLines(completion: string, open: readonly string[], maxLines: number): string {
   const text = completion.replace(/^[ \t]+\n/, '\n');
   const stack = [...open];
   let quote = '';
@@ -163,7 +163,7 @@ export function argumentsOnNextLines(completion: string, open: readonly string[]
 }
 
 /** Block: lines while they stay inside the block's indentation (and, in Java, its braces). */
-export function trimToBlock(completion: string, ctx: CompletionContext, maxLines: number): string {
+function trimToBlock(completion: string, ctx: CompletionContext, maxLines: number): string {
   const before = lastLine(ctx.prefix);
   const base = indentOf(before);
   const lines = skipLeadingBreak(completion, before)
@@ -220,7 +220,7 @@ function openOnLine(before: string): string[] {
  * A single-line completion may close only what the cursor line opened, and must not re-type
  * closers the suffix already holds (an editor's auto-closed brackets).
  */
-export function balanceBrackets(line: string, ctx: CompletionContext): string {
+function balanceBrackets(line: string, ctx: CompletionContext): string {
   const stack = openOnLine(lastLine(ctx.prefix));
   let quote = '';
   let end = line.length;
@@ -249,7 +249,7 @@ export function balanceBrackets(line: string, ctx: CompletionContext): string {
 }
 
 /** Drop the tail of a completion that repeats what already follows the cursor. */
-export function dropSuffixRepeat(completion: string, ctx: CompletionContext): string {
+function dropSuffixRepeat(completion: string, ctx: CompletionContext): string {
   const restOfLine = firstLine(ctx.suffix);
   let out = completion;
   if (restOfLine.trim() !== '' && !out.includes('\n')) {
@@ -275,7 +275,7 @@ export function dropSuffixRepeat(completion: string, ctx: CompletionContext): st
 }
 
 /** Stop where the model starts repeating the line before the cursor (a loop of its own: junk.ts cutRepeatedLines). */
-export function stopAtRepeatingLines(completion: string, ctx: CompletionContext): string {
+function stopAtRepeatingLines(completion: string, ctx: CompletionContext): string {
   const previous = previousNonEmptyLine(ctx.prefix + '\n')?.trim();
   const lines = completion.split('\n');
   const kept: string[] = [];

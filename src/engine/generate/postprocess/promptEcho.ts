@@ -28,7 +28,7 @@ export function specialTokensOf(family: ModelFamily): readonly string[] {
 }
 
 /** Where the first of `tokens` occurs in `text`, and which one. */
-export function firstSpecialToken(text: string, tokens: readonly string[]): { at: number; token: string } | undefined {
+function firstSpecialToken(text: string, tokens: readonly string[]): { at: number; token: string } | undefined {
   let first: { at: number; token: string } | undefined;
   for (const token of tokens) {
     const at = text.indexOf(token);
@@ -78,7 +78,7 @@ function formatLines(prompt: string, tokens: readonly string[]): { opening: stri
  * of the prompt's path headings; else the start of the first later line that is one (the model
  * moved on to another file).
  */
-export function promptHeadAt(text: string, prompt: string, tokens: readonly string[]): number | undefined {
+function promptHeadAt(text: string, prompt: string, tokens: readonly string[]): number | undefined {
   const { opening, headings } = formatLines(prompt, tokens);
   if (opening.length === 2 && nonBlankLines(text, 2).join('\n') === opening.join('\n')) return 0;
   let start = 0;

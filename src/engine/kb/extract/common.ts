@@ -3,9 +3,9 @@ import type { Node } from 'web-tree-sitter';
 import type { ItemKind, KbItem, Lang, LineRange } from '../types';
 
 /** A single item's stub text is cut near this many characters (a marker line says so). */
-export const MAX_ITEM_TEXT = 4000;
+const MAX_ITEM_TEXT = 4000;
 /** Variable signatures are declaration text; long initialisers are cut to keep them a header. */
-export const MAX_SIGNATURE = 300;
+const MAX_SIGNATURE = 300;
 
 export function rangeOf(start: Node, end: Node = start): LineRange {
   return { startLine: start.startPosition.row, endLine: end.endPosition.row };

@@ -9,7 +9,7 @@ export type ParseFn = (text: string) => Tree | null;
 
 const MAX_ROUNDS = 4;
 
-export interface Recovered {
+interface Recovered {
   tree: Tree;
   /** The source with broken regions blanked; identical to the original everywhere else. */
   source: string;

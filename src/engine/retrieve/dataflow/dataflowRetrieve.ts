@@ -14,7 +14,7 @@ import { identifierParts } from '../sparse/codeTerms';
 import { FlowRanker } from './rankFlow';
 
 /** The knowledge-base surface dataflow retrieval and receiver typing need: its symbol table. */
-export type DataflowSource = Pick<KnowledgeBase, 'symbols'>;
+type DataflowSource = Pick<KnowledgeBase, 'symbols'>;
 
 /**
  * Lines above the seed line whose chains the dataflow path also resolves, and how many chains at
@@ -24,13 +24,13 @@ export type DataflowSource = Pick<KnowledgeBase, 'symbols'>;
  * repositories, recall@10 Java 160 lines 0.945, 80 lines 0.937, 40 lines 0.924 (Python 0.963 at
  * all three), for a few tenths of a millisecond.
  */
-export const RECENT_LINES = 160;
+const RECENT_LINES = 160;
 /**
  * At most this many distinct chains of those lines, nearest first. Merged and reranked recall@10,
  * validation Java / Python, dev Java / Python: 50 chains 0.941 / 0.969, 0.920 / 0.938; 100 0.953 /
  * 0.969, 0.929 / 0.938; 200 0.920 / 0.969, 0.929 / 0.938 (more chains crowd the top ten in Java).
  */
-export const MAX_RECENT_CHAINS = 100;
+const MAX_RECENT_CHAINS = 100;
 
 /**
  * The chains of the lines above the seed line, nearest first, each once (import lines left to the

@@ -75,7 +75,7 @@ const MAX_SIBLING_TYPES = 3;
 /** Ranks of the import groups: a name used in the chains above ranks by their order, below MAX_RANK. */
 const MAX_RANK = 1000;
 
-export interface FlowResolution {
+interface FlowResolution {
   results: ScoredSnippet[];
   /** Nodes and edges of the walk, for the trace. */
   visited: number;

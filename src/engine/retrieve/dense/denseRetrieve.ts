@@ -62,7 +62,7 @@ export interface DenseRetrieverOptions {
  * 0.039 ms through ONNX; 1,024 rows 0.23 / 0.06 ms; 4,096 rows 0.93 / 0.19 ms (the bar stood at
  * 4,096 before, from an older measurement). Below 256 rows the scan is too short to matter.
  */
-export const ONNX_MIN_ROWS = 256;
+const ONNX_MIN_ROWS = 256;
 
 /** Characters of one text counted against chunkChars: about the encoder's 256-token window of code. */
 const TEXT_CHARS_COUNTED = 1024;
@@ -82,7 +82,7 @@ function itemHash(item: KbItem): string {
 }
 
 /** What the last prepare() did, for the trace and the tests. */
-export interface DensePrepareReport {
+interface DensePrepareReport {
   /** How the saved vectors were found: loaded, missing, invalid (why), or in memory only. */
   store: 'loaded' | 'missing' | 'inMemory' | { invalid: string };
   embedded: number;

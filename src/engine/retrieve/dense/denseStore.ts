@@ -12,7 +12,7 @@ import { eventLoopYielder } from '../../util/yielder';
 import { quantizeInto } from './int8Rows';
 
 /** Bump whenever the layout or the text the vectors are computed from changes. */
-export const DENSE_FORMAT_VERSION = 2;
+const DENSE_FORMAT_VERSION = 2;
 /** Older formats this reader still understands (1: float32 rows, no layout field). */
 const READABLE_VERSIONS = [1, DENSE_FORMAT_VERSION];
 const MAGIC = 'coderag-dense-vectors';
@@ -24,9 +24,9 @@ export interface DenseRow {
 }
 
 /** The rows' values: float32 (rows.length * dim, row-major), or int8 codes with one scale per row. */
-export type VectorData = { layout: 'float32'; vectors: Float32Array } | { layout: 'int8'; codes: Int8Array; scales: Float32Array };
+type VectorData = { layout: 'float32'; vectors: Float32Array } | { layout: 'int8'; codes: Int8Array; scales: Float32Array };
 
-export interface StoredVectors {
+interface StoredVectors {
   encoder: string;
   /** The encoder build the vectors came from (Encoder.fingerprint; '' when it has none). */
   fingerprint: string;
@@ -46,7 +46,7 @@ interface Header {
   rows: Array<[string, string]>;
 }
 
-export type VectorLoadResult = { status: 'ok'; stored: StoredVectors } | { status: 'missing' } | { status: 'invalid'; reason: string };
+type VectorLoadResult = { status: 'ok'; stored: StoredVectors } | { status: 'missing' } | { status: 'invalid'; reason: string };
 
 /** `dense-<encoder>.bin`, the encoder name made file-safe. */
 export function denseFilePath(indexFolder: string, encoderName: string): string {
@@ -170,7 +170,7 @@ export async function loadVectors(path: string, expect: { encoder: string; dim: 
 }
 
 /** What reading a vector cache found: vectors loaded, no file yet, or a file that could not be used (and why). */
-export type VectorCacheStatus = 'loaded' | 'missing' | { invalid: string };
+type VectorCacheStatus = 'loaded' | 'missing' | { invalid: string };
 
 type CacheEncoder = { name: string; dim: number; fingerprint?: string };
 

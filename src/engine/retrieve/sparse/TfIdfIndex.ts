@@ -18,7 +18,7 @@ interface Group<T> {
   counts: Uint16Array;
 }
 
-export interface TfIdfHit<T> {
+interface TfIdfHit<T> {
   doc: T;
   score: number;
 }

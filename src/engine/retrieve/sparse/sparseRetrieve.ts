@@ -15,7 +15,7 @@ import { eventLoopYielder } from '../../util/yielder';
 const log = getLogger('retrieve');
 
 /** The knowledge-base surface the sparse path needs. */
-export type SparseSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
+type SparseSource = Pick<KnowledgeBase, 'paths' | 'file' | 'onDidChange'>;
 
 function isFunction(item: KbItem): boolean {
   return item.kind === 'function' || item.kind === 'classFunction';

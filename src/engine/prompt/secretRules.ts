@@ -20,252 +20,57 @@
 // user:password pairs, cookies and key-named headers, test rows, suppliers, joins and builders, key
 // material lines and wrapped JWTs. Dev 46.8% -> 100%; its held-out part, scored once, 83%.
 
-import { INTL_SECRET_ALTERNATION, INTL_SECRET_WORD, saysSecretIntl } from './secretWords';
-import { TOKEN_FORMATS } from './tokenFormats';
-/** What a redacted value becomes; inside quotes the model still sees a string literal. */
-export const REDACTED = '<redacted>';
+import {
+  ALGORITHM,
+  ANNOTATION,
+  AUTH_TUPLE_START,
+  B64_LINE,
+  COMMENT_START,
+  CREDENTIAL_KEYS,
+  ENCODE_CALLS,
+  INTL_WORD,
+  JWT_GAP,
+  KEY_CALLS,
+  LIT,
+  LIT_CHAIN,
+  NAME,
+  NAME_INTL,
+  NETRC_GAP,
+  NOT_A_SETTER,
+  ONE_LIT,
+  PASSWORD_CALLS,
+  QUOTED_SECRET_KEY,
+  SAYS_SECRET,
+  SAYS_SECRET_INTL,
+  SECRET_NOUN,
+  SESSION_COOKIES,
+  SETTING_BEFORE,
+  SETTING_NAME,
+  SETTING_SEPARATOR,
+  SETTING_VALUE,
+  STATED_VALUE,
+  STATES,
+  TOKEN_KEPT,
+  TOKEN_WHOLE,
+} from './secretPatterns';
+import {
+  AUTH_CONTEXT,
+  bareCredential,
+  configCredential,
+  isPlaceholder,
+  isSecretName,
+  looksRandom,
+  NOT_AUTH_CONTEXT,
+  passwordLike,
+  REDACTED,
+  SHORT_SECRET_KEYS,
+  statedCredential,
+  tokenShape,
+  type Redacted,
+} from './secretVocabulary';
+import { INTL_SECRET_WORD, saysSecretIntl } from './secretWords';
 
-export interface Redacted {
-  text: string;
-  /** Values replaced. */
-  count: number;
-}
-
-/** Words that make a name a credential's (the name split at `_`, `.`, `-`, spaces and camelCase). */
-const SECRET_WORDS = new Set([
-  'password',
-  'passwd',
-  'passphrase',
-  'pwd',
-  'secret',
-  'secrets',
-  'token',
-  'apikey',
-  'accesskey',
-  'secretkey',
-  'privatekey',
-  'authorization',
-  'credential',
-  'credentials',
-  'bearer',
-  'creds',
-  'passcode',
-  'passkey',
-]);
-/** Short keys that hold a password only as a name bound to a literal (`{"pass": "..."}`, `pw = "..."`), not in a list of words. */
-const SHORT_SECRET_KEYS = /^(?:pass|pw|pwd)$/i;
-/** Endings that make one run-together word a credential's name (`PGPASSWORD`, `apitoken`, `dbsecret`). */
-const SECRET_ENDINGS = /(?:password|passwd|secret|token|apikey|accesskey|secretkey|privatekey|(?:pg|db|sql|smtp|ftp|admin|root|user)pass)$/;
-const SECRET_PAIRS = new Set([
-  'api key',
-  'access key',
-  'private key',
-  'secret key',
-  'auth key',
-  'signing key',
-  'encryption key',
-  'master key',
-  'x api',
-  'db pass',
-  'admin pass',
-]);
-/** A last word that says the name holds something about the secret, not the secret itself (`PASSWORD_PROMPT`, `token_url`). */
-const NOT_A_VALUE = new Set([
-  'name',
-  'names',
-  'prompt',
-  'message',
-  'msg',
-  'label',
-  'hint',
-  'text',
-  'title',
-  'field',
-  'fields',
-  'column',
-  'col',
-  'env',
-  'var',
-  'variable',
-  'path',
-  'file',
-  'filename',
-  'dir',
-  'url',
-  'uri',
-  'endpoint',
-  'type',
-  'kind',
-  'length',
-  'len',
-  'size',
-  'min',
-  'max',
-  'regex',
-  'pattern',
-  'policy',
-  'format',
-  'count',
-  'timeout',
-  'ttl',
-  'expiry',
-  'expires',
-  'expiration',
-  'param',
-  'attr',
-  'attribute',
-  'error',
-  'err',
-  'help',
-  'placeholder',
-  'description',
-  'desc',
-  'template',
-  'prefix',
-  'suffix',
-  'validator',
-  'id',
-  'hash',
-  'digest',
-  'checksum',
-  'required',
-  'enabled',
-  'flag',
-  'mode',
-  'method',
-  'scheme',
-  'version',
-  'algorithm',
-  'alg',
-  'encoding',
-  'provider',
-  'class',
-  'service',
-  'source',
-  'location',
-  'host',
-  'port',
-  'user',
-  'username',
-  'header',
-  'headers',
-  'style',
-  'widget',
-  'input',
-  'question',
-  'icon',
-  'route',
-  'state',
-  'status',
-]);
-
-function words(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean);
-}
-
-/**
- * Whether an identifier or key (`AWS_SECRET_ACCESS_KEY`, `apiKey`, `db.password`, `X-Api-Key`) names a credential; `tokenizer`,
- * `max_tokens`, `password_prompt` do not.
- */
-export function isSecretName(name: string): boolean {
-  const w = words(name);
-  if (w.length > 0 && NOT_A_VALUE.has(w[w.length - 1]!)) return false;
-  // A name in another language (`clave`, `密码`, `kennwort_db`): its last word may be English (`пароль_label` is a label).
-  if (saysSecretIntl(name)) return true;
-  if (w.length === 0) return false;
-  // A header's name (`X-Portal-Key`, `X-Auth-Token`): dashed words ending in one that names the credential.
-  if (
-    /^(?:X-[A-Za-z0-9]+|[A-Z][a-z0-9]*)(?:-[A-Z][A-Za-z0-9]*)+$/.test(name) &&
-    /^(?:key|token|secret|signature|auth|session)$/.test(w[w.length - 1]!)
-  )
-    return true;
-  for (let i = 0; i < w.length; i++) {
-    if (SECRET_WORDS.has(w[i]!) || SECRET_ENDINGS.test(w[i]!)) return true;
-    if (i + 1 < w.length && SECRET_PAIRS.has(`${w[i]} ${w[i + 1]}`)) return true;
-  }
-  // `db_pass`, `smtp_pass`: the short form only as the last word.
-  return w.length > 1 && (w[w.length - 1] === 'pass' || w[w.length - 1] === 'pw');
-}
-
-/** Whole values (any case) that stand for a value rather than being one. */
-const PLACEHOLDER_ALTERNATIVES = [
-  'none|null|nil|undefined|true|false|yes|no|on|off|auto|enabled|disabled|required|optional',
-  String.raw`changeme|change[-_ ]?me|changeit|password|passwd|pass|secret|token|api[-_ ]?key|key`,
-  'example|sample|demo|dev|local|foo|bar|baz|dummy|fake|mock|test|testing|todo|tbd|fixme|placeholder',
-  String.raw`redacted|hidden|masked|notset|not[-_ ]set|unset|default|empty|string|value|xxx+|\.\.\.+|…|bearer|basic|token\s*`,
-];
-const PLACEHOLDER_WORDS = new RegExp(`^(?:${PLACEHOLDER_ALTERNATIVES.join('|')})$`, 'i');
-
-/**
- * Values that are clearly not secrets even when bound to a secret's name: placeholders, variable references, names of other settings,
- * prose.
- */
-export function isPlaceholder(value: string): boolean {
-  const v = value.trim();
-  if (v.length < 3 || v.includes(REDACTED)) return true;
-  if (PLACEHOLDER_WORDS.test(v)) return true;
-  if (/^[$<%{*[]/.test(v) || /^(?:your|my|enter|insert|put)[-_ ]/i.test(v) || /[{<]\s*\w*\s*[}>]$/.test(v)) return true;
-  if (/^(.)\1+$/.test(v) || /^[x*#.•-]+$/i.test(v)) return true;
-  // An environment variable's or a setting's name (`"DB_PASSWORD"`, `"mail.smtp.password"`), a URL or a path.
-  if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)+$/.test(v)) return true;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v) || /^(?:\.{0,2}\/|~\/)/.test(v)) return true;
-  // A name, not a value: snake_case or CamelCase words without digits (`copy_context`, `TokenInfo`).
-  if (/^[A-Za-z]+(?:_[A-Za-z]+)+$/.test(v) || /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/.test(v) || /^[A-Z]{2,5}(?:[A-Z][a-z]+){1,4}$/.test(v))
-    return true;
-  // An HTTP header's name (`Access-Control-Allow-Credentials`).
-  if (/^[A-Z][a-z]+(?:-[A-Z][a-z]+)+$/.test(v)) return true;
-  // Prose: a sentence, a question, a label with a colon, a format string.
-  if (/\s/.test(v) && (/[:.?!]$/.test(v) || /%[sd]|\{\}/.test(v) || /^[A-Z][a-z]+\s/.test(v))) return true;
-  return false;
-}
-
-/** Shannon entropy in bits per character. */
-export function shannonEntropy(text: string): number {
-  const counts = new Map<string, number>();
-  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  let bits = 0;
-  const n = [...text].length;
-  for (const c of counts.values()) bits -= (c / n) * Math.log2(c / n);
-  return bits;
-}
-
-/** A literal that looks random: long, high entropy, several character classes, not a URL or path. */
-export function looksRandom(value: string): boolean {
-  if (value.length < 24 || /\s/.test(value) || /:\/\/|^[./~]/.test(value)) return false;
-  // A hex digest, with or without its algorithm (`sha256:...`, `0x...`), is not random by shape.
-  if (/^(?:[a-z0-9]+[:$])?(?:0x)?[0-9a-f]{16,}$/i.test(value)) return false;
-  // Code and templates (brackets, separators), a value without a digit, an alphabet or a long word.
-  if (/[{}()[\]<>|,;\\]/.test(value) || !/\d/.test(value) || /[A-Za-z]{17,}/.test(value)) return false;
-  // Paths, dotted names and platform tags: mostly word-like parts (`MAPPINGS/VENDORS/CP037.TXT`, `cpython-311-x86_64-linux-gnu`).
-  const parts = value.split(/[/._:@=+-]+/).filter(Boolean);
-  const wordy = parts.filter((p) => /^(?:[A-Z]{2,}|[a-z]{3,}|[A-Z][a-z]{2,}(?:[A-Z][a-z]+)*|[a-z]\d{2,})\d*$|^\d+$/.test(p)).length;
-  if (parts.length >= 2 && wordy / parts.length >= 0.7) return false;
-  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(value)).length;
-  return classes >= 3 && shannonEntropy(value) > 4.0;
-}
-
-/** A bare (unquoted) value that reads like a credential: not a name or a call, has a digit or a symbol. */
-function bareCredential(value: string): boolean {
-  if (isPlaceholder(value) || /^\d+$/.test(value)) return false;
-  if (/^(?:self|this|cls|os|settings|config|env|process)\b/.test(value) || /[()[\]]/.test(value)) return false;
-  return /[\d!@#$%^&*+=/~]/.test(value) || (/[a-z]/.test(value) && /[A-Z]/.test(value) && !/^[A-Za-z_][\w.]*$/.test(value));
-}
-
-// A string literal: optional Python prefix, then "..." or '...' with escapes, on one line.
-const LIT = String.raw`[rRbBuUfF]{0,2}(?:"((?:[^"\\\n]|\\.){1,512})"|'((?:[^'\\\n]|\\.){1,512})')`;
-const NAME = String.raw`[A-Za-z_][\w.-]{0,63}`;
-/** A name or key in any script (`clave`, `пароль`, `密码`), for the rules' variants that carry the `u` flag. */
-const NAME_INTL = String.raw`[\p{L}_][\p{L}\p{N}_.-]{0,63}`;
-/** Ahead of a name or key: it holds one of the words isSecretName looks for (most candidates fail here, cheaply). */
-const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer|cookie))`;
-/** The same for a name in another language. */
-const SAYS_SECRET_INTL = String.raw`(?=[^"'\n=:,()]{0,64}?(?:${INTL_SECRET_ALTERNATION}))`;
-/** Whether a text holds a credential word of another language: the rules for names and prose in other languages run only then. */
-const INTL_WORD = new RegExp(INTL_SECRET_WORD, 'iu');
+export { REDACTED, isPlaceholder, isSecretName, looksRandom, shannonEntropy, tokenShape, type Redacted } from './secretVocabulary';
 
 /** Replace a quoted value's inside, keeping its quotes. */
 function literal(quoteOf: string, before: string): string {
@@ -305,112 +110,6 @@ function boundLiteral(name: string, m: RegExpExecArray, dq: number, bound = fals
   return literal(quote, headOf(m, value, quote));
 }
 
-/** Token formats whose whole match is the credential, as one alternation. */
-const TOKEN_WHOLE = TOKEN_FORMATS.filter((f) => !f.keep).map((f) => f.pattern);
-/** Token formats with a part to keep (a webhook's URL): each gives two groups, kept and secret. */
-const TOKEN_KEPT = TOKEN_FORMATS.filter((f) => f.keep).map((f) => f.pattern);
-
-/** A quoted key that says it holds a secret (its name: group 1 in double quotes, 2 in single). */
-const QUOTED_SECRET_KEY = String.raw`(?:"${SAYS_SECRET}([^"\n]{1,64})"|'${SAYS_SECRET}([^'\n]{1,64})')`;
-/** A type annotation before an assignment (`: str`, `: Optional[str]`). */
-const ANNOTATION = String.raw`:\s*[\w.[\], |]{1,40}?\s*`;
-
-/** Calls whose first two arguments are a user name and a password. */
-const CREDENTIAL_CALLS = [
-  'HTTPBasicAuth',
-  'HTTPDigestAuth',
-  'HTTPProxyAuth',
-  'BasicAuth',
-  'DigestAuth',
-  'UsernamePasswordCredentials',
-  'PasswordAuthentication',
-  'UsernamePasswordAuthenticationToken',
-  'BasicAWSCredentials',
-  String.raw`AwsBasicCredentials\.create`,
-  'login',
-  'basic_auth',
-  'BasicAuthentication',
-];
-/** Where a (user, password) pair of literals starts: `auth=(`, a credential call, `getConnection(url, `. */
-const AUTH_TUPLE_START = [
-  String.raw`\bauth\s*=\s*[([]`,
-  String.raw`\b(?:${CREDENTIAL_CALLS.join('|')})\s*\(`,
-  String.raw`\bgetConnection\s*\(\s*[^,()\n]{1,120},`,
-].join('|');
-
-/** Method names that read, test or transform a secret rather than set one. */
-const NOT_A_SETTER_VERBS = [
-  'get|has|is|check|validate|verify|hash|encode|decode|encrypt|decrypt|read|load',
-  'fetch|find|reset|matches|compare|require|prompt|ask|print|log|format|parse',
-];
-const NOT_A_SETTER = new RegExp(`^(?:${NOT_A_SETTER_VERBS.join('|')})`, 'i');
-
-/** A comment's start: `#`, `//`, `/*`, a block comment's `*` line, SQL's `--`. */
-const COMMENT_START = String.raw`(?:#|\/\/|\/\*|^[ \t]*\*|--)`;
-const SECRET_NOUN = String.raw`(?:password|passwd|pwd|passphrase|secret|token|api[ _-]?key|credentials?)`;
-/** `: `, `= `, ` is `, ` was `, ` are `: the comment states the value. */
-const STATES = String.raw`(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|are)[ \t]+)`;
-/** The stated value, quoted (group 2: its quote) or bare. */
-const STATED_VALUE = '(["\'`]?)([^\\s"\'`]{4,128})\\2';
-
-/** Before an inline setting: an escaped line break, a separator of a query or connection string, a quote, a space or the line start. */
-const SETTING_BEFORE = String.raw`(\\[nrt]|[?&;"'\s]|^)`;
-/** A command-line flag (`--password`) or a key (`Password`, `db.password`). */
-const SETTING_NAME = String.raw`(-{1,2}[A-Za-z][\w-]{0,40}(?=[= \t])|[A-Za-z_][\w.-]{0,40}(?=[ \t]*[=:]))`;
-const SETTING_SEPARATOR = String.raw`(=|[ \t]+(?=\S)|[ \t]*[=:][ \t]+)`;
-const SETTING_VALUE = String.raw`([^\s&;"'<>(),\\]{4,200})`;
-
-/** Keys of connection strings, SAS URLs and .npmrc whose value is the credential whatever its shape. */
-const CREDENTIAL_KEYS = [
-  'AccountKey|SharedAccessKey|SharedAccessSignature|sig',
-  '_authToken|_auth|_password|password|passwd|pwd|PGPASSWORD',
-].join('|');
-
-/** Blanks between netrc's words: spaces, line breaks, or escaped ones inside a literal. */
-const NETRC_GAP = String.raw`(?:[ \t\n]|\\[nt]){1,40}`;
-
-/** Words that put a token-shaped literal in an authentication context (the name it is bound to, or its line). */
-const AUTH_CONTEXT = new RegExp(
-  [
-    String.raw`auth|key|secret|token|sig(?:n|nature|ner)?\b|signing|cred|pass|pwd|license|licence|appid|hmac|bearer|fernet|\bpat\b`,
-    'twilio|sendgrid|mailgun|mailchimp|stripe|datadog|newrelic|pagerduty',
-  ].join('|'),
-  'i',
-);
-/** Names that hold a token-shaped value that is no credential: cache and database keys, digests, ids. */
-const NOT_AUTH_CONTEXT = new RegExp(
-  [
-    String.raw`(?:^|[^a-z])(?:cache|etag|sort|primary|foreign|partition|row|lookup|idempotency|dedup)[_ -]?key\b`,
-    String.raw`(?:^|[^a-z])(?:checksum|digest|hash|sha\d*|md5)[_ -]?key\b`,
-    String.raw`(?:^|[^a-z])(?:commit|uuid|namespace|id)[_ -]?key\b|keyboard|keystroke|keyword|monkey|turkey|hotkey`,
-  ].join('|'),
-  'i',
-);
-
-/** A run of 17 or more letters that reads as words (`connectionTimeoutMillis`, all one case), not as random letters. */
-function wordRun(value: string): boolean {
-  return (value.match(/[A-Za-z]{17,}/g) ?? []).some((r) => /^[a-z]*(?:[A-Z][a-z]+|[A-Z]{2,}(?=[A-Z][a-z]|$))+$|^[a-z]+$|^[A-Z]+$/.test(r));
-}
-
-/** Token shapes (bare, without quotes): a hex run, a UUID, base64 / base64url with mixed classes. */
-export function tokenShape(value: string): 'hex' | 'uuid' | 'base64' | undefined {
-  if (/^[0-9a-fA-F]{32,128}$/.test(value) && /[a-fA-F]/.test(value) && /\d/.test(value)) return 'hex';
-  if (/^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i.test(value)) return 'uuid';
-  if (
-    value.length >= 20 &&
-    value.length <= 512 &&
-    /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) &&
-    /[a-z]/.test(value) &&
-    /[A-Z]/.test(value) &&
-    /\d/.test(value)
-  ) {
-    // An image or data in base64 starts with its format's magic; a long word or a name is no token.
-    if (/^(?:iVBOR|\/9j\/|R0lGOD|UklGR|PHN2Z|JVBER)/.test(value) || (value.length < 40 && wordRun(value))) return undefined;
-    return shannonEntropy(value) > 3.6 ? 'base64' : undefined;
-  }
-  return undefined;
-}
-
 /** The name a literal at `at` is given to: `NAME = `, `NAME: `, `"NAME": `, `NAME(`, `.NAME(`, `NAME=`, a tuple's or call's opening. */
 function bindingBefore(text: string, at: number): string {
   const before = text.slice(Math.max(0, at - 120), at);
@@ -425,10 +124,6 @@ function lineAround(text: string, at: number): string {
   return text.slice(start, end < 0 ? text.length : end);
 }
 
-/** Literals joined by `+`, implicit concatenation or a line continuation, after an optional `(`; or one literal in parentheses. */
-const LIT_CHAIN = String.raw`\(?\s*${LIT}(?:(?:\s|\\(?=\n)|\+){1,40}${LIT}){1,8}\s*\)?|\(\s*${LIT}\s*,?\s*\)`;
-const ONE_LIT = /[rRbBuUfF]{0,2}(?:"((?:[^"\\\n]|\\.){1,512})"|'((?:[^'\\\n]|\\.){1,512})')/g;
-
 /** `chain` with every literal's inside replaced. */
 function redactChain(chain: string): string {
   return chain.replace(ONE_LIT, (_lit, dq: string | undefined) => (dq !== undefined ? `"${REDACTED}"` : `'${REDACTED}'`));
@@ -437,12 +132,6 @@ function redactChain(chain: string): string {
 /** The literals' contents of `chain`, joined. */
 function chainValue(chain: string): string {
   return [...chain.matchAll(ONE_LIT)].map((m) => m[1] ?? m[2] ?? '').join('');
-}
-
-/** A value spelled with letters only is a credential in config text under a password's name, unless it is a placeholder or a name. */
-function configCredential(name: string, value: string): boolean {
-  if (isPlaceholder(value) || /^\d+$/.test(value)) return false;
-  return bareCredential(value) || (/pass|pwd|secret|cred/i.test(name) && /^[A-Za-z]{4,64}$/.test(value));
 }
 
 /** Unterminated literals at a line's end (the value being typed at the cursor), after a name that says secret. */
@@ -556,66 +245,6 @@ function redactArguments(
     }
   }
   return changed ? { text: `${m[0]}${parts.join(',')}`, length: m[0].length + args.length } : undefined;
-}
-
-/** Whether a value could be a password: not a name of code, a number, a host or a path. */
-function passwordLike(value: string): boolean {
-  if (value.length < 4 || /^\d+$/.test(value) || /^[\w-]+(?:\.[\w-]+)+$/.test(value) || /[/\\]/.test(value)) return false;
-  return !/^[a-z]+$/.test(value) || value.length >= 6;
-}
-
-/** Algorithm and encoding names, given beside a key to a signing call. */
-const ALGORITHM = /^(?:[HRPE]S\d{3}|Hmac\w*|HMAC\w*|AES\w*|RSA\w*|SHA-?\d+\w*|utf-?8|UTF-?8|ascii|base64|hex)$/i;
-
-/** Calls whose arguments after the first (the user or the connection) hold a password. */
-const PASSWORD_CALLS = [
-  String.raw`Credentials\.basic`,
-  String.raw`simple_bind(?:_s)?|bind_s`,
-  'login',
-  'authenticate',
-  String.raw`(?:set|with)?[Bb]asic[Aa]uth(?:entication)?`,
-  'HTTPBasicAuth',
-  'HTTPDigestAuth',
-  'PasswordAuthentication',
-  'UsernamePasswordCredentials',
-  'UsernamePasswordAuthenticationToken',
-  'SimpleCredentials',
-  'PasswordCredential',
-  String.raw`(?:psycopg2?|pymysql|mysql\.connector|pyodbc|cx_Oracle|oracledb|pg8000)\.connect`,
-  String.raw`DriverManager\.getConnection`,
-  'getConnection',
-  'connect',
-  String.raw`Transport\.send`,
-].join('|');
-/** Calls whose literal arguments are a signing or encryption key (with algorithm names beside them). */
-const KEY_CALLS = [
-  'signWith',
-  'setSigningKey',
-  'hmacShaKeyFor',
-  String.raw`HMAC(?:256|384|512)`,
-  'SecretKeySpec',
-  'withSecret',
-  String.raw`jwt\.(?:encode|decode)`,
-  String.raw`hmac\.new`,
-  'Fernet',
-].join('|');
-/** Calls that encode their argument for a header: a `user:password` literal given to one is a credential pair. */
-const ENCODE_CALLS = String.raw`encodeToString|b64encode|urlsafe_b64encode|encodebytes|btoa|encodeBase64String`;
-/** A line of 60 or more base64 characters alone, after a comment mark or a quote (groups: the head, the base64, the tail). */
-const B64_LINE = String.raw`([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{60,}={0,2})([ \t]*(?:["'](?:\s*\+)?)?[ \t]*)$`;
-/** What may stand between a wrapped JWT's parts: blanks, quotes, `+`, comment marks, escaped line breaks. */
-const JWT_GAP = String.raw`(?:[\s"'+#*/]|\\n)`;
-/** Cookie and session names whose value is the session itself. */
-const SESSION_COOKIES = [
-  String.raw`SESSION|JSESSIONID|PHPSESSID|ASP\.NET_SessionId|session(?:id|_id)?|sid|connect\.sid`,
-  String.raw`remember[-_]?me|auth_?token|access_?token|XSRF-TOKEN|csrftoken`,
-].join('|');
-/** A word of prose that is a credential: ASCII, 6 or more characters, a digit or a symbol inside, not a number, version, URL or path. */
-function statedCredential(value: string): boolean {
-  if (value.length < 6 || isPlaceholder(value) || /^[\d.,:/-]+$/.test(value) || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return false;
-  if (/^(?:\.{0,2}\/|~\/)/.test(value) || /^[\w-]+(?:\.[\w-]+)+$/.test(value) || /^[A-Za-z_][\w]*\(\)?$/.test(value))
-    return /\d/.test(value) && !/^[\w-]+(?:\.[a-z]{2,})+$/.test(value) && /[A-Z]/.test(value) && /[a-z]/.test(value);
-  return /[0-9!@#$%^&*+=~_-]/.test(value);
 }
 
 /** The name a value at `at` is bound to, in any script: `NAME = `, `NAME: str = `, `Supplier<String> NAME = `. */

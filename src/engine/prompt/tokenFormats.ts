@@ -1,7 +1,8 @@
-// Token formats known by their prefix or their URL, as data (secretRules.ts applies them as one
-// rule): the ones secretlint's recommended preset lacks, or knows only in a stricter shape
-// (checksummed, fixed length). Each pattern matches the credential itself, which is replaced
-// whole; `keep` is the part of the match that is not secret (a webhook's host and path).
+// Token formats known by their prefix or their URL, as data (the rules `token prefix` and
+// `token URL` of secretRuleSet.ts are built from them): the ones secretlint's recommended preset
+// lacks, or knows only in a stricter shape (checksummed, fixed length). Each pattern matches the
+// credential itself, which is replaced whole; `keep` is the part of the match that is not secret
+// (a webhook's host and path).
 
 interface TokenFormat {
   /** Whose token, in words. */

@@ -2,18 +2,13 @@
 // learning keeps what it needs of each completion on its own (learningStore.ts).
 import type { CompletionTrace } from '../engine/pipeline';
 import type { ModelRunsOn } from '../engine/models/device';
+import type { ExplainResult } from '../protocol/protocol';
 
-interface ServerTiming {
-  debounceMs: number;
-  handlerMs: number;
-  overheadMs: number;
-  cache: 'hit' | 'miss';
-  /** Of the overhead: yielding to pending messages between stages, and prompt assembly + postprocessing. */
-  checkpointMs?: number;
-  promptMs?: number;
-  /** Where each local model ran when the request was served (the server's own facts, beside the trace). */
-  models?: ModelRunsOn[];
-}
+/**
+ * The server's own facts of a request, as Explain sends them (ExplainResult.server: debounce, handler, overhead, cache, yielding,
+ * prompt assembly), with where each local model ran (beside the trace, never in it).
+ */
+type ServerTiming = Omit<NonNullable<ExplainResult['server']>, 'models'> & { models?: ModelRunsOn[] };
 
 interface KeptTrace {
   trace: CompletionTrace;

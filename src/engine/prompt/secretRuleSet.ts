@@ -50,6 +50,17 @@ const CHAIN_CHECKS = [
   { group: 4, not: 'placeholderChain' },
 ] as const;
 
+/** A quoted key that says secret and its literal value (either quote in each): the pair is a secret bound to its name. */
+const BOUND_QUOTED_PAIR = [
+  {
+    pair: [
+      [1, 2],
+      [3, 4],
+    ],
+    is: 'boundSecret',
+  },
+] as const;
+
 const CONTEXT_RULES: readonly SecretRule[] = [
   {
     // -----BEGIN ... PRIVATE KEY----- up to its END line, or the end of the text when a snippet is cut.
@@ -168,15 +179,7 @@ const CONTEXT_RULES: readonly SecretRule[] = [
     // config["db_password"] = "...", os.environ["API_TOKEN"] = "...", headers['X-Api-Key'] = '...'.
     name: 'subscript assignment',
     pattern: new RegExp(String.raw`\[\s*${QUOTED_SECRET_KEY}\s*\]\s*(?:${ANNOTATION})?=(?!=)\s*${LIT}`, 'gi'),
-    checks: [
-      {
-        pair: [
-          [1, 2],
-          [3, 4],
-        ],
-        is: 'boundSecret',
-      },
-    ],
+    checks: BOUND_QUOTED_PAIR,
     out: { literal: 3 },
   },
   {
@@ -184,15 +187,7 @@ const CONTEXT_RULES: readonly SecretRule[] = [
     // p.setProperty("password", "..."), os.environ.setdefault("API_TOKEN", "..."), Map.of("apiKey", "...").
     name: 'key-value call',
     pattern: new RegExp(String.raw`${QUOTED_SECRET_KEY}\s*,\s*${LIT}`, 'gi'),
-    checks: [
-      {
-        pair: [
-          [1, 2],
-          [3, 4],
-        ],
-        is: 'boundSecret',
-      },
-    ],
+    checks: BOUND_QUOTED_PAIR,
     out: { literal: 3 },
   },
   {

@@ -51,6 +51,8 @@ export interface LspSession {
   registrations: Array<{ id: string; method: string; registerOptions?: unknown }>;
   /** Resolves with the first status (already received or future) that matches. */
   waitForStatus(match: (s: StatusParams) => boolean, timeoutMs?: number): Promise<StatusParams>;
+  /** Resolves when the server's output (the editor's output channel) so far matches, as each new line arrives. */
+  waitForLogs(match: (logs: readonly string[]) => boolean, timeoutMs?: number): Promise<void>;
   /** Resolves once every folder's dense embedding has ended (ready, off or failed), as the status says. */
   waitForDense(timeoutMs?: number): Promise<StatusParams>;
   /** Resolves with the first status in which every folder's `build` has ended (ready, off or failed). */
@@ -93,7 +95,13 @@ export async function startLsp(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
-  child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
+  // Each new line of the server's output (what the editor's output channel shows) wakes the tests waiting on it.
+  const logWaiters = new Set<() => void>();
+  const logged = (line: string): void => {
+    logs.push(line);
+    for (const wake of [...logWaiters]) wake();
+  };
+  child.stderr?.on('data', (d: Buffer) => logged(d.toString('utf8')));
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const statuses: StatusParams[] = [];
   const waiters: Array<{ match: (s: StatusParams) => boolean; resolve: (s: StatusParams) => void }> = [];
@@ -107,7 +115,7 @@ export async function startLsp(
       }
     }
   });
-  connection.onNotification('window/logMessage', (p: { message: string }) => logs.push(p.message));
+  connection.onNotification('window/logMessage', (p: { message: string }) => logged(p.message));
   connection.onNotification('$/progress', (p: LspSession['progress'][number]) => progress.push(p));
   connection.onRequest('window/workDoneProgress/create', () => null);
   const registrations: LspSession['registrations'] = [];
@@ -149,6 +157,22 @@ export async function startLsp(
           timeoutMs,
         );
         waiters.push({ match, resolve: (s) => (clearTimeout(timer), resolve(s)) });
+      });
+    },
+    waitForLogs(match, timeoutMs = 20_000) {
+      if (match(logs)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const wake = (): void => {
+          if (!match(logs)) return;
+          logWaiters.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          logWaiters.delete(wake);
+          reject(new Error(`no matching output in ${timeoutMs} ms:\n${logs.join('\n')}`));
+        }, timeoutMs);
+        logWaiters.add(wake);
       });
     },
     waitForDense(timeoutMs = 120_000) {

@@ -32,13 +32,12 @@ test('src/protocol/trace.generated.ts is what `npm run gen:trace` prints from th
     'Perspective',
     'GateFeatures',
     'GateFeatureName',
-    'ModelRunsOn',
   ]) {
     assert.match(text, new RegExp(`^export (interface|type) ${name}\\b`, 'm'), name);
   }
   assert.match(text, /\/\*\* What the trace says about the similar-code stage of one completion\. \*\/\nexport interface SimilarTrace/);
   // A list's literals are spelled out, in the list's order.
-  assert.match(text, /export type ModelDevice = 'auto' \| 'cpu' \| 'cuda' \| 'dml' \| 'coreml';/);
+  assert.match(text, /export type GateFeatureName =\n  \| 'bias'\n  \| 'meanLogprob'\n  \| 'minLogprob'\n/);
 });
 
 test('a field added to the engine trace makes the generated text differ from the committed file', async () => {

@@ -14,6 +14,8 @@ export function recordingModel(
     model: 'm',
     family: 'plain',
     endpoint: 'embedded',
+    // Standing in for the in-process model, it reads knowledge as that model does (whole definitions).
+    ...(backend === 'embedded' ? { capabilities: { wholeKnowledge: true } } : {}),
     generate: (r) => (seen.push(r), Promise.resolve({ text, model: 'm', elapsedMs: 1, ...(stoppedBy ? { stoppedBy } : {}) })),
   };
   return { client, seen };

@@ -51,7 +51,9 @@ interface EmbeddedClientOptions {
 export class EmbeddedClient implements ModelClient {
   readonly backend = 'embedded' as const;
   /** It sees the logits: checking masks its tokens. */
-  readonly capabilities: ModelCapabilities = { decodeConstraint: true };
+  // The shipped in-process model completes lines better from whole definitions than from compact ones
+  // (docs/BENCHMARKS.md "Compact knowledge renderings").
+  readonly capabilities: ModelCapabilities = { decodeConstraint: true, wholeKnowledge: true };
   readonly family = 'plain' as const;
   readonly endpoint = 'embedded';
   private lm: EmbeddedLM | undefined;

@@ -99,11 +99,14 @@ export type ModelBackend = 'ollama' | 'openai' | 'embedded';
  * What a client can do with checking's output (the pipeline's check stage asks for nothing else):
  * `decodeConstraint`, apply a per-token DecodeConstraint (a client that sees the logits);
  * `memberChoice`, ask its server to finish one of a set of member names (a server-side constraint
- * mechanism). A client with neither gets its finished answer checked.
+ * mechanism). A client with neither gets its finished answer checked. `wholeKnowledge`: its model
+ * completes lines better from whole definitions in the prompt than from compact ones (absent: the
+ * compact form, and the longer list a model server's window holds).
  */
 export interface ModelCapabilities {
   readonly decodeConstraint?: boolean;
   readonly memberChoice?: boolean;
+  readonly wholeKnowledge?: boolean;
 }
 
 /** A completion model. Streaming clients still resolve with the whole (stop-trimmed) text. */

@@ -70,9 +70,8 @@ export async function completeLine(context: RequestContext, linePlan: LinePlan):
   const request = lead ? { ...context.request, prefix: context.request.prefix + lead } : context.request;
 
   const model = env.model;
-  // The shipped in-process model completes lines better from whole definitions than from compact ones
-  // (docs/BENCHMARKS.md "Compact knowledge renderings"); a model server's code model gets the compact form.
-  const whole = model?.backend === 'embedded';
+  // A model that reads whole definitions best gets them (the shipped in-process one); a model server's code model gets the compact form.
+  const whole = model?.capabilities?.wholeKnowledge === true;
   // A model server's prompt has room for more than the top-u, most of them brief (docs/BENCHMARKS.md "Prompt recall").
   const knowledge = await knowledgeStage(context, request, context.recorder, model && !whole ? SERVER_LIST_U : undefined);
   const outputs = {

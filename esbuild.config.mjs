@@ -58,7 +58,8 @@ copyGrammars();
 checkModels();
 mkdirSync(dist, { recursive: true });
 
-const external = ['vscode', 'onnxruntime-node', 'web-tree-sitter'];
+// node-llama-cpp is ESM with native binaries found beside it: loaded at run time from node_modules, never bundled.
+const external = ['vscode', 'onnxruntime-node', 'web-tree-sitter', 'node-llama-cpp'];
 const common = {
   bundle: true,
   platform: 'node',

@@ -173,7 +173,9 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
         ? '$(info) CodeRAG · shipped model'
         : status.warming
           ? '$(sync~spin) CodeRAG · reading context'
-          : `$(check) CodeRAG · ${status.reranker.current}`;
+          : status.model.backend === 'local'
+            ? `$(check) CodeRAG · llama.cpp · ${status.reranker.current}`
+            : `$(check) CodeRAG · ${status.reranker.current}`;
       break;
     case 'modelProblem':
       text = `$(warning) CodeRAG: ${modelProblemLabel(status.model.state, status.model.backend)}`;
@@ -193,6 +195,9 @@ export function statusBarView(status: StatusParams | undefined, trusted: boolean
   } else if (fallback) {
     lines.push(`No model server answered, so the small model shipped with the extension writes the suggestions (${m.message ?? ''}).`);
     lines.push('**Click** to connect Ollama or an OpenAI-compatible server.');
+  } else if (m.backend === 'local') {
+    // Where the in-process model runs (CPU or which GPU), and what its file lacks.
+    lines.push(`Model: \`${m.model}\`, run by ${m.endpoint} (${m.state})${m.message ? `: ${m.message}` : ''}`);
   } else {
     lines.push(`Model: ${m.backend} \`${m.model}\` (${m.state})`);
   }

@@ -101,6 +101,8 @@ export interface InitializationOptions {
   trusted?: boolean;
   /** Folder for persisted indexes (the extension's global storage); default: the platform cache folder. */
   cacheDir?: string;
+  /** Folder for downloaded GGUF models the `local` provider runs (the extension's global storage); default: `gguf` in the cache folder. */
+  modelsDir?: string;
   /** The `coderag.*` settings (nested as `workspace.getConfiguration('coderag')` returns them). */
   settings?: unknown;
   /**

@@ -3,11 +3,14 @@
 // status from every request's outcome. While the status shows a problem the server is checked again
 // on a backing-off timer, so the status clears when it is back even when no request reaches it (a
 // suggestion served from the cache). One model request in flight per server (the model slot).
+import { availableParallelism } from 'node:os';
 import type { ClientCapabilities, Connection, ServerCapabilities } from 'vscode-languageserver/node';
 import type { EmbeddedLM } from '../engine/generate/EmbeddedClient';
 import { EmbeddedClient } from '../engine/generate/EmbeddedClient';
 import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engine/generate/createModelClient';
+import { LocalClient } from '../engine/generate/LocalClient';
 import { LatestWinsSlot } from '../engine/generate/modelSlot';
+import { LlamaEngine } from '../engine/models/LlamaEngine';
 import { WarmUps } from '../engine/generate/warmUps';
 import type { ModelClient, ModelProblem } from '../engine/generate/types';
 import type { GenerateOutcome } from '../engine/pipeline';
@@ -18,6 +21,7 @@ import { PullModelRequest, type ModelState, type PullModelResult } from '../prot
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
 import { isModelProblem, type StatusReporter } from './StatusReporter';
+import { downloadedModel } from './localModel';
 
 /** The checks while the model has a problem: first after this long, then twice as long each time, at most a minute. */
 const RECHECK_FIRST_MS = 5_000;
@@ -30,14 +34,26 @@ function statusBase(c: ModelClient): { backend: ModelClient['backend']; model: s
   return { backend: c.backend, model: c.model, endpoint: c.endpoint };
 }
 
-function settingsOf(config: ServerConfig): ModelSettings {
+function settingsOf(config: ServerConfig, localModelPath = config.local.modelPath): ModelSettings {
   return {
     provider: config.model.provider,
     family: config.model.family,
     timeoutMs: config.model.timeoutMs,
     ollama: config.ollama,
     openai: config.openai,
+    local: { modelPath: localModelPath },
   };
+}
+
+/** Where the local provider's files live: downloaded models, and the places it saves. */
+export interface LocalModelFolders {
+  models: () => string;
+  states: () => string;
+}
+
+/** Half the cores, at most 8: llama.cpp with more threads than cores runs many times slower. */
+function localThreads(setting: number): number {
+  return setting > 0 ? Math.floor(setting) : Math.max(1, Math.min(8, Math.floor(availableParallelism() / 2)));
 }
 
 export class ModelFeature implements Feature {
@@ -54,11 +70,40 @@ export class ModelFeature implements Feature {
   /** New places' warm-ups and idle reads, through the model slot; the status says while the server reads. */
   readonly warmUps = new WarmUps(this.modelSlot, this.abort.signal, (warming) => this.status.update({ warming }, true));
 
+  /** The local model's client, kept while its settings stay (it holds the loaded model). */
+  private local: { key: string; client: LocalClient } | undefined;
+
   constructor(
     private readonly loadEmbedded: () => Promise<EmbeddedLM>,
     private readonly status: StatusReporter,
+    private readonly folders?: LocalModelFolders,
   ) {
     this.current = new EmbeddedClient({ load: loadEmbedded });
+  }
+
+  /** The client of a local model file under the current settings: the one already made when they have not changed. */
+  private localClient(config: ServerConfig, modelPath: string): LocalClient {
+    const l = config.local;
+    const options = {
+      modelPath,
+      threads: localThreads(l.threads),
+      contextTokens: l.contextTokens,
+      gpu: l.gpu === 'off' ? (false as const) : ('auto' as const),
+      ...(this.folders ? { stateDir: this.folders.states() } : {}),
+    };
+    const key = JSON.stringify({ ...options, idle: l.idleUnloadMinutes });
+    if (this.local?.key === key) return this.local.client;
+    const client = new LocalClient(new LlamaEngine(options), { idleUnloadMs: l.idleUnloadMinutes * 60_000 });
+    this.local = { key, client };
+    return client;
+  }
+
+  /** Frees a local model no longer chosen. */
+  private releaseLocal(): void {
+    const held = this.local?.client;
+    if (!held || held === this.current) return;
+    this.local = undefined;
+    void held.dispose().catch((e: unknown) => log.warn(`unloading the local model failed: ${errorMessage(e)}`));
   }
 
   initialize(connection: Connection, _caps: ClientCapabilities, config: ServerConfig): Partial<ServerCapabilities> {
@@ -104,14 +149,17 @@ export class ModelFeature implements Feature {
 
   /** Resolve the client again when the model settings changed. */
   private refresh(config: ServerConfig): void {
-    const settings = settingsOf(config);
-    const key = JSON.stringify(settings);
+    const key = JSON.stringify({ ...settingsOf(config), local: config.local });
     if (key === this.settingsKey) return;
     this.settingsKey = key;
     this.resolving = this.resolving.then(async () => {
       try {
-        const resolved = await resolveModelClient(settings, this.loadEmbedded, this.abort.signal);
+        const localPath = config.local.modelPath || (this.folders ? await downloadedModel(this.folders.models()) : undefined) || '';
+        const resolved = await resolveModelClient(settingsOf(config, localPath), this.loadEmbedded, this.abort.signal, (path) =>
+          this.localClient(config, path),
+        );
         this.current = resolved.client;
+        this.releaseLocal();
         if (resolved.note) log.info(resolved.note);
         const c = resolved.client;
         const base = statusBase(c);
@@ -147,6 +195,11 @@ export class ModelFeature implements Feature {
     } else if (generate?.status === 'answered' && prev.state !== 'ok') {
       if (prev.state !== 'unknown') log.info(`model ${c.model} answers again`);
       this.status.update({ model: { ...base, state: 'ok' } }, true);
+    } else if (generate?.status === 'answered' && c instanceof LocalClient && prev.endpoint !== base.endpoint) {
+      // The local model has loaded: the status names where it runs (CPU or GPU), and what it lacks.
+      const note = c.note;
+      if (note) log.warn(note);
+      this.status.update({ model: { ...base, state: 'ok', ...(note ? { message: note } : {}) } }, true);
     }
     this.followProblem(false);
   }
@@ -194,8 +247,15 @@ export class ModelFeature implements Feature {
     this.followProblem(false);
   }
 
+  /** Settings are read again now (a model was downloaded). */
+  reload(): void {
+    this.settingsKey = '';
+    if (this.config) this.refresh(this.config);
+  }
+
   shutdown(): void {
     this.abort.abort();
     clearTimeout(this.recheckTimer);
+    void this.local?.client.dispose().catch(() => undefined);
   }
 }

@@ -121,7 +121,10 @@ export class Server {
       this.status,
       this.trust,
     );
-    this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status);
+    this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status, {
+      models: () => this.initOptions.modelsDir ?? join(this.cacheRoot, 'gguf'),
+      states: () => join(this.cacheRoot, 'llama-states'),
+    });
     this.rerank = new RerankFeature(this.status);
     // ProCC's bandit per workspace folder: the completion chooses with it, the client's outcomes reward it (learning keeps each choice).
     const traces = new TraceLog();

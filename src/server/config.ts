@@ -9,7 +9,7 @@ import { DEFAULT_SHOW_LEVEL, gateOptionsOf, SHOW_LEVELS, type ShowLevel } from '
 import { isModelDevice, MODEL_DEVICES, type ModelDevice } from '../engine/models/device';
 import { boundedExclude } from '../engine/kb/scan';
 
-type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded';
+type ModelProvider = 'auto' | 'ollama' | 'openai' | 'embedded' | 'local';
 
 export interface ServerConfig {
   /** Completions on or off (the client's Enable/Disable command flips it). */
@@ -22,7 +22,10 @@ export interface ServerConfig {
   maxFiles: number;
   maxFileBytes: number;
   model: {
-    /** `auto`: Ollama when it answers with the model pulled, else the embedded model. */
+    /**
+     * `auto`: an OpenAI-compatible server when set, Ollama when it answers with the model pulled, a local GGUF when one is there, else the
+     * embedded model.
+     */
     provider: ModelProvider;
     /** Prompt template family: `auto` guesses from the model name. */
     family: 'auto' | 'qwen2.5-coder' | 'starcoder2' | 'codellama' | 'deepseek-coder' | 'plain';
@@ -32,6 +35,11 @@ export interface ServerConfig {
   };
   ollama: { host: string; completionModel: string; keepAlive: string };
   openai: { baseUrl: string; model: string; apiKey: string };
+  /**
+   * The `local` provider: a GGUF file run by llama.cpp in the server (`modelPath` empty: the downloaded one), its CPU threads (0: half the
+   * cores, at most 8), context, idle unload and GPU offload.
+   */
+  local: { modelPath: string; threads: number; contextTokens: number; idleUnloadMinutes: number; gpu: 'auto' | 'off' };
   rerank: { kind: 'llm' | 'distilled' | 'none'; llmModel: string; timeoutMs: number; topU: number };
   query: { strategy: QueryStrategy };
   retrieval: { topJ: number };
@@ -68,6 +76,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   },
   ollama: { host: MODEL_DEFAULTS.ollamaHost, completionModel: MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
   openai: { baseUrl: '', model: '', apiKey: '' },
+  local: { modelPath: '', threads: 0, contextTokens: 8192, idleUnloadMinutes: 15, gpu: 'auto' },
   rerank: { kind: MODEL_DEFAULTS.rerankKind, llmModel: MODEL_DEFAULTS.rerankModel, topU: D.rerank.topU, timeoutMs: D.rerank.timeoutMs },
   query: { strategy: D.query.strategy },
   retrieval: { topJ: D.retrieval.topJ },
@@ -112,7 +121,8 @@ export const EXPERIMENTAL_KEYS = [
 
 /** Settings whose value is one of a list (package.json `enum`); another string is a problem, and the value stays. */
 const ENUMS: Readonly<Record<string, readonly string[]>> = {
-  'coderag.model.provider': ['auto', 'ollama', 'openai', 'embedded'],
+  'coderag.model.provider': ['auto', 'ollama', 'openai', 'embedded', 'local'],
+  'coderag.local.gpu': ['auto', 'off'],
   'coderag.model.family': ['auto', 'qwen2.5-coder', 'starcoder2', 'codellama', 'deepseek-coder', 'plain'],
   'coderag.rerank.kind': ['llm', 'distilled', 'none'],
   'coderag.query.strategy': ['probe', 'last3', 'last10', 'jaccard'],
@@ -141,6 +151,9 @@ export const NUMBER_RANGES: Readonly<Record<string, { min: number; max: number }
   'coderag.prompt.budgetTokens': { min: 128, max: 131_072 },
   'coderag.body.maxNewTokens': { min: 16, max: 512 },
   'coderag.cache.size': { min: 0, max: 100_000 },
+  'coderag.local.threads': { min: 0, max: 256 },
+  'coderag.local.contextTokens': { min: 256, max: 131_072 },
+  'coderag.local.idleUnloadMinutes': { min: 0, max: 1440 },
 };
 
 /** The range of a numeric setting, under its name or its experimental name. */

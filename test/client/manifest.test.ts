@@ -28,8 +28,12 @@ interface Setting {
 
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as Manifest;
 const clientSource = readFileSync(join(repoRoot, 'src', 'client', 'extension.ts'), 'utf8');
-const [userSection, experimentalSection] = manifest.contributes.configuration;
-const allSettings: Record<string, Setting> = { ...userSection?.properties, ...experimentalSection?.properties };
+const [userSection, experimentalSection, localSection] = manifest.contributes.configuration;
+const allSettings: Record<string, Setting> = {
+  ...userSection?.properties,
+  ...experimentalSection?.properties,
+  ...localSection?.properties,
+};
 
 function flatten(obj: Record<string, unknown>, prefix = 'coderag'): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -21,7 +21,7 @@ void test('enum settings reject values outside their list: each is a problem, th
   assert.equal(config.rerank.kind, DEFAULT_CONFIG.rerank.kind);
   assert.equal(config.query.strategy, DEFAULT_CONFIG.query.strategy);
   assert.deepEqual(problems, [
-    'coderag.model.provider must be one of auto, ollama, openai, embedded (got "gpt-cloud")',
+    'coderag.model.provider must be one of auto, ollama, openai, embedded, local (got "gpt-cloud")',
     'coderag.model.family must be one of auto, qwen2.5-coder, starcoder2, codellama, deepseek-coder, plain (got "llama9")',
     'coderag.rerank.kind must be one of llm, distilled, none (got "magic")',
     'coderag.experimental.query.strategy must be one of probe, last3, last10, jaccard (got "random")',

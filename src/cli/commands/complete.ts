@@ -183,6 +183,8 @@ export const completeCommand: CliCommand = {
         keepAlive: MODEL_DEFAULTS.keepAlive,
       },
       openai: { baseUrl: (values['openai-url'] as string | undefined) ?? '', model: (values.model as string | undefined) ?? '', apiKey },
+      // The CLI has no local model of its own: `local` falls back to the embedded model, with a note.
+      local: { modelPath: '' },
     };
     const lm = models.lm;
     const resolved = await resolveModelClient(

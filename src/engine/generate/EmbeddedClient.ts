@@ -46,6 +46,8 @@ interface EmbeddedClientOptions {
   loopGuard?: LoopGuardOptions | false;
   /** Mix the prompt's continuations of the text so far into the model's choice (copyPrior.ts); `false` turns it off. */
   copyPrior?: CopyPriorOptions | false;
+  /** What a load failure calls the model (`the embedded model`). */
+  label?: string;
 }
 
 export class EmbeddedClient implements ModelClient {
@@ -78,7 +80,7 @@ export class EmbeddedClient implements ModelClient {
         this.loading = undefined;
         throw new ModelClientError(
           'modelMissing',
-          `the embedded model could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
+          `${this.options.label ?? 'the embedded model'} could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
           this.endpoint,
           this.model,
         );

@@ -93,7 +93,8 @@ export interface TokenLogprob {
   logprob: number;
 }
 
-export type ModelBackend = 'ollama' | 'openai' | 'embedded';
+/** `local`: a GGUF model run by llama.cpp in the language server's process. */
+export type ModelBackend = 'ollama' | 'openai' | 'embedded' | 'local';
 
 /**
  * What a client can do with checking's output (the pipeline's check stage asks for nothing else):

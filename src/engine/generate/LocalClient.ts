@@ -1,0 +1,229 @@
+// A GGUF code model run by llama.cpp inside the language server (the `local` provider): no model
+// server to install. Decoding is the embedded client's (it sees the logits, so checking masks the
+// member names after `.`), over the engine of models/LlamaEngine.ts; the engine keeps the prompt's
+// common prefix and the places it left, so warm-ups work as they do against a caching server.
+import { basename } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { modelFamilyOf, type ModelFamily } from '../prompt/templates';
+import { errorMessage, throwIfAborted } from '../util/errors';
+import { getLogger } from '../util/logger';
+import type { LlamaEngine, LlamaModelInfo, LlamaRead } from '../models/LlamaEngine';
+import { EmbeddedClient, type EmbeddedLM } from './EmbeddedClient';
+import { ReadRate } from './readRate';
+import {
+  ModelClientError,
+  isModelClientError,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelCapabilities,
+  type ModelClient,
+  type ModelProblem,
+} from './types';
+
+const log = getLogger('model');
+
+/** The prompt family a FIM prefix token names (llama.cpp finds the FIM tokens in the GGUF's vocabulary). */
+export function familyOfFimPrefix(prefix: string | undefined): ModelFamily | undefined {
+  if (!prefix) return undefined;
+  if (prefix === '<|fim_prefix|>') return 'qwen2.5-coder';
+  if (prefix === '<fim_prefix>') return 'starcoder2';
+  if (prefix.includes('fim▁begin')) return 'deepseek-coder';
+  if (prefix.includes('<PRE>')) return 'codellama';
+  return undefined;
+}
+
+export interface LocalClientOptions {
+  /** Unload the model after this long without a request (0: never). */
+  idleUnloadMs: number;
+  /** The embedded client's loop guard and copy prior as it has them by default (off here): a benchmark's parity with the ONNX path. */
+  shippedDecoding?: boolean;
+}
+
+/** The engine's view as the embedded client's LM: the same decoding, llama.cpp's logits. */
+function embeddedLMOf(engine: LlamaEngine, texts: readonly string[], info: LlamaModelInfo, onRead: (r: LlamaRead) => void): EmbeddedLM {
+  return {
+    async generate(prompt, options, signal) {
+      const out = await engine.generate(prompt, options, signal);
+      onRead(out.read);
+      return { text: out.text, stoppedBy: out.stoppedBy, logprobs: out.logprobs };
+    },
+    tokenTexts: () => texts,
+    // After an idle unload the next request loads the model again (prepare) before it counts; meanwhile an estimate.
+    encode: (text) => engine.tokenizeNow(text) ?? { length: Math.ceil(text.length / 3) },
+    contextTokens: info.contextTokens,
+    ...(engine.eosId !== undefined ? { eosId: engine.eosId } : {}),
+  };
+}
+
+export class LocalClient implements ModelClient {
+  readonly backend = 'local' as const;
+  // It sees the logits: checking masks its tokens. A code model completes from compact definitions as a server's does.
+  readonly capabilities: ModelCapabilities = { decodeConstraint: true };
+  private readonly inner: EmbeddedClient;
+  private info: LlamaModelInfo | undefined;
+  private lastRead: LlamaRead | undefined;
+  private readonly rate = new ReadRate();
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly engine: LlamaEngine,
+    private readonly options: LocalClientOptions,
+  ) {
+    this.inner = new EmbeddedClient({
+      model: this.model,
+      label: 'the local model',
+      // Both were fitted to the shipped model's failures; a code model runs as it would on a server.
+      ...(options.shippedDecoding ? {} : { loopGuard: false, copyPrior: false }),
+      load: async () => {
+        const info = await this.loadEngine();
+        const texts = await this.engine.tokenTexts();
+        return embeddedLMOf(this.engine, texts, info, (r) => this.noteRead(r));
+      },
+    });
+  }
+
+  get model(): string {
+    return basename(this.engine.modelPath).replace(/\.gguf$/i, '');
+  }
+
+  /** From the model's fill-in-the-middle tokens once it is loaded; before, a guess from the file's name. */
+  get family(): ModelFamily {
+    if (!this.info) return modelFamilyOf(this.model);
+    return familyOfFimPrefix(this.info.fimPrefix) ?? 'plain';
+  }
+
+  /** Where it runs, for the status: llama.cpp in this process, on the CPU or a GPU. */
+  get endpoint(): string {
+    const i = this.info;
+    if (!i) return 'llama.cpp in the language server';
+    return `llama.cpp in the language server (${i.gpu === false ? 'CPU' : i.gpu}, ${i.threads} thread${i.threads === 1 ? '' : 's'})`;
+  }
+
+  /** What the status adds of the loaded model: a file without fill-in-the-middle tokens completes from the code above only. */
+  get note(): string | undefined {
+    if (!this.info) return undefined;
+    if (familyOfFimPrefix(this.info.fimPrefix) === undefined)
+      return `${this.info.file} has no fill-in-the-middle tokens: it completes from the code before the cursor only`;
+    return undefined;
+  }
+
+  get contextTokens(): number | undefined {
+    return this.info?.contextTokens;
+  }
+
+  get readRate(): number | undefined {
+    return this.rate.tokensPerSecond;
+  }
+
+  countTokens = (text: string): number => this.inner.countTokens(text);
+
+  /** The model file exists; loading it is the first request's (a load failure is named then). */
+  async check(signal: AbortSignal): Promise<ModelProblem | undefined> {
+    throwIfAborted(signal);
+    const exists = await stat(this.engine.modelPath).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+    if (exists) return undefined;
+    return {
+      kind: 'modelMissing',
+      message: `the model file ${this.engine.modelPath} does not exist`,
+      model: this.model,
+      endpoint: this.endpoint,
+    };
+  }
+
+  async prepare(signal: AbortSignal): Promise<void> {
+    this.touch();
+    await this.wrap(() => this.ready(signal));
+  }
+
+  /** Loaded, the first time or again after an idle unload (the decoding's view of the model stays valid). */
+  private async ready(signal: AbortSignal): Promise<void> {
+    if (this.info && !this.engine.isLoaded()) await this.loadEngine();
+    await this.inner.prepare(signal);
+  }
+
+  /** Loads the model file (shared by concurrent callers), saying what loaded where and how long it took. */
+  private async loadEngine(): Promise<LlamaModelInfo> {
+    const start = performance.now();
+    const again = this.engine.isLoaded();
+    const info = await this.engine.info();
+    this.info = info;
+    if (!again)
+      log.info(
+        `loaded ${info.file} (${info.architecture}, ${info.contextTokens}-token context) into ${this.endpoint} ` +
+          `in ${Math.round(performance.now() - start)} ms`,
+      );
+    return info;
+  }
+
+  async generate(request: GenerateRequest, signal: AbortSignal): Promise<GenerateResult> {
+    this.touch();
+    this.lastRead = undefined;
+    try {
+      const out = await this.wrap(async () => {
+        await this.ready(signal);
+        return this.inner.generate(request, signal);
+      });
+      const read = this.readNow();
+      return { ...out, ...(read ? { read: { evaluated: read.evaluated, cached: read.cached, ms: read.ms } } : {}) };
+    } finally {
+      this.touch();
+    }
+  }
+
+  async warm(prompt: string, signal: AbortSignal): Promise<void> {
+    this.touch();
+    await this.wrap(async () => {
+      await this.ready(signal);
+      this.noteRead(await this.engine.warm(prompt, signal));
+    });
+    this.touch();
+  }
+
+  /** Frees the model now (the idle timer, or the provider changes). */
+  async dispose(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    await this.engine.unload();
+  }
+
+  /** What the engine read for the request just answered. */
+  private readNow(): LlamaRead | undefined {
+    return this.lastRead;
+  }
+
+  private noteRead(r: LlamaRead): void {
+    this.lastRead = r;
+    if (!r.restored) this.rate.record(r.evaluated, r.ms);
+  }
+
+  /** The idle period starts again. */
+  private touch(): void {
+    clearTimeout(this.idleTimer);
+    if (this.options.idleUnloadMs <= 0) return;
+    this.idleTimer = setTimeout(() => void this.unloadIdle(), this.options.idleUnloadMs);
+    this.idleTimer.unref();
+  }
+
+  private async unloadIdle(): Promise<void> {
+    if (!this.engine.isLoaded()) return;
+    try {
+      await this.engine.unload();
+      log.info(`unloaded ${this.model} after ${Math.round(this.options.idleUnloadMs / 1000)} s without a request`);
+    } catch (e) {
+      log.warn(`unloading ${this.model} failed: ${errorMessage(e)}`);
+    }
+  }
+
+  /** A load failure is this client's, named in its words. */
+  private async wrap<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (e) {
+      if (isModelClientError(e)) throw new ModelClientError(e.kind, e.message, this.endpoint, this.model, e.status);
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,413 @@
+// llama.cpp in the language server's process, through node-llama-cpp (the `local` provider): a GGUF
+// loaded on first use and unloaded after an idle period, one context sequence that keeps the longest
+// common prefix of consecutive prompts (the shared repository block, then the place), the places it
+// left kept as saved states (llamaPlaces.ts), and greedy decoding that either runs in llama.cpp or,
+// when checking or a hold needs the logits, picks each token here from the full distribution.
+// node-llama-cpp evaluates on its own threads: no call here blocks the event loop for long.
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as Nlc from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { throwIfAborted } from '../util/errors';
+import { commonPrefix, PlaceStore } from './llamaPlaces';
+
+type NlcModule = typeof Nlc;
+type Token = Nlc.Token;
+
+export interface LlamaEngineOptions {
+  modelPath: string;
+  /** CPU threads for evaluation, set explicitly (node-llama-cpp's default of 4 collapses generation on a 2-core machine). */
+  threads: number;
+  /** The most context tokens (the model's training context bounds it further). */
+  contextTokens: number;
+  /** `auto`: the platform build's GPU (Metal, Vulkan) where there is one; false: the CPU. */
+  gpu: 'auto' | false;
+  /** Where saved place states go; absent: places are not saved. */
+  stateDir?: string;
+  /** The most bytes of saved place states. */
+  stateBytes?: number;
+}
+
+/** What the status and the client say of a loaded model. */
+export interface LlamaModelInfo {
+  file: string;
+  architecture: string;
+  /** Its fill-in-the-middle prefix token's text (`<|fim_prefix|>`), when it has the three FIM tokens. */
+  fimPrefix: string | undefined;
+  contextTokens: number;
+  /** The GPU backend in use, or false for the CPU. */
+  gpu: string | false;
+  threads: number;
+  bytes: number;
+}
+
+/** What a request read of its prompt. */
+export interface LlamaRead {
+  evaluated: number;
+  cached: number;
+  ms: number;
+  /** A saved place's state was loaded for it. */
+  restored: boolean;
+}
+
+export interface LlamaGenerateOptions {
+  maxNewTokens: number;
+  stop?: readonly string[];
+  until?: (generated: string) => boolean;
+  /** Sees (and may change) the next token's log-probabilities before the greedy choice; absent: llama.cpp chooses. */
+  logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
+}
+
+export interface LlamaGenerated {
+  text: string;
+  stoppedBy: 'eos' | 'length' | 'stop';
+  logprobs: Array<{ token: string; logprob: number }>;
+  read: LlamaRead;
+}
+
+/** A model file that cannot be used, with the reason in words a user can act on. */
+export class LlamaModelError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LlamaModelError';
+  }
+}
+
+/** Prompt tokens evaluated per step: a keystroke's abort stops a long read between steps. */
+const PROMPT_STEP = 256;
+/** A saved place is loaded when it holds this many more of the prompt than the sequence does. */
+const RESTORE_GAIN = 128;
+/** The sequence's place is saved before it erases this many tokens or more. */
+const SAVE_MIN = 256;
+/** Vocabulary texts decoded per event-loop turn. */
+const TEXTS_PER_TURN = 8192;
+
+/** The ESM package from CommonJS, by its resolved file (a bare specifier does not resolve from every loader); loaded once. */
+let nlcModule: Promise<NlcModule> | undefined;
+function loadNlc(): Promise<NlcModule> {
+  const name = 'node-llama-cpp';
+  nlcModule ??= (async () => (await import(pathToFileURL(require.resolve(name)).href)) as NlcModule)().catch((e: unknown) => {
+    nlcModule = undefined;
+    throw new LlamaModelError(`the llama.cpp engine (node-llama-cpp) is not installed with the extension: ${String(e)}`);
+  });
+  return nlcModule;
+}
+
+let llamaInstance: Promise<Nlc.Llama> | undefined;
+function llamaOf(nlc: NlcModule, gpu: 'auto' | false): Promise<Nlc.Llama> {
+  llamaInstance ??= nlc
+    .getLlama({ gpu, build: 'never', logLevel: nlc.LlamaLogLevel.error, progressLogs: false, skipDownload: true })
+    .catch((e: unknown) => {
+      llamaInstance = undefined;
+      throw new LlamaModelError(`llama.cpp could not start on this platform: ${e instanceof Error ? e.message : String(e)}`);
+    });
+  return llamaInstance;
+}
+
+interface Loaded {
+  model: Nlc.LlamaModel;
+  context: Nlc.LlamaContext;
+  sequence: Nlc.LlamaContextSequence;
+  info: LlamaModelInfo;
+  vocab: number;
+}
+
+export class LlamaEngine {
+  private loaded: Promise<Loaded> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private texts: string[] | undefined;
+  private readonly places: PlaceStore | undefined;
+
+  constructor(private readonly options: LlamaEngineOptions) {
+    this.places = options.stateDir
+      ? new PlaceStore({ dir: options.stateDir, maxBytes: options.stateBytes ?? 1 << 30, maxPlaces: 8 })
+      : undefined;
+  }
+
+  get modelPath(): string {
+    return this.options.modelPath;
+  }
+
+  /** Loaded now (not loading, not unloaded). */
+  isLoaded(): boolean {
+    return this.current !== undefined;
+  }
+  private current: Loaded | undefined;
+
+  /** Loads the model once; a failed load is tried again by the next call. */
+  load(): Promise<Loaded> {
+    this.loaded ??= this.open().then(
+      (l) => (this.current = l),
+      (e: unknown) => {
+        this.loaded = undefined;
+        throw e;
+      },
+    );
+    return this.loaded;
+  }
+
+  async info(): Promise<LlamaModelInfo> {
+    return (await this.load()).info;
+  }
+
+  private async open(): Promise<Loaded> {
+    const path = this.options.modelPath;
+    const file = basename(path);
+    const size = await stat(path).then(
+      (s) => s.size,
+      () => undefined,
+    );
+    if (size === undefined) throw new LlamaModelError(`the model file ${file} does not exist`);
+    const nlc = await loadNlc();
+    // The header first: a file that is not a GGUF, or is cut short, is named as such before llama.cpp reads it.
+    let arch: string;
+    try {
+      const header = await nlc.readGgufFileInfo(path, { readTensorInfo: true, sourceType: 'filesystem', logWarnings: false });
+      arch = String(header.metadata.general?.architecture ?? 'unknown');
+      // The last tensor starting past the end is a cut file; a cut inside it is found by llama.cpp's own bounds check.
+      const lastStart = header.tensorInfo?.reduce((n, t) => Math.max(n, Number(t.fileOffset)), 0) ?? 0;
+      if (lastStart >= size)
+        throw new LlamaModelError(`the model file ${file} is truncated (${size} bytes; its tensors reach past the end)`);
+    } catch (e) {
+      if (e instanceof LlamaModelError) throw e;
+      throw new LlamaModelError(`the model file ${file} is not a readable GGUF file (${e instanceof Error ? e.message : String(e)})`);
+    }
+    const llama = await llamaOf(nlc, this.options.gpu);
+    let model: Nlc.LlamaModel;
+    try {
+      model = await llama.loadModel({ modelPath: path, gpuLayers: llama.gpu === false ? 0 : 'auto' });
+    } catch (e) {
+      throw new LlamaModelError(`llama.cpp could not load ${file} (architecture ${arch}): ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const threads = Math.max(1, Math.floor(this.options.threads));
+    const contextSize = Math.max(64, Math.min(this.options.contextTokens, model.trainContextSize || Infinity));
+    let context: Nlc.LlamaContext;
+    try {
+      context = await model.createContext({
+        contextSize,
+        sequences: 1,
+        threads: { ideal: threads, min: threads },
+        batchSize: Math.min(512, contextSize),
+        flashAttention: model.flashAttentionSupported,
+      });
+    } catch (e) {
+      await model.dispose();
+      throw new LlamaModelError(`llama.cpp could not make a ${contextSize}-token context for ${file}: ${String(e)}`);
+    }
+    const infill = model.tokens.infill;
+    const fim = infill.prefix !== null && infill.suffix !== null && infill.middle !== null;
+    const vocab = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+    await this.places?.clear();
+    return {
+      model,
+      context,
+      sequence: context.getSequence(),
+      vocab,
+      info: {
+        file,
+        architecture: arch,
+        fimPrefix: fim ? (infill.prefixString ?? undefined) : undefined,
+        contextTokens: contextSize,
+        gpu: llama.gpu,
+        threads,
+        bytes: size,
+      },
+    };
+  }
+
+  /** Frees the model and its context (memory returns to the system); the next call loads it again. */
+  async unload(): Promise<void> {
+    const pending = this.loaded;
+    if (!pending) return;
+    await this.serial(async () => {
+      const l = await pending.catch(() => undefined);
+      this.loaded = undefined;
+      this.current = undefined;
+      this.texts = undefined;
+      await this.places?.clear();
+      if (!l) return;
+      await l.context.dispose();
+      await l.model.dispose();
+    });
+  }
+
+  /** One request at a time on the one sequence. */
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The model's tokens of `text`, special tokens parsed (as prompts hold them). */
+  async tokenize(text: string): Promise<Token[]> {
+    const l = await this.load();
+    return l.model.tokenize(text, true);
+  }
+
+  /** Tokens of `text` when the model is loaded (synchronous: the tokenizer is native and fast). */
+  tokenizeNow(text: string): Token[] | undefined {
+    return this.current?.model.tokenize(text, true);
+  }
+
+  /** Each vocabulary id's text, decoded in slices that let other work in between. */
+  async tokenTexts(): Promise<readonly string[]> {
+    if (this.texts) return this.texts;
+    const l = await this.load();
+    const n = l.vocab;
+    const texts = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      texts[i] = l.model.detokenize([i as Token], true);
+      if (i % TEXTS_PER_TURN === TEXTS_PER_TURN - 1) await new Promise<void>((r) => setImmediate(r));
+    }
+    return (this.texts = texts);
+  }
+
+  get eosId(): number | undefined {
+    return this.current?.model.tokens.eos ?? undefined;
+  }
+
+  /** Reads `prompt` into the sequence without generating (a warm-up). */
+  warm(prompt: string, signal: AbortSignal): Promise<LlamaRead> {
+    return this.serial(async () => {
+      const l = await this.load();
+      const ids = this.fit(l, l.model.tokenize(prompt, true), 0);
+      return this.readPrompt(l, ids, ids.length, signal);
+    });
+  }
+
+  /** Greedy generation after `prompt`. */
+  generate(prompt: string, options: LlamaGenerateOptions, signal: AbortSignal): Promise<LlamaGenerated> {
+    return this.serial(async () => {
+      const l = await this.load();
+      throwIfAborted(signal);
+      const maxNew = Math.max(0, Math.min(Math.floor(options.maxNewTokens), l.info.contextTokens - 1));
+      let ids = this.fit(l, l.model.tokenize(prompt, true), maxNew);
+      if (ids.length === 0) ids = [l.model.tokens.bos ?? l.model.tokens.eos ?? (0 as Token)];
+      // The last prompt token is evaluated with the first choice: its logits start the answer.
+      const read = await this.readPrompt(l, ids, ids.length - 1, signal);
+      const out = await this.decode(l, ids[ids.length - 1]!, maxNew, options, signal);
+      return { ...out, read };
+    });
+  }
+
+  /** Too long for the context: the start of the prompt is cut, as llama.cpp's server does. */
+  private fit(l: Loaded, ids: Token[], maxNew: number): Token[] {
+    const room = l.info.contextTokens - maxNew;
+    return ids.length > room ? ids.slice(ids.length - room) : ids;
+  }
+
+  /**
+   * Leaves the sequence holding `ids[0, upTo)`: it keeps the common prefix of what it holds, or
+   * restores a saved place that shares more, saves the place it leaves when that erases much, and
+   * evaluates the rest in steps that a cancellation stops between.
+   */
+  private async readPrompt(l: Loaded, ids: Token[], upTo: number, signal: AbortSignal): Promise<LlamaRead> {
+    const start = performance.now();
+    const seq = l.sequence;
+    const target = ids.slice(0, upTo);
+    let held = seq.contextTokens;
+    let common = commonPrefix(held, target);
+    let restored = false;
+    const saved = this.places?.best(target);
+    if (this.places && saved && saved.common >= common + RESTORE_GAIN) {
+      await this.save(l, held, common);
+      await seq.loadStateFromFile(saved.place.path, { acceptRisk: true });
+      this.places.touch(saved.place);
+      held = seq.contextTokens;
+      common = commonPrefix(held, target);
+      restored = true;
+    } else await this.save(l, held, common);
+    if (common < seq.nextTokenIndex) await seq.eraseContextTokenRanges([{ start: common, end: seq.nextTokenIndex }]);
+    const rest = target.slice(common);
+    for (let i = 0; i < rest.length; i += PROMPT_STEP) {
+      throwIfAborted(signal);
+      await seq.evaluateWithoutGeneratingNewTokens(rest.slice(i, i + PROMPT_STEP));
+    }
+    return { evaluated: rest.length, cached: common, ms: performance.now() - start, restored };
+  }
+
+  /** Saves the sequence's place before `keep` erases much of it. */
+  private async save(l: Loaded, held: readonly Token[], keep: number): Promise<void> {
+    if (!this.places || held.length - keep < SAVE_MIN) return;
+    const path = await this.places.nextPath();
+    const { fileSize } = await l.sequence.saveStateToFile(path);
+    await this.places.add(held, path, fileSize);
+  }
+
+  private async decode(
+    l: Loaded,
+    first: Token,
+    maxNew: number,
+    options: LlamaGenerateOptions,
+    signal: AbortSignal,
+  ): Promise<Omit<LlamaGenerated, 'read'>> {
+    const seq = l.sequence;
+    const generated: Token[] = [];
+    const logprobs: LlamaGenerated['logprobs'] = [];
+    const filter = options.logitsFilter;
+    const logits = filter ? new Float32Array(l.vocab) : undefined;
+    let text = '';
+    let input = first;
+    for (let s = 0; s < maxNew; s++) {
+      throwIfAborted(signal);
+      const step = filter
+        ? await seq.controlledEvaluate([[input, { generateNext: { probabilities: true } }]])
+        : await seq.controlledEvaluate([[input, { generateNext: { token: true, confidence: true, options: { temperature: 0 } } }]]);
+      const next = step[0]?.next;
+      let id: Token;
+      let logprob: number;
+      if (filter && logits) {
+        logits.fill(-Infinity);
+        for (const [t, p] of next?.probabilities ?? []) if (t < logits.length) logits[t] = Math.log(p);
+        filter(text, logits, generated);
+        const best = greedy(logits);
+        id = best.id as Token;
+        logprob = best.logprob;
+      } else {
+        id = next?.token ?? l.model.tokens.eos ?? (0 as Token);
+        logprob = Math.log(Math.max(next?.confidence ?? 1, 1e-45));
+      }
+      if (next?.token === null || l.model.isEogToken(id)) return { text, stoppedBy: 'eos', logprobs };
+      generated.push(id);
+      const before = text.length;
+      const full = l.model.detokenize(generated, false);
+      // A token that ends inside a UTF-8 character is reported with the next one.
+      if (!full.endsWith('\uFFFD')) text = full;
+      logprobs.push({ token: text.slice(before), logprob });
+      const stopAt = firstStop(text, options.stop);
+      if (stopAt >= 0) return { text: text.slice(0, stopAt), stoppedBy: 'stop', logprobs };
+      if (options.until?.(text)) return { text, stoppedBy: 'stop', logprobs };
+      input = id;
+    }
+    return { text, stoppedBy: 'length', logprobs };
+  }
+
+  /** The saved places' count and bytes, for the status and benchmarks. */
+  placeStats(): { places: number; bytes: number } {
+    return { places: this.places?.size ?? 0, bytes: this.places?.total() ?? 0 };
+  }
+}
+
+/** The most likely token and its log-probability after the filter (log-softmax over what is left). */
+function greedy(logits: Float32Array): { id: number; logprob: number } {
+  let id = 0;
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++)
+    if (logits[i]! > max) {
+      max = logits[i]!;
+      id = i;
+    }
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) if (logits[i]! > -Infinity) sum += Math.exp(logits[i]! - max);
+  return { id, logprob: -Math.log(sum) };
+}
+
+function firstStop(text: string, stop: readonly string[] | undefined): number {
+  let at = -1;
+  for (const s of stop ?? []) {
+    if (!s) continue;
+    const i = text.indexOf(s);
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  return at;
+}

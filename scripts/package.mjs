@@ -5,7 +5,7 @@
 // dependency closure, so the VSIX does not depend on what else node_modules holds.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,7 +35,8 @@ function parseArgs(argv) {
     if (a === '--target') args.targets.push(argv[++i]);
     else if (a.startsWith('--target=')) args.targets.push(a.slice('--target='.length));
     else if (a === '--no-build') args.build = false;
-    else if (a === '--out') args.out = argv[++i];
+    // vsce runs in the staging folder: a relative --out is the caller's.
+    else if (a === '--out') args.out = resolve(argv[++i]);
     else fail(`unknown argument ${a}`);
   }
   if (args.targets.length === 0) args.targets.push('linux-x64');

@@ -320,7 +320,10 @@ for await (const token of sequence.evaluate(model.tokenize('def add(a, b):\\n   
   tokens.push(token);
   if (tokens.length === 8) break;
 }
-const addon = (await import('node:fs')).readFileSync('/proc/self/maps', 'utf8').split('\\n').find((l) => l.endsWith('llama-addon.node'));
+// Where the addon was loaded from (Linux only: /proc/self/maps).
+const { existsSync, readFileSync } = await import('node:fs');
+const maps = existsSync('/proc/self/maps') ? readFileSync('/proc/self/maps', 'utf8') : '';
+const addon = maps.split('\\n').find((l) => l.endsWith('llama-addon.node'));
 console.log(JSON.stringify({ gpu: llama.gpu, buildType: llama.buildType, tokens: tokens.length, text: model.detokenize(tokens), addon: addon?.split(' ').pop(), root }));
 await context.dispose();
 await model.dispose();

@@ -42,7 +42,10 @@ test('the linux-x64 VSIX carries node-llama-cpp with its Linux x64 CPU binary on
     const log = `${r.stdout}\n${r.stderr}`;
     assert.equal(r.status, 0, log.slice(-3000));
     assert.doesNotMatch(log, /\bWARNING\b/);
-    assert.match(log, /^smoke: the VSIX's node-llama-cpp \(prebuilt, gpu false\) ran .*coderag-lm\.f32\.gguf: [1-9]\d* tokens/m);
+    // The smoke step runs the engine of the host's own target (where these tests run, linux-x64).
+    if (`${process.platform}-${process.arch}` === 'linux-x64') {
+      assert.match(log, /^smoke: the VSIX's node-llama-cpp \(prebuilt, gpu false\) ran .*coderag-lm\.f32\.gguf: [1-9]\d* tokens/m);
+    }
 
     const vsix = join(out.path, `${manifest.name}-${manifest.version}-linux-x64.vsix`);
     const llamaJson = 'extension/node_modules/node-llama-cpp/package.json';

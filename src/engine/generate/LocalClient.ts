@@ -35,7 +35,10 @@ export function familyOfFimPrefix(prefix: string | undefined): ModelFamily | und
 export interface LocalClientOptions {
   /** Unload the model after this long without a request (0: never). */
   idleUnloadMs: number;
-  /** The embedded client's loop guard and copy prior as it has them by default (off here): a benchmark's parity with the ONNX path. */
+  /**
+   * Run as the embedded client runs the shipped model: its loop guard and copy prior, and whole definitions in the prompt. A benchmark sets it
+   * to compare llama.cpp with the ONNX path on the shipped LM exported to GGUF, the engine being the only difference.
+   */
   shippedDecoding?: boolean;
 }
 
@@ -58,7 +61,7 @@ function embeddedLMOf(engine: LlamaEngine, texts: readonly string[], info: Llama
 export class LocalClient implements ModelClient {
   readonly backend = 'local' as const;
   // It sees the logits: checking masks its tokens. A code model completes from compact definitions as a server's does.
-  readonly capabilities: ModelCapabilities = { decodeConstraint: true };
+  readonly capabilities: ModelCapabilities;
   private readonly inner: EmbeddedClient;
   private info: LlamaModelInfo | undefined;
   private lastRead: LlamaRead | undefined;
@@ -69,6 +72,7 @@ export class LocalClient implements ModelClient {
     private readonly engine: LlamaEngine,
     private readonly options: LocalClientOptions,
   ) {
+    this.capabilities = { decodeConstraint: true, ...(options.shippedDecoding ? { wholeKnowledge: true } : {}) };
     this.inner = new EmbeddedClient({
       model: this.model,
       label: 'the local model',

@@ -51,6 +51,8 @@ export interface ServerConfig {
   body: { knowledge: boolean; maxNewTokens: number };
   /** How many suggestions to show: only those the show gate is sure of, a balance, more, or every one (gate/levels). */
   suggestions: { show: ShowLevel };
+  /** The local model's GGUF file, downloaded once into the models folder and checked against its SHA-256. */
+  local: { downloadUrl: string; downloadSha256: string };
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -79,6 +81,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   body: { knowledge: D.body.knowledge, maxNewTokens: D.body.maxNewTokens },
   // The defaults table's gate is this level's (engine/pipeline/defaults.ts).
   suggestions: { show: DEFAULT_SHOW_LEVEL },
+  local: { downloadUrl: '', downloadSha256: '' },
 };
 
 /** The body's token limit (package.json's minimum and maximum for coderag.experimental.body.maxNewTokens). */

@@ -44,7 +44,8 @@ export function checkDownloadUrl(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new ModelError('download', `"${url.slice(0, 200)}" is not a URL.`);
+    // Not echoed: the text may hold a token.
+    throw new ModelError('download', 'The download URL is not a valid URL.');
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new ModelError('download', `Only http and https downloads are allowed (got ${parsed.protocol}).`);
@@ -54,7 +55,14 @@ export function checkDownloadUrl(url: string): URL {
 
 /** What logs and messages say of a URL: its host and file name (a query string may carry a token). */
 export function downloadLabel(url: URL): string {
-  const file = decodeURIComponent(url.pathname.split('/').pop() ?? '') || '(no file name)';
+  const last = url.pathname.split('/').pop() ?? '';
+  let file = last;
+  try {
+    file = decodeURIComponent(last);
+  } catch {
+    // A malformed escape: the name as it is written.
+  }
+  file ||= '(no file name)';
   return `${url.host}/${file}`;
 }
 

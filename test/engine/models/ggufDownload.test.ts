@@ -175,6 +175,9 @@ void test('sources the settings could hold: both needed, http(s) only, no creden
   assert.match(ggufSourceProblem({ url: 'file:///etc/passwd', sha256: SHA256 }) ?? '', /only http and https/i);
   assert.match(ggufSourceProblem({ url: 'https://u:p@example.com/a.gguf', sha256: SHA256 }) ?? '', /user name or password/);
   assert.match(ggufSourceProblem({ url: 'https://example.com/a.gguf', sha256: 'abc' }) ?? '', /64 hex digits/);
+  const notUrl = ggufSourceProblem({ url: 'hf_token=hf_abc123 not a url', sha256: SHA256 }) ?? '';
+  assert.match(notUrl, /not a valid URL/);
+  assert.doesNotMatch(notUrl, /hf_abc123/, 'what the setting holds is not echoed');
   assert.equal(ggufSourceProblem({ url: 'https://example.com/a.gguf', sha256: SHA256.toUpperCase() }), undefined);
   assert.equal(
     ggufFileName('https://huggingface.co/O/R/resolve/main/qwen2.5-coder-1.5b-q8_0.gguf?download=true'),

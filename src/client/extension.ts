@@ -13,9 +13,11 @@ import {
 import {
   apiKeyProblem,
   CompletionOutcomeNotification,
+  DownloadLocalModelRequest,
   ExplainRequest,
   GetStatusRequest,
   InlineCompletionRequest,
+  LocalModelDownloadInfoRequest,
   PullModelRequest,
   RebuildIndexRequest,
   ResetLearningRequest,
@@ -31,6 +33,7 @@ import {
   type StatusParams,
 } from '../protocol/protocol';
 import type { CodeRagApi, CodeRagStatusSnapshot } from './api';
+import { downloadQuestion } from './downloadQuestion';
 import { OutcomeTracker, outcomeSender, type OutcomeReport } from './outcomeTracker';
 import { modelFixes, statusBarView } from './statusBar';
 
@@ -155,6 +158,7 @@ class CodeRagExtension implements vscode.Disposable {
     const initializationOptions: InitializationOptions = {
       trusted: vscode.workspace.isTrusted,
       cacheDir: vscode.Uri.joinPath(this.context.globalStorageUri, 'index').fsPath,
+      modelsDir: vscode.Uri.joinPath(this.context.globalStorageUri, 'models').fsPath,
       settings: this.settings(),
       openaiApiKey: (await this.context.secrets.get(API_KEY_SECRET)) ?? '',
     };
@@ -268,6 +272,7 @@ class CodeRagExtension implements vscode.Disposable {
     command('coderag.explainLastCompletion', () => this.explainLast());
     command('coderag.toggleCompletions', () => this.toggleCompletions());
     command('coderag.pullModel', () => this.pullModel());
+    command('coderag.downloadModel', () => this.downloadModel());
     command('coderag.showLog', () => Promise.resolve(this.output.show(true)));
     command('coderag.setOpenAiApiKey', () => this.setApiKey());
     command('coderag.resetLearning', () => this.resetLearning());
@@ -294,6 +299,8 @@ class CodeRagExtension implements vscode.Disposable {
     switch (picked?.action) {
       case 'pull':
         return this.pullModel(this.status?.model.model);
+      case 'download':
+        return this.downloadModel();
       case 'walkthrough':
         await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${this.context.extension.id}#${WALKTHROUGH}`, false);
         return;
@@ -404,6 +411,41 @@ class CodeRagExtension implements vscode.Disposable {
           const result = await client.sendRequest(PullModelRequest.type, { workDoneToken, ...(name ? { model: name } : {}) }, token);
           if (result.ok) void vscode.window.showInformationMessage(`CodeRAG: ${name ?? 'the model'} is ready.`);
           else void vscode.window.showErrorMessage(`CodeRAG: pulling failed: ${result.message ?? 'unknown error'}`);
+        } finally {
+          sub.dispose();
+        }
+      },
+    );
+  }
+
+  /** The local model's GGUF file (coderag.local.*), downloaded by the server after the user agreed to host, file and size. */
+  private async downloadModel(): Promise<void> {
+    const client = this.requireClient();
+    const info = await client.sendRequest(LocalModelDownloadInfoRequest.type, {});
+    if (!info.ok) {
+      const choice = await vscode.window.showErrorMessage(`CodeRAG: no local model to download: ${info.message ?? ''}`, 'Open Settings');
+      if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'coderag.local.download');
+      return;
+    }
+    if (info.downloadedPath) {
+      void vscode.window.showInformationMessage(`CodeRAG: ${info.fileName ?? 'the model'} is downloaded and verified already.`);
+      return;
+    }
+    const question = downloadQuestion(info);
+    const choice = await vscode.window.showWarningMessage(question.message, { modal: true, detail: question.detail }, 'Download');
+    if (choice !== 'Download') return;
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `CodeRAG: downloading ${info.fileName ?? 'the model'}`, cancellable: true },
+      async (progress, token) => {
+        const workDoneToken = `coderag-download-${Date.now()}`;
+        const sub = forwardProgress(client, workDoneToken, progress);
+        try {
+          // Cancel sends $/cancelRequest; the server stops and keeps the partial file.
+          const result = await client.sendRequest(DownloadLocalModelRequest.type, { workDoneToken }, token);
+          if (result.ok) void vscode.window.showInformationMessage(`CodeRAG: ${info.fileName ?? 'the model'} is downloaded and verified.`);
+          else if (result.cancelled)
+            void vscode.window.showInformationMessage('CodeRAG: download cancelled; run the command again to resume it.');
+          else void vscode.window.showErrorMessage(`CodeRAG: the download failed: ${result.message ?? 'unknown error'}`);
         } finally {
           sub.dispose();
         }

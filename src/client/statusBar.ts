@@ -21,7 +21,7 @@ const TOGGLE_RERANKER_COMMAND = 'coderag.toggleReranker';
 interface ModelFix {
   label: string;
   detail: string;
-  action: 'walkthrough' | 'useEmbedded' | 'pull' | 'settings' | 'log';
+  action: 'walkthrough' | 'download' | 'useEmbedded' | 'pull' | 'settings' | 'log';
 }
 
 /** `auto` found no model server and the shipped model writes the suggestions (the server's note says why). */
@@ -43,6 +43,11 @@ export function modelFixes(status: StatusParams | undefined): ModelFix[] {
     label: 'Connect a model server',
     detail: 'The setup guide: Ollama on this machine, or an OpenAI-compatible server (vLLM, llama.cpp, TGI).',
     action: 'walkthrough',
+  });
+  fixes.push({
+    label: 'Download a local model',
+    detail: "One GGUF file (coderag.local.downloadUrl), downloaded once with your consent into VS Code's storage, checked by its SHA-256.",
+    action: 'download',
   });
   if (m && m.backend !== 'embedded')
     fixes.push({

@@ -101,7 +101,7 @@ export interface InitializationOptions {
   trusted?: boolean;
   /** Folder for persisted indexes (the extension's global storage); default: the platform cache folder. */
   cacheDir?: string;
-  /** Folder for downloaded GGUF models the `local` provider runs (the extension's global storage); default: `gguf` in the cache folder. */
+  /** Folder for downloaded model files (the extension's global storage); default: `models` beside `cacheDir`, else in the cache folder. */
   modelsDir?: string;
   /** The `coderag.*` settings (nested as `workspace.getConfiguration('coderag')` returns them). */
   settings?: unknown;
@@ -269,6 +269,51 @@ export interface PullModelResult {
 export namespace PullModelRequest {
   export const method = 'coderag/pullModel' as const;
   export const type = new ProtocolRequestType<PullModelParams, PullModelResult, void, void, void>(method);
+}
+
+/** Which GGUF file to download; each field defaults to its setting (`coderag.local.downloadUrl`, `coderag.local.downloadSha256`). */
+export interface LocalModelSourceParams {
+  url?: string;
+  /** The file's SHA-256, 64 hex digits. */
+  sha256?: string;
+}
+
+export interface LocalModelDownloadInfo {
+  /** False: the source cannot be downloaded (`message` says why: a setting is empty or malformed). */
+  ok: boolean;
+  message?: string;
+  host?: string;
+  fileName?: string;
+  /** The file's size when the server says (a HEAD request). */
+  totalBytes?: number;
+  /** The verified file, when it is downloaded already. */
+  downloadedPath?: string;
+}
+
+/** `coderag/localModelDownloadInfo`: what a download would fetch (host, file name, size) for the consent question; writes nothing. */
+export namespace LocalModelDownloadInfoRequest {
+  export const method = 'coderag/localModelDownloadInfo' as const;
+  export const type = new ProtocolRequestType<LocalModelSourceParams, LocalModelDownloadInfo, void, void, void>(method);
+}
+
+export interface DownloadLocalModelParams extends LocalModelSourceParams, WorkDoneProgressParams {}
+
+export interface DownloadLocalModelResult {
+  ok: boolean;
+  /** The verified `.gguf` in the models folder. */
+  path?: string;
+  /** The request was cancelled: the partial file is kept and the next download resumes it. */
+  cancelled?: boolean;
+  message?: string;
+}
+
+/**
+ * `coderag/downloadLocalModel`: downloads the GGUF file into the models folder once, with work-done
+ * progress; it lands only when its SHA-256 matches. Cancelling keeps the partial file for a resume.
+ */
+export namespace DownloadLocalModelRequest {
+  export const method = 'coderag/downloadLocalModel' as const;
+  export const type = new ProtocolRequestType<DownloadLocalModelParams, DownloadLocalModelResult, void, void, void>(method);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import { PullModelRequest, type ModelState, type PullModelResult } from '../prot
 import type { ServerConfig } from './config';
 import type { Feature } from './feature';
 import { isModelProblem, type StatusReporter } from './StatusReporter';
-import { downloadedModel } from './localModel';
+import { downloadedModelPath, downloadedModels } from '../engine/models/ggufDownload';
 
 /** The checks while the model has a problem: first after this long, then twice as long each time, at most a minute. */
 const RECHECK_FIRST_MS = 5_000;
@@ -98,6 +98,19 @@ export class ModelFeature implements Feature {
     return client;
   }
 
+  /**
+   * The verified download of the settings' URL and digest; without both, the only verified file in the models folder (several:
+   * none, the settings must say which).
+   */
+  private async downloadedModel(config: ServerConfig): Promise<string | undefined> {
+    if (!this.folders) return undefined;
+    const dir = this.folders.models();
+    const { downloadUrl: url, downloadSha256: sha256 } = config.local;
+    if (url && sha256) return downloadedModelPath(dir, { url, sha256 });
+    const all = await downloadedModels(dir);
+    return all.length === 1 ? all[0]!.path : undefined;
+  }
+
   /** Frees a local model no longer chosen. */
   private releaseLocal(): void {
     const held = this.local?.client;
@@ -154,7 +167,7 @@ export class ModelFeature implements Feature {
     this.settingsKey = key;
     this.resolving = this.resolving.then(async () => {
       try {
-        const localPath = config.local.modelPath || (this.folders ? await downloadedModel(this.folders.models()) : undefined) || '';
+        const localPath = config.local.modelPath || (await this.downloadedModel(config)) || '';
         const resolved = await resolveModelClient(settingsOf(config, localPath), this.loadEmbedded, this.abort.signal, (path) =>
           this.localClient(config, path),
         );

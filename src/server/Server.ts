@@ -1,7 +1,7 @@
 // The language server's one composition root (CONTRIBUTING.md "Code rules", rule 4): builds the features, wires their
 // collaborators by constructor, merges the configuration layers, owns the documents and models.
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   TextDocuments,
@@ -27,6 +27,7 @@ import { preloadRedaction } from '../engine/prompt/redact';
 import { getLogger, setLogSink, type LogLevel } from '../engine/util/logger';
 import { apiKeyProblem, GetStatusRequest, MemoryRequest, SetApiKeyNotification, type InitializationOptions } from '../protocol/protocol';
 import { CompletionFeature } from './CompletionFeature';
+import { DownloadFeature } from './DownloadFeature';
 import { LearningFeature } from './LearningFeature';
 import { createSimilarBandit } from '../engine/similar/bandit';
 import { mergeConfig, type ServerConfig } from './config';
@@ -122,7 +123,7 @@ export class Server {
       this.trust,
     );
     this.models = new ModelFeature(async () => embeddedLMOf(await this.causalLM()), this.status, {
-      models: () => this.initOptions.modelsDir ?? join(this.cacheRoot, 'gguf'),
+      models: () => this.modelsDir(),
       states: () => join(this.cacheRoot, 'llama-states'),
     });
     this.rerank = new RerankFeature(this.status);
@@ -151,7 +152,15 @@ export class Server {
       },
       this.trust,
     );
-    this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning];
+    // The local model's download: a verified new file makes the model side choose again (`auto` and `local` take it).
+    const download = new DownloadFeature({ modelsDir: () => this.modelsDir(), onDownloaded: () => this.models.reload() });
+    this.features = [this.indexer, this.models, this.rerank, this.completion, this.learning, download];
+  }
+
+  /** Downloaded model files: the client's folder, else `models` beside the client's index folder, else in the cache root. */
+  private modelsDir(): string {
+    const { modelsDir, cacheDir } = this.initOptions;
+    return modelsDir ?? (cacheDir ? join(dirname(cacheDir), 'models') : join(this.cacheRoot, 'models'));
   }
 
   private registryOptions(): ModelRegistryOptions {

@@ -36,10 +36,19 @@ export interface ServerConfig {
   ollama: { host: string; completionModel: string; keepAlive: string };
   openai: { baseUrl: string; model: string; apiKey: string };
   /**
-   * The `local` provider: a GGUF file run by llama.cpp in the server (`modelPath` empty: the downloaded one), its CPU threads (0: half the
+   * The `local` provider: a GGUF file run by llama.cpp in the server (`modelPath` empty: the downloaded one, from `downloadUrl`, checked
+   * against `downloadSha256`), its CPU threads (0: half the
    * cores, at most 8), context, idle unload and GPU offload.
    */
-  local: { modelPath: string; threads: number; contextTokens: number; idleUnloadMinutes: number; gpu: 'auto' | 'off' };
+  local: {
+    modelPath: string;
+    threads: number;
+    contextTokens: number;
+    idleUnloadMinutes: number;
+    gpu: 'auto' | 'off';
+    downloadUrl: string;
+    downloadSha256: string;
+  };
   rerank: { kind: 'llm' | 'distilled' | 'none'; llmModel: string; timeoutMs: number; topU: number };
   query: { strategy: QueryStrategy };
   retrieval: { topJ: number };
@@ -76,7 +85,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   },
   ollama: { host: MODEL_DEFAULTS.ollamaHost, completionModel: MODEL_DEFAULTS.completionModel, keepAlive: MODEL_DEFAULTS.keepAlive },
   openai: { baseUrl: '', model: '', apiKey: '' },
-  local: { modelPath: '', threads: 0, contextTokens: 8192, idleUnloadMinutes: 15, gpu: 'auto' },
+  local: { modelPath: '', threads: 0, contextTokens: 8192, idleUnloadMinutes: 15, gpu: 'auto', downloadUrl: '', downloadSha256: '' },
   rerank: { kind: MODEL_DEFAULTS.rerankKind, llmModel: MODEL_DEFAULTS.rerankModel, topU: D.rerank.topU, timeoutMs: D.rerank.timeoutMs },
   query: { strategy: D.query.strategy },
   retrieval: { topJ: D.retrieval.topJ },

@@ -28,12 +28,10 @@ interface Setting {
 
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as Manifest;
 const clientSource = readFileSync(join(repoRoot, 'src', 'client', 'extension.ts'), 'utf8');
-const [userSection, experimentalSection, localSection] = manifest.contributes.configuration;
-const allSettings: Record<string, Setting> = {
-  ...userSection?.properties,
-  ...experimentalSection?.properties,
-  ...localSection?.properties,
-};
+const sections = manifest.contributes.configuration;
+const userSection = sections[0];
+const experimentalSection = sections.find((s) => s.title === 'CodeRAG: Experimental');
+const allSettings: Record<string, Setting> = Object.assign({}, ...sections.map((s) => s.properties)) as Record<string, Setting>;
 
 function flatten(obj: Record<string, unknown>, prefix = 'coderag'): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -105,8 +103,9 @@ void test('activation on Python and Java, the bundled client as main, limited su
   assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
 });
 
-void test("the settings that choose where code is sent are machine-scoped (a repository's settings cannot set them); the API key is kept in secret storage", () => {
-  for (const key of ['coderag.ollama.host', 'coderag.openai.baseUrl']) assert.equal(allSettings[key]?.scope, 'machine', key);
+void test("the settings that choose where code is sent and which model file is downloaded are machine-scoped (a repository's settings cannot set them); the API key is kept in secret storage", () => {
+  for (const key of ['coderag.ollama.host', 'coderag.openai.baseUrl', 'coderag.local.downloadUrl', 'coderag.local.downloadSha256'])
+    assert.equal(allSettings[key]?.scope, 'machine', key);
   assert.ok(
     manifest.contributes.commands.some(
       (c) => c.command === 'coderag.setOpenAiApiKey' && `${c.category}: ${c.title}` === 'CodeRAG: Set OpenAI-compatible API Key',

@@ -112,7 +112,7 @@ void test('no model server answered under auto: the text says the shipped model 
   // The fixes lead with connecting a server; the shipped model is what runs already, so not offered again.
   assert.deepEqual(
     modelFixes(fallback).map((f) => f.action),
-    ['walkthrough', 'settings', 'log'],
+    ['walkthrough', 'download', 'settings', 'log'],
   );
   // Chosen on purpose (provider embedded: no note), the shipped model is a normal ready state.
   const chosen = statusBarView(status({ model: { backend: 'embedded', model: 'coderag-lm', endpoint: 'embedded', state: 'ok' } }), true);
@@ -131,7 +131,7 @@ void test('a model problem: a click offers the fixes, a missing Ollama model fir
   assert.match(view.tooltip, /Click\*\* for the ways to fix it/);
   assert.deepEqual(
     modelFixes(unreachable).map((f) => f.action),
-    ['walkthrough', 'useEmbedded', 'settings', 'log'],
+    ['walkthrough', 'download', 'useEmbedded', 'settings', 'log'],
   );
   const missing = status({
     state: 'modelProblem',

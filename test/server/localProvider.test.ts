@@ -5,6 +5,7 @@
 // the status and the log while the server keeps answering; the model unloads when idle.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -72,6 +73,9 @@ void describe('the local provider (llama.cpp in the language server)', () => {
     const models = join(cache.path, 'models');
     mkdirSync(models, { recursive: true });
     copyFileSync(gguf, join(models, 'coderag-lm.gguf'));
+    // What a verified download leaves beside the file (sha256sum's format).
+    const digest = createHash('sha256').update(readFileSync(gguf)).digest('hex');
+    writeFileSync(join(models, 'coderag-lm.gguf.sha256'), `${digest}  coderag-lm.gguf\n`);
     // A download still in progress is never used.
     writeFileSync(join(models, 'other.gguf.part'), 'partial');
     const lsp = await startLsp(

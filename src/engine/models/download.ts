@@ -45,19 +45,11 @@ export async function downloadModel(id: string, files: string[], dest: string, o
 
 async function downloadFile(id: string, file: string, target: string, opts: DownloadOptions, signal?: AbortSignal): Promise<void> {
   const url = `${opts.hubUrl.replace(/\/$/, '')}/${id}/resolve/${encodeURIComponent(opts.revision)}/${file}`;
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort();
-  signal?.addEventListener('abort', onAbort, { once: true });
-  let stalled = false;
-  let timer = setTimeout(() => ((stalled = true), controller.abort()), opts.stallTimeoutMs);
-  const bump = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => ((stalled = true), controller.abort()), opts.stallTimeoutMs);
-  };
+  const watch = stallWatch(opts.stallTimeoutMs, signal);
   const part = `${target}.part`;
   try {
     log.info(`downloading ${url}`);
-    const res = await opts.fetch(url, { signal: controller.signal, redirect: 'follow' });
+    const res = await opts.fetch(url, { signal: watch.signal, redirect: 'follow' });
     if (!res.ok || !res.body) throw new Error(`HTTP ${res.status} ${res.statusText}`);
     const total = Number(res.headers.get('content-length')) || undefined;
     await mkdir(dirname(target), { recursive: true });
@@ -65,7 +57,7 @@ async function downloadFile(id: string, file: string, target: string, opts: Down
     let loaded = 0;
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        bump();
+        watch.bump();
         loaded += chunk.length;
         if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
         opts.onProgress?.({ model: id, file, loadedBytes: loaded, totalBytes: total, done: false });
@@ -79,7 +71,7 @@ async function downloadFile(id: string, file: string, target: string, opts: Down
   } catch (e) {
     await rm(part, { force: true }).catch(() => undefined);
     throwIfAborted(signal);
-    const why = stalled ? `no data for ${opts.stallTimeoutMs} ms` : String((e as { cause?: unknown }).cause ?? e);
+    const why = watch.stalled() ? `no data for ${opts.stallTimeoutMs} ms` : String((e as { cause?: unknown }).cause ?? e);
     throw new ModelError(
       'download',
       `Could not download ${file} of Hugging Face model "${id}" from ${url} (${why}). Check the network, or point the ` +
@@ -88,7 +80,37 @@ async function downloadFile(id: string, file: string, target: string, opts: Down
       { cause: e },
     );
   } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
+    watch.stop();
   }
+}
+
+/** A download's abort signal: it fires when `signal` does or when no bytes arrived for `stallTimeoutMs` (`bump` on each chunk). */
+export interface StallWatch {
+  signal: AbortSignal;
+  bump(): void;
+  /** The download was aborted because no bytes arrived (not by the caller). */
+  stalled(): boolean;
+  stop(): void;
+}
+
+export function stallWatch(stallTimeoutMs: number, signal?: AbortSignal): StallWatch {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort();
+  if (signal?.aborted) controller.abort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  let stalled = false;
+  const arm = (): NodeJS.Timeout => setTimeout(() => ((stalled = true), controller.abort()), stallTimeoutMs);
+  let timer = arm();
+  return {
+    signal: controller.signal,
+    bump: () => {
+      clearTimeout(timer);
+      timer = arm();
+    },
+    stalled: () => stalled,
+    stop: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    },
+  };
 }

@@ -8,3 +8,5 @@ export type { DownloadProgress } from './download';
 export { isModelError } from './errors';
 export type { ModelErrorCode } from './errors';
 export { maxLogProb } from './OnnxCausalLM';
+export { downloadedModelPath, downloadedModels, downloadGguf, ggufDownloadInfo, ggufSourceProblem } from './ggufDownload';
+export type { DownloadedModel, GgufSource } from './ggufDownload';

@@ -61,8 +61,9 @@ void describe('the local provider (llama.cpp in the language server)', () => {
       // The shipped LM has no fill-in-the-middle tokens: the status says what that means.
       assert.match(status.model.message ?? '', /no fill-in-the-middle tokens/);
       await lsp.waitForLogs((logs) => logs.some((l) => /loaded coderag-lm\.f32\.gguf \(gpt2, 512-token context\)/.test(l)));
+      // The show gate read the local engine's token probabilities.
       const explained = await lsp.explain();
-      assert.equal(explained?.trace.model?.backend ?? 'local', 'local');
+      assert.equal(explained?.trace.gate?.logprobs, true);
     } finally {
       await lsp.close();
     }

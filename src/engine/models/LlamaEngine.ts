@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type * as Nlc from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { throwIfAborted } from '../util/errors';
 import { commonPrefix, PlaceStore } from './llamaPlaces';
+import { firstStop } from './OnnxCausalLM';
 
 type NlcModule = typeof Nlc;
 type Token = Nlc.Token;
@@ -400,14 +401,4 @@ function greedy(logits: Float32Array): { id: number; logprob: number } {
   let sum = 0;
   for (let i = 0; i < logits.length; i++) if (logits[i]! > -Infinity) sum += Math.exp(logits[i]! - max);
   return { id, logprob: -Math.log(sum) };
-}
-
-function firstStop(text: string, stop: readonly string[] | undefined): number {
-  let at = -1;
-  for (const s of stop ?? []) {
-    if (!s) continue;
-    const i = text.indexOf(s);
-    if (i >= 0 && (at < 0 || i < at)) at = i;
-  }
-  return at;
 }

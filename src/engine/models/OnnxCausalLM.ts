@@ -296,7 +296,8 @@ export class OnnxCausalLM implements CausalLM {
   }
 }
 
-function firstStop(text: string, stops: string[] | undefined): number {
+/** Where the first of `stops` starts in `text`, or -1 (both in-process engines cut their answers there). */
+export function firstStop(text: string, stops: readonly string[] | undefined): number {
   let at = -1;
   for (const s of stops ?? []) {
     if (!s) continue;

@@ -11,9 +11,11 @@
 //
 // Engines: the project's own (bench/engine, Ollama's API; `--model` or `--gguf`) or a running
 // llama.cpp server (`--llama-url http://127.0.0.1:8012`, started with `--alias qwen2.5-coder:1.5b-base`),
-// reached through a recording proxy that reads each answer's `timings`.
+// reached through a recording proxy that reads each answer's `timings`; or llama.cpp in the language server itself
+// (`--local F.gguf`: `provider: local`), where what each read evaluated and reused comes from the server's debug log line
+// per read (warm-ups reach no trace) and, for the suggestion's request, from its trace (Explain) as well.
 //
-// Usage: npm run bench:moving -- (--model qwen-1.5b | --gguf F | --llama-url URL) --cases F.jsonl --repos DIR
+// Usage: npm run bench:moving -- (--model qwen-1.5b | --gguf F | --llama-url URL | --local F) --cases F.jsonl --repos DIR
 //   [--cases F2 --repos DIR2 ...] [--per-repo 1] [--max-keys 8] [--pause-ms 2000] [--server PATH ...]
 //   [--threads 1] [--cache DIR] [--json OUT]
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -51,6 +53,8 @@ export interface Engine {
   inFlight?(): number;
   close(): Promise<void>;
   settings(): unknown;
+  /** The language server's log lines (the in-process engine reads them). */
+  onLog?(line: string): void;
 }
 
 /** One keystroke's request. */
@@ -77,6 +81,10 @@ export interface MoveRecord {
    */
   readTokens: number;
   defsInPrompt?: boolean;
+  /** What the suggestion's request read, as its trace says (Explain's `model.read`; the in-process engine's). */
+  traceEvaluated?: number;
+  /** A saved place's state was loaded by a read up to the suggestion's request (the in-process engine). */
+  restored?: boolean;
 }
 
 /** A place to type at: the document's text before the line is typed, the line, and where it goes. */
@@ -268,6 +276,41 @@ export async function llamaEngine(target: string, name: string): Promise<Engine>
   };
 }
 
+/** What LocalClient logs of each read (CODERAG_LOG=debug). */
+const LOCAL_READ = /local read \((request|warm-up)\): (\d+) evaluated, (\d+) cached, (\d+) ms(, a saved place restored)?/;
+
+/**
+ * llama.cpp in the language server (`provider: local`): each read as the server's log line tells it, timed by its arrival
+ * (the read ended then); a warm-up is recorded as asking no token.
+ */
+function localEngine(gguf: string, threads: number, ctx: number): Engine {
+  const seen: Array<EngineRequest & { restored?: boolean }> = [];
+  return {
+    url: '',
+    stats: () => seen,
+    onLog(line) {
+      const m = LOCAL_READ.exec(line);
+      if (!m) return;
+      const now = performance.now();
+      const [evaluated, cached, ms] = [Number(m[2]), Number(m[3]), Number(m[4])];
+      seen.push({
+        promptTokens: evaluated + cached,
+        evaluatedTokens: evaluated,
+        reusedTokens: cached,
+        ttftMs: ms,
+        totalMs: ms,
+        generatedTokens: 0,
+        maxTokens: m[1] === 'request' ? 16 : 0,
+        arrivedMs: now - ms,
+        endedMs: now,
+        ...(m[5] ? { restored: true } : {}),
+      });
+    },
+    close: () => Promise.resolve(),
+    settings: () => ({ model: { provider: 'local' }, local: { modelPath: gguf, threads, contextTokens: ctx, idleUnloadMinutes: 0 } }),
+  };
+}
+
 /** Waits until the engine has seen no new request for `quietMs`. */
 export async function engineIdle(engine: Engine, quietMs: number): Promise<void> {
   for (let n = -1; n !== engine.stats().length;) {
@@ -286,7 +329,7 @@ async function session(
   maxKeys: number,
   pauseMs: number,
 ): Promise<MoveRecord[]> {
-  const keys: Array<{ place: number; k: number; t0: number; requestMs: number; prompt: string | undefined }> = [];
+  const keys: Array<{ place: number; k: number; t0: number; requestMs: number; prompt: string | undefined; traceRead?: number }> = [];
   const versions = new Map<string, number>();
   const start = performance.now();
   for (const [p, place] of places.entries()) {
@@ -324,20 +367,35 @@ async function session(
         ExplainRequest.method,
         answer?.items?.[0]?.traceId ? { traceId: answer.items[0].traceId } : {},
       )) as ExplainResult | null;
-      keys.push({ place: p + 1, k, t0, requestMs, prompt: explained?.trace.prompt?.text });
+      const traceRead = explained?.trace.model?.read?.evaluated;
+      keys.push({
+        place: p + 1,
+        k,
+        t0,
+        requestMs,
+        prompt: explained?.trace.prompt?.text,
+        ...(traceRead !== undefined ? { traceRead } : {}),
+      });
     }
   }
   await engineIdle(engine, 1500);
   const stats = engine.stats().filter((st) => st.arrivedMs >= start);
   const defs = c.metadata.crossfile_defs ?? [];
   // Warm-ups ask for one token; the suggestion's request for more.
-  const out = keys.map((key, i) =>
-    keyRecord({ build, c, key, next: keys[i + 1]?.t0, stats, isWarm: (st) => st.maxTokens <= 1, pick: 'last' }, (gen) =>
+  const out = keys.map((key, i) => ({
+    ...keyRecord({ build, c, key, next: keys[i + 1]?.t0, stats, isWarm: (st) => st.maxTokens <= 1, pick: 'last' }, (gen) =>
       key.prompt !== undefined && defs.length > 0 ? defs.every((d) => promptHolds(key.prompt!, d)) : undefined,
     ),
-  );
+    ...(key.traceRead !== undefined ? { traceEvaluated: key.traceRead } : {}),
+    ...(restoredBetween(stats, key.t0, keys[i + 1]?.t0) ? { restored: true } : {}),
+  }));
   for (const uri of versions.keys()) await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
   return out;
+}
+
+/** Whether a read from `t0` to `next` loaded a saved place (the in-process engine says so). */
+function restoredBetween(stats: readonly EngineRequest[], t0: number, next: number | undefined): boolean {
+  return stats.some((st) => (st as { restored?: boolean }).restored === true && st.arrivedMs >= t0 && st.arrivedMs < (next ?? Infinity));
 }
 
 /**
@@ -432,6 +490,7 @@ async function main(): Promise<void> {
       gguf: { type: 'string' },
       model: { type: 'string' },
       'llama-url': { type: 'string' },
+      local: { type: 'string' },
       'gguf-name': { type: 'string', default: 'qwen2.5-coder:1.5b-base' },
       cases: { type: 'string', multiple: true, default: [] },
       repos: { type: 'string', multiple: true, default: [] },
@@ -453,15 +512,19 @@ async function main(): Promise<void> {
     };
     values.gguf = await models.randomQwenGguf(values.model === 'qwen-1.5b' ? '1.5b' : '0.5b');
   }
-  if ((!values.gguf && !values['llama-url']) || values.cases.length === 0 || values.cases.length !== values.repos.length)
-    throw new Error('usage: bench:moving (--model M | --gguf F | --llama-url URL) --cases F.jsonl --repos DIR [--server PATH ...]');
+  if ((!values.gguf && !values['llama-url'] && !values.local) || values.cases.length === 0 || values.cases.length !== values.repos.length)
+    throw new Error(
+      'usage: bench:moving (--model M | --gguf F | --llama-url URL | --local F) --cases F.jsonl --repos DIR [--server PATH ...]',
+    );
   const servers = values.server.length > 0 ? values.server : [join(root, 'dist', 'server.js')];
   const cacheDir = values.cache ?? join(tmpdir(), 'coderag-bench-moving-cache');
   mkdirSync(cacheDir, { recursive: true });
   const name = values['gguf-name'];
-  const engine = values['llama-url']
-    ? await llamaEngine(values['llama-url'], name)
-    : await ownEngine(values.gguf!, Number(values.threads), Number(values.ctx), name);
+  const engine = values.local
+    ? localEngine(resolve(values.local), Number(values.threads), Number(values.ctx))
+    : values['llama-url']
+      ? await llamaEngine(values['llama-url'], name)
+      : await ownEngine(values.gguf!, Number(values.threads), Number(values.ctx), name);
   // Default settings but the answer's length: random weights never end a line (as in bench:typing).
   const settings = { ...(engine.settings() as object), experimental: { model: { maxNewTokens: Number(values['max-new-tokens']) } } };
   const records: MoveRecord[] = [];
@@ -483,7 +546,7 @@ async function main(): Promise<void> {
         }
         for (const serverPath of servers) {
           const build = servers.length === 1 ? 'this' : serverPath;
-          const lsp = startServer(serverPath, repoDir, settings, cacheDir);
+          const lsp = startServer(serverPath, repoDir, settings, cacheDir, engine.onLog?.bind(engine));
           await lsp.ready;
           records.push(
             ...(await session(lsp.connection, engine, c, places, build, Number(values['max-keys']), Number(values['pause-ms']))),
@@ -499,6 +562,12 @@ async function main(): Promise<void> {
     await engine.close();
   }
   console.log(summarizeMoving(records));
+  if (values.local) {
+    const traced = records.filter((r) => r.traceEvaluated !== undefined);
+    console.log(
+      `trace and log agree on the request's read: ${traced.filter((r) => r.traceEvaluated === r.evaluatedTokens).length} of ${traced.length} keys`,
+    );
+  }
   save();
 }
 

@@ -89,10 +89,11 @@ export interface Lsp {
   close(): Promise<void>;
 }
 
-export function startServer(serverPath: string, repo: string, settings: unknown, cacheDir: string): Lsp {
+/** `onLog`: the server's log lines, debug ones included (CODERAG_LOG=debug), as they arrive. */
+export function startServer(serverPath: string, repo: string, settings: unknown, cacheDir: string, onLog?: (line: string) => void): Lsp {
   const child = spawn(process.execPath, [serverPath, '--stdio'], {
     cwd: root,
-    env: { ...process.env, CODERAG_CACHE_DIR: cacheDir },
+    env: { ...process.env, CODERAG_CACHE_DIR: cacheDir, ...(onLog ? { CODERAG_LOG: 'debug' } : {}) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stderr?.resume();
@@ -106,7 +107,7 @@ export function startServer(serverPath: string, repo: string, settings: unknown,
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.onRequest('client/registerCapability', () => null);
   connection.onRequest('workspace/configuration', () => [settings]);
-  connection.onNotification('window/logMessage', () => undefined);
+  connection.onNotification('window/logMessage', (m: { message?: string }) => onLog?.(m.message ?? ''));
   connection.onNotification('$/progress', () => undefined);
   connection.listen();
   const uri = pathToFileURL(repo).toString();
@@ -156,7 +157,7 @@ export function summarize(records: readonly KeyRecord[]): string {
     'keystroke p90 ms',
     'warm-up tokens',
     'warm-up ms',
-    'other requests\' tokens',
+    "other requests' tokens",
     'defs in prompt (first key)',
     'defs in prompt (all keys)',
   ];
@@ -354,9 +355,7 @@ async function replay(
       engineMs: gen?.totalMs ?? NaN,
       requestMs: key.requestMs,
       warmTokens: warm.reduce((n, st) => n + st.evaluatedTokens, 0),
-      otherTokens: mine
-        .filter((st) => st.maxTokens > 1 && st !== gen)
-        .reduce((n, st) => n + st.evaluatedTokens, 0),
+      otherTokens: mine.filter((st) => st.maxTokens > 1 && st !== gen).reduce((n, st) => n + st.evaluatedTokens, 0),
       warmMs: warm.reduce((n, st) => n + st.totalMs, 0),
       ...(key.prompt !== undefined && defs.length > 0 ? { defsInPrompt: defs.every((d) => promptHolds(key.prompt!, d)) } : {}),
       shown: key.shown,

@@ -160,26 +160,16 @@ export class LlamaEngine {
     );
     if (size === undefined) throw new LlamaModelError(`the model file ${file} does not exist`);
     const nlc = await loadNlc();
-    // The header first: a file that is not a GGUF, or is cut short, is named as such before llama.cpp reads it.
-    let arch: string;
-    try {
-      const header = await nlc.readGgufFileInfo(path, { readTensorInfo: true, sourceType: 'filesystem', logWarnings: false });
-      arch = String(header.metadata.general?.architecture ?? 'unknown');
-      // The last tensor starting past the end is a cut file; a cut inside it is found by llama.cpp's own bounds check.
-      const lastStart = header.tensorInfo?.reduce((n, t) => Math.max(n, Number(t.fileOffset)), 0) ?? 0;
-      if (lastStart >= size)
-        throw new LlamaModelError(`the model file ${file} is truncated (${size} bytes; its tensors reach past the end)`);
-    } catch (e) {
-      if (e instanceof LlamaModelError) throw e;
-      throw new LlamaModelError(`the model file ${file} is not a readable GGUF file (${e instanceof Error ? e.message : String(e)})`);
-    }
     const llama = await llamaOf(nlc, this.options.gpu);
     let model: Nlc.LlamaModel;
     try {
+      // loadModel parses the GGUF's header itself (its 150k-token vocabulary blocks the event loop for a few hundred ms); a second
+      // parse to name a broken file is left to the failure path.
       model = await llama.loadModel({ modelPath: path, gpuLayers: llama.gpu === false ? 0 : 'auto' });
     } catch (e) {
-      throw new LlamaModelError(`llama.cpp could not load ${file} (architecture ${arch}): ${e instanceof Error ? e.message : String(e)}`);
+      throw await brokenFileError(nlc, path, size, e);
     }
+    const arch = String(model.fileInfo.metadata.general?.architecture ?? 'unknown');
     const threads = Math.max(1, Math.floor(this.options.threads));
     const contextSize = Math.max(64, Math.min(this.options.contextTokens, model.trainContextSize || Infinity));
     let context: Nlc.LlamaContext;
@@ -387,6 +377,26 @@ export class LlamaEngine {
   placeStats(): { places: number; bytes: number } {
     return { places: this.places?.size ?? 0, bytes: this.places?.total() ?? 0 };
   }
+}
+
+/**
+ * Why llama.cpp could not load a file, in words a user can act on: not a GGUF, cut short (the last tensor starts past its end),
+ * or llama.cpp's own reason with the file's architecture.
+ */
+async function brokenFileError(nlc: NlcModule, path: string, size: number, cause: unknown): Promise<LlamaModelError> {
+  const file = basename(path);
+  let arch: string;
+  try {
+    const header = await nlc.readGgufFileInfo(path, { readTensorInfo: true, sourceType: 'filesystem', logWarnings: false });
+    arch = String(header.metadata.general?.architecture ?? 'unknown');
+    const lastStart = header.tensorInfo?.reduce((n, t) => Math.max(n, Number(t.fileOffset)), 0) ?? 0;
+    if (lastStart >= size)
+      return new LlamaModelError(`the model file ${file} is truncated (${size} bytes; its tensors reach past the end)`);
+  } catch (e) {
+    return new LlamaModelError(`the model file ${file} is not a readable GGUF file (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new LlamaModelError(`llama.cpp could not load ${file} (architecture ${arch}): ${reason}`);
 }
 
 /** The most likely token and its log-probability after the filter (log-softmax over what is left). */

@@ -1,10 +1,11 @@
 // The end-to-end stage: the packaged VSIX in a real VS Code (code-server 4.100.3) driven
 // through Debian's Chromium with playwright-core, completing through the Ollama-compatible test
 // server answered by the embedded model; then the extension-host mocha suite inside the same
-// code-server; last, a fresh profile that follows only the README. Install notes:
-// test/e2e/README.md. Screenshots go to artifacts/e2e/.
+// code-server; then a fresh profile that follows only the README; last, a fresh profile with no
+// model server that downloads the local model (a GGUF run by llama.cpp in the language server).
+// Install notes: test/e2e/README.md. Screenshots go to artifacts/e2e/.
 //
-// Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host|readme] [--grep TEXT] [--keep] [--headed]
+// Usage: node test/e2e/run.mjs [--vsix FILE] [--no-build] [--only ui|host|readme|local] [--grep TEXT] [--keep] [--headed]
 // Prints one line per check and closes with `N passed, N failed` (exit 1 when any failed).
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -19,6 +20,8 @@ import {
   writeFileSync,
   createWriteStream,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -274,6 +277,14 @@ async function waitForHealth(url, ms) {
 const PY_LINE = 20;
 const PY_TYPED = 'receipt = service.checkout(';
 
+/**
+ * Where the local check types: the same model run by llama.cpp from its GGUF decodes greedily
+ * without the embedded client's tuning, so at PY_TYPED it writes `)),` (hidden, rightly); at the
+ * constructor call of line 19 it writes `cart)`.
+ */
+const LOCAL_PY_LINE = 19;
+const LOCAL_PY_TYPED = 'service = CheckoutService(';
+
 /** The Java method whose body the body-mode check asks for: emptied on disk, so the index holds the file as the developer has it. */
 const JAVA_BODY = {
   file: 'src/main/java/com/example/shop/service/CheckoutService.java',
@@ -294,6 +305,33 @@ function emptyJavaBody(path) {
   writeFileSync(path, edited);
   JAVA_BODY.line = text.slice(0, open).split('\n').length;
 }
+
+/** The editor settings every profile gets: Tab must go to the ghost text (no suggest widget, no word-based suggestions, no auto-closing), no pop-ups. */
+const EDITOR_SETTINGS = {
+  'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+  'editor.wordBasedSuggestions': 'off',
+  'editor.suggestOnTriggerCharacters': false,
+  'editor.acceptSuggestionOnEnter': 'off',
+  'editor.inlineSuggest.enabled': true,
+  'editor.autoClosingBrackets': 'never',
+  'editor.autoClosingQuotes': 'never',
+  'editor.parameterHints.enabled': false,
+  'editor.hover.enabled': false,
+  'workbench.hover.delay': 300,
+  'files.autoSave': 'off',
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'extensions.ignoreRecommendations': true,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'security.workspace.trust.enabled': false,
+  'window.commandCenter': false,
+  'chat.commandCenter.enabled': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+};
 
 function setUpWorkspace(tmp, modelUrl) {
   const ws = join(tmp, 'ws');
@@ -323,30 +361,7 @@ function setUpWorkspace(tmp, modelUrl) {
   const userData = join(tmp, 'user-data');
   mkdirSync(join(userData, 'User'), { recursive: true });
   const settings = {
-    // Tab must go to the ghost text: no suggest widget, no word-based suggestions, no auto-closing.
-    'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
-    'editor.wordBasedSuggestions': 'off',
-    'editor.suggestOnTriggerCharacters': false,
-    'editor.acceptSuggestionOnEnter': 'off',
-    'editor.inlineSuggest.enabled': true,
-    'editor.autoClosingBrackets': 'never',
-    'editor.autoClosingQuotes': 'never',
-    'editor.parameterHints.enabled': false,
-    'editor.hover.enabled': false,
-    'workbench.hover.delay': 300,
-    'files.autoSave': 'off',
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'workbench.enableExperiments': false,
-    'extensions.ignoreRecommendations': true,
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'telemetry.telemetryLevel': 'off',
-    'update.mode': 'none',
-    'security.workspace.trust.enabled': false,
-    'window.commandCenter': false,
-    'chat.commandCenter.enabled': false,
-    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    ...EDITOR_SETTINGS,
     // CodeRAG against the test server (package.json contributes.configuration).
     'coderag.model.provider': 'ollama',
     'coderag.model.family': 'plain',
@@ -1259,6 +1274,264 @@ async function readmeChecks(context, env) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A fresh VS Code with no model server: the local model downloaded with the command
+
+/** The shipped LM exported to GGUF (bench/engine/prepare.ts makes it once into bench/engine/.cache). */
+function shippedGguf() {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench', 'engine', 'prepare.ts')], { cwd: root, encoding: 'utf8' });
+  const path = /engine ready: (\S+\.gguf)/.exec(`${r.stdout}\n${r.stderr}`)?.[1];
+  if (r.status !== 0 || !path || !existsSync(path))
+    throw new Error(`bench/engine/prepare.ts made no GGUF (${r.status}): ${`${r.stdout}\n${r.stderr}`.trim().slice(-600)}`);
+  return path;
+}
+
+/** A model host on 127.0.0.1 serving one file as a CDN does (content-length, byte ranges); `requests` lists what it was asked. */
+async function startGgufServer(path) {
+  const body = readFileSync(path);
+  const fileName = path.split('/').pop();
+  const requests = [];
+  const server = createHttpServer((req, res) => {
+    requests.push(`${req.method} ${req.url}${req.headers.range ? ` (${req.headers.range})` : ''}`);
+    if (req.url?.split('?')[0] !== `/models/${fileName}`) {
+      res.writeHead(404).end();
+      return;
+    }
+    const from = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1] ?? 0);
+    if (from >= body.length && from > 0) {
+      res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
+      return;
+    }
+    const rest = body.subarray(from);
+    if (from > 0) res.writeHead(206, { 'content-length': rest.length, 'content-range': `bytes ${from}-${body.length - 1}/${body.length}` });
+    else res.writeHead(200, { 'content-length': body.length, 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream' });
+    res.end(req.method === 'HEAD' ? undefined : rest);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/models/${fileName}`,
+    fileName,
+    bytes: body.length,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    requests,
+    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+/** The extension's output channel as VS Code wrote it under the profile's logs ('' until it exists). */
+function outputChannelText(userData) {
+  const files = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (/CodeRAG\.log$/.test(entry.name)) files.push(path);
+    }
+  };
+  if (existsSync(join(userData, 'logs'))) walk(join(userData, 'logs'));
+  return files.map((f) => readFileSync(f, 'utf8')).join('\n');
+}
+
+async function waitForLog(userData, pattern, ms, what) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const text = outputChannelText(userData);
+    const match = pattern.exec(text);
+    if (match) return match[0];
+    if (Date.now() > deadline) {
+      const tail = text.split('\n').slice(-12).join(' | ');
+      throw new Error(
+        `${what}: the output channel has no ${pattern} after ${ms / 1000} s (its last lines: ${tail.slice(-1500) || 'none'})`,
+      );
+    }
+    await sleep(500);
+  }
+}
+
+/**
+ * A fresh profile with the VSIX and no model server (Ollama's host a closed port, provider `auto`):
+ * "CodeRAG: Download a Local Completion Model" from the Command Palette, the modal accepted, the
+ * download's progress; then the status bar says llama.cpp and a suggestion comes from the GGUF run
+ * in the language server (its log line, and the trace's model).
+ */
+async function localChecks(context, env) {
+  const name =
+    'local: a fresh VS Code with no model server downloads the local model with the command (modal, progress), the status says llama.cpp, a suggestion comes from it';
+  const tmp = mkdtempSync(join(env.tmp, 'local-'));
+  let files;
+  let codeServer;
+  await check(
+    name,
+    async () => {
+      files = await startGgufServer(shippedGguf());
+      const userData = join(tmp, 'user-data');
+      mkdirSync(join(userData, 'User'), { recursive: true });
+      const settings = {
+        ...EDITOR_SETTINGS,
+        // No server answers there: `auto` falls back, then picks the downloaded model.
+        'coderag.ollama.host': `http://127.0.0.1:${await freePort()}`,
+        'coderag.local.downloadUrl': files.url,
+        'coderag.local.downloadSha256': files.sha256,
+        'coderag.local.threads': 1,
+      };
+      writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+      const extensions = join(tmp, 'extensions');
+      const ws = join(tmp, 'ws');
+      cpSync(join(root, 'test', 'fixtures', 'pyshop'), join(ws, 'pyshop'), { recursive: true });
+      const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', env.config];
+      sh(process.execPath, [env.entry, ...common, '--install-extension', env.vsix], { env: env.processEnv });
+      const port = await freePort();
+      codeServer = startChild(
+        process.execPath,
+        [
+          env.entry,
+          '--bind-addr',
+          `127.0.0.1:${port}`,
+          '--auth',
+          'none',
+          '--disable-telemetry',
+          '--disable-update-check',
+          '--disable-workspace-trust',
+          '--disable-getting-started-override',
+          ...common,
+          join(ws, 'pyshop'),
+        ],
+        { env: env.processEnv, cwd: tmp },
+        join(artifacts, 'local-code-server.log'),
+      );
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHealth(url, 30_000);
+      const page = await context.newPage();
+      await page.addInitScript(recorderScript);
+      const wb = new Workbench(page, ws);
+      const previous = currentWorkbench;
+      currentWorkbench = wb;
+      try {
+        await page.goto(`${url}/?folder=${encodeURIComponent(join(ws, 'pyshop'))}`, { waitUntil: 'domcontentloaded' });
+        await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+        await sleep(1500);
+        await wb.openFile('pyshop/app/main.py');
+        await wb.statusItem().waitFor({ timeout: 60_000 });
+        // Before the download: no server answered, so the shipped model (the status says so).
+        const before = await wb.waitForStatus((s) => /shipped model/.test(s.text), 90_000, 'the shipped model before the download');
+        await wb.shot('local-before-download');
+
+        await wb.runCommand('CodeRAG: Download a Local Completion Model');
+        const dialog = page.locator('.monaco-dialog-box').first();
+        await dialog.waitFor({ state: 'visible', timeout: 20_000 });
+        await sleep(300);
+        const question = (await dialog.locator('.dialog-message-text, .dialog-message-detail').allTextContents())
+          .join(' ')
+          .replace(/\s+/g, ' ')
+          .trim();
+        const questionShot = await wb.shot('local-download-question');
+        const host = new URL(files.url).host;
+        // The size as src/client/downloadQuestion.ts words it (`14 MB`).
+        const size = files.bytes >= 1e7 ? `${Math.round(files.bytes / 1e6)} MB` : `${(files.bytes / 1e6).toFixed(1)} MB`;
+        for (const words of [host, files.fileName, size])
+          if (!question.includes(words))
+            throw new Error(`the consent question does not name ${words}: ${JSON.stringify(question)} [${questionShot}]`);
+        await dialog
+          .locator('.monaco-button', { hasText: /^Download$/ })
+          .first()
+          .click();
+        // The progress notification, then the verified message (the recorder sees both, however fast).
+        const done = page.locator('.notifications-toasts .notification-toast', { hasText: /downloaded and verified/i }).first();
+        await done.waitFor({ timeout: 120_000 });
+        await wb.shot('local-download-done');
+        const toasts = await wb.toasts();
+        const progressToast = toasts.find((t) => /downloading/i.test(t.message));
+        if (!progressToast)
+          throw new Error(`no download progress notification was seen (toasts: ${toasts.map((t) => t.message).join(' | ')})`);
+        const failed = toasts.find((t) => t.severity === 'error');
+        if (failed) throw new Error(`an error notification: ${failed.message}`);
+        const gets = files.requests.filter((r) => r.startsWith('GET '));
+        if (gets.length === 0) throw new Error(`the file server was never asked for the file (requests: ${files.requests.join(', ')})`);
+        await page.keyboard.press('Escape');
+
+        // The model side chose again: llama.cpp in the status text and its tooltip.
+        const local = await wb.waitForStatus(
+          (s) => /llama\.cpp/.test(s.text) && /codicon-check/.test(s.icon),
+          60_000,
+          'llama.cpp after the download',
+        );
+        const tooltip = await wb.statusTooltip();
+        const aria =
+          (await wb
+            .statusItem()
+            .locator('a')
+            .first()
+            .getAttribute('aria-label')
+            .catch(() => null)) ?? '';
+        await wb.shot('local-status-llama-cpp');
+        await page.mouse.move(10, 10);
+        const stem = files.fileName.replace(/\.gguf$/, '');
+        // Loaded on first use: until then the tooltip names the file and llama.cpp, not yet the device.
+        if (!tooltip.includes(`Model: ${stem}, run by llama.cpp in the language server`))
+          throw new Error(`the status tooltip does not say the GGUF runs in llama.cpp: ${JSON.stringify(tooltip.slice(0, 400))}`);
+
+        // A suggestion from the local model.
+        await retypeLine(wb, LOCAL_PY_LINE, LOCAL_PY_TYPED);
+        const ghost = await wb.waitForGhostText(90_000, 15_000);
+        const ghostShot = await wb.shot('local-ghost-text');
+        if (!ghost.trim())
+          throw new Error(
+            `no ghost text after typing \`${LOCAL_PY_TYPED}\` with the local model (status: ${(await wb.currentStatus())?.text}) [${ghostShot}]`,
+          );
+        sane(ghost, 'pyshop/app/main.py', LOCAL_PY_TYPED);
+        const loaded = await waitForLog(
+          userData,
+          new RegExp(`loaded ${files.fileName.replace(/\./g, '\\.')} .*into llama\\.cpp in the language server[^\\n]*`),
+          30_000,
+          'the local model loaded',
+        );
+
+        // Loaded: the tooltip says where it runs (1 thread, as set) and what the file lacks.
+        await page.keyboard.press('Escape');
+        const loadedTooltip = await wb.statusTooltip();
+        await wb.shot('local-status-loaded');
+        await page.mouse.move(10, 10);
+        // The shipped LM's GGUF has no fill-in-the-middle tokens: the tooltip says what that means.
+        if (!/run by llama\.cpp in the language server \(CPU, 1 thread\) \(ok\): \S+ has no fill-in-the-middle tokens/.test(loadedTooltip))
+          throw new Error(
+            `after a completion the status tooltip does not say llama.cpp on 1 CPU thread and the file's missing FIM tokens: ${JSON.stringify(loadedTooltip.slice(0, 400))}`,
+          );
+
+        // The trace names the backend and the GGUF's model.
+        await wb.runCommand('CodeRAG: Explain Last Completion');
+        await page
+          .locator('.editor-group-container.active .tabs-container .tab.active', { hasText: /trace/i })
+          .first()
+          .waitFor({ timeout: 20_000 });
+        await sleep(800);
+        await wb.goToLine(1);
+        const modelLine = `local \`${stem}`;
+        const count = await wb.findCount(modelLine);
+        const traceShot = await wb.shot('local-explain');
+        await page.keyboard.press('Escape');
+        if (!/\d+ of \d+/.test(count))
+          throw new Error(
+            `the trace does not say the model was ${JSON.stringify(modelLine + '`')} (find: ${JSON.stringify(count)}) [${traceShot}]`,
+          );
+        return (
+          `before: ${JSON.stringify(before.text)}; question ${JSON.stringify(question.slice(0, 110))}; ` +
+          `${gets.length} GET(s) of ${files.fileName} (${(files.bytes / 1e6).toFixed(1)} MB); status ${JSON.stringify(local.text)} ` +
+          `(aria ${JSON.stringify(aria.slice(0, 60))}); loaded tooltip ${JSON.stringify(/Model: [^\n]*?\(ok\)/.exec(loadedTooltip)?.[0] ?? '')}; log ${JSON.stringify(loaded.slice(0, 140))}; ghost text ${JSON.stringify(ghost.slice(0, 60))}; ` +
+          `trace: ${modelLine}\` (${count})`
+        );
+      } finally {
+        currentWorkbench = previous;
+        await page.close().catch(() => undefined);
+        const logs = join(userData, 'logs');
+        if (existsSync(logs)) cpSync(logs, join(artifacts, 'local-vscode-logs'), { recursive: true });
+      }
+    },
+    420_000,
+  );
+  await files?.close().catch(() => undefined);
+  if (codeServer && codeServer.exitCode === null) codeServer.kill('SIGTERM');
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main() {
   rmSync(artifacts, { recursive: true, force: true });
@@ -1353,6 +1626,7 @@ async function main() {
       }
       if (args.only === undefined || args.only === 'host') await hostChecks(context, env);
       if (args.only === undefined || args.only === 'readme') await readmeChecks(context, env);
+      if (args.only === undefined || args.only === 'local') await localChecks(context, env);
     } finally {
       await context.close().catch(() => undefined);
     }

@@ -74,6 +74,7 @@ const entries = [
   ['src/server/main.ts', 'server.js'],
   ['src/cli/main.ts', 'cli.js'],
   ['src/engine/models/encoderWorkerMain.ts', 'encoderWorker.js'],
+  ['src/engine/models/llamaWorkerMain.ts', 'llamaWorker.js'],
 ];
 await Promise.all(
   entries

@@ -81,7 +81,7 @@ function run(cmd, cmdArgs, options = {}) {
 
 /** Assets the VSIX must carry; a missing or empty one fails packaging. */
 function requiredAssets() {
-  const assets = ['dist/client.js', 'dist/server.js', 'dist/cli.js', 'dist/grammars/tree-sitter.wasm', 'dist/grammars/tree-sitter-python.wasm', 'dist/grammars/tree-sitter-java.wasm', 'dist/models/manifest.json'];
+  const assets = ['dist/client.js', 'dist/server.js', 'dist/cli.js', 'dist/llamaWorker.js', 'dist/grammars/tree-sitter.wasm', 'dist/grammars/tree-sitter-python.wasm', 'dist/grammars/tree-sitter-java.wasm', 'dist/models/manifest.json'];
   const models = JSON.parse(readFileSync(join(root, 'models', 'manifest.json'), 'utf8'));
   for (const model of models.models ?? []) for (const file of model.files ?? []) assets.push(`dist/models/${model.name}/${file}`);
   return assets;

@@ -11,6 +11,7 @@ import { ollamaClientOf, resolveModelClient, type ModelSettings } from '../engin
 import { LocalClient } from '../engine/generate/LocalClient';
 import { LatestWinsSlot } from '../engine/generate/modelSlot';
 import { LlamaEngine } from '../engine/models/LlamaEngine';
+import { LlamaWorkerEngine, llamaWorkerEntry } from '../engine/models/LlamaWorkerEngine';
 import { WarmUps } from '../engine/generate/warmUps';
 import type { ModelClient, ModelProblem } from '../engine/generate/types';
 import type { GenerateOutcome } from '../engine/pipeline';
@@ -93,7 +94,10 @@ export class ModelFeature implements Feature {
     };
     const key = JSON.stringify({ ...options, idle: l.idleUnloadMinutes });
     if (this.local?.key === key) return this.local.client;
-    const client = new LocalClient(new LlamaEngine(options), { idleUnloadMs: l.idleUnloadMinutes * 60_000 });
+    // On its own thread where the worker script is there (the bundle, or the sources through tsx), else on this one.
+    const entry = llamaWorkerEntry();
+    const engine = entry ? new LlamaWorkerEngine(options, entry) : new LlamaEngine(options);
+    const client = new LocalClient(engine, { idleUnloadMs: l.idleUnloadMinutes * 60_000 });
     this.local = { key, client };
     return client;
   }

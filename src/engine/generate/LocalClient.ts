@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { modelFamilyOf, type ModelFamily } from '../prompt/templates';
 import { errorMessage, throwIfAborted } from '../util/errors';
 import { getLogger } from '../util/logger';
-import type { LlamaEngine, LlamaModelInfo, LlamaRead } from '../models/LlamaEngine';
+import type { LocalEngine, LlamaModelInfo, LlamaRead } from '../models/LlamaEngine';
 import { EmbeddedClient, type EmbeddedLM } from './EmbeddedClient';
 import { ReadRate } from './readRate';
 import {
@@ -43,7 +43,7 @@ export interface LocalClientOptions {
 }
 
 /** The engine's view as the embedded client's LM: the same decoding, llama.cpp's logits. */
-function embeddedLMOf(engine: LlamaEngine, texts: readonly string[], info: LlamaModelInfo, onRead: (r: LlamaRead) => void): EmbeddedLM {
+function embeddedLMOf(engine: LocalEngine, texts: readonly string[], info: LlamaModelInfo, onRead: (r: LlamaRead) => void): EmbeddedLM {
   return {
     async generate(prompt, options, signal) {
       const out = await engine.generate(prompt, options, signal);
@@ -71,7 +71,7 @@ export class LocalClient implements ModelClient {
   private busy = 0;
 
   constructor(
-    private readonly engine: LlamaEngine,
+    private readonly engine: LocalEngine,
     private readonly options: LocalClientOptions,
   ) {
     this.capabilities = { decodeConstraint: true, ...(options.shippedDecoding ? { wholeKnowledge: true } : {}) };

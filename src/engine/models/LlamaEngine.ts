@@ -54,9 +54,15 @@ export interface LlamaRead {
 export interface LlamaGenerateOptions {
   maxNewTokens: number;
   stop?: readonly string[];
-  until?: (generated: string) => boolean;
+  /** The answer is complete (another thread's answer may take a turn). */
+  until?: (generated: string) => boolean | Promise<boolean>;
   /** Sees (and may change) the next token's log-probabilities before the greedy choice; absent: llama.cpp chooses. */
   logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
+  /**
+   * Chooses the next token from its log-probabilities instead of logitsFilter and the greedy choice here (the engine's thread hands
+   * them to the thread that holds the filter); `logits` is the caller's to keep.
+   */
+  chooseFromLogits?: (generated: string, logits: Float32Array, ids: readonly number[]) => Promise<{ id: number; logprob: number }>;
 }
 
 export interface LlamaGenerated {
@@ -64,6 +70,21 @@ export interface LlamaGenerated {
   stoppedBy: 'eos' | 'length' | 'stop';
   logprobs: Array<{ token: string; logprob: number }>;
   read: LlamaRead;
+}
+
+/** What the local client needs of an engine: this thread's LlamaEngine, or the one on its own thread (LlamaWorkerEngine). */
+export interface LocalEngine {
+  readonly modelPath: string;
+  isLoaded(): boolean;
+  info(): Promise<LlamaModelInfo>;
+  unload(): Promise<void>;
+  tokenTexts(): Promise<readonly string[]>;
+  /** The model's tokens of `text` now, where this thread has the tokenizer; undefined otherwise. */
+  tokenizeNow(text: string): ArrayLike<number> | undefined;
+  readonly eosId: number | undefined;
+  warm(prompt: string, signal: AbortSignal): Promise<LlamaRead>;
+  generate(prompt: string, options: LlamaGenerateOptions, signal: AbortSignal): Promise<LlamaGenerated>;
+  placeStats(): { places: number; bytes: number };
 }
 
 /** A model file that cannot be used, with the reason in words a user can act on. */
@@ -113,7 +134,7 @@ interface Loaded {
   vocab: number;
 }
 
-export class LlamaEngine {
+export class LlamaEngine implements LocalEngine {
   private loaded: Promise<Loaded> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private texts: string[] | undefined;
@@ -336,22 +357,23 @@ export class LlamaEngine {
     const generated: Token[] = [];
     const logprobs: LlamaGenerated['logprobs'] = [];
     const filter = options.logitsFilter;
-    const logits = filter ? new Float32Array(l.vocab) : undefined;
+    const choose = options.chooseFromLogits;
+    const full = filter !== undefined || choose !== undefined;
     let text = '';
     let input = first;
     for (let s = 0; s < maxNew; s++) {
       throwIfAborted(signal);
-      const step = filter
+      const step = full
         ? await seq.controlledEvaluate([[input, { generateNext: { probabilities: true } }]])
         : await seq.controlledEvaluate([[input, { generateNext: { token: true, confidence: true, options: { temperature: 0 } } }]]);
       const next = step[0]?.next;
       let id: Token;
       let logprob: number;
-      if (filter && logits) {
-        logits.fill(-Infinity);
+      if (full) {
+        const logits = new Float32Array(l.vocab).fill(-Infinity);
         for (const [t, p] of next?.probabilities ?? []) if (t < logits.length) logits[t] = Math.log(p);
-        filter(text, logits, generated);
-        const best = greedy(logits);
+        filter?.(text, logits, generated);
+        const best = choose ? await choose(text, logits, generated) : greedy(logits);
         id = best.id as Token;
         logprob = best.logprob;
       } else {
@@ -361,13 +383,13 @@ export class LlamaEngine {
       if (next?.token === null || l.model.isEogToken(id)) return { text, stoppedBy: 'eos', logprobs };
       generated.push(id);
       const before = text.length;
-      const full = l.model.detokenize(generated, false);
+      const decoded = l.model.detokenize(generated, false);
       // A token that ends inside a UTF-8 character is reported with the next one.
-      if (!full.endsWith('\uFFFD')) text = full;
+      if (!decoded.endsWith('\uFFFD')) text = decoded;
       logprobs.push({ token: text.slice(before), logprob });
       const stopAt = firstStop(text, options.stop);
       if (stopAt >= 0) return { text: text.slice(0, stopAt), stoppedBy: 'stop', logprobs };
-      if (options.until?.(text)) return { text, stoppedBy: 'stop', logprobs };
+      if (await options.until?.(text)) return { text, stoppedBy: 'stop', logprobs };
       input = id;
     }
     return { text, stoppedBy: 'length', logprobs };
@@ -400,7 +422,7 @@ async function brokenFileError(nlc: NlcModule, path: string, size: number, cause
 }
 
 /** The most likely token and its log-probability after the filter (log-softmax over what is left). */
-function greedy(logits: Float32Array): { id: number; logprob: number } {
+export function greedy(logits: Float32Array): { id: number; logprob: number } {
   let id = 0;
   let max = -Infinity;
   for (let i = 0; i < logits.length; i++)

@@ -121,7 +121,21 @@ export class LocalClient implements ModelClient {
     return this.rate.tokensPerSecond;
   }
 
-  countTokens = (text: string): number => this.inner.countTokens(text);
+  /**
+   * Characters a token, as the engine counted the last prompts it read; where the engine's tokenizer is on another thread, prompts are
+   * fitted with it (before the first reading: 3, fewer than any code tokenizer's, so a prompt never overflows).
+   */
+  private charsPerToken = 3;
+
+  countTokens = (text: string): number =>
+    this.engine.tokenizeNow('') !== undefined ? this.inner.countTokens(text) : Math.ceil(text.length / this.charsPerToken);
+
+  /** A prompt read whole: its characters a token, kept a little under the reading so the estimate errs on the long side. */
+  private calibrate(prompt: string, r: LlamaRead | undefined, withLastToken: boolean): void {
+    const tokens = (r?.evaluated ?? 0) + (r?.cached ?? 0) + (withLastToken ? 1 : 0);
+    if (!r || tokens < 64 || tokens >= (this.info?.contextTokens ?? Infinity) - 512) return;
+    this.charsPerToken = Math.max(2, 0.95 * (prompt.length / tokens));
+  }
 
   /** The model file exists; loading it is the first request's (a load failure is named then). */
   async check(signal: AbortSignal): Promise<ModelProblem | undefined> {
@@ -171,6 +185,7 @@ export class LocalClient implements ModelClient {
         return this.inner.generate(request, signal);
       });
       const read = this.readNow();
+      this.calibrate(request.prompt, read, true);
       return { ...out, ...(read ? { read: { evaluated: read.evaluated, cached: read.cached, ms: read.ms } } : {}) };
     });
   }
@@ -179,7 +194,9 @@ export class LocalClient implements ModelClient {
     await this.whileBusy(() =>
       this.wrap(async () => {
         await this.ready(signal);
-        this.noteRead(await this.engine.warm(prompt, signal), 'warm-up');
+        const read = await this.engine.warm(prompt, signal);
+        this.noteRead(read, 'warm-up');
+        this.calibrate(prompt, read, false);
       }),
     );
   }

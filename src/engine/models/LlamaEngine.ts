@@ -9,6 +9,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Nlc from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { throwIfAborted } from '../util/errors';
+import { ByteLevelPieces } from './byteLevelText';
 import { commonPrefix, PlaceStore } from './llamaPlaces';
 
 type NlcModule = typeof Nlc;
@@ -56,6 +57,11 @@ export interface LlamaGenerateOptions {
   until?: (generated: string) => boolean;
   /** Sees (and may change) the next token's log-probabilities before the greedy choice; absent: llama.cpp chooses. */
   logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
+  /**
+   * False where the filter would change nothing at this step: llama.cpp chooses (the same greedy
+   * token) without the full distribution, which costs most at a 150,000-token vocabulary. Absent: every step.
+   */
+  filterActive?: (generated: string) => boolean;
 }
 
 export interface LlamaGenerated {
@@ -81,6 +87,8 @@ const RESTORE_GAIN = 128;
 const SAVE_MIN = 256;
 /** Vocabulary texts decoded per event-loop turn. */
 const TEXTS_PER_TURN = 8192;
+const utf8 = new TextDecoder('utf-8');
+const utf8Encoder = new TextEncoder();
 
 /** The ESM package from CommonJS, by its resolved file (a bare specifier does not resolve from every loader); loaded once. */
 let nlcModule: Promise<NlcModule> | undefined;
@@ -110,6 +118,8 @@ interface Loaded {
   sequence: Nlc.LlamaContextSequence;
   info: LlamaModelInfo;
   vocab: number;
+  /** Byte-level BPE vocabularies: each token's bytes as llama.cpp's token_to_piece writes them (byteLevelText.ts). */
+  pieces: ByteLevelPieces | undefined;
 }
 
 export class LlamaEngine {
@@ -196,13 +206,15 @@ export class LlamaEngine {
     }
     const infill = model.tokens.infill;
     const fim = infill.prefix !== null && infill.suffix !== null && infill.middle !== null;
-    const vocab = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+    const ggml = model.fileInfo.metadata.tokenizer?.ggml;
+    const vocab = ggml?.tokens?.length ?? 0;
     await this.places?.clear();
     return {
       model,
       context,
       sequence: context.getSequence(),
       vocab,
+      pieces: ggml?.model === 'gpt2' && ggml.tokens ? new ByteLevelPieces(ggml.tokens, ggml.token_type ?? []) : undefined,
       info: {
         file,
         architecture: arch,
@@ -256,7 +268,8 @@ export class LlamaEngine {
     const n = l.vocab;
     const texts = new Array<string>(n);
     for (let i = 0; i < n; i++) {
-      texts[i] = l.model.detokenize([i as Token], true);
+      const bytes = l.pieces?.bytes(i);
+      texts[i] = bytes ? utf8.decode(bytes) : l.model.detokenize([i as Token], true);
       if (i % TEXTS_PER_TURN === TEXTS_PER_TURN - 1) await new Promise<void>((r) => setImmediate(r));
     }
     return (this.texts = texts);
@@ -350,15 +363,19 @@ export class LlamaEngine {
     let input = first;
     for (let s = 0; s < maxNew; s++) {
       throwIfAborted(signal);
-      const step = filter
+      const filtered = filter !== undefined && (options.filterActive?.(text) ?? true);
+      const step = filtered
         ? await seq.controlledEvaluate([[input, { generateNext: { probabilities: true } }]])
         : await seq.controlledEvaluate([[input, { generateNext: { token: true, confidence: true, options: { temperature: 0 } } }]]);
       const next = step[0]?.next;
       let id: Token;
       let logprob: number;
-      if (filter && logits) {
+      if (filtered && filter && logits) {
         logits.fill(-Infinity);
-        for (const [t, p] of next?.probabilities ?? []) if (t < logits.length) logits[t] = Math.log(p);
+        // forEach: no entry array per token (for...of allocates one each, 150,000 a step at Qwen's vocabulary).
+        next?.probabilities?.forEach((p, t) => {
+          if (t < logits.length) logits[t] = Math.log(p);
+        });
         filter(text, logits, generated);
         const best = greedy(logits);
         id = best.id as Token;
@@ -370,7 +387,7 @@ export class LlamaEngine {
       if (next?.token === null || l.model.isEogToken(id)) return { text, stoppedBy: 'eos', logprobs };
       generated.push(id);
       const before = text.length;
-      const full = l.model.detokenize(generated, false);
+      const full = this.textOf(l, generated);
       // A token that ends inside a UTF-8 character is reported with the next one.
       if (!full.endsWith('\uFFFD')) text = full;
       logprobs.push({ token: text.slice(before), logprob });
@@ -380,6 +397,19 @@ export class LlamaEngine {
       input = id;
     }
     return { text, stoppedBy: 'length', logprobs };
+  }
+
+  /** The text of generated tokens: their pieces one after another where the vocabulary is byte-level, else llama.cpp's detokenizer. */
+  private textOf(l: Loaded, ids: readonly Token[]): string {
+    if (!l.pieces) return l.model.detokenize(ids, false);
+    const parts = ids.map((id) => l.pieces!.bytes(id) ?? utf8Encoder.encode(l.model.detokenize([id], false)));
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      all.set(p, at);
+      at += p.length;
+    }
+    return utf8.decode(all);
   }
 
   /** The saved places' count and bytes, for the status and benchmarks. */

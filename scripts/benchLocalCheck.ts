@@ -1,5 +1,5 @@
 // Checked decoding through the in-process llama.cpp engine (the `local` provider) against the ONNX
-// path, on the validation dot cases of `npm run bench:defaults` (line "dot", 15 a repository, seed 3):
+// path, on the validation dot cases as `npm run bench:defaults` mines them (15 a repository, seed 3):
 // the shipped LM's GGUF with the embedded client's decoding (`--shipped-decoding`), everything else
 // the embedded run's. Four arms per language, `coderag eval --method product`: ONNX checked, ONNX
 // unchecked (`--check off`), local checked, local unchecked; then NIM and ES per arm, the paired

@@ -5,6 +5,8 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { EmbeddedClient, type EmbeddedLM } from '../engine/generate/EmbeddedClient';
+import { LocalClient } from '../engine/generate/LocalClient';
+import { LlamaEngine } from '../engine/models/LlamaEngine';
 import { OllamaClient } from '../engine/generate/OllamaClient';
 import { OpenAICompatibleClient } from '../engine/generate/OpenAICompatibleClient';
 import type { ModelClient } from '../engine/generate/types';
@@ -15,20 +17,31 @@ import type { Reranker } from '../engine/rerank/types';
 import { errorMessage, isCancellationError, throwIfAborted, UserError } from '../engine/util/errors';
 
 type GeneratorSpec =
-  { kind: 'embedded' } | { kind: 'ollama'; model: string; host: string } | { kind: 'openai'; baseUrl: string; model: string };
+  | { kind: 'embedded' }
+  | { kind: 'ollama'; model: string; host: string }
+  | { kind: 'openai'; baseUrl: string; model: string }
+  | { kind: 'local'; modelPath: string };
 
-/** `embedded`, `ollama:<model>` (host from `ollamaHost`), `openai:<url>#<model>`. */
+/** `embedded`, `ollama:<model>` (host from `ollamaHost`), `openai:<url>#<model>`, `local:<file.gguf>` (llama.cpp in this process). */
 export function parseGenerator(value: string, ollamaHost = 'http://127.0.0.1:11434'): GeneratorSpec {
   if (value === 'embedded') return { kind: 'embedded' };
+  if (value.startsWith('local:') && value.length > 'local:'.length) return { kind: 'local', modelPath: value.slice('local:'.length) };
   if (value.startsWith('ollama:') && value.length > 'ollama:'.length)
     return { kind: 'ollama', model: value.slice('ollama:'.length), host: ollamaHost };
   const m = /^openai:(.+)#(.+)$/.exec(value);
   if (m) return { kind: 'openai', baseUrl: m[1]!, model: m[2]! };
-  throw new UserError(`unknown generator "${value}": use embedded, ollama:<model> or openai:<url>#<model>`);
+  throw new UserError(`unknown generator "${value}": use embedded, ollama:<model>, openai:<url>#<model> or local:<file.gguf>`);
 }
 
 export function describeGenerator(g: GeneratorSpec): string {
+  if (g.kind === 'local') return `local ${g.modelPath}`;
   return g.kind === 'embedded' ? 'embedded' : g.kind === 'ollama' ? `ollama ${g.model} @ ${g.host}` : `openai ${g.model} @ ${g.baseUrl}`;
+}
+
+/** The `local` generator's engine settings: CPU threads, and the embedded client's decoding (`shipped`, for the shipped LM's GGUF). */
+export interface LocalGeneratorOptions {
+  threads: number;
+  shippedDecoding: boolean;
 }
 
 /**
@@ -41,8 +54,24 @@ export async function openGenerator(
   timeoutMs: number,
   signal?: AbortSignal,
   embedded: { loopGuard?: boolean; copyPrior?: boolean } = {},
-): Promise<ModelClient> {
+  local: LocalGeneratorOptions = { threads: 1, shippedDecoding: false },
+): Promise<ModelClient & { dispose?(): Promise<void> }> {
   const check = signal ?? new AbortController().signal;
+  if (g.kind === 'local') {
+    // The CPU only: a benchmark's figures do not depend on which GPU backend a platform build finds.
+    const engine = new LlamaEngine({ modelPath: g.modelPath, threads: local.threads, contextTokens: 8192, gpu: false });
+    const client = new LocalClient(engine, { idleUnloadMs: 0, shippedDecoding: local.shippedDecoding });
+    try {
+      const problem = await client.check(check);
+      if (problem) throw new UserError(problem.message);
+      await client.prepare(check);
+    } catch (e) {
+      await client.dispose().catch(() => undefined);
+      if (isCancellationError(e)) throw e;
+      throw new UserError(`generator ${describeGenerator(g)}: ${errorMessage(e)}`);
+    }
+    return client;
+  }
   if (g.kind === 'embedded') {
     const client = new EmbeddedClient({
       load: loadEmbedded,

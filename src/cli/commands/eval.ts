@@ -36,7 +36,8 @@ import { isUserError, UserError } from '../../engine/util/errors';
 
 const SCORE_USAGE = 'eval score --cases FILE --preds FILE [--json OUT.json] [--k 10]';
 const COMMON =
-  '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>] [--no-generate] [--query ' +
+  '--cases F --repos DIR [--generator embedded|ollama:<model>|openai:<url>#<model>|local:<file.gguf>] [--local-threads 1] ' +
+  '[--shipped-decoding] [--no-generate] [--query ' +
   'probe|last3|last10|jaccard] [--k 10] [--top-j 15] [--limit N] [--reranker-llm ollama:<model>|openai:<url>#<model>] ' +
   '[--ollama-host URL] [--index-dir DIR] [--probe-budget-ms 20] [--probe-batch 4] [--probe-top 1] [--body-prompt ' +
   'rambo|block] [--body-max-new-tokens 128] [--body-signatures jaccard|encoder] [--body-compose ' +
@@ -54,6 +55,8 @@ const RUN_OPTIONS = {
   cases: { type: 'string' },
   repos: { type: 'string' },
   generator: { type: 'string' },
+  'local-threads': { type: 'string' },
+  'shipped-decoding': { type: 'boolean' },
   'no-generate': { type: 'boolean' },
   query: { type: 'string' },
   k: { type: 'string' },
@@ -271,6 +274,7 @@ async function prepare(
     (m) => process.stderr.write(`warning: ${m}\n`),
     signal,
   );
+  let disposeModel: (() => Promise<void>) | undefined;
   try {
     if (needs.encoder && !models.encoder)
       throw new UserError('the dense methods need the code encoder (models/coderag-encoder), which did not load');
@@ -281,8 +285,10 @@ async function prepare(
           timeoutMs,
           signal,
           { loopGuard: loopGuard === 'on', copyPrior: copyPrior === 'on' },
+          { threads: positiveInt(values, 'local-threads', 1), shippedDecoding: values['shipped-decoding'] === true },
         )
       : undefined;
+    disposeModel = model?.dispose?.bind(model);
     const prober =
       needs.prober && models.lm
         ? lmChunkProber(models.lm, {
@@ -293,9 +299,10 @@ async function prepare(
     const p = await parsers();
     const cache = cacheRoot(values['index-dir'] as string | undefined);
     const embedded = generator?.kind === 'embedded';
+    const shipped = generator?.kind === 'local' && values['shipped-decoding'] === true ? ' (shipped decoding)' : '';
     const loopOff = embedded && loopGuard === 'off' ? ' (loop guard off)' : '';
     const priorOff = embedded && copyPrior === 'off' ? ' (copy prior off)' : '';
-    const generating = generator ? `generator ${describeGenerator(generator)}${loopOff}${priorOff}` : 'retrieval only';
+    const generating = generator ? `generator ${describeGenerator(generator)}${shipped}${loopOff}${priorOff}` : 'retrieval only';
     const fallback = needs.prober && !prober ? ' (model missing: Jaccard fallback)' : '';
     const describe = `${cases.length} cases, query ${query}${fallback}, ${generating}`;
     return {
@@ -331,9 +338,13 @@ async function prepare(
           },
           signal,
         ),
-      dispose: () => models.registry.dispose().catch(() => undefined),
+      dispose: async () => {
+        await disposeModel?.().catch(() => undefined);
+        await models.registry.dispose().catch(() => undefined);
+      },
     };
   } catch (e) {
+    await disposeModel?.().catch(() => undefined);
     await models.registry.dispose().catch(() => undefined);
     throw e;
   }

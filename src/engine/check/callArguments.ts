@@ -313,7 +313,7 @@ function addsTopLevelComma(token: string): boolean {
 export class CallArgumentGuide {
   readonly events: GuidedCall[] = [];
   ms = 0;
-  private active: ActiveCall | undefined;
+  private call: ActiveCall | undefined;
   private resolvedAt = -1;
   private resolves = 0;
 
@@ -340,23 +340,39 @@ export class CallArgumentGuide {
       steps: 0,
     };
     this.events.push(event);
-    this.active = { event, sig, argsStart };
+    this.call = { event, sig, argsStart };
+  }
+
+  /** Inside a resolved call's arguments (not in a string), or `generated` opens a call not yet resolved: apply() may mask. */
+  active(generated: string): boolean {
+    const t0 = performance.now();
+    try {
+      const text = this.prefix + generated;
+      if (this.call) {
+        const state = argumentState(text.slice(this.call.argsStart));
+        if (!state.closed) return !state.inString;
+        this.call = undefined;
+      }
+      return generated.endsWith('(') && this.resolvedAt !== generated.length && this.resolves < 8;
+    } finally {
+      this.ms += performance.now() - t0;
+    }
   }
 
   apply(tokenTexts: readonly string[], generated: string, logits: Float32Array): void {
     const t0 = performance.now();
     try {
       const text = this.prefix + generated;
-      let active = this.active;
+      let active = this.call;
       let state = active ? argumentState(text.slice(active.argsStart)) : undefined;
-      if (active && state?.closed) this.active = active = state = undefined;
+      if (active && state?.closed) this.call = active = state = undefined;
       if (!active && generated.endsWith('(') && this.resolvedAt !== generated.length && this.resolves < 8) {
         this.resolvedAt = generated.length;
         this.resolves++;
         const sig = this.resolve(text);
         if (sig) {
           this.start(sig, text.length, 'generated');
-          active = this.active;
+          active = this.call;
           state = argumentState('');
         }
       }

@@ -44,7 +44,7 @@ export class DereferenceConstraint {
   /** Of maskMs, the time spent typing receivers of dots the model wrote. */
   resolveMs = 0;
   calls = 0;
-  private active: Active | undefined;
+  private writing: Active | undefined;
   private vocab: MaskVocabulary | undefined;
   private vocabOf: readonly string[] | undefined;
   private lastResolvedAt = -1;
@@ -91,7 +91,23 @@ export class DereferenceConstraint {
       }
     }
     this.events.push(event);
-    this.active = { event, names: m.names, prefixes: namePrefixes(m.names), partial: m.partial, from: generated.length, boosts };
+    this.writing = { event, names: m.names, prefixes: namePrefixes(m.names), partial: m.partial, from: generated.length, boosts };
+  }
+
+  /** The name being written after `generated`, ended (and recorded) once a token wrote past it. */
+  private advance(generated: string): Active | undefined {
+    const active = this.writing;
+    if (!active) return undefined;
+    const typed = active.partial + generated.slice(active.from);
+    const end = typed.search(NOT_IDENT);
+    active.event.written = end >= 0 ? typed.slice(0, end) : typed;
+    if (end >= 0) this.writing = undefined;
+    return this.writing;
+  }
+
+  /** A member name is being written, or `generated` ends in a `.` not yet resolved: apply() may mask. */
+  active(generated: string): boolean {
+    return this.advance(generated) !== undefined || (generated.endsWith('.') && this.lastResolvedAt !== generated.length);
   }
 
   apply(tokenTexts: readonly string[], generated: string, logits: Float32Array): void {
@@ -102,22 +118,14 @@ export class DereferenceConstraint {
         this.vocab = maskVocabulary(tokenTexts);
         this.vocabOf = tokenTexts;
       }
-      let active = this.active;
-      if (active) {
-        const typed = active.partial + generated.slice(active.from);
-        const end = typed.search(NOT_IDENT);
-        if (end >= 0) {
-          active.event.written = typed.slice(0, end);
-          this.active = active = undefined;
-        } else active.event.written = typed;
-      }
+      let active = this.advance(generated);
       if (!active && generated.endsWith('.') && this.lastResolvedAt !== generated.length) {
         this.lastResolvedAt = generated.length;
         const r0 = performance.now();
         const m = this.resolve(this.prefix + generated);
         this.resolveMs += performance.now() - r0;
         if (m) this.start(m, 'generated', generated);
-        active = this.active;
+        active = this.writing;
       }
       if (!active) return;
       const typed = active.partial + generated.slice(active.from);

@@ -25,6 +25,8 @@ export interface EmbeddedLM {
       stop?: readonly string[];
       until?: (generated: string) => boolean;
       logitsFilter?: (generated: string, logits: Float32Array, ids: readonly number[]) => void;
+      /** False where the filter would change nothing at this step (an engine may then choose without it); absent: every step. */
+      filterActive?: (generated: string) => boolean;
     },
     signal: AbortSignal,
   ): Promise<string | { text: string; stoppedBy?: 'eos' | 'length' | 'stop'; logprobs?: TokenLogprob[] }>;
@@ -168,6 +170,14 @@ export class EmbeddedClient implements ModelClient {
             if (guard && ids) applyLoopGuard(ids, logits, guard);
           }
         : undefined;
+    // The copy prior and the loop guard act at any step; the masks only where their condition holds.
+    const filterActive =
+      logitsFilter && !copy && !guard
+        ? (generated: string): boolean =>
+            (constraint !== undefined && texts !== undefined && (constraint.active?.(generated) ?? true)) ||
+            (hold !== undefined && endOnly !== undefined && hold(generated)) ||
+            (holdLine !== undefined && blankBans !== undefined && holdLine(generated))
+        : undefined;
     const out = await lm.generate(
       request.prompt,
       {
@@ -175,6 +185,7 @@ export class EmbeddedClient implements ModelClient {
         stop: request.stop,
         ...(request.until ? { until: request.until } : {}),
         ...(logitsFilter ? { logitsFilter } : {}),
+        ...(filterActive ? { filterActive } : {}),
       },
       signal,
     );

@@ -36,8 +36,9 @@ export interface LocalClientOptions {
   /** Unload the model after this long without a request (0: never). */
   idleUnloadMs: number;
   /**
-   * Run as the embedded client runs the shipped model: its loop guard and copy prior, and whole definitions in the prompt. A benchmark
-   * sets it to compare llama.cpp with the ONNX path on the shipped LM exported to GGUF, the engine being the only difference.
+   * Run as the embedded client runs the shipped model: its loop guard and copy prior, and whole definitions in the prompt.
+   * A benchmark sets it to compare llama.cpp with the ONNX path on the shipped LM exported to GGUF, the engine being the
+   * only difference.
    */
   shippedDecoding?: boolean;
 }

@@ -52,6 +52,11 @@ export interface GenerateRequest {
 export interface DecodeConstraint {
   /** Set the logits of tokens that may not come next to -Infinity; `generated` is the text so far. */
   apply(tokenTexts: readonly string[], generated: string, logits: Float32Array): void;
+  /**
+   * Whether apply() may change anything at this step (true where unsure); false lets an engine that
+   * reads the distribution only for a filter choose on its own. Absent: every step.
+   */
+  active?(generated: string): boolean;
 }
 
 export interface GenerateResult {

@@ -9,6 +9,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Nlc from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { throwIfAborted } from '../util/errors';
+import { ByteLevelPieces } from './byteLevelText';
 import { commonPrefix, PlaceStore } from './llamaPlaces';
 import { firstStop } from './OnnxCausalLM';
 
@@ -63,6 +64,11 @@ export interface LlamaGenerateOptions {
    * them to the thread that holds the filter); `logits` is the caller's to keep.
    */
   chooseFromLogits?: (generated: string, logits: Float32Array, ids: readonly number[]) => Promise<{ id: number; logprob: number }>;
+  /**
+   * False where the filter would change nothing at this step: llama.cpp chooses (the same greedy
+   * token) without the full distribution, which costs most at a 150,000-token vocabulary. Absent: every step.
+   */
+  filterActive?: (generated: string) => boolean | Promise<boolean>;
 }
 
 export interface LlamaGenerated {
@@ -103,6 +109,8 @@ const RESTORE_GAIN = 128;
 const SAVE_MIN = 256;
 /** Vocabulary texts decoded per event-loop turn. */
 const TEXTS_PER_TURN = 8192;
+const utf8 = new TextDecoder('utf-8');
+const utf8Encoder = new TextEncoder();
 
 /** The ESM package from CommonJS, by its resolved file (a bare specifier does not resolve from every loader); loaded once. */
 let nlcModule: Promise<NlcModule> | undefined;
@@ -132,6 +140,8 @@ interface Loaded {
   sequence: Nlc.LlamaContextSequence;
   info: LlamaModelInfo;
   vocab: number;
+  /** Byte-level BPE vocabularies: each token's bytes as llama.cpp's token_to_piece writes them (byteLevelText.ts). */
+  pieces: ByteLevelPieces | undefined;
 }
 
 export class LlamaEngine implements LocalEngine {
@@ -208,13 +218,15 @@ export class LlamaEngine implements LocalEngine {
     }
     const infill = model.tokens.infill;
     const fim = infill.prefix !== null && infill.suffix !== null && infill.middle !== null;
-    const vocab = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+    const ggml = model.fileInfo.metadata.tokenizer?.ggml;
+    const vocab = ggml?.tokens?.length ?? 0;
     await this.places?.clear();
     return {
       model,
       context,
       sequence: context.getSequence(),
       vocab,
+      pieces: ggml?.model === 'gpt2' && ggml.tokens ? new ByteLevelPieces(ggml.tokens, ggml.token_type ?? []) : undefined,
       info: {
         file,
         architecture: arch,
@@ -268,7 +280,8 @@ export class LlamaEngine implements LocalEngine {
     const n = l.vocab;
     const texts = new Array<string>(n);
     for (let i = 0; i < n; i++) {
-      texts[i] = l.model.detokenize([i as Token], true);
+      const bytes = l.pieces?.bytes(i);
+      texts[i] = bytes ? utf8.decode(bytes) : l.model.detokenize([i as Token], true);
       if (i % TEXTS_PER_TURN === TEXTS_PER_TURN - 1) await new Promise<void>((r) => setImmediate(r));
     }
     return (this.texts = texts);
@@ -363,13 +376,14 @@ export class LlamaEngine implements LocalEngine {
     let input = first;
     for (let s = 0; s < maxNew; s++) {
       throwIfAborted(signal);
-      const step = full
+      const filtered = full && ((await options.filterActive?.(text)) ?? true);
+      const step = filtered
         ? await seq.controlledEvaluate([[input, { generateNext: { probabilities: true } }]])
         : await seq.controlledEvaluate([[input, { generateNext: { token: true, confidence: true, options: { temperature: 0 } } }]]);
       const next = step[0]?.next;
       let id: Token;
       let logprob: number;
-      if (full) {
+      if (filtered) {
         const logits = new Float32Array(l.vocab).fill(-Infinity);
         for (const [t, p] of next?.probabilities ?? []) if (t < logits.length) logits[t] = Math.log(p);
         filter?.(text, logits, generated);
@@ -383,7 +397,7 @@ export class LlamaEngine implements LocalEngine {
       if (next?.token === null || l.model.isEogToken(id)) return { text, stoppedBy: 'eos', logprobs };
       generated.push(id);
       const before = text.length;
-      const decoded = l.model.detokenize(generated, false);
+      const decoded = this.textOf(l, generated);
       // A token that ends inside a UTF-8 character is reported with the next one.
       if (!decoded.endsWith('\uFFFD')) text = decoded;
       logprobs.push({ token: text.slice(before), logprob });
@@ -393,6 +407,19 @@ export class LlamaEngine implements LocalEngine {
       input = id;
     }
     return { text, stoppedBy: 'length', logprobs };
+  }
+
+  /** The text of generated tokens: their pieces one after another where the vocabulary is byte-level, else llama.cpp's detokenizer. */
+  private textOf(l: Loaded, ids: readonly Token[]): string {
+    if (!l.pieces) return l.model.detokenize(ids, false);
+    const parts = ids.map((id) => l.pieces!.bytes(id) ?? utf8Encoder.encode(l.model.detokenize([id], false)));
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      all.set(p, at);
+      at += p.length;
+    }
+    return utf8.decode(all);
   }
 
   /** The saved places' count and bytes, for the status and benchmarks. */

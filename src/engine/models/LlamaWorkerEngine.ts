@@ -23,7 +23,16 @@ import {
 export type LlamaWorkerRequest =
   | { kind: 'info' | 'texts' | 'unload'; id: number }
   | { kind: 'warm'; id: number; prompt: string }
-  | { kind: 'generate'; id: number; prompt: string; maxNewTokens: number; stop: readonly string[]; choose: boolean; until: boolean }
+  | {
+      kind: 'generate';
+      id: number;
+      prompt: string;
+      maxNewTokens: number;
+      stop: readonly string[];
+      choose: boolean;
+      until: boolean;
+      active: boolean;
+    }
   | { kind: 'cancel'; id: number }
   | { kind: 'answer'; step: number; answer: { id: number; logprob: number } | boolean };
 
@@ -36,6 +45,7 @@ export type LlamaWorkerReply =
   | { kind: 'error'; id: number; message: string; cancelled: boolean; model: boolean }
   | { kind: 'choose'; id: number; step: number; text: string; ids: number[]; logits: Float32Array }
   | { kind: 'until'; id: number; step: number; text: string }
+  | { kind: 'active'; id: number; step: number; text: string }
   | { kind: 'log'; level: LogLevel; tag: string; message: string };
 
 /** How to start the thread: the bundle's script, or the TypeScript source through tsx (tests and scripts run the sources). */
@@ -137,6 +147,7 @@ export class LlamaWorkerEngine implements LocalEngine {
         stop: options.stop ?? [],
         choose: options.logitsFilter !== undefined || options.chooseFromLogits !== undefined,
         until: options.until !== undefined,
+        active: options.filterActive !== undefined,
       },
       signal,
       options,
@@ -203,7 +214,7 @@ export class LlamaWorkerEngine implements LocalEngine {
   private onMessage(worker: Worker, msg: LlamaWorkerReply): void {
     if (msg.kind === 'log') return void getLogger(msg.tag)[msg.level](msg.message);
     const pending = this.pending.get(msg.id);
-    if (msg.kind === 'choose' || msg.kind === 'until') return this.answer(worker, msg, pending?.options);
+    if (msg.kind === 'choose' || msg.kind === 'until' || msg.kind === 'active') return this.answer(worker, msg, pending?.options);
     if (!pending) return;
     if (msg.kind === 'error') {
       if (msg.cancelled) pending.reject(new CancellationError());
@@ -214,11 +225,12 @@ export class LlamaWorkerEngine implements LocalEngine {
   /** A step of a generation that the main thread's rules decide: the masks and the greedy choice, or whether the answer is complete. */
   private answer(
     worker: Worker,
-    msg: Extract<LlamaWorkerReply, { kind: 'choose' | 'until' }>,
+    msg: Extract<LlamaWorkerReply, { kind: 'choose' | 'until' | 'active' }>,
     options: LlamaGenerateOptions | undefined,
   ): void {
     let answer: { id: number; logprob: number } | boolean;
     if (msg.kind === 'until') answer = options?.until ? options.until(msg.text) === true : false;
+    else if (msg.kind === 'active') answer = options?.filterActive ? options.filterActive(msg.text) === true : true;
     else {
       options?.logitsFilter?.(msg.text, msg.logits, msg.ids);
       answer = greedy(msg.logits);

@@ -62,6 +62,7 @@ function main(): void {
                     }
                   : {}),
                 ...(msg.until ? { until: (text: string) => ask<boolean>({ kind: 'until', id, step: ++step, text }) } : {}),
+                ...(msg.active ? { filterActive: (text: string) => ask<boolean>({ kind: 'active', id, step: ++step, text }) } : {}),
               },
               signal,
             );

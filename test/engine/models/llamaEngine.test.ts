@@ -10,7 +10,10 @@ import { tempDir } from '../../helpers/paths';
 
 const signal = new AbortController().signal;
 const PLACE_A = 'import os\n\n\ndef read_config(path):\n    with open(path) as f:\n        return f.read()\n'.repeat(12);
-const PLACE_B = 'class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n        self.items.append(item)\n'.repeat(10);
+const PLACE_B =
+  'class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n        self.items.append(item)\n'.repeat(
+    10,
+  );
 
 void describe('LlamaEngine (node-llama-cpp, shipped LM as GGUF)', () => {
   let engine: LlamaEngine;
@@ -54,6 +57,48 @@ void describe('LlamaEngine (node-llama-cpp, shipped LM as GGUF)', () => {
       signal,
     );
     assert.notEqual(masked.logprobs[0]?.token, firstToken);
+  });
+
+  void test('steps the filter calls inactive are chosen by llama.cpp, without the filter; the choice is the same', async () => {
+    const prompt = 'def add(a, b):\n    return';
+    const fast = await engine.generate(prompt, { maxNewTokens: 6 }, signal);
+    const texts = await engine.tokenTexts();
+    const firstToken = fast.logprobs[0]!.token;
+    const banned = texts.flatMap((t, id) => (t === firstToken ? [id] : []));
+    let calls = 0;
+    const ban = (generated: string, logits: Float32Array): void => {
+      calls++;
+      if (generated === '') for (const id of banned) logits[id] = -Infinity;
+    };
+    const everyStep = await engine.generate(prompt, { maxNewTokens: 6, logitsFilter: ban }, signal);
+    const stepsEvery = calls;
+    calls = 0;
+    const firstOnly = await engine.generate(prompt, { maxNewTokens: 6, logitsFilter: ban, filterActive: (g) => g === '' }, signal);
+    assert.equal(firstOnly.text, everyStep.text);
+    assert.notEqual(firstOnly.logprobs[0]?.token, firstToken);
+    assert.equal(calls, 1, `the filter ran on ${calls} of ${stepsEvery} steps`);
+  });
+
+  void test('a space before ?, !, . and , stays in token texts and generated text', async () => {
+    // llama.cpp's whole-sequence detokenizer deletes it for GPT-2 vocabularies ("clean up tokenization spaces").
+    const code = ' != x ? y : z, w .';
+    const ids = await engine.tokenize(code);
+    const texts = await engine.tokenTexts();
+    assert.equal(ids.map((id) => texts[id]).join(''), code);
+    let step = 0;
+    const forced = await engine.generate(
+      'x = a',
+      {
+        maxNewTokens: ids.length,
+        logitsFilter: (_generated, logits) => {
+          const want = ids[step++]!;
+          logits.fill(-Infinity);
+          logits[want] = 0;
+        },
+      },
+      signal,
+    );
+    assert.equal(forced.text, code);
   });
 
   void test('unload frees the model; the next call loads it again', async () => {

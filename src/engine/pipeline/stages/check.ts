@@ -102,6 +102,8 @@ export function checkStage(context: RequestContext, model: ModelClient, prefix: 
             guide.apply(texts, generated, logits);
             constraint.apply(texts, generated, logits);
           },
+          // Both asked: each keeps its own account of where the text is.
+          active: (generated) => [guide.active(generated), constraint.active(generated)].includes(true),
         }
       : constraint;
   return {

@@ -7,7 +7,7 @@
 //
 // Usage: node --import tsx scripts/benchLocalEngine.ts --gguf F.gguf --repo DIR --file REL [--line N]
 //   [--threads 1] [--completions 4] [--idle-minutes 0.1] [--every-ms 100] [--server dist/server.js] [--json OUT]
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -58,6 +58,20 @@ async function main(): Promise<void> {
   });
   const status = async (): Promise<StatusParams> => (await lsp.connection.sendRequest(GetStatusRequest.method, {})) as StatusParams;
   const rss = async (): Promise<number> => (await status()).stats?.memory?.rssMB ?? NaN;
+  // The engine's own process (the local provider runs llama.cpp in a child of the server), from /proc.
+  const engineRss = (): number => {
+    let kb = 0;
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/status`, 'utf8');
+        if (Number(/^PPid:\s+(\d+)/m.exec(stat)?.[1]) !== lsp.pid) continue;
+        kb += Number(/^VmRSS:\s+(\d+)/m.exec(stat)?.[1] ?? 0);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return Math.round(kb / 1024);
+  };
   await lsp.ready;
   await sleep(3000);
   const rssBefore = await rss();
@@ -99,11 +113,13 @@ async function main(): Promise<void> {
   }
   await sleep(2000);
   const rssLoaded = await rss();
+  const engineLoaded = engineRss();
   // The idle unload: wait for its log line, then a moment for the memory to go back.
   const unloadBy = performance.now() + idleMinutes * 60_000 + 30_000;
   while (unloadedAt === undefined && performance.now() < unloadBy) await sleep(500);
   await sleep(3000);
   const rssUnloaded = await rss();
+  const engineUnloaded = engineRss();
   probing = false;
   await probe;
   await lsp.close();
@@ -117,6 +133,7 @@ async function main(): Promise<void> {
     eventLoopMaxMs: { load: worst('load'), decode: worst('decode'), idle: worst('idle') },
     windows: windows.length,
     rssMB: { beforeLoad: rssBefore, loaded: rssLoaded, afterUnload: rssUnloaded, unloaded: unloadedAt !== undefined },
+    engineProcessRssMB: { loaded: engineLoaded, afterUnload: engineUnloaded },
     log: log.filter((l) => /\[model\]/.test(l.line)).map((l) => `${Math.round(l.atMs - started)} ms ${l.line}`),
   };
   console.log(JSON.stringify(figures, null, 1));
@@ -124,7 +141,8 @@ async function main(): Promise<void> {
     `event-loop max: while loading ${figures.eventLoopMaxMs.load} ms, while decoding ${figures.eventLoopMaxMs.decode} ms ` +
       `(target under 100 ms: ${Math.max(figures.eventLoopMaxMs.load, figures.eventLoopMaxMs.decode) < 100 ? 'met' : 'NOT met'}); ` +
       `RSS ${rssBefore} MB before, ${rssLoaded} MB loaded, ${rssUnloaded} MB after the unload ` +
-      `(within 100 MB of before: ${rssUnloaded - rssBefore <= 100 ? 'met' : 'NOT met'})`,
+      `(within 100 MB of before: ${rssUnloaded - rssBefore <= 100 ? 'met' : 'NOT met'}); ` +
+      `the engine's process ${engineLoaded} MB loaded, ${engineUnloaded} MB after the unload`,
   );
   if (values.json) writeFileSync(values.json, JSON.stringify({ ...figures, windowsAll: windows }, null, 1));
 }

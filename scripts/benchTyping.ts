@@ -86,6 +86,8 @@ export function promptHolds(prompt: string, def: CrossfileDef): boolean {
 export interface Lsp {
   connection: MessageConnection;
   ready: Promise<void>;
+  /** The server's process id. */
+  pid: number | undefined;
   close(): Promise<void>;
 }
 
@@ -122,6 +124,7 @@ export function startServer(serverPath: string, repo: string, settings: unknown,
     .then(() => connection.sendNotification('initialized', {}));
   return {
     connection,
+    pid: child.pid,
     ready: init.then(() => ready),
     async close() {
       await Promise.race([connection.sendRequest('shutdown').catch(() => undefined), new Promise((r) => setTimeout(r, 3000))]);

@@ -1,12 +1,13 @@
-// The local engine on its own thread (llamaWorkerMain.ts): on the language server's thread importing
+// The local engine in its own process (llamaWorkerMain.ts): on the language server's thread importing
 // node-llama-cpp, parsing a GGUF's header and vocabulary and tokenizing a long prompt each held the
-// event loop for 100-500 ms (docs/BENCHMARKS.md "Local engine: moving session and memory"). Here
-// they run on a worker thread; an unload ends the thread, which hands its memory back. Checking's
-// masks and the answer's end test stay on this thread: a step that needs them sends its
-// log-probabilities here and gets the choice back.
+// event loop for 100-500 ms, and on a worker thread 129 MB stayed in the server after the model was
+// freed (docs/BENCHMARKS.md "Local engine: moving session and memory"). A child process takes its
+// memory with it when an unload ends it, and a crash of llama.cpp ends only it. Checking's masks and
+// the answer's end test stay in the server: a step that needs them sends its log-probabilities here
+// and gets the choice back.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
 import { CancellationError } from '../util/errors';
 import { getLogger, type LogLevel } from '../util/logger';
 import {
@@ -48,16 +49,19 @@ export type LlamaWorkerReply =
   | { kind: 'active'; id: number; step: number; text: string }
   | { kind: 'log'; level: LogLevel; tag: string; message: string };
 
-/** How to start the thread: the bundle's script, or the TypeScript source through tsx (tests and scripts run the sources). */
+/** How to start the process: the bundle's script, or the TypeScript source through tsx (tests and scripts run the sources). */
 interface WorkerEntry {
   script: string;
-  eval?: boolean;
+  execArgv: string[];
 }
+
+/** The variable that carries the engine's options to the process (llamaWorkerMain.ts reads it). */
+export const ENGINE_OPTIONS_VARIABLE = 'CODERAG_LLAMA_ENGINE';
 
 /** The worker entry beside this module; undefined when neither the bundle's nor the source's is there (the caller runs the engine here). */
 export function llamaWorkerEntry(): WorkerEntry | undefined {
   const bundled = join(__dirname, 'llamaWorker.js');
-  if (existsSync(bundled)) return { script: bundled };
+  if (existsSync(bundled)) return { script: bundled, execArgv: [] };
   const source = join(__dirname, 'llamaWorkerMain.ts');
   if (!existsSync(source)) return undefined;
   let tsx: string;
@@ -66,7 +70,7 @@ export function llamaWorkerEntry(): WorkerEntry | undefined {
   } catch {
     return undefined;
   }
-  return { script: `require(${JSON.stringify(tsx)}); require(${JSON.stringify(source)});`, eval: true };
+  return { script: source, execArgv: ['--require', tsx] };
 }
 
 interface Pending {
@@ -76,7 +80,7 @@ interface Pending {
 }
 
 export class LlamaWorkerEngine implements LocalEngine {
-  private worker: Worker | undefined;
+  private worker: ChildProcess | undefined;
   private readonly pending = new Map<number, Pending>();
   private serial = 0;
   private loadedInfo: { info: LlamaModelInfo; eosId: number | undefined } | undefined;
@@ -101,7 +105,7 @@ export class LlamaWorkerEngine implements LocalEngine {
     return this.loadedInfo?.eosId;
   }
 
-  /** The thread has no tokenizer to share synchronously: the client estimates. */
+  /** The process has the tokenizer, not this one: the client estimates. */
   tokenizeNow(): undefined {
     return undefined;
   }
@@ -114,7 +118,7 @@ export class LlamaWorkerEngine implements LocalEngine {
     if (this.loadedInfo) return Promise.resolve(this.loadedInfo.info);
     this.loading ??= this.request({ kind: 'info', id: 0 }).then(
       (r) => {
-        if (r.kind !== 'info') throw new LlamaModelError('the llama.cpp thread answered out of turn');
+        if (r.kind !== 'info') throw new LlamaModelError('the llama.cpp process answered out of turn');
         this.loadedInfo = { info: r.info, eosId: r.eosId };
         return r.info;
       },
@@ -133,7 +137,7 @@ export class LlamaWorkerEngine implements LocalEngine {
 
   async warm(prompt: string, signal: AbortSignal): Promise<LlamaRead> {
     const r = await this.request({ kind: 'warm', id: 0, prompt }, signal);
-    if (r.kind !== 'read') throw new LlamaModelError('the llama.cpp thread answered out of turn');
+    if (r.kind !== 'read') throw new LlamaModelError('the llama.cpp process answered out of turn');
     return r.read;
   }
 
@@ -152,31 +156,54 @@ export class LlamaWorkerEngine implements LocalEngine {
       signal,
       options,
     );
-    if (r.kind !== 'generated') throw new LlamaModelError('the llama.cpp thread answered out of turn');
+    if (r.kind !== 'generated') throw new LlamaModelError('the llama.cpp process answered out of turn');
     this.places = r.places;
     return r.out;
   }
 
-  /** Frees the model: its thread is asked to dispose of it, then ends (what it held goes back to the system). */
+  /** Frees the model: its process is asked to dispose of it, then ends (what it held goes back to the system). */
   async unload(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
     await this.request({ kind: 'unload', id: 0 }).catch(() => undefined);
     this.stop(worker, new CancellationError());
-    await worker.terminate();
+    await new Promise<void>((resolve) => {
+      if (worker.exitCode !== null || worker.signalCode !== null) return resolve();
+      const timer = setTimeout(() => worker.kill('SIGKILL'), 5000);
+      worker.once('exit', () => (clearTimeout(timer), resolve()));
+      worker.disconnect();
+    });
   }
 
-  private start(): Worker {
+  private start(): ChildProcess {
     if (this.worker) return this.worker;
-    const worker = new Worker(this.entry.script, { eval: this.entry.eval === true, workerData: this.options });
+    // Its stdout is not the server's: on stdio the server's stdout is the LSP channel.
+    const worker = fork(this.entry.script, [], {
+      execArgv: this.entry.execArgv,
+      env: { ...process.env, [ENGINE_OPTIONS_VARIABLE]: JSON.stringify(this.options) },
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    const stderr: string[] = [];
+    worker.stderr?.on('data', (d: Buffer) => {
+      stderr.push(d.toString('utf8'));
+      if (stderr.length > 20) stderr.shift();
+    });
     worker.on('message', (msg: LlamaWorkerReply) => this.onMessage(worker, msg));
-    worker.on('error', (e) => this.stop(worker, new LlamaModelError(`the llama.cpp thread failed: ${e.message}`)));
-    worker.on('exit', (code) => this.stop(worker, new LlamaModelError(`the llama.cpp thread ended (exit code ${code})`)));
+    worker.on('error', (e) => this.stop(worker, new LlamaModelError(`the llama.cpp process failed: ${e.message}`)));
+    worker.on('exit', (code, signal) =>
+      this.stop(
+        worker,
+        new LlamaModelError(
+          `the llama.cpp process ended (${signal ?? `exit code ${code}`})${stderr.length ? `: ${stderr.join('').slice(-400)}` : ''}`,
+        ),
+      ),
+    );
     return (this.worker = worker);
   }
 
-  /** The thread is gone: what waited on it fails, and the next call starts a new one. */
-  private stop(worker: Worker, error: Error): void {
+  /** The process is gone: what waited on it fails, and the next call starts a new one. */
+  private stop(worker: ChildProcess, error: Error): void {
     if (this.worker !== worker) return;
     this.worker = undefined;
     this.loadedInfo = undefined;
@@ -196,7 +223,7 @@ export class LlamaWorkerEngine implements LocalEngine {
     const worker = this.start();
     const id = ++this.serial;
     return new Promise<LlamaWorkerReply>((resolve, reject) => {
-      const onAbort = (): void => worker.postMessage({ kind: 'cancel', id } satisfies LlamaWorkerRequest);
+      const onAbort = (): void => void worker.send({ kind: 'cancel', id } satisfies LlamaWorkerRequest);
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = (): void => {
         signal?.removeEventListener('abort', onAbort);
@@ -207,11 +234,12 @@ export class LlamaWorkerEngine implements LocalEngine {
         reject: (e) => (done(), reject(e)),
         ...(options ? { options } : {}),
       });
-      worker.postMessage({ ...message, id });
+      if (worker.connected) worker.send({ ...message, id });
+      else reject(new LlamaModelError('the llama.cpp process is not running'));
     });
   }
 
-  private onMessage(worker: Worker, msg: LlamaWorkerReply): void {
+  private onMessage(worker: ChildProcess, msg: LlamaWorkerReply): void {
     if (msg.kind === 'log') return void getLogger(msg.tag)[msg.level](msg.message);
     const pending = this.pending.get(msg.id);
     if (msg.kind === 'choose' || msg.kind === 'until' || msg.kind === 'active') return this.answer(worker, msg, pending?.options);
@@ -222,9 +250,9 @@ export class LlamaWorkerEngine implements LocalEngine {
     } else pending.resolve(msg);
   }
 
-  /** A step of a generation that the main thread's rules decide: the masks and the greedy choice, or whether the answer is complete. */
+  /** A step of a generation that the server's rules decide: the masks and the greedy choice, or whether the answer is complete. */
   private answer(
-    worker: Worker,
+    worker: ChildProcess,
     msg: Extract<LlamaWorkerReply, { kind: 'choose' | 'until' | 'active' }>,
     options: LlamaGenerateOptions | undefined,
   ): void {
@@ -235,6 +263,6 @@ export class LlamaWorkerEngine implements LocalEngine {
       options?.logitsFilter?.(msg.text, msg.logits, msg.ids);
       answer = greedy(msg.logits);
     }
-    worker.postMessage({ kind: 'answer', step: msg.step, answer } satisfies LlamaWorkerRequest);
+    if (worker.connected) worker.send({ kind: 'answer', step: msg.step, answer } satisfies LlamaWorkerRequest);
   }
 }

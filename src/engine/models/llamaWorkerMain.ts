@@ -1,30 +1,32 @@
-// The local model's own thread (LlamaWorkerEngine): node-llama-cpp is imported, the GGUF parsed and
+// The local model's own process (LlamaWorkerEngine): node-llama-cpp is imported, the GGUF parsed and
 // loaded, and every prompt tokenized and decoded here, so none of it holds the language server's event
-// loop. Where checking or a hold needs a token chosen by the main thread's rules, each step's
-// log-probabilities go there and its choice comes back.
-import { parentPort, workerData } from 'node:worker_threads';
+// loop, its memory leaves with the process, and a crash of llama.cpp ends only this process. Where
+// checking or a hold needs a token chosen by the server's rules, each step's log-probabilities go
+// there and its choice comes back.
 import { setLogSink } from '../util/logger';
 import { errorMessage, isCancellationError } from '../util/errors';
 import { LlamaEngine, LlamaModelError, type LlamaEngineOptions } from './LlamaEngine';
-import type { LlamaWorkerReply, LlamaWorkerRequest } from './LlamaWorkerEngine';
+import { ENGINE_OPTIONS_VARIABLE, type LlamaWorkerReply, type LlamaWorkerRequest } from './LlamaWorkerEngine';
 
 function main(): void {
-  const port = parentPort;
-  if (!port) throw new Error('llamaWorkerMain runs as a worker thread');
-  const engine = new LlamaEngine(workerData as LlamaEngineOptions);
-  const post = (reply: LlamaWorkerReply, transfer: ArrayBuffer[] = []): void => port.postMessage(reply, transfer);
+  const send = process.send?.bind(process);
+  if (!send) throw new Error('llamaWorkerMain runs as a child process with an IPC channel');
+  const engine = new LlamaEngine(JSON.parse(process.env[ENGINE_OPTIONS_VARIABLE] ?? '{}') as LlamaEngineOptions);
+  const post = (reply: LlamaWorkerReply): void => void send(reply);
+  // The server went away: nothing is left to answer.
+  process.on('disconnect', () => process.exit(0));
   setLogSink((level, tag, message) => post({ kind: 'log', level, tag, message }));
   const running = new Map<number, AbortController>();
-  /** Answers the main thread owes this thread, by request and step. */
+  /** Answers the server owes this process, by step. */
   const waiting = new Map<number, (answer: { id: number; logprob: number } | boolean) => void>();
   let step = 0;
-  const ask = <T extends { id: number; logprob: number } | boolean>(reply: LlamaWorkerReply, transfer: ArrayBuffer[] = []): Promise<T> =>
+  const ask = <T extends { id: number; logprob: number } | boolean>(reply: LlamaWorkerReply): Promise<T> =>
     new Promise((resolve) => {
       waiting.set((reply as { step: number }).step, resolve as (a: { id: number; logprob: number } | boolean) => void);
-      post(reply, transfer);
+      post(reply);
     });
 
-  port.on('message', (msg: LlamaWorkerRequest) => {
+  process.on('message', (msg: LlamaWorkerRequest) => {
     if (msg.kind === 'cancel') return void running.get(msg.id)?.abort();
     if (msg.kind === 'answer') {
       const resolve = waiting.get(msg.step);
@@ -56,9 +58,7 @@ function main(): void {
                 ...(msg.choose
                   ? {
                       chooseFromLogits: (text: string, logits: Float32Array, ids: readonly number[]) =>
-                        ask<{ id: number; logprob: number }>({ kind: 'choose', id, step: ++step, text, ids: [...ids], logits }, [
-                          logits.buffer as ArrayBuffer,
-                        ]),
+                        ask<{ id: number; logprob: number }>({ kind: 'choose', id, step: ++step, text, ids: [...ids], logits }),
                     }
                   : {}),
                 ...(msg.until ? { until: (text: string) => ask<boolean>({ kind: 'until', id, step: ++step, text }) } : {}),

@@ -1,6 +1,6 @@
-// The local engine on its own thread: the same answers as on this thread (the shipped LM exported to
-// GGUF), checking's mask applied here at each step, an unload that ends the thread, and a broken
-// file named as on this thread.
+// The local engine in its own process: the same answers as in this one (the shipped LM exported to
+// GGUF), checking's mask applied here at each step, an unload that ends the process, and a broken
+// file named as in this one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { tempDir } from '../../helpers/paths';
 const signal = new AbortController().signal;
 const PROMPT = 'class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n        self.';
 
-void describe('LlamaWorkerEngine (llama.cpp on a worker thread)', () => {
+void describe('LlamaWorkerEngine (llama.cpp in a child process)', () => {
   let gguf: string;
   let here: LlamaEngine;
   let there: LlamaWorkerEngine;
@@ -29,7 +29,7 @@ void describe('LlamaWorkerEngine (llama.cpp on a worker thread)', () => {
     await there.unload();
   });
 
-  void test('the same greedy answer as on this thread, and a mask applied here changes the first token', async () => {
+  void test('the same greedy answer as in this process, and a mask applied here changes the first token', async () => {
     const a = await here.generate(PROMPT, { maxNewTokens: 8 }, signal);
     const b = await there.generate(PROMPT, { maxNewTokens: 8 }, signal);
     assert.equal(b.text, a.text);
@@ -54,7 +54,7 @@ void describe('LlamaWorkerEngine (llama.cpp on a worker thread)', () => {
     assert.notEqual(masked.logprobs[0]?.token, first);
   });
 
-  void test('unload ends the thread; the next call starts it again', async () => {
+  void test('unload ends the process; the next call starts it again', async () => {
     await there.generate('x = ', { maxNewTokens: 1 }, signal);
     assert.equal(there.isLoaded(), true);
     await there.unload();
@@ -63,7 +63,7 @@ void describe('LlamaWorkerEngine (llama.cpp on a worker thread)', () => {
     assert.ok(['length', 'eos', 'stop'].includes(again.stoppedBy));
   });
 
-  void test('a file that is not a GGUF is named from the thread as a model error', async () => {
+  void test('a file that is not a GGUF is named from the process as a model error', async () => {
     const dir = tempDir('coderag-worker-bad-');
     try {
       const path = join(dir.path, 'notes.gguf');

@@ -1114,6 +1114,44 @@ function readmeOllamaSteps() {
  * says to change the host when Ollama runs elsewhere), open a repository, type, get a suggestion.
  * Photographs the walkthrough and the settings page on the way.
  */
+/**
+ * A second code-server on a fresh profile with `settings` as its user settings and the VSIX installed with
+ * `--install-extension` (as a user would), opened on a copy of pyshop; resolves once it answers.
+ */
+async function freshCodeServer(env, tmp, settings, logName, extraArgs = []) {
+  const userData = join(tmp, 'user-data');
+  mkdirSync(join(userData, 'User'), { recursive: true });
+  writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  const extensions = join(tmp, 'extensions');
+  const ws = join(tmp, 'ws');
+  cpSync(join(root, 'test', 'fixtures', 'pyshop'), join(ws, 'pyshop'), { recursive: true });
+  const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', env.config];
+  // `code --install-extension FILE.vsix`, as code-server spells it.
+  sh(process.execPath, [env.entry, ...common, '--install-extension', env.vsix], { env: env.processEnv });
+  const port = await freePort();
+  const child = startChild(
+    process.execPath,
+    [
+      env.entry,
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      ...extraArgs,
+      ...common,
+      join(ws, 'pyshop'),
+    ],
+    { env: env.processEnv, cwd: tmp },
+    join(artifacts, logName),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url, 30_000);
+  return { child, url, ws, userData };
+}
+
 async function readmeChecks(context, env) {
   const name =
     'README: install the VSIX, connect "Ollama" with the README\'s pull command and settings, open the walkthrough and the settings page, get a suggestion';
@@ -1135,35 +1173,9 @@ async function readmeChecks(context, env) {
         if (!r.ok) throw new Error(`ollama pull ${pull} against the test server: HTTP ${r.status}`);
       }
       const settings = { ...steps.settings, 'coderag.ollama.host': model.url };
-      const userData = join(tmp, 'user-data');
-      mkdirSync(join(userData, 'User'), { recursive: true });
-      writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-      const extensions = join(tmp, 'extensions');
-      const ws = join(tmp, 'ws');
-      cpSync(join(root, 'test', 'fixtures', 'pyshop'), join(ws, 'pyshop'), { recursive: true });
-      const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', env.config];
-      // `code --install-extension FILE.vsix`, as code-server spells it.
-      sh(process.execPath, [env.entry, ...common, '--install-extension', env.vsix], { env: env.processEnv });
-      const port = await freePort();
-      codeServer = startChild(
-        process.execPath,
-        [
-          env.entry,
-          '--bind-addr',
-          `127.0.0.1:${port}`,
-          '--auth',
-          'none',
-          '--disable-telemetry',
-          '--disable-update-check',
-          '--disable-workspace-trust',
-          ...common,
-          join(ws, 'pyshop'),
-        ],
-        { env: env.processEnv, cwd: tmp },
-        join(artifacts, 'readme-code-server.log'),
-      );
-      const url = `http://127.0.0.1:${port}`;
-      await waitForHealth(url, 30_000);
+      const started = await freshCodeServer(env, tmp, settings, 'readme-code-server.log');
+      codeServer = started.child;
+      const { url, ws } = started;
       const page = await context.newPage();
       await page.addInitScript(recorderScript);
       const wb = new Workbench(page, ws);
@@ -1373,33 +1385,9 @@ async function localChecks(context, env) {
         'coderag.local.downloadSha256': files.sha256,
         'coderag.local.threads': 1,
       };
-      writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-      const extensions = join(tmp, 'extensions');
-      const ws = join(tmp, 'ws');
-      cpSync(join(root, 'test', 'fixtures', 'pyshop'), join(ws, 'pyshop'), { recursive: true });
-      const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', env.config];
-      sh(process.execPath, [env.entry, ...common, '--install-extension', env.vsix], { env: env.processEnv });
-      const port = await freePort();
-      codeServer = startChild(
-        process.execPath,
-        [
-          env.entry,
-          '--bind-addr',
-          `127.0.0.1:${port}`,
-          '--auth',
-          'none',
-          '--disable-telemetry',
-          '--disable-update-check',
-          '--disable-workspace-trust',
-          '--disable-getting-started-override',
-          ...common,
-          join(ws, 'pyshop'),
-        ],
-        { env: env.processEnv, cwd: tmp },
-        join(artifacts, 'local-code-server.log'),
-      );
-      const url = `http://127.0.0.1:${port}`;
-      await waitForHealth(url, 30_000);
+      const started = await freshCodeServer(env, tmp, settings, 'local-code-server.log', ['--disable-getting-started-override']);
+      codeServer = started.child;
+      const { url, ws } = started;
       const page = await context.newPage();
       await page.addInitScript(recorderScript);
       const wb = new Workbench(page, ws);

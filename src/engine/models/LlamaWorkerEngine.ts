@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fork, type ChildProcess } from 'node:child_process';
 import { CancellationError } from '../util/errors';
 import { getLogger, type LogLevel } from '../util/logger';
+import { tsxFor } from './WorkerEncoder';
 import {
   greedy,
   LlamaModelError,
@@ -63,14 +64,8 @@ export function llamaWorkerEntry(): WorkerEntry | undefined {
   const bundled = join(__dirname, 'llamaWorker.js');
   if (existsSync(bundled)) return { script: bundled, execArgv: [] };
   const source = join(__dirname, 'llamaWorkerMain.ts');
-  if (!existsSync(source)) return undefined;
-  let tsx: string;
-  try {
-    tsx = require.resolve('tsx/cjs');
-  } catch {
-    return undefined;
-  }
-  return { script: source, execArgv: ['--require', tsx] };
+  const tsx = tsxFor(source);
+  return tsx ? { script: source, execArgv: ['--require', tsx] } : undefined;
 }
 
 interface Pending {

@@ -57,14 +57,18 @@ export function encoderWorkerEntry(bundleDir: string): WorkerEntry | undefined {
   const bundled = join(bundleDir, 'encoderWorker.js');
   if (existsSync(bundled)) return { script: bundled };
   const source = join(__dirname, 'encoderWorkerMain.ts');
+  const tsx = tsxFor(source);
+  return tsx ? { script: `require(${JSON.stringify(tsx)}); require(${JSON.stringify(source)});`, eval: true } : undefined;
+}
+
+/** tsx's CommonJS hook to run a TypeScript worker `source` of this folder (tests and scripts run the sources), if both are there. */
+export function tsxFor(source: string): string | undefined {
   if (!existsSync(source)) return undefined;
-  let tsx: string;
   try {
-    tsx = require.resolve('tsx/cjs');
+    return require.resolve('tsx/cjs');
   } catch {
     return undefined;
   }
-  return { script: `require(${JSON.stringify(tsx)}); require(${JSON.stringify(source)});`, eval: true };
 }
 
 /** Starts a thread and waits until its encoder has loaded. */

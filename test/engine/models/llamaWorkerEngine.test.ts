@@ -3,7 +3,7 @@
 // file named as in this one.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureEngine } from '../../../bench/engine/prepare';
 import { LlamaEngine, LlamaModelError } from '../../../src/engine/models/LlamaEngine';
@@ -58,6 +58,25 @@ void describe('LlamaWorkerEngine (llama.cpp in a child process)', () => {
     await there.generate('x = ', { maxNewTokens: 1 }, signal);
     assert.equal(there.isLoaded(), true);
     await there.unload();
+    assert.equal(there.isLoaded(), false);
+    const again = await there.generate('x = ', { maxNewTokens: 1 }, signal);
+    assert.ok(['length', 'eos', 'stop'].includes(again.stoppedBy));
+  });
+
+  void test('a crash of the engine process fails the request with a model error; the next request starts it again', async () => {
+    await there.generate('x = ', { maxNewTokens: 1 }, signal);
+    const children = readdirSync('/proc').filter((pid) => {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        return /^PPid:\s+(\d+)/m.exec(status)?.[1] === String(process.pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('llamaWorker');
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(children.length, 1, 'one engine process');
+    const pending = there.generate('def f(x):\n    return', { maxNewTokens: 200 }, signal);
+    process.kill(Number(children[0]), 'SIGKILL');
+    await assert.rejects(pending, (e: unknown) => e instanceof LlamaModelError && /llama\.cpp process ended \(SIGKILL\)/.test(e.message));
     assert.equal(there.isLoaded(), false);
     const again = await there.generate('x = ', { maxNewTokens: 1 }, signal);
     assert.ok(['length', 'eos', 'stop'].includes(again.stoppedBy));

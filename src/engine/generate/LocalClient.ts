@@ -99,7 +99,7 @@ export class LocalClient implements ModelClient {
     return familyOfFimPrefix(this.info.fimPrefix) ?? 'plain';
   }
 
-  /** Where it runs, for the status: llama.cpp in this process, on the CPU or a GPU. */
+  /** Where it runs, for the status: llama.cpp beside the language server, on the CPU or a GPU. */
   get endpoint(): string {
     const i = this.info;
     if (!i) return 'llama.cpp in the language server';
@@ -123,13 +123,13 @@ export class LocalClient implements ModelClient {
   }
 
   /**
-   * Characters a token, as the engine counted the last prompts it read; where the engine's tokenizer is on another thread, prompts are
+   * Characters a token, as the engine counted the last prompts it read; where the engine's tokenizer is in another process, prompts are
    * fitted with it (before the first reading: 3, fewer than any code tokenizer's, so a prompt never overflows).
    */
   private charsPerToken = 3;
 
   countTokens = (text: string): number =>
-    this.engine.tokenizeNow('') !== undefined ? this.inner.countTokens(text) : Math.ceil(text.length / this.charsPerToken);
+    this.engine.tokenizesHere ? this.inner.countTokens(text) : Math.ceil(text.length / this.charsPerToken);
 
   /** A prompt read whole: its characters a token, kept a little under the reading so the estimate errs on the long side. */
   private calibrate(prompt: string, r: LlamaRead | undefined, withLastToken: boolean): void {

@@ -81,6 +81,8 @@ export interface LlamaGenerated {
 /** What the local client needs of an engine: this thread's LlamaEngine, or the one on its own thread (LlamaWorkerEngine). */
 export interface LocalEngine {
   readonly modelPath: string;
+  /** Its tokenizer is in this process (tokenizeNow answers once the model is loaded); false: prompts are fitted with an estimate. */
+  readonly tokenizesHere: boolean;
   isLoaded(): boolean;
   info(): Promise<LlamaModelInfo>;
   unload(): Promise<void>;
@@ -145,6 +147,7 @@ interface Loaded {
 }
 
 export class LlamaEngine implements LocalEngine {
+  readonly tokenizesHere = true;
   private loaded: Promise<Loaded> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private texts: string[] | undefined;
@@ -334,14 +337,14 @@ export class LlamaEngine implements LocalEngine {
     let common = commonPrefix(held, target);
     let restored = false;
     const saved = this.places?.best(target);
+    await this.save(l, held, common);
     if (this.places && saved && saved.common >= common + RESTORE_GAIN) {
-      await this.save(l, held, common);
       await seq.loadStateFromFile(saved.place.path, { acceptRisk: true });
       this.places.touch(saved.place);
       held = seq.contextTokens;
       common = commonPrefix(held, target);
       restored = true;
-    } else await this.save(l, held, common);
+    }
     if (common < seq.nextTokenIndex) await seq.eraseContextTokenRanges([{ start: common, end: seq.nextTokenIndex }]);
     const rest = target.slice(common);
     for (let i = 0; i < rest.length; i += PROMPT_STEP) {

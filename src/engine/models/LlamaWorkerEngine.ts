@@ -75,6 +75,7 @@ interface Pending {
 }
 
 export class LlamaWorkerEngine implements LocalEngine {
+  readonly tokenizesHere = false;
   private worker: ChildProcess | undefined;
   private readonly pending = new Map<number, Pending>();
   private serial = 0;

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BenchCase, Prediction } from '../src/bench/cases';
-import { scoreCompletion } from '../src/bench/metrics';
+import { bootstrapInterval, scoreCompletion } from '../src/bench/metrics';
 import { nextIdentifierMatch } from '../src/bench/score';
 
 const root = resolve(__dirname, '..');
@@ -43,20 +43,6 @@ const ARMS = [
     args: ['--generator', `local:${values.gguf}`, '--shipped-decoding', '--local-threads', values.threads, '--check', 'off'],
   },
 ] as const;
-
-/** 95% interval of the mean of paired differences (2,000 resamples of cases, fixed seed). */
-function pairedBootstrap(diffs: readonly number[], seed = 1): [number, number] {
-  let s = seed;
-  const random = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-  const means: number[] = [];
-  for (let r = 0; r < 2000; r++) {
-    let sum = 0;
-    for (let i = 0; i < diffs.length; i++) sum += diffs[Math.floor(random() * diffs.length)]!;
-    means.push(sum / diffs.length);
-  }
-  means.sort((a, b) => a - b);
-  return [means[50]!, means[1949]!];
-}
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const f2 = (x: number): string => x.toFixed(2);
@@ -118,7 +104,7 @@ for (const lang of langs) {
   const dEs = local.es.map((x, i) => x - onnx.es[i]!);
   const dCheck = local.nim.map((x, i) => x - localOff.nim[i]!);
   const ci = (d: number[]): string => {
-    const [lo, hi] = pairedBootstrap(d);
+    const [lo, hi] = bootstrapInterval(d, 2000); // the mean of paired differences, 2,000 resamples of cases
     return `${signed(mean(d))} (${signed(lo)} to ${signed(hi)})`;
   };
   const differ = local.preds.filter((p, i) => p !== onnx.preds[i]).length;

@@ -7,9 +7,10 @@
 //
 // Usage: node --import tsx scripts/benchLocalDecoding.ts [--models shipped,0.5b,1.5b] [--threads 1]
 //          [--prompt-tokens 1000] [--new 32] [--runs 5] [--json OUT]
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { fixtureCode } from '../bench/engine/fixtureCode';
 import { randomQwenGguf, shippedLmGguf } from '../bench/engine/models';
 import { DereferenceConstraint } from '../src/engine/check/dereferenceConstraint';
 import type { ReceiverMembers } from '../src/engine/check/receiverMembers';
@@ -31,20 +32,6 @@ const threads = Number(values.threads);
 const newTokens = Number(values.new);
 const runs = Number(values.runs);
 const signal = new AbortController().signal;
-
-/** Python and Java source of the test fixtures, enough for any prompt here. */
-function codeText(): string {
-  const files: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.py') || name.endsWith('.java')) files.push(readFileSync(p, 'utf8'));
-    }
-  };
-  walk(join(root, 'test', 'fixtures'));
-  return files.join('\n');
-}
 
 /** The longest start of `text` with at most `tokens` tokens, ending in a dereference. */
 async function promptOf(engine: LlamaEngine, text: string, tokens: number): Promise<string> {
@@ -127,7 +114,7 @@ const median = (xs: number[]): number => {
 };
 
 async function main(): Promise<void> {
-  const text = codeText();
+  const text = fixtureCode(root);
   const rows: Array<{
     model: string;
     arm: string;

@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { bootstrapInterval } from '../src/bench/metrics';
 import { startOllamaTestServer } from '../test/helpers/ollamaServer';
 
 const root = resolve(__dirname, '..');
@@ -42,16 +43,7 @@ export function fullRecall(cases: readonly CaseLine[], predictions: readonly Pre
 
 /** 95% bootstrap interval of a share over cases (1,000 resamples, fixed seed). */
 export function bootstrap(hits: readonly boolean[], seed = 1): [number, number] {
-  let s = seed;
-  const random = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-  const shares: number[] = [];
-  for (let r = 0; r < 1000; r++) {
-    let n = 0;
-    for (let i = 0; i < hits.length; i++) if (hits[Math.floor(random() * hits.length)]) n++;
-    shares.push(n / hits.length);
-  }
-  shares.sort((a, b) => a - b);
-  return [shares[25]!, shares[974]!];
+  return bootstrapInterval(hits.map((h) => (h ? 1 : 0)), 1000, seed);
 }
 
 async function main(): Promise<void> {

@@ -1,8 +1,8 @@
 // Prompt-processing speed of the engine on random-weight GGUFs with Qwen2.5-Coder-0.5B and -1.5B
 // shapes: a 2,000-token prompt from scratch, then one that shares its first 1,800 tokens.
 // Usage: node --import tsx bench/engine/speed.ts [--threads 1] [--sizes 0.5b,1.5b] [--no-flash-attention]
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
+import { fixtureCode } from './fixtureCode';
 import { cacheDir, randomQwenGguf, repoRoot, type QwenSize } from './models';
 import { startEngineServer, type EngineServer } from './server';
 
@@ -10,20 +10,6 @@ const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 };
-
-/** Python source of the repository's fixtures, enough for any prompt here. */
-function codeText(): string {
-  const files: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.py') || name.endsWith('.java')) files.push(readFileSync(p, 'utf8'));
-    }
-  };
-  walk(join(repoRoot, 'test', 'fixtures'));
-  return files.join('\n');
-}
 
 /** The longest start of `text` with at most `tokens` tokens. */
 function prefixOfTokens(server: EngineServer, text: string, tokens: number): string {
@@ -50,7 +36,7 @@ async function main(): Promise<void> {
   const threads = Number(arg('--threads', '1'));
   const flashAttention = !process.argv.includes('--no-flash-attention');
   const sizes = arg('--sizes', '0.5b,1.5b').split(',') as QwenSize[];
-  const text = codeText();
+  const text = fixtureCode(repoRoot);
   for (const size of sizes) {
     const t0 = performance.now();
     const file = await randomQwenGguf(size);

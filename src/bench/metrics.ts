@@ -221,3 +221,20 @@ export function medianP95(values: readonly number[]): { median: number; p95: num
   const rank = Math.max(1, Math.ceil(0.95 * sorted.length));
   return { median, p95: sorted[rank - 1]! };
 }
+
+/**
+ * The 95% bootstrap interval of the mean of `values` over cases (`resamples` resamples, a fixed-seed LCG, so a run repeats): a share
+ * when the values are 0 and 1, the mean difference when they are paired differences.
+ */
+export function bootstrapInterval(values: readonly number[], resamples: number, seed = 1): [number, number] {
+  let s = seed;
+  const random = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const means: number[] = [];
+  for (let r = 0; r < resamples; r++) {
+    let sum = 0;
+    for (let i = 0; i < values.length; i++) sum += values[Math.floor(random() * values.length)]!;
+    means.push(sum / values.length);
+  }
+  means.sort((a, b) => a - b);
+  return [means[Math.floor(0.025 * resamples)]!, means[Math.floor(0.975 * resamples) - 1]!];
+}

@@ -1114,6 +1114,22 @@ function readmeOllamaSteps() {
  * says to change the host when Ollama runs elsewhere), open a repository, type, get a suggestion.
  * Photographs the walkthrough and the settings page on the way.
  */
+/** A browser page with the recorder, and its workbench driver for `ws`. */
+async function workbenchPage(context, ws) {
+  const page = await context.newPage();
+  await page.addInitScript(recorderScript);
+  return { page, wb: new Workbench(page, ws) };
+}
+
+/** The fresh code-server at `url` opened on pyshop, its app/main.py in the editor, once CodeRAG's status item shows. */
+async function openMainPy(page, wb, url, ws) {
+  await page.goto(`${url}/?folder=${encodeURIComponent(join(ws, 'pyshop'))}`, { waitUntil: 'domcontentloaded' });
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await sleep(1500);
+  await wb.openFile('pyshop/app/main.py');
+  await wb.statusItem().waitFor({ timeout: 60_000 });
+}
+
 /**
  * A second code-server on a fresh profile with `settings` as its user settings and the VSIX installed with
  * `--install-extension` (as a user would), opened on a copy of pyshop; resolves once it answers.
@@ -1176,17 +1192,11 @@ async function readmeChecks(context, env) {
       const started = await freshCodeServer(env, tmp, settings, 'readme-code-server.log');
       codeServer = started.child;
       const { url, ws } = started;
-      const page = await context.newPage();
-      await page.addInitScript(recorderScript);
-      const wb = new Workbench(page, ws);
+      const { page, wb } = await workbenchPage(context, ws);
       const previous = currentWorkbench;
       currentWorkbench = wb;
       try {
-        await page.goto(`${url}/?folder=${encodeURIComponent(join(ws, 'pyshop'))}`, { waitUntil: 'domcontentloaded' });
-        await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-        await sleep(1500);
-        await wb.openFile('pyshop/app/main.py');
-        await wb.statusItem().waitFor({ timeout: 60_000 });
+        await openMainPy(page, wb, url, ws);
         // The walkthrough, as a new user finds it in the Command Palette.
         // The picker lists walkthroughs once the workbench has read the extensions' contributions: on a
         // cold, loaded machine that took longer than 15 s once (CI), so the picker is opened
@@ -1388,17 +1398,11 @@ async function localChecks(context, env) {
       const started = await freshCodeServer(env, tmp, settings, 'local-code-server.log', ['--disable-getting-started-override']);
       codeServer = started.child;
       const { url, ws } = started;
-      const page = await context.newPage();
-      await page.addInitScript(recorderScript);
-      const wb = new Workbench(page, ws);
+      const { page, wb } = await workbenchPage(context, ws);
       const previous = currentWorkbench;
       currentWorkbench = wb;
       try {
-        await page.goto(`${url}/?folder=${encodeURIComponent(join(ws, 'pyshop'))}`, { waitUntil: 'domcontentloaded' });
-        await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-        await sleep(1500);
-        await wb.openFile('pyshop/app/main.py');
-        await wb.statusItem().waitFor({ timeout: 60_000 });
+        await openMainPy(page, wb, url, ws);
         // Before the download: no server answered, so the shipped model (the status says so).
         const before = await wb.waitForStatus((s) => /shipped model/.test(s.text), 90_000, 'the shipped model before the download');
         await wb.shot('local-before-download');

@@ -15,7 +15,7 @@ import {
 } from '../../src/protocol/protocol';
 import { startFileServer } from '../helpers/fileServer';
 import { tempDir } from '../helpers/paths';
-import { startLsp } from './lspHarness';
+import { startLsp, type LspSession } from './lspHarness';
 
 const FILE = 'tiny-coder-q8_0.gguf';
 const BODY = Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), randomBytes(512 * 1024)]);
@@ -24,16 +24,18 @@ const SHA256 = createHash('sha256').update(BODY).digest('hex');
 const tmp = tempDir('coderag-download-lsp-');
 after(() => tmp.cleanup());
 
+/** The language server on an empty workspace `name`, its models folder `modelsDir`, downloading `url` (checked against SHA256) when given. */
+async function serverFor(name: string, modelsDir: string, url?: string): Promise<LspSession> {
+  const workspace = join(tmp.path, name);
+  mkdirSync(workspace, { recursive: true });
+  const settings = { model: { provider: 'embedded' }, ...(url ? { local: { downloadUrl: url, downloadSha256: SHA256 } } : {}) };
+  return startLsp(workspace, settings, { initializationOptions: { modelsDir } });
+}
+
 void test('coderag/downloadLocalModel downloads the settings’ GGUF file into the models folder, with progress', async () => {
   const server = await startFileServer(BODY, FILE);
   const modelsDir = join(tmp.path, 'globalStorage', 'models');
-  const workspace = join(tmp.path, 'workspace');
-  mkdirSync(workspace, { recursive: true });
-  const lsp = await startLsp(
-    workspace,
-    { model: { provider: 'embedded' }, local: { downloadUrl: server.url, downloadSha256: SHA256 } },
-    { initializationOptions: { modelsDir } },
-  );
+  const lsp = await serverFor('workspace', modelsDir, server.url);
   try {
     const info = (await lsp.connection.sendRequest(LocalModelDownloadInfoRequest.method, {})) as LocalModelDownloadInfo;
     assert.deepEqual(info, { ok: true, host: new URL(server.url).host, fileName: FILE, totalBytes: BODY.length });
@@ -73,13 +75,7 @@ void test('coderag/downloadLocalModel downloads the settings’ GGUF file into t
 });
 
 void test('without the settings the server says both are needed and downloads nothing', async () => {
-  const workspace = join(tmp.path, 'workspace2');
-  mkdirSync(workspace, { recursive: true });
-  const lsp = await startLsp(
-    workspace,
-    { model: { provider: 'embedded' } },
-    { initializationOptions: { modelsDir: join(tmp.path, 'm2') } },
-  );
+  const lsp = await serverFor('workspace2', join(tmp.path, 'm2'));
   try {
     const result = (await lsp.connection.sendRequest(DownloadLocalModelRequest.method, {})) as DownloadLocalModelResult;
     assert.equal(result.ok, false);
@@ -93,13 +89,7 @@ void test('cancelling the request (the notification’s Cancel) stops the downlo
   const server = await startFileServer(BODY, FILE);
   server.behaviour.hangAfter = 200_000;
   const modelsDir = join(tmp.path, 'm3');
-  const workspace = join(tmp.path, 'workspace3');
-  mkdirSync(workspace, { recursive: true });
-  const lsp = await startLsp(
-    workspace,
-    { model: { provider: 'embedded' }, local: { downloadUrl: server.url, downloadSha256: SHA256 } },
-    { initializationOptions: { modelsDir } },
-  );
+  const lsp = await serverFor('workspace3', modelsDir, server.url);
   try {
     const cancel = new CancellationTokenSource();
     const pending = lsp.connection.sendRequest(DownloadLocalModelRequest.method, { workDoneToken: 'dl-3' }, cancel.token);

@@ -1385,8 +1385,6 @@ async function localChecks(context, env) {
     name,
     async () => {
       files = await startGgufServer(shippedGguf());
-      const userData = join(tmp, 'user-data');
-      mkdirSync(join(userData, 'User'), { recursive: true });
       const settings = {
         ...EDITOR_SETTINGS,
         // No server answers there: `auto` falls back, then picks the downloaded model.
@@ -1397,7 +1395,7 @@ async function localChecks(context, env) {
       };
       const started = await freshCodeServer(env, tmp, settings, 'local-code-server.log', ['--disable-getting-started-override']);
       codeServer = started.child;
-      const { url, ws } = started;
+      const { url, ws, userData } = started;
       const { page, wb } = await workbenchPage(context, ws);
       const previous = currentWorkbench;
       currentWorkbench = wb;

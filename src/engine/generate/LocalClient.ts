@@ -229,7 +229,7 @@ export class LocalClient implements ModelClient {
   private noteRead(r: LlamaRead, kind: 'request' | 'warm-up'): void {
     this.lastRead = r;
     // Warm-ups reach no trace: this line is how a benchmark (CODERAG_LOG=debug) counts what the engine read in this process.
-    const restored = r.restored ? ', a saved place restored' : '';
+    const restored = r.restored ? `, a saved place restored${r.loadMs !== undefined ? ` in ${Math.round(r.loadMs)} ms` : ''}` : '';
     log.debug(`local read (${kind}): ${r.evaluated} evaluated, ${r.cached} cached, ${Math.round(r.ms)} ms${restored}`);
     if (!r.restored) this.rate.record(r.evaluated, r.ms);
   }

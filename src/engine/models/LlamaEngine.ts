@@ -50,6 +50,8 @@ export interface LlamaRead {
   ms: number;
   /** A saved place's state was loaded for it. */
   restored: boolean;
+  /** How long loading it took. */
+  loadMs?: number;
 }
 
 export interface LlamaGenerateOptions {
@@ -105,8 +107,13 @@ export class LlamaModelError extends Error {
 
 /** Prompt tokens evaluated per step: a keystroke's abort stops a long read between steps. */
 const PROMPT_STEP = 256;
-/** A saved place is loaded when it holds this many more of the prompt than the sequence does. */
+/**
+ * Before the engine has timed a load and a read, a saved place is loaded when it holds this many more of the prompt
+ * than the sequence does; after, when reading what it holds more would take longer than loading it.
+ */
 const RESTORE_GAIN = 128;
+/** Reads shorter than this are mostly a step's fixed cost, and do not time a token. */
+const TIMED_READ_MIN = 32;
 /** The sequence's place is saved before it erases this many tokens or more. */
 const SAVE_MIN = 256;
 /** Vocabulary texts decoded per event-loop turn. */
@@ -152,6 +159,9 @@ export class LlamaEngine implements LocalEngine {
   private queue: Promise<unknown> = Promise.resolve();
   private texts: string[] | undefined;
   private readonly places: PlaceStore | undefined;
+  /** Measured costs, for whether loading a saved place beats reading (the last reading of each; a save's before the first load). */
+  private readMsPerToken: number | undefined;
+  private loadMsPerByte: number | undefined;
 
   constructor(private readonly options: LlamaEngineOptions) {
     this.places = options.stateDir
@@ -336,10 +346,14 @@ export class LlamaEngine implements LocalEngine {
     let held = seq.contextTokens;
     let common = commonPrefix(held, target);
     let restored = false;
+    let loadMs: number | undefined;
     const saved = this.places?.best(target);
     await this.save(l, held, common);
-    if (this.places && saved && saved.common >= common + RESTORE_GAIN) {
+    if (this.places && saved && this.worthLoading(saved.common - common, saved.place.bytes)) {
+      const loadStart = performance.now();
       await seq.loadStateFromFile(saved.place.path, { acceptRisk: true });
+      loadMs = performance.now() - loadStart;
+      this.loadMsPerByte = loadMs / Math.max(1, saved.place.bytes);
       this.places.touch(saved.place);
       held = seq.contextTokens;
       common = commonPrefix(held, target);
@@ -347,18 +361,34 @@ export class LlamaEngine implements LocalEngine {
     }
     if (common < seq.nextTokenIndex) await seq.eraseContextTokenRanges([{ start: common, end: seq.nextTokenIndex }]);
     const rest = target.slice(common);
+    const readStart = performance.now();
     for (let i = 0; i < rest.length; i += PROMPT_STEP) {
       throwIfAborted(signal);
       await seq.evaluateWithoutGeneratingNewTokens(rest.slice(i, i + PROMPT_STEP));
     }
-    return { evaluated: rest.length, cached: common, ms: performance.now() - start, restored };
+    if (rest.length >= TIMED_READ_MIN) this.readMsPerToken = (performance.now() - readStart) / rest.length;
+    return { evaluated: rest.length, cached: common, ms: performance.now() - start, restored, ...(loadMs !== undefined ? { loadMs } : {}) };
+  }
+
+  /**
+   * Whether a saved place holding `gain` more tokens of the prompt is worth loading from its `bytes`-byte state: a
+   * piece of a head read ahead at a return is often shorter than RESTORE_GAIN, and on a CPU loading a state costs
+   * what reading a few tokens does (docs/BENCHMARKS.md "Local engine: moving session and memory").
+   */
+  private worthLoading(gain: number, bytes: number): boolean {
+    if (gain <= 0) return false;
+    if (this.readMsPerToken === undefined || this.loadMsPerByte === undefined) return gain >= RESTORE_GAIN;
+    return gain * this.readMsPerToken > bytes * this.loadMsPerByte;
   }
 
   /** Saves the sequence's place before `keep` erases much of it. */
   private async save(l: Loaded, held: readonly Token[], keep: number): Promise<void> {
     if (!this.places || held.length - keep < SAVE_MIN) return;
     const path = await this.places.nextPath();
+    const saveStart = performance.now();
     const { fileSize } = await l.sequence.saveStateToFile(path);
+    // Until a load is timed, writing a state stands for what loading one costs.
+    this.loadMsPerByte ??= (performance.now() - saveStart) / Math.max(1, fileSize);
     await this.places.add(held, path, fileSize);
   }
 

@@ -41,6 +41,21 @@ void describe('LlamaEngine (node-llama-cpp, shipped LM as GGUF)', () => {
     assert.ok(readdirSync(states.path).some((f) => f.endsWith('.state')));
   });
 
+  void test('a return read ahead in short pieces loads the saved place at the first piece, not after reading it again', async () => {
+    const block = 'import json\n\n\ndef load(path):\n    return json.loads(open(path).read())\n'.repeat(6);
+    const here = `${block}${PLACE_A}`;
+    await engine.warm(here, signal);
+    await engine.warm(`${block}${PLACE_B}`, signal);
+    // The head of the place left, up to a line a few tokens past the block: less than RESTORE_GAIN more than the sequence holds.
+    const piece = here.slice(0, here.indexOf('\n', block.length + 40) + 1);
+    const first = await engine.warm(piece, signal);
+    assert.equal(first.restored, true, 'the saved place was loaded for the first piece');
+    // The piece's last token may be one the whole text merges with what follows it.
+    assert.ok(first.evaluated <= 2, `the first piece read ${first.evaluated} tokens`);
+    const whole = await engine.warm(here, signal);
+    assert.ok(whole.evaluated <= 2, `the rest of the place read ${whole.evaluated} tokens, which its saved state held`);
+  });
+
   void test('the logits path picks what llama.cpp picks, and a mask changes the choice', async () => {
     const prompt = 'def add(a, b):\n    return';
     const fast = await engine.generate(prompt, { maxNewTokens: 6 }, signal);

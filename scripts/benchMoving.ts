@@ -85,6 +85,21 @@ export interface MoveRecord {
   traceEvaluated?: number;
   /** A saved place's state was loaded by a read up to the suggestion's request (the in-process engine). */
   restored?: boolean;
+  /**
+   * The requests between this key and the next as a llama.cpp server got them, in order (their prompts and what
+   * each asked), and whether each counts in `readTokens`: scripts/replayMoving.ts reads them into the in-process engine.
+   */
+  requests?: SentRequest[];
+}
+
+/** One request as an editor client sent it to a llama.cpp server. */
+export interface SentRequest {
+  prompt: string;
+  maxTokens: number;
+  /** It arrived by the key's suggestion request (it counts in the key's `readTokens`). */
+  counted: boolean;
+  cut?: boolean;
+  evaluatedTokens: number;
 }
 
 /** A place to type at: the document's text before the line is typed, the line, and where it goes. */
@@ -277,14 +292,14 @@ export async function llamaEngine(target: string, name: string): Promise<Engine>
 }
 
 /** What LocalClient logs of each read (CODERAG_LOG=debug). */
-const LOCAL_READ = /local read \((request|warm-up)\): (\d+) evaluated, (\d+) cached, (\d+) ms(, a saved place restored)?/;
+const LOCAL_READ = /local read \((request|warm-up)\): (\d+) evaluated, (\d+) cached, (\d+) ms(, a saved place restored(?: in (\d+) ms)?)?/;
 
 /**
  * llama.cpp in the language server (`provider: local`): each read as the server's log line tells it, timed by its arrival
  * (the read ended then); a warm-up is recorded as asking no token.
  */
 function localEngine(gguf: string, threads: number, ctx: number): Engine {
-  const seen: Array<EngineRequest & { restored?: boolean }> = [];
+  const seen: Array<EngineRequest & { restored?: boolean; loadMs?: number }> = [];
   return {
     url: '',
     stats: () => seen,
@@ -304,6 +319,7 @@ function localEngine(gguf: string, threads: number, ctx: number): Engine {
         arrivedMs: now - ms,
         endedMs: now,
         ...(m[5] ? { restored: true } : {}),
+        ...(m[6] ? { loadMs: Number(m[6]) } : {}),
       });
     },
     close: () => Promise.resolve(),
@@ -382,15 +398,42 @@ async function session(
   const stats = engine.stats().filter((st) => st.arrivedMs >= start);
   const defs = c.metadata.crossfile_defs ?? [];
   // Warm-ups ask for one token; the suggestion's request for more.
-  const out = keys.map((key, i) => ({
-    ...keyRecord({ build, c, key, next: keys[i + 1]?.t0, stats, isWarm: (st) => st.maxTokens <= 1, pick: 'last' }, (gen) =>
-      key.prompt !== undefined && defs.length > 0 ? defs.every((d) => promptHolds(key.prompt!, d)) : undefined,
-    ),
-    ...(key.traceRead !== undefined ? { traceEvaluated: key.traceRead } : {}),
-    ...(restoredBetween(stats, key.t0, keys[i + 1]?.t0) ? { restored: true } : {}),
-  }));
+  const out = keys
+    .map((key, i) => ({
+      ...keyRecord({ build, c, key, next: keys[i + 1]?.t0, stats, isWarm: (st) => st.maxTokens <= 1, pick: 'last' }, (gen) =>
+        key.prompt !== undefined && defs.length > 0 ? defs.every((d) => promptHolds(key.prompt!, d)) : undefined,
+      ),
+      ...(key.traceRead !== undefined ? { traceEvaluated: key.traceRead } : {}),
+      ...(restoredBetween(stats, key.t0, keys[i + 1]?.t0) ? { restored: true } : {}),
+    }))
+    .map((record, i) => {
+      const sent = sentBetween(stats, keys[i]!.t0, keys[i + 1]?.t0);
+      return sent.length > 0 ? { ...record, requests: sent } : record;
+    });
   for (const uri of versions.keys()) await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
   return out;
+}
+
+/** The requests with a prompt (a llama.cpp server's) from `t0` to `next`, marked where they count in the key's read. */
+function sentBetween(stats: readonly EngineRequest[], t0: number, next: number | undefined): SentRequest[] {
+  const mine = stats.filter((st) => st.arrivedMs >= t0 && st.arrivedMs < (next ?? Infinity));
+  const answered = mine.filter((st) => st.maxTokens > 1 && !st.cut);
+  const genAt = answered.at(-1)?.arrivedMs ?? Infinity;
+  return [...mine]
+    .sort((a, b) => a.arrivedMs - b.arrivedMs)
+    .flatMap((st) =>
+      typeof st.body?.prompt === 'string'
+        ? [
+            {
+              prompt: st.body.prompt,
+              maxTokens: st.maxTokens,
+              counted: st.arrivedMs <= genAt,
+              ...(st.cut ? { cut: true } : {}),
+              evaluatedTokens: st.evaluatedTokens,
+            },
+          ]
+        : [],
+    );
 }
 
 /** Whether a read from `t0` to `next` loaded a saved place (the in-process engine says so). */

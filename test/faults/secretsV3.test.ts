@@ -3,8 +3,8 @@
 // (through the redaction boundary, and through the real language server at the file's end and in an empty
 // function added to it, with the LLM reranker), and files that only retrieval reads (line and body mode;
 // the LLM reranker and ProCC's union of similar code). Every case's plain canary arrives, so the case's
-// text was really read. The dev part is held to every value; the held-out part (scored once, never tuned
-// on) to the recall it scored then, so that a change that loses ground on it fails.
+// text was really read. Both parts are held to every value (the held-out part was scored once before the
+// next round developed on it).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { grammarsDir } from '../helpers/paths';
@@ -86,17 +86,16 @@ void describe('the v3 dev corpus through the language server', () => {
   });
 });
 
-// The held-out part, scored once after the rules were fixed (docs/BENCHMARKS.md "Trust round: forms nobody listed"): these floors
-// are what it scored then, so that a change that loses ground on it fails. Its failures are not read to write rules.
-void test('the held-out part (v3): in the file being completed at least 83% of credential values are kept from the server, at most one look-alike lost, every canary arrives', async () => {
+// The part held out of the third round was scored once, at 83% (docs/BENCHMARKS.md "Trust round: forms nobody listed"); the next
+// round developed on it (its held-out part is test/fixtures/secrets-v4), so it is now held to every value, as the dev part is.
+void test("the third round's held-out part, developed on since it was scored: no credential reaches the server, canaries and look-alikes arrive", async () => {
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
   try {
     const cases = loadSecretCorpusV2('heldout', 'v3');
     const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
     assert.ok(score.secrets >= 100, `${score.secrets} credentials`);
-    assert.ok(score.recall >= 0.83, `recall ${score.recall}`);
-    assert.ok(score.falsePositiveRate * score.negatives <= 1, `look-alikes lost: ${score.overRedacted.join(', ')}`);
-    assert.equal(score.canaryLossRate, 0, 'canaries lost');
+    assert.deepEqual(score.missed, [], 'credentials that reached the server');
+    assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
   } finally {
     await server.close();
   }

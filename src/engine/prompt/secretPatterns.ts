@@ -3,7 +3,7 @@
 // look-ahead that a name says secret, the calls whose arguments hold a user and a password or a key,
 // and the separators of settings, comments and netrc text. Built once, when the module loads.
 
-import { INTL_SECRET_ALTERNATION, INTL_SECRET_WORD } from './secretWords';
+import { INTL_SECRET_ALTERNATION, INTL_SECRET_STEM } from './secretWords';
 import { TOKEN_FORMATS } from './tokenFormats';
 
 // A string literal: optional Python prefix, then "..." or '...' with escapes, on one line.
@@ -15,8 +15,10 @@ export const NAME_INTL = String.raw`[\p{L}_][\p{L}\p{N}_.-]{0,63}`;
 export const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer|cookie))`;
 /** The same for a name in another language. */
 export const SAYS_SECRET_INTL = String.raw`(?=[^"'\n=:,()]{0,64}?(?:${INTL_SECRET_ALTERNATION}))`;
+/** A letter of a script beyond ASCII (Latin with accents, Greek, Cyrillic, kana, CJK, Hangul): prose in another language. */
+export const BEYOND_ASCII = /[\u00C0-\u024F\u0370-\u052F\u3040-\u30FF\u4E00-\u9FFF\uAC00-\uD7AF]/;
 /** Whether a text holds a credential word of another language: the rules for names and prose in other languages run only then. */
-export const INTL_WORD = new RegExp(INTL_SECRET_WORD, 'iu');
+export const INTL_WORD = new RegExp(INTL_SECRET_STEM, 'iu');
 
 /** Token formats whose whole match is the credential, as one alternation. */
 export const TOKEN_WHOLE = TOKEN_FORMATS.filter((f) => !f.keep).map((f) => f.pattern);
@@ -103,7 +105,9 @@ export const PASSWORD_CALLS = [
   'UsernamePasswordAuthenticationToken',
   'SimpleCredentials',
   'PasswordCredential',
-  String.raw`(?:psycopg2?|pymysql|mysql\.connector|pyodbc|cx_Oracle|oracledb|pg8000)\.connect`,
+  String.raw`(?:psycopg2?|pymysql|pymssql|mysql\.connector|pyodbc|cx_Oracle|oracledb|pg8000)\.connect`,
+  // ldap3's Connection(server, user, password): the connect rule takes its third argument.
+  String.raw`ldap3\.Connection`,
   String.raw`DriverManager\.getConnection`,
   'getConnection',
   'connect',
@@ -124,7 +128,9 @@ export const KEY_CALLS = [
 /** Calls that encode their argument for a header: a `user:password` literal given to one is a credential pair. */
 export const ENCODE_CALLS = String.raw`encodeToString|b64encode|urlsafe_b64encode|encodebytes|btoa|encodeBase64String`;
 /** A line of 60 or more base64 characters alone, after a comment mark or a quote (groups: the head, the base64, the tail). */
-export const B64_LINE = String.raw`([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{60,}={0,2})([ \t]*(?:["'](?:\s*\+)?)?[ \t]*)$`;
+export const B64_LINE = String.raw`([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{60,}={0,2})([ \t]*(?:["'](?:\s*[+,])?)?[ \t]*)$`;
+/** A key body's last line, shorter than the others (the same groups). */
+export const B64_LAST_LINE = String.raw`([ \t]*(?:#|\/\/|\*|["'])?[ \t]*)([A-Za-z0-9+/]{16,59}={0,2})([ \t]*(?:["'](?:\s*[+,])?)?[ \t]*)$`;
 /** What may stand between a wrapped JWT's parts: blanks, quotes, `+`, comment marks, escaped line breaks. */
 export const JWT_GAP = String.raw`(?:[\s"'+#*/]|\\n)`;
 /** Cookie and session names whose value is the session itself. */

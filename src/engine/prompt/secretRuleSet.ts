@@ -92,6 +92,15 @@ const CONTEXT_RULES: readonly SecretRule[] = [
     out: { parts: [1, REDACTED, '@'] },
   },
   {
+    // Oracle's `user/password@host` after its JDBC prefix: `jdbc:oracle:thin:scott/<password>@//db:1521/ORCL` — the password only.
+    name: 'Oracle userinfo',
+    when: /jdbc:oracle:/i,
+    // The password ends at the `@` before the host (`//host`, `host:port`, `host/service`): it may hold an `@` of its own.
+    pattern: /\b(jdbc:oracle:(?:thin|oci8?):[A-Za-z_][\w$#]{0,29}\/)([^\s/"'<>]{1,128}?)@(?=\/\/|[\w.-]+[:/])/gi,
+    checks: [{ group: 2, not: 'placeholder' }],
+    out: { parts: [1, REDACTED, '@'] },
+  },
+  {
     // Authorization values: `Bearer <token>`, `Basic <base64>`, `Token <token>`.
     name: 'authorization value',
     pattern: /\b(Bearer|Basic|Token)[ \t]+([A-Za-z0-9._~+/-]{12,}=*)/gi,
@@ -236,9 +245,10 @@ const CONTEXT_RULES: readonly SecretRule[] = [
     out: { parts: [1, 2, REDACTED, 2] },
   },
   {
-    // .properties / YAML / .env / INI lines with an unquoted value: `db.password=hunter2`, `token: abc123`.
+    // .properties / YAML / .env / INI lines with an unquoted value: `db.password=hunter2`, `token: abc123`, a YAML list's
+    // `- routing_key: <random>`.
     name: 'config line',
-    pattern: /^([ \t]*(?:export[ \t]+)?)([A-Za-z_][\w.-]{0,63})([ \t]*[=:][ \t]*)([^\s'"#;,(){}[\]]{4,})[ \t]*$/gm,
+    pattern: /^([ \t]*(?:export[ \t]+|-[ \t]+)?)([A-Za-z_][\w.-]{0,63})([ \t]*[=:][ \t]*)([^\s'"#;,(){}[\]]{4,})[ \t]*$/gm,
     checks: [{ pair: [2, 4], is: 'configLine' }],
     out: { parts: [1, 2, 3, REDACTED] },
   },

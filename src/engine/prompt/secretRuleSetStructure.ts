@@ -6,6 +6,7 @@
 // Most run behind a cheap test (`when`) of the text: their anchor is rare in a prompt.
 
 import {
+  B64_LAST_LINE,
   B64_LINE,
   CREDENTIAL_KEYS,
   ENCODE_CALLS,
@@ -16,12 +17,19 @@ import {
   NAME_INTL,
   PASSWORD_CALLS,
   SAYS_SECRET,
+  BEYOND_ASCII,
   SAYS_SECRET_INTL,
+  SECRET_NOUN,
   SESSION_COOKIES,
 } from './secretPatterns';
 import type { Check, SecretRule } from './secretRuleTypes';
 import { REDACTED } from './secretVocabulary';
-import { INTL_SECRET_WORD } from './secretWords';
+import { INTL_SECRET_STEM } from './secretWords';
+
+/** 120 characters of prose after a word for a credential, into the next line where the comment goes on there (` * `, `#`, `//`). */
+/** The names a `parametrize` call gives its columns: one literal (`"user,pw"`) or a tuple or list of literals. */
+const PARAM_NAMES = String.raw`[rRbBuU]{0,2}(?:"[^"\n]*"|'[^'\n]*')|[(\[](?:\s*[rRbBuU]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?)+\s*[)\]]`;
+const PROSE_WINDOW = String.raw`(?:[^\n]|\n[ \t]*(?:\*(?!\/)|#|\/\/)){0,120}`;
 
 /** A setting's name, not a word of prose (`pass 'ignore'`, `the token "NUMBER"`), that says secret; its literal no placeholder. */
 const SPACED_SETTING_CHECKS: readonly Check[] = [
@@ -112,10 +120,11 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     out: { strategy: 'keyArguments' },
   },
   {
-    // `user:password` encoded for a Basic header: `Base64.getEncoder().encodeToString("svc:pw".getBytes())`, `b64encode(b"svc:pw")`.
+    // `user:password` encoded for a Basic header: `Base64.getEncoder().encodeToString("svc:pw".getBytes())`, `b64encode(b"svc:pw")`,
+    // the literal in parentheses (as a joined one is read).
     name: 'encoded pair',
     when: /encode|btoa/i,
-    pattern: new RegExp(String.raw`\b(?:${ENCODE_CALLS})\(\s*[rRbBuUfF]{0,2}(["'])([^"'\s:]{1,64}):([^"'\s]{3,128})\1`, 'g'),
+    pattern: new RegExp(String.raw`\b(?:${ENCODE_CALLS})\(\s*(?:\(\s*)?[rRbBuUfF]{0,2}(["'])([^"'\s:]{1,64}):([^"'\s]{3,128})\1`, 'g'),
     checks: [{ group: 3, not: 'placeholder' }],
     out: { inner: 3, end: 1 },
   },
@@ -142,10 +151,11 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     out: { literal: 1 },
   },
   {
-    // Test parameters named in a string: `parametrize("user,pw", [("admin", "..."), ...])`: the columns whose name says secret.
+    // Test parameters named in a string or a tuple of them: `parametrize("user,pw", [("admin", "..."), ...])`,
+    // `parametrize(("user", "pw"), [pytest.param("admin", "..."), ["root", "..."]])`: the columns whose name says secret.
     name: 'parametrized secret',
     when: /parametrize\(/,
-    pattern: new RegExp(String.raw`\bparametrize\(\s*${LIT}\s*,\s*\[`, 'g'),
+    pattern: new RegExp(String.raw`\bparametrize\(\s*(${PARAM_NAMES})\s*,\s*\[`, 'g'),
     out: { strategy: 'parametrizedRows' },
   },
   {
@@ -157,10 +167,23 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
   },
   {
     // A comment or docstring in another language that states a credential: `# 数据库密码是 ...`, `// Passwort für den Testserver
-    // lautet {@code ...}`: the credential-shaped words of the 120 characters after the word for it.
+    // lautet {@code ...}`, `şifresi ... olarak`: the credential-shaped words of the 120 characters after the word for it (or its
+    // inflection), into the comment's next line.
     name: 'prose in other languages',
     intl: true,
-    pattern: new RegExp(String.raw`${INTL_SECRET_WORD}[^\n]{0,120}`, 'giu'),
+    pattern: new RegExp(String.raw`${INTL_SECRET_STEM}${PROSE_WINDOW}`, 'giu'),
+    checks: [{ match: 'credentialWordStart' }],
+    out: { strategy: 'proseInOtherLanguages' },
+  },
+  {
+    // The English word in a sentence of another language (`La password dell'utenza ... è ...`): the same window, when it holds a
+    // letter beyond ASCII.
+    name: 'English word in other prose',
+    when: BEYOND_ASCII,
+    pattern: new RegExp(String.raw`\b${SECRET_NOUN}\b${PROSE_WINDOW}`, 'gi'),
+    // Tested apart, without the `i` flag (under it a class of accented letters takes ASCII ones: `ſ` folds to `s`), on the
+    // word's own line: the sentence it is in, not a comment after it.
+    checks: [{ match: 'foreignLine' }],
     out: { strategy: 'proseInOtherLanguages' },
   },
   {
@@ -189,12 +212,13 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     out: { strategy: 'wrappedJwt' },
   },
   {
-    // Lines of base64 that are a key's body without its header (in a comment, docstring or literal): a block whose first line
+    // Lines of base64 that are a key's body without its header (in a comment, docstring, literal or a list's items, its last line
+    // shorter): a block whose first line
     // opens an OpenSSH key (`b3BlbnNzaC1rZXktdjE`, "openssh-key-v1") or DER (`MII`), or that follows a line naming a private key
     // or secret. Signatures, images and compressed data in base64 stay.
     name: 'key body lines',
     when: /^[ \t]*(?:#|\/\/|\*|["'])?[ \t]*[A-Za-z0-9+/]{60}/m,
-    pattern: new RegExp(String.raw`(?:^${B64_LINE}\n?)+`, 'gm'),
+    pattern: new RegExp(String.raw`(?:^${B64_LINE}\n?)+(?:^${B64_LAST_LINE}\n?)?`, 'gm'),
     out: { strategy: 'keyBodyLines' },
   },
   {
@@ -212,6 +236,24 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     pattern: new RegExp(String.raw`new\s+StringBuilder\([^()]*\)((?:\s*\.append\(\s*${LIT}\s*\)){2,})`, 'g'),
     checks: [{ match: 'builtSecretName' }],
     out: { chain: 1 },
+  },
+  {
+    // An API key beside its secret in one object (JSON in a string, escaped or not, or a dict): `"key": "...", "secret": "..."`,
+    // `consumer_key` and `consumer_secret`: the pair is the credential, so the key goes too, a value of a token's classes.
+    name: 'key of a key and secret',
+    when: /secret/i,
+    pattern: new RegExp(
+      String.raw`((\\?["'])(?:api[_-]?key|apiKey|key|consumer[_-]?key|client[_-]?key|access[_-]?key)\2\s*:\s*\2)` +
+        String.raw`([A-Za-z0-9+/_.=-]{12,128})` +
+        String.raw`(\2\s*,\s*\2(?:api[_-]?secret|apiSecret|secret|consumer[_-]?secret|client[_-]?secret|secret[_-]?key)\2\s*:)`,
+      'gi',
+    ),
+    checks: [
+      { group: 3, is: /\d/ },
+      { group: 3, is: /[A-Za-z]/ },
+      { group: 3, not: 'placeholder' },
+    ],
+    out: { parts: [1, REDACTED, 4] },
   },
   {
     // Key bytes written as escapes under a name that says key: `FIELD_KEY = b"\x56\x35..."`.

@@ -49,7 +49,14 @@ export type MatchTest =
   /** The name given the builder, or the function returning it, says secret. */
   | 'builtSecretName'
   /** The name the literal is bound to says authentication. */
-  | 'authBinding';
+  | 'authBinding'
+  /** The match's line is written in another language: it holds a letter beyond ASCII. */
+  | 'foreignLine'
+  /**
+   * The word a match starts with is a word for a credential, inflected or not, up to any camelCase hump (`kennwortDb`; not
+   * `hasLocale`).
+   */
+  | 'credentialWordStart';
 
 /** Rules whose replacement is logic: a scan of arguments, rows, lines or runs. */
 export type Strategy =

@@ -22,6 +22,7 @@
 import { REDACTED, type Redacted } from './secretVocabulary';
 import { SECRET_RULES } from './secretRuleSet';
 import type { Check, Group, Output, Parts, SecretRule } from './secretRuleTypes';
+import { redactChains } from './secretChains';
 import { redactChain, redactUnterminated } from './secretScans';
 import { MATCH_TESTS, PAIR_TESTS, STRATEGIES, VALUE_TESTS, type Replacement } from './secretStrategies';
 import { INTL_WORD } from './secretPatterns';
@@ -160,9 +161,22 @@ export function redactGeneric(text: string): Redacted {
 /** The rules of `names` only (a benchmark's candidate), the unterminated literal at the cursor first. */
 export function redactRules(text: string, names: readonly string[]): Redacted {
   const first = names.includes(UNTERMINATED) ? redactUnterminated(text) : { text, count: 0 };
-  let out = first.text;
-  let count = first.count;
-  const intl = INTL_WORD.test(text);
+  // Pieces joined make literals no one wrote: read whole, they are judged by their form and binding, not by looking random; a line
+  // joined from several is wider than any written, so a word somewhere on it gives no authentication context either (a builder's
+  // value is read in a statement of its own, its binding).
+  const builtRules = names.filter((n) => n !== RANDOM_LITERAL);
+  const joinedRules = builtRules.filter((n) => n !== SHAPE_IN_CONTEXT);
+  const pieces = names.includes(PIECES)
+    ? redactChains(first.text, (line, kind) => applyRules(line, kind === 'joined' ? joinedRules : builtRules, INTL_WORD.test(line)).text)
+    : { text: first.text, count: 0 };
+  const rest = applyRules(pieces.text, names, INTL_WORD.test(text));
+  return { text: rest.text, count: first.count + pieces.count + rest.count };
+}
+
+/** The compiled rules of `names`, in order, over `text`. */
+function applyRules(text: string, names: readonly string[], intl: boolean): Redacted {
+  let out = text;
+  let count = 0;
   for (const rule of RULES) {
     if (!names.includes(rule.name) || (rule.intl && !intl) || (rule.when && !rule.when.test(out))) continue;
     const r = applyRule(out, rule);
@@ -175,7 +189,11 @@ export function redactRules(text: string, names: readonly string[]): Redacted {
 /** The rule names, in order (for the header of a benchmark table). */
 export const GENERIC_RULES: readonly string[] = RULES.map((r) => r.name);
 const UNTERMINATED = 'unterminated literal';
-const ALL_RULES = [UNTERMINATED, ...GENERIC_RULES];
+/** Values in pieces (joined literals, a builder's appends) read whole by the other rules (secretChains.ts). */
+const PIECES = 'pieces read whole';
+const RANDOM_LITERAL = 'random literal';
+const SHAPE_IN_CONTEXT = 'token shape in auth context';
+const ALL_RULES = [UNTERMINATED, PIECES, ...GENERIC_RULES];
 /** The rules this version adds for forms the first corpus lacked (test/fixtures/secrets-v2), without the token-shape rule. */
 export const V2_CONTEXT_RULES: readonly string[] = [
   UNTERMINATED,

@@ -3,7 +3,7 @@
 // replacement is a scan (a call's arguments, test rows, runs of a wrapped token, lines of a key).
 // A record of secretRuleSet.ts or secretRuleSetStructure.ts says which it uses. Pure and synchronous.
 
-import { ALGORITHM, B64_LINE, JWT_GAP, ONE_LIT } from './secretPatterns';
+import { ALGORITHM, B64_LAST_LINE, B64_LINE, BEYOND_ASCII, JWT_GAP, ONE_LIT } from './secretPatterns';
 import type { MatchTest, PairTest, Strategy, ValueTest } from './secretRuleTypes';
 import {
   bindingBefore,
@@ -31,7 +31,7 @@ import {
   statedCredential,
   tokenShape,
 } from './secretVocabulary';
-import { saysSecretIntl } from './secretWords';
+import { INTL_SECRET_STEM, saysSecretIntl } from './secretWords';
 
 /** What a strategy makes of a match: its replacement, or that of `length` characters from its start; undefined keeps it. */
 export type Replacement = string | { text: string; length: number } | undefined;
@@ -70,7 +70,9 @@ export const PAIR_TESTS: Readonly<Record<PairTest, (name: string, value: string)
     return !/^(?:password|passwd|pwd)$/i.test(key) || configCredential(key, value);
   },
   configLine: (name, value) => {
-    if (!isSecretName(name) || isPlaceholder(value) || /^(?:self|this|cls)\./.test(name)) return false;
+    if (isPlaceholder(value) || /^(?:self|this|cls)\./.test(name)) return false;
+    // Under a name that only says key or auth (`routing_key`, `license`), a value of a token's shape or random.
+    if (!isSecretName(name)) return authName(name) && (tokenShape(value) !== undefined || looksRandom(value));
     // Code assigns names and calls (`token = self.token`, `password: str`); a literal has digits or symbols, or sits under a dotted
     // settings key.
     const identifier = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/.test(value);
@@ -115,7 +117,17 @@ export const MATCH_TESTS: Readonly<Record<MatchTest, (m: RegExpExecArray) => boo
     return isSecretName(withoutVerb(/return\s*$/.test(before) ? enclosingName(m.input, m.index) : boundName(m.input, m.index)));
   },
   authBinding: (m) => authName(bindingBefore(m.input, m.index)),
+  foreignLine: (m) => BEYOND_ASCII.test(lineAround(m.input, m.index)),
+  credentialWordStart: (m) => {
+    const word = /^[\p{Script=Latin}\p{Script=Cyrillic}]+/u.exec(m[0])?.[0];
+    // A phrase (`mot de passe`) or a word without a hump stands as the rule matched it.
+    if (word === undefined || !/\p{Ll}\p{Lu}/u.test(word)) return true;
+    return CREDENTIAL_WORD.test(word.replace(/(\p{Ll})\p{Lu}.*$/u, '$1'));
+  },
 };
+
+/** A whole word for a credential in another language, inflected or not. */
+const CREDENTIAL_WORD = new RegExp(`^(?:${INTL_SECRET_STEM})$`, 'iu');
 
 /** The slots of a format string (`%s`, `%(name)s`, `{}`, `{0}`, `{name}`) that hold a password: after `://user:` or a password's key. */
 function formatArguments(m: RegExpExecArray): Replacement {
@@ -139,20 +151,23 @@ function formatArguments(m: RegExpExecArray): Replacement {
   );
 }
 
-/** Test rows given to `parametrize("user,pw", [...])`: in each row, the cells of the columns whose name says secret. */
+/**
+ * Test rows given to `parametrize("user,pw", [...])`: in each row (a tuple, a list or a `pytest.param(...)`), the cells of the
+ * columns whose name says secret.
+ */
 function parametrizedRows(m: RegExpExecArray): Replacement {
-  const names = (m[1] ?? m[2] ?? '').split(/\s*,\s*/);
+  const names = [...(m[1] ?? '').matchAll(/["']([^"'\n]*)["']/g)].flatMap((n) => (n[1] ?? '').split(/\s*,\s*/));
   const secret = names.map((n, i) => (isSecretName(n) || SHORT_SECRET_KEYS.test(n) ? i : -1)).filter((i) => i >= 0);
   if (secret.length === 0) return undefined;
   const list = callArguments(m.input, m.index + m[0].length);
   if (list === undefined) return undefined;
-  const rows = list.replace(/\(([^()]*)\)/g, (row: string, inner: string) => {
-    const cells = splitTopLevel(inner);
+  const rows = list.replace(/\(([^()]*)\)|\[([^[\]]*)\]/g, (row: string, tuple: string | undefined, items: string | undefined) => {
+    const cells = splitTopLevel(tuple ?? items ?? '');
     for (const i of secret) {
       const r = cells[i] === undefined ? undefined : redactPart(cells[i], () => true);
       if (r !== undefined) cells[i] = r;
     }
-    return `(${cells.join(',')})`;
+    return tuple !== undefined ? `(${cells.join(',')})` : `[${cells.join(',')}]`;
   });
   return rows === list ? undefined : { text: `${m[0]}${rows}`, length: m[0].length + list.length };
 }
@@ -206,10 +221,8 @@ function keyBodyLines(m: RegExpExecArray): Replacement {
   // Base64 of a key mixes cases and digits (a rule of slashes is none).
   if (!/[A-Z]/.test(m[0]) || !/[a-z]/.test(m[0]) || !/\d/.test(m[0])) return undefined;
   if (!opens && !/private|secret|\bkey\b|passphrase/i.test(before)) return undefined;
-  return m[0].replace(
-    new RegExp(`^${B64_LINE}`, 'gm'),
-    (_line: string, head: string, _b64: string, tail: string) => `${head}${REDACTED}${tail}`,
-  );
+  const line = (_line: string, head: string, _b64: string, tail: string): string => `${head}${REDACTED}${tail}`;
+  return m[0].replace(new RegExp(`^${B64_LINE}`, 'gm'), line).replace(new RegExp(`^${B64_LAST_LINE}`, 'gm'), line);
 }
 
 /** The literals a join call puts together under a secret's name (under a name that only says key, when they look like a token's). */
@@ -261,16 +274,19 @@ export const STRATEGIES: Readonly<Record<Strategy, (m: RegExpExecArray) => Repla
     ),
   parametrizedRows,
   csvRows,
-  // The credential-shaped words of the 120 characters after the word for a credential.
+  // The credential-shaped words of the 120 characters after the word for a credential; the match ends after the last one, so a word
+  // for another credential later in the window starts a match of its own.
   proseInOtherLanguages: (m) => {
-    let changed = false;
-    const text = m[0].replace(/[!-~]{6,128}/g, (word) => {
+    let end = -1;
+    const text = m[0].replace(/[!-~]{6,128}/g, (word, at: number) => {
       const value = word.replace(/^[{(\[<"'`]+|[})\]>"'`.,;:?]+$/g, '').replace(/^@code\b/, '');
       if (!statedCredential(value)) return word;
-      changed = true;
+      end = at + word.length;
       return word.replace(value, REDACTED);
     });
-    return changed ? text : undefined;
+    if (end < 0) return undefined;
+    const kept = m[0].length - end;
+    return { text: text.slice(0, text.length - kept), length: end };
   },
   wrappedJwt,
   keyBodyLines,

@@ -219,8 +219,9 @@ export function shannonEntropy(text: string): number {
 /** A literal that looks random: long, high entropy, several character classes, not a URL or path. */
 export function looksRandom(value: string): boolean {
   if (value.length < 24 || /\s/.test(value) || /:\/\/|^[./~]/.test(value)) return false;
-  // A hex digest, with or without its algorithm (`sha256:...`, `0x...`), is not random by shape.
-  if (/^(?:[a-z0-9]+[:$])?(?:0x)?[0-9a-f]{16,}$/i.test(value)) return false;
+  // A hex digest, with or without its algorithm (`sha256:...`, `0x...`) or the image it pins (`postgres@sha256:...`), is not
+  // random by shape.
+  if (/^(?:[\w./-]+@)?(?:[a-z0-9]+[:$])?(?:0x)?[0-9a-f]{16,}$/i.test(value)) return false;
   // Code and templates (brackets, separators), a value without a digit, an alphabet or a long word.
   if (/[{}()[\]<>|,;\\]/.test(value) || !/\d/.test(value) || /[A-Za-z]{17,}/.test(value)) return false;
   // Paths, dotted names and platform tags: mostly word-like parts (`MAPPINGS/VENDORS/CP037.TXT`, `cpython-311-x86_64-linux-gnu`).

@@ -122,3 +122,12 @@ export const INTL_SECRET_WORD = `(?:${[...UNSPACED].sort(longestFirst).map(escap
   .sort(longestFirst)
   .map(escape)
   .join('|')})(?!\\p{Ll}))`;
+
+/**
+ * The same terms with an inflection after them (up to four lower-case letters: Turkish `şifresi`, German `Passworts`,
+ * Spanish `claves`), for finding where prose states a value: the rule that reads it still wants a credential-shaped word after it.
+ */
+export const INTL_SECRET_STEM = `(?:${[...UNSPACED].sort(longestFirst).map(escape).join('|')}|(?<![\\p{L}\\p{N}])(?:${[...PHRASES, ...WORDS]
+  .sort(longestFirst)
+  .map(escape)
+  .join('|')})\\p{Ll}{0,4}(?!\\p{Ll}))`;

@@ -1,4 +1,4 @@
-// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout|v3-dev|v3-heldout]`: the measure of
+// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout|v3-dev|v3-heldout|v4-heldout]`: the measure of
 // secret detection, not a test. Every case of test/fixtures/secrets/corpus.json (or heldout.json,
 // cases written after the rules were fixed) (credential forms and look-alikes, each inside a
 // prompt of about 6,000 characters of fixture code) goes through the real redaction boundary
@@ -45,6 +45,8 @@ const MODEL = 'qwen2.5-coder:1.5b-base';
 const V2_BASE_COMMIT = '7e9dae0';
 /** The last commit with the rules the v3 corpus was written against. */
 const V3_BASE_COMMIT = 'bdbdccd';
+/** The last commit with the rules before the v4 round (the v3 held-out part not yet developed on). */
+const V4_BASE_COMMIT = 'e04137c';
 
 /** The own rules at V2_BASE_COMMIT, then secretlint (unchanged since). */
 async function baseRedactor(dir: string): Promise<Redactor> {
@@ -124,23 +126,24 @@ async function rulesAt(commit: string, dir: string): Promise<Redactor> {
 }
 
 /**
- * The third round (test/fixtures/secrets-v3) as the file being completed: the rules before it (V3_BASE_COMMIT) with secretlint,
- * secretlint alone and the chosen set, then the chosen set's recall per class (the case's class words).
+ * The third or fourth round (test/fixtures/secrets-v3, -v4) as the file being completed: the rules before it (V3_BASE_COMMIT,
+ * V4_BASE_COMMIT) with secretlint, secretlint alone and the chosen set, then the chosen set's recall per class (the case's class words).
  */
-async function mainV3(part: 'dev' | 'heldout'): Promise<void> {
-  const corpus = loadSecretCorpusV2(part, 'v3');
+async function mainRound(round: 'v3' | 'v4', part: 'dev' | 'heldout'): Promise<void> {
+  const corpus = loadSecretCorpusV2(part, round);
+  const base = round === 'v3' ? V3_BASE_COMMIT : V4_BASE_COMMIT;
   const dir = mkdtempSync(join(tmpdir(), 'coderag-bench-secrets-'));
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL] });
   const signal = new AbortController().signal;
   try {
     await redactWithSecretlint('warm = 1');
     const sets: Array<[string, Redactor]> = [
-      [`(a) rules at ${V3_BASE_COMMIT} + secretlint`, await rulesAt(V3_BASE_COMMIT, dir)],
+      [`(a) rules at ${base} + secretlint`, await rulesAt(base, dir)],
       ['(b) secretlint recommended preset alone', redactWithSecretlint],
       ['(c) chosen: all own rules + secretlint', redactSecrets],
     ];
     const secrets = corpus.reduce((n, c) => n + c.secrets.length, 0);
-    console.log(`v3-${part}: ${corpus.length} cases, ${secrets} credential values\n`);
+    console.log(`${round}-${part}: ${corpus.length} cases, ${secrets} credential values\n`);
     console.log('| rule set | recall | false positives (look-alikes) | canaries lost | median ms/prompt | p95 ms/prompt |');
     console.log('|---|---:|---:|---:|---:|---:|');
     let chosen: CorpusV2Score | undefined;
@@ -203,7 +206,8 @@ async function scan(dir: string, redactor: Redactor): Promise<{ files: number; l
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { corpus: { type: 'string', default: 'corpus' }, scan: { type: 'string' } } });
-  if (values.corpus === 'v3-dev' || values.corpus === 'v3-heldout') return mainV3(values.corpus === 'v3-dev' ? 'dev' : 'heldout');
+  if (values.corpus === 'v3-dev' || values.corpus === 'v3-heldout') return mainRound('v3', values.corpus === 'v3-dev' ? 'dev' : 'heldout');
+  if (values.corpus === 'v4-heldout') return mainRound('v4', 'heldout');
   if (values.corpus === 'v2-dev' || values.corpus === 'v2-heldout') return mainV2(values.corpus === 'v2-dev' ? 'dev' : 'heldout');
   if (values.corpus !== 'corpus' && values.corpus !== 'heldout') throw new Error('--corpus must be corpus, heldout, v2-dev or v2-heldout');
   const corpus = loadSecretCorpus(values.corpus);

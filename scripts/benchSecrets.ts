@@ -105,7 +105,10 @@ async function mainV2(part: 'dev' | 'heldout'): Promise<void> {
 async function rulesAt(commit: string, dir: string): Promise<Redactor> {
   const file = join(dir, `rules-${commit}`);
   mkdirSync(file, { recursive: true });
-  for (const name of ['secretRules.ts', 'secretWords.ts', 'tokenFormats.ts']) {
+  // The rules' modules at that commit (they were split into several since the first rounds).
+  const listed = execFileSync('git', ['ls-tree', '--name-only', `${commit}:src/engine/prompt`], { cwd: repoRoot, encoding: 'utf8' });
+  const modules = listed.split('\n').filter((n) => /^(?:secret\w*|tokenFormats)\.ts$/.test(n));
+  for (const name of modules) {
     try {
       const source = execFileSync('git', ['show', `${commit}:src/engine/prompt/${name}`], {
         cwd: repoRoot,

@@ -111,3 +111,30 @@ void test('the held-out part (v3) as other files, line and body mode: no credent
     await fx.close();
   }
 });
+
+// The fourth round's held-out part (test/fixtures/secrets-v4), scored once on the finished rules (docs/BENCHMARKS.md "Trust round:
+// forms nobody listed"): the floor is what it scored then, so that a change that loses ground on it fails. Its failures are not read
+// to write the file-being-completed rules.
+void test('the held-out part (v4): in the file being completed at least 100 of 116 credential values are kept from the server, no look-alike or canary lost', async () => {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
+  try {
+    const cases = loadSecretCorpusV2('heldout', 'v4');
+    const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
+    assert.equal(score.secrets, 116);
+    assert.ok(score.secrets - score.missed.length >= 100, `kept ${score.secrets - score.missed.length}: missed ${score.missed.join(', ')}`);
+    assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
+  } finally {
+    await server.close();
+  }
+});
+
+void test('the held-out part (v4) as other files, line and body mode: no credential reaches the model server', async () => {
+  const fx = await otherFileFixture(loadSecretCorpusV2('heldout', 'v4'), await loadParsers(grammarsDir), MODELS);
+  try {
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
+    assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
+  } finally {
+    await fx.close();
+  }
+});

@@ -38,7 +38,8 @@
 // 20 or more characters of base64/hex with letters and at least 4 digits that is not a name), a URL's
 // userinfo password and query values, and what follows a word that says password or secret on its
 // line (in any of secretWords' languages) become `…`. The detector (redactGeneric, renderKnowledge.ts)
-// then runs over the whole rendered text. Java char literals are left alone.
+// then runs over the whole rendered text. Java char literals are left alone, but for an array of four
+// or more (a string written a character at a time).
 //
 // A hand-written lexer rather than tree-sitter: it needs only strings, comments and brackets, is sync
 // (the prompt is laid out synchronously), and is robust to text that does not parse (stubs, windows
@@ -791,7 +792,6 @@ export function maskStrings(text: string, lang: Lang): MaskResult {
   }
   commentsBefore(text.length + 1);
   code(text.length);
-  if (edits.length === 0) return { text, masked, kept };
   edits.sort((a, b) => a.start - b.start);
   let out = '';
   let from = 0;
@@ -799,5 +799,23 @@ export function maskStrings(text: string, lang: Lang): MaskResult {
     out += text.slice(from, e.start) + e.text;
     from = e.end;
   }
-  return { text: out + text.slice(from), masked, kept };
+  out += text.slice(from);
+  if (lang !== 'java') return { text: out, masked, kept };
+  // A Java array of char literals is a string written a character at a time (`char[] PW = {'t', '0', ...}`): each goes.
+  const chars = maskCharArrays(out);
+  return { text: chars.text, masked: masked + chars.masked, kept };
+}
+
+/** Four or more char literals in one initializer. */
+const CHAR_ARRAY = /\{(?:\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,){3,}\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,?\s*\}/g;
+
+function maskCharArrays(text: string): { text: string; masked: number } {
+  let masked = 0;
+  const out = text.replace(CHAR_ARRAY, (array) =>
+    array.replace(/'(?:[^'\\\n]|\\[^\n]{1,6}?)'/g, () => {
+      masked++;
+      return `'${MASK}'`;
+    }),
+  );
+  return { text: out, masked };
 }

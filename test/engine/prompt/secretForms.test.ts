@@ -139,3 +139,11 @@ void test('an API key beside its secret in one object goes with it; a lookup key
   const flag = 'OPTIONS = {"key": "display_name", "secret": False}\n';
   assert.equal(await sent(flag), flag);
 });
+
+void test("another file's char array is a string written a character at a time: its characters are masked, a pair of chars stays", async () => {
+  const { maskStrings } = await import('../../../src/engine/prompt/maskStrings');
+  const java = "static final char[] STORE_PASS = {'q', '7', 'X', 'm', '2', '!', 'z'};\nchar[] pair = {'a', 'b'};\n";
+  const out = maskStrings(java, 'java').text;
+  assert.ok(!/'q', '7', 'X'/.test(out), out);
+  assert.match(out, /\{'a', 'b'\}/);
+});

@@ -5,6 +5,7 @@
 // and the look-alikes that stay (a pinned image digest, ASCII code beside the English word).
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { maskStrings } from '../../../src/engine/prompt/maskStrings';
 import { redactSecrets } from '../../../src/engine/prompt/redact';
 
 async function sent(code: string): Promise<string> {
@@ -140,8 +141,7 @@ void test('an API key beside its secret in one object goes with it; a lookup key
   assert.equal(await sent(flag), flag);
 });
 
-void test("another file's char array is a string written a character at a time: its characters are masked, a pair of chars stays", async () => {
-  const { maskStrings } = await import('../../../src/engine/prompt/maskStrings');
+void test("another file's char array is a string written a character at a time: its characters are masked, a pair of chars stays", () => {
   const java = "static final char[] STORE_PASS = {'q', '7', 'X', 'm', '2', '!', 'z'};\nchar[] pair = {'a', 'b'};\n";
   const out = maskStrings(java, 'java').text;
   assert.ok(!/'q', '7', 'X'/.test(out), out);

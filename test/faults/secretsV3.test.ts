@@ -112,16 +112,15 @@ void test('the held-out part (v3) as other files, line and body mode: no credent
   }
 });
 
-// The fourth round's held-out part (test/fixtures/secrets-v4), scored once on the finished rules (docs/BENCHMARKS.md "Trust round:
-// forms nobody listed"): the floor is what it scored then, so that a change that loses ground on it fails. Its failures are not read
-// to write the file-being-completed rules.
-void test('the held-out part (v4): in the file being completed at least 100 of 116 credential values are kept from the server, no look-alike or canary lost', async () => {
+// The fourth round's held-out part (test/fixtures/secrets-v4) was scored once, at 86.2% (docs/BENCHMARKS.md "Trust round: forms
+// nobody listed"); the round after developed on it, so it is held to every value.
+void test("the fourth round's held-out part, developed on since it was scored: no credential reaches the server, canaries and look-alikes arrive", async () => {
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
   try {
     const cases = loadSecretCorpusV2('heldout', 'v4');
     const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
     assert.equal(score.secrets, 116);
-    assert.ok(score.secrets - score.missed.length >= 100, `kept ${score.secrets - score.missed.length}: missed ${score.missed.join(', ')}`);
+    assert.deepEqual(score.missed, [], 'credentials that reached the server');
     assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
   } finally {
     await server.close();

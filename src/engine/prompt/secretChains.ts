@@ -70,8 +70,8 @@ interface Reading {
   kind: ReadingKind;
 }
 
-/** Literals joined in place, or a builder's appends. */
-export type ReadingKind = 'joined' | 'built';
+/** Literals joined in place (on a wide line, or bound to a name at its start), or a builder's appends. */
+export type ReadingKind = 'joined' | 'bound' | 'built';
 type ReadLine = (text: string, kind: ReadingKind) => string;
 
 function replacedPieces(r: Reading, readLine: ReadLine): Piece[] {
@@ -121,7 +121,8 @@ function joinedReadings(text: string): Reading[] {
       joined,
       written: text.slice(ls, le),
       writtenAt: ls,
-      kind: 'joined',
+      // `NAME = "..." + "..."`: the name the value is given is its context, as a single literal's would be.
+      kind: /(?:^|[\s(,])[A-Za-z_][\w.]*\s*(?::[^=\n]{1,40})?=\s*\(?\s*["']$/.test(head) ? 'bound' : 'joined',
     });
   }
   return out;

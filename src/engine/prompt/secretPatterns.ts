@@ -15,8 +15,12 @@ export const NAME_INTL = String.raw`[\p{L}_][\p{L}\p{N}_.-]{0,63}`;
 export const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer|cookie))`;
 /** The same for a name in another language. */
 export const SAYS_SECRET_INTL = String.raw`(?=[^"'\n=:,()]{0,64}?(?:${INTL_SECRET_ALTERNATION}))`;
-/** A letter of a script beyond ASCII (Latin with accents, Greek, Cyrillic, kana, CJK, Hangul): prose in another language. */
-export const BEYOND_ASCII = /[\u00C0-\u024F\u0370-\u052F\u3040-\u30FF\u4E00-\u9FFF\uAC00-\uD7AF]/;
+/**
+ * A letter of a script beyond ASCII (Latin with accents and Vietnamese's, Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana,
+ * CJK, Hangul): prose in another language.
+ */
+export const BEYOND_ASCII =
+  /[\u00C0-\u024F\u0370-\u052F\u0590-\u06FF\u0900-\u097F\u0E00-\u0E7F\u1E00-\u1EFF\u3040-\u30FF\u4E00-\u9FFF\uAC00-\uD7AF]/;
 /** Whether a text holds a credential word of another language: the rules for names and prose in other languages run only then. */
 export const INTL_WORD = new RegExp(INTL_SECRET_STEM, 'iu');
 
@@ -108,6 +112,9 @@ export const PASSWORD_CALLS = [
   String.raw`(?:psycopg2?|pymysql|pymssql|mysql\.connector|pyodbc|cx_Oracle|oracledb|pg8000)\.connect`,
   // ldap3's Connection(server, user, password): the connect rule takes its third argument.
   String.raw`ldap3\.Connection`,
+  // ftplib's FTP(host, user, passwd): the third; UnboundID's LDAPConnection(host, port, bindDN, password): the last.
+  String.raw`ftplib\.FTP(?:_TLS)?`,
+  'LDAPConnection',
   String.raw`DriverManager\.getConnection`,
   'getConnection',
   'connect',

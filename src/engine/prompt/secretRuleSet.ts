@@ -82,9 +82,9 @@ const CONTEXT_RULES: readonly SecretRule[] = [
     out: { alternatives: TOKEN_KEPT.map((_p, i) => ({ group: 2 * i + 1, parts: [2 * i + 1, REDACTED] })) },
   },
   {
-    // scheme://user:password@host — the password only.
+    // scheme://user:password@host — the password only (a scheme may hold `_`: `kafka+sasl_ssl://`).
     name: 'URL userinfo',
-    pattern: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@"'<>]{0,64}:)([^\s@/"'<>]{1,128})@/gi,
+    pattern: /\b([a-z][a-z0-9+._-]{1,20}:\/\/[^\s:/@"'<>]{0,64}:)([^\s@/"'<>]{1,128})@/gi,
     checks: [
       { group: 2, not: 'placeholder' },
       { group: 2, not: /^(?:pass|pwd|pw|secret)$/i },
@@ -260,11 +260,12 @@ const CONTEXT_RULES: readonly SecretRule[] = [
     out: { parts: [1, 2, 3, REDACTED] },
   },
   {
-    // A default in a settings placeholder: `${db.password:...}` (Spring), `${DB_PASSWORD:-...}` (shell, compose).
+    // A default in a settings placeholder: `${db.password:...}` (Spring), `${DB_PASSWORD:-...}` (shell, compose), and a token-shaped
+    // one under a key's name (`${ingest.hmac-key:...}`).
     name: 'placeholder default',
     pattern: /(\$\{([\w.-]{1,64}):-?)([^}\s]{3,200})\}/g,
     checks: [
-      { group: 2, is: 'secretName' },
+      { pair: [2, 3], is: 'secretKeyOrAuthToken' },
       { group: 3, not: 'placeholder' },
     ],
     out: { parts: [1, REDACTED, '}'] },

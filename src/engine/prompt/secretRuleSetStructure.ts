@@ -142,6 +142,17 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     out: { parts: [1, 2, REDACTED] },
   },
   {
+    // A session cookie given as a dict's or map's entry: `cookies={"sessionid": "..."}`, `Map.of("JSESSIONID", "...")`.
+    name: 'session cookie entry',
+    when: /sess|sid|remember|token|csrf/i,
+    pattern: new RegExp(String.raw`((\\?["'])(?:${SESSION_COOKIES})\2\s*[:,]\s*(\\?["']))([^"'\s\\]{16,512})\3`, 'gi'),
+    checks: [
+      { group: 4, is: /\d/ },
+      { group: 4, not: 'placeholder' },
+    ],
+    out: { parts: [1, REDACTED, 3] },
+  },
+  {
     // A function or supplier that returns a literal under a secret's name: `def admin_password(): return "..."`,
     // `String getApiKey() { return "..."; }`, `secret = lambda: "..."`, `Supplier<String> password = () -> "..."`. Anchored at the
     // `return` or the arrow, the name is looked up behind.
@@ -157,6 +168,31 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     when: /parametrize\(/,
     pattern: new RegExp(String.raw`\bparametrize\(\s*(${PARAM_NAMES})\s*,\s*\[`, 'g'),
     out: { strategy: 'parametrizedRows' },
+  },
+  {
+    // JUnit's values given to a test whose one parameter says secret: `@ValueSource(strings = {"..."}) void accepts(String token)`.
+    name: 'value source',
+    when: /@ValueSource/,
+    pattern: /@ValueSource\(\s*strings\s*=\s*\{([^{}]{1,2000})\}\s*\)([^{;]{0,200}?)\(([^()]{0,300})\)/g,
+    out: { strategy: 'valueSourceRows' },
+  },
+  {
+    // JUnit's rows from a provider method (`Arguments.of("svc", "...")`) whose consumer's parameter says secret.
+    name: 'method source rows',
+    when: /@MethodSource/,
+    pattern: /\b(?:Arguments\.of|arguments)\(/g,
+    out: { strategy: 'methodSourceRows' },
+  },
+  {
+    // A key a method named for one returns decoded from a literal: `byte[] transitKey() { return HexFormat.of().parseHex("...") }`.
+    name: 'decoded key',
+    when: /parseHex|decodeHex|fromhex|unhexlify|b64decode|decodeBase64|\.decode\(/,
+    pattern: new RegExp(
+      String.raw`\breturn\s+(?:[\w.]+(?:\(\))?\.)*(?:parseHex|decodeHex|fromhex|unhexlify|b64decode|decodeBase64|decode)\(\s*` +
+        String.raw`[rRbB]{0,2}(?:"([^"\\\n]{16,512})"|'([^'\\\n]{16,512})')`,
+      'g',
+    ),
+    out: { strategy: 'decodedKey' },
   },
   {
     // JUnit's CSV rows given to a method whose parameter says secret: `@CsvSource({"admin, ..."}) void login(String user, String pw)`.
@@ -236,6 +272,18 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     pattern: new RegExp(String.raw`new\s+StringBuilder\([^()]*\)((?:\s*\.append\(\s*${LIT}\s*\)){2,})`, 'g'),
     checks: [{ match: 'builtSecretName' }],
     out: { chain: 1 },
+  },
+  {
+    // A password written a character at a time under a secret's name: `char[] KEYSTORE_PASSWORD = {'t', '0', ...}`.
+    name: 'char array',
+    when: /'\s*,\s*'/,
+    pattern: new RegExp(
+      String.raw`\b([A-Za-z_]\w*)\s*(?:\[\s*\])?\s*=\s*(?:new\s+char\s*\[\s*\]\s*)?\{` +
+        String.raw`((?:\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,){3,}\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)')(?=\s*,?\s*\})`,
+      'g',
+    ),
+    checks: [{ group: 1, is: 'secretOrAuthName' }],
+    out: { chain: 2 },
   },
   {
     // An API key beside its secret in one object (JSON in a string, escaped or not, or a dict): `"key": "...", "secret": "..."`,

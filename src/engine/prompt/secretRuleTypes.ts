@@ -70,7 +70,10 @@ export type Strategy =
   | 'proseInOtherLanguages'
   | 'wrappedJwt'
   | 'keyBodyLines'
-  | 'joinedLiterals';
+  | 'joinedLiterals'
+  | 'valueSourceRows'
+  | 'methodSourceRows'
+  | 'decodedKey';
 
 /** A check a match must pass to be replaced; a match that fails one is kept. A RegExp here must not be global or sticky. */
 export type Check =

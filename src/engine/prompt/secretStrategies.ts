@@ -237,6 +237,54 @@ function joinedLiterals(m: RegExpExecArray): Replacement {
   return { text: m[0] + redactChain(args), length: m[0].length + args.length };
 }
 
+/** A test parameter's name that says secret (`password`, `oldSecret`, `token`, `pw`). */
+const secretParam = (n: string): boolean => isSecretName(n) || SHORT_SECRET_KEYS.test(n) || /token$/i.test(n);
+
+/** The parameter names of a method's list (`String user, String oldSecret`). */
+const paramNames = (list: string): string[] => splitTopLevel(list).map((p) => p.trim().split(/\s+/).pop() ?? '');
+
+/** JUnit's `@ValueSource(strings = {...})` for a test whose one parameter says secret: every literal of six or more characters. */
+function valueSourceRows(m: RegExpExecArray): Replacement {
+  const params = paramNames(m[3] ?? '');
+  if (params.length !== 1 || !secretParam(params[0]!)) return undefined;
+  const values = m[1] ?? '';
+  const rows = values.replace(ONE_LIT, (lit: string, dq: string | undefined, sq: string | undefined) => {
+    const v = dq ?? sq ?? '';
+    return v.length >= 6 && !isPlaceholder(v) ? lit.replace(v, REDACTED) : lit;
+  });
+  return rows === values ? undefined : m[0].replace(values, rows);
+}
+
+/**
+ * The rows a JUnit `@MethodSource` provider returns (`Arguments.of("svc", "...")`): the cells whose column the consuming test's
+ * parameter names secret. The provider is the method around the call; its consumer names it in `@MethodSource("...")`.
+ */
+function methodSourceRows(m: RegExpExecArray): Replacement {
+  const provider = enclosingName(m.input, m.index);
+  if (!provider) return undefined;
+  const consumer = new RegExp(
+    String.raw`@MethodSource\(\s*(?:value\s*=\s*)?\{?\s*"${provider}"[^)]*\)[^{;]{0,200}?\(([^()]{0,300})\)`,
+  ).exec(m.input);
+  if (!consumer) return undefined;
+  const secret = paramNames(consumer[1] ?? '')
+    .map((n, i) => (secretParam(n) ? i : -1))
+    .filter((i) => i >= 0);
+  return secret.length === 0
+    ? undefined
+    : redactArguments(
+        m,
+        () => secret,
+        (v) => v.length >= 6,
+      );
+}
+
+/** A key returned decoded from a literal (`return HexFormat.of().parseHex("...")`) by a method whose name says key or token. */
+function decodedKey(m: RegExpExecArray): Replacement {
+  const value = m[1] ?? m[2] ?? '';
+  if (!authName(enclosingName(m.input, m.index)) || (tokenShape(value) === undefined && !looksRandom(value))) return undefined;
+  return m[0].slice(0, m[0].length - value.length - 1) + REDACTED + m[0].slice(-1);
+}
+
 export const STRATEGIES: Readonly<Record<Strategy, (m: RegExpExecArray) => Replacement>> = {
   // The stated value without the punctuation that ends its sentence; a credential has a digit.
   prose: (m) => {
@@ -259,7 +307,8 @@ export const STRATEGIES: Readonly<Record<Strategy, (m: RegExpExecArray) => Repla
       (parts) => {
         // A connect call's password is its third argument (host, user, password) or, with two, its second; a login's its second.
         // Transport.send(message, user, password); paramiko's connect(host, port, user, password): the last argument.
-        if (/Transport\.send/.test(m[0])) return [2];
+        if (/Transport\.send|ftplib\.FTP/.test(m[0])) return [2];
+        if (/LDAPConnection/.test(m[0])) return parts.length >= 4 ? [parts.length - 1] : [];
         if (/^connect\s*\($/.test(m[0].replace(/^new\s+/, ''))) return parts.length >= 3 ? [parts.length - 1] : [];
         const connect = /connect|getConnection/i.test(m[0]);
         return connect ? [parts.length >= 3 ? 2 : 1] : [1];
@@ -291,4 +340,7 @@ export const STRATEGIES: Readonly<Record<Strategy, (m: RegExpExecArray) => Repla
   wrappedJwt,
   keyBodyLines,
   joinedLiterals,
+  valueSourceRows,
+  methodSourceRows,
+  decodedKey,
 };

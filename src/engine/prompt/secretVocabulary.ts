@@ -194,7 +194,10 @@ export function isPlaceholder(value: string): boolean {
   if (/^[$<%{*[]/.test(v) || /^(?:your|my|enter|insert|put)[-_ ]/i.test(v) || /[{<]\s*\w*\s*[}>]$/.test(v)) return true;
   if (/^(.)\1+$/.test(v) || /^[x*#.•-]+$/i.test(v)) return true;
   // An environment variable's or a setting's name (`"DB_PASSWORD"`, `"mail.smtp.password"`), a URL or a path.
-  if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || /^[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)+$/.test(v)) return true;
+  // A part that mixes two or more digits with two or more capitals (`qqeHJqa9mkTA4Ti8ua.p`) is random, not a setting's word.
+  const settingName =
+    /^[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)+$/.test(v) && !v.split('.').some((p) => /\d.*\d/.test(p) && /[A-Z].*[A-Z]/.test(p));
+  if (/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(v) || settingName) return true;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v) || /^(?:\.{0,2}\/|~\/)/.test(v)) return true;
   // A name, not a value: snake_case or CamelCase words without digits (`copy_context`, `TokenInfo`).
   if (/^[A-Za-z]+(?:_[A-Za-z]+)+$/.test(v) || /^[A-Z][a-z]+(?:[A-Z][a-z]+)+$/.test(v) || /^[A-Z]{2,5}(?:[A-Z][a-z]+){1,4}$/.test(v))
@@ -289,7 +292,9 @@ export function configCredential(name: string, value: string): boolean {
 
 /** Whether a value could be a password: not a name of code, a number, a host or a path. */
 export function passwordLike(value: string): boolean {
-  if (value.length < 4 || /^\d+$/.test(value) || /^[\w-]+(?:\.[\w-]+)+$/.test(value) || /[/\\]/.test(value)) return false;
+  // Dotted words are a host or a name (`smtp.example.com`); with capitals among digits they are a password (`ZxGz8v4N.7r4U.R4`).
+  const dotted = /^[\w-]+(?:\.[\w-]+)+$/.test(value) && !(/[A-Z]/.test(value) && /\d/.test(value) && /[a-z]/.test(value));
+  if (value.length < 4 || /^\d+$/.test(value) || dotted || /[/\\]/.test(value)) return false;
   return !/^[a-z]+$/.test(value) || value.length >= 6;
 }
 

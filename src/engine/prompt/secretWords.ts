@@ -59,9 +59,22 @@ const WORDS = [
   'parolya',
   // Chinese pinyin of 密码
   'mima',
+  // Vietnamese, without its tones as names are often written
+  'matkhau',
 ];
 /** Phrases of several words (matched in the text's words, in order). */
-const PHRASES = ['mot de passe', 'palavra passe', 'palavra chave', 'kata sandi', 'clé secrète', 'cle secrete', 'clé api', 'cle api'];
+const PHRASES = [
+  'mật khẩu',
+  'mat khau',
+  'mot de passe',
+  'palavra passe',
+  'palavra chave',
+  'kata sandi',
+  'clé secrète',
+  'cle secrete',
+  'clé api',
+  'cle api',
+];
 /** Terms of scripts written without spaces between words (Chinese, Japanese, Korean): matched anywhere. */
 const UNSPACED = [
   '密码',
@@ -86,6 +99,15 @@ const UNSPACED = [
   '암호',
   '토큰',
   '비밀키',
+  // Korean "API key", "access key", "secret key", "auth key" (키 alone also means height)
+  'API 키',
+  'API키',
+  '액세스 키',
+  '비밀 키',
+  '인증 키',
+  // Hindi (Devanagari) password, secret key
+  'पासवर्ड',
+  'गुप्त कुंजी',
 ];
 
 const WORD_SET = new Set(WORDS.filter((w) => !w.includes(' ')));

@@ -147,3 +147,69 @@ void test("another file's char array is a string written a character at a time: 
   assert.ok(!/'q', '7', 'X'/.test(out), out);
   assert.match(out, /\{'a', 'b'\}/);
 });
+
+void test('the fourth round developed on: schemes with `_`, placeholder defaults under a key, dotted random values, char arrays under a secret name', async () => {
+  const out = await sent(
+    [
+      'String bus = "kafka+sasl_ssl://producer:Hq7!mZ2pLx9Wv@kafka-3.corp.local:9093";',
+      '@Value("${ingest.hmac-key:Qx8vT2mLp9Rz4Wk6Nc3Bh7Jd5Fs1Gy0A+bC=}")',
+      'String xml = "<password>zR8mQ2vLx9Tp4.k</password>";',
+      "static final char[] TRUST_PASSWORD = {'v', '7', 'Q', 'm', '2', 'x'};",
+      'static final String ARCHIVE_KEY = "Lm3Qr8Tz2Wx"',
+      '        + "Vb7Nc4Kp9Jh";',
+      '',
+    ].join('\n'),
+  );
+  gone(out, 'Hq7!mZ2pLx9Wv', 'Qx8vT2mLp9Rz4Wk6Nc3Bh7Jd5Fs1Gy0A+bC=', 'zR8mQ2vLx9Tp4.k', "'v', '7', 'Q'", 'Lm3Qr8Tz2Wx', 'Vb7Nc4Kp9Jh');
+  const digits = "static final char[] DIGITS = {'0', '1', '2', '3'};\n";
+  assert.equal(await sent(digits), digits);
+});
+
+void test("the fourth round developed on: ftplib's, UnboundID's and JavaMail's password positions, a session cookie as an entry", async () => {
+  const out = await sent(
+    [
+      'ftp = ftplib.FTP(HOST, "edi_in", "Tz4!qW8mLp2x", timeout=30)',
+      'return new LDAPConnection("ldap.corp.lan", 636, "cn=agent,dc=corp", "Rk9_pZ3-mQ7x");',
+      'transport.connect("smtp.corp.lan", "reports", "Wq5Nz.8vKm3.Lp");',
+      'client = httpx.Client(cookies={"sessionid": "7k2m9q4x8v1z6c3b5n0p"})',
+      '',
+    ].join('\n'),
+  );
+  gone(out, 'Tz4!qW8mLp2x', 'Rk9_pZ3-mQ7x', 'Wq5Nz.8vKm3.Lp', '7k2m9q4x8v1z6c3b5n0p');
+  assert.match(out, /"smtp\.corp\.lan"/);
+});
+
+void test("the fourth round developed on: JUnit's value and method sources, a key returned decoded, Korean, Hindi and Vietnamese words", async () => {
+  const out = await sent(
+    [
+      'class VerifierTest {',
+      '    @ParameterizedTest',
+      '    @ValueSource(strings = {"Pq7Wz2Lm9Xk4Rv8Tn3Bc"})',
+      '    void acceptsToken(String token) { }',
+      '    static Stream<Arguments> rotated() {',
+      '        return Stream.of(Arguments.of("billing", "Jd4~Kp9!Lx2q"));',
+      '    }',
+      '    @ParameterizedTest',
+      '    @MethodSource("rotated")',
+      '    void rejects(String user, String oldSecret) { }',
+      '    static byte[] transitKey() {',
+      '        return HexFormat.of().parseHex("9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c");',
+      '    }',
+      '}',
+      '// 게이트웨이 API 키: Vx8Qm2Lz7Rk4Tp9Wn3Bc6Jd (스테이징 전용)',
+      '// कृपया ध्यान दें: परीक्षण खाते का पासवर्ड Hm4!qZ8x है।',
+      'extra = {"mật_khẩu": "Nc7-Rz2-Lq9x"}',
+      '',
+    ].join('\n'),
+  );
+  gone(
+    out,
+    'Pq7Wz2Lm9Xk4Rv8Tn3Bc',
+    'Jd4~Kp9!Lx2q',
+    '9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c',
+    'Vx8Qm2Lz7Rk4Tp9Wn3Bc6Jd',
+    'Hm4!qZ8x',
+    'Nc7-Rz2-Lq9x',
+  );
+  assert.match(out, /"billing"/);
+});

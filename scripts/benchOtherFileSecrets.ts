@@ -1,4 +1,4 @@
-// `node --import tsx scripts/benchOtherFileSecrets.ts [--part dev|heldout|both] [--round v2|v3|v4]`: credentials in files
+// `node --import tsx scripts/benchOtherFileSecrets.ts [--part dev|heldout|both] [--round v2|v3|v4|v5]`: credentials in files
 // that only retrieval reads, measured, not a test (test/faults/otherFileSecrets.test.ts asserts the dev
 // parts). Each case of test/fixtures/secrets-v2 (or -v3) is placed as another file of a repository with a
 // canary beside it (test/helpers/otherFileRepo.ts); through the real language server, files that use the
@@ -20,8 +20,8 @@ const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { part: { type: 'string', default: 'both' }, round: { type: 'string', default: 'v2' } } });
-  if (values.round !== 'v2' && values.round !== 'v3' && values.round !== 'v4') throw new Error('--round must be v2, v3 or v4');
-  const round = values.round;
+  if (!['v2', 'v3', 'v4', 'v5'].includes(values.round)) throw new Error('--round must be v2, v3, v4 or v5');
+  const round = values.round as 'v2' | 'v3' | 'v4' | 'v5';
   const parts = values.part === 'both' ? (['dev', 'heldout'] as const) : ([values.part as 'dev' | 'heldout'] as const);
   const parsers = await loadParsers(grammarsDir);
   for (const part of parts) {

@@ -1,4 +1,4 @@
-// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout|v3-dev|v3-heldout|v4-heldout]`: the measure of
+// `node --import tsx scripts/benchSecrets.ts [--corpus corpus|heldout|v2-dev|v2-heldout|v3-dev|v3-heldout|v4-heldout|v5-heldout]`: the measure of
 // secret detection, not a test. Every case of test/fixtures/secrets/corpus.json (or heldout.json,
 // cases written after the rules were fixed) (credential forms and look-alikes, each inside a
 // prompt of about 6,000 characters of fixture code) goes through the real redaction boundary
@@ -47,6 +47,8 @@ const V2_BASE_COMMIT = '7e9dae0';
 const V3_BASE_COMMIT = 'bdbdccd';
 /** The last commit with the rules before the v4 round (the v3 held-out part not yet developed on). */
 const V4_BASE_COMMIT = 'e04137c';
+/** The rules the v4 held-out part was scored on, before the round that developed on it. */
+const V5_BASE_COMMIT = '49c863c';
 
 /** The own rules at V2_BASE_COMMIT, then secretlint (unchanged since). */
 async function baseRedactor(dir: string): Promise<Redactor> {
@@ -132,9 +134,9 @@ async function rulesAt(commit: string, dir: string): Promise<Redactor> {
  * The third or fourth round (test/fixtures/secrets-v3, -v4) as the file being completed: the rules before it (V3_BASE_COMMIT,
  * V4_BASE_COMMIT) with secretlint, secretlint alone and the chosen set, then the chosen set's recall per class (the case's class words).
  */
-async function mainRound(round: 'v3' | 'v4', part: 'dev' | 'heldout'): Promise<void> {
+async function mainRound(round: 'v3' | 'v4' | 'v5', part: 'dev' | 'heldout'): Promise<void> {
   const corpus = loadSecretCorpusV2(part, round);
-  const base = round === 'v3' ? V3_BASE_COMMIT : V4_BASE_COMMIT;
+  const base = { v3: V3_BASE_COMMIT, v4: V4_BASE_COMMIT, v5: V5_BASE_COMMIT }[round];
   const dir = mkdtempSync(join(tmpdir(), 'coderag-bench-secrets-'));
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODEL] });
   const signal = new AbortController().signal;
@@ -211,6 +213,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { corpus: { type: 'string', default: 'corpus' }, scan: { type: 'string' } } });
   if (values.corpus === 'v3-dev' || values.corpus === 'v3-heldout') return mainRound('v3', values.corpus === 'v3-dev' ? 'dev' : 'heldout');
   if (values.corpus === 'v4-heldout') return mainRound('v4', 'heldout');
+  if (values.corpus === 'v5-heldout') return mainRound('v5', 'heldout');
   if (values.corpus === 'v2-dev' || values.corpus === 'v2-heldout') return mainV2(values.corpus === 'v2-dev' ? 'dev' : 'heldout');
   if (values.corpus !== 'corpus' && values.corpus !== 'heldout') throw new Error('--corpus must be corpus, heldout, v2-dev or v2-heldout');
   const corpus = loadSecretCorpus(values.corpus);

@@ -141,7 +141,7 @@ export interface CorpusV2Case {
  * `dev` (rules are measured on it) or `heldout` (scored once, never tuned on), of the second round (test/fixtures/secrets-v2) or the
  * third (secrets-v3: forms written without sight of the rules or of the earlier rounds, and used as other files too).
  */
-export function loadSecretCorpusV2(part: 'dev' | 'heldout', round: 'v2' | 'v3' | 'v4' = 'v2'): CorpusV2Case[] {
+export function loadSecretCorpusV2(part: 'dev' | 'heldout', round: 'v2' | 'v3' | 'v4' | 'v5' = 'v2'): CorpusV2Case[] {
   const text = readFileSync(join(fixturesDir, `secrets-${round}`, `${part}.txt`), 'utf8');
   return text
     .split(/^@@@ /m)

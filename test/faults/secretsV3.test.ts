@@ -137,3 +137,32 @@ void test('the held-out part (v4) as other files, line and body mode: no credent
     await fx.close();
   }
 });
+
+// The fifth round's held-out part (test/fixtures/secrets-v5), scored once on the finished rules (docs/BENCHMARKS.md "Trust round:
+// forms nobody listed"): the floors are what it scored then, so that a change that loses ground on it fails. Its failures are not
+// read to write rules.
+void test('the held-out part (v5): in the file being completed at least 105 of 117 credential values are kept from the server, at most 3 look-alikes lost, every canary arrives', async () => {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
+  try {
+    const cases = loadSecretCorpusV2('heldout', 'v5');
+    const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
+    assert.equal(score.secrets, 117);
+    assert.ok(score.secrets - score.missed.length >= 105, `kept ${score.secrets - score.missed.length}`);
+    assert.ok(Math.round(score.falsePositiveRate * score.negatives) <= 3, `look-alikes lost: ${score.overRedacted.join(', ')}`);
+    assert.equal(score.canaryLossRate, 0, 'canaries lost');
+  } finally {
+    await server.close();
+  }
+});
+
+void test('the held-out part (v5) as other files, line and body mode: at most the 2 values it scored reach the model server', async () => {
+  const fx = await otherFileFixture(loadSecretCorpusV2('heldout', 'v5'), await loadParsers(grammarsDir), MODELS);
+  try {
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
+    const leaked = leakedSecrets(m.sent, fx.placed);
+    assert.ok(leaked.length <= 2, `credentials of other files sent to the model: ${leaked.length}`);
+    assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
+  } finally {
+    await fx.close();
+  }
+});

@@ -155,12 +155,13 @@ void test('the held-out part (v5): in the file being completed at least 105 of 1
   }
 });
 
-void test('the held-out part (v5) as other files, line and body mode: at most the 2 values it scored reach the model server', async () => {
+// As other files it scored 2 of 117 (a char array a snippet cut short, a byte list); other files mask both since, so this part is
+// held to none there (no longer a held-out figure).
+void test('the held-out part (v5) as other files, line and body mode: no credential reaches the model server', async () => {
   const fx = await otherFileFixture(loadSecretCorpusV2('heldout', 'v5'), await loadParsers(grammarsDir), MODELS);
   try {
     const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
-    const leaked = leakedSecrets(m.sent, fx.placed);
-    assert.ok(leaked.length <= 2, `credentials of other files sent to the model: ${leaked.length}`);
+    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
     assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
   } finally {
     await fx.close();

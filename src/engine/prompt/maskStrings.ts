@@ -800,22 +800,27 @@ export function maskStrings(text: string, lang: Lang): MaskResult {
     from = e.end;
   }
   out += text.slice(from);
-  if (lang !== 'java') return { text: out, masked, kept };
-  // A Java array of char literals is a string written a character at a time (`char[] PW = {'t', '0', ...}`): each goes.
-  const chars = maskCharArrays(out);
-  return { text: chars.text, masked: masked + chars.masked, kept };
+  // A string written a character or a byte at a time (`char[] PW = {'t', '0', ...}`, `bytes([0x6b, 0x75, ...])`): each goes.
+  const pieces = maskCharArrays(out, lang);
+  return { text: pieces.text, masked: masked + pieces.masked, kept };
 }
 
-/** Four or more char literals in one initializer. */
-const CHAR_ARRAY = /\{(?:\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,){3,}\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,?\s*\}/g;
+/** Four or more char literals after an initializer's brace (its end may be cut off: a snippet shortened). */
+const CHAR_ARRAY = /\{(?:\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,){3,}\s*(?:'(?:[^'\\\n]|\\[^\n]{1,6}?)')?/g;
+/** Eight or more byte values given to `bytes([...])`, `bytearray([...])` or `new byte[] {...}`. */
+const BYTE = String.raw`\s*(?:\(byte\)\s*)?(?:0[xX][0-9a-fA-F]{1,2}|\d{1,3})`;
+const BYTE_LIST = new RegExp(String.raw`(?:\b(?:bytes|bytearray)\(\s*\[|\bnew\s+byte\s*\[\s*\]\s*\{)(?:${BYTE}\s*,){7,}(?:${BYTE})?`, 'g');
 
-function maskCharArrays(text: string): { text: string; masked: number } {
+function maskCharArrays(text: string, lang: Lang): { text: string; masked: number } {
   let masked = 0;
-  const out = text.replace(CHAR_ARRAY, (array) =>
-    array.replace(/'(?:[^'\\\n]|\\[^\n]{1,6}?)'/g, () => {
-      masked++;
-      return `'${MASK}'`;
-    }),
-  );
+  const mask = (re: RegExp, item: RegExp, shown: string) => (t: string) =>
+    t.replace(re, (run) =>
+      run.replace(item, () => {
+        masked++;
+        return shown;
+      }),
+    );
+  let out = mask(BYTE_LIST, /\b(?:0[xX][0-9a-fA-F]{1,2}|\d{1,3})\b/g, MASK)(text);
+  if (lang === 'java') out = mask(CHAR_ARRAY, /'(?:[^'\\\n]|\\[^\n]{1,6}?)'/g, `'${MASK}'`)(out);
   return { text: out, masked };
 }

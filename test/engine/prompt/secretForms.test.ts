@@ -213,3 +213,14 @@ void test("the fourth round developed on: JUnit's value and method sources, a ke
   );
   assert.match(out, /"billing"/);
 });
+
+void test("another file's value written a character or a byte at a time, its array cut short by a snippet, or a byte list: masked; a short byte list stays", () => {
+  const cut = maskStrings("    private static final char[] STORE_PW = {'K', 'r', '7', 'q', 'Z', '2', 'x' ...\n", 'java').text;
+  assert.ok(!/'K', 'r', '7'/.test(cut), cut);
+  const py = maskStrings('API_SECRET = bytes([0x4d, 0x71, 0x39, 0x5a, 0x6b, 0x32, 0x77, 0x58, 0x70]).decode("ascii")\n', 'python').text;
+  assert.ok(!/0x4d, 0x71, 0x39/.test(py), py);
+  const java = maskStrings('byte[] k = new byte[] {(byte) 0x1f, 0x2e, 0x3d, 0x4c, 0x5b, 0x6a, 0x79, 0x08};\n', 'java').text;
+  assert.ok(!/0x1f, 0x2e, 0x3d/.test(java), java);
+  const magic = 'PNG = bytes([137, 80, 78, 71])\n';
+  assert.equal(maskStrings(magic, 'python').text, magic);
+});

@@ -49,6 +49,7 @@
 // knowledge renderings" has its cost per snippet beside a tree-sitter parse of the same text.
 import type { Lang } from '../kb/types';
 import { looksRandom, redactGeneric } from './redact';
+import { CHAR_LIT } from './secretPatterns';
 import { INTL_SECRET_ALTERNATION, saysSecretIntl } from './secretWords';
 
 /** What a masked literal's content becomes. */
@@ -806,21 +807,30 @@ export function maskStrings(text: string, lang: Lang): MaskResult {
 }
 
 /** Four or more char literals after an initializer's brace (its end may be cut off: a snippet shortened). */
-const CHAR_ARRAY = /\{(?:\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,){3,}\s*(?:'(?:[^'\\\n]|\\[^\n]{1,6}?)')?/g;
+const CHAR_ARRAY = new RegExp(String.raw`\{(?:\s*${CHAR_LIT}\s*,){3,}\s*(?:${CHAR_LIT})?`, 'g');
+const ONE_CHAR = new RegExp(CHAR_LIT, 'g');
+/** A byte's value, in hex or decimal. */
+const BYTE_VALUE = String.raw`(?:0[xX][0-9a-fA-F]{1,2}|\d{1,3})`;
+const ONE_BYTE = new RegExp(String.raw`\b${BYTE_VALUE}\b`, 'g');
 /** Eight or more byte values given to `bytes([...])`, `bytearray([...])` or `new byte[] {...}`. */
-const BYTE = String.raw`\s*(?:\(byte\)\s*)?(?:0[xX][0-9a-fA-F]{1,2}|\d{1,3})`;
+const BYTE = String.raw`\s*(?:\(byte\)\s*)?${BYTE_VALUE}`;
 const BYTE_LIST = new RegExp(String.raw`(?:\b(?:bytes|bytearray)\(\s*\[|\bnew\s+byte\s*\[\s*\]\s*\{)(?:${BYTE}\s*,){7,}(?:${BYTE})?`, 'g');
 
-function maskCharArrays(text: string, lang: Lang): { text: string; masked: number } {
+/** Each `item` inside the runs `run` finds becomes `shown`; how many did. */
+function maskRuns(text: string, run: RegExp, item: RegExp, shown: string): { text: string; masked: number } {
   let masked = 0;
-  const mask = (re: RegExp, item: RegExp, shown: string) => (t: string) =>
-    t.replace(re, (run) =>
-      run.replace(item, () => {
-        masked++;
-        return shown;
-      }),
-    );
-  let out = mask(BYTE_LIST, /\b(?:0[xX][0-9a-fA-F]{1,2}|\d{1,3})\b/g, MASK)(text);
-  if (lang === 'java') out = mask(CHAR_ARRAY, /'(?:[^'\\\n]|\\[^\n]{1,6}?)'/g, `'${MASK}'`)(out);
+  const out = text.replace(run, (r) =>
+    r.replace(item, () => {
+      masked++;
+      return shown;
+    }),
+  );
   return { text: out, masked };
+}
+
+function maskCharArrays(text: string, lang: Lang): { text: string; masked: number } {
+  const bytes = maskRuns(text, BYTE_LIST, ONE_BYTE, MASK);
+  if (lang !== 'java') return bytes;
+  const chars = maskRuns(bytes.text, CHAR_ARRAY, ONE_CHAR, `'${MASK}'`);
+  return { text: chars.text, masked: bytes.masked + chars.masked };
 }

@@ -137,8 +137,8 @@ function appendReadings(text: string): Reading[] {
     const receiver = m[1]!;
     let end = m.index + m[0].length;
     // Successive statements on the same receiver (`sb.append("..");\n sb.append("..");`) continue the value.
+    const next = new RegExp(String.raw`^\s*${receiver}((?:\s*\.\s*append\(\s*${LIT}\s*\)\s*;?){1,20})`, 'y');
     for (;;) {
-      const next = new RegExp(String.raw`^\s*${receiver}((?:\s*\.\s*append\(\s*${LIT}\s*\)\s*;?){1,20})`, 'y');
       next.lastIndex = 0;
       const rest = next.exec(text.slice(end, end + 2000));
       if (!rest) break;

@@ -15,6 +15,8 @@ export const NAME_INTL = String.raw`[\p{L}_][\p{L}\p{N}_.-]{0,63}`;
 export const SAYS_SECRET = String.raw`(?=[^"'\n=:,()]{0,64}?(?:pass|pw|secret|token|key|auth|cred|bearer|cookie))`;
 /** The same for a name in another language. */
 export const SAYS_SECRET_INTL = String.raw`(?=[^"'\n=:,()]{0,64}?(?:${INTL_SECRET_ALTERNATION}))`;
+/** A Java char literal (`'t'`, `'\''`, `'\u0041'`): a string written a character at a time is a run of them. */
+export const CHAR_LIT = String.raw`'(?:[^'\\\n]|\\[^\n]{1,6}?)'`;
 /**
  * A letter of a script beyond ASCII (Latin with accents and Vietnamese's, Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai, kana,
  * CJK, Hangul): prose in another language.

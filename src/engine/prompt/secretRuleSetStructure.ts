@@ -8,6 +8,8 @@
 import {
   B64_LAST_LINE,
   B64_LINE,
+  BEYOND_ASCII,
+  CHAR_LIT,
   CREDENTIAL_KEYS,
   ENCODE_CALLS,
   JWT_GAP,
@@ -17,7 +19,6 @@ import {
   NAME_INTL,
   PASSWORD_CALLS,
   SAYS_SECRET,
-  BEYOND_ASCII,
   SAYS_SECRET_INTL,
   SECRET_NOUN,
   SESSION_COOKIES,
@@ -279,7 +280,7 @@ export const STRUCTURE_RULES: readonly SecretRule[] = [
     when: /'\s*,\s*'/,
     pattern: new RegExp(
       String.raw`\b([A-Za-z_]\w*)\s*(?:\[\s*\])?\s*=\s*(?:new\s+char\s*\[\s*\]\s*)?\{` +
-        String.raw`((?:\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)'\s*,){3,}\s*'(?:[^'\\\n]|\\[^\n]{1,6}?)')(?=\s*,?\s*\})`,
+        String.raw`((?:\s*${CHAR_LIT}\s*,){3,}\s*${CHAR_LIT})(?=\s*,?\s*\})`,
       'g',
     ),
     checks: [{ group: 1, is: 'secretOrAuthName' }],

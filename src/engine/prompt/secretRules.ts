@@ -165,21 +165,23 @@ export function redactRules(text: string, names: readonly string[]): Redacted {
   // Pieces joined make literals no one wrote: read whole, they are judged by their form and binding, not by looking random; a line
   // joined from several is wider than any written, so a word somewhere on it gives no authentication context either (a builder's
   // value is read in a statement of its own, its binding).
-  const builtRules = names.filter((n) => n !== RANDOM_LITERAL);
-  const joinedRules = builtRules.filter((n) => n !== SHAPE_IN_CONTEXT);
-  const pieces = names.includes(PIECES)
+  // Looked up once a rule for every reading of a chain (two a chain), so as sets.
+  const all = new Set(names);
+  const builtRules = new Set(names.filter((n) => n !== RANDOM_LITERAL));
+  const joinedRules = new Set([...builtRules].filter((n) => n !== SHAPE_IN_CONTEXT));
+  const pieces = all.has(PIECES)
     ? redactChains(first.text, (line, kind) => applyRules(line, kind === 'joined' ? joinedRules : builtRules, INTL_WORD.test(line)).text)
     : { text: first.text, count: 0 };
-  const rest = applyRules(pieces.text, names, INTL_WORD.test(text));
+  const rest = applyRules(pieces.text, all, INTL_WORD.test(text));
   return { text: rest.text, count: first.count + pieces.count + rest.count };
 }
 
 /** The compiled rules of `names`, in order, over `text`. */
-function applyRules(text: string, names: readonly string[], intl: boolean): Redacted {
+function applyRules(text: string, names: ReadonlySet<string>, intl: boolean): Redacted {
   let out = text;
   let count = 0;
   for (const rule of RULES) {
-    if (!names.includes(rule.name) || (rule.intl && !intl) || (rule.when && !rule.when.test(out))) continue;
+    if (!names.has(rule.name) || (rule.intl && !intl) || (rule.when && !rule.when.test(out))) continue;
     const r = applyRule(out, rule);
     out = r.text;
     count += r.count;

@@ -151,13 +151,18 @@ function formatArguments(m: RegExpExecArray): Replacement {
   );
 }
 
+/** The indexes of the columns (test parameters, rows' names) whose name says secret (`password`, `oldSecret`, `token`, `pw`). */
+function secretColumns(names: readonly string[]): number[] {
+  return names.map((n, i) => (isSecretName(n) || SHORT_SECRET_KEYS.test(n) ? i : -1)).filter((i) => i >= 0);
+}
+
 /**
  * Test rows given to `parametrize("user,pw", [...])`: in each row (a tuple, a list or a `pytest.param(...)`), the cells of the
  * columns whose name says secret.
  */
 function parametrizedRows(m: RegExpExecArray): Replacement {
   const names = [...(m[1] ?? '').matchAll(/["']([^"'\n]*)["']/g)].flatMap((n) => (n[1] ?? '').split(/\s*,\s*/));
-  const secret = names.map((n, i) => (isSecretName(n) || SHORT_SECRET_KEYS.test(n) ? i : -1)).filter((i) => i >= 0);
+  const secret = secretColumns(names);
   if (secret.length === 0) return undefined;
   const list = callArguments(m.input, m.index + m[0].length);
   if (list === undefined) return undefined;
@@ -175,7 +180,7 @@ function parametrizedRows(m: RegExpExecArray): Replacement {
 /** JUnit's CSV rows: the cells of the columns whose parameter's name says secret. */
 function csvRows(m: RegExpExecArray): Replacement {
   const params = (m[3] ?? '').split(',').map((p) => p.trim().split(/\s+/).pop() ?? '');
-  const secret = params.map((n, i) => (isSecretName(n) || SHORT_SECRET_KEYS.test(n) ? i : -1)).filter((i) => i >= 0);
+  const secret = secretColumns(params);
   if (secret.length === 0) return undefined;
   const rows = (m[1] ?? '').replace(/"([^"\n]*)"/g, (_lit, row: string) => {
     const cells = row.split(',');
@@ -237,16 +242,13 @@ function joinedLiterals(m: RegExpExecArray): Replacement {
   return { text: m[0] + redactChain(args), length: m[0].length + args.length };
 }
 
-/** A test parameter's name that says secret (`password`, `oldSecret`, `token`, `pw`). */
-const secretParam = (n: string): boolean => isSecretName(n) || SHORT_SECRET_KEYS.test(n) || /token$/i.test(n);
-
 /** The parameter names of a method's list (`String user, String oldSecret`). */
 const paramNames = (list: string): string[] => splitTopLevel(list).map((p) => p.trim().split(/\s+/).pop() ?? '');
 
 /** JUnit's `@ValueSource(strings = {...})` for a test whose one parameter says secret: every literal of six or more characters. */
 function valueSourceRows(m: RegExpExecArray): Replacement {
   const params = paramNames(m[3] ?? '');
-  if (params.length !== 1 || !secretParam(params[0]!)) return undefined;
+  if (params.length !== 1 || secretColumns(params).length === 0) return undefined;
   const values = m[1] ?? '';
   const rows = values.replace(ONE_LIT, (lit: string, dq: string | undefined, sq: string | undefined) => {
     const v = dq ?? sq ?? '';
@@ -266,9 +268,7 @@ function methodSourceRows(m: RegExpExecArray): Replacement {
     String.raw`@MethodSource\(\s*(?:value\s*=\s*)?\{?\s*"${provider}"[^)]*\)[^{;]{0,200}?\(([^()]{0,300})\)`,
   ).exec(m.input);
   if (!consumer) return undefined;
-  const secret = paramNames(consumer[1] ?? '')
-    .map((n, i) => (secretParam(n) ? i : -1))
-    .filter((i) => i >= 0);
+  const secret = secretColumns(paramNames(consumer[1] ?? ''));
   return secret.length === 0
     ? undefined
     : redactArguments(

@@ -398,30 +398,23 @@ async function session(
   const stats = engine.stats().filter((st) => st.arrivedMs >= start);
   const defs = c.metadata.crossfile_defs ?? [];
   // Warm-ups ask for one token; the suggestion's request for more.
-  const out = keys
-    .map((key, i) => ({
-      ...keyRecord({ build, c, key, next: keys[i + 1]?.t0, stats, isWarm: (st) => st.maxTokens <= 1, pick: 'last' }, (gen) =>
-        key.prompt !== undefined && defs.length > 0 ? defs.every((d) => promptHolds(key.prompt!, d)) : undefined,
-      ),
-      ...(key.traceRead !== undefined ? { traceEvaluated: key.traceRead } : {}),
-      ...(restoredBetween(stats, key.t0, keys[i + 1]?.t0) ? { restored: true } : {}),
-    }))
-    .map((record, i) => {
-      const sent = sentBetween(stats, keys[i]!.t0, keys[i + 1]?.t0);
-      return sent.length > 0 ? { ...record, requests: sent } : record;
-    });
+  const out = keys.map((key, i) => ({
+    ...keyRecord(
+      { build, c, key, next: keys[i + 1]?.t0, stats, isWarm: (st) => st.maxTokens <= 1, pick: 'last', withRequests: true },
+      (gen) => (key.prompt !== undefined && defs.length > 0 ? defs.every((d) => promptHolds(key.prompt!, d)) : undefined),
+    ),
+    ...(key.traceRead !== undefined ? { traceEvaluated: key.traceRead } : {}),
+    ...(restoredBetween(stats, key.t0, keys[i + 1]?.t0) ? { restored: true } : {}),
+  }));
   for (const uri of versions.keys()) await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
   return out;
 }
 
-/** The requests with a prompt (a llama.cpp server's) from `t0` to `next`, marked where they count in the key's read. */
-function sentBetween(stats: readonly EngineRequest[], t0: number, next: number | undefined): SentRequest[] {
-  const mine = stats.filter((st) => st.arrivedMs >= t0 && st.arrivedMs < (next ?? Infinity));
-  const answered = mine.filter((st) => st.maxTokens > 1 && !st.cut);
-  const genAt = answered.at(-1)?.arrivedMs ?? Infinity;
-  return [...mine]
+/** The requests of a key's window that carry a prompt, in arrival order, marked where they count in its `readTokens`. */
+function sentRequests(mine: readonly EngineRequest[], genAt: number): { requests?: SentRequest[] } {
+  const requests = [...mine]
     .sort((a, b) => a.arrivedMs - b.arrivedMs)
-    .flatMap((st) =>
+    .flatMap((st): SentRequest[] =>
       typeof st.body?.prompt === 'string'
         ? [
             {
@@ -434,6 +427,7 @@ function sentBetween(stats: readonly EngineRequest[], t0: number, next: number |
           ]
         : [],
     );
+  return requests.length > 0 ? { requests } : {};
 }
 
 /** Whether a read from `t0` to `next` loaded a saved place (the in-process engine says so). */
@@ -456,6 +450,8 @@ export function keyRecord(
     stats: readonly EngineRequest[];
     isWarm: (st: EngineRequest) => boolean;
     pick: 'first' | 'last';
+    /** Keep the requests' prompts in the record (`requests`: a llama.cpp server's, for scripts/replayMoving.ts). */
+    withRequests?: boolean;
   },
   holds: (gen: EngineRequest | undefined) => boolean | undefined,
 ): MoveRecord {
@@ -485,6 +481,7 @@ export function keyRecord(
     waitedMs,
     warmTokens: mine.filter(isWarm).reduce((n, st) => n + st.evaluatedTokens, 0),
     readTokens: mine.filter((st) => st.arrivedMs <= genAt).reduce((n, st) => n + st.evaluatedTokens, 0),
+    ...(k.withRequests ? sentRequests(mine, genAt) : {}),
     ...(inPrompt !== undefined ? { defsInPrompt: inPrompt } : {}),
   };
 }

@@ -18,6 +18,33 @@ const MODELS = { completion: 'qwen2.5-coder:1.5b-base', reranker: 'qwen3:8b' };
 /** Completions whose case file retrieval may leave out (a share: which ones depends on ranking ties). */
 const MAX_NOT_RETRIEVED = 0.1;
 
+/** A held-out part through the redaction boundary, as the file being completed, against a capturing server. */
+async function heldOutThroughBoundary(round: 'v3' | 'v4' | 'v5') {
+  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
+  try {
+    return await scoreV2ThroughBoundary(
+      loadSecretCorpusV2('heldout', round),
+      redactSecrets,
+      server,
+      MODELS.completion,
+      new AbortController().signal,
+    );
+  } finally {
+    await server.close();
+  }
+}
+
+/** A held-out part placed as other files of a repository, line and body mode: the values sent, and the case files not retrieved. */
+async function heldOutAsOtherFiles(round: 'v3' | 'v4' | 'v5') {
+  const fx = await otherFileFixture(loadSecretCorpusV2('heldout', round), await loadParsers(grammarsDir), MODELS);
+  try {
+    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
+    return { leaked: leakedSecrets(m.sent, fx.placed), notRetrieved: notRetrieved(m.runs).length, runs: m.runs.length };
+  } finally {
+    await fx.close();
+  }
+}
+
 void test('the file being completed (v3 dev): no credential reaches the capturing server through the boundary; canaries and look-alikes arrive', async () => {
   const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
   try {
@@ -89,81 +116,48 @@ void describe('the v3 dev corpus through the language server', () => {
 // The part held out of the third round was scored once, at 83% (docs/BENCHMARKS.md "Trust round: forms nobody listed"); the next
 // round developed on it (its held-out part is test/fixtures/secrets-v4), so it is now held to every value, as the dev part is.
 void test("the third round's held-out part, developed on since it was scored: no credential reaches the server, canaries and look-alikes arrive", async () => {
-  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
-  try {
-    const cases = loadSecretCorpusV2('heldout', 'v3');
-    const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
-    assert.ok(score.secrets >= 100, `${score.secrets} credentials`);
-    assert.deepEqual(score.missed, [], 'credentials that reached the server');
-    assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
-  } finally {
-    await server.close();
-  }
+  const score = await heldOutThroughBoundary('v3');
+  assert.ok(score.secrets >= 100, `${score.secrets} credentials`);
+  assert.deepEqual(score.missed, [], 'credentials that reached the server');
+  assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
 });
 
 void test('the held-out part (v3) as other files, line and body mode: no credential reaches the model server', async () => {
-  const fx = await otherFileFixture(loadSecretCorpusV2('heldout', 'v3'), await loadParsers(grammarsDir), MODELS);
-  try {
-    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
-    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
-    assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
-  } finally {
-    await fx.close();
-  }
+  const m = await heldOutAsOtherFiles('v3');
+  assert.deepEqual(m.leaked, [], 'credentials of other files sent to the model');
+  assert.ok(m.notRetrieved <= MAX_NOT_RETRIEVED * m.runs, 'case files retrieved');
 });
 
 // The fourth round's held-out part (test/fixtures/secrets-v4) was scored once, at 86.2% (docs/BENCHMARKS.md "Trust round: forms
 // nobody listed"); the round after developed on it, so it is held to every value.
 void test("the fourth round's held-out part, developed on since it was scored: no credential reaches the server, canaries and look-alikes arrive", async () => {
-  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
-  try {
-    const cases = loadSecretCorpusV2('heldout', 'v4');
-    const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
-    assert.equal(score.secrets, 116);
-    assert.deepEqual(score.missed, [], 'credentials that reached the server');
-    assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
-  } finally {
-    await server.close();
-  }
+  const score = await heldOutThroughBoundary('v4');
+  assert.equal(score.secrets, 116);
+  assert.deepEqual(score.missed, [], 'credentials that reached the server');
+  assert.deepEqual(score.overRedacted, [], 'canaries or look-alikes that did not arrive intact');
 });
 
 void test('the held-out part (v4) as other files, line and body mode: no credential reaches the model server', async () => {
-  const fx = await otherFileFixture(loadSecretCorpusV2('heldout', 'v4'), await loadParsers(grammarsDir), MODELS);
-  try {
-    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
-    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
-    assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
-  } finally {
-    await fx.close();
-  }
+  const m = await heldOutAsOtherFiles('v4');
+  assert.deepEqual(m.leaked, [], 'credentials of other files sent to the model');
+  assert.ok(m.notRetrieved <= MAX_NOT_RETRIEVED * m.runs, 'case files retrieved');
 });
 
 // The fifth round's held-out part (test/fixtures/secrets-v5), scored once on the finished rules (docs/BENCHMARKS.md "Trust round:
 // forms nobody listed"): the floors are what it scored then, so that a change that loses ground on it fails. Its failures are not
 // read to write rules.
 void test('the held-out part (v5): in the file being completed at least 105 of 117 credential values are kept from the server, at most 3 look-alikes lost, every canary arrives', async () => {
-  const server = await startOllamaTestServer(() => Promise.resolve({ text: 'x' }), { models: [MODELS.completion] });
-  try {
-    const cases = loadSecretCorpusV2('heldout', 'v5');
-    const score = await scoreV2ThroughBoundary(cases, redactSecrets, server, MODELS.completion, new AbortController().signal);
-    assert.equal(score.secrets, 117);
-    assert.ok(score.secrets - score.missed.length >= 105, `kept ${score.secrets - score.missed.length}`);
-    assert.ok(Math.round(score.falsePositiveRate * score.negatives) <= 3, `look-alikes lost: ${score.overRedacted.join(', ')}`);
-    assert.equal(score.canaryLossRate, 0, 'canaries lost');
-  } finally {
-    await server.close();
-  }
+  const score = await heldOutThroughBoundary('v5');
+  assert.equal(score.secrets, 117);
+  assert.ok(score.secrets - score.missed.length >= 105, `kept ${score.secrets - score.missed.length}`);
+  assert.ok(Math.round(score.falsePositiveRate * score.negatives) <= 3, `look-alikes lost: ${score.overRedacted.join(', ')}`);
+  assert.equal(score.canaryLossRate, 0, 'canaries lost');
 });
 
 // As other files it scored 2 of 117 (a char array a snippet cut short, a byte list); other files mask both since, so this part is
 // held to none there (no longer a held-out figure).
 void test('the held-out part (v5) as other files, line and body mode: no credential reaches the model server', async () => {
-  const fx = await otherFileFixture(loadSecretCorpusV2('heldout', 'v5'), await loadParsers(grammarsDir), MODELS);
-  try {
-    const m = await measureOtherFiles(fx.root, fx.placed, fx.server, MODELS, 'line+body');
-    assert.deepEqual(leakedSecrets(m.sent, fx.placed), [], 'credentials of other files sent to the model');
-    assert.ok(notRetrieved(m.runs).length <= MAX_NOT_RETRIEVED * m.runs.length, 'case files retrieved');
-  } finally {
-    await fx.close();
-  }
+  const m = await heldOutAsOtherFiles('v5');
+  assert.deepEqual(m.leaked, [], 'credentials of other files sent to the model');
+  assert.ok(m.notRetrieved <= MAX_NOT_RETRIEVED * m.runs, 'case files retrieved');
 });
